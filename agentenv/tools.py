@@ -1,0 +1,252 @@
+"""Tools: typed functions an agent can call, with schemas, limits and no crashes.
+
+A tool is a function plus a pydantic model of its arguments. The model gives
+the OpenAI function schema the agent sees, and validates the arguments before
+the call, so a tool body only ever receives well-typed input. Every call runs
+under a time limit and an output cap; a :class:`ToolError`, any other
+exception, or a timeout becomes an error observation for the agent, never an
+exception in the env.
+
+Example:
+    >>> from pydantic import BaseModel, Field
+    >>> class EchoArgs(BaseModel):
+    ...     text: str = Field(description="What to echo back.")
+    >>> echo = Tool("echo", "Repeat the text.", EchoArgs, lambda a: {"echo": a.text})
+    >>> registry = ToolRegistry([echo])
+    >>> registry.schemas[0]["function"]["parameters"]["required"]
+    ['text']
+    >>> registry.execute(echo, EchoArgs(text="hi")).content
+    '{"echo": "hi"}'
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agentenv.parsing import ParseError, ToolCalls
+
+DEFAULT_TIMEOUT_S = 5.0
+DEFAULT_MAX_OUTPUT_CHARS = 8_000
+
+
+class ToolError(Exception):
+    """An expected tool failure; its message is shown to the agent verbatim."""
+
+
+class ToolTimeout(Exception):
+    """Raised inside a tool body when its time limit expires."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A callable tool: ``fn`` receives a validated ``args_model`` instance.
+
+    ``fn`` returns a ``str`` or anything JSON-serialisable; the registry turns
+    it into the observation text.
+    """
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    fn: Callable[[Any], Any]
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function schema, generated from the argument model."""
+        parameters = _without_titles(self.args_model.model_json_schema())
+        parameters.setdefault("properties", {})
+        parameters.setdefault("required", [])
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": parameters},
+        }
+
+    def signature(self) -> str:
+        """A one-line summary of the arguments, used in error messages and ``help``."""
+        parts = []
+        for name, info in self.args_model.model_fields.items():
+            kind = getattr(info.annotation, "__name__", None) or str(info.annotation).replace("typing.", "")
+            parts.append(f"{name}: {kind}" + ("" if info.is_required() else " (optional)"))
+        return f"{self.name}({', '.join(parts)})"
+
+
+def tool(
+    args_model: type[BaseModel],
+    *,
+    name: str | None = None,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+) -> Callable[[Callable[[Any], Any]], Tool]:
+    """Decorator: build a :class:`Tool` from a function; its docstring is the description."""
+
+    def wrap(fn: Callable[[Any], Any]) -> Tool:
+        doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+        return Tool(
+            name or fn.__name__, " ".join(doc.split()), args_model, fn, timeout_s, max_output_chars
+        )
+
+    return wrap
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one call produced: the observation text and whether it succeeded."""
+
+    name: str
+    content: str
+    ok: bool
+    latency_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedCall:
+    """A tool call whose arguments passed validation."""
+
+    tool: Tool
+    args: BaseModel
+    arguments: dict[str, Any]
+
+
+class ToolRegistry:
+    """The tools of one env: lookup, schemas, validation and guarded execution."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            if t.name in self._tools:
+                raise ValueError(f"duplicate tool name {t.name!r}")
+            self._tools[t.name] = t
+        self.schemas: list[dict[str, Any]] = [t.schema() for t in self._tools.values()]
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names, in registration order."""
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def validate(self, action: ToolCalls) -> list[ValidatedCall] | ParseError:
+        """Check every call's tool name and arguments; the first failure explains itself."""
+        validated = []
+        for index, call in enumerate(action.calls, start=1):
+            t = self._tools.get(call.name)
+            if t is None:
+                known = ", ".join(self._tools) or "none"
+                return ParseError(
+                    f"unknown tool {call.name!r} in call {index}; known tools: {known}",
+                    expected="Call one of the known tools with its documented arguments.",
+                )
+            try:
+                args = t.args_model.model_validate(call.arguments)
+            except ValidationError as exc:
+                return ParseError(
+                    f"invalid arguments for {t.name} in call {index}: {_explain(exc)}",
+                    expected=f"Expected {t.signature()}.",
+                )
+            validated.append(ValidatedCall(t, args, call.arguments))
+        return validated
+
+    def execute(self, t: Tool, args: BaseModel) -> ToolResult:
+        """Run one call under its time limit and output cap; never raises."""
+        start = time.perf_counter()
+        ok = True
+        try:
+            result = self._run(t, args)
+            content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        except ToolError as exc:
+            ok, content = False, f"Error: {exc}"
+        except ToolTimeout:
+            ok, content = False, f"Error: {t.name} timed out after {t.timeout_s:g} s; try a narrower request."
+        except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation
+            ok, content = False, f"Error: {t.name} failed ({type(exc).__name__}): {str(exc)[:300]}"
+        if len(content) > t.max_output_chars:
+            omitted = len(content) - t.max_output_chars
+            content = content[: t.max_output_chars] + f"\n[output truncated: {omitted} more characters]"
+        return ToolResult(t.name, content, ok, (time.perf_counter() - start) * 1000.0)
+
+    def _run(self, t: Tool, args: BaseModel) -> Any:
+        if t.timeout_s is None:
+            return t.fn(args)
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+            return _run_with_alarm(t, args)
+        return self._run_in_thread(t, args)
+
+    def _run_in_thread(self, t: Tool, args: BaseModel) -> Any:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentenv-tool")
+        future = self._executor.submit(t.fn, args)
+        try:
+            return future.result(timeout=t.timeout_s)
+        except FutureTimeout:
+            # The stuck thread cannot be killed; abandon it and start a fresh one.
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+            raise ToolTimeout from None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_executor"] = None
+        return state
+
+
+def _run_with_alarm(t: Tool, args: BaseModel) -> Any:
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise ToolTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, t.timeout_s)
+    try:
+        return t.fn(args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unexpected argument {loc!r}")
+        elif err["type"] == "missing":
+            parts.append(f"missing required argument {loc!r}")
+        else:
+            parts.append(f"{loc}: {err['msg']} (got {_short(err.get('input'))})")
+    return "; ".join(parts)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _without_titles(schema: Any) -> Any:
+    if isinstance(schema, Mapping):
+        # Drop pydantic's auto-generated "title" strings, not properties named "title".
+        return {
+            k: _without_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [_without_titles(v) for v in schema]
+    return schema
