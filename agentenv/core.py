@@ -216,6 +216,11 @@ class ToolEnv(gym.Env[str, str]):
             return None
         return text
 
+    @property
+    def task(self) -> Task | None:
+        """The current episode's task (with its gold): for harnesses and oracles, never the policy."""
+        return self._episode.task if self._episode else None
+
     # ---------------------------------------------------------------- helpers
     def _choose_task(self, options: Mapping[str, Any]) -> Task:
         unknown = set(options) - {"task", "task_id", "index"}

@@ -1,0 +1,78 @@
+"""Turn episode records into ``summary.json`` metrics and a printed table."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from agentenv import __version__
+from agentenv.evaluation.runner import RunConfig
+from agentenv.evaluation.stats import bootstrap_ci
+from agentenv.evaluation.summary import Metric, Summary
+
+
+def summarize(
+    config: RunConfig, records: Sequence[Mapping[str, Any]], wall_time_s: float, meta: Mapping[str, Any]
+) -> Summary:
+    """Aggregate metrics with 95% bootstrap intervals."""
+    components = [r["reward_components"] for r in records]
+    series = {
+        "accuracy": [c.get("accuracy", 0.0) for c in components],
+        "mean_reward": [r["reward"] for r in records],
+        "mean_tool_calls": [r["tool_calls"] for r in records],
+        "mean_turns": [r["turns"] for r in records],
+    }
+    intervals = {name: Metric(**dict(zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=config.seed)))) for name, v in series.items()}
+    turns = sum(r["turns"] for r in records)
+    invalid = sum(c.get("invalid_actions", 0.0) for c in components)
+    metrics = {name: m.mean for name, m in intervals.items()}
+    metrics["invalid_action_rate"] = invalid / turns if turns else 0.0
+    metrics["truncated_rate"] = float(np.mean([r["truncated"] for r in records])) if records else 0.0
+    keys = sorted({k for c in components for k in c})
+    component_means = {k: float(np.mean([c.get(k, 0.0) for c in components])) for k in keys}
+    env_version = int(config.env_id.rsplit("-v", 1)[-1]) if "-v" in config.env_id else 0
+    return Summary(
+        env_id=config.env_id,
+        env_version=env_version,
+        package_version=__version__,
+        corpus_checksums=dict(meta.get("corpus_checksums", {})),
+        agent=config.agent,
+        agent_args={k: str(v) for k, v in config.agent_args},
+        split=config.split,
+        episodes=len(records),
+        seed=config.seed,
+        workers=config.workers,
+        reward_preset=str(meta.get("reward_preset", "strict")),
+        metrics=metrics,
+        intervals=intervals,
+        component_means=component_means,
+        per_kind_accuracy=_grouped(records, "kind"),
+        per_difficulty_accuracy=_grouped(records, "difficulty"),
+        wall_time_s=wall_time_s,
+        episodes_per_s=len(records) / wall_time_s if wall_time_s > 0 else 0.0,
+    )
+
+
+def _grouped(records: Sequence[Mapping[str, Any]], key: str) -> dict[str, float]:
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        groups[str(r.get(key))].append(r["reward_components"].get("accuracy", 0.0))
+    return {k: float(np.mean(v)) for k, v in sorted(groups.items())}
+
+
+def format_table(summary: Summary) -> str:
+    """A plain-text table for the terminal."""
+    rows = [("metric", "mean", "95% CI")]
+    for name, m in summary.intervals.items():
+        rows.append((name, f"{m.mean:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"))
+    rows.append(("invalid_action_rate", f"{summary.metrics['invalid_action_rate']:.4f}", ""))
+    rows.append(("episodes/s", f"{summary.episodes_per_s:.1f}", ""))
+    for kind, acc in summary.per_kind_accuracy.items():
+        rows.append((f"accuracy[{kind}]", f"{acc:.4f}", ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    head = f"{summary.agent} on {summary.env_id} ({summary.split}, {summary.episodes} episodes, seed {summary.seed})"
+    lines = [head] + ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)

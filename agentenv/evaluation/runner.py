@@ -1,0 +1,128 @@
+"""Run an agent on an env for N episodes; the same results for any number of workers.
+
+Episode ``i`` is fully determined by ``(seed, i)``: its task index comes from
+one seeded permutation of the split, the env is reset with ``seed + i``, and
+the agent gets its own generator seeded from the same pair. Workers only
+change where an episode runs, never what it does.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+from agentenv.baselines.agent import make_agent
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run (and goes into ``summary.json``)."""
+
+    env_id: str
+    agent: str
+    split: str = "test"
+    episodes: int = 100
+    seed: int = 0
+    workers: int = 1
+    agent_args: tuple[tuple[str, str], ...] = ()
+    env_kwargs: tuple[tuple[str, Any], ...] = ()
+
+
+def episode_plan(n_tasks: int, episodes: int, seed: int) -> list[int]:
+    """Task indices for episodes 0..N-1: a seeded permutation, repeated if N > tasks."""
+    rng = np.random.default_rng(seed)
+    plan: list[int] = []
+    while len(plan) < episodes:
+        plan.extend(rng.permutation(n_tasks).tolist())
+    return plan[:episodes]
+
+
+def make_env(config: RunConfig) -> gym.Env:
+    """The env of a run, with the split and user kwargs applied."""
+    import agentenv  # noqa: F401 - registers the ids
+
+    kwargs = dict(config.env_kwargs)
+    kwargs.setdefault("split", config.split)
+    return gym.make(config.env_id, **kwargs)
+
+
+def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_index: int) -> dict[str, Any]:
+    """One episode; returns its record for ``episodes.jsonl``."""
+    obs, info = env.reset(seed=config.seed + episode, options={"index": task_index})
+    task = env.unwrapped.task
+    agent.reset(obs, info, task=task, rng=np.random.default_rng([config.seed, episode]))
+    reward, terminated, truncated = 0.0, False, False
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+    components = info["reward_components"]
+    return {
+        "episode": episode,
+        "task_id": info["task_id"],
+        "task_index": task_index,
+        "kind": task.kind,
+        "difficulty": task.difficulty,
+        "reward": reward,
+        "terminated": terminated,
+        "truncated": truncated,
+        "reward_components": components,
+        "turns": info["turn"],
+        "tool_calls": info["tool_calls"],
+        "gold": info.get("gold"),
+        "messages": info["messages"],
+    }
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(config: RunConfig) -> None:
+    _WORKER["config"] = config
+    _WORKER["env"] = make_env(config)
+    _WORKER["agent"] = make_agent(config.agent, **dict(config.agent_args))
+
+
+def _worker_run(job: tuple[int, int]) -> dict[str, Any]:
+    return run_episode(_WORKER["env"], _WORKER["agent"], _WORKER["config"], *job)
+
+
+def iter_episodes(config: RunConfig, *, progress: bool = True) -> Iterator[dict[str, Any]]:
+    """Yield episode records in episode order."""
+    env = make_env(config)
+    plan = episode_plan(len(env.unwrapped.tasks), config.episodes, config.seed)
+    bar = tqdm(total=config.episodes, desc=f"{config.agent} on {config.env_id}", disable=not progress)
+    if config.workers <= 1:
+        agent = make_agent(config.agent, **dict(config.agent_args))
+        for episode, task_index in enumerate(plan):
+            yield run_episode(env, agent, config, episode, task_index)
+            bar.update()
+    else:
+        env.close()
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(config.workers, initializer=_worker_init, initargs=(config,)) as pool:
+            for record in pool.imap(_worker_run, list(enumerate(plan)), chunksize=8):
+                yield record
+                bar.update()
+    bar.close()
+
+
+def env_metadata(config: RunConfig) -> Mapping[str, Any]:
+    """Corpus checksums and the reward preset of the run's env."""
+    env = make_env(config).unwrapped
+    return {
+        "corpus_checksums": dict(getattr(env, "corpus_checksums", {})),
+        "reward_preset": env.reward_config.name,
+    }
+
+
+def timed_run(config: RunConfig, *, progress: bool = True) -> tuple[list[dict[str, Any]], float]:
+    """All records and the wall time of the run."""
+    start = time.perf_counter()
+    records = list(iter_episodes(config, progress=progress))
+    return records, time.perf_counter() - start
