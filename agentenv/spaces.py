@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import multiprocessing as mp
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -81,15 +82,42 @@ def _create_unicode_text_memory(space: Text, n: int = 1, ctx: ModuleType = mp) -
     return ctx.Array(np.dtype(np.int32).char, n * space.max_length)
 
 
-@gym_shared_memory.read_from_shared_memory.register(Text)
-def _read_unicode_text_memory(space: Text, shared_memory: Any, n: int = 1) -> tuple[str, ...]:
-    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
-    texts = []
-    for row in data:
+class SharedTextBatch(Sequence[str]):
+    """A live view of the texts in shared memory.
+
+    Gymnasium reads the shared buffer once, at construction, and expects a
+    view that follows later writes (numpy arrays do). A tuple of ``str`` would
+    be a stale snapshot, so this view decodes on access; ``deepcopy`` (what
+    ``AsyncVectorEnv`` returns with ``copy=True``) gives a plain tuple.
+    """
+
+    def __init__(self, shared_memory: Any, n: int, max_length: int) -> None:
+        self._data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, max_length))
+
+    def __len__(self) -> int:
+        return self._data.shape[0]
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self._data[index]
         end = np.flatnonzero(row == 0)
         used = row[: end[0]] if end.size else row
-        texts.append("".join(map(chr, (used - 1).tolist())))
-    return tuple(texts)
+        return (used - 1).astype(np.uint32).tobytes().decode("utf-32-le")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: Any) -> bool:
+        return tuple(self) == tuple(other) if isinstance(other, (tuple, SharedTextBatch)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"SharedTextBatch({tuple(self)!r})"
+
+
+@gym_shared_memory.read_from_shared_memory.register(Text)
+def _read_unicode_text_memory(space: Text, shared_memory: Any, n: int = 1) -> SharedTextBatch:
+    return SharedTextBatch(shared_memory, n, space.max_length)
 
 
 @gym_shared_memory.write_to_shared_memory.register(Text)
