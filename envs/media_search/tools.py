@@ -1,0 +1,232 @@
+"""The four MediaSearch tools: search, filter_titles, get_title, find_person.
+
+Why these four: they cover the moves a person makes with a film database —
+find a film by words, narrow by facts, read a record, look up a person — so
+every generated question has a gold plan made of them, and an agent must
+chain them (search → get_title, filter → get_title, find_person → filter).
+
+The tool bodies are plain methods of :class:`MediaTools` over a
+:class:`~agentenv.corpora.media.Catalog` and a
+:class:`~agentenv.retrieval.base.Retriever`; :func:`make_media_tools` wraps
+them as :class:`agentenv.tools.Tool` objects. Outputs are small JSON dicts;
+expected failures raise :class:`~agentenv.tools.ToolError` with a hint. No
+output or error mentions questions, answers or task ids: tools see only the
+catalog.
+
+Example:
+    >>> FilterArgs(genre="Comedy", year_min=1995, year_max=1995, sort_by="runtime").limit
+    10
+    >>> SearchArgs.model_json_schema()["properties"]["k"]["maximum"]
+    20
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
+from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentenv.retrieval.base import Retriever
+from agentenv.tools import Tool, ToolError
+
+FILMS_PER_ROLE = 30
+"""At most this many films per role for an exactly matched person."""
+PARTIAL_PEOPLE = 8
+"""At most this many partially matched people."""
+FILMS_PER_ROLE_PARTIAL = 5
+"""At most this many films per role for each partially matched person."""
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SearchArgs(_Args):
+    """Find films by keywords."""
+
+    query: str = Field(
+        min_length=1, max_length=500,
+        description="Free-text query: words from a title, names of people, genres, years.",
+    )
+    k: int = Field(default=5, ge=1, le=20, description="Number of results to return (1-20).")
+
+
+class FilterArgs(_Args):
+    """Constraints on films; all optional, combined with AND."""
+
+    genre: str | None = Field(
+        default=None,
+        description="One genre, e.g. 'Comedy', 'Sci-Fi', 'Documentary' (case-insensitive).",
+    )
+    year_min: int | None = Field(default=None, ge=1900, le=2100, description="Earliest release year (inclusive).")
+    year_max: int | None = Field(default=None, ge=1900, le=2100, description="Latest release year (inclusive).")
+    director: str | None = Field(
+        default=None, max_length=200,
+        description="Full name of a director as credited, e.g. 'Christopher Nolan' (case and accents ignored; "
+        "a surname alone does not match).",
+    )
+    cast: list[str] = Field(
+        default_factory=list, max_length=5,
+        description="Full names of actors who must ALL appear in the cast (case and accents ignored).",
+    )
+    runtime_min: int | None = Field(default=None, ge=0, le=1000, description="Minimum runtime in minutes (inclusive).")
+    runtime_max: int | None = Field(default=None, ge=0, le=1000, description="Maximum runtime in minutes (inclusive).")
+    min_rating: float | None = Field(
+        default=None, ge=0, le=10, description="Minimum critics' rating (Rotten Tomatoes average, 0-10)."
+    )
+    feature_only: bool = Field(
+        default=False, description=f"Keep only feature films (runtime of at least {FEATURE_MIN_RUNTIME} minutes)."
+    )
+    sort_by: Literal["rating", "year", "runtime", "title"] = Field(
+        default="rating", description="Sort key; titles with an unknown value come last."
+    )
+    order: Literal["desc", "asc"] = Field(default="desc", description="Sort direction.")
+    limit: int = Field(default=10, ge=1, le=25, description="Number of results to return (1-25).")
+
+
+class GetTitleArgs(_Args):
+    """Which film to show in full."""
+
+    title_id: str = Field(
+        min_length=1, max_length=40,
+        description="A title id as returned by search or filter_titles, e.g. 'tt1375666'.",
+    )
+
+
+class FindPersonArgs(_Args):
+    """Which person to look up."""
+
+    name: str = Field(
+        min_length=1, max_length=200,
+        description="A person's name, e.g. 'Christopher Nolan'; a part of a name lists close matches.",
+    )
+
+
+def _brief(t: Title) -> dict[str, Any]:
+    return {"id": t.id, "title": t.title, "year": t.year}
+
+
+class MediaTools:
+    """The tool bodies, bound to one catalog and one retriever.
+
+    Build once per process and share: the index (numpy columns, sort orders)
+    is read-only after construction.
+    """
+
+    def __init__(self, catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None) -> None:
+        self.catalog = catalog
+        self.retriever = retriever
+        self.index = index or CatalogIndex(catalog)
+        self._tokens: dict[str, list[str]] | None = None
+
+    def search(self, args: SearchArgs) -> dict[str, Any]:
+        """Rank titles by BM25 over their descriptions (title, year, genres, credits)."""
+        if not args.query.strip():
+            raise ToolError("the query is empty; give words from a title or names of people")
+        results = []
+        for hit in self.retriever.search(args.query, args.k):
+            t = self.catalog.get(hit.doc_id)
+            if t is None:
+                raise ToolError("the search index does not match the catalog; rebuild the index")
+            results.append({"id": t.id, "title": t.title, "year": t.year,
+                            "directors": list(t.directors), "score": round(float(hit.score), 3)})
+        if not results:
+            raise ToolError(f"no title matches {args.query[:80]!r}; try other words")
+        return {"results": results}
+
+    def filter_titles(self, args: FilterArgs) -> dict[str, Any]:
+        """Return the number of titles meeting every constraint and the first ``limit`` in order."""
+        query = FilterQuery(
+            genre=args.genre, year_min=args.year_min, year_max=args.year_max, director=args.director,
+            cast=tuple(args.cast), runtime_min=args.runtime_min, runtime_max=args.runtime_max,
+            min_rating=args.min_rating, feature_only=args.feature_only, sort_by=args.sort_by, order=args.order,
+        )
+        try:
+            count, positions = self.index.select(query, args.limit)
+        except QueryError as exc:
+            raise ToolError(str(exc)) from None
+        titles = self.catalog.titles
+        return {"count": count, "results": [
+            {"id": t.id, "title": t.title, "year": t.year, "runtime": t.runtime, "rating": t.rating}
+            for t in (titles[i] for i in positions)
+        ]}
+
+    def get_title(self, args: GetTitleArgs) -> dict[str, Any]:
+        """Return every public field of one title."""
+        t = self.catalog.get(args.title_id.strip())
+        if t is None:
+            raise ToolError(
+                f"no title with id {args.title_id[:40]!r}; ids look like 'tt1375666' or 'm12345' "
+                "and come from search or filter_titles"
+            )
+        record = t.to_dict()
+        record["is_feature"] = t.is_feature
+        return record
+
+    def find_person(self, args: FindPersonArgs) -> dict[str, Any]:
+        """Return the person credited under this name, else people whose name contains all its words."""
+        key = normalize_key(args.name)
+        if not key:
+            raise ToolError("the name is empty; give a person's name, e.g. 'Christopher Nolan'")
+        exact = self.catalog.people.get(key)
+        if exact is not None:
+            return {"match": "exact", "people": [self._person(exact.name, exact, FILMS_PER_ROLE)]}
+        keys = self._partial(key)
+        if not keys:
+            raise ToolError(f"nobody in the catalog is credited as {args.name[:80]!r}; check the spelling")
+        people = self.catalog.people
+        ranked = sorted(keys, key=lambda k: (-sum(map(len, people[k][1:])), k))
+        out = [self._person(people[k].name, people[k], FILMS_PER_ROLE_PARTIAL) for k in ranked[:PARTIAL_PEOPLE]]
+        return {"match": "partial", "total_people": len(keys), "people": out}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _person(self, name: str, person: Any, cap: int) -> dict[str, Any]:
+        titles = self.catalog.titles
+        entry: dict[str, Any] = {"name": name}
+        totals = {}
+        for role in ("directed", "wrote", "acted"):
+            positions = sorted(getattr(person, role), key=lambda i: (titles[i].year, titles[i].id))
+            entry[role] = [_brief(titles[i]) for i in positions[:cap]]
+            totals[role] = len(positions)
+        entry["totals"] = totals
+        return entry
+
+    def _partial(self, key: str) -> list[str]:
+        """Keys of people whose name tokens include every query token (a token-subset match)."""
+        if self._tokens is None:
+            tokens: dict[str, list[str]] = {}
+            for person_key in self.catalog.people:
+                for token in set(person_key.split()):
+                    tokens.setdefault(token, []).append(person_key)
+            self._tokens = tokens
+        postings = sorted((self._tokens.get(tok, []) for tok in set(key.split())), key=len)
+        if not postings or not postings[0]:
+            return []
+        found = set(postings[0])
+        for other in postings[1:]:
+            found.intersection_update(other)
+        return sorted(found)
+
+
+def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None) -> list[Tool]:
+    """Return the four MediaSearch tools over ``catalog``, searching with ``retriever``.
+
+    ``retriever`` must index the ids and texts of ``catalog.documents()``.
+    """
+    tools = MediaTools(catalog, retriever, index)
+    genres = ", ".join(tools.index.genre_names())
+    return [
+        Tool("search", "Search film descriptions (title, year, genres, director, writers, cast) by keywords; "
+             "returns ids, titles, years, directors and scores, best first.", SearchArgs, tools.search),
+        Tool("filter_titles", "List films meeting structured constraints (all combined with AND), sorted; "
+             "returns the total count and the first results with id, title, year, runtime and critics' "
+             f"rating. Genres: {genres}.", FilterArgs, tools.filter_titles),
+        Tool("get_title", "Get the full record of a film by id: title, year, release date, runtime, genres, "
+             "directors, writers, cast (alphabetical, not billing order), languages, countries, critics' "
+             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, tools.get_title),
+        Tool("find_person", "Look up a person by name and list the films they directed, wrote and acted in "
+             "(oldest first), with totals per role.", FindPersonArgs, tools.find_person),
+    ]
