@@ -1,0 +1,357 @@
+"""BM25 over precomputed term weights: the default, fast lexical back-end.
+
+Why precompute: a BM25 score is a sum, over query terms, of a weight that
+depends only on (term, document). Computing every weight once at build time
+turns a query into "look up a few posting lists and add them up", which is
+a handful of numpy calls instead of a pass over the corpus.
+
+Scoring (Robertson & Walker's Okapi BM25, in the form of the ATIRE variant
+as implemented by ``rank_bm25.BM25Okapi``; Trotman, Puurula & Burgess 2014,
+"Improvements to BM25 and Language Models Examined")::
+
+    score(q, d) = Σ_{t in q} idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl))
+
+* ``idf="okapi"``: ``ln(N − n + 0.5) − ln(n + 0.5)``; a negative value (a term
+  in more than half the documents) is replaced by ``epsilon · mean(idf)``,
+  exactly as ``rank_bm25`` does.
+* ``idf="lucene"``: ``ln(1 + (N − n + 0.5)/(n + 0.5))`` (always positive).
+
+A query term counts once per occurrence in the query, like ``rank_bm25``.
+Weights are computed with the same floating-point operations, in the same
+order, as ``rank_bm25``, so scores agree bit for bit on the same tokens.
+
+Result rules, shared with :class:`~agentenv.retrieval.reference.RankBM25Retriever`:
+
+* only documents containing at least one query term are returned, so a
+  query with fewer than ``k`` matching documents returns fewer than ``k``
+  hits (and a query with no known term returns ``[]``);
+* ties in score are broken by the lower row index (corpus order) first.
+
+Example:
+    >>> texts = ["a red apple pie", "the night sky", "green apples", "a blue sky",
+    ...          "moon and stars", "wind", "sea"]
+    >>> r = BM25Retriever.from_texts(texts)
+    >>> [(h.doc_id, round(h.score, 3)) for h in r.search("apple sky", k=10)]
+    [('1', 0.762), ('2', 0.762), ('3', 0.762), ('0', 0.617)]
+    >>> r.search("banana", k=3)
+    []
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from agentenv.retrieval.topk import top_k_rows, top_k_thresholded
+
+__all__ = ["BM25Retriever", "IdfKind", "idf_values"]
+
+IdfKind = Literal["okapi", "lucene"]
+_FORMAT = 1
+
+
+def idf_values(doc_freq: Sequence[int], n_docs: int, kind: IdfKind, epsilon: float) -> np.ndarray:
+    """IDF of each term from its document frequency (pure function).
+
+    Uses ``math.log`` term by term and a left-to-right sum so that the
+    ``okapi`` values equal ``rank_bm25``'s bit for bit (numpy's vectorised
+    log may differ in the last bit).
+
+    Example:
+        >>> idf_values([1, 3], 4, "okapi", 0.25).round(4).tolist()
+        [0.8473, 0.0]
+        >>> idf_values([1, 3], 4, "lucene", 0.25).round(4).tolist()
+        [1.204, 0.3567]
+    """
+    if kind == "okapi":
+        idf = [math.log(n_docs - n + 0.5) - math.log(n + 0.5) for n in doc_freq]
+        total = 0.0
+        for v in idf:
+            total += v
+        eps = epsilon * (total / len(idf)) if idf else 0.0
+        idf = [eps if v < 0 else v for v in idf]
+    elif kind == "lucene":
+        idf = [math.log(1 + (n_docs - n + 0.5) / (n + 0.5)) for n in doc_freq]
+    else:
+        raise ValueError(f"unknown idf {kind!r}; use 'okapi' or 'lucene'")
+    return np.asarray(idf, dtype=np.float64)
+
+
+class BM25Retriever:
+    """Okapi BM25 with weights precomputed into term-major posting arrays (CSR).
+
+    ``_indptr[t]:_indptr[t+1]`` delimits term ``t``'s postings in ``_docs``
+    (row indices, ascending) and ``_weights`` (the term's BM25 weight in
+    each document).
+    """
+
+    kind = "bm25"
+
+    def __init__(
+        self,
+        ids: list[str],
+        vocab: dict[str, int],
+        indptr: np.ndarray,
+        docs: np.ndarray,
+        weights: np.ndarray,
+        params: dict[str, object],
+        tokenizer: Tokenizer,
+    ) -> None:
+        self.ids = ids
+        self.params = params
+        self.tokenizer = tokenizer
+        self._vocab = vocab
+        self._indptr = indptr
+        self._bounds = indptr.tolist()  # Python ints: cheaper to slice with than numpy scalars
+        self._docs = docs
+        self._weights = weights
+        self._n = len(ids)
+        # With strictly positive weights, "matched" is the same as "score > 0",
+        # which the thresholded top-k relies on.
+        self._positive = bool(weights.size == 0 or weights.min() > 0)
+        term_of = np.repeat(np.arange(len(vocab)), np.diff(indptr))
+        # Per term: postings ordered by (weight desc, row asc), and the largest weight.
+        self._by_weight = np.lexsort((docs, -weights, term_of)).astype(np.int32)
+        df = np.diff(indptr)
+        # Dense rows for the few terms in more than 1/16 of the documents.
+        self._dense_rows: dict[int, np.ndarray] = {}
+        for t in np.flatnonzero(df * 16 > self._n).tolist():
+            row = np.zeros(self._n)
+            row[docs[indptr[t] : indptr[t + 1]]] = weights[indptr[t] : indptr[t + 1]]
+            self._dense_rows[t] = row
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_texts(
+        cls,
+        texts: list[str],
+        ids: list[str] | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        idf: IdfKind = "okapi",
+        tokenizer: Tokenizer | None = None,
+    ) -> BM25Retriever:
+        """Tokenize ``texts`` and index them; ``ids`` default to ``str(row)``."""
+        tokenizer = tokenizer or DEFAULT_TOKENIZER
+        return cls.from_tokens(
+            tokenizer.tokenize_many(list(texts)), ids, k1=k1, b=b, epsilon=epsilon, idf=idf, tokenizer=tokenizer
+        )
+
+    @classmethod
+    def from_tokens(
+        cls,
+        corpus: list[list[str]],
+        ids: list[str] | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        idf: IdfKind = "okapi",
+        tokenizer: Tokenizer | None = None,
+    ) -> BM25Retriever:
+        """Index an already-tokenized corpus (``tokenizer`` is then used for queries only)."""
+        n = len(corpus)
+        if n == 0:
+            raise ValueError("cannot index an empty corpus")
+        ids = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
+        if len(ids) != n:
+            raise ValueError(f"{len(ids)} ids for {n} documents")
+        vocab: dict[str, int] = {}  # first-appearance order, as rank_bm25 iterates its dict
+        term_ids: list[int] = []
+        doc_len = np.empty(n, dtype=np.int64)
+        for row, tokens in enumerate(corpus):
+            doc_len[row] = len(tokens)
+            term_ids.extend(vocab.setdefault(t, len(vocab)) for t in tokens)
+        terms = np.asarray(term_ids, dtype=np.int64)
+        rows = np.repeat(np.arange(n, dtype=np.int64), doc_len)
+        # Unique (term, row) pairs sorted term-major; counts are the term frequencies.
+        keys, tf = np.unique(terms * n + rows, return_counts=True)
+        post_terms, post_docs = np.divmod(keys, n)
+        df = np.bincount(post_terms, minlength=len(vocab))
+        idf_arr = idf_values(df.tolist(), n, idf, epsilon)
+        avgdl = int(doc_len.sum()) / n  # Python int / int, as rank_bm25 computes it
+        dl = doc_len[post_docs]
+        tf = tf.astype(np.float64)
+        if avgdl > 0:
+            # Same expression, same evaluation order as rank_bm25.BM25Okapi.get_scores.
+            weights = idf_arr[post_terms] * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))
+        else:
+            weights = np.zeros(0)
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        params = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
+        return cls(
+            ids, vocab, indptr, post_docs.astype(np.int32), weights, params, tokenizer or DEFAULT_TOKENIZER
+        )
+
+    # ----------------------------------------------------------------- search
+    def _term_ids(self, tokens: list[str]) -> list[int]:
+        """Term ids of the query tokens found in the vocabulary, in query order."""
+        vocab = self._vocab
+        return [i for i in map(vocab.get, tokens) if i is not None]
+
+    def _dense_scores(self, queries: list[list[int]]) -> np.ndarray:
+        """``(len(queries), n_docs)`` scores with one ``bincount``.
+
+        ``bincount`` adds in array order, i.e. per document in query-token
+        order, which is rank_bm25's order: the sums agree bit for bit.
+        """
+        n, bounds = self._n, self._bounds
+        spans = [(bounds[t], bounds[t + 1]) for terms in queries for t in terms]
+        lengths = [sum(bounds[t + 1] - bounds[t] for t in terms) for terms in queries]
+        d = np.concatenate([self._docs[lo:hi] for lo, hi in spans])
+        w = np.concatenate([self._weights[lo:hi] for lo, hi in spans])
+        if len(queries) > 1:
+            d = d + np.repeat(np.arange(0, n * len(queries), n), lengths)
+        return np.bincount(d, w, minlength=n * len(queries)).reshape(len(queries), n)
+
+    def _accumulate(self, terms: list[int], acc: np.ndarray) -> np.ndarray:
+        """Add one query's scores into the zeroed row ``acc``, term by term in query order.
+
+        Frequent terms add a precomputed dense row (a vectorised add beats a
+        scatter of thousands of postings); rare terms scatter their postings
+        (unique rows within a term, so fancy ``+=`` is exact). Adding 0.0 is
+        exact, so the result equals ``_dense_scores`` bit for bit.
+        """
+        bounds, dense_rows, docs, weights = self._bounds, self._dense_rows, self._docs, self._weights
+        for t in terms:
+            row = dense_rows.get(t)
+            if row is not None:
+                acc += row
+            else:
+                lo, hi = bounds[t], bounds[t + 1]
+                acc[docs[lo:hi]] += weights[lo:hi]
+        return acc
+
+    def _top_k_one(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top ``k`` of one multi-term query (see :func:`top_k_thresholded` for the idea)."""
+        bounds, by_weight = self._bounds, self._by_weight
+        acc = self._accumulate(terms, np.zeros(self._n))
+        if not self._positive:
+            mask = np.zeros(self._n, dtype=bool)
+            for t in terms:
+                mask[self._docs[bounds[t] : bounds[t + 1]]] = True
+            rows = np.flatnonzero(mask)
+            return top_k_rows(rows, acc[rows], k)
+        seeds = np.concatenate(
+            [by_weight[bounds[t] : min(bounds[t + 1], bounds[t] + k)] for t in set(terms)]
+        )
+        seeds = sorted(set(self._docs[seeds].tolist()))
+        if len(seeds) < k:  # then the seeds are every matched document
+            rows = np.asarray(seeds)
+            return top_k_rows(rows, acc[rows], k)
+        seed_scores = acc[seeds]
+        theta = np.partition(seed_scores, len(seeds) - k)[len(seeds) - k]
+        rows = np.flatnonzero(acc >= theta)
+        return top_k_rows(rows, acc[rows], k)
+
+    def _top_k_many(self, queries: list[list[int]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact top ``k`` (rows, scores) for each list of query term ids."""
+        out: list[tuple[np.ndarray, np.ndarray]] = [(self._docs[:0], self._weights[:0])] * len(queries)
+        bounds, by_weight = self._bounds, self._by_weight
+        multi = []
+        for i, terms in enumerate(queries):
+            if len(terms) == 1:  # postings are pre-sorted by (weight desc, row asc)
+                lo, hi = bounds[terms[0]], bounds[terms[0] + 1]
+                pos = by_weight[lo : min(hi, lo + k)]
+                out[i] = (self._docs[pos], self._weights[pos])
+            elif terms and (len(queries) == 1 or not self._positive):
+                out[i] = self._top_k_one(terms, k)
+            elif terms:
+                multi.append(i)
+        for c in range(0, len(multi), self.batch_chunk):
+            chunk = multi[c : c + self.batch_chunk]
+            scores = np.zeros((len(chunk), self._n))
+            for j, i in enumerate(chunk):
+                self._accumulate(queries[i], scores[j])
+            # Seeds: each distinct term's k best postings, as flat indices into ``scores``.
+            pos: list[int] = []
+            counts = []
+            for i in chunk:
+                before = len(pos)
+                for t in set(queries[i]):
+                    pos.extend(range(bounds[t], min(bounds[t + 1], bounds[t] + k)))
+                counts.append(len(pos) - before)
+            offsets = np.repeat(np.arange(0, self._n * len(chunk), self._n), counts)
+            seeds = self._docs[by_weight[pos]] + offsets
+            for i, res in zip(chunk, top_k_thresholded(scores, seeds, k), strict=True):
+                out[i] = res
+        return out
+
+    batch_chunk = 32
+    """Queries scored together in one dense block (32 × 17.5k docs ≈ 4.5 MB)."""
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document (zero where no term matches), like ``get_scores``."""
+        terms = self._term_ids(self.tokenizer(query))
+        return self._dense_scores([terms])[0] if terms else np.zeros(self._n)
+
+    def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
+        ids, new = self.ids, tuple.__new__  # direct construction: NamedTuple's own __new__ is Python code
+        return [new(Hit, (ids[r], s, i)) for i, (r, s) in enumerate(zip(rows.tolist(), scores.tolist(), strict=True))]
+
+    def search_tokens(self, tokens: list[str], k: int) -> list[Hit]:
+        """Top ``k`` for an already-tokenized query."""
+        terms = self._term_ids(tokens)
+        if k <= 0 or not terms:
+            return []
+        return self._hits(*self._top_k_many([terms], k)[0])
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Top ``k`` documents containing a query term, best first (ties: lower row first)."""
+        return self.search_tokens(self.tokenizer(query), k)
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """``search`` for every query, scoring up to :attr:`batch_chunk` queries per numpy pass."""
+        if k <= 0:
+            return [[] for _ in queries]
+        tok = self.tokenizer
+        results = self._top_k_many([self._term_ids(tok(q)) for q in queries], k)
+        return [self._hits(rows, sc) for rows, sc in results]
+
+    # ---------------------------------------------------------------- persist
+    def nbytes(self) -> int:
+        """Approximate memory of the index: arrays plus the vocabulary and id strings."""
+        arrays = self._indptr.nbytes + self._docs.nbytes + self._weights.nbytes
+        strings = sum(len(t) + 57 for t in self._vocab) + sum(len(i) + 57 for i in self.ids)
+        return arrays + strings + 100 * len(self._vocab)  # ~dict slot + int object per term
+
+    def save(self, path: str | Path) -> None:
+        """Write the index to a directory (created if needed)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        np.save(path / "indptr.npy", self._indptr)
+        np.save(path / "docs.npy", self._docs)
+        np.save(path / "weights.npy", self._weights)
+        meta = {
+            "kind": self.kind,
+            "format": _FORMAT,
+            "params": self.params,
+            "tokenizer": self.tokenizer.params(),
+            "ids": self.ids,
+            "vocab": list(self._vocab),
+        }
+        (path / "bm25.json").write_text(json.dumps(meta, ensure_ascii=False))
+
+    @classmethod
+    def load(cls, path: str | Path) -> BM25Retriever:
+        """Read an index written by :meth:`save`."""
+        path = Path(path)
+        meta = json.loads((path / "bm25.json").read_text())
+        if meta.get("kind") != cls.kind or meta.get("format") != _FORMAT:
+            raise ValueError(f"{path} does not hold a bm25 index of format {_FORMAT}")
+        vocab = {t: i for i, t in enumerate(meta["vocab"])}
+        arrays = [np.load(path / f"{name}.npy", allow_pickle=False) for name in ("indptr", "docs", "weights")]
+        return cls(meta["ids"], vocab, *arrays, meta["params"], Tokenizer(**meta["tokenizer"]))
+
+    def __repr__(self) -> str:
+        return f"BM25Retriever(n_docs={self._n}, n_terms={len(self._vocab)}, {self.params})"

@@ -1,0 +1,113 @@
+"""``rank_bm25`` behind the :class:`~agentenv.retrieval.base.Retriever` interface.
+
+This is the yardstick, not a back-end to serve from: ``BM25Okapi`` scores
+every document in Python for each query term (tens of milliseconds a query
+on the film catalog). The tests build it with the same tokenizer and
+parameters as :class:`~agentenv.retrieval.bm25.BM25Retriever` and require
+the same top-k ids and scores; both return only documents that contain a
+query term, ties broken by the lower row index
+(:func:`~agentenv.retrieval.topk.top_k_rows`).
+
+Example:
+    >>> r = RankBM25Retriever.from_texts(["a red apple pie", "the night sky", "green apples",
+    ...                                    "a blue sky", "moon and stars", "wind", "sea"])
+    >>> [(h.doc_id, round(h.score, 3)) for h in r.search("apple sky", k=10)]
+    [('1', 0.762), ('2', 0.762), ('3', 0.762), ('0', 0.617)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from agentenv.retrieval.topk import top_k_rows
+
+__all__ = ["RankBM25Retriever"]
+
+
+class RankBM25Retriever:
+    """Adapter over ``rank_bm25.BM25Okapi`` (only its ``okapi`` IDF exists there)."""
+
+    kind = "bm25-reference"
+
+    def __init__(self, model: object, ids: list[str], tokenizer: Tokenizer, params: dict[str, object]):
+        self.model = model
+        self.ids = ids
+        self.tokenizer = tokenizer
+        self.params = params
+        # Which rows hold each term, from rank_bm25's own per-document counts.
+        self._rows_with: dict[str, list[int]] = {}
+        for row, freqs in enumerate(model.doc_freqs):  # type: ignore[attr-defined]
+            for term in freqs:
+                self._rows_with.setdefault(term, []).append(row)
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: list[str],
+        ids: list[str] | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        idf: str = "okapi",
+        tokenizer: Tokenizer | None = None,
+    ) -> RankBM25Retriever:
+        """Same signature as :meth:`BM25Retriever.from_texts <agentenv.retrieval.bm25.BM25Retriever.from_texts>`."""
+        tokenizer = tokenizer or DEFAULT_TOKENIZER
+        return cls.from_tokens(
+            tokenizer.tokenize_many(list(texts)), ids, k1=k1, b=b, epsilon=epsilon, idf=idf, tokenizer=tokenizer
+        )
+
+    @classmethod
+    def from_tokens(
+        cls,
+        corpus: list[list[str]],
+        ids: list[str] | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        idf: str = "okapi",
+        tokenizer: Tokenizer | None = None,
+    ) -> RankBM25Retriever:
+        """Index an already-tokenized corpus."""
+        from rank_bm25 import BM25Okapi
+
+        if idf != "okapi":
+            raise ValueError("rank_bm25.BM25Okapi only implements idf='okapi'")
+        if not corpus:
+            raise ValueError("cannot index an empty corpus")
+        ids = [str(i) for i in range(len(corpus))] if ids is None else [str(i) for i in ids]
+        if len(ids) != len(corpus):
+            raise ValueError(f"{len(ids)} ids for {len(corpus)} documents")
+        model = BM25Okapi(corpus, k1=k1, b=b, epsilon=epsilon)
+        params = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
+        return cls(model, ids, tokenizer or DEFAULT_TOKENIZER, params)
+
+    def scores(self, query: str) -> np.ndarray:
+        """``BM25Okapi.get_scores`` on the tokenized query."""
+        return np.asarray(self.model.get_scores(self.tokenizer(query)))  # type: ignore[attr-defined]
+
+    def search_tokens(self, tokens: list[str], k: int) -> list[Hit]:
+        """Top ``k`` for an already-tokenized query."""
+        if k <= 0:
+            return []
+        scores = np.asarray(self.model.get_scores(tokens))  # type: ignore[attr-defined]
+        matched: set[int] = set()
+        for t in set(tokens):
+            matched.update(self._rows_with.get(t, ()))
+        rows = np.array(sorted(matched), dtype=np.int64)
+        rows, sc = top_k_rows(rows, scores[rows], k)
+        return [Hit(self.ids[r], s, i) for i, (r, s) in enumerate(zip(rows.tolist(), sc.tolist(), strict=True))]
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Top ``k`` documents containing a query term (ties: lower row first)."""
+        return self.search_tokens(self.tokenizer(query), k)
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """``search`` for each query (``rank_bm25`` has no faster batch path)."""
+        return [self.search(q, k) for q in queries]
