@@ -1,0 +1,674 @@
+"""The rare-disease knowledge base: HPO terms, disease annotations and information content.
+
+Why a knowledge base object: the sampler, the ranker, the phenopacket importer
+and the env tools all need the same facts (term labels and ancestors, which
+disease has which phenotype how often, how informative a term is), and they
+need them fast. :func:`load_hpo_kb` parses ``hp.obo`` and ``phenotype.hpoa``
+once (about 4 s), stores compact arrays under
+``cache_dir("hpo", <checksum of both files>)`` and later loads them in well
+under half a second. Nothing is built at import time.
+
+Decisions (each a documented choice, not an accident):
+
+* **Universe.** ``"omim"`` (default): OMIM diseases with at least one positive
+  phenotype (aspect ``P``) annotation -- 8,352 in HPO 2025-01-16. OMIM and
+  Orphanet describe many of the same diseases, so mixing them would let
+  duplicates fill top-3 slots. ``"omim+orpha"`` adds Orphanet.
+* **Merged annotations.** A disease may list one term on several rows (one
+  per source). Rows are merged per (disease, term): ``n/m`` counts are pooled
+  (sum n / sum m; a percentage counts as n/100), else the most frequent class
+  given wins. A merged positive annotation whose frequency is 0 (``0/n`` or
+  ``HP:0040285``) means "looked for and absent": it is kept with the
+  ``NOT`` annotations as an *excluded* feature, never as a phenotype.
+* **Information content.** ``IC(t) = -log(n_t / N)``, where ``n_t`` counts the
+  universe diseases annotated with ``t`` or a descendant of ``t`` and ``N`` is
+  the universe size (Resnik 1995; as used by the Phenomizer, Köhler et al.
+  2009). Terms no disease reaches get ``log(N)``, the IC of a single disease, so
+  IC never decreases from parent to child.
+* **Disease names.** ``phenotype.hpoa`` has only names; the most frequent name
+  of a disease is its name, the others (and any ';'-separated alternative
+  parts of an OMIM title) are its synonyms.
+
+Example:
+    >>> normalize_term_id(" hp_0001250 ")
+    'HP:0001250'
+    >>> split_disease_name("Bardet-Biedl syndrome 1; BBS1")
+    ['Bardet-Biedl syndrome 1', 'BBS1']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Literal, get_args
+
+import numpy as np
+from agentenv.corpora.hpo_files import HPO_CITATION, HpoFiles, hpo_files, sha256_file
+from agentenv.corpora.hpoa import FrequencyClass, HpoaRecord, frequency_class_of, read_hpoa
+from agentenv.corpora.obo import Synonym, TermGraph, read_obo
+
+from agentenv.paths import cache_dir
+
+Universe = Literal["omim", "omim+orpha"]
+UNIVERSE_PREFIXES: dict[str, tuple[str, ...]] = {
+    "omim": ("OMIM",),
+    "omim+orpha": ("OMIM", "ORPHA"),
+}
+"""Database prefixes admitted by each universe."""
+
+ROOT = "HP:0000001"
+"""The HPO root term ('All')."""
+PHENOTYPIC_ABNORMALITY = "HP:0000118"
+"""Root of the phenotype sub-ontology; its children are the organ-system roots."""
+CACHE_FORMAT = 1
+"""Bump when the cache layout changes; old caches are then rebuilt."""
+
+_ASPECT_CODES = {"P": 0, "I": 1, "C": 2, "M": 3, "H": 4}
+_CACHE_FILES = (
+    "terms.json",
+    "graph.npz",
+    "diseases.json",
+    "annotations.npz",
+    *(f"universe-{name}.npz" for name in UNIVERSE_PREFIXES),
+)
+
+
+def normalize_term_id(text: str) -> str:
+    """Canonical spelling of an HPO id: trims, upper-cases the prefix, ``HP_`` -> ``HP:``."""
+    tid = text.strip()
+    if tid[:3].upper() in ("HP:", "HP_"):
+        tid = "HP:" + tid[3:]
+    return tid
+
+
+def split_disease_name(name: str) -> list[str]:
+    """Split an OMIM-style title into its ';'-separated names (empty parts dropped)."""
+    return [part.strip() for part in name.split(";") if part.strip()]
+
+
+@dataclass(frozen=True)
+class TermInfo:
+    """What the KB knows about one HPO term (built on request, for tools and text)."""
+
+    id: str
+    name: str
+    definition: str
+    synonyms: tuple[Synonym, ...]
+    parents: tuple[str, ...]
+    alt_ids: tuple[str, ...]
+    is_obsolete: bool
+    replaced_by: str | None
+    information_content: float
+    n_diseases: int
+    """Universe diseases annotated with this term or a descendant."""
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A merged phenotype annotation of one disease.
+
+    ``frequency_value`` is the pooled fraction where the sources give numbers,
+    else None (the class alone is known).
+    """
+
+    term_id: str
+    frequency_class: FrequencyClass
+    frequency_value: float | None
+
+
+@dataclass(frozen=True)
+class DiseaseInfo:
+    """One disease: names, phenotypes, explicitly absent features, inheritance and onset terms."""
+
+    id: str
+    name: str
+    synonyms: tuple[str, ...]
+    phenotypes: tuple[Annotation, ...]
+    excluded: tuple[str, ...]
+    """Terms annotated ``NOT`` or with frequency 0: looked for and absent."""
+    inheritance: tuple[str, ...]
+    """Mode-of-inheritance terms (aspect ``I``)."""
+    clinical_course: tuple[str, ...]
+    """Onset and clinical-course terms (aspect ``C``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class HpoKnowledgeBase:
+    """Terms, diseases, annotations and IC for one universe; read-only after load.
+
+    Integer layouts (for vectorised users such as the ranker and the sampler):
+
+    * terms are indexed as in ``graph.ids`` (every term in hp.obo, obsolete ones included);
+    * universe diseases are indexed as in ``disease_ids`` (sorted); ``disease_rows[d]`` is
+      the row of universe disease ``d`` among all diseases of phenotype.hpoa;
+    * ``pheno_indptr[d]:pheno_indptr[d+1]`` slices ``pheno_terms`` / ``pheno_class`` /
+      ``pheno_value`` (NaN = no number) to give disease ``d``'s positive phenotypes;
+    * ``closure_indptr`` / ``closure_indices``: per disease, the sorted term indices of
+      all ancestors (reflexive) of its phenotypes -- the set the Phenomizer matches against;
+    * ``ic[t]`` and ``n_diseases[t]`` per term index.
+    """
+
+    universe: str
+    release: str
+    checksum: str
+    files: HpoFiles = field(repr=False)
+    graph: TermGraph = field(repr=False)
+    term_names: tuple[str, ...] = field(repr=False)
+    _terms: dict = field(repr=False)
+    _diseases: dict = field(repr=False)
+    _ann: dict[str, np.ndarray] = field(repr=False)
+    disease_ids: tuple[str, ...] = field(repr=False)
+    disease_rows: np.ndarray = field(repr=False)
+    disease_index: dict[str, int] = field(repr=False)
+    pheno_indptr: np.ndarray = field(repr=False)
+    pheno_terms: np.ndarray = field(repr=False)
+    pheno_class: np.ndarray = field(repr=False)
+    pheno_value: np.ndarray = field(repr=False)
+    closure_indptr: np.ndarray = field(repr=False)
+    closure_indices: np.ndarray = field(repr=False)
+    n_diseases: np.ndarray = field(repr=False)
+    ic: np.ndarray = field(repr=False)
+
+    citation: str = HPO_CITATION
+
+    # ----- terms -------------------------------------------------------------------------
+
+    @property
+    def n_terms(self) -> int:
+        """Number of terms in hp.obo, obsolete ones included."""
+        return len(self.graph.ids)
+
+    @cached_property
+    def is_obsolete(self) -> np.ndarray:
+        """Boolean mask over term indices."""
+        mask = np.zeros(self.n_terms, dtype=bool)
+        mask[self._terms["obsolete"]] = True
+        return mask
+
+    def term_index(self, hpo_id: str) -> int:
+        """Index of a term id as written (no alt-id mapping); KeyError if unknown."""
+        return self.graph.index[hpo_id]
+
+    def resolve_term(self, hpo_id: str) -> str | None:
+        """Map any HPO id to its current primary id, or None when there is none.
+
+        Order: a live primary id is itself; an ``alt_id`` maps to the term that
+        lists it; an obsolete id follows ``replaced_by`` (chains included).
+        Obsolete ids with only ``consider:`` suggestions and unknown ids give None.
+        """
+        tid = normalize_term_id(hpo_id)
+        for _ in range(16):
+            idx = self.graph.index.get(tid)
+            if idx is not None and not self.is_obsolete[idx]:
+                return tid
+            if tid in self._terms["alt_ids"]:
+                tid = self._terms["alt_ids"][tid]
+            elif tid in self._terms["replaced_by"]:
+                tid = self._terms["replaced_by"][tid]
+            else:
+                return None
+        return None
+
+    def term_name(self, hpo_id: str) -> str:
+        """Label of a term (KeyError if the id is not a primary id)."""
+        return self.term_names[self.graph.index[hpo_id]]
+
+    def term(self, hpo_id: str) -> TermInfo:
+        """Everything known about one term id (primary ids, obsolete ones included)."""
+        i = self.graph.index[hpo_id]
+        t = self._terms
+        return TermInfo(
+            id=hpo_id,
+            name=self.term_names[i],
+            definition=t["definitions"][i],
+            synonyms=tuple(Synonym(*s) for s in t["synonyms"][i]),
+            parents=tuple(self.graph.ids[p] for p in self.graph.parents(i).tolist()),
+            alt_ids=tuple(t["alt_ids_of"].get(hpo_id, ())),
+            is_obsolete=bool(self.is_obsolete[i]),
+            replaced_by=t["replaced_by"].get(hpo_id),
+            information_content=float(self.ic[i]),
+            n_diseases=int(self.n_diseases[i]),
+        )
+
+    def synonyms(self, hpo_id: str) -> tuple[Synonym, ...]:
+        """Synonyms of a term in file order (scope and type included)."""
+        return tuple(Synonym(*s) for s in self._terms["synonyms"][self.graph.index[hpo_id]])
+
+    def ancestors(self, hpo_id: str, include_self: bool = True) -> tuple[str, ...]:
+        """Ancestor ids of a term (sorted by id)."""
+        i = self.graph.index[hpo_id]
+        return tuple(
+            self.graph.ids[a] for a in self.graph.ancestors(i).tolist() if include_self or a != i
+        )
+
+    def descendants(self, hpo_id: str, include_self: bool = True) -> tuple[str, ...]:
+        """Descendant ids of a term (sorted by id)."""
+        i = self.graph.index[hpo_id]
+        return tuple(
+            self.graph.ids[d] for d in self.graph.descendants(i).tolist() if include_self or d != i
+        )
+
+    def parents(self, hpo_id: str) -> tuple[str, ...]:
+        """Direct ``is_a`` parents."""
+        return tuple(
+            self.graph.ids[p] for p in self.graph.parents(self.graph.index[hpo_id]).tolist()
+        )
+
+    def children(self, hpo_id: str) -> tuple[str, ...]:
+        """Direct ``is_a`` children."""
+        return tuple(
+            self.graph.ids[c] for c in self.graph.children(self.graph.index[hpo_id]).tolist()
+        )
+
+    def information_content(self, hpo_id: str) -> float:
+        """IC of a term in this universe."""
+        return float(self.ic[self.graph.index[hpo_id]])
+
+    @cached_property
+    def organ_system_roots(self) -> frozenset[str]:
+        """Children of 'Phenotypic abnormality' (HP:0000118), e.g. 'Abnormality of the eye'."""
+        return frozenset(self.children(PHENOTYPIC_ABNORMALITY))
+
+    @cached_property
+    def too_general(self) -> np.ndarray:
+        """Mask of the terms too general to report as a finding: root, HP:0000118, organ-system roots."""
+        mask = np.zeros(self.n_terms, dtype=bool)
+        for tid in (ROOT, PHENOTYPIC_ABNORMALITY, *self.organ_system_roots):
+            mask[self.graph.index[tid]] = True
+        return mask
+
+    @cached_property
+    def phenotype_mask(self) -> np.ndarray:
+        """Mask of live terms under 'Phenotypic abnormality' (HP:0000118), itself included."""
+        root = self.graph.index[PHENOTYPIC_ABNORMALITY]
+        mask = np.zeros(self.n_terms, dtype=bool)
+        mask[self.graph.descendants(root)] = True
+        return mask & ~self.is_obsolete
+
+    # ----- diseases ----------------------------------------------------------------------
+
+    @property
+    def n_universe(self) -> int:
+        """Number of diseases in the universe."""
+        return len(self.disease_ids)
+
+    def in_universe(self, disease_id: str) -> bool:
+        """True when the id is a disease of this universe."""
+        return disease_id in self.disease_index
+
+    def all_disease_ids(self) -> tuple[str, ...]:
+        """Every disease in phenotype.hpoa (all databases, in or out of the universe)."""
+        return tuple(self._diseases["ids"])
+
+    def disease_name(self, disease_id: str) -> str:
+        """Primary name of any disease in phenotype.hpoa (KeyError if unknown)."""
+        return self._diseases["names"][self._all_disease_index[disease_id]]
+
+    def disease(self, disease_id: str) -> DiseaseInfo:
+        """Everything known about a disease of phenotype.hpoa (in or out of the universe)."""
+        k = self._all_disease_index[disease_id]
+        a = self._ann
+        lo, hi = a["pos_indptr"][k], a["pos_indptr"][k + 1]
+        ids = self.graph.ids
+        phenotypes = tuple(
+            Annotation(
+                ids[t],
+                FrequencyClass(int(c)),
+                None if math.isnan(v) else float(v),
+            )
+            for t, c, v in zip(
+                a["pos_term"][lo:hi].tolist(),
+                a["pos_class"][lo:hi].tolist(),
+                a["pos_value"][lo:hi].tolist(),
+                strict=True,
+            )
+        )
+
+        def slice_of(name: str) -> tuple[str, ...]:
+            s, e = a[f"{name}_indptr"][k], a[f"{name}_indptr"][k + 1]
+            return tuple(ids[t] for t in a[f"{name}_term"][s:e].tolist())
+
+        return DiseaseInfo(
+            id=disease_id,
+            name=self._diseases["names"][k],
+            synonyms=tuple(self._diseases["synonyms"][k]),
+            phenotypes=phenotypes,
+            excluded=slice_of("neg"),
+            inheritance=slice_of("inh"),
+            clinical_course=slice_of("course"),
+        )
+
+    def phenotype_indices(self, d: int) -> np.ndarray:
+        """Term indices of universe disease index ``d``'s positive phenotypes."""
+        return self.pheno_terms[self.pheno_indptr[d] : self.pheno_indptr[d + 1]]
+
+    def excluded_indices(self, d: int) -> np.ndarray:
+        """Term indices annotated absent (``NOT`` or frequency 0) for universe disease index ``d``."""
+        k = self.disease_rows[d]
+        ptr = self._ann["neg_indptr"]
+        return self._ann["neg_term"][ptr[k] : ptr[k + 1]]
+
+    def closure(self, d: int) -> np.ndarray:
+        """Sorted term indices of all ancestors (reflexive) of disease ``d``'s phenotypes."""
+        return self.closure_indices[self.closure_indptr[d] : self.closure_indptr[d + 1]]
+
+    @cached_property
+    def _all_disease_index(self) -> dict[str, int]:
+        return {did: k for k, did in enumerate(self._diseases["ids"])}
+
+
+# ----- building from the source files ----------------------------------------------------
+
+
+def _merge_phenotypes(
+    rows: list[HpoaRecord],
+) -> tuple[FrequencyClass, float | None]:
+    """Pool one (disease, term)'s positive rows into one class and value (see module doc)."""
+    n_sum = m_sum = 0.0
+    numeric = False
+    classes = []
+    for r in rows:
+        if r.frequency_value is not None:
+            numeric = True
+            if "/" in r.frequency_raw:
+                n, m = r.frequency_raw.split("/")
+                n_sum, m_sum = n_sum + int(n), m_sum + int(m)
+            else:
+                n_sum, m_sum = n_sum + 100.0 * r.frequency_value, m_sum + 100.0
+        elif r.frequency_class != FrequencyClass.UNKNOWN:
+            classes.append(r.frequency_class)
+    if numeric:
+        value = n_sum / m_sum
+        return frequency_class_of(value), value
+    if classes:
+        return min(classes), None
+    return FrequencyClass.UNKNOWN, None
+
+
+def _disease_names(names: list[str]) -> tuple[str, list[str]]:
+    counts = Counter(names)
+    best = max(counts, key=lambda n: (counts[n], -names.index(n)))
+    parts = split_disease_name(best) or [best]
+    primary = parts[0]
+    synonyms: list[str] = []
+    for name in [best, *counts]:
+        for part in split_disease_name(name) or [name]:
+            if part != primary and part not in synonyms:
+                synonyms.append(part)
+    return primary, synonyms
+
+
+def _csr_rows(rows: list[list[int]], dtype: type = np.int32) -> tuple[np.ndarray, np.ndarray]:
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(r) for r in rows])
+    flat = np.fromiter((x for r in rows for x in r), dtype=dtype, count=int(indptr[-1]))
+    return indptr, flat
+
+
+def _build(files: HpoFiles) -> tuple[dict, dict[str, np.ndarray], dict, dict[str, np.ndarray]]:
+    """Parse both files into the cache payload: (terms json, graph arrays, diseases json, annotation arrays)."""
+    onto = read_obo(files.obo_path)
+    graph = TermGraph.from_terms(onto.terms)
+    alt_ids: dict[str, str] = {}
+    alt_ids_of: dict[str, list[str]] = {}
+    for t in onto.terms:
+        if not t.is_obsolete:
+            for alt in t.alt_ids:
+                alt_ids[alt] = t.id
+            if t.alt_ids:
+                alt_ids_of[t.id] = list(t.alt_ids)
+    terms = {
+        "release": files.release,
+        "ids": list(graph.ids),
+        "names": [t.name for t in onto.terms],
+        "definitions": [t.definition for t in onto.terms],
+        "synonyms": [[list(s) for s in t.synonyms] for t in onto.terms],
+        "obsolete": [i for i, t in enumerate(onto.terms) if t.is_obsolete],
+        "alt_ids": alt_ids,
+        "alt_ids_of": alt_ids_of,
+        "replaced_by": {t.id: t.replaced_by for t in onto.terms if t.replaced_by},
+        "consider": {t.id: list(t.consider) for t in onto.terms if t.consider},
+    }
+
+    hpoa = read_hpoa(files.hpoa_path)
+    index = graph.index
+    obsolete = set(terms["obsolete"])
+
+    def canonical(tid: str) -> int | None:
+        for _ in range(16):
+            i = index.get(tid)
+            if i is not None and i not in obsolete:
+                return i
+            tid = alt_ids.get(tid) or terms["replaced_by"].get(tid) or ""
+            if not tid:
+                return None
+        return None
+
+    names: dict[str, list[str]] = defaultdict(list)
+    pos: dict[str, dict[int, list[HpoaRecord]]] = defaultdict(dict)
+    neg: dict[str, set[int]] = defaultdict(set)
+    other: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for r in hpoa.records:
+        names[r.database_id].append(r.disease_name)
+        t = canonical(r.hpo_id)
+        if t is None:
+            continue
+        if r.aspect == "P":
+            if r.negated:
+                neg[r.database_id].add(t)
+            else:
+                pos[r.database_id].setdefault(t, []).append(r)
+        elif not r.negated and t not in other[(r.database_id, r.aspect)]:
+            other[(r.database_id, r.aspect)].append(t)
+
+    disease_ids = sorted(names)
+    dnames, dsyn = [], []
+    pos_rows: list[list[int]] = []
+    pos_class: list[int] = []
+    pos_value: list[float] = []
+    neg_rows, inh_rows, course_rows = [], [], []
+    for did in disease_ids:
+        primary, synonyms = _disease_names(names[did])
+        dnames.append(primary)
+        dsyn.append(synonyms)
+        row, absent = [], set(neg[did])
+        for t in sorted(pos[did]):
+            cls, value = _merge_phenotypes(pos[did][t])
+            if cls == FrequencyClass.EXCLUDED:
+                absent.add(t)
+                continue
+            row.append(t)
+            pos_class.append(int(cls))
+            pos_value.append(math.nan if value is None else value)
+        pos_rows.append(row)
+        neg_rows.append(sorted(absent - set(row)))
+        inh_rows.append(other[(did, "I")])
+        course_rows.append(other[(did, "C")])
+
+    ann: dict[str, np.ndarray] = {}
+    for name, rows in (
+        ("pos", pos_rows),
+        ("neg", neg_rows),
+        ("inh", inh_rows),
+        ("course", course_rows),
+    ):
+        ann[f"{name}_indptr"], ann[f"{name}_term"] = _csr_rows(rows)
+    ann["pos_class"] = np.asarray(pos_class, dtype=np.int8)
+    ann["pos_value"] = np.asarray(pos_value, dtype=np.float64)
+    diseases = {"ids": disease_ids, "names": dnames, "synonyms": dsyn, "hpoa_header": hpoa.header}
+    return terms, graph.to_arrays(), diseases, ann
+
+
+# ----- universe-dependent arrays ---------------------------------------------------------
+
+
+def _universe_arrays(
+    universe: str, graph: TermGraph, diseases: dict, ann: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Select the universe's diseases and compute their closures, term counts and IC."""
+    prefixes = UNIVERSE_PREFIXES[universe]
+    ptr = ann["pos_indptr"]
+    keep = [
+        k
+        for k, did in enumerate(diseases["ids"])
+        if did.split(":", 1)[0] in prefixes and ptr[k + 1] > ptr[k]
+    ]
+    keep_arr = np.asarray(keep, dtype=np.int64)
+    lengths = ptr[keep_arr + 1] - ptr[keep_arr]
+    pheno_indptr = np.zeros(len(keep) + 1, dtype=np.int64)
+    pheno_indptr[1:] = np.cumsum(lengths)
+    take = (
+        np.concatenate([np.arange(ptr[k], ptr[k + 1]) for k in keep]) if keep else np.zeros(0, int)
+    )
+    pheno_terms = ann["pos_term"][take]
+
+    # Closure: for every (disease, phenotype) pair, the phenotype's ancestors; dedupe per disease.
+    a_ptr, a_idx = graph.ancestors_indptr, graph.ancestors_indices
+    n_anc = a_ptr[pheno_terms + 1] - a_ptr[pheno_terms]
+    starts = np.repeat(a_ptr[pheno_terms] - np.concatenate([[0], np.cumsum(n_anc)[:-1]]), n_anc)
+    anc = a_idx[np.arange(int(n_anc.sum())) + starts]
+    disease_of_ann = np.repeat(np.arange(len(keep)), lengths)
+    n_terms = len(graph.ids)
+    keys = np.sort(np.repeat(disease_of_ann, n_anc).astype(np.int64) * n_terms + anc)
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    closure_d, closure_t = np.divmod(keys, n_terms)
+    closure_indptr = np.zeros(len(keep) + 1, dtype=np.int64)
+    closure_indptr[1:] = np.cumsum(np.bincount(closure_d, minlength=len(keep)))
+    n_diseases = np.bincount(closure_t, minlength=n_terms).astype(np.int32)
+    total = max(len(keep), 1)
+    ic = -np.log(np.maximum(n_diseases, 1) / total)
+    return {
+        "disease_rows": keep_arr,
+        "pheno_indptr": pheno_indptr,
+        "pheno_terms": pheno_terms,
+        "pheno_class": ann["pos_class"][take],
+        "pheno_value": ann["pos_value"][take],
+        "closure_indptr": closure_indptr,
+        "closure_indices": closure_t.astype(np.int32),
+        "n_diseases": n_diseases,
+        "ic": ic,
+    }
+
+
+# ----- cache -----------------------------------------------------------------------------
+
+
+def _write_cache(target: Path, files: HpoFiles) -> None:
+    """Build and write the cache directory atomically (temp dir, manifest last, rename)."""
+    terms, graph_arrays, diseases, ann = _build(files)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; other workers of the user may share it
+    try:
+        with open(tmp / "terms.json", "w", encoding="utf-8") as fh:
+            json.dump(terms, fh, ensure_ascii=False, separators=(",", ":"))
+        with open(tmp / "diseases.json", "w", encoding="utf-8") as fh:
+            json.dump(diseases, fh, ensure_ascii=False, separators=(",", ":"))
+        np.savez(tmp / "graph.npz", **graph_arrays)
+        np.savez(tmp / "annotations.npz", **ann)
+        graph = TermGraph.from_arrays(terms["ids"], graph_arrays)
+        for name in UNIVERSE_PREFIXES:
+            np.savez(tmp / f"universe-{name}.npz", **_universe_arrays(name, graph, diseases, ann))
+        manifest = {
+            "format": CACHE_FORMAT,
+            "source_checksum": files.checksum,
+            "obo_sha256": files.obo_sha256,
+            "hpoa_sha256": files.hpoa_sha256,
+            "release": files.release,
+            "files": {name: sha256_file(tmp / name) for name in _CACHE_FILES},
+        }
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=1)
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not _cache_is_valid(
+                target, files
+            ):  # another process won only if it left a valid cache
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cache_is_valid(target: Path, files: HpoFiles) -> bool:
+    try:
+        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if manifest.get("format") != CACHE_FORMAT or manifest.get("source_checksum") != files.checksum:
+        return False
+    expected = manifest.get("files", {})
+    return all(
+        (target / name).is_file() and expected.get(name) == sha256_file(target / name)
+        for name in _CACHE_FILES
+    )
+
+
+def kb_cache_path(files: HpoFiles | None = None) -> Path:
+    """The cache directory of the KB built from these files (not created)."""
+    files = files or hpo_files()
+    return cache_dir("hpo") / files.checksum[:32]
+
+
+def load_hpo_kb(universe: Universe = "omim", *, rebuild: bool = False) -> HpoKnowledgeBase:
+    """Load the knowledge base, building its cache on first use.
+
+    The result is memoised per (universe, cache location), so every env in a
+    process shares one read-only KB.
+
+    Args:
+        universe: ``"omim"`` (default) or ``"omim+orpha"``.
+        rebuild: ignore and rewrite the cache (after a manual edit, say).
+
+    Raises:
+        ValueError: an unknown universe, with the accepted values.
+    """
+    if universe not in UNIVERSE_PREFIXES:
+        raise ValueError(
+            f"load_hpo_kb: universe must be one of {list(get_args(Universe))}, got {universe!r}"
+        )
+    if rebuild:
+        _load_cached.cache_clear()
+    files = hpo_files()
+    return _load_cached(universe, str(kb_cache_path(files)), rebuild)
+
+
+@lru_cache(maxsize=8)
+def _load_cached(universe: str, path: str, rebuild: bool) -> HpoKnowledgeBase:
+    files = hpo_files()
+    target = Path(path)
+    if rebuild or not _cache_is_valid(target, files):
+        _write_cache(target, files)
+    terms = json.loads((target / "terms.json").read_text(encoding="utf-8"))
+    diseases = json.loads((target / "diseases.json").read_text(encoding="utf-8"))
+    with np.load(target / "graph.npz") as npz:
+        graph = TermGraph.from_arrays(terms["ids"], {k: npz[k] for k in npz.files})
+    with np.load(target / "annotations.npz") as npz:
+        ann = {k: npz[k] for k in npz.files}
+    with np.load(target / f"universe-{universe}.npz") as npz:
+        uni = {k: npz[k] for k in npz.files}
+    disease_ids = tuple(diseases["ids"][k] for k in uni["disease_rows"].tolist())
+    return HpoKnowledgeBase(
+        universe=universe,
+        release=files.release,
+        checksum=files.checksum,
+        files=files,
+        graph=graph,
+        term_names=tuple(terms["names"]),
+        _terms=terms,
+        _diseases=diseases,
+        _ann=ann,
+        disease_ids=disease_ids,
+        disease_index={did: i for i, did in enumerate(disease_ids)},
+        **uni,
+    )
