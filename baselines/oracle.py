@@ -1,0 +1,63 @@
+"""The oracle: follows each task's gold tool plan through the real tools.
+
+It proves that every generated question is answerable with the tools: the
+answer it gives is read out of the real tool outputs with the plan's
+``extract`` rule, never copied from the gold. Tasks without a plan (your own
+questions) get the gold answer directly, since there is nothing to prove.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from agentenv.actions import answer, tool_call
+from agentenv.core import Task
+
+
+class OracleAgent:
+    """A privileged scripted agent; one tool call per turn, then the extracted answer."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._steps: list[Mapping[str, Any]] = []
+        self._outputs: list[Any] = []
+        self._task: Task | None = None
+
+    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+        self._task = task
+        plan = task.private.get("plan") if info.get("tools") else None
+        self._steps = list(plan or [])
+        self._outputs = []
+        self._next = 0
+
+    def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._next > 0:
+            self._outputs.append(_json_or_text(obs))
+        if self._next < len(self._steps):
+            step = self._steps[self._next]
+            self._next += 1
+            return tool_call(step["tool"], **step["arguments"])
+        return answer(self._final_answer())
+
+    def _final_answer(self) -> str:
+        task = self._task
+        assert task is not None, "reset() first"
+        extract = task.private.get("extract")
+        if self._steps and extract is not None:
+            from agentenv.envs.media_search.questions import execute_plan_extract
+
+            return execute_plan_extract(extract, self._outputs)
+        gold = task.gold
+        return gold["answer"] if isinstance(gold, Mapping) and "answer" in gold else str(gold)
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

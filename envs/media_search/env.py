@@ -1,0 +1,165 @@
+"""MediaSearch: find films, people and numbers in a real 17k-film catalog.
+
+## Task
+Answer a question about films from the Wikidata-derived catalog shipped in
+PyPI ``bokeh-sampledata==2026.1`` (1940-2014): single lookups, constraint
+search, superlatives, two-hop questions, comparisons and counts. Every gold
+answer is verified unique against the catalog.
+
+## Observation
+The question on reset; then tool output as compact JSON, or an error message
+for an unparseable action. ``info["messages"]`` holds the chat.
+
+## Actions and tools
+Text. ``MediaSearch-v0``: ``search``, ``filter_titles``, ``get_title``,
+``find_person`` as ``<tool_call>`` JSON, then ``<answer>…</answer>``; at most
+``max_turns`` (8) actions. ``MediaSearch-SingleTurn-v0``: no tools; the top
+retrieved passages are in the prompt; one answer.
+
+## Reward components
+``accuracy`` (rule-based grader: normalisation, aliases, ids, numbers),
+``format``, ``tool_calls``, ``turns``, ``invalid_actions``, ``tool_errors``.
+
+## Splits
+``train`` (≥ 20,000), ``validation`` (1,000) and ``test`` (1,000) generated
+questions; or your own JSONL via ``tasks=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from agentenv.core import Task, ToolEnv
+from agentenv.corpora.media import Catalog, load_catalog
+from agentenv.envs.media_search.grading import grade_answer
+from agentenv.envs.media_search.questions import Question, load_questions
+from agentenv.envs.media_search.tools import make_media_tools
+from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+from agentenv.parsing import Answer
+from agentenv.retrieval.base import Retriever
+from agentenv.tools import ToolRegistry
+
+ANSWER_RULES = (
+    "Give the final answer as <answer>…</answer> holding only the title, the person's name, "
+    "or the number asked for."
+)
+
+
+class QuestionTasks(Sequence[Task]):
+    """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
+
+    def __init__(self, questions: Sequence[Question], split: str) -> None:
+        self._questions = questions
+        self._split = split
+        self._cache: dict[int, Task] = {}
+
+    def __len__(self) -> int:
+        return len(self._questions)
+
+    def __getitem__(self, index: int) -> Task:  # type: ignore[override]
+        task = self._cache.get(index)
+        if task is None:
+            task = question_task(self._questions[index], self._split)
+            self._cache[index] = task
+        return task
+
+
+def question_task(q: Question, split: str) -> Task:
+    """The Task of one question: the text is public; answer, aliases and plan are private."""
+    return Task(
+        prompt=q.question,
+        gold={"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type},
+        split=split,
+        kind=q.kind,
+        difficulty=q.difficulty,
+        private={"question": q, "plan": q.plan, "extract": q.extract},
+    )
+
+
+class MediaSearchEnv(ToolEnv):
+    """Multi-turn agentic RAG (``mode="multi_turn"``) or linear RAG (``"single_turn"``)."""
+
+    family = "media_search"
+
+    def __init__(
+        self,
+        *,
+        mode: Literal["multi_turn", "single_turn"] = "multi_turn",
+        split: str = "test",
+        tasks: str | Path | Sequence[Mapping[str, Any]] | None = None,
+        retriever: str | Retriever = "bm25",
+        passages: int = 5,
+        catalog: Catalog | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if mode not in ("multi_turn", "single_turn"):
+            raise ValueError(f"mode must be 'multi_turn' or 'single_turn', got {mode!r}")
+        if not 1 <= passages <= 20:
+            raise ValueError(f"passages must be in 1..20, got {passages}")
+        self.mode = mode
+        self.passages = passages
+        self.catalog = catalog or load_catalog()
+        self._doc_text: dict[str, str] | None = None
+        self.retriever = self._build_retriever(retriever)
+        questions = self._load_questions(split, tasks)
+        task_split = "custom" if tasks is not None else split
+        tools = ToolRegistry(make_media_tools(self.catalog, self.retriever) if mode == "multi_turn" else [])
+        if mode == "single_turn":
+            kwargs["max_turns"] = 1
+        super().__init__(QuestionTasks(questions, task_split), tools, split=task_split, **kwargs)
+        self.corpus_checksums = {"media": self.catalog.checksum}
+
+    def _build_retriever(self, spec: str | Retriever) -> Retriever:
+        if not isinstance(spec, str):
+            if not isinstance(spec, Retriever):
+                raise TypeError(f"retriever must be a name, URL or Retriever, not {type(spec).__name__}")
+            return spec
+        from agentenv.retrieval import build_retriever
+
+        ids, texts = self.catalog.documents()
+        return build_retriever(spec, texts, ids, corpus_checksum=self.catalog.checksum)
+
+    @staticmethod
+    def _load_questions(split: str, tasks: Any) -> Sequence[Question]:
+        if tasks is None:
+            if split not in ("train", "validation", "test"):
+                raise ValueError(f"split must be 'train', 'validation' or 'test', got {split!r}")
+            return load_questions(split)
+        if isinstance(tasks, (str, Path)):
+            return load_user_tasks(Path(tasks))
+        return [question_from_dict(row, where=f"tasks[{i}]") for i, row in enumerate(tasks)]
+
+    # ------------------------------------------------------------------ hooks
+    def _system_prompt(self) -> str:
+        if self.mode == "single_turn":
+            return (
+                "You answer questions about films using the catalog passages given with the question. "
+                + ANSWER_RULES
+            )
+        lines = [
+            "You answer questions about films by searching a film catalog (1940-2014) with tools.",
+            'Call a tool with <tool_call>{"name": TOOL, "arguments": {...}}</tool_call>; '
+            "several calls in one turn are allowed. Tools:",
+        ]
+        lines += [f"- {self.tools[name].signature()}: {self.tools[name].description}" for name in self.tools.names]
+        lines.append(f"You have at most {self.max_turns} turns. " + ANSWER_RULES)
+        return "\n".join(lines)
+
+    def _task_prompt(self, task: Task) -> str:
+        if self.mode == "multi_turn":
+            return task.prompt
+        if self._doc_text is None:
+            self._doc_text = dict(zip(*self.catalog.documents()))
+        hits = self.retriever.search(task.prompt, self.passages)
+        passages = "\n".join(f"[{i + 1}] {self._doc_text[h.doc_id]}" for i, h in enumerate(hits))
+        return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"
+
+    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+        question = task.private["question"]
+        correct = answer is not None and grade_answer(answer.text, question)
+        return {"accuracy": float(correct)}
+
+    def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
+        return question_task(question_from_dict(data, where="options['task']"), "custom")
