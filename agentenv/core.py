@@ -89,6 +89,8 @@ class Episode:
     invalid_actions: int = 0
     tool_errors: int = 0
     think_turns: int = 0
+    latency_ms: float = 0.0
+    wall_ms: float = 0.0
     answer: Answer | None = None
     done: bool = False
 
@@ -197,6 +199,8 @@ class ToolEnv(gym.Env[str, str]):
                 result = self.tools.execute(call.tool, call.args)
                 ep.tool_calls += 1
                 ep.tool_errors += not result.ok
+                ep.latency_ms += call.tool.latency_ms
+                ep.wall_ms += result.wall_ms
                 ep.messages.append({"role": "tool", "tool_call_id": call_id, "name": result.name, "content": result.content})
                 outputs.append(result)
             obs = outputs[0].content if len(outputs) == 1 else "\n\n".join(f"[{r.name}]\n{r.content}" for r in outputs)
@@ -256,6 +260,7 @@ class ToolEnv(gym.Env[str, str]):
             turns=float(ep.turn),
             invalid_actions=float(ep.invalid_actions),
             tool_errors=float(ep.tool_errors),
+            latency_ms=float(ep.latency_ms),
         )
         return components
 

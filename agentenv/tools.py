@@ -61,6 +61,10 @@ class Tool:
     fn: Callable[[Any], Any]
     timeout_s: float | None = DEFAULT_TIMEOUT_S
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    latency_ms: float = 0.0
+    """Modelled latency of one call in production (a search service, a database), used by
+    the ``latency_ms`` reward component. It is declared, not measured, so rewards stay
+    deterministic; the measured wall time is kept in ``ToolResult.wall_ms``."""
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function schema, generated from the argument model."""
@@ -106,7 +110,7 @@ class ToolResult:
     name: str
     content: str
     ok: bool
-    latency_ms: float
+    wall_ms: float
 
 
 @dataclass(frozen=True, slots=True)
