@@ -67,7 +67,7 @@ ROOT = "HP:0000001"
 """The HPO root term ('All')."""
 PHENOTYPIC_ABNORMALITY = "HP:0000118"
 """Root of the phenotype sub-ontology; its children are the organ-system roots."""
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Bump when the cache layout changes; old caches are then rebuilt."""
 
 _ASPECT_CODES = {"P": 0, "I": 1, "C": 2, "M": 3, "H": 4}
@@ -93,6 +93,24 @@ def split_disease_name(name: str) -> list[str]:
     return [part.strip() for part in name.split(";") if part.strip()]
 
 
+def _resolve_id(
+    tid: str,
+    index: dict[str, int],
+    obsolete: np.ndarray,
+    replaced_by: dict[str, list[str]],
+    alt_ids: dict[str, str],
+) -> str | None:
+    for _ in range(16):
+        idx = index.get(tid)
+        if idx is not None and not obsolete[idx]:
+            return tid
+        nxt = alt_ids.get(tid) or (replaced_by.get(tid) or [None])[0]
+        if nxt is None:
+            return None
+        tid = nxt
+    return None
+
+
 @dataclass(frozen=True)
 class TermInfo:
     """What the KB knows about one HPO term (built on request, for tools and text)."""
@@ -104,7 +122,7 @@ class TermInfo:
     parents: tuple[str, ...]
     alt_ids: tuple[str, ...]
     is_obsolete: bool
-    replaced_by: str | None
+    replaced_by: tuple[str, ...]
     information_content: float
     n_diseases: int
     """Universe diseases annotated with this term or a descendant."""
@@ -199,22 +217,20 @@ class HpoKnowledgeBase:
     def resolve_term(self, hpo_id: str) -> str | None:
         """Map any HPO id to its current primary id, or None when there is none.
 
-        Order: a live primary id is itself; an ``alt_id`` maps to the term that
-        lists it; an obsolete id follows ``replaced_by`` (chains included).
-        Obsolete ids with only ``consider:`` suggestions and unknown ids give None.
+        A live primary id is itself. An id listed as an ``alt_id`` maps to the
+        live term that lists it (the live term is the current curation);
+        failing that, an obsolete id follows its first ``replaced_by`` (chains
+        included). The two routes disagree for 2 ids in HPO 2025-01-16
+        (HP:0007901, HP:0010905). Obsolete ids with only ``consider:``
+        suggestions, and unknown ids, give None.
         """
-        tid = normalize_term_id(hpo_id)
-        for _ in range(16):
-            idx = self.graph.index.get(tid)
-            if idx is not None and not self.is_obsolete[idx]:
-                return tid
-            if tid in self._terms["alt_ids"]:
-                tid = self._terms["alt_ids"][tid]
-            elif tid in self._terms["replaced_by"]:
-                tid = self._terms["replaced_by"][tid]
-            else:
-                return None
-        return None
+        return _resolve_id(
+            normalize_term_id(hpo_id),
+            self.graph.index,
+            self.is_obsolete,
+            self._terms["replaced_by"],
+            self._terms["alt_ids"],
+        )
 
     def term_name(self, hpo_id: str) -> str:
         """Label of a term (KeyError if the id is not a primary id)."""
@@ -232,7 +248,7 @@ class HpoKnowledgeBase:
             parents=tuple(self.graph.ids[p] for p in self.graph.parents(i).tolist()),
             alt_ids=tuple(t["alt_ids_of"].get(hpo_id, ())),
             is_obsolete=bool(self.is_obsolete[i]),
-            replaced_by=t["replaced_by"].get(hpo_id),
+            replaced_by=tuple(t["replaced_by"].get(hpo_id, ())),
             information_content=float(self.ic[i]),
             n_diseases=int(self.n_diseases[i]),
         )
@@ -433,23 +449,17 @@ def _build(files: HpoFiles) -> tuple[dict, dict[str, np.ndarray], dict, dict[str
         "obsolete": [i for i, t in enumerate(onto.terms) if t.is_obsolete],
         "alt_ids": alt_ids,
         "alt_ids_of": alt_ids_of,
-        "replaced_by": {t.id: t.replaced_by for t in onto.terms if t.replaced_by},
+        "replaced_by": {t.id: list(t.replaced_by) for t in onto.terms if t.replaced_by},
         "consider": {t.id: list(t.consider) for t in onto.terms if t.consider},
     }
 
     hpoa = read_hpoa(files.hpoa_path)
-    index = graph.index
-    obsolete = set(terms["obsolete"])
+    obsolete = np.zeros(len(graph.ids), dtype=bool)
+    obsolete[terms["obsolete"]] = True
 
     def canonical(tid: str) -> int | None:
-        for _ in range(16):
-            i = index.get(tid)
-            if i is not None and i not in obsolete:
-                return i
-            tid = alt_ids.get(tid) or terms["replaced_by"].get(tid) or ""
-            if not tid:
-                return None
-        return None
+        primary = _resolve_id(tid, graph.index, obsolete, terms["replaced_by"], alt_ids)
+        return None if primary is None else graph.index[primary]
 
     names: dict[str, list[str]] = defaultdict(list)
     pos: dict[str, dict[int, list[HpoaRecord]]] = defaultdict(dict)

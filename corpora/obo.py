@@ -81,7 +81,8 @@ class OboTerm:
         synonyms: in file order.
         is_a: parent ids, in file order.
         alt_ids: older ids merged into this term.
-        replaced_by: for an obsolete term, the term that replaces it (None otherwise).
+        replaced_by: for an obsolete term, the term(s) that replace it, in file order
+            (HPO 2025-01-16 has one obsolete term with two: HP:0000535).
         consider: for an obsolete term, suggested alternatives (no single replacement).
         is_obsolete: True for ``is_obsolete: true``.
     """
@@ -92,7 +93,7 @@ class OboTerm:
     synonyms: tuple[Synonym, ...] = ()
     is_a: tuple[str, ...] = ()
     alt_ids: tuple[str, ...] = ()
-    replaced_by: str | None = None
+    replaced_by: tuple[str, ...] = ()
     consider: tuple[str, ...] = ()
     is_obsolete: bool = False
 
@@ -151,7 +152,6 @@ def _build_term(tags: dict[str, list[str]]) -> OboTerm:
     definition = ""
     if tags.get("def"):
         definition = _read_quoted(tags["def"][0])[0]
-    replaced = tags.get("replaced_by")
     return OboTerm(
         id=tags["id"][0],
         name=tags.get("name", [""])[0],
@@ -159,7 +159,7 @@ def _build_term(tags: dict[str, list[str]]) -> OboTerm:
         synonyms=tuple(parse_synonym(v) for v in tags.get("synonym", [])),
         is_a=tuple(_strip_comment(v) for v in tags.get("is_a", [])),
         alt_ids=tuple(_strip_comment(v) for v in tags.get("alt_id", [])),
-        replaced_by=_strip_comment(replaced[0]) if replaced else None,
+        replaced_by=tuple(_strip_comment(v) for v in tags.get("replaced_by", [])),
         consider=tuple(_strip_comment(v) for v in tags.get("consider", [])),
         is_obsolete=tags.get("is_obsolete", ["false"])[0].strip() == "true",
     )
