@@ -1,0 +1,398 @@
+"""Simulated rare-disease patients drawn from HPO annotation frequencies.
+
+Why simulate: real phenotyped cases with a confirmed OMIM diagnosis are few
+and not redistributable in bulk, while HPO annotates ~8,350 OMIM diseases with
+how often each feature occurs. A patient is drawn from one disease's profile
+and then degraded the way real clinical notes are, so that the reference
+ranker's accuracy on simulated cases lands near its accuracy on real ones
+(top-3 ~0.44-0.48 for Phenomizer-style ranking; clean sampling is far too
+easy at ~0.9+). The steps, in the order they use the random generator:
+
+1. **Findings.** Each annotated phenotype is present with a probability drawn
+   within its HPO frequency class: obligate 1; very frequent U(.80, .99);
+   frequent U(.30, .79); occasional U(.05, .29); very rare U(.01, .04); a
+   numeric source frequency (``n/m`` or %) is used as is; an unknown frequency
+   first draws frequent or occasional (even odds). Frequency-0 annotations are
+   never present (the KB keeps them as excluded features). An empty draw is
+   redrawn. ``max_findings`` caps the count by a uniform subsample.
+2. **Noise.** For each finding, with probability ``noise``, one unrelated term
+   is added: a term directly annotated to at least ``noise_min_diseases``
+   diseases (a plausible incidental finding), neither an ancestor nor a
+   descendant of any of the disease's phenotypes or other noise terms.
+3. **Hidden.** Each finding (noise included) is hidden with probability
+   ``hidden_fraction``; hidden findings are revealed only when asked about
+   (:func:`ask`). At least ``min_visible`` stay visible.
+4. **Imprecision.** Each visible finding is, with probability ``imprecision``,
+   reported as an ancestor 1..``imprecision_max_steps`` ``is_a`` steps up --
+   never the root (HP:0000001), 'Phenotypic abnormality' (HP:0000118) or an
+   organ-system root (a child of HP:0000118); a finding with no such ancestor
+   stays as it is. Hidden findings are revealed precisely.
+5. **Excluded.** ``rng.integers(excluded_range[0], excluded_range[1] + 1)``
+   terms are reported absent: first the disease's own ``NOT``/frequency-0
+   annotations (when ``excluded_from_annotations``), then unrelated terms from
+   the noise pool. None is an ancestor of a finding.
+6. Visible terms that are ancestors of other visible terms are dropped when
+   ``drop_redundant`` (clinicians record the most specific term), and the
+   order of every list is shuffled so that position carries no signal.
+
+Nothing here touches a global RNG: :meth:`PatientSampler.sample_case` seeds its
+own ``np.random.Generator`` from the patient seed, and
+:meth:`PatientSampler.sample` draws that seed from the generator it is given.
+
+Example:
+    >>> CLEAN.imprecision, CLEAN.noise, CALIBRATED.imprecision > 0
+    (0.0, 0.0, True)
+    >>> Patient("OMIM:1", present=("HP:0001250",), findings=("HP:0001250",)).all_present
+    ('HP:0001250',)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
+
+# ----- parameters ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SamplerParams:
+    """How a patient is degraded from its disease profile (see the module docstring for the steps)."""
+
+    imprecision: float = 0.0
+    """Probability that a visible finding is reported as one of its ancestors."""
+    imprecision_max_steps: int = 2
+    """An imprecise finding moves up 1..this many ``is_a`` steps (uniform)."""
+    noise: float = 0.0
+    """Per finding, the probability of adding one unrelated term."""
+    noise_min_diseases: int = 10
+    """Noise (and unrelated excluded) terms are drawn from terms directly annotated to at least this many universe diseases."""
+    max_findings: int | None = None
+    """Cap on the disease-derived findings (uniform subsample); None: no cap."""
+    hidden_fraction: float = 0.0
+    """Probability that a finding is hidden until asked about (multi-turn)."""
+    min_visible: int = 1
+    """At least this many findings stay visible (as many as there are, if fewer)."""
+    excluded_range: tuple[int, int] = (0, 0)
+    """Inclusive range of the number of terms reported absent."""
+    excluded_from_annotations: bool = True
+    """Prefer the disease's own NOT / frequency-0 annotations as excluded terms."""
+    drop_redundant: bool = True
+    """Drop visible terms that are ancestors of other visible terms."""
+
+    def __post_init__(self) -> None:
+        for name in ("imprecision", "noise", "hidden_fraction"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"SamplerParams.{name} must be in [0, 1], got {value}")
+        if self.imprecision_max_steps < 1:
+            raise ValueError("SamplerParams.imprecision_max_steps must be >= 1")
+        if self.max_findings is not None and self.max_findings < 1:
+            raise ValueError("SamplerParams.max_findings must be >= 1 or None")
+        if self.min_visible < 1:
+            raise ValueError("SamplerParams.min_visible must be >= 1")
+        lo, hi = self.excluded_range
+        if not 0 <= lo <= hi:
+            raise ValueError(
+                f"SamplerParams.excluded_range must be (lo, hi) with 0 <= lo <= hi, got {self.excluded_range}"
+            )
+
+    def replace(self, **changes: object) -> SamplerParams:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+CLEAN = SamplerParams()
+"""Frequency sampling only: no imprecision, noise, hiding or excluded terms."""
+IMPRECISE = SamplerParams(imprecision=0.5, imprecision_max_steps=2)
+"""Half of the findings reported one or two levels too general."""
+NOISY = SamplerParams(noise=0.5)
+"""On average one unrelated term per two findings."""
+CALIBRATED = SamplerParams(
+    imprecision=0.6,
+    imprecision_max_steps=3,
+    noise=0.45,
+    max_findings=10,
+    excluded_range=(0, 2),
+)
+"""Tuned on the validation split so that the reference ranker's top-3 is ~0.44-0.50, as on
+real cases (HPO 2025-01-16: 0.483 validation, 0.473 test; ``benchmarks/calibrate_patients.py``)."""
+MULTI_TURN = CALIBRATED.replace(hidden_fraction=0.4, min_visible=2)
+"""CALIBRATED with 40% of the findings hidden until asked about."""
+
+PRESETS: dict[str, SamplerParams] = {
+    "clean": CLEAN,
+    "imprecise": IMPRECISE,
+    "noisy": NOISY,
+    "calibrated": CALIBRATED,
+    "multi_turn": MULTI_TURN,
+}
+"""Named presets, for configs and the calibration table."""
+
+# ----- patients --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Patient:
+    """One case: what is shown, what is hidden, what is absent, and the diagnosis.
+
+    Attributes:
+        disease_id: the gold diagnosis (a universe disease id).
+        present: visible presenting terms, as reported (possibly imprecise or noise).
+        hidden: present findings not reported; revealed by :func:`ask`.
+        excluded: terms reported absent.
+        findings: the patient's true findings (precise disease terms and noise,
+            hidden ones included). Private: used to answer questions, never shown.
+        seed: the patient seed (``sample_case(disease_id, seed)`` rebuilds it); None when imported.
+        source: ``"simulated"`` or the file/record it was imported from.
+        closed_world: True when every finding is known (simulated), so a question
+            about anything else is answered "no"; False for imported cases ("unknown").
+        also_accept: other diagnoses that count as correct (imported cases with several).
+    """
+
+    disease_id: str
+    present: tuple[str, ...]
+    hidden: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()
+    seed: int | None = None
+    source: str = "simulated"
+    closed_world: bool = True
+    also_accept: tuple[str, ...] = ()
+
+    @property
+    def all_present(self) -> tuple[str, ...]:
+        """Visible then hidden present terms (what a fully informed ranker would see)."""
+        return self.present + tuple(h for h in self.hidden if h not in self.present)
+
+    @property
+    def diagnoses(self) -> tuple[str, ...]:
+        """Every accepted diagnosis, the gold one first."""
+        return (self.disease_id, *self.also_accept)
+
+
+@dataclass(frozen=True)
+class AskAnswer:
+    """The answer to "does the patient have <term>?".
+
+    ``revealed`` holds the findings the answer discloses: hidden (or imprecisely
+    reported) findings at or below the asked term. A question about a term too
+    general to be a finding (root, HP:0000118, organ-system roots) reveals nothing.
+    """
+
+    answer: Literal["yes", "no", "unknown"]
+    term_id: str
+    revealed: tuple[str, ...] = ()
+
+
+def ask(kb: HpoKnowledgeBase, patient: Patient, hpo_id: str) -> AskAnswer:
+    """Answer a yes/no question about one HPO term, as the patient's record would.
+
+    "yes" when the patient has the term or a more specific one; "no" when the
+    term (or a more general one) was reported absent, or -- for simulated,
+    closed-world patients -- when no finding lies at or below it; otherwise
+    "unknown".
+
+    Raises:
+        ValueError: an id the KB cannot resolve, naming it.
+    """
+    term = kb.resolve_term(hpo_id)
+    if term is None:
+        raise ValueError(f"unknown or obsolete HPO term {hpo_id!r}")
+    q = kb.graph.index[term]
+    index, ancestors = kb.graph.index, kb.graph.ancestors
+    below = [
+        f for f in (patient.findings or patient.all_present) if _contains(ancestors(index[f]), q)
+    ]
+    if below:
+        visible = set(patient.present)
+        revealed = () if kb.too_general[q] else tuple(f for f in below if f not in visible)
+        return AskAnswer("yes", term, revealed)
+    q_ancestors = ancestors(q)
+    if any(e in index and _contains(q_ancestors, index[e]) for e in patient.excluded):
+        return AskAnswer("no", term)
+    return AskAnswer("no" if patient.closed_world else "unknown", term)
+
+
+def _contains(sorted_terms: np.ndarray, t: int) -> bool:
+    pos = int(np.searchsorted(sorted_terms, t))
+    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
+
+
+# ----- the sampler -----------------------------------------------------------------------
+
+_CLASS_LO = np.zeros(8)
+_CLASS_HI = np.zeros(8)
+for _cls, (_lo, _hi) in FREQUENCY_RANGES.items():
+    _CLASS_LO[_cls], _CLASS_HI[_cls] = _lo, _hi
+
+
+class PatientSampler:
+    """Draw simulated patients for the diseases of a KB's universe.
+
+    Args:
+        kb: the knowledge base.
+        params: degradation parameters (default :data:`CALIBRATED`).
+    """
+
+    def __init__(self, kb: HpoKnowledgeBase, params: SamplerParams = CALIBRATED) -> None:
+        self.kb = kb
+        self.params = params
+        direct = np.bincount(kb.pheno_terms, minlength=kb.n_terms)
+        eligible = kb.phenotype_mask & ~kb.too_general
+        self._allowed = eligible
+        self.noise_pool = np.flatnonzero(eligible & (direct >= params.noise_min_diseases))
+        """Term indices noise and unrelated excluded terms are drawn from."""
+
+    # -- public ---------------------------------------------------------------------------
+
+    def sample(self, disease_id: str, rng: np.random.Generator) -> Patient:
+        """Draw a patient seed from ``rng`` and return :meth:`sample_case` for it."""
+        return self.sample_case(disease_id, int(rng.integers(0, 2**63 - 1)))
+
+    def sample_case(self, disease_id: str, seed: int) -> Patient:
+        """The patient of one (disease, seed): the same pair always gives the same patient.
+
+        Raises:
+            KeyError: the disease is not in the KB's universe.
+        """
+        if disease_id not in self.kb.disease_index:
+            raise KeyError(f"{disease_id!r} is not a disease of the {self.kb.universe!r} universe")
+        rng = np.random.default_rng(seed)
+        d = self.kb.disease_index[disease_id]
+        p = self.params
+        findings = self._findings(d, rng)
+        disease_terms = self.kb.phenotype_indices(d)
+        noise = self._unrelated(d, rng.binomial(len(findings), p.noise), rng, avoid=findings)
+        truth = findings + noise
+        hidden_mask = rng.random(len(truth)) < p.hidden_fraction
+        n_keep = min(p.min_visible, len(truth))
+        if (~hidden_mask).sum() < n_keep:
+            reveal = rng.permutation(np.flatnonzero(hidden_mask))[: n_keep - (~hidden_mask).sum()]
+            hidden_mask[reveal] = False
+        hidden = [t for t, h in zip(truth, hidden_mask.tolist(), strict=True) if h]
+        visible = [
+            self._imprecise(t, rng)
+            for t, h in zip(truth, hidden_mask.tolist(), strict=True)
+            if not h
+        ]
+        visible = list(dict.fromkeys(visible))
+        excluded = self._excluded(d, disease_terms, truth, rng)
+        if p.drop_redundant:
+            visible = self._most_specific(visible)
+        ids = self.kb.graph.ids
+        return Patient(
+            disease_id=disease_id,
+            present=tuple(
+                ids[t] for t in rng.permutation(np.asarray(visible, dtype=np.int64)).tolist()
+            ),
+            hidden=tuple(
+                ids[t] for t in rng.permutation(np.asarray(hidden, dtype=np.int64)).tolist()
+            ),
+            excluded=tuple(
+                ids[t] for t in rng.permutation(np.asarray(excluded, dtype=np.int64)).tolist()
+            ),
+            findings=tuple(ids[t] for t in truth),
+            seed=seed,
+        )
+
+    # -- steps ----------------------------------------------------------------------------
+
+    def inclusion_probabilities(self, d: int, rng: np.random.Generator) -> np.ndarray:
+        """Per phenotype of universe disease index ``d``, its drawn inclusion probability."""
+        kb = self.kb
+        lo, hi = kb.pheno_indptr[d], kb.pheno_indptr[d + 1]
+        cls = kb.pheno_class[lo:hi].astype(np.int64)
+        value = kb.pheno_value[lo:hi]
+        unknown = cls == FrequencyClass.UNKNOWN
+        guess = np.where(
+            rng.random(len(cls)) < 0.5, FrequencyClass.FREQUENT, FrequencyClass.OCCASIONAL
+        )
+        cls = np.where(unknown, guess, cls)
+        drawn = rng.uniform(_CLASS_LO[cls], _CLASS_HI[cls])
+        return np.where(np.isnan(value), drawn, value)
+
+    def _findings(self, d: int, rng: np.random.Generator) -> list[int]:
+        terms = self.kb.phenotype_indices(d)
+        prob = self.inclusion_probabilities(d, rng)
+        for _ in range(100):
+            chosen = terms[rng.random(len(terms)) < prob]
+            if len(chosen):
+                break
+        else:  # a profile of very rare features only: keep its most frequent one
+            chosen = terms[[int(np.argmax(prob))]]
+        cap = self.params.max_findings
+        if cap is not None and len(chosen) > cap:
+            chosen = rng.choice(chosen, size=cap, replace=False)
+        return [int(t) for t in rng.permutation(chosen)]
+
+    def _related(self, t: int, anchors: np.ndarray, closure: np.ndarray) -> bool:
+        """Is term t an ancestor (in closure) or a descendant of one of the anchor terms?"""
+        if _contains(closure, t):
+            return True
+        return bool(np.intersect1d(self.kb.graph.ancestors(t), anchors, assume_unique=True).size)
+
+    def _unrelated(self, d: int, n: int, rng: np.random.Generator, avoid: list[int]) -> list[int]:
+        """Draw n terms from the pool, unrelated to disease d's phenotypes and to each other."""
+        if n <= 0 or not len(self.noise_pool):
+            return []
+        kb = self.kb
+        anchors = np.union1d(kb.phenotype_indices(d), np.asarray(avoid, dtype=np.int32))
+        closure = np.union1d(kb.closure(d), _ancestors_of(kb, avoid))
+        picked: list[int] = []
+        for _ in range(50 * n):
+            if len(picked) == n:
+                break
+            t = int(self.noise_pool[rng.integers(len(self.noise_pool))])
+            if self._related(t, anchors, closure):
+                continue
+            picked.append(t)
+            anchors = np.union1d(anchors, [t])
+            closure = np.union1d(closure, kb.graph.ancestors(t))
+        return picked
+
+    def _imprecise(self, t: int, rng: np.random.Generator) -> int:
+        p = self.params
+        if p.imprecision == 0.0 or rng.random() >= p.imprecision:
+            return t
+        steps = int(rng.integers(1, p.imprecision_max_steps + 1))
+        current = t
+        for _ in range(steps):
+            parents = [q for q in self.kb.graph.parents(current).tolist() if self._allowed[q]]
+            if not parents:
+                break
+            current = parents[int(rng.integers(len(parents)))]
+        return current
+
+    def _excluded(
+        self, d: int, disease_terms: np.ndarray, truth: list[int], rng: np.random.Generator
+    ) -> list[int]:
+        lo, hi = self.params.excluded_range
+        n = int(rng.integers(lo, hi + 1))
+        if n == 0:
+            return []
+        kb = self.kb
+        truth_anc = set(_ancestors_of(kb, truth).tolist())
+        chosen: list[int] = []
+        if self.params.excluded_from_annotations:
+            for e in rng.permutation(kb.excluded_indices(d)).tolist():
+                if len(chosen) < n and e not in truth_anc and self._allowed[e]:
+                    chosen.append(int(e))
+        chosen += self._unrelated(d, n - len(chosen), rng, avoid=truth + chosen)
+        return chosen
+
+    def _most_specific(self, terms: list[int]) -> list[int]:
+        covered: set[int] = set()
+        for t in terms:
+            covered.update(a for a in self.kb.graph.ancestors(t).tolist() if a != t)
+        return [t for t in terms if t not in covered]
+
+
+def _ancestors_of(kb: HpoKnowledgeBase, terms: list[int]) -> np.ndarray:
+    if not terms:
+        return np.zeros(0, dtype=np.int32)
+    return np.unique(np.concatenate([kb.graph.ancestors(t) for t in terms]))
