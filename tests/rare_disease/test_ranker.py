@@ -1,0 +1,121 @@
+"""The reference Phenomizer ranker: exactness against a naive implementation, behaviour, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agentenv.baselines.phenotype_ranker import PhenotypeRanker, top_k
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
+
+
+def naive_score(kb: HpoKnowledgeBase, patient: list[int], d: int) -> float:
+    """Köhler et al. 2009, literally: mean over patient terms of max over annotations of IC(MICA)."""
+    total = 0.0
+    for t in patient:
+        anc_t = set(kb.graph.ancestors(t).tolist())
+        best = 0.0
+        for a in kb.phenotype_indices(d).tolist():
+            common = anc_t.intersection(kb.graph.ancestors(a).tolist())
+            best = max(best, max(kb.ic[c] for c in common))
+        total += best
+    return total / len(patient)
+
+
+def test_vectorised_equals_naive(kb: HpoKnowledgeBase, ranker: PhenotypeRanker) -> None:
+    rng = np.random.default_rng(7)
+    sampler = PatientSampler(kb, CALIBRATED)
+    for case in range(6):
+        disease = kb.disease_ids[int(rng.integers(kb.n_universe))]
+        patient = sampler.sample_case(disease, case)
+        terms = [kb.term_index(t) for t in patient.present]
+        scores = ranker.scores(patient.present)
+        sample = np.concatenate(
+            [[kb.disease_index[disease]], rng.choice(kb.n_universe, 40, replace=False)]
+        )
+        for d in sample.tolist():
+            assert scores[d] == pytest.approx(naive_score(kb, terms, d), abs=1e-5)
+
+
+def test_hub_threshold_changes_speed_not_scores(
+    kb: HpoKnowledgeBase, ranker: PhenotypeRanker
+) -> None:
+    other = PhenotypeRanker(kb, hub_min_diseases=kb.n_universe + 1)  # no hubs at all
+    few = PhenotypeRanker(kb, hub_min_diseases=20)
+    for terms in (
+        ["HP:0001166", "HP:0001519", "HP:0000545"],
+        ["HP:0001250"],
+        ["HP:0000118", "HP:0004322"],
+    ):
+        base = ranker.scores(terms)
+        assert np.allclose(other.scores(terms), base, atol=1e-5)
+        assert np.allclose(few.scores(terms), base, atol=1e-5)
+
+
+def test_full_profiles_rank_their_disease_first(
+    kb: HpoKnowledgeBase, ranker: PhenotypeRanker
+) -> None:
+    rng = np.random.default_rng(0)
+    diseases = rng.choice(kb.n_universe, 200, replace=False).tolist()
+    first = 0
+    for d in diseases:
+        terms = [kb.graph.ids[t] for t in kb.phenotype_indices(d).tolist()]
+        top = ranker.rank(terms, k=3)
+        first += top[0][0] == kb.disease_ids[d]
+    assert first / len(diseases) >= 0.9  # 0.94 on 400 diseases; misses are identical profiles
+
+
+def test_marfan(ranker: PhenotypeRanker) -> None:
+    # Arachnodactyly, disproportionate tall stature, ectopia lentis, aortic root aneurysm
+    top = ranker.rank(["HP:0001166", "HP:0001519", "HP:0001083", "HP:0002616"], k=10)
+    assert "OMIM:154700" in [d for d, _ in top[:3]]
+    scores = [s for _, s in top]
+    assert scores == sorted(scores, reverse=True) and len(top) == 10
+
+
+def test_score_properties(kb: HpoKnowledgeBase, ranker: PhenotypeRanker) -> None:
+    s = ranker.scores(["HP:0001250"])
+    assert s.shape == (kb.n_universe,) and s.dtype == np.float64
+    assert s.min() >= 0 and s.max() == pytest.approx(kb.information_content("HP:0001250"))
+    assert np.allclose(ranker.scores(["HP:0001275"]), s)  # an alt id is the same term
+    assert np.allclose(ranker.scores(["HP:0001250", "HP:0001250"]), s)  # duplicates count once
+    assert np.allclose(ranker.scores(["HP:0000001"]), 0.0)
+
+
+def test_ties_go_to_the_smaller_profile(kb: HpoKnowledgeBase, ranker: PhenotypeRanker) -> None:
+    top = ranker.rank(["HP:0001250"], k=50)
+    best = [d for d, s in top if s == top[0][1]]
+    sizes = [len(kb.phenotype_indices(kb.disease_index[d])) for d in best]
+    assert len(best) == 50 and sizes == sorted(sizes)
+
+
+def test_excluded_penalty(kb: HpoKnowledgeBase) -> None:
+    penalised = PhenotypeRanker(kb, excluded_penalty=0.5)
+    present, excluded = ["HP:0001166", "HP:0001519"], ["HP:0001083"]
+    base = penalised.scores(present)
+    with_excl = penalised.scores(present, excluded=excluded)
+    marfan = kb.disease_index["OMIM:154700"]
+    assert with_excl[marfan] == pytest.approx(
+        base[marfan] - 0.5 * kb.information_content("HP:0001083") / 2
+    )
+    lacking = [d for d in range(kb.n_universe) if kb.term_index("HP:0001083") not in kb.closure(d)]
+    assert np.allclose(with_excl[lacking], base[lacking])
+    assert np.allclose(PhenotypeRanker(kb).scores(present, excluded=excluded), base)
+    with pytest.raises(ValueError, match="excluded_penalty"):
+        PhenotypeRanker(kb, excluded_penalty=-1)
+
+
+def test_errors(ranker: PhenotypeRanker) -> None:
+    with pytest.raises(ValueError, match="HP:9999999"):
+        ranker.rank(["HP:0001250", "HP:9999999"])
+    with pytest.raises(ValueError, match="at least one"):
+        ranker.rank([])
+    with pytest.raises(ValueError, match="k must be"):
+        ranker.rank(["HP:0001250"], k=0)
+
+
+def test_top_k_is_deterministic() -> None:
+    scores = np.array([1.0, 3.0, 3.0, 2.0, 3.0])
+    assert top_k(scores, 2).tolist() == [1, 2]
+    assert top_k(scores, 3, tiebreak=np.array([0, 5, 5, 0, 1])).tolist() == [4, 1, 2]
+    assert top_k(scores, 10).tolist() == [1, 2, 4, 3, 0]
