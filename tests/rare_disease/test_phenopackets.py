@@ -1,0 +1,165 @@
+"""Bring-your-own patients: task dicts and GA4GH phenopackets, with mapping, warnings and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
+from agentenv.envs.rare_disease.phenopackets import (
+    from_phenopacket,
+    import_task,
+    import_tasks,
+    load_phenopackets,
+    to_phenopacket,
+)
+
+
+def packet(features: list, diagnosis: str | None = "OMIM:154700", **extra: object) -> dict:
+    out: dict = {"id": "case-1", "phenotypicFeatures": features, **extra}
+    if diagnosis:
+        out["interpretations"] = [{"id": "i1", "diagnosis": {"disease": {"id": diagnosis}}}]
+    return out
+
+
+def feature(tid: str, excluded: bool = False) -> dict:
+    return {"type": {"id": tid, "label": "x"}, **({"excluded": True} if excluded else {})}
+
+
+def test_round_trip(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
+    sampler = PatientSampler(kb, CALIBRATED.replace(hidden_fraction=0.3, excluded_range=(1, 2)))
+    originals = [sampler.sample_case(d, 1) for d in ("OMIM:154700", "OMIM:117550", "OMIM:101000")]
+    (tmp_path / "nested").mkdir()
+    for i, p in enumerate(originals):
+        folder = tmp_path / "nested" if i == 2 else tmp_path
+        (folder / f"p{i}.json").write_text(json.dumps(to_phenopacket(p, kb)))
+    (tmp_path / "notes.txt").write_text("not a phenopacket")
+    result = load_phenopackets(kb, tmp_path)
+    assert not result.warnings and not result.skipped
+    back = {p.disease_id: p for p in result.patients}
+    for p in originals:
+        q = back[p.disease_id]
+        assert q.present == p.all_present  # hidden findings come back as present
+        assert q.excluded == p.excluded
+        assert q.seed is None and not q.closed_world and q.source.endswith(".json")
+    single = load_phenopackets(kb, tmp_path / "p0.json")
+    assert len(single.patients) == 1
+    pp = to_phenopacket(originals[0], kb)
+    assert pp["metaData"]["resources"][0]["version"] == "2025-01-16"
+    assert pp["interpretations"][0]["diagnosis"]["disease"]["label"].startswith("Marfan")
+    assert to_phenopacket(originals[0], kb) == pp  # deterministic
+
+
+def test_id_mapping_and_warnings(kb: HpoKnowledgeBase) -> None:
+    result = from_phenopacket(
+        kb,
+        packet(
+            [
+                feature("HP:0001275"),
+                feature("HP:0000057"),
+                feature("HP:9999999"),
+                feature("HP:0001166"),
+            ]
+        ),
+    )
+    (p,) = result.patients
+    assert p.present == ("HP:0001250", "HP:0008665", "HP:0001166")
+    text = "\n".join(result.warnings)
+    assert "'HP:0001275'" in text and "mapped to HP:0001250" in text
+    assert "mapped to HP:0008665" in text
+    assert "unknown or retired HPO id 'HP:9999999'" in text and "dropped" in text
+    assert p.source == "<phenopacket>#case-1"
+
+
+def test_diagnosis_sources(kb: HpoKnowledgeBase) -> None:
+    via_diseases = packet(
+        [feature("HP:0001166")],
+        diagnosis=None,
+        diseases=[
+            {"term": {"id": "OMIM:000000"}, "excluded": True},
+            {"term": {"id": "MIM:154700"}},
+        ],
+    )
+    (p,) = from_phenopacket(kb, via_diseases).patients
+    assert p.disease_id == "OMIM:154700" and p.also_accept == ()
+    two = packet([feature("HP:0001166")], diseases=[{"term": {"id": "OMIM:117550"}}])
+    (q,) = from_phenopacket(kb, two).patients
+    assert q.diagnoses == ("OMIM:154700", "OMIM:117550")
+
+
+def test_skipped_cases_are_counted(kb: HpoKnowledgeBase) -> None:
+    result = import_tasks(
+        kb,
+        [
+            {"phenotypes": ["HP:0001166"], "diagnosis": ["ORPHA:558"]},
+            {"phenotypes": ["HP:9999999"], "diagnosis": ["OMIM:154700"]},
+            {
+                "phenotypes": ["HP:0001166"],
+                "excluded": ["HP:0001166", "HP:0001250"],
+                "diagnosis": ["OMIM:154700"],
+                "id": "ok",
+            },
+        ],
+        source="cases.jsonl",
+    )
+    assert result.skipped == {"diagnosis_not_in_universe": 1, "no_known_phenotypes": 1}
+    (p,) = result.patients
+    assert p.excluded == ("HP:0001250",) and p.source == "cases.jsonl:3#ok"
+    assert any("cases.jsonl:1" in w and "not in the 'omim' universe" in w for w in result.warnings)
+    assert any("both present and excluded" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(
+    ("task", "match"),
+    [
+        ({"diagnosis": ["OMIM:154700"]}, "missing field 'phenotypes'"),
+        ({"phenotypes": ["HP:0001166"]}, "missing field 'diagnosis'"),
+        (
+            {"phenotypes": "HP:0001166", "diagnosis": ["OMIM:154700"]},
+            "field 'phenotypes' must be a list",
+        ),
+        ({"phenotypes": [1], "diagnosis": ["OMIM:154700"]}, "list containing int"),
+        (
+            {"phenotypes": ["HP:0001166"], "diagnosis": "OMIM:154700"},
+            "field 'diagnosis' must be a list",
+        ),
+        ({"phenotypes": ["HP:0001166"], "diagnosis": []}, "'diagnosis' is empty"),
+        ({"phenotype": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}, "unknown field"),
+        (["HP:0001166"], "must be a JSON object"),
+    ],
+)
+def test_task_errors(kb: HpoKnowledgeBase, task: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match) as err:
+        import_task(kb, task, source="mine.json")  # type: ignore[arg-type]
+    assert str(err.value).startswith("mine.json: ")
+
+
+def test_phenopacket_errors(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
+    bad = {
+        "no_type.json": packet([{"excluded": True}]),
+        "no_id.json": packet([{"type": {"label": "Seizure"}}]),
+        "flag.json": packet([{"type": {"id": "HP:0001250"}, "excluded": "yes"}]),
+        "no_dx.json": packet([feature("HP:0001250")], diagnosis=None),
+        "features.json": {"phenotypicFeatures": {"type": "x"}},
+    }
+    expected = {
+        "no_type.json": r"phenotypicFeatures\[0\]\.type",
+        "no_id.json": r"phenotypicFeatures\[0\]\.type\.id",
+        "flag.json": "must be true or false",
+        "no_dx.json": "no diagnosis; give interpretations",
+        "features.json": "phenotypicFeatures must be a list",
+    }
+    for name, content in bad.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(content))
+        with pytest.raises(ValueError, match=expected[name]) as err:
+            load_phenopackets(kb, path)
+        assert str(path) in str(err.value)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_phenopackets(kb, broken)
+    with pytest.raises(FileNotFoundError):
+        load_phenopackets(kb, tmp_path / "missing")
