@@ -1,0 +1,128 @@
+"""Build each index once per corpus and parameters; reuse it from disk after that.
+
+Indexes live under ``cache_dir("indexes")`` (``$AGENTENV_HOME/indexes``), one
+directory per key. The key hashes everything that could change the index:
+the corpus checksum, the back-end kind, its parameters (a tokenizer or
+encoder counts through its ``fingerprint()``) and this module's format
+version.
+
+Never trust a cache entry: a directory whose manifest is missing, whose
+files do not match their sha256, or that fails to load is rebuilt. New
+entries are written into a temporary sibling directory and renamed into
+place, so a crash or a concurrent writer never leaves a half-written index
+under the final name.
+
+Example:
+    >>> import os, tempfile
+    >>> os.environ["AGENTENV_HOME"] = tempfile.mkdtemp()
+    >>> from agentenv.retrieval.bm25 import BM25Retriever
+    >>> build = lambda: BM25Retriever.from_texts(["red apple", "blue sky", "green pear"])
+    >>> a = cached_index("bm25", "corpus-v1", {"k1": 1.5}, build)
+    >>> b = cached_index("bm25", "corpus-v1", {"k1": 1.5}, lambda: 1 / 0)  # served from disk
+    >>> b.search("apple", 1) == a.search("apple", 1)
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentenv.paths import cache_dir
+from agentenv.retrieval.storage import load_backend, verify_manifest, write_manifest
+
+__all__ = ["cache_key", "cached_index", "index_dir"]
+
+log = logging.getLogger(__name__)
+B = TypeVar("B")
+_FORMAT = 1
+
+
+def _canonical(value: Any) -> Any:
+    """JSON-able stand-in for a parameter value; objects count by their fingerprint."""
+    if hasattr(value, "fingerprint"):
+        return {"fingerprint": value.fingerprint()}
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot key an index cache on {type(value).__name__}: give it a fingerprint()")
+
+
+def cache_key(kind: str, corpus_checksum: str, params: dict[str, Any]) -> str:
+    """sha256 over (format, kind, corpus checksum, canonical params).
+
+    Example:
+        >>> cache_key("bm25", "abc", {"k1": 1.5}) == cache_key("bm25", "abc", {"k1": 1.5})
+        True
+        >>> cache_key("bm25", "abc", {"k1": 1.5}) == cache_key("bm25", "abc", {"k1": 1.2})
+        False
+    """
+    blob = json.dumps(
+        {"format": _FORMAT, "kind": kind, "corpus": corpus_checksum, "params": _canonical(params)},
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def index_dir(kind: str, corpus_checksum: str, params: dict[str, Any]) -> Path:
+    """Where the index for this key lives (it may not exist yet)."""
+    return cache_dir("indexes") / f"{kind}-{cache_key(kind, corpus_checksum, params)[:24]}"
+
+
+def _try_load(kind: str, path: Path, key: str) -> Any | None:
+    if not path.is_dir():
+        return None
+    manifest = verify_manifest(path)
+    if manifest is None or manifest.get("key") != key:
+        log.warning("index cache entry %s is incomplete or corrupt; rebuilding", path)
+        return None
+    try:
+        return load_backend(kind, path / "index")
+    except Exception as err:  # a verified but unreadable entry is still just a cache miss
+        log.warning("index cache entry %s failed to load (%s); rebuilding", path, err)
+        return None
+
+
+def _discard(path: Path) -> None:
+    """Move ``path`` out of the way first (rename is atomic), then delete it."""
+    if not path.exists():
+        return
+    trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=path.parent))
+    os.replace(path, trash / "x")
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]) -> B:
+    """Load the cached index for this key, or ``build()`` it, save it atomically and return it.
+
+    ``kind`` names the on-disk format (see :data:`agentenv.retrieval.storage.BACKENDS`);
+    ``build`` must return an object with ``save(path)``.
+    """
+    key = cache_key(kind, corpus_checksum, params)
+    final = index_dir(kind, corpus_checksum, params)
+    loaded = _try_load(kind, final, key)
+    if loaded is not None:
+        return loaded  # type: ignore[no-any-return]
+    backend = build()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+    try:
+        backend.save(tmp / "index")  # type: ignore[attr-defined]
+        write_manifest(tmp, {"key": key, "kind": kind, "corpus": corpus_checksum})
+        _discard(final)
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process renamed a complete entry into place first
+            log.info("index cache entry %s was written concurrently; keeping it", final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return backend

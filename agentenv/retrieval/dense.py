@@ -1,0 +1,148 @@
+"""Dense retrieval: an encoder plus a faiss inner-product index.
+
+Vectors are unit length, so inner product is cosine similarity. ``"flat"``
+(``IndexFlatIP``) is exact; ``"hnsw"`` (``IndexHNSWFlat``, Malkov & Yashunin
+2018) trades a little recall for sub-linear search on large corpora. faiss
+is imported only when an index is built or loaded.
+
+Within the ``k`` hits faiss returns, equal scores are ordered by the lower
+row index, as in the BM25 back-ends (which of several documents tied at the
+cut-off faiss keeps is its own choice).
+
+Example:
+    >>> texts = ["space opera", "space station", "pirate ship", "pirate treasure"]
+    >>> enc = HashedTfidfSvdEncoder(dim=4, n_features=2**10)
+    >>> r = DenseRetriever.from_texts(texts, encoder=enc)
+    >>> r.search("pirate", k=2)[0].doc_id in {"2", "3"}
+    True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.encoders import Encoder, HashedTfidfSvdEncoder, load_encoder
+
+__all__ = ["DenseRetriever"]
+
+IndexKind = Literal["flat", "hnsw"]
+_FORMAT = 1
+
+
+class DenseRetriever:
+    """Encoder + faiss index over a fixed corpus; ``search`` encodes the query and asks faiss."""
+
+    kind = "dense"
+
+    def __init__(self, ids: list[str], encoder: Encoder, index: object, params: dict[str, object]):
+        self.ids = ids
+        self.encoder = encoder
+        self.index = index
+        self.params = params
+        if params.get("index") == "hnsw":
+            index.hnsw.efSearch = int(params["ef_search"])  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: list[str],
+        ids: list[str] | None = None,
+        *,
+        encoder: Encoder | None = None,
+        index: IndexKind = "flat",
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 128,
+    ) -> DenseRetriever:
+        """Fit the encoder on ``texts`` (default :class:`HashedTfidfSvdEncoder`), embed them, index them."""
+        if not texts:
+            raise ValueError("cannot index an empty corpus")
+        ids = [str(i) for i in range(len(texts))] if ids is None else [str(i) for i in ids]
+        if len(ids) != len(texts):
+            raise ValueError(f"{len(ids)} ids for {len(texts)} documents")
+        encoder = encoder if encoder is not None else HashedTfidfSvdEncoder()
+        encoder.fit(texts)
+        vectors = encoder.encode(texts)  # long jobs show a tqdm bar on a terminal
+        params = {
+            "index": index,
+            "hnsw_m": hnsw_m,
+            "ef_construction": ef_construction,
+            "ef_search": ef_search,
+            "encoder": encoder.fingerprint(),
+        }
+        return cls(ids, encoder, _build_index(vectors, index, hnsw_m, ef_construction), params)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Top ``k`` documents by cosine similarity to the encoded query."""
+        return self.search_batch([query], k)[0]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """Encode all queries at once and ask faiss for all of them in one call."""
+        if k <= 0 or not queries:
+            return [[] for _ in queries]
+        q = self.encoder.encode(list(queries))
+        scores, rows = self.index.search(q, min(k, len(self.ids)))  # type: ignore[attr-defined]
+        return [self._hits(r, s) for r, s in zip(rows, scores, strict=True)]
+
+    def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
+        keep = rows >= 0  # faiss pads with -1 when fewer results exist
+        rows, scores = rows[keep], scores[keep].astype(np.float64)
+        order = np.lexsort((rows, -scores))
+        ids = self.ids
+        return [
+            Hit(ids[r], s, i)
+            for i, (r, s) in enumerate(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
+        ]
+
+    def nbytes(self) -> int:
+        """Approximate bytes of the index (vectors and graph), as faiss would serialise it."""
+        import faiss
+
+        return int(faiss.serialize_index(self.index).nbytes)
+
+    def save(self, path: str | Path) -> None:
+        """Write ``dense.json``, ``index.faiss`` and the encoder into a directory."""
+        import faiss
+
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        faiss.write_index(self.index, str(path / "index.faiss"))
+        self.encoder.save(path / "encoder")
+        meta = {"kind": self.kind, "format": _FORMAT, "params": self.params, "ids": self.ids}
+        (path / "dense.json").write_text(json.dumps(meta, ensure_ascii=False))
+
+    @classmethod
+    def load(cls, path: str | Path) -> DenseRetriever:
+        """Read what :meth:`save` wrote."""
+        import faiss
+
+        path = Path(path)
+        meta = json.loads((path / "dense.json").read_text())
+        if meta.get("kind") != cls.kind or meta.get("format") != _FORMAT:
+            raise ValueError(f"{path} does not hold a dense index of format {_FORMAT}")
+        index = faiss.read_index(str(path / "index.faiss"))
+        return cls(meta["ids"], load_encoder(path / "encoder"), index, meta["params"])
+
+    def __repr__(self) -> str:
+        return f"DenseRetriever(n_docs={len(self.ids)}, {self.params})"
+
+
+def _build_index(vectors: np.ndarray, kind: IndexKind, hnsw_m: int, ef_construction: int) -> object:
+    import faiss
+
+    dim = vectors.shape[1]
+    if kind == "flat":
+        index = faiss.IndexFlatIP(dim)
+    elif kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+    else:
+        raise ValueError(f"unknown index {kind!r}; use 'flat' or 'hnsw'")
+    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return index
