@@ -6,50 +6,35 @@ once (split lists, re-join name suffixes, drop empty strings), keep it as
 frozen :class:`Title` records with in-memory indexes, and cache the cleaned
 form so that later processes load it in a fraction of a second.
 
-Source: PyPI ``bokeh-sampledata==2026.1``, ``bokeh_sampledata/_data/movies.db``
-(SQLite, CC0). Its sha256 is pinned in :data:`MOVIES_DB_SHA256`; a different
-file is refused rather than silently producing a different benchmark.
+Source and cleaning rules: :mod:`agentenv.corpora.media_source` (pinned
+sha256, list splitting, "Jr." re-joined, NULL ratings, placeholder dates).
+What every user of the catalog must know:
 
-Cleaning rules (each fixes a quirk of the source):
-
-* Comma-separated lists become tuples; empty strings become ``()`` or ``None``.
-* A list item that is only a name suffix (``Jr.``/``Sr.``, also ``Jr``/``Sr``/
-  ``II``/``III``/``IV`` for safety) was split off its name by the comma:
-  it is re-joined as ``"Ed Begley Jr."``, the comma-less form the source
-  already uses for most such names (``"Robert Downey Jr."``).
 * ``cast`` is alphabetical, not billing order: never read "lead actor" from it.
-* ``imdbRating`` is always NULL: ``rating`` is the Rotten Tomatoes critics'
-  average (0–10) instead.
-* ``released`` dates ending in ``-01-01`` are the source's placeholder for
-  "year only" (11,468 rows, among them films released mid-year): they become
-  ``None``, and ``year`` is the release year.
+* ``rating`` is the Rotten Tomatoes critics' average (IMDb ratings are NULL).
+* ``released`` is ``None`` when the source only knows the year.
 * A *feature film* runs at least :data:`FEATURE_MIN_RUNTIME` (60) minutes;
-  a few entries are shorts (runtime 1–59) and 1,299 have no runtime.
+  56 entries run under 60 minutes (16 under 40) and 1,299 have no runtime.
 
 Example:
     >>> normalize_key("  Pedro Armendáriz,  Jr. ")
     'pedro armendariz jr'
-    >>> split_names("Ed Begley, Jr., Jodie Foster")
-    ('Ed Begley Jr.', 'Jodie Foster')
-    >>> split_names("")
-    ()
+    >>> title_key("The Thing") == title_key("thing")
+    True
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
-import os
 import re
-import sqlite3
-import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from agentenv.corpora.media_files import pack, unpack, write_atomic
 
 MOVIES_DB_SHA256 = "1d9c6a02e488d0354b2309e16130c58820a91ac2ce417e814c5964f9579a65ac"
 """sha256 of ``movies.db`` in ``bokeh-sampledata==2026.1``."""
@@ -58,10 +43,9 @@ FEATURE_MIN_RUNTIME = 60
 """Minimum runtime in minutes for a *feature film* (the AFI/Academy threshold is
 40; 60 keeps TV-length documentaries out of "feature" questions)."""
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 """Bump when the cleaned layout changes; older cache files are then rebuilt."""
 
-_SUFFIXES = frozenset({"Jr.", "Sr.", "Jr", "Sr", "II", "III", "IV"})
 _NON_WORD = re.compile(r"[\W_]+")
 
 
@@ -101,35 +85,14 @@ def title_key(title: str) -> str:
     return key
 
 
-def split_names(value: str | None) -> tuple[str, ...]:
-    """Split a comma-separated credit list, re-joining split-off suffixes.
-
-    Duplicates are dropped (first occurrence kept) so a person counts once
-    per film and role.
-    """
-    items: list[str] = []
-    for raw in (value or "").split(","):
-        item = " ".join(raw.split())
-        if not item:
-            continue
-        if item in _SUFFIXES and items:
-            items[-1] = f"{items[-1]} {item}"
-        else:
-            items.append(item)
-    return tuple(dict.fromkeys(items))
-
-
-def split_list(value: str | None) -> tuple[str, ...]:
-    """Split a comma-separated list (genres, languages, countries)."""
-    return tuple(dict.fromkeys(x for x in (" ".join(p.split()) for p in (value or "").split(",")) if x))
-
-
 @dataclass(frozen=True, slots=True)
 class Title:
     """One film, cleaned. All fields are public: tools may show any of them.
 
     ``rating`` is the critics' average on Rotten Tomatoes (0–10), ``meter``
-    the Tomatometer (0–100), ``box_office`` in US dollars; ``None`` means unknown.
+    the Tomatometer (0–100), ``reviews`` the number of critics' reviews counted
+    (a rough measure of how well known a film is), ``box_office`` in US
+    dollars; ``None`` means unknown.
     """
 
     id: str
@@ -145,6 +108,7 @@ class Title:
     countries: tuple[str, ...]
     rating: float | None
     meter: int | None
+    reviews: int | None
     box_office: int | None
     oscars_won: int
     awards: str | None
@@ -167,7 +131,7 @@ class Title:
 
         Example:
             >>> t = Title("tt1", "Inception", 2010, None, 148, ("Sci-Fi",), ("Christopher Nolan",),
-            ...           (), ("Leonardo DiCaprio",), ("English",), (), 8.1, 87, None, 3, None, None)
+            ...           (), ("Leonardo DiCaprio",), ("English",), (), 8.1, 87, 364, None, 3, None, None)
             >>> t.document()
             'Inception (2010). Sci-Fi film directed by Christopher Nolan, starring Leonardo DiCaprio. Runtime 148 min. Language: English.'
         """
@@ -291,88 +255,6 @@ class Catalog:
         return [t.id for t in self.titles], [t.document() for t in self.titles]
 
 
-# --------------------------------------------------------------------------- building
-
-
-def movies_db_path() -> Path:
-    """Return the path of ``movies.db`` inside the installed ``bokeh_sampledata`` wheel."""
-    try:
-        import bokeh_sampledata
-    except ImportError as exc:  # pragma: no cover - it is a hard dependency
-        raise RuntimeError(
-            "The media catalog needs the PyPI package bokeh-sampledata==2026.1: "
-            "pip install 'bokeh-sampledata==2026.1'"
-        ) from exc
-    return Path(bokeh_sampledata.__file__).parent / "_data" / "movies.db"
-
-
-def file_sha256(path: Path) -> str:
-    """Return the hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _verified_db() -> Path:
-    path = movies_db_path()
-    if not path.is_file():
-        raise RuntimeError(f"{path} is missing: reinstall with pip install --force-reinstall 'bokeh-sampledata==2026.1'")
-    found = file_sha256(path)
-    if found != MOVIES_DB_SHA256:
-        raise RuntimeError(
-            f"{path} has sha256 {found}, expected {MOVIES_DB_SHA256} (bokeh-sampledata==2026.1). "
-            "A different file would change every question and answer: install exactly "
-            "pip install 'bokeh-sampledata==2026.1'."
-        )
-    return path
-
-
-_QUERY = """
-SELECT o.ID, o.imdbID, o.Title, o.Year, o.Released, o.Runtime, o.Genre, o.Director, o.Writer,
-       o.[Cast], o.Language, o.Country, t.Rating, t.Meter, t.BoxOffice, o.Oscars, o.Awards, o.Rating
-FROM omdb o LEFT JOIN tomatoes t ON t.ID = o.ID ORDER BY o.ID
-"""
-
-
-def _clean_rows(path: Path) -> list[Title]:
-    from tqdm import tqdm
-
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        rows = conn.execute(_QUERY).fetchall()
-    imdb_counts: dict[str, int] = {}
-    for row in rows:
-        if row[1]:
-            imdb_counts[row[1]] = imdb_counts.get(row[1], 0) + 1
-    titles = []
-    for (rid, imdb, name, year, released, runtime, genre, director, writer, cast, language,
-         country, rating, meter, box_office, oscars, awards, mpaa) in tqdm(
-        rows, desc="Building media catalog", unit="film", leave=False
-    ):
-        tid = imdb if imdb and imdb_counts[imdb] == 1 else f"m{rid}"
-        titles.append(Title(
-            id=tid,
-            title=" ".join(name.split()),
-            year=int(year),
-            released=None if not released or released.endswith("-01-01") else released,
-            runtime=None if runtime is None else int(runtime),
-            genres=split_list(genre),
-            directors=split_names(director),
-            writers=split_names(writer),
-            cast=split_names(cast),
-            languages=split_list(language),
-            countries=split_list(country),
-            rating=None if rating is None else float(rating),
-            meter=None if meter is None else int(meter),
-            box_office=None if box_office is None else int(box_office),
-            oscars_won=int(oscars or 0),
-            awards=awards or None,
-            mpaa_rating=mpaa or None,
-        ))
-    return titles
-
-
 # --------------------------------------------------------------------------- cache
 
 
@@ -381,47 +263,6 @@ def cache_path() -> Path:
     from agentenv.paths import cache_dir
 
     return cache_dir("media", MOVIES_DB_SHA256[:16]) / f"catalog-v{CACHE_FORMAT}.json"
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    Concurrent workers may build the same cache; a rename is atomic, so a
-    reader sees either the old complete file or the new complete file.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def pack(header: dict[str, Any], body: Any) -> bytes:
-    """Serialise ``body`` after a one-line header that carries the body's sha256."""
-    blob = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    head = dict(header, body_sha256=hashlib.sha256(blob).hexdigest())
-    return json.dumps(head, sort_keys=True).encode() + b"\n" + blob
-
-
-def unpack(path: Path, header: dict[str, Any]) -> Any | None:
-    """Return the body of a :func:`pack` file whose header matches, else ``None``.
-
-    ``None`` (missing, truncated, corrupt or stale file) means "rebuild".
-    """
-    try:
-        raw = path.read_bytes()
-        head_raw, _, blob = raw.partition(b"\n")
-        head = json.loads(head_raw)
-        if any(head.get(k) != v for k, v in header.items()):
-            return None
-        if head.get("body_sha256") != hashlib.sha256(blob).hexdigest():
-            return None
-        return json.loads(blob)
-    except (OSError, ValueError):
-        return None
 
 
 _FIELDS = Title.__slots__
@@ -517,7 +358,9 @@ def load_catalog(*, rebuild: bool = False) -> Catalog:
         return _LOADED[key]
     catalog = None if rebuild else _load_cached(path, header)
     if catalog is None:
-        titles = _clean_rows(_verified_db())
+        from agentenv.corpora.media_source import read_titles, verified_db
+
+        titles = read_titles(verified_db())
         write_atomic(path, pack(header, _to_body(titles)))
         people = build_people(titles)
         write_atomic(_people_path(path), pack(header, [[k, *p] for k, p in people.items()]))

@@ -206,7 +206,7 @@ def matches(title: Title, q: FilterQuery, genre: str | None = None) -> bool:
 
     Example:
         >>> t = Title("tt1", "Inception", 2010, None, 148, ("Sci-Fi",), ("Christopher Nolan",),
-        ...           (), ("Leonardo DiCaprio",), (), (), 8.1, 87, None, 3, None, None)
+        ...           (), ("Leonardo DiCaprio",), (), (), 8.1, 87, 364, None, 3, None, None)
         >>> matches(t, FilterQuery(genre="Sci-Fi", year_min=2010, director="christopher nolan"), "Sci-Fi")
         True
         >>> matches(t, FilterQuery(runtime_max=120))

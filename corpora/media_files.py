@@ -1,0 +1,75 @@
+"""Small, safe file helpers for cached corpora: hashing, atomic writes, checked payloads.
+
+Why: caches are shared by parallel env workers and may be interrupted mid
+write. Writing through a temporary file and a rename means a reader sees a
+whole old file or a whole new one; a one-line header with the body's sha256
+means a damaged file is detected and rebuilt instead of trusted.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.json"
+    >>> write_atomic(path, pack({"format": 1}, [1, 2, 3]))
+    >>> unpack(path, {"format": 1})
+    [1, 2, 3]
+    >>> unpack(path, {"format": 2}) is None
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def file_sha256(path: Path) -> str:
+    """Return the hex sha256 of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    Concurrent workers may build the same cache; a rename is atomic, so a
+    reader sees either the old complete file or the new complete file.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def pack(header: dict[str, Any], body: Any) -> bytes:
+    """Serialise ``body`` after a one-line header that carries the body's sha256."""
+    blob = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    head = dict(header, body_sha256=hashlib.sha256(blob).hexdigest())
+    return json.dumps(head, sort_keys=True).encode() + b"\n" + blob
+
+
+def unpack(path: Path, header: dict[str, Any]) -> Any | None:
+    """Return the body of a :func:`pack` file whose header matches, else ``None``.
+
+    ``None`` (missing, truncated, corrupt or stale file) means "rebuild".
+    """
+    try:
+        raw = path.read_bytes()
+        head_raw, _, blob = raw.partition(b"\n")
+        head = json.loads(head_raw)
+        if any(head.get(k) != v for k, v in header.items()):
+            return None
+        if head.get("body_sha256") != hashlib.sha256(blob).hexdigest():
+            return None
+        return json.loads(blob)
+    except (OSError, ValueError):
+        return None

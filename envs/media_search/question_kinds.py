@@ -1,0 +1,405 @@
+"""Question generators, one per kind, each proving its answer unique.
+
+Every generator draws one candidate with the caller's ``numpy`` Generator and
+returns a :class:`Draft`, or ``None`` when the candidate is ambiguous (two
+films match, a tie at the top, a film whose name is not unique, a film with
+two directors when "the director" is asked...). Ambiguous candidates are
+dropped, never repaired, so each answer is the only one the catalog allows.
+
+Uniqueness is checked here with plain Python sets over the catalog's person,
+year and genre indexes, not with the numpy index behind ``filter_titles``; the
+tests then run every gold plan through the real tools, so the two
+implementations check each other.
+
+Difficulty: ``score = constraints + 2 × (hops − 1)``, where *constraints* are
+the conditions the answer must meet (film named, actors, genre, year range,
+ordering...) and *hops* the entities resolved in sequence; ``easy`` ≤ 2,
+``medium`` = 3, ``hard`` ≥ 4. For example, a lookup is (1, 1) → easy, a
+comparison (1, 2) → medium, a two-hop (2, 2) → hard.
+
+Example:
+    >>> difficulty(1, 1), difficulty(3, 1), difficulty(2, 2)
+    ('easy', 'medium', 'hard')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from agentenv.corpora.media import Catalog, Title, normalize_key, title_key
+from agentenv.envs.media_search import question_templates as tpl
+from agentenv.envs.media_search.grading import number_words
+
+from agentenv.retrieval.tokenize import ENGLISH_STOPWORDS
+
+KNOWN_FILM_REVIEWS = 20
+"""A film counts as "known" (may anchor a question) with at least this many critics' reviews."""
+KNOWN_ACTOR_FILMS = 4
+"""An actor may be named in a question with at least this many acting credits."""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A generated question before it gets an id and a split."""
+
+    kind: str
+    question: str
+    answer: str
+    aliases: tuple[str, ...]
+    answer_type: str
+    difficulty: str
+    plan: tuple[dict[str, Any], ...]
+    extract: dict[str, Any]
+    anchor: str  # the group that decides the split (a film id, a film pair, a person)
+    fact: str  # what is asked, independent of wording: drafts with one fact are duplicates
+
+
+def difficulty(constraints: int, hops: int) -> str:
+    """Map the number of constraints and hops to easy / medium / hard (see the module doc)."""
+    score = constraints + 2 * (hops - 1)
+    return "easy" if score <= 2 else "medium" if score == 3 else "hard"
+
+
+def _step(tool: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool": tool, "arguments": arguments}
+
+
+def _field(path: str, step: int = -1) -> dict[str, Any]:
+    return {"op": "field", "step": step, "path": path}
+
+
+def _number(n: int) -> tuple[str, tuple[str, ...]]:
+    words = number_words(n)
+    return str(n), (words,) if words else ()
+
+
+class Context:
+    """Read-only look-ups shared by the generators, built once per generation run."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.titles = catalog.titles
+        self.people = catalog.people
+        self.known = [i for i, t in enumerate(self.titles) if (t.reviews or 0) >= KNOWN_FILM_REVIEWS]
+        self.by_year: dict[int, list[int]] = {}
+        for i, t in enumerate(self.titles):
+            self.by_year.setdefault(t.year, []).append(i)
+        self.by_genre: dict[str, set[int]] = {}
+        self.features: dict[tuple[str, int], list[int]] = {}  # (genre, year) -> feature films
+        for i, t in enumerate(self.titles):
+            for g in t.genres:
+                self.by_genre.setdefault(g, set()).add(i)
+                if t.is_feature:
+                    self.features.setdefault((g, t.year), []).append(i)
+        self.known_by_genre: dict[str, list[int]] = {}
+        for i in self.known:
+            for g in self.titles[i].genres:
+                self.known_by_genre.setdefault(g, []).append(i)
+        people = sorted(self.people)
+        self.known_actors = {k for k in people if len(self.people[k].acted) >= KNOWN_ACTOR_FILMS}
+        self.actor_pool = [k for k in people if len(self.people[k].acted) >= 5]
+        self.director_pool = [k for k in people if len(self.people[k].directed) >= 3]
+        self.writer_pool = [k for k in people if len(self.people[k].wrote) >= 3]
+        self._top: dict[tuple[Any, ...], int | None] = {}
+
+    def pick(self, rng: np.random.Generator, seq: Sequence[Any]) -> Any:
+        """Return one element of ``seq``, drawn with ``rng``."""
+        return seq[int(rng.integers(len(seq)))]
+
+    def unique_name(self, t: Title) -> bool:
+        """True when no other title shares this title's name (see :func:`title_key`)."""
+        return len(self.catalog.by_title[title_key(t.title)]) == 1
+
+    def searchable(self, t: Title) -> bool:
+        """True when the title has a word that keyword search can match (not only stop-words).
+
+        "Me and You" would be an empty BM25 query, so a question that names it
+        could not be answered by searching; such films are never named.
+        """
+        return any(w not in ENGLISH_STOPWORDS for w in normalize_key(t.title).split())
+
+    def name_of(self, t: Title) -> str | None:
+        """How a question names ``t``: the title, plus the year if needed; ``None`` if ambiguous or unsearchable."""
+        if not self.searchable(t):
+            return None
+        if self.unique_name(t):
+            return t.title
+        if len(self.catalog.find_title(t.title, t.year)) == 1:
+            return f"{t.title} ({t.year})"
+        return None
+
+    def top_feature(self, genre: str, y0: int, y1: int, cap: int | None, sort_by: str, order: str) -> int | None:
+        """The unique best feature film of a genre and year range, or ``None`` if tied or too few.
+
+        Memoised: the superlative generator draws the same groups many times.
+        """
+        key = (genre, y0, y1, cap, sort_by, order)
+        if key in self._top:
+            return self._top[key]
+        group = [i for y in range(y0, y1 + 1) for i in self.features.get((genre, y), ())
+                 if cap is None or (self.titles[i].runtime or 0) <= cap - 1]
+        sign = 1 if order == "asc" else -1
+        keyed = [(sign * v, i) for i in group if (v := getattr(self.titles[i], sort_by)) is not None]
+        result = None
+        if len(group) >= 3 and keyed:
+            best = min(keyed)
+            if sum(k == best[0] for k, _ in keyed) == 1:  # a tie at the top has no unique answer
+                result = best[1]
+        self._top[key] = result
+        return result
+
+    def known_cast(self, t: Title) -> list[str]:
+        """The cast members of ``t`` that are well enough known to be named in a question."""
+        return [c for c in t.cast if normalize_key(c) in self.known_actors]
+
+    def films(self, name: str, role: str) -> set[int]:
+        """Positions of the films where ``name`` has ``role`` (directed / wrote / acted)."""
+        return set(getattr(self.people[normalize_key(name)], role))
+
+    def title_answer(self, t: Title) -> tuple[str, tuple[str, ...]]:
+        """The answer and aliases of a title answer: the id and "Title (Year)" are accepted too."""
+        return t.title, (t.id, f"{t.title} ({t.year})")
+
+
+def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
+    """One fact of a named film: director, writer, year, runtime or which actor is in it."""
+    t = ctx.titles[ctx.pick(rng, ctx.known)]
+    name = ctx.name_of(t)
+    if name is None:
+        return None
+    options = [v for v, ok in (("director", len(t.directors) == 1), ("writer", len(t.writers) == 1),
+                               ("year", ctx.unique_name(t)), ("runtime", (t.runtime or 0) >= 40),
+                               ("cast", bool(ctx.known_cast(t)))) if ok]
+    if not options:
+        return None
+    variant = ctx.pick(rng, options)
+    template = ctx.pick(rng, tpl.LOOKUP[variant])
+    plan = (_step("search", query=name, k=5), _step("get_title", title_id=t.id))
+    constraints = 1
+    if variant == "director":
+        answer, aliases, kind, extract = t.directors[0], (), "person", _field("directors.0")
+    elif variant == "writer":
+        answer, aliases, kind, extract = t.writers[0], (), "person", _field("writers.0")
+    elif variant == "year":
+        answer, aliases, kind, extract = str(t.year), (), "year", _field("year")
+    elif variant == "runtime":
+        answer, aliases = _number(int(t.runtime or 0))
+        kind, extract = "number", _field("runtime")
+    else:
+        inside = ctx.pick(rng, ctx.known_cast(t))
+        cast_keys = {normalize_key(c) for c in t.cast}
+        outside = ctx.people[ctx.pick(rng, ctx.actor_pool)].name
+        if normalize_key(outside) in cast_keys:
+            return None
+        options_ab = [inside, outside] if rng.random() < 0.5 else [outside, inside]
+        answer, aliases, kind = inside, (), "person"
+        extract = {"op": "member", "step": -1, "path": "cast", "options": options_ab}
+        constraints = 2
+    a, b = extract.get("options", ("", ""))
+    text = template.format(film=name, a=a, b=b)
+    return Draft("lookup", text, answer, aliases, kind, difficulty(constraints, 1),
+                 plan, extract, t.id, f"lookup|{t.id}|{variant}")
+
+
+def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
+    """The one film meeting 2-4 facts (year or decade, genre, director, actors, runtime bound)."""
+    pos = ctx.pick(rng, ctx.known)
+    t = ctx.titles[pos]
+    cast = ctx.known_cast(t)
+    parts = ["time", "genre", "director", "cast", "cast", "runtime"]
+    order = [parts[i] for i in rng.permutation(len(parts))]
+    order.sort(key=lambda p: p == "runtime")  # a runtime bound only ever narrows what is there
+    chosen: dict[str, Any] = {}
+    matching: set[int] | None = None
+    for part in order:
+        if matching is not None and len(matching) == 1 and len(chosen) >= 2:
+            break
+        if len(chosen) >= 4:
+            return None
+        if part == "time":
+            if rng.random() < 0.6:
+                chosen["year_min"] = chosen["year_max"] = t.year
+            else:
+                chosen["year_min"], chosen["year_max"] = t.year - t.year % 10, t.year - t.year % 10 + 9
+            found = {i for y in range(chosen["year_min"], chosen["year_max"] + 1) for i in ctx.by_year.get(y, ())}
+        elif part == "genre" and t.genres:
+            chosen["genre"] = ctx.pick(rng, t.genres)
+            found = ctx.by_genre[chosen["genre"]]
+        elif part == "director" and t.directors:
+            chosen["director"] = ctx.pick(rng, t.directors)
+            found = ctx.films(chosen["director"], "directed")
+        elif part == "cast" and cast:
+            name = cast.pop(int(rng.integers(len(cast))))
+            chosen.setdefault("cast", []).append(name)
+            found = ctx.films(name, "acted")
+        elif part == "runtime" and t.runtime is not None and matching is not None:
+            if rng.random() < 0.5:
+                chosen["runtime_max"] = t.runtime - t.runtime % 10 + 9
+            else:
+                chosen["runtime_min"] = t.runtime - t.runtime % 10
+            lo, hi = chosen.get("runtime_min", 0), chosen.get("runtime_max", 10_000)
+            found = {i for i in matching if lo <= (ctx.titles[i].runtime or -1) <= hi}
+        else:
+            continue
+        matching = found if matching is None else matching & found
+    if matching != {pos} or len(chosen) < 2:
+        return None
+    desc, clauses = _describe(chosen)
+    text = ctx.pick(rng, tpl.CONSTRAINT).format(desc=desc, clauses=clauses)
+    text = text.replace(" ?", "?").replace(" .", ".").replace("  ", " ")  # when there are no clauses
+    answer, aliases = ctx.title_answer(t)
+    n = len(chosen) + len(chosen.get("cast", ())) - ("cast" in chosen)
+    args = {k: chosen[k] for k in sorted(chosen)}
+    return Draft("constraint", text, answer, aliases, "title", difficulty(n, 1),
+                 (_step("filter_titles", **args),), {"op": "only", "step": -1, "field": "title"},
+                 t.id, f"constraint|{sorted(args.items())}")
+
+
+def _describe(c: dict[str, Any]) -> tuple[str, str]:
+    """Return the noun phrase and the trailing clauses of a constraint question."""
+    adjective = f"{tpl.genre_adjective(c['genre'])} " if "genre" in c else ""
+    exact_year = "year_min" in c and c["year_min"] == c["year_max"]
+    desc = f"{c['year_min']} {adjective}film" if exact_year else f"{adjective}film"
+    clauses = []
+    if "year_min" in c and not exact_year:
+        clauses.append(f"from the {c['year_min']}s")
+    if "director" in c:
+        clauses.append(f"directed by {c['director']}")
+    if "cast" in c:
+        clauses.append("starring " + " and ".join(c["cast"]))
+    if "runtime_max" in c:
+        clauses.append(f"running under {c['runtime_max'] + 1} minutes")
+    if "runtime_min" in c:
+        clauses.append(f"running at least {c['runtime_min']} minutes")
+    if len(clauses) <= 1:
+        return desc, "".join(clauses)
+    return desc, ", ".join(clauses[:-1]) + " and " + clauses[-1]
+
+
+def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
+    """The highest/lowest-rated or longest/shortest feature of a genre in a year or decade."""
+    seed = ctx.titles[ctx.pick(rng, ctx.known)]
+    if not seed.genres:
+        return None
+    genre = ctx.pick(rng, seed.genres)
+    decade = rng.random() < 0.4
+    y0, y1 = (seed.year - seed.year % 10, seed.year - seed.year % 10 + 9) if decade else (seed.year, seed.year)
+    sort_by, order = ctx.pick(rng, list(tpl.SUPERLATIVE))
+    cap = int(ctx.pick(rng, (90, 100, 120))) if sort_by == "rating" and rng.random() < 0.35 else None
+    found = ctx.top_feature(genre, y0, y1, cap, sort_by, order)
+    if found is None:
+        return None
+    winner = ctx.titles[found]
+    adjective = tpl.genre_adjective(genre)
+    when = (f"{y0} ", "") if not decade else ("", f" from the {y0}s")
+    limit = f" running under {cap} minutes" if cap else ""
+    desc = f"{when[0]}{adjective} feature film{when[1]}{limit}"
+    descs = f"{when[0]}{adjective} feature films{when[1]}{limit}"
+    text = ctx.pick(rng, tpl.SUPERLATIVE[(sort_by, order)]).format(desc=desc, descs=descs)
+    args: dict[str, Any] = {"genre": genre, "year_min": y0, "year_max": y1, "feature_only": True,
+                            "sort_by": sort_by, "order": order, "limit": 3}
+    if cap:
+        args["runtime_max"] = cap - 1
+    answer, aliases = ctx.title_answer(winner)
+    return Draft("superlative", text, answer, aliases, "title", difficulty(3 + (cap is not None), 1),
+                 (_step("filter_titles", **args),), _field("results.0.title"), winner.id,
+                 f"superlative|{sorted(args.items())}")
+
+
+def two_hop(ctx: Context, rng: np.random.Generator) -> Draft | None:
+    """A fact of the one film two named actors share: its director, writer or year."""
+    pos = ctx.pick(rng, ctx.known)
+    t = ctx.titles[pos]
+    cast = ctx.known_cast(t)
+    if len(cast) < 2:
+        return None
+    i, j = (int(x) for x in rng.choice(len(cast), size=2, replace=False))
+    a, b = cast[i], cast[j]
+    if ctx.films(a, "acted") & ctx.films(b, "acted") != {pos}:
+        return None
+    options = [v for v, ok in (("director", len(t.directors) == 1), ("writer", len(t.writers) == 1),
+                               ("year", True)) if ok]
+    variant = ctx.pick(rng, options)
+    text = ctx.pick(rng, tpl.TWO_HOP[variant]).format(a=a, b=b)
+    answer, kind, path = {"director": (t.directors[0] if t.directors else "", "person", "directors.0"),
+                          "writer": (t.writers[0] if t.writers else "", "person", "writers.0"),
+                          "year": (str(t.year), "year", "year")}[variant]
+    plan = (_step("filter_titles", cast=[a, b], limit=5), _step("get_title", title_id=t.id))
+    return Draft("two_hop", text, answer, (), kind, difficulty(2, 2), plan, _field(path), t.id,
+                 f"two_hop|{t.id}|{sorted([a, b])}|{variant}")
+
+
+def comparison(ctx: Context, rng: np.random.Generator) -> Draft | None:
+    """Which of two named films (sharing a genre) is older, longer or better rated."""
+    a = ctx.titles[ctx.pick(rng, ctx.known)]
+    if not a.genres or not ctx.unique_name(a) or not ctx.searchable(a):
+        return None
+    b = ctx.titles[ctx.pick(rng, ctx.known_by_genre[ctx.pick(rng, a.genres)])]
+    if b.id == a.id or not ctx.unique_name(b) or not ctx.searchable(b):
+        return None
+    variant = ctx.pick(rng, list(tpl.COMPARISON))
+    va, vb = getattr(a, variant), getattr(b, variant)
+    if va is None or vb is None or va == vb:
+        return None
+    op = "argmin" if variant == "year" else "argmax"
+    winner = (a if va < vb else b) if op == "argmin" else (a if va > vb else b)
+    first, second = (a, b) if rng.random() < 0.5 else (b, a)
+    text = ctx.pick(rng, tpl.COMPARISON[variant]).format(a=first.title, b=second.title)
+    plan = (_step("search", query=first.title, k=5), _step("get_title", title_id=first.id),
+            _step("search", query=second.title, k=5), _step("get_title", title_id=second.id))
+    answer, aliases = ctx.title_answer(winner)
+    pair = "|".join(sorted((a.id, b.id)))
+    return Draft("comparison", text, answer, aliases, "title", difficulty(1, 2), plan,
+                 {"op": op, "steps": [1, 3], "field": variant, "return": "title"}, pair,
+                 f"comparison|{pair}|{variant}")
+
+
+def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
+    """How many films a person directed in a year range, acted in of a genre, or wrote."""
+    roll = rng.random()
+    if roll < 0.45:
+        key = ctx.pick(rng, ctx.director_pool)
+        person = ctx.people[key]
+        years = sorted(ctx.titles[i].year for i in person.directed)
+        lo, hi = sorted(int(x) for x in rng.choice(len(years), size=2, replace=False))
+        y0, y1 = years[lo] - years[lo] % 5, min(years[hi] - years[hi] % 5 + 4, 2014)
+        n = sum(y0 <= y <= y1 for y in years)
+        text = ctx.pick(rng, tpl.COUNT["directed"]).format(person=person.name, y0=y0, y1=y1)
+        plan = (_step("filter_titles", director=person.name, year_min=y0, year_max=y1, limit=5),)
+        extract, fact, constraints = _field("count"), f"count|directed|{key}|{y0}|{y1}", 2
+    elif roll < 0.8:
+        key = ctx.pick(rng, ctx.actor_pool)
+        person = ctx.people[key]
+        genre = ctx.pick(rng, ctx.titles[ctx.pick(rng, person.acted)].genres or ("",))
+        if not genre:
+            return None
+        n = sum(genre in ctx.titles[i].genres for i in person.acted)
+        text = ctx.pick(rng, tpl.COUNT["acted"]).format(person=person.name, genre=tpl.genre_adjective(genre))
+        plan = (_step("filter_titles", genre=genre, cast=[person.name], limit=5),)
+        extract, fact, constraints = _field("count"), f"count|acted|{key}|{genre}", 2
+    else:
+        key = ctx.pick(rng, ctx.writer_pool)
+        person = ctx.people[key]
+        n = len(person.wrote)
+        text = ctx.pick(rng, tpl.COUNT["wrote"]).format(person=person.name)
+        plan = (_step("find_person", name=person.name),)
+        extract, fact, constraints = _field("people.0.totals.wrote"), f"count|wrote|{key}", 1
+    if n < 2:
+        return None
+    answer, aliases = _number(n)
+    return Draft("count", text, answer, aliases, "number", difficulty(constraints, 1), plan, extract,
+                 f"person:{key}", fact)
+
+
+GENERATORS: dict[str, Callable[[Context, np.random.Generator], Draft | None]] = {
+    "lookup": lookup,
+    "constraint": constraint,
+    "superlative": superlative,
+    "two_hop": two_hop,
+    "comparison": comparison,
+    "count": count,
+}
+"""The question kinds, in a fixed order (the order of generation)."""

@@ -1,0 +1,103 @@
+"""Bring your own MediaSearch questions: one JSON object per line.
+
+Why so strict: a typo in a task file (``"anwser"``, a number where a string
+belongs) would otherwise become a question that nobody can answer, and the
+benchmark would silently measure the typo. Every problem is reported with its
+line number, the field, and what to write instead.
+
+Row format::
+
+    {"question": "Who directed Inception?", "answer": "Christopher Nolan"}
+    {"question": "How many ...?", "answer": "7", "aliases": ["seven"]}
+
+Your questions have no gold tool plan (``plan is None``), ``kind == "custom"``,
+and an ``answer_type`` inferred from the answer: ``"year"`` for a year between
+1800 and 2100, ``"number"`` for other whole numbers (graded numerically, so
+"seven" and "7 films" also pass), else ``"text"`` (graded by normalised match
+against the answer and aliases).
+
+Example:
+    >>> q = question_from_dict({"question": "Year of Jaws?", "answer": "1975"})
+    >>> q.answer_type, q.kind, q.plan
+    ('year', 'custom', None)
+    >>> question_from_dict({"question": "Q?", "answer": "A", "anwser": "A"}, where="line 3")
+    Traceback (most recent call last):
+    ...
+    ValueError: line 3: unknown field 'anwser'; allowed fields are 'question', 'answer' and 'aliases' (fix the spelling or remove it)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agentenv.envs.media_search.questions import Question, question_id
+
+_EXAMPLE = '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
+_FIELDS = ("question", "answer", "aliases")
+
+
+def infer_answer_type(answer: str) -> str:
+    """Return "year", "number" or "text" for a user-supplied answer.
+
+    Example:
+        >>> infer_answer_type("1994"), infer_answer_type("12"), infer_answer_type("Heat")
+        ('year', 'number', 'text')
+    """
+    text = answer.strip()
+    if text.isdigit():
+        return "year" if len(text) == 4 and 1800 <= int(text) <= 2100 else "number"
+    return "text"
+
+
+def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
+    """Validate one user question and return it as a :class:`Question`.
+
+    ``where`` names the row in error messages (e.g. ``"tasks.jsonl line 4"``).
+    """
+    if not isinstance(row, Mapping):
+        raise ValueError(f"{where}: expected a JSON object like {_EXAMPLE}, got {type(row).__name__}")
+    for name in row:
+        if name not in _FIELDS:
+            raise ValueError(f"{where}: unknown field {name!r}; allowed fields are 'question', 'answer' "
+                             "and 'aliases' (fix the spelling or remove it)")
+    for name in ("question", "answer"):
+        if name not in row:
+            raise ValueError(f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
+                             f"e.g. {_EXAMPLE}")
+        value = row[name]
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
+                             f"write it in double quotes, e.g. \"answer\": \"7\"")
+    aliases = row.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise ValueError(f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
+                         'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out')
+    question, answer = row["question"].strip(), row["answer"].strip()
+    return Question(
+        id=question_id("custom", question, answer), question=question, answer=answer,
+        aliases=tuple(a.strip() for a in aliases), answer_type=infer_answer_type(answer),  # type: ignore[arg-type]
+        kind="custom", difficulty="unknown", plan=None, extract=None, split="custom", group="custom",
+    )
+
+
+def load_user_tasks(path: str | Path) -> list[Question]:
+    """Read a JSONL file of questions (blank lines are skipped); raise ``ValueError`` on any bad row."""
+    path = Path(path)
+    questions = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name} line {lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                                 f"one JSON object like {_EXAMPLE}") from None
+            questions.append(question_from_dict(row, where))
+    if not questions:
+        raise ValueError(f"{path}: no questions; write one JSON object per line, like {_EXAMPLE}")
+    return questions
