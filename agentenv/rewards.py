@@ -1,10 +1,18 @@
 """Reward configuration: named components in, one scalar out.
 
 Every env reports all of its components in ``info["reward_components"]``
-whatever their weight, so a run logs what it did not optimise. A
-:class:`RewardConfig` turns them into the scalar reward. It is rule-based and
-deterministic, and it fails loudly: a weight on a component that the env did
-not report raises, it never counts as 0.
+whatever their weight (:mod:`agentenv.components` says what each name means),
+so a run logs what it did not optimise. A :class:`RewardConfig` turns them
+into the scalar reward. It is rule-based and deterministic, and it fails
+loudly: a weight or a cost on a component the env did not report raises
+``KeyError``, it never counts as 0 (a silent 0 looks like a weak model).
+
+Why costs are fields of their own: with accuracy and format alone, the number
+of tool calls never falls under RL; tool calls, turns, modelled latency and
+tokens must be something the reward can charge for. Why over-limit answers
+are zeroed by default: a model rewarded for "the gold is among my 3
+predictions" learns to list more than 3; truncating its list silently would
+hide that.
 
 Presets:
 
@@ -12,8 +20,8 @@ Presets:
   the task allows scores 0 (never silently truncated).
 * ``lenient``: the hackable "gold anywhere in my list" reward, kept for
   teaching; over-limit answers are allowed and scored on ``hit@any``.
-* ``efficient``: strict plus a cost per tool call and per turn, so that the
-  number of tool calls can fall under RL.
+* ``efficient``: strict plus a cost per tool call and per turn (capped), so
+  that the number of tool calls can fall under RL.
 
 Example:
     >>> cfg = resolve_reward("efficient")
@@ -21,20 +29,42 @@ Example:
     0.84
     >>> resolve_reward("strict").combine({"accuracy": 1.0, "over_limit": 1.0})
     0.0
+    >>> resolve_reward({"preset": "efficient", "latency_cost": 0.001}).name
+    'efficient+custom'
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentenv.components import closest
+from agentenv.reward_files import explain, read_reward_file
+
+_COST_FIELDS = (
+    ("tool_call_cost", "tool_calls"),
+    ("turn_cost", "turns"),
+    ("latency_cost", "latency_ms"),
+    ("token_cost", "tokens"),
+)
+
+
+def _rate(description: str) -> Any:
+    return Field(0.0, ge=0.0, allow_inf_nan=False, description=description)
 
 
 class RewardConfig(BaseModel):
-    """How components become the scalar reward. Validated; unknown fields are errors."""
+    """How components become the scalar reward. Validated; unknown fields are errors.
+
+    ``reward = sum(weight * component) - min(cost, cost_cap)``, where ``cost``
+    charges ``tool_calls``, ``turns``, ``latency_ms`` and ``tokens`` at their
+    rates. An answer with ``over_limit > 0`` has its weighted part replaced
+    according to ``over_limit``; the costs stay, so going over the limit is
+    never cheaper than a wrong answer.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -43,51 +73,129 @@ class RewardConfig(BaseModel):
         default_factory=lambda: {"accuracy": 1.0},
         description="Component name -> weight; a weight of 0 means 'log only'.",
     )
-    tool_call_cost: float = Field(0.0, ge=0.0, description="Subtracted per tool call.")
-    turn_cost: float = Field(0.0, ge=0.0, description="Subtracted per turn (every action).")
-    cost_cap: float | None = Field(None, ge=0.0, description="Upper bound on the total cost.")
+    tool_call_cost: float = _rate("Subtracted per tool call (component 'tool_calls').")
+    turn_cost: float = _rate("Subtracted per turn, invalid actions included (component 'turns').")
+    latency_cost: float = _rate("Subtracted per modelled millisecond (component 'latency_ms').")
+    token_cost: float = _rate("Subtracted per generated token (component 'tokens', when known).")
+    cost_cap: float | None = Field(
+        None, ge=0.0, allow_inf_nan=False, description="Upper bound on the total cost of an episode."
+    )
     over_limit: Literal["zero", "penalty", "allow"] = Field(
         "zero", description="Answers with more predictions than allowed: 0, a penalty, or allowed."
     )
-    over_limit_penalty: float = Field(1.0, ge=0.0, description="Subtracted when over_limit='penalty'.")
+    over_limit_penalty: float = Field(
+        1.0, ge=0.0, allow_inf_nan=False, description="Subtracted when over_limit='penalty'."
+    )
     require_think: bool = Field(False, description="The format component requires <think> every turn.")
+    shaping: bool = Field(
+        False,
+        description="Pay costs on the step that incurs them instead of at the end; the return is unchanged.",
+    )
 
     @field_validator("weights")
     @classmethod
-    def _weights_are_finite(cls, weights: dict[str, float]) -> dict[str, float]:
+    def _weights_are_named_and_finite(cls, weights: dict[str, float]) -> dict[str, float]:
+        if not weights:
+            raise ValueError("no weights: give at least one component, e.g. {'accuracy': 1.0}")
         for key, value in weights.items():
+            if not key.strip():
+                raise ValueError("a weight has an empty component name")
             if value != value or value in (float("inf"), float("-inf")):
                 raise ValueError(f"weight of {key!r} must be finite, got {value}")
         return weights
 
-    def cost(self, components: Mapping[str, float]) -> float:
-        """Tool-call and turn cost of an episode, capped by ``cost_cap``."""
-        total = self.tool_call_cost * components.get("tool_calls", 0.0) + self.turn_cost * components.get(
-            "turns", 0.0
-        )
+    @model_validator(mode="after")
+    def _penalty_needs_penalty_mode(self) -> RewardConfig:
+        if self.over_limit != "penalty" and self.over_limit_penalty != 1.0:
+            raise ValueError(
+                f"over_limit_penalty={self.over_limit_penalty} has no effect with "
+                f"over_limit={self.over_limit!r}; set over_limit='penalty' or drop over_limit_penalty"
+            )
+        return self
+
+    # ------------------------------------------------------------------ scoring
+    def cost(self, components: Mapping[str, float], *, running: bool = False) -> float:
+        """Tool-call, turn, latency and token cost, capped by ``cost_cap``.
+
+        A charged component that is missing raises ``KeyError``, unless
+        ``running`` (mid-episode counts, where a missing count is 0 so far).
+        """
+        total = 0.0
+        for field, key in _COST_FIELDS:
+            rate = getattr(self, field)
+            if rate == 0.0:
+                continue
+            if key not in components:
+                if running:
+                    continue
+                raise KeyError(
+                    f"{field}={rate} charges the {key!r} component, but the env reported only "
+                    f"{sorted(components)}; set {field}=0 or use an env that reports {key!r}"
+                )
+            total += rate * float(components[key])
         return min(total, self.cost_cap) if self.cost_cap is not None else total
 
-    def combine(self, components: Mapping[str, float]) -> float:
-        """The scalar reward; raises ``KeyError`` naming a weighted component that is missing."""
+    def score(self, components: Mapping[str, float]) -> float:
+        """The weighted part of the reward, with the over-limit treatment, before costs."""
         over = components.get("over_limit", 0.0) > 0
+        allow = over and self.over_limit == "allow"
         base = 0.0
         for key, weight in self.weights.items():
             if weight == 0.0:
                 continue
-            if key == "accuracy" and over and self.over_limit == "allow" and "hit@any" in components:
-                value = components["hit@any"]
-            elif key not in components:
-                raise KeyError(
-                    f"reward weight on {key!r} but the env reported only {sorted(components)}"
-                )
-            else:
-                value = components[key]
-            base += weight * value
+            if key == "accuracy" and allow:
+                key = "hit@any"  # the lenient reward: gold anywhere in the list
+            if key not in components:
+                raise KeyError(self._missing(key, components, allow))
+            base += weight * float(components[key])
         if over and self.over_limit == "zero":
-            base = 0.0
-        elif over and self.over_limit == "penalty":
-            base -= self.over_limit_penalty
-        return round(base - self.cost(components), 10)
+            return 0.0
+        if over and self.over_limit == "penalty":
+            return base - self.over_limit_penalty
+        return base
+
+    def combine(self, components: Mapping[str, float]) -> float:
+        """The scalar reward of a finished episode: ``score - cost``.
+
+        Raises ``KeyError`` naming a weighted or charged component that is missing.
+        """
+        return round(self.score(components) - self.cost(components), 10)
+
+    def step_reward(
+        self, paid: float, counts: Mapping[str, float], components: Mapping[str, float] | None = None
+    ) -> tuple[float, float]:
+        """One step's reward and the cost paid so far, for a step loop that supports shaping.
+
+        ``counts`` are the running ``tool_calls``, ``turns`` and ``latency_ms``;
+        ``components`` is given on the last step only. Without ``shaping`` a
+        step earns 0 and the last step earns :meth:`combine`. With ``shaping``
+        each step pays the increase of the (capped) cost since the last step,
+        and the last step earns ``combine + paid``: the same return, with the
+        cost of a wasted tool call felt on the step that made it.
+
+        Example:
+            >>> cfg = RewardConfig(tool_call_cost=0.1, shaping=True)
+            >>> r1, paid = cfg.step_reward(0.0, {"tool_calls": 2, "turns": 1})
+            >>> r2, _ = cfg.step_reward(paid, {}, {"accuracy": 1.0, "tool_calls": 2, "turns": 2})
+            >>> r1, r2, round(r1 + r2, 10)
+            (-0.2, 1.0, 0.8)
+        """
+        if components is not None:
+            return round(self.combine(components) + (paid if self.shaping else 0.0), 10), paid
+        if not self.shaping:
+            return 0.0, paid
+        owed = max(self.cost(counts, running=True) - paid, 0.0)
+        return round(-owed, 10), paid + owed
+
+    def _missing(self, key: str, components: Mapping[str, float], allow: bool) -> str:
+        if allow and key == "hit@any":
+            why = "over_limit='allow' scores an over-limit answer on 'hit@any'"
+        else:
+            why = f"reward weight on {key!r}"
+        hint = closest(key, components)
+        return f"{why} but the env reported only {sorted(components)}" + (
+            f"; did you mean {hint!r}?" if hint else ""
+        )
 
 
 PRESETS: dict[str, RewardConfig] = {
@@ -100,51 +208,41 @@ PRESETS: dict[str, RewardConfig] = {
 def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -> RewardConfig:
     """Accept a preset name, a dict, a ``RewardConfig``, or a JSON/YAML file path.
 
-    User input fails early with the field at fault and the fix.
+    A dict may start from a preset (``{"preset": "efficient", "latency_cost":
+    0.001}``); its name becomes ``"efficient+custom"`` unless it sets one, so
+    logs never call a changed preset by the preset's name. User input fails
+    early with the field at fault and the fix.
     """
     if spec is None:
         return PRESETS["strict"]
     if isinstance(spec, RewardConfig):
         return spec
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith((".json", ".yaml", ".yml"))):
-        return _from_file(Path(spec))
+        path = Path(spec)
+        data = read_reward_file(path)
+        try:
+            return resolve_reward(data)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
     if isinstance(spec, str):
         if spec not in PRESETS:
-            raise ValueError(f"unknown reward preset {spec!r}; choose one of {sorted(PRESETS)} or pass a dict")
+            hint = closest(spec, PRESETS)
+            raise ValueError(
+                f"unknown reward preset {spec!r}; choose one of {sorted(PRESETS)}"
+                + (f" (did you mean {hint!r}?)" if hint else "")
+                + ", pass a dict, or a .json/.yaml file path"
+            )
         return PRESETS[spec]
     if isinstance(spec, Mapping):
         data = dict(spec)
         base = data.pop("preset", None)
         if base is not None:
-            data = {**resolve_reward(base).model_dump(), **data}
+            if not isinstance(base, str):
+                raise ValueError(f"field 'preset': must be a preset name, got {base!r}")
+            preset = resolve_reward(base)
+            data = {**preset.model_dump(), "name": f"{preset.name}+custom", **data} if data else preset.model_dump()
         try:
             return RewardConfig(**data)
         except ValidationError as exc:
-            raise ValueError(f"invalid reward config: {_explain(exc)}") from None
+            raise ValueError(f"invalid reward config: {explain(exc, RewardConfig.model_fields)}") from None
     raise TypeError(f"reward must be a preset name, dict, RewardConfig or file path, not {type(spec).__name__}")
-
-
-def _from_file(path: Path) -> RewardConfig:
-    if not path.is_file():
-        raise FileNotFoundError(f"reward config file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        data = json.loads(text)
-    else:
-        try:
-            import yaml
-        except ImportError:
-            raise ImportError(f"reading {path} needs PyYAML: pip install pyyaml, or use JSON") from None
-        data = yaml.safe_load(text)
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{path}: a reward config file must hold a mapping of fields")
-    try:
-        return resolve_reward(data)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-
-
-def _explain(exc: ValidationError) -> str:
-    return "; ".join(
-        f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}" for e in exc.errors(include_url=False)
-    )
