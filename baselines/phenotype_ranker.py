@@ -24,17 +24,28 @@ Why it is fast (budget: <= 1 ms per case over 8,351 OMIM diseases):
   the non-hub part overwrites the entries of the few diseases that reach a
   non-hub ancestor, in increasing IC order. Each term costs a handful of
   vector operations instead of one scatter per ancestor over thousands of diseases.
+  Measured (2 cores, HPO 2025-01-16, 8,351 diseases, calibrated test patients):
+  ~0.12 ms p50 / 0.24 ms mean per ``rank()``; the per-ancestor scatter takes
+  ~3x longer (``benchmarks/calibrate_patients.py``). Scores are float32 sums,
+  equal to the exact formula to ~1e-6.
+
+Ties: one-directional similarity gives every disease whose profile covers all
+the patient's terms the same maximal score, so ties are common (a third of
+clean patients tie with other diseases). :meth:`PhenotypeRanker.rank` breaks
+them by the smaller annotation profile (the size principle: a small profile
+that explains the patient is the likelier source), then by id. This lifts
+clean top-3 from 0.80 (id order) to 0.92.
 
 Excluded terms (optional): with ``excluded_penalty = w > 0``, each excluded term
 ``e`` subtracts ``w * IC(e) / n_present`` from every disease whose closure holds
 ``e`` (the disease is annotated with ``e`` or something more specific). The
 Phenomizer itself ignores excluded terms, which is what ``w = 0`` gives.
 
-Example:
-    >>> from agentenv.corpora.hpo import load_hpo_kb  # doctest: +SKIP
-    >>> ranker = PhenotypeRanker(load_hpo_kb())  # doctest: +SKIP
-    >>> ranker.rank(["HP:0001166", "HP:0001519", "HP:0000545"], k=3)  # doctest: +SKIP
-    [('OMIM:154700', 4.2...), ...]
+Example (not run as a doctest: it loads the KB):
+
+    ranker = PhenotypeRanker(load_hpo_kb())
+    ranker.rank(["HP:0001166", "HP:0001519", "HP:0001083", "HP:0002616"], k=3)
+    # [('OMIM:154700', ...), ...]  Marfan syndrome in the top 3
 """
 
 from __future__ import annotations

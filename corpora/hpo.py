@@ -11,7 +11,8 @@ under half a second. Nothing is built at import time.
 Decisions (each a documented choice, not an accident):
 
 * **Universe.** ``"omim"`` (default): OMIM diseases with at least one positive
-  phenotype (aspect ``P``) annotation -- 8,352 in HPO 2025-01-16. OMIM and
+  phenotype (aspect ``P``) annotation -- 8,351 of the 8,359 OMIM entries in HPO
+  2025-01-16 (7 have no phenotype rows, 1 only a frequency-0 one). OMIM and
   Orphanet describe many of the same diseases, so mixing them would let
   duplicates fill top-3 slots. ``"omim+orpha"`` adds Orphanet.
 * **Merged annotations.** A disease may list one term on several rows (one
@@ -647,26 +648,34 @@ def load_hpo_kb(universe: Universe = "omim", *, rebuild: bool = False) -> HpoKno
         raise ValueError(
             f"load_hpo_kb: universe must be one of {list(get_args(Universe))}, got {universe!r}"
         )
-    if rebuild:
-        _load_cached.cache_clear()
     files = hpo_files()
-    return _load_cached(universe, str(kb_cache_path(files)), rebuild)
+    path = kb_cache_path(files)
+    if rebuild:
+        shutil.rmtree(path, ignore_errors=True)
+        _load_cached.cache_clear()
+    return _load_cached(universe, str(path))
+
+
+def _read_only_npz(path: Path) -> dict[str, np.ndarray]:
+    """Load every array of an npz and make it read-only: one KB is shared by every env."""
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    for array in arrays.values():
+        array.flags.writeable = False
+    return arrays
 
 
 @lru_cache(maxsize=8)
-def _load_cached(universe: str, path: str, rebuild: bool) -> HpoKnowledgeBase:
+def _load_cached(universe: str, path: str) -> HpoKnowledgeBase:
     files = hpo_files()
     target = Path(path)
-    if rebuild or not _cache_is_valid(target, files):
+    if not _cache_is_valid(target, files):
         _write_cache(target, files)
     terms = json.loads((target / "terms.json").read_text(encoding="utf-8"))
     diseases = json.loads((target / "diseases.json").read_text(encoding="utf-8"))
-    with np.load(target / "graph.npz") as npz:
-        graph = TermGraph.from_arrays(terms["ids"], {k: npz[k] for k in npz.files})
-    with np.load(target / "annotations.npz") as npz:
-        ann = {k: npz[k] for k in npz.files}
-    with np.load(target / f"universe-{universe}.npz") as npz:
-        uni = {k: npz[k] for k in npz.files}
+    graph = TermGraph.from_arrays(terms["ids"], _read_only_npz(target / "graph.npz"))
+    ann = _read_only_npz(target / "annotations.npz")
+    uni = _read_only_npz(target / f"universe-{universe}.npz")
     disease_ids = tuple(diseases["ids"][k] for k in uni["disease_rows"].tolist())
     return HpoKnowledgeBase(
         universe=universe,

@@ -379,7 +379,8 @@ class PatientSampler:
         truth_anc = set(_ancestors_of(kb, truth).tolist())
         chosen: list[int] = []
         if self.params.excluded_from_annotations:
-            for e in rng.permutation(kb.excluded_indices(d)).tolist():
+            known = kb.excluded_indices(d)
+            for e in known[rng.permutation(len(known))].tolist():
                 if len(chosen) < n and e not in truth_anc and self._allowed[e]:
                     chosen.append(int(e))
         chosen += self._unrelated(d, n - len(chosen), rng, avoid=truth + chosen)

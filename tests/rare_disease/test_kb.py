@@ -36,13 +36,15 @@ def test_identity(kb: HpoKnowledgeBase) -> None:
 
 def test_universe_sizes(kb: HpoKnowledgeBase) -> None:
     # 8,359 OMIM diseases in phenotype.hpoa; 8 have no positive phenotype annotation
-    # (inheritance only, or only frequency-0 phenotypes), leaving 8,351.
+    # (7 have no phenotype rows at all, OMIM:617596 only a 0/3 one), leaving 8,351.
     omim = [d for d in kb.all_disease_ids() if d.startswith("OMIM:")]
     assert len(omim) == 8_359
     assert kb.n_universe == 8_351
     assert all(d.startswith("OMIM:") for d in kb.disease_ids)
     assert list(kb.disease_ids) == sorted(kb.disease_ids)
-    assert not kb.in_universe("OMIM:609404")  # Preeclampsia/eclampsia 4: inheritance only
+    assert not kb.in_universe("OMIM:609404")  # Preeclampsia/eclampsia 4: no phenotype rows
+    assert not kb.in_universe("OMIM:617596")
+    assert kb.disease("OMIM:617596").excluded  # its 0/3 phenotype is kept as an excluded feature
     assert not kb.in_universe("ORPHA:558")
     both = load_hpo_kb("omim+orpha")
     assert both.n_universe == 12_632
@@ -174,3 +176,28 @@ def test_importing_builds_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "AGENTENV_HOME": str(home)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert not home.exists() or not any(home.rglob("*"))
+
+
+def test_shared_arrays_are_read_only(kb: HpoKnowledgeBase) -> None:
+    for array in (kb.ic, kb.pheno_terms, kb.closure_indices, kb.graph.ancestors_indices):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
+
+
+@pytest.mark.slow
+def test_cold_build_in_a_fresh_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    code = (
+        "from agentenv.corpora.hpo import load_hpo_kb, kb_cache_path; kb = load_hpo_kb(); "
+        "print(kb.n_universe, kb_cache_path())"
+    )
+    env = {**os.environ, "AGENTENV_HOME": str(home)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True
+    )
+    n, path = out.stdout.split()
+    assert n == "8351" and Path(path).parent == home / "hpo"
+    assert sorted(p.name for p in (home / "hpo").iterdir()) == [
+        Path(path).name
+    ]  # no temp dirs left
+    assert _cache_is_valid(Path(path), hpo_files())
