@@ -1,0 +1,59 @@
+"""Bring-your-own questions: good files load; every bad row is reported with line, field and fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agentenv.envs.media_search.grading import grade_answer
+from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+
+
+def write(tmp_path, lines):
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_good_file(tmp_path):
+    path = write(tmp_path, [
+        json.dumps({"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}),
+        "",
+        json.dumps({"question": "How many Oscars did Inception win?", "answer": "4"}),
+        json.dumps({"question": "Year of Jaws?", "answer": " 1975 "}),
+    ])
+    questions = load_user_tasks(path)
+    assert [q.answer_type for q in questions] == ["text", "number", "year"]
+    assert all(q.kind == "custom" and q.plan is None and q.extract is None for q in questions)
+    assert questions[1].id != questions[0].id
+    assert grade_answer("nolan", questions[0]) and grade_answer("four", questions[1])
+    assert questions[2].answer == "1975" and grade_answer("in 1975", questions[2])
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"question": "Q?", "answer": "A",}', r"line 2: invalid JSON .*at column \d+.*one JSON object like"),
+    ('["Q?", "A"]', "line 2: expected a JSON object"),
+    ('{"question": "Q?"}', "line 2: missing field 'answer'"),
+    ('{"answer": "A"}', "line 2: missing field 'question'"),
+    ('{"question": "Q?", "answer": 7}', r"line 2: field 'answer' must be a non-empty string, got 7.*\"answer\": \"7\""),
+    ('{"question": "  ", "answer": "A"}', "line 2: field 'question' must be a non-empty string"),
+    ('{"question": "Q?", "answer": "A", "aliases": "B"}', "line 2: field 'aliases' must be a list of non-empty strings"),
+    ('{"question": "Q?", "answer": "A", "aliases": [1]}', "line 2: field 'aliases'"),
+    ('{"question": "Q?", "answer": "A", "anwser": "A"}', "line 2: unknown field 'anwser'.*fix the spelling"),
+])
+def test_bad_rows_name_line_field_and_fix(tmp_path, line, message):
+    path = write(tmp_path, ['{"question": "Fine?", "answer": "Yes"}', line])
+    with pytest.raises(ValueError, match=message):
+        load_user_tasks(path)
+
+
+def test_an_empty_file_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="no questions"):
+        load_user_tasks(write(tmp_path, ["", "  "]))
+
+
+def test_rows_from_python(tmp_path):
+    q = question_from_dict({"question": "Q?", "answer": "A"}, where="tasks[0]")
+    assert q.split == "custom" and q.aliases == ()
+    with pytest.raises(ValueError, match=r"^tasks\[3\]: missing field 'answer'"):
+        question_from_dict({"question": "Q?"}, where="tasks[3]")
