@@ -266,7 +266,6 @@ class PatientSampler:
         d = self.kb.disease_index[disease_id]
         p = self.params
         findings = self._findings(d, rng)
-        disease_terms = self.kb.phenotype_indices(d)
         noise = self._unrelated(d, rng.binomial(len(findings), p.noise), rng, avoid=findings)
         truth = findings + noise
         hidden_mask = rng.random(len(truth)) < p.hidden_fraction
@@ -281,7 +280,7 @@ class PatientSampler:
             if not h
         ]
         visible = list(dict.fromkeys(visible))
-        excluded = self._excluded(d, disease_terms, truth, rng)
+        excluded = self._excluded(d, truth, rng)
         if p.drop_redundant:
             visible = self._most_specific(visible)
         ids = self.kb.graph.ids
@@ -368,9 +367,7 @@ class PatientSampler:
             current = parents[int(rng.integers(len(parents)))]
         return current
 
-    def _excluded(
-        self, d: int, disease_terms: np.ndarray, truth: list[int], rng: np.random.Generator
-    ) -> list[int]:
+    def _excluded(self, d: int, truth: list[int], rng: np.random.Generator) -> list[int]:
         lo, hi = self.params.excluded_range
         n = int(rng.integers(lo, hi + 1))
         if n == 0:
