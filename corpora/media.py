@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import gc
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +33,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentenv.corpora.media_files import pack, unpack, write_atomic
+from agentenv.corpora.media_files import pack, paused_gc, unpack, write_atomic
 
 MOVIES_DB_SHA256 = "1d9c6a02e488d0354b2309e16130c58820a91ac2ce417e814c5964f9579a65ac"
 """sha256 of ``movies.db`` in ``bokeh-sampledata==2026.1``."""
@@ -304,17 +303,13 @@ def _people_path(path: Path) -> Path:
 
 def _people_loader(path: Path, header: dict[str, Any], titles: Sequence[Title]) -> Callable[[], dict[str, Person]]:
     def load() -> dict[str, Person]:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with paused_gc():
             body = unpack(path, header)
-            if isinstance(body, list) and body and all(len(row) == 5 for row in body):
-                return {k: Person(n, tuple(d), tuple(w), tuple(a)) for k, n, d, w, a in body}
-        except (TypeError, ValueError):
-            pass
-        finally:
-            if was_enabled:
-                gc.enable()
+            try:
+                if isinstance(body, list) and body and all(len(row) == 5 for row in body):
+                    return {k: Person(n, tuple(d), tuple(w), tuple(a)) for k, n, d, w, a in body}
+            except (TypeError, ValueError):
+                pass
         people = build_people(titles)
         write_atomic(path, pack(header, [[k, *p] for k, p in people.items()]))
         return people
@@ -323,21 +318,15 @@ def _people_loader(path: Path, header: dict[str, Any], titles: Sequence[Title]) 
 
 
 def _load_cached(path: Path, header: dict[str, Any]) -> Catalog | None:
-    # The loop allocates ~120k tuples; pausing the cyclic GC (which would scan
-    # them repeatedly while they are young) halves the warm load time.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         body = unpack(path, header)
         if not isinstance(body, list) or not body or any(len(row) != len(_FIELDS) for row in body):
             return None
-        titles = _from_body(body)
+        try:
+            titles = _from_body(body)
+        except (TypeError, AttributeError, ValueError):
+            return None
         return Catalog(titles, MOVIES_DB_SHA256, _people_loader(_people_path(path), header, titles))
-    except (TypeError, AttributeError, ValueError):
-        return None
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def load_catalog(*, rebuild: bool = False) -> Catalog:

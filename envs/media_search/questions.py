@@ -48,14 +48,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from agentenv.corpora.media import (
-    MOVIES_DB_SHA256,
-    Catalog,
-    normalize_key,
-    pack,
-    unpack,
-    write_atomic,
-)
+from agentenv.corpora.media import MOVIES_DB_SHA256, Catalog, normalize_key
+from agentenv.corpora.media_files import pack, paused_gc, unpack, write_atomic
 
 AnswerType = Literal["title", "person", "number", "year", "text"]
 """Generated questions use the first four; ``"text"`` is a free-text answer of your own questions."""
@@ -219,12 +213,13 @@ def load_questions(split: str, *, seed: int = GENERATION_SEED) -> list[Question]
         raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLIT_SIZES)}")
     key = (split, seed)
     if key not in _LOADED:
-        body = unpack(_cache_file(split, seed), _header(split, seed))
-        if isinstance(body, list) and len(body) == SPLIT_SIZES[split]:
-            try:
-                _LOADED[key] = [Question.from_dict(row) for row in body]
-            except (TypeError, KeyError):
-                pass
+        with paused_gc():
+            body = unpack(_cache_file(split, seed), _header(split, seed))
+            if isinstance(body, list) and len(body) == SPLIT_SIZES[split]:
+                try:
+                    _LOADED[key] = [Question.from_dict(row) for row in body]
+                except (TypeError, KeyError):
+                    pass
         if key not in _LOADED:
             _generate_and_cache(seed)
     return list(_LOADED[key])
