@@ -263,9 +263,9 @@ def _describe(c: dict[str, Any]) -> tuple[str, str]:
     adjective = f"{tpl.genre_adjective(c['genre'])} " if "genre" in c else ""
     exact_year = "year_min" in c and c["year_min"] == c["year_max"]
     desc = f"{c['year_min']} {adjective}film" if exact_year else f"{adjective}film"
-    clauses = []
     if "year_min" in c and not exact_year:
-        clauses.append(f"from the {c['year_min']}s")
+        desc += f" from the {c['year_min']}s"
+    clauses = []
     if "director" in c:
         clauses.append(f"directed by {c['director']}")
     if "cast" in c:

@@ -57,7 +57,7 @@ Split = Literal["train", "validation", "test"]
 
 GENERATION_SEED = 20260
 """Seed of the published splits."""
-QUESTIONS_FORMAT = 2
+QUESTIONS_FORMAT = 3
 """Bump when generation changes; cached splits of older formats are regenerated."""
 SPLIT_SIZES: dict[str, int] = {"train": 24_000, "validation": 1_000, "test": 1_000}
 KIND_SHARES: dict[str, float] = {"lookup": 0.2, "constraint": 0.2, "superlative": 0.15,
@@ -66,9 +66,9 @@ KIND_SHARES: dict[str, float] = {"lookup": 0.2, "constraint": 0.2, "superlative"
 SPLIT_BUCKETS = {"test": 800, "validation": 1600}
 """A group whose hash bucket (0-9999) is below 800 is test, below 1600 validation, else train."""
 SPLIT_CHECKSUMS: dict[str, str] = {
-    "train": "c71ed91fc0e5956243477387ed9e099f0f345bfdca048313317baeddea0be55f",
-    "validation": "0b46a3775fd639787a7375a0dfd9d56f6231d97dcbc5c687297ded7ef7917ff9",
-    "test": "25e8d62fc7c80d6483e2244891b8bd9d3d2dda4430b9dd2986dc98290783aeb0",
+    "train": "53c4e31721fb8cc3ec4c31d328ce5ee4cdde8eaba42cbeaa416942eccb28b8ef",
+    "validation": "556db6db28b3ef6ffce220d00ef1e0b34ce3d2a089b45c0141921a7b93d6b200",
+    "test": "b33799c0d0b433413a30bc65ec0cee49c1d56f44625d19278f8205dc5912a8df",
 }
 """sha256 of each published split (see :func:`split_checksum`)."""
 
