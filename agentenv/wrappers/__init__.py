@@ -1,0 +1,29 @@
+"""Gymnasium wrappers for the common reward changes, one per module, named for what they change.
+
+* :class:`ToolCallCost`, :class:`TurnCost`: charge tool calls or turns;
+* :class:`FormatBonus`: reward a well-formed episode;
+* :class:`PredictionLimit`: zero or penalise answers with more than k predictions;
+* :class:`CostShaping`: pay the env's costs on the step that incurs them.
+
+The first four change only the reward of the step that ends the episode, read
+``info["reward_components"]``, and record what they changed in a new copy of
+that dict. They show their parameters in ``repr(env)`` and in ``env.spec``.
+Prefer the matching :class:`~agentenv.rewards.RewardConfig` fields when you
+build the env yourself; the wrappers change an env you were handed.
+
+Example:
+    >>> import gymnasium as gym
+    >>> PredictionLimit(ToolCallCost(gym.Env(), cost=0.05), k=3, treatment="penalty")
+    <PredictionLimit(k=3, treatment='penalty', penalty=1.0)<ToolCallCost(cost=0.05)<Env instance>>>
+"""
+
+from __future__ import annotations
+
+from agentenv.wrappers.cost_shaping import CostShaping
+from agentenv.wrappers.episode_reward import EpisodeRewardWrapper
+from agentenv.wrappers.format_bonus import FormatBonus
+from agentenv.wrappers.prediction_limit import PredictionLimit
+from agentenv.wrappers.tool_call_cost import ToolCallCost
+from agentenv.wrappers.turn_cost import TurnCost
+
+__all__ = ["CostShaping", "EpisodeRewardWrapper", "FormatBonus", "PredictionLimit", "ToolCallCost", "TurnCost"]
