@@ -195,7 +195,7 @@ class ToolEnv(gym.Env[str, str]):
             call_ids = [f"call_{ep.turn}_{i}" for i in range(len(validated))]
             ep.messages.append(_assistant_message(parsed.content, parsed.reasoning, validated, call_ids))
             outputs = []
-            for call_id, call in zip(call_ids, validated):
+            for call_id, call in zip(call_ids, validated, strict=False):
                 result = self.tools.execute(call.tool, call.args)
                 ep.tool_calls += 1
                 ep.tool_errors += not result.ok
@@ -298,7 +298,7 @@ def _assistant_message(
                 "type": "function",
                 "function": {"name": call.tool.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
             }
-            for call_id, call in zip(call_ids, calls)
+            for call_id, call in zip(call_ids, calls, strict=False)
         ]
     return message
 

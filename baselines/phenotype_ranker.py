@@ -53,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
 from agentenv.corpora.hpo import HpoKnowledgeBase
 
 DEFAULT_HUB_MIN_DISEASES = 200

@@ -51,10 +51,10 @@ from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
+
 from agentenv.corpora.hpo_files import HPO_CITATION, HpoFiles, hpo_files, sha256_file
 from agentenv.corpora.hpoa import FrequencyClass, HpoaRecord, frequency_class_of, read_hpoa
 from agentenv.corpora.obo import Synonym, TermGraph, read_obo
-
 from agentenv.paths import cache_dir
 
 Universe = Literal["omim", "omim+orpha"]

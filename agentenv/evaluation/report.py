@@ -25,7 +25,7 @@ def summarize(
         "mean_tool_calls": [r["tool_calls"] for r in records],
         "mean_turns": [r["turns"] for r in records],
     }
-    intervals = {name: Metric(**dict(zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=config.seed)))) for name, v in series.items()}
+    intervals = {name: Metric(**dict(zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=config.seed), strict=False))) for name, v in series.items()}
     turns = sum(r["turns"] for r in records)
     invalid = sum(c.get("invalid_actions", 0.0) for c in components)
     metrics = {name: m.mean for name, m in intervals.items()}
@@ -74,5 +74,5 @@ def format_table(summary: Summary) -> str:
         rows.append((f"accuracy[{kind}]", f"{acc:.4f}", ""))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     head = f"{summary.agent} on {summary.env_id} ({summary.split}, {summary.episodes} episodes, seed {summary.seed})"
-    lines = [head] + ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines = [head] + ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
     return "\n".join(lines)

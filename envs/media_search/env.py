@@ -151,7 +151,7 @@ class MediaSearchEnv(ToolEnv):
         if self.mode == "multi_turn":
             return task.prompt
         if self._doc_text is None:
-            self._doc_text = dict(zip(*self.catalog.documents()))
+            self._doc_text = dict(zip(*self.catalog.documents(), strict=False))
         hits = self.retriever.search(task.prompt, self.passages)
         passages = "\n".join(f"[{i + 1}] {self._doc_text[h.doc_id]}" for i, h in enumerate(hits))
         return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+
 from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
 
 SortKey = Literal["rating", "year", "runtime", "title"]

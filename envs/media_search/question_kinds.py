@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from agentenv.corpora.media import Catalog, Title, normalize_key, title_key
 from agentenv.envs.media_search import question_templates as tpl
 from agentenv.envs.media_search.grading import number_words
-
 from agentenv.retrieval.tokenize import ENGLISH_STOPWORDS
 
 KNOWN_FILM_REVIEWS = 20

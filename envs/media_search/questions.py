@@ -48,6 +48,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+
 from agentenv.corpora.media import MOVIES_DB_SHA256, Catalog, normalize_key
 from agentenv.corpora.media_files import pack, paused_gc, unpack, write_atomic
 

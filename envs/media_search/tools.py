@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
-from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
+from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import Tool, ToolError
 

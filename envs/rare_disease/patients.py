@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from agentenv.corpora import media, media_source
 from agentenv.corpora.media import (
     MOVIES_DB_SHA256,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from agentenv.envs.media_search.grading import (
     grade_answer,
     normalize_answer,

@@ -14,6 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
 from agentenv.corpora.media import Catalog, load_catalog, normalize_key, title_key
 from agentenv.envs.media_search import question_templates as tpl
 from agentenv.envs.media_search.grading import grade_answer
@@ -30,7 +31,6 @@ from agentenv.envs.media_search.questions import (
     split_of,
 )
 from agentenv.envs.media_search.tools import make_media_tools
-
 from agentenv.retrieval.bm25 import BM25Retriever
 from agentenv.tools import ToolRegistry
 

@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
+
 from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, matches
 from agentenv.envs.media_search.tools import (
@@ -16,8 +18,6 @@ from agentenv.envs.media_search.tools import (
     SearchArgs,
     make_media_tools,
 )
-from pydantic import ValidationError
-
 from agentenv.retrieval.bm25 import BM25Retriever
 from agentenv.tools import ToolError, ToolRegistry
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from agentenv.envs.media_search.grading import grade_answer
 from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
 

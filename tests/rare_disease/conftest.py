@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from agentenv.baselines.phenotype_ranker import PhenotypeRanker
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from agentenv.corpora.hpo_files import hpo_files
 from agentenv.corpora.hpoa import (
     COLUMNS,

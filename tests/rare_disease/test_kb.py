@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from agentenv.corpora.hpo import (
     PHENOTYPIC_ABNORMALITY,
     ROOT,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.lay_text import lay_label, render_patient, render_terms
 from agentenv.envs.rare_disease.patients import Patient

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from agentenv.corpora.hpo_files import HPO_CITATION, PINNED_SHA256, hpo_files
 from agentenv.corpora.obo import OboOntology, OboTerm, Synonym, TermGraph, parse_obo, read_obo
 

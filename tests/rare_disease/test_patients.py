@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FrequencyClass
 from agentenv.envs.rare_disease.patients import (

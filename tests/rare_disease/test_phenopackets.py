@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
 from agentenv.envs.rare_disease.phenopackets import (

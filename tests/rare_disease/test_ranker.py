@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from agentenv.baselines.phenotype_ranker import PhenotypeRanker, top_k
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
 from agentenv.envs.rare_disease.splits import (
     CASES_PER_DISEASE,
