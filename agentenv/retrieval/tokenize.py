@@ -15,7 +15,8 @@ The rules, in order:
    names without accents far more often than with them.
 4. Split on runs of Unicode letters and digits (regex ``[^\\W_]+``); the
    underscore separates words.
-5. Optionally drop a small built-in English stop-word list.
+5. Optionally drop a small built-in English stop-word list (a word goes if
+   it or its stem is listed).
 6. Optionally stem: ``"plural"`` is :func:`plural_stem`, Harman's S-stemmer
    (Harman 1991, "How effective is suffixing?") plus Porter's final y → i, a
    few deterministic rules that fold plurals and barely touch names;
@@ -56,7 +57,7 @@ ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     nor not of off on once only or other our ours ourselves out over own same she
     should so some such than that the their theirs them themselves then there these
     they this those through to too under until up very was we were what when where
-    which while who whom why will with would you your yours yourself yourselves
+    which while who whom why with would you your yours yourself yourselves
     s t d ll m re ve
     """.split()
 )
@@ -147,19 +148,22 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         """Tokenize one text."""
         words = _WORD.findall(self.normalise(text))
-        if self.stopwords:
-            words = [w for w in words if w not in ENGLISH_STOPWORDS]
         if self.stem == "none":
-            return words
+            return [w for w in words if w not in ENGLISH_STOPWORDS] if self.stopwords else words
         memo = self._memo
         out = []
         for w in words:
             s = memo.get(w)
             if s is None:
                 s = self._stem(w)
+                # A word goes if it or its stem is a stop word ("others" like "other"),
+                # which also makes re-tokenizing tokens a no-op.
+                if self.stopwords and (w in ENGLISH_STOPWORDS or s in ENGLISH_STOPWORDS):
+                    s = ""
                 if len(memo) < 1_000_000:  # bound the memo on adversarial input
                     memo[w] = s
-            out.append(s)
+            if s:
+                out.append(s)
         return out
 
     def _stem(self, word: str) -> str:

@@ -71,3 +71,12 @@ def film_queries(n: int, seed: int) -> list[str]:
             q = f"{genres[0] if genres else 'film'} from {year} directed by {director}"
         out.append(q)
     return out
+
+
+@lru_cache(maxsize=1)
+def tokenized_film_docs() -> tuple[list[list[str]], list[str]]:
+    """(tokens per document with the default tokenizer, ids); built once per test session."""
+    from agentenv.retrieval.tokenize import tokenize
+
+    texts, ids = film_docs()
+    return [tokenize(t) for t in texts], ids

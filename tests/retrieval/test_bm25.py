@@ -1,0 +1,179 @@
+"""BM25Retriever on its own: the formula, the result rules, batches, persistence."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agentenv.retrieval import Retriever
+from agentenv.retrieval.bm25 import BM25Retriever, idf_values
+from agentenv.retrieval.reference import RankBM25Retriever
+from agentenv.retrieval.tokenize import Tokenizer
+from agentenv.retrieval.topk import top_k_rows, top_k_thresholded
+
+from ._corpus import film_queries, tokenized_film_docs
+
+RAW = Tokenizer(stopwords=False, stem="none")
+DOCS = [
+    "apple pie with apple sauce",
+    "the night sky",
+    "green apple",
+    "a blue sky over the sea",
+    "moon and stars",
+    "wind",
+    "sea",
+    "apple sky",
+]
+
+
+def by_hand(docs: list[str], query: str, *, k1: float = 1.5, b: float = 0.75, idf: str = "lucene") -> np.ndarray:
+    """The BM25 formula written out directly, one document at a time."""
+    toks = [RAW(d) for d in docs]
+    n = len(toks)
+    avgdl = sum(map(len, toks)) / n
+    out = np.zeros(n)
+    for q in RAW(query):
+        df = sum(q in t for t in toks)
+        if df == 0:
+            continue
+        w = math.log(1 + (n - df + 0.5) / (df + 0.5)) if idf == "lucene" else None
+        for i, t in enumerate(toks):
+            tf = t.count(q)
+            out[i] += w * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(t) / avgdl))  # type: ignore[operator]
+    return out
+
+
+def test_is_a_retriever() -> None:
+    assert isinstance(BM25Retriever.from_texts(DOCS), Retriever)
+
+
+@pytest.mark.parametrize("query", ["apple", "apple sky", "sea sky moon", "apple apple", "nothing here"])
+def test_lucene_scores_match_the_formula(query: str) -> None:
+    r = BM25Retriever.from_texts(DOCS, idf="lucene", tokenizer=RAW)
+    np.testing.assert_allclose(r.scores(query), by_hand(DOCS, query), rtol=1e-12, atol=0)
+
+
+def test_okapi_idf_floor_for_common_terms() -> None:
+    # "x" is in 3 of 4 documents: its raw idf is negative, so it gets epsilon * mean idf.
+    idf = idf_values([3, 1, 1], 4, "okapi", 0.25)
+    raw = [math.log(4 - n + 0.5) - math.log(n + 0.5) for n in (3, 1, 1)]
+    assert raw[0] < 0
+    assert idf[0] == pytest.approx(0.25 * sum(raw) / 3)
+    assert idf[1:].tolist() == raw[1:]
+    with pytest.raises(ValueError, match="unknown idf"):
+        idf_values([1], 2, "bm42", 0.25)  # type: ignore[arg-type]
+
+
+def test_duplicate_query_terms_count_twice() -> None:
+    r = BM25Retriever.from_texts(DOCS, tokenizer=RAW)
+    np.testing.assert_array_equal(r.scores("apple apple"), 2 * r.scores("apple"))
+
+
+def test_only_matching_documents_are_returned() -> None:
+    r = BM25Retriever.from_texts(DOCS, ids=[f"d{i}" for i in range(len(DOCS))], tokenizer=RAW)
+    hits = r.search("moon", k=5)
+    assert [h.doc_id for h in hits] == ["d4"]
+    assert r.search("unknownword", k=5) == []
+    assert r.search("", k=5) == []
+    assert r.search("apple", k=0) == []
+    assert [h.rank for h in r.search("sky sea", k=10)] == list(range(len(r.search("sky sea", k=10))))
+
+
+def test_ties_go_to_the_lower_row() -> None:
+    docs = ["cat dog", "bird", "cat dog", "fish", "cat dog", "cow"]
+    r = BM25Retriever.from_texts(docs, tokenizer=RAW)
+    assert [h.doc_id for h in r.search("cat", k=2)] == ["0", "2"]
+    assert [h.doc_id for h in r.search("cat dog", k=2)] == ["0", "2"]
+    assert [h.doc_id for h in r.search_batch(["cat dog", "dog"], k=2)[0]] == ["0", "2"]
+
+
+def test_ids_and_errors() -> None:
+    with pytest.raises(ValueError, match="empty corpus"):
+        BM25Retriever.from_texts([])
+    with pytest.raises(ValueError, match="ids for"):
+        BM25Retriever.from_texts(["a b", "c"], ids=["only-one"])
+    r = BM25Retriever.from_texts(["alpha", "beta"])
+    assert r.search("beta", 1)[0].doc_id == "1"
+
+
+def test_top_k_rows_matches_a_full_sort() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        scores = rng.integers(0, 6, size=n).astype(float)  # many ties
+        rows = np.sort(rng.choice(1000, size=n, replace=False))
+        k = int(rng.integers(1, 15))
+        got_rows, got_scores = top_k_rows(rows, scores, k)
+        order = sorted(range(n), key=lambda i: (-scores[i], rows[i]))[:k]
+        assert got_rows.tolist() == rows[order].tolist()
+        assert got_scores.tolist() == scores[order].tolist()
+
+
+def test_thresholded_top_k_matches_a_full_sort() -> None:
+    rng = np.random.default_rng(6)
+    for _ in range(100):
+        n_q, n = int(rng.integers(1, 5)), int(rng.integers(1, 40))
+        scores = rng.integers(0, 4, size=(n_q, n)).astype(float)  # zeros = unmatched; many ties
+        seeds = rng.integers(0, n_q * n, size=int(rng.integers(0, 3 * n)))
+        k = int(rng.integers(1, 8))
+        for q, (rows, sc) in enumerate(top_k_thresholded(scores, seeds, k)):
+            want = sorted((i for i in range(n) if scores[q, i] > 0), key=lambda i: (-scores[q, i], i))[:k]
+            assert rows.tolist() == want
+            assert sc.tolist() == scores[q, want].tolist()
+
+
+def test_random_small_corpora_agree_with_the_reference() -> None:
+    """Tie-heavy toy corpora, including ones whose common terms get a negative idf floor."""
+    rng = np.random.default_rng(11)
+    vocab = [f"w{i}" for i in range(12)]
+    for trial in range(30):
+        n = int(rng.integers(2, 40))
+        docs = [[str(w) for w in rng.choice(vocab, size=int(rng.integers(1, 8)))] for _ in range(n)]
+        ours = BM25Retriever.from_tokens(docs, tokenizer=RAW)
+        ref = RankBM25Retriever.from_tokens(docs, tokenizer=RAW)
+        k = int(rng.integers(1, 12))
+        queries = [[str(w) for w in rng.choice(vocab + ["zz"], size=int(rng.integers(1, 5)))] for _ in range(10)]
+        batch = ours.search_batch([" ".join(q) for q in queries], k)
+        for q, in_batch in zip(queries, batch, strict=True):
+            a, b = ours.search_tokens(q, k), ref.search_tokens(q, k)
+            assert [h.doc_id for h in a] == [h.doc_id for h in b], (trial, q, k)
+            np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=0, atol=1e-12)
+            assert in_batch == a
+
+
+@pytest.fixture(scope="module")
+def film_index() -> BM25Retriever:
+    tokens, ids = tokenized_film_docs()
+    return BM25Retriever.from_tokens(tokens, ids)
+
+
+def test_batch_equals_single_exactly(film_index: BM25Retriever) -> None:
+    queries = film_queries(1000, seed=21)
+    single = [film_index.search(q, 10) for q in queries]
+    assert film_index.search_batch(queries, 10) == single
+    assert film_index.search_batch(queries[:7], 3) == [s[:3] for s in single[:7]]
+    assert film_index.search_batch([], 10) == []
+
+
+def test_save_load_round_trip(film_index: BM25Retriever, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    film_index.save(tmp_path / "idx")
+    loaded = BM25Retriever.load(tmp_path / "idx")
+    queries = film_queries(200, seed=22)
+    assert loaded.search_batch(queries, 10) == film_index.search_batch(queries, 10)
+    assert loaded.params == film_index.params
+    assert loaded.tokenizer == film_index.tokenizer
+    assert 0 < film_index.nbytes() < 64 * 2**20
+
+
+def test_lucene_agrees_with_bm25s(film_index: BM25Retriever) -> None:
+    """bm25s's Lucene variant leaves out the constant (k1 + 1) factor; the rest must agree."""
+    bm25s = pytest.importorskip("bm25s")
+    tokens, ids = tokenized_film_docs()
+    ours = BM25Retriever.from_tokens(tokens, ids, idf="lucene", k1=1.2, b=0.75)
+    peer = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    peer.index(tokens, show_progress=False)
+    for q in film_queries(50, seed=23):
+        toks = ours.tokenizer(q)
+        np.testing.assert_allclose(ours.scores(q) / 2.2, peer.get_scores(toks), rtol=2e-5, atol=1e-6)
