@@ -15,6 +15,8 @@ observation is the next text it must read.
       what is expected; it counts as a turn and ``info["parse_error"]`` holds
       the reason. Agent input never raises;
     - ``truncated=True`` when ``max_turns`` actions pass without an answer.
+      A ``single_turn`` env has one action by definition: whatever it is, the
+      episode *terminates* (an unparseable action is graded as no answer).
 * ``info``: ``messages`` (OpenAI chat format), ``tools`` (OpenAI function
   schemas), ``turn``, ``tool_calls``, ``task_id``, ``split`` and
   ``reward_components`` (filled at the end). ``gold`` appears only after the
@@ -108,6 +110,7 @@ class ToolEnv(gym.Env[str, str]):
         *,
         split: str = "test",
         max_turns: int = 8,
+        single_turn: bool = False,
         reward: Any = None,
         observation_mode: Literal["message", "transcript"] = "message",
         max_action_length: int = 32_768,
@@ -125,7 +128,8 @@ class ToolEnv(gym.Env[str, str]):
         self.tasks = tasks
         self.tools = tools
         self.split = split
-        self.max_turns = max_turns
+        self.single_turn = single_turn
+        self.max_turns = 1 if single_turn else max_turns
         self.reward_config: RewardConfig = resolve_reward(reward)
         self.observation_mode = observation_mode
         self.render_mode = render_mode
@@ -204,6 +208,7 @@ class ToolEnv(gym.Env[str, str]):
                 ep.messages.append({"role": "tool", "tool_call_id": call_id, "name": result.name, "content": result.content})
                 outputs.append(result)
             obs = outputs[0].content if len(outputs) == 1 else "\n\n".join(f"[{r.name}]\n{r.content}" for r in outputs)
+        terminated = terminated or self.single_turn
         truncated = not terminated and ep.turn >= self.max_turns
         if terminated or truncated:
             ep.done = True

@@ -106,8 +106,7 @@ class MediaSearchEnv(ToolEnv):
         questions = self._load_questions(split, tasks)
         task_split = "custom" if tasks is not None else split
         tools = ToolRegistry(make_media_tools(self.catalog, self.retriever) if mode == "multi_turn" else [])
-        if mode == "single_turn":
-            kwargs["max_turns"] = 1
+        kwargs["single_turn"] = mode == "single_turn"
         super().__init__(QuestionTasks(questions, task_split), tools, split=task_split, **kwargs)
         self.corpus_checksums = {"media": self.catalog.checksum}
 

@@ -100,7 +100,8 @@ def test_single_turn_prompt_has_passages_and_no_tools() -> None:
     assert info["tools"] == []
     _, _, terminated, truncated, info = env.step(tool_call("search", query="x"))
     assert info["parse_error"].startswith("unknown tool")
-    assert truncated and not terminated
+    assert terminated and not truncated
+    assert info["reward_components"]["accuracy"] == 0.0 and info["reward_components"]["format"] == 0.0
 
 
 def test_user_tasks_from_options_and_file(tmp_path) -> None:
