@@ -1,0 +1,111 @@
+"""``agentenv serve-retrieval``: build one index and serve it to every worker.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--max-batch", "64"])
+    >>> (args.backend, args.host, args.port, limits_from_args(args).max_batch_queries)
+    ('bm25', '127.0.0.1', 8700, 64)
+    >>> offload_search(args)
+    False
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from agentenv.retrieval.corpus_sources import CORPORA, load_corpus_texts
+from agentenv.retrieval.server import ServerLimits
+
+BACKENDS = ("bm25", "bm25-reference", "dense", "hybrid")
+
+# flag → ServerLimits field; the defaults shown in --help are ServerLimits'.
+_LIMIT_FLAGS = {
+    "max-batch": "max_batch_queries",
+    "max-wait-ms": "max_wait_ms",
+    "max-inflight": "max_inflight_queries",
+    "max-queries": "max_queries_per_request",
+    "max-query-chars": "max_query_chars",
+    "max-k": "max_k",
+    "max-body-bytes": "max_body_bytes",
+    "max-connections": "max_connections",
+}
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``serve-retrieval`` sub-command to an ``add_subparsers()`` object."""
+    parser = subparsers.add_parser(
+        "serve-retrieval", help="serve one retrieval index over HTTP to many workers",
+        description="Build one retrieval index and serve it over HTTP, so that many env "
+                    "workers share it. Workers connect with "
+                    "agentenv.retrieval.client.RetrievalClient('http://HOST:PORT').")
+    parser.add_argument("--corpus", required=True, choices=CORPORA)
+    parser.add_argument("--backend", default="bm25", choices=BACKENDS)
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="interface to bind (default loopback: the server has no auth)")
+    parser.add_argument("--port", type=int, default=8700)
+    parser.add_argument("--offload-search", action=argparse.BooleanOptionalAction, default=None,
+                        help="run search_batch in a worker thread, so the server keeps "
+                             "answering while a slow batch runs (default: on for dense and "
+                             "hybrid, whose encoders release the GIL; off for bm25)")
+    parser.add_argument("--log-level", default="warning",
+                        choices=["critical", "error", "warning", "info", "debug"])
+    defaults = ServerLimits()
+    for flag, field in _LIMIT_FLAGS.items():
+        value = getattr(defaults, field)
+        parser.add_argument(f"--{flag}", type=type(value), default=value, dest=field,
+                            metavar=type(value).__name__.upper(), help=f"ServerLimits.{field} (default {value})")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def limits_from_args(args: argparse.Namespace) -> ServerLimits:
+    """The ServerLimits given on the command line."""
+    return ServerLimits(**{field: getattr(args, field) for field in _LIMIT_FLAGS.values()})
+
+
+def offload_search(args: argparse.Namespace) -> bool:
+    """``--offload-search`` if given, else on for the back-ends that release the GIL."""
+    if args.offload_search is not None:
+        return bool(args.offload_search)
+    return args.backend in ("dense", "hybrid")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the corpus, build the index, and serve until interrupted."""
+    from agentenv.retrieval import build_retriever
+    from agentenv.retrieval.server import serve
+
+    limits = limits_from_args(args)
+    start = time.perf_counter()
+    ids, texts, checksum = load_corpus_texts(args.corpus)
+    retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum)
+    info = {
+        "corpus": args.corpus,
+        "checksum": checksum,
+        "documents": len(ids),
+        "backend": args.backend,
+        "retriever": repr(retriever),
+    }
+    print(f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
+          f"built in {time.perf_counter() - start:.1f} s; "
+          f"listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+    serve(retriever, info, args.host, args.port, limits=limits,
+          offload_search=offload_search(args), log_level=args.log_level)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agentenv.retrieval.serve_cli ...``, the same as ``agentenv serve-retrieval``."""
+    parser = argparse.ArgumentParser(prog="serve-retrieval")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    return run(parser.parse_args(["serve-retrieval", *(argv if argv is not None else sys.argv[1:])]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
