@@ -1,0 +1,50 @@
+"""Fleiss' and Cohen's kappa against published and hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from agentenv.judge.agreement import cohen_kappa, fleiss_kappa
+
+# Counts n_ij (10 subjects, 14 raters, 5 categories) of the worked example used to teach
+# Fleiss' kappa; kappa = 0.210 (P = 0.378, P_e = 0.213).
+WORKED = [
+    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+]
+
+
+def test_fleiss_worked_example() -> None:
+    ratings = [[j for j, count in enumerate(row) for _ in range(count)] for row in WORKED]
+    assert fleiss_kappa(ratings) == pytest.approx(0.2099307, abs=1e-6)
+
+
+def test_fleiss_extremes() -> None:
+    assert fleiss_kappa([[True] * 5, [False] * 5, [True] * 5]) == 1.0
+    assert fleiss_kappa([[True, False]] * 4) == -1.0, "two raters who always disagree"
+    assert math.isnan(fleiss_kappa([[True] * 3] * 4)), "one category only: undefined"
+    with pytest.raises(ValueError, match="same number"):
+        fleiss_kappa([[True, False], [True]])
+    with pytest.raises(ValueError, match="at least one item"):
+        fleiss_kappa([])
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([1, 0, 1, 1, 0, 1, 0, 0, 1, 1], [1, 0, 0, 1, 0, 1, 1, 0, 1, 1]),
+        ([True, True, False, False, True], [True, False, False, True, True]),
+        (["x", "y", "z", "x", "y", "z"], ["x", "y", "y", "x", "z", "z"]),
+    ],
+)
+def test_cohen_matches_scikit_learn(a: list, b: list) -> None:
+    assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
+
+
+def test_cohen_edge_cases() -> None:
+    assert math.isnan(cohen_kappa([True, True], [True, True]))
+    with pytest.raises(ValueError, match="equally long"):
+        cohen_kappa([True], [True, False])

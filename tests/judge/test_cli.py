@@ -1,0 +1,66 @@
+"""``agentenv judge-consistency`` glue: exit codes, report, JSON, cache, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from agentenv.judge import PROMPTS
+from agentenv.judge.cli import add_parser, run
+
+from .fake_endpoint import FakeJudge
+
+
+def main(argv: list[str]) -> int:
+    sub = argparse.ArgumentParser(prog="agentenv").add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    return run(sub.choices["judge-consistency"].parse_args(argv))
+
+
+@pytest.fixture
+def episodes(tmp_path: Path, records: list[dict]) -> Path:
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def args(episodes: Path, url: str, model: str, *extra: str) -> list[str]:
+    return ["--env", "MediaSearch-v0", "--episodes", str(episodes), "--endpoint", url, "--model", model, *extra]
+
+
+def test_stable_and_flippy(fake_judge: FakeJudge, episodes: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "report.json"
+    cache = tmp_path / "cache.jsonl"
+    assert main(args(episodes, fake_judge.url, "stable", "--json", str(out), "--cache", str(cache))) == 0
+    printed = capsys.readouterr().out
+    assert "STABLE" in printed and f"HTTP requests made: {9 * len(PROMPTS)}" in printed
+    report = json.loads(out.read_text())
+    assert (report["stable"], report["fleiss_kappa"], report["flip_rate"], report["n_items"]) == (True, 1.0, 0.0, 9)
+    assert main(args(episodes, fake_judge.url, "stable", "--cache", str(cache))) == 0
+    assert "HTTP requests made: 0" in capsys.readouterr().out
+    assert main(args(episodes, fake_judge.url, "flippy", "--limit", "4")) == 1
+    assert "UNSTABLE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"--env": "Nope-v0"}, "--env 'Nope-v0' is not a registered id"),
+        ({"--episodes": "missing.jsonl"}, "no such file"),
+        ({"--model": "broken"}, "failed after 1 attempts; last error: HTTP 500"),
+        ({"--api-key-env": "AGENTENV_TEST_UNSET_VARIABLE"}, "empty or unset"),
+    ],
+)
+def test_errors_exit_2(fake_judge: FakeJudge, episodes: Path, capsys: pytest.CaptureFixture,
+                       change: dict, fragment: str) -> None:
+    argv = args(episodes, fake_judge.url, "stable", "--retries", "0")
+    for key, value in change.items():
+        if key in argv:
+            argv[argv.index(key) + 1] = value
+        else:
+            argv += [key, value]
+    assert main(argv) == 2
+    assert fragment in capsys.readouterr().err
