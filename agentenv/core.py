@@ -137,6 +137,7 @@ class ToolEnv(gym.Env[str, str]):
         self.observation_space = Text(max_observation_length)
         self._task_index: dict[str, int] | None = None
         self._episode: Episode | None = None
+        self._system_text: str | None = None
         self._last_obs = ""
 
     # ------------------------------------------------------------------ hooks
@@ -166,7 +167,9 @@ class ToolEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         task = self._choose_task(options or {})
         prompt = self._task_prompt(task)
-        messages = [{"role": "system", "content": self._system_prompt()}, {"role": "user", "content": prompt}]
+        if self._system_text is None:
+            self._system_text = self._system_prompt()
+        messages = [{"role": "system", "content": self._system_text}, {"role": "user", "content": prompt}]
         self._episode = Episode(task=task, messages=messages)
         return self._observe(prompt), self._info({})
 

@@ -191,7 +191,7 @@ class ToolRegistry:
         if t.timeout_s is None:
             return t.fn(args)
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            return _run_with_alarm(t, args)
+            return _Alarm.run(t, args)
         return self._run_in_thread(t, args)
 
     def _run_in_thread(self, t: Tool, args: BaseModel) -> Any:
@@ -212,17 +212,39 @@ class ToolRegistry:
         return state
 
 
-def _run_with_alarm(t: Tool, args: BaseModel) -> Any:
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise ToolTimeout
+class _Alarm:
+    """One SIGALRM handler for the whole process, installed on first use.
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, t.timeout_s)
-    try:
-        return t.fn(args)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    Re-installing a handler around every call costs more than the call itself
+    for a fast tool; arming the timer alone costs about a microsecond. The
+    handler raises only while a tool is running, and otherwise defers to the
+    handler that was there before.
+    """
+
+    installed = False
+    active = False
+    previous: Any = signal.SIG_DFL
+
+    @classmethod
+    def run(cls, t: Tool, args: BaseModel) -> Any:
+        if not cls.installed:
+            cls.previous = signal.signal(signal.SIGALRM, cls._on_alarm)
+            cls.installed = True
+        cls.active = True
+        signal.setitimer(signal.ITIMER_REAL, t.timeout_s)
+        try:
+            return t.fn(args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            cls.active = False
+
+    @classmethod
+    def _on_alarm(cls, signum: int, frame: Any) -> None:
+        if cls.active:
+            cls.active = False
+            raise ToolTimeout
+        if callable(cls.previous):
+            cls.previous(signum, frame)
 
 
 def _explain(exc: ValidationError) -> str:
