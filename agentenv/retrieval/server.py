@@ -325,7 +325,9 @@ class BackgroundServer:
         return self.app.state.batcher.stats
 
     def start(self, timeout_s: float = 10.0) -> BackgroundServer:
-        """Start serving and wait until uvicorn accepts connections."""
+        """Start serving (once; later calls return at once) and wait until it accepts connections."""
+        if self._thread.ident is not None:
+            return self
         self._thread.start()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and self._thread.is_alive():

@@ -1,0 +1,309 @@
+"""The real retrieval server (uvicorn on a free loopback port) with its client.
+
+Server tests skip without the ``server`` extra (the ``minimal`` tox env);
+the import guard and the batcher itself are tested there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.batching import MicroBatcher, Overloaded
+from agentenv.retrieval.client import RetrievalClient, RetrievalError, RetrievalUnavailable
+from agentenv.retrieval.server import ServerLimits
+
+INFO = {"corpus": "test-films", "checksum": "abc123", "backend": "test"}
+
+
+class ExactMatchRetriever:
+    """Scores a document by how many query words it contains; ties by doc id.
+
+    Small and obviously right, so server tests do not depend on a back-end.
+    ``delay_s`` makes each batch slow, ``gate`` makes it wait for the test,
+    and ``calls`` records the batch sizes the server asked for.
+    """
+
+    def __init__(self, texts: Sequence[str], *, delay_s: float = 0.0,
+                 gate: threading.Event | None = None) -> None:
+        self.docs = [(f"d{i:04d}", set(text.lower().split())) for i, text in enumerate(texts)]
+        self.delay_s = delay_s
+        self.gate = gate
+        self.calls: list[int] = []
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        words = set(query.lower().split())
+        scored = sorted((-float(len(words & doc)), doc_id) for doc_id, doc in self.docs)
+        return [Hit(doc_id, -neg, rank) for rank, (neg, doc_id) in enumerate(scored[:k])]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        self.calls.append(len(queries))
+        if self.gate is not None:
+            self.gate.wait(10)
+        time.sleep(self.delay_s)
+        return [self.search(q, k) for q in queries]
+
+
+def film_texts(n: int) -> list[str]:
+    """The first ``n`` films of the pinned movies.db, as plain text (real data)."""
+    import bokeh_sampledata
+
+    path = Path(bokeh_sampledata.__file__).parent / "_data" / "movies.db"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        rows = db.execute('SELECT Title, Year, Genre, Director, "Cast" FROM omdb '
+                          'ORDER BY ID LIMIT ?', (n,)).fetchall()
+    return [" ".join(str(v) for v in row if v) for row in rows]
+
+
+def film_queries(texts: Sequence[str], n: int, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = [w for text in texts for w in text.split() if w.isalpha()]
+    return [" ".join(words[i] for i in rng.integers(0, len(words), size=int(size)))
+            for size in rng.integers(1, 5, size=n)]
+
+
+@pytest.fixture(scope="module")
+def server_extra() -> None:
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+
+
+def start(retriever: Any, limits: ServerLimits | None = None, **kwargs: Any) -> Any:
+    from agentenv.retrieval.server import BackgroundServer
+
+    return BackgroundServer(retriever, INFO, limits=limits, **kwargs).start()
+
+
+@pytest.fixture(scope="module")
+def films() -> list[str]:
+    return film_texts(2000)
+
+
+@pytest.fixture(scope="module")
+def exact_server(server_extra: None, films: list[str]) -> Iterator[Any]:
+    server = start(ExactMatchRetriever(films[:300]))
+    yield server
+    server.stop()
+
+
+def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    try:
+        conn.request("POST", "/search", body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, {"headers": dict(response.headers), **json.loads(response.read())}
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- results
+
+
+def test_client_results_equal_the_in_process_bm25(server_extra: None, films: list[str]) -> None:
+    from agentenv.retrieval.bm25 import BM25Retriever
+
+    ids = [f"film{i}" for i in range(len(films))]
+    local = BM25Retriever.from_texts(films, ids=ids)
+    queries = film_queries(films, 200)
+    expected = local.search_batch(queries, 10)
+    with start(local) as server:
+        client = RetrievalClient(server.url)
+        one_by_one = [client.search(q, 10) for q in queries[:50]]
+        batched = client.search_batch(queries[50:], 10)
+    assert one_by_one + batched == expected  # same ids, ranks, and bit-equal scores
+    assert sum(len(hits) for hits in expected) > 1000
+
+
+def test_health_and_info(exact_server: Any) -> None:
+    client = RetrievalClient(exact_server.url)
+    assert client.health()
+    info = client.info()
+    assert {k: info[k] for k in INFO} == INFO
+    assert info["limits"]["max_k"] == ServerLimits().max_k
+    assert set(info["stats"]) >= {"requests", "queries", "batches", "rejected"}
+
+
+def test_concurrent_requests_are_merged_into_batches(server_extra: None,
+                                                     films: list[str]) -> None:
+    retriever = ExactMatchRetriever(films[:200], delay_s=0.005)
+    queries = film_queries(films[:200], 128, seed=1)
+    with start(retriever) as server:
+        client = RetrievalClient(server.url)
+        with ThreadPoolExecutor(16) as pool:
+            results = list(pool.map(lambda q: client.search(q, 1 + len(q) % 5), queries))
+        stats = server.stats
+    assert results == [retriever.search(q, 1 + len(q) % 5) for q in queries]  # mixed k
+    assert stats.requests == len(queries)
+    assert stats.batches < stats.requests / 2
+    assert max(retriever.calls) > 1
+
+
+def test_back_end_failure_is_a_500_with_the_reason(server_extra: None) -> None:
+    class Broken:
+        def search(self, query: str, k: int) -> list[Hit]:
+            raise KeyError("no index")
+
+        def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+            raise KeyError("no index")
+
+    with start(Broken()) as server:
+        client = RetrievalClient(server.url, retries=3)
+        with pytest.raises(RetrievalError, match="KeyError.*no index") as info:
+            client.search("heat", 2)
+        assert not isinstance(info.value, RetrievalUnavailable)
+        assert client.health()  # the server survives its back-end
+
+
+# ---------------------------------------------------------------- bad requests
+
+LIMITS = ServerLimits()
+
+
+@pytest.mark.parametrize(("body", "status", "reason"), [
+    (b'{"queries": ["heat"], "k": 3', 400, "not valid UTF-8 JSON"),
+    (b"\xff\xfe", 400, "not valid UTF-8 JSON"),
+    (b'["heat"]', 422, "must be a JSON object"),
+    (b'{"k": 3}', 422, "missing field(s) ['queries']"),
+    (b'{"queries": ["heat"]}', 422, "missing field(s) ['k']"),
+    (b'{"queries": ["heat"], "k": 3, "top": 1}', 422, "unknown field(s) ['top']"),
+    (b'{"queries": "heat", "k": 3}', 422, "'queries' must be a list of strings"),
+    (b'{"queries": ["heat", 7], "k": 3}', 422, "'queries'[1] must be a string, got int"),
+    (b'{"queries": ["heat"], "k": "3"}', 422, "'k' must be an integer, got str"),
+    (b'{"queries": ["heat"], "k": true}', 422, "'k' must be an integer, got bool"),
+    (b'{"queries": ["heat"], "k": 0}', 422, "expected 1 <= k <= 100"),
+    (json.dumps({"queries": ["heat"], "k": LIMITS.max_k + 1}).encode(), 422,
+     f"'k' is {LIMITS.max_k + 1}; expected 1 <= k <= {LIMITS.max_k}"),
+    (json.dumps({"queries": ["q"] * (LIMITS.max_queries_per_request + 1), "k": 1}).encode(),
+     422, f"at most {LIMITS.max_queries_per_request} per request"),
+    (json.dumps({"queries": ["ok", "x" * (LIMITS.max_query_chars + 1)], "k": 1}).encode(),
+     422, f"'queries'[1] has {LIMITS.max_query_chars + 1} characters; at most"),
+    (json.dumps({"queries": ["x" * LIMITS.max_body_bytes], "k": 1}).encode(), 413,
+     f"at most {LIMITS.max_body_bytes}"),
+], ids=["truncated-json", "not-utf8", "not-object", "no-queries", "no-k", "unknown-field",
+        "queries-str", "query-int", "k-str", "k-bool", "k-zero", "k-too-large",
+        "too-many-queries", "query-too-long", "body-too-large"])
+def test_bad_request_gets_4xx_with_a_reason(exact_server: Any, body: bytes, status: int,
+                                            reason: str) -> None:
+    got, payload = post(exact_server.url, body)
+    assert got == status
+    assert reason in payload["error"]
+
+
+def test_oversized_body_is_refused_by_content_length(exact_server: Any) -> None:
+    host, port = exact_server.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn.putrequest("POST", "/search")
+    conn.putheader("Content-Length", str(LIMITS.max_body_bytes + 1))
+    conn.endheaders()  # refused before the body is sent
+    response = conn.getresponse()
+    assert response.status == 413
+    assert "at most" in json.loads(response.read())["error"]
+    conn.close()
+
+
+def test_unknown_path_and_method_get_json_errors(exact_server: Any) -> None:
+    host, port = exact_server.url.removeprefix("http://").split(":")
+    for method, path, status in (("GET", "/nope", 404), ("GET", "/search", 405)):
+        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        conn.request(method, path)
+        response = conn.getresponse()
+        assert response.status == status
+        assert "endpoints are POST /search" in json.loads(response.read())["error"]
+        conn.close()
+
+
+def test_empty_query_list_is_answered_without_searching(exact_server: Any) -> None:
+    assert post(exact_server.url, b'{"queries": [], "k": 5}')[1]["results"] == []
+
+
+# ---------------------------------------------------------------- overload
+
+
+def test_full_queue_answers_503_with_retry_after(server_extra: None) -> None:
+    gate = threading.Event()
+    retriever = ExactMatchRetriever(["a b", "b c"], gate=gate)
+    limits = ServerLimits(max_inflight_queries=2, max_batch_queries=1, retry_after_s=1)
+    with start(retriever, limits, offload_search=True) as server:
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(post, server.url, b'{"queries": ["a"], "k": 1}')
+            deadline = time.monotonic() + 5
+            while not retriever.calls and time.monotonic() < deadline:
+                time.sleep(0.005)  # the first batch is now held at the gate
+            status, payload = post(server.url, b'{"queries": ["b", "c"], "k": 1}')
+            gate.set()
+            assert first.result(timeout=5)[0] == 200
+        assert status == 503
+        assert payload["headers"]["retry-after"] == "1"
+        assert "overloaded" in payload["error"]
+        assert server.stats.rejected == 1
+
+
+def test_client_retries_503_until_the_server_has_room(server_extra: None) -> None:
+    gate = threading.Event()
+    retriever = ExactMatchRetriever(["a b", "b c"], gate=gate)
+    limits = ServerLimits(max_inflight_queries=1, max_batch_queries=1)
+    with start(retriever, limits, offload_search=True) as server:
+        blocker = RetrievalClient(server.url)
+        patient = RetrievalClient(server.url, retries=20, backoff_s=0.01, max_retry_after_s=0.02)
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(blocker.search, "a", 1)
+            deadline = time.monotonic() + 5
+            while not retriever.calls and time.monotonic() < deadline:
+                time.sleep(0.005)  # the first batch is now held at the gate
+            second = pool.submit(patient.search, "b c", 2)
+            time.sleep(0.1)  # long enough for a few 503s
+            gate.set()
+            assert first.result(timeout=5) == retriever.search("a", 1)
+            assert second.result(timeout=5) == retriever.search("b c", 2)
+        assert server.stats.rejected >= 1
+
+
+# ---------------------------------------------------------------- no extra needed
+
+
+def test_batcher_merges_and_bounds_without_a_server() -> None:
+    retriever = ExactMatchRetriever(["a b", "b c", "c d"])
+
+    async def scenario() -> tuple[list[list[bytes]], int]:
+        batcher = MicroBatcher(retriever, max_batch_queries=8, max_wait_s=0.01,
+                               max_inflight_queries=4)
+        await batcher.start()
+        futures = [batcher.submit(["a"], 2), batcher.submit(["b", "c"], 2)]
+        with pytest.raises(Overloaded):
+            batcher.submit(["x", "y"], 2)  # 3 in flight + 2 > 4
+        results = await asyncio.gather(*futures)
+        await batcher.stop()
+        return results, batcher.stats.batches
+
+    results, batches = asyncio.run(scenario())
+    assert batches == 1 and retriever.calls == [3]
+    assert [json.loads(r) for r in results[1]] == [
+        [h._asdict() for h in retriever.search(q, 2)] for q in ("b", "c")]
+
+
+def test_server_module_imports_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentenv.retrieval import server
+
+    monkeypatch.setitem(sys.modules, "starlette", None)
+    with pytest.raises(ImportError, match="'server' extra"):
+        server.create_app(ExactMatchRetriever(["a"]), INFO)
+
+
+def test_limits_reject_nonsense() -> None:
+    with pytest.raises(ValueError, match="max_k must be positive"):
+        ServerLimits(max_k=0)
+    assert ServerLimits(max_wait_ms=0).max_wait_ms == 0
