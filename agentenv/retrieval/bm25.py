@@ -199,28 +199,15 @@ class BM25Retriever:
         vocab = self._vocab
         return [i for i in map(vocab.get, tokens) if i is not None]
 
-    def _dense_scores(self, queries: list[list[int]]) -> np.ndarray:
-        """``(len(queries), n_docs)`` scores with one ``bincount``.
-
-        ``bincount`` adds in array order, i.e. per document in query-token
-        order, which is rank_bm25's order: the sums agree bit for bit.
-        """
-        n, bounds = self._n, self._bounds
-        spans = [(bounds[t], bounds[t + 1]) for terms in queries for t in terms]
-        lengths = [sum(bounds[t + 1] - bounds[t] for t in terms) for terms in queries]
-        d = np.concatenate([self._docs[lo:hi] for lo, hi in spans])
-        w = np.concatenate([self._weights[lo:hi] for lo, hi in spans])
-        if len(queries) > 1:
-            d = d + np.repeat(np.arange(0, n * len(queries), n), lengths)
-        return np.bincount(d, w, minlength=n * len(queries)).reshape(len(queries), n)
-
     def _accumulate(self, terms: list[int], acc: np.ndarray) -> np.ndarray:
         """Add one query's scores into the zeroed row ``acc``, term by term in query order.
 
         Frequent terms add a precomputed dense row (a vectorised add beats a
         scatter of thousands of postings); rare terms scatter their postings
-        (unique rows within a term, so fancy ``+=`` is exact). Adding 0.0 is
-        exact, so the result equals ``_dense_scores`` bit for bit.
+        (rows are unique within a term, so fancy ``+=`` is exact). Every
+        document thus sums its weights in query-token order, starting from
+        0.0, exactly as ``rank_bm25.BM25Okapi.get_scores`` does (its added
+        zeros change nothing): the scores agree bit for bit.
         """
         bounds, dense_rows, docs, weights = self._bounds, self._dense_rows, self._docs, self._weights
         for t in terms:
@@ -292,8 +279,7 @@ class BM25Retriever:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document (zero where no term matches), like ``get_scores``."""
-        terms = self._term_ids(self.tokenizer(query))
-        return self._dense_scores([terms])[0] if terms else np.zeros(self._n)
+        return self._accumulate(self._term_ids(self.tokenizer(query)), np.zeros(self._n))
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
         ids, new = self.ids, tuple.__new__  # direct construction: NamedTuple's own __new__ is Python code
@@ -321,7 +307,8 @@ class BM25Retriever:
     # ---------------------------------------------------------------- persist
     def nbytes(self) -> int:
         """Approximate memory of the index: arrays plus the vocabulary and id strings."""
-        arrays = self._indptr.nbytes + self._docs.nbytes + self._weights.nbytes
+        arrays = self._indptr.nbytes + self._docs.nbytes + self._weights.nbytes + self._by_weight.nbytes
+        arrays += sum(row.nbytes for row in self._dense_rows.values())
         strings = sum(len(t) + 57 for t in self._vocab) + sum(len(i) + 57 for i in self.ids)
         return arrays + strings + 100 * len(self._vocab)  # ~dict slot + int object per term
 
