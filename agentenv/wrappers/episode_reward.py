@@ -4,8 +4,8 @@ Why not ``gymnasium.RewardWrapper``: its ``reward(reward)`` hook never sees
 ``info``, and every change here depends on the episode's components, which
 live in ``info["reward_components"]``. So the base keeps a thin ``step``
 override that calls one hook, :meth:`EpisodeRewardWrapper.reward`, with the
-reward, the components and whether the episode terminated, on the step that ends the episode (when the
-components are filled). What the hook changed is recorded in a *new* dict of
+reward, the components, and whether the episode ended with an answer, on the
+step that ends the episode (when the components are filled). What the hook changed is recorded in a *new* dict of
 components (the inner env's dict is never mutated), so a log shows both the
 original components and every wrapper's contribution.
 
@@ -42,16 +42,18 @@ class EpisodeRewardWrapper(gym.Wrapper[str, str, str, str], gym.utils.RecordCons
         obs, reward, terminated, truncated, info = self.env.step(action)
         components = info.get("reward_components")
         if (terminated or truncated) and components:
-            reward, changes = self.reward(float(reward), components, terminated=terminated)
+            answered = terminated and "parse_error" not in info
+            reward, changes = self.reward(float(reward), components, answered=answered)
             info = {**info, "reward_components": {**components, **changes}}
         return obs, reward, terminated, truncated, info
 
     def reward(
-        self, reward: float, components: Mapping[str, float], *, terminated: bool = True
+        self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
         """The new reward of the last step, and the components to record what changed.
 
-        ``terminated`` is False when the episode was truncated (no answer).
+        ``answered`` is False when the episode ended without a final answer
+        (truncated, or ended on an invalid action).
         """
         raise NotImplementedError
 

@@ -28,7 +28,7 @@ class FormatBonus(EpisodeRewardWrapper):
         super().__init__(env, bonus=bonus)
 
     def reward(
-        self, reward: float, components: Mapping[str, float], *, terminated: bool = True
+        self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
         added = self.bonus * component(components, "format", "FormatBonus")
         return reward + added, {"format_bonus": components.get("format_bonus", 0.0) + added}

@@ -61,10 +61,10 @@ class PredictionLimit(EpisodeRewardWrapper):
         super().__init__(env, k=k, treatment=treatment, penalty=penalty)
 
     def reward(
-        self, reward: float, components: Mapping[str, float], *, terminated: bool = True
+        self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
-        # A truncated episode has no answer, hence no predictions, whatever the family reports.
-        over = terminated and component(components, "n_predictions", "PredictionLimit") > self.k
+        # No answer (truncated, or an invalid last action), no predictions, whatever the family reports.
+        over = answered and component(components, "n_predictions", "PredictionLimit") > self.k
         change = 0.0
         if over and self.treatment == "penalty":
             change = -self.penalty

@@ -28,7 +28,7 @@ class ToolCallCost(EpisodeRewardWrapper):
         super().__init__(env, cost=cost)
 
     def reward(
-        self, reward: float, components: Mapping[str, float], *, terminated: bool = True
+        self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
         charged = self.cost * component(components, "tool_calls", "ToolCallCost")
         return reward - charged, {"tool_call_cost": components.get("tool_call_cost", 0.0) + charged}

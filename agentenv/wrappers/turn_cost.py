@@ -27,7 +27,7 @@ class TurnCost(EpisodeRewardWrapper):
         super().__init__(env, cost=cost)
 
     def reward(
-        self, reward: float, components: Mapping[str, float], *, terminated: bool = True
+        self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
         charged = self.cost * component(components, "turns", "TurnCost")
         return reward - charged, {"turn_cost": components.get("turn_cost", 0.0) + charged}

@@ -56,16 +56,7 @@ def test_check_env_on_toy_envs(make: Callable[[], gym.Env], name: str) -> None:
     check_env(wrapped, skip_render_check=True)
 
 
-# Gymnasium's checker asserts that no env truncates after one step; a single-turn env truncates
-# a malformed first action by design (the same failure as tests/test_registered_envs.py), so
-# these ids are expected to fail the checker until the lead settles that contract.
-SINGLE_TURN = pytest.mark.xfail(raises=AssertionError, reason="checker: 'truncates after 1 step' (max_turns=1)")
-REGISTERED = [
-    pytest.param(spec.id, marks=SINGLE_TURN) if spec.kwargs.get("max_turns") == 1 else spec.id for spec in ENV_SPECS
-]
-
-
-@pytest.fixture(scope="module", params=REGISTERED)
+@pytest.fixture(scope="module", params=[spec.id for spec in ENV_SPECS])
 def registered(request: pytest.FixtureRequest) -> gym.Env:
     env = gym.make(request.param)
     yield env
@@ -173,6 +164,15 @@ def test_prediction_limit_fails_loudly() -> None:
     env.reset(seed=0)
     *_, truncated, info = env.step("no answer")
     assert truncated and info["reward_components"]["prediction_limit_over"] == 0.0, "no answer, no predictions"
+
+    class EndsOnInvalid(gym.Wrapper):  # like a single-turn env: an invalid action ends the episode
+        def step(self, action: str) -> Any:
+            obs, reward, _, _, info = self.env.step(action)
+            return obs, reward, True, False, info
+
+    env = PredictionLimit(EndsOnInvalid(SquareEnv(max_turns=1)), k=3)
+    env.reset(seed=0)
+    assert env.step("no answer")[4]["reward_components"]["prediction_limit_over"] == 0.0
     with pytest.raises(TypeError, match="needs an agentenv ToolEnv"):
         PredictionLimit(gym.Env(), k=3)
     with pytest.raises(ValueError, match="k must be an int >= 1"):
