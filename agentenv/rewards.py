@@ -23,6 +23,12 @@ Presets:
 * ``efficient``: strict plus a cost per tool call and per turn (capped), so
   that the number of tool calls can fall under RL.
 
+Shaping: ``shaping=True`` moves each increase of the capped cost to the step
+that caused it (:meth:`RewardConfig.step_reward`), so a wasted tool call is
+felt at once; an episode's return is exactly the same. A step loop applies it
+by calling ``step_reward`` on every step; ``ToolEnv`` pays at the end today,
+so wrap it in :class:`agentenv.wrappers.CostShaping` for per-step costs.
+
 Example:
     >>> cfg = resolve_reward("efficient")
     >>> cfg.combine({"accuracy": 1.0, "tool_calls": 2, "turns": 3, "over_limit": 0.0})
@@ -89,7 +95,8 @@ class RewardConfig(BaseModel):
     require_think: bool = Field(False, description="The format component requires <think> every turn.")
     shaping: bool = Field(
         False,
-        description="Pay costs on the step that incurs them instead of at the end; the return is unchanged.",
+        description="Pay costs on the step that incurs them instead of at the end (see step_reward); "
+        "the return is unchanged.",
     )
 
     @field_validator("weights")
@@ -185,7 +192,7 @@ class RewardConfig(BaseModel):
         if not self.shaping:
             return 0.0, paid
         owed = max(self.cost(counts, running=True) - paid, 0.0)
-        return round(-owed, 10), paid + owed
+        return (round(-owed, 10) if owed else 0.0), paid + owed
 
     def _missing(self, key: str, components: Mapping[str, float], allow: bool) -> str:
         if allow and key == "hit@any":

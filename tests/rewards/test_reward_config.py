@@ -182,6 +182,11 @@ def test_allow_needs_hit_at_any() -> None:
 
 
 # --------------------------------------------------------------------- shaping
+def test_shaping_pays_nothing_on_a_free_step() -> None:
+    reward, paid = PRESETS["efficient"].model_copy(update={"shaping": True}).step_reward(0.5, {"tool_calls": 20})
+    assert (str(reward), paid) == ("0.0", 0.5), "capped: nothing more to pay, and no -0.0"
+
+
 def test_shaping_off_pays_everything_at_the_end() -> None:
     cfg = PRESETS["efficient"]
     assert cfg.step_reward(0.0, {"tool_calls": 3, "turns": 1}) == (0.0, 0.0)
