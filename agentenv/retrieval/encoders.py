@@ -120,10 +120,10 @@ class HashedTfidfSvdEncoder:
         self.tokenizer = tokenizer or DEFAULT_TOKENIZER
         self.idf: np.ndarray | None = None
         self.components: np.ndarray | None = None  # (n_features, dim) float32
-        self._word_memo: dict[str, tuple[list[int], list[float]]] = {}
+        self._word_memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     # ---------------------------------------------------------------- features
-    def _word_features(self, word: str) -> tuple[list[int], list[float]]:
+    def _word_features(self, word: str) -> tuple[np.ndarray, np.ndarray]:
         """(buckets, signed weights) of a word and its character n-grams, memoised."""
         got = self._word_memo.get(word)
         if got is not None:
@@ -136,7 +136,7 @@ class HashedTfidfSvdEncoder:
         cols, vals = self._hash(grams)
         for i in range(1, len(vals)):
             vals[i] *= self.char_weight
-        got = (cols, vals)
+        got = (np.asarray(cols, dtype=np.int64), np.asarray(vals))
         if len(self._word_memo) < 500_000:
             self._word_memo[word] = got
         return got
@@ -148,47 +148,50 @@ class HashedTfidfSvdEncoder:
         return [(h & 0x7FFFFFFF) % nf for h in hashes], [-1.0 if h & 0x80000000 else 1.0 for h in hashes]
 
     def _counts(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]
-        """Sparse ``(len(texts), n_features)`` matrix of signed, weighted feature counts.
+        """Sparse ``(len(texts), n_features)`` CSR of signed, weighted feature counts.
 
-        Built as (document × word counts) @ (word × features) so that each
-        distinct word is hashed once, plus the hashed word pairs.
+        One COO → CSR conversion for the whole batch (it sums repeated
+        buckets), so a single short query costs a few numpy calls, not a
+        chain of sparse-matrix operations.
         """
         from scipy import sparse
 
-        local: dict[str, int] = {}
-        d_rows, d_cols, b_rows, b_cols, b_vals = [], [], [], [], []
-        for r, text in enumerate(texts):
+        cols: list[np.ndarray] = []
+        vals: list[np.ndarray] = []
+        lengths = []
+        for text in texts:
+            n = 0
             words = self.tokenizer(text)
-            d_cols.extend(local.setdefault(w, len(local)) for w in words)
-            d_rows.extend([r] * len(words))
+            for w in words:
+                c, v = self._word_features(w)
+                cols.append(c)
+                vals.append(v)
+                n += c.shape[0]
             if len(words) > 1:
-                cols, vals = self._hash([f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)])
-                b_cols.extend(cols)
-                b_vals.extend(vals)
-                b_rows.extend([r] * len(cols))
-        w_rows, w_cols, w_vals = [], [], []
-        for w, i in local.items():
-            cols, vals = self._word_features(w)
-            w_rows.extend([i] * len(cols))
-            w_cols.extend(cols)
-            w_vals.extend(vals)
-        n, nf = len(texts), self.n_features
-        docs_words = sparse.csr_matrix(
-            (np.ones(len(d_rows)), (d_rows, d_cols)), shape=(n, len(local))
-        )
-        words_feats = sparse.csr_matrix((w_vals, (w_rows, w_cols)), shape=(len(local), nf))
-        pairs = sparse.csr_matrix((b_vals, (b_rows, b_cols)), shape=(n, nf))
-        m = (docs_words @ words_feats + pairs).tocsr()
+                c, v = self._hash([f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)])
+                cols.append(np.asarray(c, dtype=np.int64))
+                vals.append(np.asarray(v))
+                n += len(c)
+            lengths.append(n)
+        rows = np.repeat(np.arange(len(texts)), lengths)
+        shape = (len(texts), self.n_features)
+        if not cols:
+            return sparse.csr_matrix(shape)
+        m = sparse.csr_matrix((np.concatenate(vals), (rows, np.concatenate(cols))), shape=shape)
         m.sum_duplicates()
         return m
 
     def _tfidf(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]
+        """TF × IDF rows of unit L2 norm (float32 CSR); before ``fit`` sets the IDF, TF only."""
         m = self._counts(texts)
         if self.idf is not None:
-            m = m.multiply(self.idf[None, :]).tocsr()
-        norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+            m.data *= self.idf[m.indices]
+        per_row = np.diff(m.indptr)
+        row_of = np.repeat(np.arange(m.shape[0]), per_row)
+        norms = np.sqrt(np.bincount(row_of, m.data * m.data, minlength=m.shape[0]))
         norms[norms == 0] = 1.0
-        return m.multiply(1.0 / norms[:, None]).tocsr()
+        m.data /= np.repeat(norms, per_row)
+        return m.astype(np.float32)
 
     # --------------------------------------------------------------- fit/encode
     @property
@@ -210,7 +213,7 @@ class HashedTfidfSvdEncoder:
         if len(texts) > self.fit_sample:
             keep = np.sort(rng.choice(len(texts), size=self.fit_sample, replace=False))
             sample = [texts[i] for i in keep]
-        a = self._tfidf(sample).astype(np.float32)
+        a = self._tfidf(sample)
         self.components = _top_right_singular_vectors(a, self.dim, rng)
         return self
 
@@ -221,11 +224,13 @@ class HashedTfidfSvdEncoder:
         if self.components is None:
             raise RuntimeError("HashedTfidfSvdEncoder.encode before fit()")
         texts = list(texts)
+        if len(texts) <= batch_size and not progress:  # queries: no bar, no batching
+            return normalise_rows(self._tfidf(texts) @ self.components)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         with _progress(len(texts), batch_size, progress, "encode") as bar:
             for lo in range(0, len(texts), batch_size):
                 batch = texts[lo : lo + batch_size]
-                out[lo : lo + len(batch)] = self._tfidf(batch).astype(np.float32) @ self.components
+                out[lo : lo + len(batch)] = self._tfidf(batch) @ self.components
                 bar.update(len(batch))
         return normalise_rows(out)
 
