@@ -11,9 +11,9 @@ Policies:
 * ``oracle``: the privileged plan-following oracle (``agentenv.baselines``);
 * ``every tool 8x``: one turn calling every tool 8 times (arguments synthesised
   from each tool's schema), then the oracle's episode;
-* ``list 50`` (families that report ``over_limit`` only, e.g. rare disease):
-  the oracle's answer at rank 10 of a 50-item list padded with other tasks'
-  gold answers.
+* for families that report ``over_limit`` (rare disease): ``ranker top-3``,
+  the honest ``phenotype-ranker`` baseline, and ``list 50``, the same
+  reference ranker's top 50 answered at once.
 
 Each episode is played once; the components do not depend on the preset, so
 every preset's reward is ``PRESETS[name].combine(components)`` of the same
@@ -35,9 +35,10 @@ import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.actions import answer
+from agentenv.baselines.agent import make_agent
 from agentenv.baselines.oracle import OracleAgent
 from agentenv.evaluation.runner import episode_plan
-from agentenv.parsing import Answer, ParseError, parse_action
+from agentenv.parsing import ParseError, parse_action
 from agentenv.registration import ENV_SPECS
 from agentenv.rewards import PRESETS
 
@@ -63,23 +64,20 @@ class SpamThenOracle(OracleAgent):
         return super().act(obs, info)
 
 
-class ListFifty(OracleAgent):
-    """The oracle's answer at rank 10 of 50 guesses padded with other tasks' gold answers."""
+class ListFifty:
+    """The reference phenotype ranker's top 50, answered at once: the "list 50 diseases" policy."""
 
-    def __init__(self, env: gym.Env) -> None:
-        super().__init__()
-        tasks = env.unwrapped.tasks
-        golds = (_gold_text(tasks[i].gold) for i in range(min(len(tasks), 500)))
-        self._pool = list(dict.fromkeys(g for g in golds if g))
+    name = "list-50"
+
+    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator) -> None:
+        from agentenv.corpora.hpo import load_hpo_kb
+        from agentenv.envs.rare_disease.tools import reference_ranker
+
+        ranker = reference_ranker(load_hpo_kb(str(task.public.get("universe", "omim"))))
+        self._ids = [did for did, _ in ranker.rank(list(task.public["phenotypes"]), k=50)]
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        action = super().act(obs, info)
-        parsed = parse_action(action)
-        if not isinstance(parsed, Answer):
-            return action
-        mine = [line for line in parsed.text.splitlines() if line.strip()]
-        padding = [g for g in self._pool if g not in mine][: 50 - len(mine)]
-        return answer(padding[:9] + mine + padding[9:])
+        return answer(self._ids)
 
 
 def spam_action(env: gym.Env, schemas: list[dict[str, Any]]) -> str | None:
@@ -114,13 +112,6 @@ def _example(prop: Mapping[str, Any]) -> Any:
     return "film"[: prop.get("maxLength", 4)].ljust(prop.get("minLength", 1), "x")
 
 
-def _gold_text(gold: Any) -> str:
-    value = gold.get("answer") if isinstance(gold, Mapping) else gold
-    if isinstance(value, (list, tuple)):
-        value = value[0] if value else ""
-    return str(value) if value is not None else ""
-
-
 def play(env: gym.Env, agent: Any, index: int, seed: int) -> dict[str, float]:
     obs, info = env.reset(seed=seed, options={"index": index})
     agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(seed))
@@ -138,8 +129,9 @@ def table_for(env_id: str, episodes: int, split: str, seed: int) -> list[tuple[s
     if env.unwrapped.tools.names:
         policies["every tool 8x"] = lambda: SpamThenOracle(env)
     first = play(env, OracleAgent(), plan[0], seed)
-    if "over_limit" in first:
-        policies["list 50"] = lambda: ListFifty(env)
+    if "over_limit" in first:  # a top-k family: the honest ranker against the one that lists 50
+        policies["ranker top-3"] = lambda: make_agent("phenotype-ranker", k=3)
+        policies["list 50"] = ListFifty
     rows = []
     for name, make in policies.items():
         agent = make()
@@ -161,7 +153,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     results: dict[str, Any] = {}
-    header = f"{'env':<34}{'policy':<16}" + "".join(f"{p:>11}" for p in NAMES) + f"{'accuracy':>10}{'calls':>8}"
+    header = f"{'env':<36}{'policy':<16}" + "".join(f"{p:>11}" for p in NAMES) + f"{'accuracy':>10}{'calls':>8}"
     if not args.json:
         print(f"mean reward over {args.episodes} {args.split} episodes per policy\n{header}\n{'-' * len(header)}")
     for env_id in args.ids:
@@ -170,13 +162,13 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - report an env that does not build yet, keep going
             results[env_id] = {"error": f"{type(exc).__name__}: {exc}"}
             if not args.json:
-                print(f"{env_id:<34}not run: {type(exc).__name__}: {exc}")
+                print(f"{env_id:<36}not run: {type(exc).__name__}: {exc}")
                 traceback.print_exc(limit=2)
             continue
         results[env_id] = dict(rows)
         if not args.json:
             for name, row in rows:
-                print(f"{env_id:<34}{name:<16}" + "".join(f"{row[p]:>11.3f}" for p in NAMES)
+                print(f"{env_id:<36}{name:<16}" + "".join(f"{row[p]:>11.3f}" for p in NAMES)
                       + f"{row['accuracy']:>10.3f}{row['tool_calls']:>8.1f}")
     if args.json:
         print(json.dumps(results, indent=2))
