@@ -230,3 +230,17 @@ def test_cost_shaping_respects_the_cap_and_refuses_to_charge_twice() -> None:
     env.reset(seed=0)
     with pytest.raises(RuntimeError, match="would charge twice"):
         env.step(tool_call("hint", slot=0))
+
+
+def test_prediction_limit_on_rare_disease_lenient() -> None:
+    env = gym.make("RareDiseaseDiagnosis-SingleTurn-v0", reward="lenient")
+    env.reset(seed=0, options={"index": 0})
+    gold = env.unwrapped.task.gold["diagnosis"][0]
+    others = ["OMIM:100050", "OMIM:100070", "OMIM:100100", "OMIM:100300"]
+    guesses = [d for d in others if d != gold][:3] + [gold]
+    _, reward, *_, info = env.step(answer(guesses))
+    assert (reward, info["reward_components"]["over_limit"], info["reward_components"]["hit@any"]) == (1.0, 1.0, 1.0)
+    limited = PredictionLimit(gym.make("RareDiseaseDiagnosis-SingleTurn-v0", reward="lenient"), k=3)
+    limited.reset(seed=0, options={"index": 0})
+    _, reward, *_, info = limited.step(answer(guesses))
+    assert reward == 0.0 and info["reward_components"]["prediction_limit"] == -1.0
