@@ -77,8 +77,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"judge {args.model!r} at {args.endpoint} on {args.env} ({args.episodes})")
     print(report.format())
     print(
-        f"\n{'STABLE' if stable else 'UNSTABLE'}: kappa >= {args.min_kappa} and flip rate <= {args.max_flip_rate} "
-        f"{'hold' if stable else 'do not hold'}; HTTP requests made: {judge.client.requests}"
+        f"\n{'STABLE' if stable else 'UNSTABLE'} across prompts: kappa >= {args.min_kappa} and flip rate <= "
+        f"{args.max_flip_rate} {'hold' if stable else 'do not hold'} (agreement with the rules is reported above, "
+        f"not judged); HTTP requests made: {judge.client.requests}"
     )
     if args.json is not None:
         payload = {"env": args.env, "model": args.model, "stable": stable, **report.to_dict()}

@@ -13,7 +13,9 @@ each paraphrase and reports:
 * per prompt: the yes rate and the agreement with the rules.
 
 Episodes without an ``<answer>`` (truncated) have nothing to judge and are
-counted in ``skipped``.
+counted in ``skipped``. The prompts ask whether two answers are the same, which
+suits single answers (MediaSearch); for a ranked top-k list the rule-based
+``hit@k`` is the better judge, and the report will show a low agreement.
 """
 
 from __future__ import annotations
@@ -137,20 +139,34 @@ def items_from_records(records: Iterable[Mapping[str, Any]]) -> tuple[list[Judge
         if question is None or not answers:
             skipped += 1
             continue
-        gold = record["gold"]
-        gold_text = gold.get("answer") if isinstance(gold, Mapping) else gold
-        if gold_text is None:
-            raise ValueError(f"{where}: gold has no 'answer'")
         items.append(
             JudgeItem(
                 task_id=str(record["task_id"]),
                 question=question,
                 answer=answers[-1].strip(),
-                gold=gold_text if isinstance(gold_text, str) else json.dumps(gold_text, ensure_ascii=False),
+                gold=gold_text(record["gold"], where),
                 rule_correct=float(record["reward_components"]["accuracy"]) >= 0.5,
             )
         )
     return items, skipped
+
+
+def gold_text(gold: Any, where: str = "gold") -> str:
+    """The gold as the judge reads it: ``answer`` (media), or ``diagnosis`` ids and ``name`` (rare disease).
+
+    Example:
+        >>> gold_text({"diagnosis": ["OMIM:100600"], "name": "Acanthosis nigricans"})
+        'OMIM:100600 (Acanthosis nigricans)'
+    """
+    if isinstance(gold, str):
+        return gold
+    if isinstance(gold, Mapping) and gold.get("answer") is not None:
+        value = gold["answer"]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(gold, Mapping) and gold.get("diagnosis"):
+        ids = " or ".join(str(d) for d in gold["diagnosis"])
+        return f"{ids} ({gold['name']})" if gold.get("name") else ids
+    raise ValueError(f"{where}: gold has neither 'answer' nor 'diagnosis': {str(gold)[:120]}")
 
 
 def read_episodes(path: str | Path) -> list[dict[str, Any]]:

@@ -118,6 +118,16 @@ def test_records_to_items(records: list[dict]) -> None:
         items_from_records([{k: v for k, v in records[0].items() if k != "messages"}])
 
 
+def test_gold_text_of_each_family() -> None:
+    from agentenv.judge.consistency import gold_text
+
+    assert gold_text({"answer": "Alien", "aliases": []}) == "Alien"
+    assert gold_text({"answer": 1979}) == "1979"
+    assert gold_text({"diagnosis": ["OMIM:1", "OMIM:2"], "name": "X"}) == "OMIM:1 or OMIM:2 (X)"
+    with pytest.raises(ValueError, match="record 3: gold has neither 'answer' nor 'diagnosis'"):
+        gold_text({"label": "?"}, "record 3")
+
+
 def test_stable_judge_passes(fake_judge: FakeJudge, records: list[dict]) -> None:
     report = judge_consistency(records, judge(fake_judge, "stable"))
     assert (report.n_items, report.skipped, report.fleiss_kappa, report.flip_rate) == (9, 1, 1.0, 0.0)
