@@ -53,7 +53,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 #: Component name -> meaning, in the order of the table above.
@@ -83,6 +82,8 @@ COMPONENTS: dict[str, str] = {
 
 
 def closest(name: str, known: Iterable[str]) -> str | None:
-    """The known name nearest to a misspelt one, for "did you mean" hints."""
+    """The known name nearest to a misspelt one, for "did you mean" hints (only on an error path)."""
+    import difflib
+
     matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     return matches[0] if matches else None
