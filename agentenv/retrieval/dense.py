@@ -108,10 +108,11 @@ class DenseRetriever:
         ]
 
     def nbytes(self) -> int:
-        """Approximate bytes of the index (vectors and graph), as faiss would serialise it."""
+        """Approximate bytes: the faiss index as serialised (vectors, graph) plus the encoder's state."""
         import faiss
 
-        return int(faiss.serialize_index(self.index).nbytes)
+        encoder_bytes = getattr(self.encoder, "nbytes", lambda: 0)()
+        return int(faiss.serialize_index(self.index).nbytes) + int(encoder_bytes)
 
     def save(self, path: str | Path) -> None:
         """Write ``dense.json``, ``index.faiss`` and the encoder into a directory."""

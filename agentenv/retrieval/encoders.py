@@ -235,6 +235,10 @@ class HashedTfidfSvdEncoder:
         return normalise_rows(out)
 
     # ----------------------------------------------------------------- persist
+    def nbytes(self) -> int:
+        """Bytes of the fitted state (IDF and the SVD basis)."""
+        return sum(a.nbytes for a in (self.idf, self.components) if a is not None)
+
     def params(self) -> dict[str, object]:
         """Constructor arguments, JSON-able."""
         return {
