@@ -53,6 +53,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="run search_batch in a worker thread, so the server keeps "
                              "answering while a slow batch runs (default: on for dense and "
                              "hybrid, whose encoders release the GIL; off for bm25)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="server processes forked after the index is built; they share "
+                             "its memory and the port (bm25 only: thread pools of dense "
+                             "back-ends do not survive a fork)")
     parser.add_argument("--log-level", default="warning",
                         choices=["critical", "error", "warning", "info", "debug"])
     defaults = ServerLimits()
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
           f"built in {time.perf_counter() - start:.1f} s; "
           f"listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
     serve(retriever, info, args.host, args.port, limits=limits,
-          offload_search=offload_search(args), log_level=args.log_level)
+          offload_search=offload_search(args), workers=args.workers, log_level=args.log_level)
     return 0
 
 

@@ -7,9 +7,14 @@ the import guard and the batcher itself are tested there too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
+import os
+import signal
+import socket
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -270,6 +275,78 @@ def test_client_retries_503_until_the_server_has_room(server_extra: None) -> Non
             assert first.result(timeout=5) == retriever.search("a", 1)
             assert second.result(timeout=5) == retriever.search("b c", 2)
         assert server.stats.rejected >= 1
+
+
+# ---------------------------------------------------------------- worker processes
+
+WORKER_SCRIPT = """
+import sys
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.server import serve
+
+class Echo:
+    def search(self, q, k):
+        return [Hit(q, float(i), i) for i in range(k)]
+
+    def search_batch(self, queries, k):
+        return [self.search(q, k) for q in queries]
+
+serve(Echo(), {"corpus": "echo"}, "127.0.0.1", int(sys.argv[1]), workers=2)
+"""
+
+
+@contextlib.contextmanager
+def forked_server() -> Iterator[tuple[subprocess.Popen[bytes], set[int]]]:
+    """A 2-worker server in a subprocess, and the pids of its workers."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-c", WORKER_SCRIPT, str(port)],
+                            stderr=subprocess.PIPE)
+    try:
+        RetrievalClient(f"http://127.0.0.1:{port}").wait_ready(timeout_s=20)
+        pids = set()
+        for i in range(40):  # each new connection is hashed to one of the workers
+            client = RetrievalClient(f"http://127.0.0.1:{port}")
+            assert client.search(f"q{i}", 2) == [Hit(f"q{i}", 0.0, 0), Hit(f"q{i}", 1.0, 1)]
+            info = client.info()
+            assert info["workers"] == 2
+            pids.add(info["pid"])
+            client.close()
+        assert len(pids) == 2
+        yield proc, pids
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=5)
+
+
+def assert_gone(pids: set[int]) -> None:
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+needs_reuseport = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"),
+                                     reason="needs SO_REUSEPORT")
+
+
+@needs_reuseport
+def test_forked_workers_share_the_port_and_stop_together(server_extra: None) -> None:
+    with forked_server() as (proc, pids):
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+        assert_gone(pids)
+
+
+@needs_reuseport
+def test_a_dead_worker_stops_the_server_with_an_error(server_extra: None) -> None:
+    with forked_server() as (proc, pids):
+        victim = min(pids)
+        os.kill(victim, signal.SIGKILL)
+        assert proc.wait(timeout=15) == 1
+        assert f"worker {victim} exited with -9" in proc.communicate(timeout=5)[1].decode()
+        assert_gone(pids)
 
 
 # ---------------------------------------------------------------- no extra needed
