@@ -1,0 +1,91 @@
+"""Reward components of a rare-disease answer: hits, rank, and how many predictions it listed.
+
+Why these components: the finding this task comes from is that a model
+rewarded for "the true disease is among my k predictions" learns to list more
+than k. So the components keep the two things apart:
+
+* ``accuracy`` = ``hit@k``: an accepted diagnosis is among the *first k*
+  entries. An over-limit answer still reports the hit@k of its first k
+  entries: the env never truncates silently, and never hides the list length;
+* ``n_predictions`` and ``over_limit`` (1.0 when ``n_predictions > k``) say
+  that the list was too long; the reward preset decides what that costs
+  (``strict``: the score is 0; ``lenient``: scored on ``hit@any``, the
+  hackable reward, kept for teaching);
+* ``hit@1``, ``hit@k`` (e.g. ``hit@3``), ``hit@any`` and ``reciprocal_rank``
+  (1/rank of the first accepted diagnosis anywhere in the list, 0 if absent)
+  for analysis;
+* ``unresolved``: entries that named no disease (each is a wrong entry);
+* ``questions_asked``: ``ask_patient`` calls that were answered.
+
+A patient may accept several diagnoses (``Patient.diagnoses``: imported
+cases with more than one); the first entry naming any of them is the hit.
+An episode that ran out of turns has no answer: every hit is 0 and
+``n_predictions`` is 0.
+
+Example:
+    >>> from agentenv.envs.rare_disease.answers import Entry, ResolvedAnswer
+    >>> answer = ResolvedAnswer(tuple(Entry(d, d, "id") for d in ("OMIM:1", "OMIM:2", "OMIM:3", "OMIM:4")))
+    >>> c = grade(answer, ["OMIM:4"], k=3)
+    >>> c["accuracy"], c["hit@any"], c["reciprocal_rank"], c["over_limit"]
+    (0.0, 1.0, 0.25, 1.0)
+    >>> grade(None, ["OMIM:4"], k=3)["n_predictions"]
+    0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentenv.envs.rare_disease.answers import ResolvedAnswer
+
+
+def component_names(k: int) -> tuple[str, ...]:
+    """The task components reported for a limit of k, in a fixed order.
+
+    Example:
+        >>> component_names(3)
+        ('accuracy', 'hit@1', 'hit@3', 'hit@any', 'reciprocal_rank', 'n_predictions', 'over_limit', 'unresolved', 'questions_asked')
+    """
+    hits = ("hit@1",) if k == 1 else ("hit@1", f"hit@{k}")
+    return (
+        "accuracy",
+        *hits,
+        "hit@any",
+        "reciprocal_rank",
+        "n_predictions",
+        "over_limit",
+        "unresolved",
+        "questions_asked",
+    )
+
+
+def grade(
+    answer: ResolvedAnswer | None, diagnoses: Sequence[str], k: int, questions_asked: int = 0
+) -> dict[str, float]:
+    """The task components of one episode (see the module docstring).
+
+    Raises:
+        ValueError: no accepted diagnosis, or ``k < 1`` (a grader bug, never agent input).
+    """
+    if not diagnoses:
+        raise ValueError("grade() needs at least one accepted diagnosis")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    rank = answer.rank_of(diagnoses) if answer is not None else None
+    n = answer.n_predictions if answer is not None else 0
+
+    def hit(m: int) -> float:
+        return float(rank is not None and rank <= m)
+
+    components = {
+        "accuracy": hit(k),
+        "hit@1": hit(1),
+        f"hit@{k}": hit(k),
+        "hit@any": float(rank is not None),
+        "reciprocal_rank": 1.0 / rank if rank is not None else 0.0,
+        "n_predictions": float(n),
+        "over_limit": float(n > k),
+        "unresolved": float(answer.unresolved if answer is not None else 0),
+        "questions_asked": float(questions_asked),
+    }
+    return {name: components[name] for name in component_names(k)}
