@@ -1,0 +1,108 @@
+"""One searchable text document per disease, for ``search_diseases`` and the retrieval server.
+
+Why this text: a clinician searches a disease database with the words of the
+case ("tall, long slender fingers, dislocated lens"), so a disease must be
+findable both by its names and by the labels of its annotated phenotypes. A
+document is the primary name, the synonyms, then every annotated phenotype
+label, in the KB's (term id) order. Nothing about patients, splits or tasks
+goes in: the documents are a function of the HPO release and the universe.
+
+The same function feeds the env's BM25 index and the retrieval server
+(``agentenv serve`` over the ``rare-disease`` corpus), so a served index and
+an in-process one rank alike.
+
+Example:
+    >>> disease_text("Marfan syndrome", ["MFS"], ["Arachnodactyly", "Ectopia lentis"])
+    'Marfan syndrome. MFS. Arachnodactyly; Ectopia lentis'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.retrieval.base import Hit, Retriever
+
+DOCUMENTS_VERSION = 1
+"""Bump when the document text changes: it is part of :func:`documents_checksum`, the index cache key."""
+
+
+def disease_text(name: str, synonyms: Sequence[str], labels: Sequence[str]) -> str:
+    """The document of one disease: names first, then phenotype labels."""
+    head = ". ".join([name, *synonyms])
+    return f"{head}. {'; '.join(labels)}" if labels else head
+
+
+@lru_cache(maxsize=4)
+def disease_documents(kb: HpoKnowledgeBase) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(ids, texts)``: one document per universe disease, in ``kb.disease_ids`` order.
+
+    Memoised per KB object (a KB is shared read-only by every env of a process).
+    """
+    names = kb.term_names
+    ptr = kb.pheno_indptr.tolist()
+    terms = kb.pheno_terms.tolist()
+    texts = []
+    for d, disease_id in enumerate(kb.disease_ids):
+        info = kb.disease(disease_id)
+        labels = [names[t] for t in terms[ptr[d] : ptr[d + 1]]]
+        texts.append(disease_text(info.name, info.synonyms, labels))
+    return tuple(kb.disease_ids), tuple(texts)
+
+
+def documents_checksum(kb: HpoKnowledgeBase) -> str:
+    """Cache key of the documents: HPO source files, universe and :data:`DOCUMENTS_VERSION`.
+
+    It is computed without building the documents, so a warm index loads
+    without them.
+    """
+    blob = f"{kb.checksum}|{kb.universe}|disease-documents-v{DOCUMENTS_VERSION}"
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class LazyRetriever:
+    """A :class:`Retriever` that builds its back-end on the first search.
+
+    Why: building the documents takes ~0.5 s even when the index itself is
+    cached on disk, and many envs (vector workers, evaluation processes) never
+    search, so ``gym.make`` should not pay for it.
+    """
+
+    def __init__(self, build: Callable[[], Retriever]) -> None:
+        self._build = build
+        self._backend: Retriever | None = None
+
+    @property
+    def backend(self) -> Retriever:
+        """The real retriever, built on first access."""
+        if self._backend is None:
+            self._backend = self._build()
+        return self._backend
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.backend.search(query, k)
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return self.backend.search_batch(queries, k)
+
+
+@lru_cache(maxsize=8)
+def disease_retriever(kb: HpoKnowledgeBase, spec: str = "bm25") -> Retriever:
+    """The disease index of ``search_diseases``: cached on disk, built lazily, shared in-process.
+
+    ``spec`` is a :func:`agentenv.retrieval.build_retriever` spec: ``"bm25"``
+    (default), ``"dense"``, ``"hybrid"``, or the URL of a retrieval server
+    serving the ``rare-disease`` corpus.
+    """
+    from agentenv.retrieval import build_retriever
+
+    if spec.startswith(("http://", "https://")):
+        return build_retriever(spec)
+
+    def build() -> Retriever:
+        ids, texts = disease_documents(kb)
+        return build_retriever(spec, list(texts), list(ids), corpus_checksum=documents_checksum(kb))
+
+    return LazyRetriever(build)

@@ -1,0 +1,321 @@
+"""The rare-disease tools: disease search and profiles, HPO lookup, the reference ranker, ask_patient.
+
+Why these: they are the moves of a clinical geneticist with a phenotype
+database — look up what a finding is called (``lookup_phenotype``), move up
+or down the ontology (``phenotype_relatives``), search and read disease
+profiles (``search_diseases``, ``get_disease``), run a Phenomizer-style
+ranking (``rank_by_phenotypes``, switchable off), and ask the patient about a
+finding (``ask_patient``, multi-turn only).
+
+No leakage: every tool except ``ask_patient`` is a function of its arguments
+and the read-only KB alone, so it cannot reveal the patient's disease, the
+split or hidden findings; error messages name only the argument at fault.
+``ask_patient`` answers truthfully from the patient's record (via
+:func:`~agentenv.envs.rare_disease.patients.ask`), which is the one intended
+way to learn hidden findings, and is counted in ``questions_asked``.
+
+``latency_ms`` models a production deployment (declared, not measured; it
+feeds the ``latency_ms`` reward component): an index search 60 ms, a
+database read 20 ms, a term lookup 30 ms, an ontology hop 15 ms, a ranking
+service 250 ms, and a question answered by a patient 2 s.
+
+Example:
+    >>> RankArgs(hpo_ids=["HP:0001166"]).k
+    10
+    >>> GetDiseaseArgs.model_json_schema()["properties"]["disease_id"]["maxLength"]
+    40
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentenv.baselines.phenotype_ranker import PhenotypeRanker
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
+from agentenv.envs.rare_disease.answers import canonical_id, find_ids
+from agentenv.envs.rare_disease.patients import Patient, ask
+from agentenv.envs.rare_disease.phenotype_lookup import phenotype_index
+from agentenv.retrieval.base import Retriever
+from agentenv.tools import Tool, ToolError
+
+MAX_PHENOTYPES = 80
+"""get_disease lists at most this many phenotypes (most frequent first) and counts the rest."""
+MAX_CHILDREN = 40
+"""phenotype_relatives lists at most this many children and counts the rest."""
+ANSWER_WORDS = {"yes": "yes", "no": "no", "unknown": "not sure"}
+"""How :class:`~agentenv.envs.rare_disease.patients.AskAnswer` answers are worded for the agent."""
+
+
+@dataclass
+class Consultation:
+    """Per-episode state of the one patient-facing tool: the patient and the questions so far."""
+
+    patient: Patient
+    questions: int = 0
+    revealed: list[str] = field(default_factory=list)
+    """Hidden findings disclosed by answers, in order."""
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_HPO_ID = Field(min_length=1, max_length=20, description="An HPO term id, e.g. 'HP:0001166'.")
+
+
+class SearchDiseasesArgs(_Args):
+    """Words to search disease names and annotated phenotypes for."""
+
+    query: str = Field(
+        min_length=1, max_length=500,
+        description="Free text: a disease name, or findings such as 'long slender fingers dislocated lens'.",
+    )
+    k: int = Field(default=10, ge=1, le=20, description="Number of diseases to return (1-20).")
+
+
+class GetDiseaseArgs(_Args):
+    """Which disease profile to show."""
+
+    disease_id: str = Field(
+        min_length=1, max_length=40, description="A disease id, e.g. 'OMIM:154700' (or '154700')."
+    )
+
+
+class LookupPhenotypeArgs(_Args):
+    """A finding to look up in the Human Phenotype Ontology."""
+
+    text: str = Field(
+        min_length=1, max_length=200,
+        description="A label, synonym or lay phrase ('big head', 'seizures'), or an HPO id.",
+    )
+    limit: int = Field(default=10, ge=1, le=25, description="Maximum number of terms to return (1-25).")
+
+
+class PhenotypeRelativesArgs(_Args):
+    """Which term's parents and children to show."""
+
+    hpo_id: str = _HPO_ID
+
+
+class RankArgs(_Args):
+    """Findings to rank all diseases by."""
+
+    hpo_ids: list[str] = Field(
+        min_length=1, max_length=50,
+        description="HPO ids of the patient's present findings, e.g. ['HP:0001166', 'HP:0000545'].",
+    )
+    k: int = Field(default=10, ge=1, le=20, description="Number of diseases to return (1-20).")
+
+
+class AskPatientArgs(_Args):
+    """Which finding to ask the patient about."""
+
+    hpo_id: str = Field(
+        min_length=1, max_length=20,
+        description="HPO id of the finding to ask about, e.g. 'HP:0001250' (find ids with lookup_phenotype).",
+    )
+
+
+def frequency_text(cls: FrequencyClass, value: float | None) -> str:
+    """How often a disease shows a phenotype, in words.
+
+    Example:
+        >>> frequency_text(FrequencyClass.FREQUENT, 0.6415), frequency_text(FrequencyClass.VERY_FREQUENT, None)
+        ('frequent (64%)', 'very frequent (80-99%)')
+    """
+    name = cls.name.lower().replace("_", " ")
+    if value is not None:
+        return f"{name} ({round(100 * value)}%)"
+    if cls in FREQUENCY_RANGES and cls != FrequencyClass.OBLIGATE:
+        lo, hi = FREQUENCY_RANGES[cls]
+        return f"{name} ({round(100 * lo)}-{round(100 * hi)}%)"
+    return "obligate (100%)" if cls == FrequencyClass.OBLIGATE else "frequency unknown"
+
+
+@lru_cache(maxsize=4)
+def reference_ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
+    """The reference ranker of a KB, built once per process (about 0.4 s) and shared."""
+    return PhenotypeRanker(kb)
+
+
+class RareDiseaseTools:
+    """The tool bodies over one KB; only ``ask_patient`` reads the current patient."""
+
+    def __init__(
+        self,
+        kb: HpoKnowledgeBase,
+        retriever: Retriever | None,
+        patient_getter: Callable[[], Consultation | None] | None = None,
+    ) -> None:
+        self.kb = kb
+        self.retriever = retriever
+        self.patient_getter = patient_getter
+
+    def _term(self, hpo_id: str) -> str:
+        term = self.kb.resolve_term(hpo_id)
+        if term is None:
+            raise ToolError(
+                f"unknown or obsolete HPO id {hpo_id!r} (HPO {self.kb.release}); "
+                "find a current id with lookup_phenotype"
+            )
+        return term
+
+    def _brief(self, term: str) -> dict[str, str]:
+        return {"id": term, "label": self.kb.term_name(term)}
+
+    def search_diseases(self, args: SearchDiseasesArgs) -> dict[str, Any]:
+        if self.retriever is None:
+            raise ToolError("search_diseases has no index in this env")
+        hits = self.retriever.search(args.query, args.k)
+        return {
+            "results": [
+                {"id": h.doc_id, "name": self.kb.disease_name(h.doc_id), "score": round(h.score, 2)}
+                for h in hits
+            ]
+        }
+
+    def get_disease(self, args: GetDiseaseArgs) -> dict[str, Any]:
+        kb = self.kb
+        ids = list(find_ids(args.disease_id))
+        if len(ids) != 1 or ids[0].group(0).strip() != args.disease_id.strip():
+            raise ToolError(
+                f"{args.disease_id!r} is not a disease id; give one id such as 'OMIM:154700' "
+                "(search_diseases finds ids)"
+            )
+        did = canonical_id(ids[0])
+        if not kb.in_universe(did):
+            raise ToolError(f"{did} is not a disease of the {kb.universe!r} universe (HPO {kb.release})")
+        info = kb.disease(did)
+        order = sorted(
+            info.phenotypes,
+            key=lambda a: (
+                a.frequency_class == FrequencyClass.UNKNOWN,
+                int(a.frequency_class),
+                -(a.frequency_value or 0.0),
+                a.term_id,
+            ),
+        )
+        shown = [
+            {**self._brief(a.term_id), "frequency": frequency_text(a.frequency_class, a.frequency_value)}
+            for a in order[:MAX_PHENOTYPES]
+        ]
+        out: dict[str, Any] = {"id": did, "name": info.name}
+        if info.synonyms:
+            out["synonyms"] = list(info.synonyms)
+        out["phenotypes"] = shown
+        if len(order) > MAX_PHENOTYPES:
+            out["more_phenotypes"] = len(order) - MAX_PHENOTYPES
+        if info.excluded:
+            out["absent_phenotypes"] = [self._brief(t) for t in info.excluded[:20]]
+        if info.inheritance:
+            out["inheritance"] = [kb.term_name(t) for t in info.inheritance]
+        return out
+
+    def lookup_phenotype(self, args: LookupPhenotypeArgs) -> dict[str, Any]:
+        matches = phenotype_index(self.kb).lookup(args.text, args.limit)
+        rows = []
+        for m in matches:
+            row = {"id": m.id, "label": m.label, "match": m.how}
+            if m.matched != m.label:
+                row["matched"] = m.matched
+            rows.append(row)
+        return {"matches": rows}
+
+    def phenotype_relatives(self, args: PhenotypeRelativesArgs) -> dict[str, Any]:
+        kb = self.kb
+        term = self._term(args.hpo_id)
+        info = kb.term(term)
+        children = kb.children(term)
+        out: dict[str, Any] = {"id": term, "label": info.name}
+        if term != args.hpo_id.strip():
+            out["requested"] = args.hpo_id
+        if info.definition:
+            out["definition"] = info.definition[:300]
+        out["parents"] = [self._brief(p) for p in info.parents]
+        out["children"] = [self._brief(c) for c in children[:MAX_CHILDREN]]
+        if len(children) > MAX_CHILDREN:
+            out["more_children"] = len(children) - MAX_CHILDREN
+        return out
+
+    def rank_by_phenotypes(self, args: RankArgs) -> dict[str, Any]:
+        unknown = [t for t in args.hpo_ids if self.kb.resolve_term(t) is None]
+        if unknown:
+            raise ToolError(
+                f"unknown or obsolete HPO id(s) {unknown} (HPO {self.kb.release}); "
+                "find current ids with lookup_phenotype"
+            )
+        ranking = reference_ranker(self.kb).rank(args.hpo_ids, k=args.k)
+        return {
+            "ranking": [
+                {"rank": i, "id": did, "name": self.kb.disease_name(did), "score": round(score, 3)}
+                for i, (did, score) in enumerate(ranking, 1)
+            ]
+        }
+
+    def ask_patient(self, args: AskPatientArgs) -> dict[str, Any]:
+        term = self._term(args.hpo_id)
+        consultation = self.patient_getter() if self.patient_getter is not None else None
+        if consultation is None:
+            raise ToolError("there is no patient to ask in this episode")
+        reply = ask(self.kb, consultation.patient, term)
+        consultation.questions += 1
+        out: dict[str, Any] = {**self._brief(reply.term_id), "answer": ANSWER_WORDS[reply.answer]}
+        if reply.revealed:
+            consultation.revealed.extend(t for t in reply.revealed if t not in consultation.revealed)
+            out["details"] = [self._brief(t) for t in reply.revealed]
+        return out
+
+
+def make_rare_disease_tools(
+    kb: HpoKnowledgeBase,
+    *,
+    ranker_tool: bool = True,
+    multi_turn: bool = True,
+    patient_getter: Callable[[], Consultation | None] | None = None,
+    retriever: Retriever | None = None,
+) -> list[Tool]:
+    """The tools of one env, as :class:`~agentenv.tools.Tool` objects.
+
+    Args:
+        kb: the knowledge base (its universe bounds every disease tool).
+        ranker_tool: include ``rank_by_phenotypes``.
+        multi_turn: include ``ask_patient`` (needs ``patient_getter``).
+        patient_getter: returns the current episode's :class:`Consultation`.
+        retriever: the disease index of ``search_diseases`` (see :mod:`.documents`).
+
+    Raises:
+        ValueError: ``multi_turn`` without a ``patient_getter``.
+    """
+    if multi_turn and patient_getter is None:
+        raise ValueError("make_rare_disease_tools(multi_turn=True) needs patient_getter for ask_patient")
+    body = RareDiseaseTools(kb, retriever, patient_getter)
+    tools = [
+        Tool("search_diseases", "Search diseases by name or by findings (BM25 over names, synonyms and "
+             "annotated phenotype labels); returns ids and names.", SearchDiseasesArgs,
+             body.search_diseases, latency_ms=60.0),
+        Tool("get_disease", "Show a disease's name, synonyms and annotated phenotypes with how often "
+             "each occurs (most frequent first), its absent features and inheritance.", GetDiseaseArgs,
+             body.get_disease, latency_ms=20.0, max_output_chars=12_000),
+        Tool("lookup_phenotype", "Find HPO terms for a finding by label, synonym, lay phrase or id: "
+             "exact matches first, then terms containing all the words.", LookupPhenotypeArgs,
+             body.lookup_phenotype, latency_ms=30.0),
+        Tool("phenotype_relatives", "Show an HPO term's definition, its parents (more general) and "
+             "children (more specific).", PhenotypeRelativesArgs, body.phenotype_relatives, latency_ms=15.0),
+    ]
+    if ranker_tool:
+        tools.append(Tool(
+            "rank_by_phenotypes", "Rank every disease by phenotype similarity (Phenomizer-style, "
+            "information content of the best shared ancestor) to the given present findings.",
+            RankArgs, body.rank_by_phenotypes, latency_ms=250.0))
+    if multi_turn:
+        tools.append(Tool(
+            "ask_patient", "Ask the patient whether they have a finding; answers yes (with the "
+            "specific findings it covers), no, or not sure. Each question counts.",
+            AskPatientArgs, body.ask_patient, latency_ms=2000.0))
+    return tools
