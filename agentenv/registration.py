@@ -39,6 +39,19 @@ ENV_SPECS: tuple[EnvSpec, ...] = (
         {"mode": "single_turn", "max_turns": 1},
         "Linear RAG: the top retrieved passages are in the prompt; one answer, no tools.",
     ),
+    EnvSpec(
+        "RareDiseaseDiagnosis-v0",
+        "agentenv.envs.rare_disease.env:RareDiseaseEnv",
+        {"mode": "multi_turn", "max_turns": 10},
+        "Multi-turn diagnosis: presenting phenotypes, then disease search, profiles, HPO lookup, "
+        "the reference ranker and ask_patient; a final top-3.",
+    ),
+    EnvSpec(
+        "RareDiseaseDiagnosis-SingleTurn-v0",
+        "agentenv.envs.rare_disease.env:RareDiseaseEnv",
+        {"mode": "single_turn", "max_turns": 1},
+        "All presenting phenotypes plus the reference ranker's candidates in the prompt; one top-3 answer.",
+    ),
 )
 
 
