@@ -5,8 +5,8 @@ An agent sees what a policy sees (the observation text and ``info``). A
 it exists to prove the task is solvable; a learned policy never gets it.
 
 Example:
-    >>> sorted(AGENTS)[:2]
-    ['oracle', 'random']
+    >>> sorted(AGENTS)[:3]
+    ['oracle', 'phenotype-ranker', 'random']
 """
 
 from __future__ import annotations
@@ -45,8 +45,18 @@ def _oracle(**kwargs: Any) -> Agent:
     return OracleAgent(**kwargs)
 
 
+def _phenotype_ranker(**kwargs: Any) -> Agent:
+    from agentenv.baselines.phenotype_ranker_agent import PhenotypeRankerAgent
+
+    return PhenotypeRankerAgent(**kwargs)
+
+
 #: Agent name -> factory taking ``--agent-args`` as keyword arguments.
-AGENTS: dict[str, Callable[..., Agent]] = {"random": _random, "oracle": _oracle}
+AGENTS: dict[str, Callable[..., Agent]] = {
+    "random": _random,
+    "oracle": _oracle,
+    "phenotype-ranker": _phenotype_ranker,
+}
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:

@@ -4,6 +4,8 @@ It proves that every generated question is answerable with the tools: the
 answer it gives is read out of the real tool outputs with the plan's
 ``extract`` rule, never copied from the gold. Tasks without a plan (your own
 questions) get the gold answer directly, since there is nothing to prove.
+Rare-disease tasks (a patient in ``task.private``) are handed to
+:class:`~agentenv.baselines.rare_disease_oracle.RareDiseaseOracle`.
 """
 
 from __future__ import annotations
@@ -27,15 +29,25 @@ class OracleAgent:
         self._steps: list[Mapping[str, Any]] = []
         self._outputs: list[Any] = []
         self._task: Task | None = None
+        self._delegate: Any = None
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         self._task = task
+        self._delegate = None
+        if "patient" in task.private:  # a rare-disease task: its own oracle
+            from agentenv.baselines.rare_disease_oracle import RareDiseaseOracle
+
+            self._delegate = RareDiseaseOracle()
+            self._delegate.reset(obs, info, task=task, rng=rng)
+            return
         plan = task.private.get("plan") if info.get("tools") else None
         self._steps = list(plan or [])
         self._outputs = []
         self._next = 0
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._delegate is not None:
+            return self._delegate.act(obs, info)
         if self._next > 0:
             self._outputs.append(_json_or_text(obs))
         if self._next < len(self._steps):

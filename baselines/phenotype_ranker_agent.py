@@ -1,0 +1,88 @@
+"""The ``phenotype-ranker`` agent: answer the reference ranker's top k for the presented phenotypes.
+
+It is the baseline every rare-disease policy should beat: no reading, no
+questions, just Phenomizer-style similarity over the presented HPO terms.
+
+* Multi-turn (``RareDiseaseDiagnosis-v0``): one ``rank_by_phenotypes`` call
+  with the presented ids, then the top k of its output.
+* Single turn, or an env built with ``ranker_tool=False``: the same ranker
+  run locally (:func:`~agentenv.envs.rare_disease.tools.reference_ranker`).
+
+It reads only what the policy may see: the presented ids are the public
+``task.public["phenotypes"]`` (they are also in the prompt), and the
+universe is ``task.public["universe"]``. It never reads the gold.
+
+Example:
+    >>> PhenotypeRankerAgent(k="5").args.k
+    5
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agentenv.actions import answer, tool_call
+from agentenv.core import Task
+
+
+@dataclass
+class PhenotypeRankerAgentArgs:
+    """Knobs of the phenotype-ranker agent (``--agent-args k=3``)."""
+
+    k: int = 3
+    """How many diseases to answer (the env's limit is 3 by default)."""
+
+    def __post_init__(self) -> None:
+        self.k = int(self.k)
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1, got {self.k}")
+
+
+class PhenotypeRankerAgent:
+    """Ranks the presented phenotypes once and answers the top k; deterministic."""
+
+    name = "phenotype-ranker"
+
+    def __init__(self, args: PhenotypeRankerAgentArgs | None = None, **kwargs: Any) -> None:
+        self.args = args or PhenotypeRankerAgentArgs(**kwargs)
+        self._terms: list[str] = []
+        self._universe = "omim"
+        self._called = False
+        self._use_tool = False
+
+    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+        self._terms = list(task.public["phenotypes"])
+        self._universe = str(task.public.get("universe", "omim"))
+        names = {t["function"]["name"] for t in info.get("tools") or ()}
+        self._use_tool = "rank_by_phenotypes" in names
+        self._called = False
+
+    def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._use_tool and not self._called:
+            self._called = True
+            return tool_call("rank_by_phenotypes", hpo_ids=self._terms, k=self.args.k)
+        if self._use_tool:
+            ids = _ids_from_ranking(obs)
+            if ids is not None:
+                return answer(ids[: self.args.k])
+        return answer(self._rank_locally())
+
+    def _rank_locally(self) -> list[str]:
+        from agentenv.corpora.hpo import load_hpo_kb
+        from agentenv.envs.rare_disease.tools import reference_ranker
+
+        ranker = reference_ranker(load_hpo_kb(self._universe))  # type: ignore[arg-type]
+        return [did for did, _ in ranker.rank(self._terms, k=self.args.k)]
+
+
+def _ids_from_ranking(text: str) -> list[str] | None:
+    """The disease ids of a rank_by_phenotypes output, or None if it is not one."""
+    try:
+        return [row["id"] for row in json.loads(text)["ranking"]]
+    except (ValueError, KeyError, TypeError):
+        return None

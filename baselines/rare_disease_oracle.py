@@ -1,0 +1,66 @@
+"""The rare-disease oracle: reads the gold disease's profile, asks the patient about it, answers the gold id.
+
+It proves the multi-turn task is solvable *through the real tools*: it
+calls ``get_disease`` on the gold disease, asks the patient about up to
+:data:`QUESTIONS` of its most frequent annotated findings that were not
+presented (one action with parallel ``ask_patient`` calls), and answers the
+gold id. In an env without tools (single turn) it answers at once. Its
+reward is 1.0 by construction; what the tests check is that every step it
+takes is valid (no invalid action, no tool error) and that the answer
+resolves to the gold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from agentenv.actions import answer, tool_call, tool_calls
+from agentenv.core import Task
+
+QUESTIONS = 3
+"""Findings of the gold disease the oracle asks about."""
+FREQUENT = ("obligate", "very frequent", "frequent")
+"""Frequency words (as get_disease prints them) of the findings worth asking about first."""
+
+
+class RareDiseaseOracle:
+    """A privileged scripted agent for RareDiseaseDiagnosis (it reads ``task.gold``)."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._gold: list[str] = []
+        self._presented: set[str] = set()
+        self._stage = "answer"
+
+    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+        self._gold = list(task.gold["diagnosis"])
+        self._presented = set(task.public.get("phenotypes", ()))
+        names = {t["function"]["name"] for t in info.get("tools") or ()}
+        self._stage = "profile" if {"get_disease", "ask_patient"} <= names else "answer"
+
+    def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._stage == "profile":
+            self._stage = "ask"
+            return tool_call("get_disease", disease_id=self._gold[0])
+        if self._stage == "ask":
+            self._stage = "answer"
+            questions = self._questions(obs)
+            if questions:
+                return tool_calls(("ask_patient", {"hpo_id": q}) for q in questions)
+        return answer(self._gold[0])
+
+    def _questions(self, profile_text: str) -> list[str]:
+        """Up to QUESTIONS unpresented findings, frequent ones first, from the get_disease output."""
+        try:
+            phenotypes = json.loads(profile_text)["phenotypes"]
+        except (ValueError, KeyError, TypeError):
+            return []
+        fresh = [p for p in phenotypes if p["id"] not in self._presented]
+        frequent = [p for p in fresh if p["frequency"].startswith(FREQUENT)]
+        rest = [p for p in fresh if p not in frequent]
+        return [p["id"] for p in (frequent + rest)[:QUESTIONS]]
