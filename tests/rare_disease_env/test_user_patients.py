@@ -1,0 +1,126 @@
+"""Bring your own patients: JSONL task dicts and phenopacket directories, in gym.make and `agentenv eval`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.env import RareDiseaseEnv
+from agentenv.envs.rare_disease.patients import PatientSampler
+from agentenv.envs.rare_disease.phenopackets import to_phenopacket
+from agentenv.envs.rare_disease.splits import split_cases
+from agentenv.evaluation.runner import RunConfig, timed_run
+
+MARFAN = {
+    "id": "marfan-1",
+    "phenotypes": ["HP:0001505", "HP:0001083", "HP:0002616", "HP:0001519"],  # HP:0001505: alt id of Arachnodactyly
+    "excluded": ["HP:0001250"],
+    "diagnosis": ["OMIM:154700"],
+}
+ACHONDROPLASIA = {"phenotypes": ["HP:0004322", "HP:0000256", "HP:0002983"], "diagnosis": ["OMIM:100800"]}
+ORPHA_ONLY = {"phenotypes": ["HP:0001166"], "diagnosis": ["ORPHA:558"]}
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def jsonl(tmp_path: Path) -> Path:
+    return _jsonl(tmp_path / "cases.jsonl", [MARFAN, ACHONDROPLASIA, ORPHA_ONLY])
+
+
+@pytest.fixture
+def packets(tmp_path: Path, kb: HpoKnowledgeBase) -> Path:
+    root = tmp_path / "packets"
+    (root / "nested").mkdir(parents=True)
+    sampler = PatientSampler(kb)
+    for n, case in enumerate(split_cases(kb, "test")[:4]):
+        packet = to_phenopacket(sampler.sample_case(*case), kb)
+        (root / ("nested" if n % 2 else ".") / f"case{n}.json").write_text(json.dumps(packet), encoding="utf-8")
+    return root
+
+
+def test_jsonl_tasks(jsonl: Path) -> None:
+    with pytest.warns(UserWarning, match="import warning"):
+        env = gym.make("RareDiseaseDiagnosis-v0", tasks=str(jsonl))
+    inner = env.unwrapped
+    assert len(inner.tasks) == 2 and inner.split == "custom"
+    assert inner.import_skipped == {"diagnosis_not_in_universe": 1}
+    assert any("HP:0001505" in w and "HP:0001166" in w for w in inner.import_warnings)
+    obs, info = env.reset(options={"index": 0})
+    assert "HP:0001166 Arachnodactyly" in obs and "Excluded phenotypes" in obs and info["split"] == "custom"
+    assert inner.task.kind == "imported" and inner.task.gold == {"diagnosis": ["OMIM:154700"], "name": "Marfan syndrome"}
+    reward = env.step("<answer>Marfan syndrome</answer>")[1]
+    assert reward == 1.0
+
+
+def test_phenopacket_directory_round_trip(packets: Path, kb: HpoKnowledgeBase) -> None:
+    env = RareDiseaseEnv(mode="single_turn", tasks=packets)
+    sampler = PatientSampler(kb)
+    originals = {p.disease_id: p for p in (sampler.sample_case(*c) for c in split_cases(kb, "test")[:4])}
+    assert len(env.tasks) == 4 and not env.import_warnings
+    for task in env.tasks:
+        patient = task.private["patient"]
+        original = originals[patient.disease_id]
+        assert set(patient.present) == set(original.all_present) and set(patient.excluded) == set(original.excluded)
+    records, _ = timed_run(RunConfig("RareDiseaseDiagnosis-v0", "oracle", episodes=4, env_kwargs=(("tasks", str(packets)),)), progress=False)
+    assert [r["reward"] for r in records] == [1.0] * 4
+
+
+def test_a_list_of_dicts_and_a_single_phenopacket_file(packets: Path, kb: HpoKnowledgeBase) -> None:
+    packet = json.loads((packets / "case0.json").read_text(encoding="utf-8"))
+    env = RareDiseaseEnv(tasks=[ACHONDROPLASIA, packet])
+    assert [t.gold["diagnosis"][0] for t in env.tasks] == ["OMIM:100800", packet["interpretations"][0]["diagnosis"]["disease"]["id"]]
+    assert len(RareDiseaseEnv(tasks=packets / "case0.json").tasks) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}\n{"phenotypes": [}\n', r"cases\.jsonl:2: not valid JSON"),
+        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"], "age": 3}\n', "unknown field"),
+        ('{"phenotypes": "HP:0001166", "diagnosis": ["OMIM:154700"]}\n', "field 'phenotypes'"),
+        ('{"phenotypes": ["HP:0001166"]}\n', "missing field 'diagnosis'"),
+        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["ORPHA:558"]}\n', "no usable patient"),
+    ],
+)
+def test_bad_task_files_fail_early_and_say_why(tmp_path: Path, content: str, match: str) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(content, encoding="utf-8")
+    with pytest.warns(UserWarning) if "usable" in match else contextlib.nullcontext(), pytest.raises(ValueError, match=match):
+        RareDiseaseEnv(tasks=path)
+
+
+def test_bad_task_arguments(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        RareDiseaseEnv(tasks=tmp_path / "missing.jsonl")
+    (tmp_path / "cases.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown file type"):
+        RareDiseaseEnv(tasks=tmp_path / "cases.txt")
+    with pytest.raises(ValueError, match="tasks must be"):
+        RareDiseaseEnv(tasks={"phenotypes": []})
+
+
+@pytest.mark.parametrize("which", ["jsonl", "packets"])
+def test_agentenv_eval_on_user_patients(which: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    path = request.getfixturevalue(which)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "agentenv.cli", "eval", "RareDiseaseDiagnosis-v0", "--agent", "phenotype-ranker",
+           "--tasks", str(path), "--episodes", "5", "--no-progress", "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["episodes"] == 5 and summary["corpus_checksums"]["hpo"]
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(e["tool_calls"] == 1 and e["reward_components"]["n_predictions"] == 3 for e in episodes)
+    assert np.mean([e["reward"] for e in episodes]) == summary["metrics"]["mean_reward"]
