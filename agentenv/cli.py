@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list the registered env ids")
 
+    from agentenv.judge import cli as judge_cli
+
+    judge_cli.add_parser(sub)
     try:
         from agentenv.retrieval import serve_cli
     except ImportError:  # the retrieval server module is optional
@@ -109,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for spec in ENV_SPECS:
             print(f"{spec.id:40s} {spec.description}")
         return 0
+    if args.command == "judge-consistency":
+        from agentenv.judge.cli import run
+
+        return run(args)
     from agentenv.retrieval import serve_cli
 
     return serve_cli.run(args)

@@ -93,6 +93,7 @@ class Episode:
     think_turns: int = 0
     latency_ms: float = 0.0
     wall_ms: float = 0.0
+    paid: float = 0.0
     answer: Answer | None = None
     done: bool = False
 
@@ -213,12 +214,15 @@ class ToolEnv(gym.Env[str, str]):
             obs = outputs[0].content if len(outputs) == 1 else "\n\n".join(f"[{r.name}]\n{r.content}" for r in outputs)
         terminated = terminated or self.single_turn
         truncated = not terminated and ep.turn >= self.max_turns
+        components = None
         if terminated or truncated:
             ep.done = True
             components = self._components(ep)
-            reward = self.reward_config.combine(components)
             extra["reward_components"] = components
             extra["gold"] = ep.task.gold
+        if components is not None or self.reward_config.shaping:
+            counts = {"tool_calls": ep.tool_calls, "turns": ep.turn, "latency_ms": ep.latency_ms}
+            reward, ep.paid = self.reward_config.step_reward(ep.paid, counts, components)
         return self._observe(obs), float(reward), terminated, truncated, self._info(extra)
 
     def render(self) -> str | None:
@@ -286,7 +290,7 @@ class ToolEnv(gym.Env[str, str]):
             "task_id": ep.task.id,
             "split": ep.task.split,
             "messages": list(ep.messages),
-            "tools": self.tools.schemas,
+            "tools": list(self.tools.schemas),
             "reward_components": {},
         }
         info.update(extra)

@@ -211,6 +211,11 @@ class MediaTools:
         return sorted(found)
 
 
+#: Modelled production latency of each tool (a search service, a catalog database), in ms.
+#: Declared, not measured, so the ``latency_ms`` reward component is deterministic.
+MODELLED_LATENCY_MS = {"search": 80.0, "filter_titles": 40.0, "get_title": 10.0, "find_person": 25.0}
+
+
 def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None) -> list[Tool]:
     """Return the four MediaSearch tools over ``catalog``, searching with ``retriever``.
 
@@ -220,13 +225,17 @@ def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex
     genres = ", ".join(tools.index.genre_names())
     return [
         Tool("search", "Search film descriptions (title, year, genres, director, writers, cast) by keywords; "
-             "returns ids, titles, years, directors and scores, best first.", SearchArgs, tools.search),
+             "returns ids, titles, years, directors and scores, best first.", SearchArgs, tools.search,
+             latency_ms=MODELLED_LATENCY_MS["search"]),
         Tool("filter_titles", "List films meeting structured constraints (all combined with AND), sorted; "
              "returns the total count and the first results with id, title, year, runtime and critics' "
-             f"rating. Genres: {genres}.", FilterArgs, tools.filter_titles),
+             f"rating. Genres: {genres}.", FilterArgs, tools.filter_titles,
+             latency_ms=MODELLED_LATENCY_MS["filter_titles"]),
         Tool("get_title", "Get the full record of a film by id: title, year, release date, runtime, genres, "
              "directors, writers, cast (alphabetical, not billing order), languages, countries, critics' "
-             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, tools.get_title),
+             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, tools.get_title,
+             latency_ms=MODELLED_LATENCY_MS["get_title"]),
         Tool("find_person", "Look up a person by name and list the films they directed, wrote and acted in "
-             "(oldest first), with totals per role.", FindPersonArgs, tools.find_person),
+             "(oldest first), with totals per role.", FindPersonArgs, tools.find_person,
+             latency_ms=MODELLED_LATENCY_MS["find_person"]),
     ]
