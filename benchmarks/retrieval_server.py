@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"throughput: {result.requests / args.seconds:,.0f} queries/s "
           f"({result.requests} requests of one query)")
     if len(lat):
-        print(f"latency ms: p50 {np.percentile(lat, 50):.2f}  p99 {np.percentile(lat, 99):.2f}  "
+        print(f"latency ms: p50 {np.percentile(lat, 50):.2f}  p90 {np.percentile(lat, 90):.2f}  "
+              f"p99 {np.percentile(lat, 99):.2f}  "
               f"max {lat[-1]:.2f}")
     print(f"failed requests: {len(result.failures)}"
           + (f" (first: {result.failures[0]})" if result.failures else ""))
