@@ -5,8 +5,11 @@ questions, just Phenomizer-style similarity over the presented HPO terms.
 
 * Multi-turn (``RareDiseaseDiagnosis-v0``): one ``rank_by_phenotypes`` call
   with the presented ids, then the top k of its output.
-* Single turn, or an env built with ``ranker_tool=False``: the same ranker
-  run locally (:func:`~agentenv.envs.rare_disease.tools.reference_ranker`).
+* Single turn, an env built with ``ranker_tool=False``, or a ``k`` above the
+  tool's maximum (20): the same ranker run locally
+  (:func:`~agentenv.envs.rare_disease.tools.reference_ranker`). With
+  ``--agent-args k=50`` it is the "list 50 diseases" policy of the
+  strict/lenient demonstration.
 
 It reads only what the policy may see: the presented ids are the public
 ``task.public["phenotypes"]`` (they are also in the prompt), and the
@@ -58,8 +61,10 @@ class PhenotypeRankerAgent:
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         self._terms = list(task.public["phenotypes"])
         self._universe = str(task.public.get("universe", "omim"))
-        names = {t["function"]["name"] for t in info.get("tools") or ()}
-        self._use_tool = "rank_by_phenotypes" in names
+        schemas = {t["function"]["name"]: t["function"]["parameters"] for t in info.get("tools") or ()}
+        tool = schemas.get("rank_by_phenotypes")
+        most = tool["properties"]["k"].get("maximum", self.args.k) if tool is not None else 0
+        self._use_tool = tool is not None and self.args.k <= most
         self._called = False
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
