@@ -116,13 +116,17 @@ class BM25Retriever:
         # With strictly positive weights, "matched" is the same as "score > 0",
         # which the thresholded top-k relies on.
         self._positive = bool(weights.size == 0 or weights.min() > 0)
-        term_of = np.repeat(np.arange(len(vocab)), np.diff(indptr))
-        # Per term: postings ordered by (weight desc, row asc), and the largest weight.
-        self._by_weight = np.lexsort((docs, -weights, term_of)).astype(np.int32)
         df = np.diff(indptr)
-        # Dense rows for the few terms in more than 1/16 of the documents.
+        term_of = np.repeat(np.arange(len(vocab)), df)
+        # Per term: postings ordered by (weight desc, row asc), for top-k seeds.
+        self._by_weight = np.lexsort((docs, -weights, term_of)).astype(np.int32)
+        # Dense rows for the terms in more than 1/16 of the documents, most
+        # frequent first, holding at most as many values as the postings.
         self._dense_rows: dict[int, np.ndarray] = {}
-        for t in np.flatnonzero(df * 16 > self._n).tolist():
+        frequent = np.flatnonzero(df * 16 > self._n)
+        for t in frequent[np.argsort(-df[frequent], kind="stable")].tolist():
+            if (len(self._dense_rows) + 1) * self._n > docs.shape[0]:
+                break
             row = np.zeros(self._n)
             row[docs[indptr[t] : indptr[t + 1]]] = weights[indptr[t] : indptr[t + 1]]
             self._dense_rows[t] = row
