@@ -175,3 +175,12 @@ def test_step_never_raises_on_any_text(multi_env: gym.Env, actions: list[str]) -
         assert isinstance(obs, str) and isinstance(reward, float)
         if terminated or truncated:
             multi_env.reset(seed=1)
+
+
+def test_omim_plus_orpha_universe_accepts_orpha_ids() -> None:
+    env = gym.make(IDS[1], universe="omim+orpha")
+    obs, _ = env.reset(seed=0)
+    assert "ORPHA ids" in obs and env.unwrapped.kb.universe == "omim+orpha"
+    gold = env.unwrapped.task.gold["diagnosis"][0]
+    components = env.step(answer(["ORPHA:558", gold]))[4]["reward_components"]
+    assert components["unresolved"] == 0.0 and components["reciprocal_rank"] == 0.5
