@@ -2,6 +2,7 @@
 
 Example:
     >>> import argparse
+import json
     >>> parser = argparse.ArgumentParser()
     >>> _ = add_parser(parser.add_subparsers(dest="command"))
     >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--max-batch", "64"])
@@ -14,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -87,13 +89,17 @@ def run(args: argparse.Namespace) -> int:
 
     limits = limits_from_args(args)
     start = time.perf_counter()
-    ids, texts, checksum = load_corpus_texts(args.corpus)
+    try:
+        ids, texts, checksum = load_corpus_texts(args.corpus)
+    except (ImportError, NotImplementedError) as exc:
+        raise SystemExit(f"serve-retrieval: cannot load corpus {args.corpus!r}: {exc}") from exc
     retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum)
     info = {
         "corpus": args.corpus,
         "checksum": checksum,
         "documents": len(ids),
         "backend": args.backend,
+        "params": _json_safe(getattr(retriever, "params", {})),
         "retriever": repr(retriever),
     }
     print(f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
@@ -102,6 +108,15 @@ def run(args: argparse.Namespace) -> int:
     serve(retriever, info, args.host, args.port, limits=limits,
           offload_search=offload_search(args), workers=args.workers, log_level=args.log_level)
     return 0
+
+
+def _json_safe(value: object) -> object:
+    """``value`` if ``/info`` can send it as JSON, else its repr."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

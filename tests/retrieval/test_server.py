@@ -349,6 +349,27 @@ def test_a_dead_worker_stops_the_server_with_an_error(server_extra: None) -> Non
         assert_gone(pids)
 
 
+def test_serve_retrieval_command_end_to_end(server_extra: None) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "agentenv.retrieval.serve_cli",
+                             "--corpus", "media", "--backend", "bm25", "--port", str(port),
+                             "--max-k", "20"], stderr=subprocess.DEVNULL)
+    try:
+        client = RetrievalClient(f"http://127.0.0.1:{port}")
+        client.wait_ready(timeout_s=120)  # a cold cache builds the catalog and index
+        info = client.info()
+        assert (info["corpus"], info["backend"], info["documents"]) == ("media", "bm25", 17472)
+        assert info["limits"]["max_k"] == 20 and info["params"]["k1"] > 0
+        hits = client.search("Heat Al Pacino Robert De Niro Michael Mann", 5)
+        assert len(hits) == 5 and [h.rank for h in hits] == list(range(5))
+        assert hits[0].score >= hits[-1].score > 0
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 # ---------------------------------------------------------------- no extra needed
 
 
