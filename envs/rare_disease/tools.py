@@ -19,11 +19,11 @@ feeds the ``latency_ms`` reward component): an index search 60 ms, a
 database read 20 ms, a term lookup 30 ms, an ontology hop 15 ms, a ranking
 service 250 ms, and a question answered by a patient 2 s.
 
+The argument models are in :mod:`agentenv.envs.rare_disease.tool_args`.
+
 Example:
-    >>> RankArgs(hpo_ids=["HP:0001166"]).k
-    10
-    >>> GetDiseaseArgs.model_json_schema()["properties"]["disease_id"]["maxLength"]
-    40
+    >>> frequency_text(FrequencyClass.FREQUENT, 0.6415), frequency_text(FrequencyClass.VERY_FREQUENT, None)
+    ('frequent (64%)', 'very frequent (80-99%)')
 """
 
 from __future__ import annotations
@@ -33,14 +33,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agentenv.baselines.phenotype_ranker import PhenotypeRanker
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 from agentenv.envs.rare_disease.answers import canonical_id, find_ids
 from agentenv.envs.rare_disease.patients import Patient, ask
 from agentenv.envs.rare_disease.phenotype_lookup import phenotype_index
+from agentenv.envs.rare_disease.tool_args import (
+    AskPatientArgs,
+    GetDiseaseArgs,
+    LookupPhenotypeArgs,
+    PhenotypeRelativesArgs,
+    RankArgs,
+    SearchDiseasesArgs,
+)
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import Tool, ToolError
 
@@ -62,73 +68,8 @@ class Consultation:
     """Hidden findings disclosed by answers, in order."""
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-_HPO_ID = Field(min_length=1, max_length=20, description="An HPO term id, e.g. 'HP:0001166'.")
-
-
-class SearchDiseasesArgs(_Args):
-    """Words to search disease names and annotated phenotypes for."""
-
-    query: str = Field(
-        min_length=1, max_length=500,
-        description="Free text: a disease name, or findings such as 'long slender fingers dislocated lens'.",
-    )
-    k: int = Field(default=10, ge=1, le=20, description="Number of diseases to return (1-20).")
-
-
-class GetDiseaseArgs(_Args):
-    """Which disease profile to show."""
-
-    disease_id: str = Field(
-        min_length=1, max_length=40, description="A disease id, e.g. 'OMIM:154700' (or '154700')."
-    )
-
-
-class LookupPhenotypeArgs(_Args):
-    """A finding to look up in the Human Phenotype Ontology."""
-
-    text: str = Field(
-        min_length=1, max_length=200,
-        description="A label, synonym or lay phrase ('big head', 'seizures'), or an HPO id.",
-    )
-    limit: int = Field(default=10, ge=1, le=25, description="Maximum number of terms to return (1-25).")
-
-
-class PhenotypeRelativesArgs(_Args):
-    """Which term's parents and children to show."""
-
-    hpo_id: str = _HPO_ID
-
-
-class RankArgs(_Args):
-    """Findings to rank all diseases by."""
-
-    hpo_ids: list[str] = Field(
-        min_length=1, max_length=50,
-        description="HPO ids of the patient's present findings, e.g. ['HP:0001166', 'HP:0000545'].",
-    )
-    k: int = Field(default=10, ge=1, le=20, description="Number of diseases to return (1-20).")
-
-
-class AskPatientArgs(_Args):
-    """Which finding to ask the patient about."""
-
-    hpo_id: str = Field(
-        min_length=1, max_length=20,
-        description="HPO id of the finding to ask about, e.g. 'HP:0001250' (find ids with lookup_phenotype).",
-    )
-
-
 def frequency_text(cls: FrequencyClass, value: float | None) -> str:
-    """How often a disease shows a phenotype, in words.
-
-    Example:
-        >>> frequency_text(FrequencyClass.FREQUENT, 0.6415), frequency_text(FrequencyClass.VERY_FREQUENT, None)
-        ('frequent (64%)', 'very frequent (80-99%)')
-    """
+    """How often a disease shows a phenotype, in words (the pooled percentage when the sources give one)."""
     name = cls.name.lower().replace("_", " ")
     if value is not None:
         return f"{name} ({round(100 * value)}%)"
