@@ -19,6 +19,10 @@ import numpy as np
 from tqdm import tqdm
 
 from agentenv.baselines.agent import make_agent
+from agentenv.baselines.failure import AgentFailure
+
+FAILED_ACTION = "[no action: the agent failed]"
+"""What the env receives after an :class:`AgentFailure`, until the episode ends unanswered."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,19 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
     task = env.unwrapped.task
     agent.reset(obs, info, task=task, rng=np.random.default_rng([config.seed, episode]))
     reward, terminated, truncated = 0.0, False, False
+    failure: str | None = None
     while not (terminated or truncated):
-        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+        # An agent that cannot act (e.g. its model endpoint is down) raises AgentFailure: the env then
+        # gets FAILED_ACTION until the episode ends, so the env's own grader scores it unanswered.
+        action = FAILED_ACTION
+        if failure is None:
+            try:
+                action = agent.act(obs, info)
+            except AgentFailure as exc:
+                failure = exc.reason
+        obs, reward, terminated, truncated, info = env.step(action)
     components = info["reward_components"]
-    return {
+    record = {
         "episode": episode,
         "task_id": info["task_id"],
         "task_index": task_index,
@@ -77,6 +90,9 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
         "gold": info.get("gold"),
         "messages": info["messages"],
     }
+    if failure is not None:
+        record["agent_failure"] = failure
+    return record
 
 
 _WORKER: dict[str, Any] = {}
