@@ -1,0 +1,89 @@
+"""The bm25 agent: between random and the oracle on MediaSearch, deterministic, honest about what it plays."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+import agentenv  # noqa: F401 - registers the ids
+from agentenv.baselines.agent import make_agent
+from agentenv.baselines.bm25_agent import BM25Agent, UnsupportedEnv, question_field
+from agentenv.evaluation.runner import RunConfig, timed_run
+
+EPISODES = 200
+
+
+def accuracy(env_id: str, agent: str, **agent_args: str) -> tuple[float, list[dict]]:
+    config = RunConfig(env_id, agent, split="validation", episodes=EPISODES, agent_args=tuple(agent_args.items()))
+    records, _ = timed_run(config, progress=False)
+    return sum(r["reward_components"]["accuracy"] for r in records) / len(records), records
+
+
+@pytest.mark.parametrize("env_id", ["MediaSearch-v0", "MediaSearch-SingleTurn-v0"])
+def test_bm25_is_between_random_and_the_oracle(env_id: str) -> None:
+    bm25, records = accuracy(env_id, "bm25")
+    random, _ = accuracy(env_id, "random")
+    oracle, _ = accuracy(env_id, "oracle")
+    assert random + 0.2 < bm25 < oracle - 0.2, (random, bm25, oracle)
+    assert accuracy(env_id, "bm25")[1] == records  # deterministic
+    if env_id == "MediaSearch-v0":  # one search, at most one get_title, then the answer
+        assert {r["tool_calls"] for r in records} <= {1, 2} and all(r["terminated"] for r in records)
+
+
+def test_agent_args_arrive_as_strings() -> None:
+    agent = make_agent("bm25", k="3", max_diseases="none")
+    assert agent.args.k == 3 and agent.args.max_diseases is None
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        make_agent("bm25", k="0")
+
+
+@pytest.mark.parametrize(
+    ("question", "field"),
+    [
+        ("Who directed Heat?", "director"),
+        ("Heat was directed by whom?", "director"),
+        ("Name the screenwriter credited on Heat.", "writer"),
+        ("What year did Heat come out?", "year"),
+        ("How many minutes does Heat run?", "runtime"),
+        ("Does Heat feature Al Pacino or Tom Hanks? Name the one in its cast.", "cast"),
+        ("For how many films in the catalog is Michael Mann credited as writer?", "count"),
+        ("Al Pacino and Robert De Niro share exactly one film in the catalog. Who directed it?", "director"),
+        ("Which film is older, Heat or Ronin?", "title"),
+        ("What is the longest 1995 crime feature film?", "title"),
+    ],
+)
+def test_question_field_reads_the_wording(question: str, field: str) -> None:
+    assert question_field(question) == field
+
+
+def test_unsupported_env_is_a_clear_error() -> None:
+    info = {"tools": [{"function": {"name": "square"}}], "messages": [{"role": "user", "content": "Square 3."}]}
+    with pytest.raises(UnsupportedEnv, match="tools \\['square'\\]"):
+        BM25Agent().reset("Square 3.", info)
+
+
+def test_rare_disease_single_turn_answers_the_top_candidates() -> None:
+    try:
+        env = gym.make("RareDiseaseDiagnosis-SingleTurn-v0", split="validation")
+    except Exception as exc:  # noqa: BLE001 - the rare-disease envs may be absent from this checkout
+        pytest.skip(f"RareDiseaseDiagnosis-SingleTurn-v0 unavailable: {exc}")
+    obs, info = env.reset(seed=0, options={"index": 0})
+    agent = BM25Agent()
+    agent.reset(obs, info)
+    listed = [line.split()[1] for line in obs.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
+    assert agent.act(obs, info) == "<answer>" + "\n".join(listed) + "</answer>"
+
+
+def test_cli_smoke(tmp_path) -> None:
+    out = tmp_path / "bm25"
+    subprocess.run(
+        [sys.executable, "-m", "agentenv.cli", "eval", "MediaSearch-v0", "--agent", "bm25", "--agent-args", "k=3",
+         "--split", "validation", "--episodes", "5", "--out", str(out), "--no-progress"],
+        check=True, capture_output=True, text=True, timeout=120,
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["agent"] == "bm25" and summary["episodes"] == 5 and summary["agent_args"] == {"k": "3"}
