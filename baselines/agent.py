@@ -5,8 +5,8 @@ An agent sees what a policy sees (the observation text and ``info``). A
 it exists to prove the task is solvable; a learned policy never gets it.
 
 Example:
-    >>> sorted(AGENTS)[:3]
-    ['oracle', 'phenotype-ranker', 'random']
+    >>> sorted(AGENTS)
+    ['bm25', 'llm', 'oracle', 'phenotype-ranker', 'random']
 """
 
 from __future__ import annotations
@@ -51,11 +51,27 @@ def _phenotype_ranker(**kwargs: Any) -> Agent:
     return PhenotypeRankerAgent(**kwargs)
 
 
+def _bm25(**kwargs: Any) -> Agent:
+    from agentenv.baselines.agent_args import args_from_strings
+    from agentenv.baselines.bm25_agent import BM25Agent, BM25AgentArgs
+
+    return BM25Agent(args_from_strings(BM25AgentArgs, kwargs))
+
+
+def _llm(**kwargs: Any) -> Agent:
+    from agentenv.baselines.agent_args import args_from_strings
+    from agentenv.baselines.llm_agent import LLMAgent, LLMAgentArgs
+
+    return LLMAgent(args_from_strings(LLMAgentArgs, kwargs))
+
+
 #: Agent name -> factory taking ``--agent-args`` as keyword arguments.
 AGENTS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "oracle": _oracle,
     "phenotype-ranker": _phenotype_ranker,
+    "bm25": _bm25,
+    "llm": _llm,
 }
 
 
