@@ -1,0 +1,103 @@
+"""``agentenv export-sft``: the command-line face of :func:`agentenv.data.sft.export_sft`.
+
+The main ``agentenv`` parser calls :func:`add_parser` and hands the parsed
+namespace to :func:`run`; ``python -m agentenv.data.cli`` runs it alone.
+
+Example:
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser().add_subparsers(dest="command")
+    >>> _ = add_parser(sub)
+    >>> args = sub.choices["export-sft"].parse_args(["MediaSearch-v0", "--out", "sft", "--episodes", "8"])
+    >>> config_from_args(args)
+    ExportConfig(env_id='MediaSearch-v0', out=PosixPath('sft'), agent='oracle', split='train', episodes=8, seed=0, keep_all=False, min_reward=1.0, think=True, reward=None, allow_ungrounded=False)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv.data.sft import ExportConfig
+
+COMMAND = "export-sft"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``export-sft`` to an ``argparse`` sub-parser collection."""
+    p = subparsers.add_parser(
+        COMMAND,
+        help="export agent episodes as SFT data (chat JSONL for TRL, token JSONL through TokenEnv)",
+        description="Run an agent on a split and write chat.jsonl, tokens.jsonl and manifest.json.",
+    )
+    p.add_argument("env_id")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--agent", default="oracle", help="agent name (default: oracle)")
+    p.add_argument("--split", default="train", choices=["train", "validation", "test"])
+    p.add_argument("--episodes", type=int, default=100, help="episodes to run (default: 100)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--keep-all", action="store_true", help="write every episode, solved or not")
+    p.add_argument("--min-reward", type=float, default=1.0,
+                   help="keep episodes with at least this reward (default: 1.0, solved)")
+    p.add_argument("--no-think", action="store_true",
+                   help="no scripted <think> line on the oracle's turns (Qwen3 no-thinking headers)")
+    p.add_argument("--reward", help="reward preset name or config file")
+    p.add_argument("--allow-ungrounded", action="store_true",
+                   help="keep episodes that call a tool with an id the conversation never showed")
+    p.add_argument("--tokenizer", help="a Hugging Face tokenizer (path) for tokens.jsonl instead of offline Qwen3")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> ExportConfig:
+    """The export config of parsed arguments."""
+    return ExportConfig(
+        env_id=args.env_id,
+        out=args.out,
+        agent=args.agent,
+        split=args.split,
+        episodes=args.episodes,
+        seed=args.seed,
+        keep_all=args.keep_all,
+        min_reward=args.min_reward,
+        think=not args.no_think,
+        reward=args.reward,
+        allow_ungrounded=args.allow_ungrounded,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the export and print what was written."""
+    from agentenv.data.sft import export_sft
+
+    if args.episodes < 1:
+        raise SystemExit("--episodes must be at least 1")
+    config = config_from_args(args)
+    template = None
+    if args.tokenizer:
+        from transformers import AutoTokenizer
+
+        from agentenv.chat_templates import hf_template
+
+        chat_kwargs = {"enable_thinking": False} if args.no_think else {}
+        template = hf_template(AutoTokenizer.from_pretrained(args.tokenizer), **chat_kwargs)
+    manifest = export_sft(config, template=template, progress=not args.no_progress)
+    print(
+        f"kept {manifest.kept} of {manifest.episodes} episodes "
+        f"({manifest.ungrounded} dropped for ungrounded ids); {manifest.tokens} tokens, "
+        f"{manifest.policy_tokens} with loss"
+    )
+    print(f"wrote {config.out / 'chat.jsonl'}, {config.out / 'tokens.jsonl'} and {config.out / 'manifest.json'}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``export-sft`` alone (before or without the main ``agentenv`` command)."""
+    sub = argparse.ArgumentParser(prog="agentenv").add_subparsers(dest="command")
+    return run(add_parser(sub).parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
