@@ -2,7 +2,6 @@
 
 Example:
     >>> import argparse
-import json
     >>> parser = argparse.ArgumentParser()
     >>> _ = add_parser(parser.add_subparsers(dest="command"))
     >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--max-batch", "64"])
