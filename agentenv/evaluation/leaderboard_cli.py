@@ -1,0 +1,53 @@
+"""``agentenv leaderboard RESULTS... --out DIR``: the command-line glue of the leaderboard.
+
+``cli.py`` wires it in with ``leaderboard_cli.add_parser(sub)`` and, for the
+``leaderboard`` command, ``return leaderboard_cli.run(args)``. RESULTS are run
+directories written by ``agentenv eval --out`` (or their ``summary.json``
+files), e.g. ``results/*/*``.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="agentenv")
+    >>> add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["leaderboard", "results/a", "results/b", "--out", "board"])
+    >>> args.command, [str(p) for p in args.results], str(args.out), args.no_plots
+    ('leaderboard', ['results/a', 'results/b'], 'board', False)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``leaderboard`` sub-command."""
+    p = subparsers.add_parser(
+        "leaderboard",
+        help="compare eval results: Markdown table, HTML page and PNG plots",
+        description="Read summary.json files, refuse incomparable ones (corpus checksum, env version, split), "
+        "and write leaderboard.md, leaderboard.html and the plots.",
+    )
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
+                   help="run directories from `agentenv eval --out` (or their summary.json)")
+    p.add_argument("--out", type=Path, default=Path("leaderboard"), help="output directory")
+    p.add_argument("--title", default="agentenv leaderboard", help="page and table title")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the leaderboard; 2 with the reason on stderr when the results cannot share one."""
+    from agentenv.evaluation.leaderboard import LeaderboardError, write_leaderboard
+
+    try:
+        written = write_leaderboard(args.results, args.out, plots=not args.no_plots, title=args.title)
+    except LeaderboardError as exc:
+        print(f"agentenv leaderboard: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        print(f"agentenv leaderboard: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    return 0

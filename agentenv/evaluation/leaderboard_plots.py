@@ -1,0 +1,97 @@
+"""The leaderboard's PNG plots, drawn with matplotlib's object API on the Agg canvas.
+
+matplotlib is optional (the ``leaderboard`` extra) and imported only here,
+so ``import agentenv`` never loads it. Figures are built as
+``matplotlib.figure.Figure`` objects, not through ``pyplot``: no global
+backend switch, no global figure state, safe in any process. Each env id
+gets a panel; an agent keeps its colour across panels. PNGs are written
+without a "Software" stamp, so the same results give the same bytes with the
+same matplotlib.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentenv.evaluation.leaderboard import Entry, difficulty_order
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.figure import Figure
+
+Groups = Mapping[str, Sequence[Entry]]
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+        import matplotlib.figure
+    except ImportError as exc:
+        raise ImportError(
+            "leaderboard plots need matplotlib: pip install 'agentenv[leaderboard]' (or run with --no-plots)"
+        ) from exc
+    return matplotlib
+
+
+def _colours(groups: Groups) -> dict[str, tuple[float, float, float, float]]:
+    labels = sorted({e.label for group in groups.values() for e in group})
+    cmap = _matplotlib().colormaps["tab10"]
+    return {label: cmap(i % 10) for i, label in enumerate(labels)}
+
+
+def _figure(n_panels: int) -> tuple[Figure, list]:
+    cols = min(n_panels, 2)
+    rows = math.ceil(n_panels / cols)
+    fig = _matplotlib().figure.Figure(figsize=(6.0 * cols, 4.2 * rows), layout="constrained")
+    axes = [fig.add_subplot(rows, cols, i + 1) for i in range(n_panels)]
+    return fig, axes
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def accuracy_vs_tool_calls(groups: Groups) -> bytes:
+    """One panel per env: accuracy (with its 95% CI) against mean tool calls, one point per agent."""
+    colours = _colours(groups)
+    fig, axes = _figure(len(groups))
+    for ax, (env_id, group) in zip(axes, groups.items(), strict=True):
+        for entry in group:
+            s = entry.summary
+            acc = s.intervals["accuracy"]
+            calls = s.metrics.get("mean_tool_calls", 0.0)
+            ax.errorbar(calls, acc.mean, yerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]], fmt="o",
+                        capsize=4, color=colours[entry.label], label=entry.label)
+            ax.annotate(entry.label, (calls, acc.mean), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        ax.set_title(env_id)
+        ax.set_xlabel("mean tool calls per episode")
+        ax.set_ylabel("accuracy (95% CI)")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlim(left=-0.3, right=max([e.summary.metrics.get("mean_tool_calls", 0.0) for e in group] + [1.0]) * 1.3)
+        ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def accuracy_by_difficulty(groups: Groups) -> bytes:
+    """One panel per env: accuracy per difficulty level, a bar per agent."""
+    colours = _colours(groups)
+    fig, axes = _figure(len(groups))
+    for ax, (env_id, group) in zip(axes, groups.items(), strict=True):
+        levels = difficulty_order({d for e in group for d in e.summary.per_difficulty_accuracy})
+        width = 0.8 / max(len(group), 1)
+        for i, entry in enumerate(group):
+            values = [entry.summary.per_difficulty_accuracy.get(d, 0.0) for d in levels]
+            xs = [j - 0.4 + width * (i + 0.5) for j in range(len(levels))]
+            ax.bar(xs, values, width=width, color=colours[entry.label], label=entry.label)
+        ax.set_xticks(range(len(levels)), levels)
+        ax.set_title(env_id)
+        ax.set_xlabel("difficulty")
+        ax.set_ylabel("accuracy")
+        ax.set_ylim(0, 1.05)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper right")
+    return _png(fig)
