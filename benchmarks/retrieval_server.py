@@ -35,7 +35,6 @@ import json
 import os
 import selectors
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -72,16 +71,9 @@ class Result:
 
 
 def film_texts() -> list[str]:
-    """Film documents to draw query words from (the catalog, else movies.db itself)."""
-    try:
-        from agentenv.corpora.media import load_catalog
-    except ImportError:
-        import bokeh_sampledata
+    """The film catalog's documents, to draw query words from."""
+    from agentenv.corpora.media import load_catalog
 
-        path = Path(bokeh_sampledata.__file__).parent / "_data" / "movies.db"
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            rows = db.execute('SELECT Title, Genre, Director, "Cast" FROM omdb').fetchall()
-        return [" ".join(str(v) for v in row if v) for row in rows]
     return load_catalog().documents()[1]
 
 

@@ -370,6 +370,17 @@ def test_serve_retrieval_command_end_to_end(server_extra: None) -> None:
         proc.wait(10)
 
 
+def test_benchmark_smoke(server_extra: None) -> None:
+    """A tiny budget keeps benchmarks/retrieval_server.py from rotting (no timing asserted)."""
+    script = Path(__file__).parents[2] / "benchmarks" / "retrieval_server.py"
+    done = subprocess.run([sys.executable, str(script), "--seconds", "0.3", "--warmup", "0.1",
+                           "--clients", "4", "--rate", "200"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "failed requests: 0" in done.stdout
+    assert "throughput:" in done.stdout and "p99" in done.stdout
+
+
 # ---------------------------------------------------------------- no extra needed
 
 
