@@ -78,14 +78,21 @@ def load_entry(path: Path) -> Entry:
 
 
 def group_by_env(entries: Sequence[Entry]) -> dict[str, list[Entry]]:
-    """Entries per env id (in first-seen order), rows sorted by accuracy; refuses incomparable results."""
+    """Entries per env id (registry order, then other ids by name), rows sorted by accuracy.
+
+    Raises:
+        LeaderboardError: results of one env id that are not comparable.
+    """
+    from agentenv.registration import env_ids
+
     groups: dict[str, list[Entry]] = {}
     for entry in entries:
         groups.setdefault(entry.summary.env_id, []).append(entry)
     for env_id, group in groups.items():
         _check_comparable(env_id, group)
         group.sort(key=lambda e: (-e.summary.metrics.get("accuracy", 0.0), e.label))
-    return groups
+    order = {env_id: i for i, env_id in enumerate(env_ids())}
+    return dict(sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
 def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:

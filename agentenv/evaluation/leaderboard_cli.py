@@ -51,3 +51,14 @@ def run(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command on its own: ``python -m agentenv.evaluation.leaderboard_cli RESULTS... --out DIR``."""
+    parser = argparse.ArgumentParser(prog="agentenv")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    return run(parser.parse_args(["leaderboard", *(sys.argv[1:] if argv is None else argv)]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,6 +28,7 @@ def _matplotlib() -> Any:
     try:
         import matplotlib
         import matplotlib.figure
+        import matplotlib.patches
     except ImportError as exc:
         raise ImportError(
             "leaderboard plots need matplotlib: pip install 'agentenv[leaderboard]' (or run with --no-plots)"
@@ -60,13 +61,18 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
     colours = _colours(groups)
     fig, axes = _figure(len(groups))
     for ax, (env_id, group) in zip(axes, groups.items(), strict=True):
+        placed: list[tuple[float, float]] = []
         for entry in group:
             s = entry.summary
             acc = s.intervals["accuracy"]
             calls = s.metrics.get("mean_tool_calls", 0.0)
             ax.errorbar(calls, acc.mean, yerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]], fmt="o",
                         capsize=4, color=colours[entry.label], label=entry.label)
-            ax.annotate(entry.label, (calls, acc.mean), textcoords="offset points", xytext=(6, 4), fontsize=8)
+            # Agents on (nearly) the same point get their labels stacked instead of overprinted.
+            stacked = sum(abs(x - calls) < 0.05 and abs(y - acc.mean) < 0.03 for x, y in placed)
+            placed.append((calls, acc.mean))
+            ax.annotate(entry.label, (calls, acc.mean), textcoords="offset points", xytext=(7, 3 - 11 * stacked),
+                        fontsize=8)
         ax.set_title(env_id)
         ax.set_xlabel("mean tool calls per episode")
         ax.set_ylabel("accuracy (95% CI)")
@@ -93,5 +99,6 @@ def accuracy_by_difficulty(groups: Groups) -> bytes:
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.05)
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8, loc="upper right")
+    handles = [_matplotlib().patches.Patch(color=colour, label=label) for label, colour in colours.items()]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6), fontsize=9)
     return _png(fig)
