@@ -10,8 +10,9 @@ that record that the question's wording asks for.
   serve), which acts as the agent's *reader*: it turns the passage into a
   record whose fields (director, year, ...) can be answered.
 * ``MediaSearch-v0``: one ``search`` call with the question text; if the
-  question asks for a title, the top hit's title is the answer, otherwise one
-  ``get_title`` call on the top hit and its field.
+  question asks for a title (or for a count, which no record answers), the
+  top hit's title is the answer, otherwise one ``get_title`` call on the top
+  hit and its field.
 * ``RareDiseaseDiagnosis-v0``: one ``search_diseases`` call with the labels of
   the presented phenotypes; the answer is the top hits, as many as the prompt
   allows (3 by default).
@@ -245,7 +246,7 @@ class BM25Agent:
             results = (output or {}).get("results") or []
             if not results:
                 return answer("no film found")
-            if self._field == "title":
+            if self._field in ("title", "count"):  # nothing in one record answers these
                 return answer(str(results[0]["title"]))
             return tool_call("get_title", title_id=str(results[0]["id"]))
         if not isinstance(output, Mapping):
