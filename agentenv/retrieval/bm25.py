@@ -49,7 +49,7 @@ import numpy as np
 
 from agentenv.retrieval.base import Hit
 from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
-from agentenv.retrieval.topk import top_k_rows, top_k_thresholded
+from agentenv.retrieval.topk import top_k_groups, top_k_rows
 
 __all__ = ["BM25Retriever", "IdfKind", "idf_values"]
 
@@ -113,8 +113,8 @@ class BM25Retriever:
         self._docs = docs
         self._weights = weights
         self._n = len(ids)
-        # With strictly positive weights, "matched" is the same as "score > 0",
-        # which the thresholded top-k relies on.
+        # With strictly positive weights, a seed's score bounds the k-th best
+        # from below (see _candidates).
         self._positive = bool(weights.size == 0 or weights.min() > 0)
         df = np.diff(indptr)
         term_of = np.repeat(np.arange(len(vocab)), df)
@@ -223,63 +223,59 @@ class BM25Retriever:
                 np.add.at(acc, docs[lo:hi], weights[lo:hi])
         return acc
 
-    def _top_k_one(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact top ``k`` of one multi-term query (see :func:`top_k_thresholded` for the idea)."""
-        bounds, by_weight = self._bounds, self._by_weight
+    def _candidates(self, terms: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, scores) of a multi-term query that contain its top ``k``, ties included.
+
+        Seeds are each distinct term's ``k`` best postings; the k-th best
+        exact seed score is a lower bound on the k-th best score overall, so
+        one vectorised comparison keeps every possible winner and, on the film
+        catalog, ~15 documents in all. With non-positive weights (tiny or odd
+        corpora) every matched document is kept instead.
+        """
+        bounds, by_weight, docs = self._bounds, self._by_weight, self._docs
         acc = self._accumulate(terms, np.zeros(self._n))
         if not self._positive:
             mask = np.zeros(self._n, dtype=bool)
             for t in terms:
-                mask[self._docs[bounds[t] : bounds[t + 1]]] = True
+                mask[docs[bounds[t] : bounds[t + 1]]] = True
             rows = np.flatnonzero(mask)
+        else:
+            pos: list[int] = []
+            for t in set(terms):
+                pos.extend(range(bounds[t], min(bounds[t + 1], bounds[t] + k)))
+            seeds = sorted(set(docs[by_weight[pos]].tolist()))
+            if len(seeds) < k:  # then the seeds are every matched document
+                rows = np.asarray(seeds, dtype=np.int64)
+            else:
+                theta = np.partition(acc[seeds], len(seeds) - k)[len(seeds) - k]
+                rows = np.flatnonzero(acc >= theta)
+        if rows.shape[0] > 4 * k:  # many ties at the bound: cut down before the shared sort
             return top_k_rows(rows, acc[rows], k)
-        seeds = np.concatenate(
-            [by_weight[bounds[t] : min(bounds[t + 1], bounds[t] + k)] for t in set(terms)]
-        )
-        seeds = sorted(set(self._docs[seeds].tolist()))
-        if len(seeds) < k:  # then the seeds are every matched document
-            rows = np.asarray(seeds)
-            return top_k_rows(rows, acc[rows], k)
-        seed_scores = acc[seeds]
-        theta = np.partition(seed_scores, len(seeds) - k)[len(seeds) - k]
-        rows = np.flatnonzero(acc >= theta)
-        return top_k_rows(rows, acc[rows], k)
+        return rows, acc[rows]
 
     def _top_k_many(self, queries: list[list[int]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Exact top ``k`` (rows, scores) for each list of query term ids."""
+        """Exact top ``k`` (rows, scores) for each list of query term ids.
+
+        One-term queries read their pre-sorted postings; the others keep a
+        few candidates each (:meth:`_candidates`), and a single
+        :func:`~agentenv.retrieval.topk.top_k_groups` call ranks the
+        candidates of the whole batch, which is what makes batches cheaper
+        per query.
+        """
         out: list[tuple[np.ndarray, np.ndarray]] = [(self._docs[:0], self._weights[:0])] * len(queries)
         bounds, by_weight = self._bounds, self._by_weight
-        multi = []
+        multi, groups = [], []
         for i, terms in enumerate(queries):
             if len(terms) == 1:  # postings are pre-sorted by (weight desc, row asc)
                 lo, hi = bounds[terms[0]], bounds[terms[0] + 1]
                 pos = by_weight[lo : min(hi, lo + k)]
                 out[i] = (self._docs[pos], self._weights[pos])
-            elif terms and (len(queries) == 1 or not self._positive):
-                out[i] = self._top_k_one(terms, k)
             elif terms:
                 multi.append(i)
-        for c in range(0, len(multi), self.batch_chunk):
-            chunk = multi[c : c + self.batch_chunk]
-            scores = np.zeros((len(chunk), self._n))
-            for j, i in enumerate(chunk):
-                self._accumulate(queries[i], scores[j])
-            # Seeds: each distinct term's k best postings, as flat indices into ``scores``.
-            pos: list[int] = []
-            counts = []
-            for i in chunk:
-                before = len(pos)
-                for t in set(queries[i]):
-                    pos.extend(range(bounds[t], min(bounds[t + 1], bounds[t] + k)))
-                counts.append(len(pos) - before)
-            offsets = np.repeat(np.arange(0, self._n * len(chunk), self._n), counts)
-            seeds = self._docs[by_weight[pos]] + offsets
-            for i, res in zip(chunk, top_k_thresholded(scores, seeds, k), strict=True):
-                out[i] = res
+                groups.append(self._candidates(terms, k))
+        for i, res in zip(multi, top_k_groups(groups, k), strict=True):
+            out[i] = res
         return out
-
-    batch_chunk = 32
-    """Queries scored together in one dense block (32 × 17.5k docs ≈ 4.5 MB)."""
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document (zero where no term matches), like ``get_scores``."""
@@ -301,7 +297,7 @@ class BM25Retriever:
         return self.search_tokens(self.tokenizer(query), k)
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        """``search`` for every query, scoring up to :attr:`batch_chunk` queries per numpy pass."""
+        """``search`` for every query; the final ranking of all queries is one vectorised sort."""
         if k <= 0:
             return [[] for _ in queries]
         tok = self.tokenizer

@@ -11,7 +11,7 @@ from agentenv.retrieval import Retriever
 from agentenv.retrieval.bm25 import BM25Retriever, idf_values
 from agentenv.retrieval.reference import RankBM25Retriever
 from agentenv.retrieval.tokenize import Tokenizer
-from agentenv.retrieval.topk import top_k_rows, top_k_thresholded
+from agentenv.retrieval.topk import top_k_groups, top_k_rows
 
 from ._corpus import film_queries, tokenized_film_docs
 
@@ -111,17 +111,20 @@ def test_top_k_rows_matches_a_full_sort() -> None:
         assert got_scores.tolist() == scores[order].tolist()
 
 
-def test_thresholded_top_k_matches_a_full_sort() -> None:
+def test_grouped_top_k_matches_a_full_sort() -> None:
     rng = np.random.default_rng(6)
     for _ in range(100):
-        n_q, n = int(rng.integers(1, 5)), int(rng.integers(1, 40))
-        scores = rng.integers(0, 4, size=(n_q, n)).astype(float)  # zeros = unmatched; many ties
-        seeds = rng.integers(0, n_q * n, size=int(rng.integers(0, 3 * n)))
+        groups, want = [], []
         k = int(rng.integers(1, 8))
-        for q, (rows, sc) in enumerate(top_k_thresholded(scores, seeds, k)):
-            want = sorted((i for i in range(n) if scores[q, i] > 0), key=lambda i: (-scores[q, i], i))[:k]
-            assert rows.tolist() == want
-            assert sc.tolist() == scores[q, want].tolist()
+        for _ in range(int(rng.integers(0, 5))):
+            n = int(rng.integers(0, 30))
+            rows = rng.permutation(1000)[:n]
+            scores = rng.integers(1, 4, size=n).astype(float)  # many ties
+            groups.append((rows, scores))
+            order = sorted(range(n), key=lambda i: (-scores[i], rows[i]))[:k]
+            want.append((rows[order].tolist(), scores[order].tolist()))
+        got = [(r.tolist(), s.tolist()) for r, s in top_k_groups(groups, k)]
+        assert got == want
 
 
 def test_random_small_corpora_agree_with_the_reference() -> None:
