@@ -40,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list the registered env ids")
 
+    from agentenv.evaluation import leaderboard_cli
     from agentenv.judge import cli as judge_cli
+
+    leaderboard_cli.add_parser(sub)
 
     judge_cli.add_parser(sub)
     try:
@@ -112,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for spec in ENV_SPECS:
             print(f"{spec.id:40s} {spec.description}")
         return 0
+    if args.command == "leaderboard":
+        from agentenv.evaluation.leaderboard_cli import run as run_leaderboard
+
+        return run_leaderboard(args)
     if args.command == "judge-consistency":
         from agentenv.judge.cli import run
 
