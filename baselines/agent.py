@@ -34,9 +34,10 @@ class Agent(Protocol):
 
 
 def _random(**kwargs: Any) -> Agent:
+    from agentenv.baselines.agent_args import args_from_strings
     from agentenv.baselines.random_agent import RandomAgent, RandomAgentArgs
 
-    return RandomAgent(RandomAgentArgs(**kwargs))
+    return RandomAgent(args_from_strings(RandomAgentArgs, kwargs))
 
 
 def _oracle(**kwargs: Any) -> Agent:

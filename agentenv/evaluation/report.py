@@ -40,7 +40,7 @@ def summarize(
         package_version=__version__,
         corpus_checksums=dict(meta.get("corpus_checksums", {})),
         agent=config.agent,
-        agent_args={k: str(v) for k, v in config.agent_args},
+        agent_args={k: ("<redacted>" if _is_secret(k) else str(v)) for k, v in config.agent_args},
         split=config.split,
         episodes=len(records),
         seed=config.seed,
@@ -54,6 +54,19 @@ def summarize(
         wall_time_s=wall_time_s,
         episodes_per_s=len(records) / wall_time_s if wall_time_s > 0 else 0.0,
     )
+
+
+def _is_secret(key: str) -> bool:
+    """Agent arguments that must never be written to disk (API keys, tokens).
+
+    Example:
+        >>> [k for k in ("api_key", "max_tokens", "return_token_ids", "auth_token") if _is_secret(k)]
+        ['api_key', 'auth_token']
+    """
+    words = key.lower().replace("-", "_").split("_")
+    if words[-1] == "token" and len(words) <= 2 and words[0] in ("token", "auth", "access", "bearer"):
+        return True
+    return bool({"key", "secret", "password"} & set(words))
 
 
 def _grouped(records: Sequence[Mapping[str, Any]], key: str) -> dict[str, float]:
