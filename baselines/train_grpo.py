@@ -1,0 +1,160 @@
+"""GRPO on an agentenv env with TRL: the env's tools are the model's tools, the env's reward is the reward.
+
+Run on a GPU (the model is a path or hub id you supply; nothing is fetched by
+the tests)::
+
+    python baselines/train_grpo.py --model Qwen/Qwen3-0.6B --env-id MediaSearch-v0 \\
+        --use-vllm true --vllm-mode colocate --output-dir runs/grpo-media
+
+How it fits together:
+
+* :func:`agentenv.integrations.trl.dataset` gives one prompt per task of the
+  split (the env's system prompt and the question) with its ``task_id``;
+* :func:`agentenv.integrations.trl.environment_factory` gives TRL one env per
+  rollout; TRL renders its tools into the prompt, runs the model's tool calls
+  against the env, and reads the env's configured reward (``--reward``) with
+  ``get_reward()``. The model ends an episode by calling the ``answer`` tool;
+* generation is vLLM (``--use-vllm true``, colocated or server mode) or
+  transformers' ``generate``.
+
+Seeding: ``transformers.set_seed`` is called here, in the script, because
+model init and sampling use torch's global generators; the library itself
+never touches global RNGs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Args:
+    """GRPO with an agentenv env."""
+
+    model: str = "Qwen/Qwen3-0.6B"
+    """Model to train: a local directory or a hub id (fetched by transformers, never by agentenv)."""
+    tokenizer: str | None = None
+    """Tokenizer path or id; None uses the model's. 'offline-qwen3' uses agentenv's offline Qwen3 tokenizer."""
+    env_id: str = "MediaSearch-v0"
+    """Registered agentenv env id; multi-turn envs expose their tools to the model."""
+    split: str = "train"
+    """Split whose tasks are the prompts (never train on 'test')."""
+    tasks: int | None = None
+    """Use the first N tasks of the split; None uses them all."""
+    reward: str = "strict"
+    """Reward preset or config file: 'strict' (accuracy), 'efficient' (plus tool and turn costs), ..."""
+    output_dir: str = "runs/grpo"
+    """Where checkpoints and logs go."""
+    max_steps: int = 500
+    """Optimizer steps."""
+    learning_rate: float = 1e-6
+    """AdamW learning rate."""
+    per_device_train_batch_size: int = 8
+    """Rollouts per device per micro-batch (a multiple of num_generations across devices)."""
+    gradient_accumulation_steps: int = 4
+    """Micro-batches per optimizer step."""
+    num_generations: int = 8
+    """Rollouts per prompt: the group whose rewards GRPO normalises."""
+    max_completion_length: int = 4096
+    """Token budget of one rollout after the prompt: the model's turns plus tool results."""
+    max_tool_calling_iterations: int | None = 10
+    """At most this many rounds of tool calls per rollout (the env's own turn budget also applies)."""
+    temperature: float = 1.0
+    """Sampling temperature of the rollouts."""
+    beta: float = 0.0
+    """KL coefficient against the reference model (0 skips loading it)."""
+    enable_thinking: bool = True
+    """Qwen3 thinking mode in the chat template."""
+    use_vllm: bool = False
+    """Generate with vLLM instead of transformers."""
+    vllm_mode: str = "colocate"
+    """'colocate' (vLLM inside the training process) or 'server' (a separate `trl vllm-serve`)."""
+    vllm_gpu_memory_utilization: float = 0.3
+    """GPU memory share of the colocated vLLM engine."""
+    bf16: bool = True
+    """Train in bfloat16 (set false on CPU)."""
+    gradient_checkpointing: bool = True
+    """Trade compute for memory on long multi-turn rollouts."""
+    use_cpu: bool = False
+    """Force CPU (smoke tests)."""
+    logging_steps: int = 1
+    """Log every N steps."""
+    save_steps: int = 100
+    """Checkpoint every N steps (0 saves nothing)."""
+    report_to: str = "none"
+    """Where to report metrics: 'none', 'wandb', 'tensorboard', ..."""
+    seed: int = 0
+    """Seed of model init, data order and sampling (through transformers.set_seed)."""
+
+
+def load_tokenizer(args: Args) -> Any:
+    """The tokenizer TRL gets: the model's, a named one, or agentenv's offline Qwen3 tokenizer."""
+    if args.tokenizer == "offline-qwen3":
+        from agentenv.integrations.trl import qwen3_tokenizer
+
+        return qwen3_tokenizer()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(args.tokenizer or args.model)
+
+
+def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
+    """The ``GRPOTrainer`` for ``args`` (not yet trained), so tests can inspect it."""
+    from transformers import set_seed
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentenv.integrations.trl import checkpointing_option, dataset, environment_factory
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in TRL 1.16
+    set_seed(args.seed)
+    train_dataset = dataset(args.env_id, args.split, n=args.tasks)
+    factory = environment_factory(args.env_id, split=args.split, reward=args.reward, seed=args.seed)
+    config = GRPOConfig(
+        output_dir=args.output_dir,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        per_device_train_batch_size=args.per_device_train_batch_size,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length,
+        max_tool_calling_iterations=args.max_tool_calling_iterations,
+        temperature=args.temperature,
+        beta=args.beta,
+        chat_template_kwargs={"enable_thinking": args.enable_thinking},
+        use_vllm=args.use_vllm,
+        vllm_mode=args.vllm_mode,
+        vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
+        bf16=args.bf16,
+        **checkpointing_option(GRPOConfig, args.gradient_checkpointing),
+        use_cpu=args.use_cpu,
+        logging_steps=args.logging_steps,
+        save_strategy="steps" if args.save_steps > 0 else "no",
+        save_steps=max(args.save_steps, 1),
+        report_to=args.report_to,
+        seed=args.seed,
+    )
+    return GRPOTrainer(
+        model=args.model,
+        args=config,
+        train_dataset=train_dataset,
+        processing_class=load_tokenizer(args),
+        environment_factory=factory,
+        callbacks=list(callbacks),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the options, train, save the final model."""
+    from agentenv.integrations.script_args import parse_args
+
+    args = parse_args(Args, argv)
+    trainer = build_trainer(args)
+    trainer.train()
+    trainer.save_model(args.output_dir)
+
+
+if __name__ == "__main__":
+    main()
