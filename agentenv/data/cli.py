@@ -38,7 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--split", default="train", choices=["train", "validation", "test"])
     p.add_argument("--episodes", type=int, default=100, help="episodes to run (default: 100)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--keep-all", action="store_true", help="write every episode, solved or not")
+    p.add_argument("--keep-all", action="store_true", help="write every episode run (no reward or grounding filter)")
     p.add_argument("--min-reward", type=float, default=1.0,
                    help="keep episodes with at least this reward (default: 1.0, solved)")
     p.add_argument("--no-think", action="store_true",

@@ -22,10 +22,10 @@ describe the same episodes turn for turn.
 Episode ``i`` uses the task, env seed and agent generator that ``agentenv
 eval`` uses for episode ``i`` with the same seed, so an export and an
 evaluation with one seed see the same tasks. Only episodes whose reward
-reaches ``min_reward`` (1.0 by default: solved) are written unless
-``keep_all`` is set, and episodes that use an id the conversation never
-showed are dropped unless ``allow_ungrounded`` is set
-(:mod:`agentenv.data.filters` says why). The output is deterministic: same
+reaches ``min_reward`` (1.0 by default: solved) are written, and episodes
+that use an id the conversation never showed are dropped unless
+``allow_ungrounded`` is set (:mod:`agentenv.data.filters` says why);
+``keep_all`` writes every episode run. The output is deterministic: same
 arguments, same bytes.
 """
 
@@ -63,7 +63,7 @@ class ExportConfig:
     episodes: int = 100
     seed: int = 0
     keep_all: bool = False
-    """Write every episode, solved or not (``min_reward`` is ignored)."""
+    """Write every episode run: no reward filter and no grounding filter."""
     min_reward: float = 1.0
     """Keep episodes whose reward is at least this (1.0: solved under the default preset)."""
     think: bool = True
@@ -176,7 +176,7 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
             bar.update()
             if not config.keep_all and not (terminated and float(reward) >= config.min_reward):
                 continue
-            if not config.allow_ungrounded and ungrounded_ids(info["messages"]):
+            if not (config.keep_all or config.allow_ungrounded) and ungrounded_ids(info["messages"]):
                 totals["ungrounded"] += 1
                 continue
             chat_file.write(_line({"messages": chat_messages(info["messages"]), "tools": info["tools"]}))
