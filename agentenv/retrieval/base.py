@@ -32,7 +32,7 @@ class Retriever(Protocol):
     """
 
     def search(self, query: str, k: int) -> list[Hit]:
-        """Return the top ``k`` hits, best first, ties broken by doc id."""
+        """Return the top ``k`` hits, best first, ties broken by row order (the lower corpus row first)."""
         ...
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:

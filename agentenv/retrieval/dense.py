@@ -58,7 +58,7 @@ class DenseRetriever:
         index: IndexKind = "flat",
         hnsw_m: int = 32,
         ef_construction: int = 200,
-        ef_search: int = 128,
+        ef_search: int = 256,
     ) -> DenseRetriever:
         """Embed ``texts`` with ``encoder`` and index them.
 
