@@ -44,6 +44,8 @@ FIELD_NOUNS: dict[str, str] = {
     "title": "title",
 }
 
+_NAMED_TOOLS = frozenset({"search", "get_title", "filter_titles", "find_person"})
+"""The catalog tools that have their own phrasings; other tools get generic ones."""
 _FIRST_SEARCH = (
     "I'll search the catalog for {query} first.",
     "First I need to find {query} in the catalog, so I'll search for it.",
@@ -73,6 +75,11 @@ _OTHER_TOOL = (
     "Next I'll call {tool}.",
     "I'll use {tool} for this step.",
     "The {tool} tool should help here.",
+)
+_OTHER_TOOL_REPEATED = (
+    "Next I'll call {tool} {n} times.",
+    "I'll use {tool} for {n} checks at once.",
+    "{n} calls to {tool} should help here.",
 )
 _ANSWER_BY_OP: dict[str, tuple[str, ...]] = {
     "field": (
@@ -240,6 +247,28 @@ class ReasoningWriter:
         if tool == "find_person":
             return self._pick(_PERSON, name=str(arguments.get("name", "the person")))
         return self._pick(_OTHER_TOOL, tool=tool)
+
+    def turn_line(self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any) -> str:
+        """The line before one turn's calls (``step`` is the index of its first call).
+
+        Calls to the catalog tools get a line each; a run of calls to the same
+        other tool gets one line, so parallel calls do not repeat a sentence.
+        """
+        lines: list[str] = []
+        i = 0
+        while i < len(calls):
+            tool, arguments = calls[i]
+            if tool in _NAMED_TOOLS:
+                lines.append(self.tool_line(step + i, tool, arguments, previous_output))
+                i += 1
+                continue
+            run = 1
+            while i + run < len(calls) and calls[i + run][0] == tool:
+                run += 1
+            lines.append(self._pick(_OTHER_TOOL, tool=tool) if run == 1
+                         else self._pick(_OTHER_TOOL_REPEATED, tool=tool, n=run))
+            i += run
+        return " ".join(lines)
 
     def answer_line(self, answer: str) -> str:
         """The line before the final answer."""

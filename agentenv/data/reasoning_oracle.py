@@ -59,11 +59,9 @@ class ReasoningOracle:
             return think(writer.answer_line(parsed.text), action)
         if isinstance(parsed, ToolCalls):
             previous = _json_or_none(obs) if self._calls else None
-            lines = []
-            for call in parsed.calls:
-                lines.append(writer.tool_line(self._calls, call.name, call.arguments, previous))
-                self._calls += 1
-            return think(" ".join(lines), action)
+            line = writer.turn_line(self._calls, [(c.name, c.arguments) for c in parsed.calls], previous)
+            self._calls += len(parsed.calls)
+            return think(line, action)
         return action  # the oracle never sends unparseable text; pass it through untouched
 
 

@@ -70,6 +70,13 @@ def test_unknown_tools_and_planless_tasks_get_generic_lines() -> None:
                                              "Here is my final answer.")
 
 
+def test_parallel_calls_to_one_other_tool_share_a_line() -> None:
+    writer = ReasoningWriter(None, None, np.random.default_rng(0))
+    calls = [("ask_patient", {"hpo_id": f"HP:{i}"}) for i in range(3)] + [("search", {"query": "x"})]
+    line = writer.turn_line(0, calls, None)
+    assert line.count("ask_patient") == 1 and "3" in line and "'x'" in line
+
+
 def test_describe_filter_reads_like_a_phrase() -> None:
     assert describe_filter({"genre": "Sci-Fi", "cast": ["A", "B", "C"]}) == "sci-fi films starring A, B and C"
     assert describe_filter({"year_min": 2000, "min_rating": 8, "sort_by": "year", "order": "asc"}) == (
