@@ -346,27 +346,34 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
         return
     if not hasattr(socket, "SO_REUSEPORT") or not hasattr(os, "fork"):
         raise RuntimeError("workers > 1 needs os.fork and SO_REUSEPORT (Linux, macOS)")
-    # Holds the port (and resolves port 0) but never listens, so it gets no connections.
-    reserved = _bind(host, port, reuse_port=True)
-    port = reserved.getsockname()[1]
+    # Every worker's socket listens before any worker starts, so connections made
+    # while some are still starting queue at their own worker instead of all
+    # landing on the first one up (keep-alive would pin them there for good).
+    socks = [_bind(host, port, reuse_port=True)]
+    port = socks[0].getsockname()[1]
+    socks += [_bind(host, port, reuse_port=True) for _ in range(workers - 1)]
+    for sock in socks:
+        sock.listen(2048)
     children = []
-    for _ in range(workers):
+    for mine in socks:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             code = 0
             try:
-                sock = _bind(host, port, reuse_port=True)
-                _serve_here(retriever, info, sock, limits, offload_search, log_level)
+                # Only the worker may hold its socket: when it dies the socket closes
+                # and leaves the group, instead of queueing connections nobody serves.
+                for other in socks:
+                    if other is not mine:
+                        other.close()
+                _serve_here(retriever, info, mine, limits, offload_search, log_level)
             except BaseException:
                 logger.exception("retrieval server worker failed")
                 code = 1
             finally:
                 os._exit(code)
         children.append(pid)
-    try:
-        _supervise(children)
-    finally:
-        reserved.close()
+        mine.close()
+    _supervise(children)
 
 
 def _serve_here(retriever: Retriever, info: dict[str, Any], sock: socket.socket,
