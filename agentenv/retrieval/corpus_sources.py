@@ -35,13 +35,9 @@ def load_corpus_texts(name: CorpusName) -> tuple[list[str], list[str], str]:
         return list(ids), list(texts), str(catalog.checksum)
     if name == "rare-disease":
         from agentenv.corpora.hpo import load_hpo_kb
+        from agentenv.envs.rare_disease.documents import disease_documents, documents_checksum
 
         kb = load_hpo_kb()
-        documents = getattr(kb, "disease_documents", None)
-        if documents is None:
-            raise NotImplementedError(
-                "agentenv.corpora.hpo.HpoKnowledgeBase has no disease_documents() yet; "
-                "the rare-disease corpus cannot be served until it does")
-        ids, texts = documents()
-        return list(ids), list(texts), str(kb.checksum)
+        ids, texts = disease_documents(kb)
+        return list(ids), list(texts), documents_checksum(kb)
     raise ValueError(f"unknown corpus {name!r}; expected one of {', '.join(CORPORA)}")
