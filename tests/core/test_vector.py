@@ -6,10 +6,14 @@ import copy
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector.utils import (
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
 
 from agentenv.actions import answer, tool_call
 from agentenv.spaces import SharedTextBatch, Text
-from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 from .toy_env import SquareEnv
 
