@@ -23,11 +23,10 @@ What this adapter does with that:
   env validates, runs, counts and explains exactly as for a text policy. Note
   that TRL runs the calls of one message one by one: a message with three
   parallel calls is three env turns here, one turn in the env's own loop.
-* The final answer reaches the env through the ``answer`` tool: TRL never
-  shows a completion's final text to the environment (only to reward
-  functions, which run after ``get_reward``'s inputs are fixed), so an answer
-  written as ``<answer>…</answer>`` text could not be graded by the env. The
-  prompts of :func:`dataset` say so after the env's own system prompt.
+* The final answer reaches the env through the ``answer`` tool: TRL shows a
+  rollout's final text to reward functions but never to the environment, so
+  an answer written as ``<answer>…</answer>`` text could not be graded by the
+  env. The prompts of :func:`dataset` say so after the env's own system prompt.
 * ``get_reward()`` returns the reward the env computed when the episode
   ended. If the model stopped without calling ``answer`` (or TRL's length or
   tool-iteration limits stopped it), its last message is counted as what the
@@ -62,7 +61,7 @@ ANSWER_NOTE = (
     "In this session the final answer is given by calling the `answer` tool: pass it exactly what you "
     "would put inside <answer>…</answer>. The episode ends with that call."
 )
-"""Appended to the env's system prompt in :func:`dataset`, since TRL grades only what reaches the env."""
+"""Appended to the env's system prompt in :func:`dataset`: only what reaches the env is graded."""
 
 EPISODE_OVER = "The episode is over; this call was not run. Stop here."
 BUDGET_SPENT = "\n\n[The turn budget is spent: the episode is over.]"
