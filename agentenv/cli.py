@@ -40,10 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list the registered env ids")
 
+    from agentenv.data import cli as data_cli
     from agentenv.evaluation import leaderboard_cli
     from agentenv.judge import cli as judge_cli
 
     leaderboard_cli.add_parser(sub)
+    data_cli.add_parser(sub)
 
     judge_cli.add_parser(sub)
     try:
@@ -100,6 +102,13 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def data_cli_run(args: argparse.Namespace) -> int:
+    """``agentenv export-sft``: imported lazily, like every sub-command."""
+    from agentenv.data.cli import run
+
+    return run(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentenv`` console script."""
     args = build_parser().parse_args(argv)
@@ -115,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for spec in ENV_SPECS:
             print(f"{spec.id:40s} {spec.description}")
         return 0
+    if args.command == "export-sft":
+        return data_cli_run(args)
     if args.command == "leaderboard":
         from agentenv.evaluation.leaderboard_cli import run as run_leaderboard
 
