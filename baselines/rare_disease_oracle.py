@@ -1,7 +1,9 @@
 """The rare-disease oracle: reads the gold disease's profile, asks the patient about it, answers the gold id.
 
 It proves the multi-turn task is solvable *through the real tools*: it
-calls ``get_disease`` on the gold disease, asks the patient about up to
+searches for the gold disease by name (so that every id it later uses was
+shown to it by a tool, which keeps exported SFT data grounded), calls
+``get_disease`` on it, asks the patient about up to
 :data:`QUESTIONS` of its most frequent annotated findings that were not
 presented (one action with parallel ``ask_patient`` calls), and answers the
 gold id. In an env without tools (single turn) it answers at once. Its
@@ -34,16 +36,24 @@ class RareDiseaseOracle:
 
     def __init__(self) -> None:
         self._gold: list[str] = []
+        self._name = ""
         self._presented: set[str] = set()
         self._stage = "answer"
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         self._gold = list(task.gold["diagnosis"])
+        self._name = str(task.gold.get("name") or "")
         self._presented = set(task.public.get("phenotypes", ()))
         names = {t["function"]["name"] for t in info.get("tools") or ()}
-        self._stage = "profile" if {"get_disease", "ask_patient"} <= names else "answer"
+        if not {"get_disease", "ask_patient"} <= names:
+            self._stage = "answer"
+        else:
+            self._stage = "search" if self._name and "search_diseases" in names else "profile"
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._stage == "search":
+            self._stage = "profile"
+            return tool_call("search_diseases", query=self._name[:500], k=20)
         if self._stage == "profile":
             self._stage = "ask"
             return tool_call("get_disease", disease_id=self._gold[0])
