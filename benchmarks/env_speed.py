@@ -90,12 +90,13 @@ def oracle_episodes_per_s(episodes: int) -> dict[str, float]:
     agent = OracleAgent()
     rng = np.random.default_rng(0)
     n_tasks = len(env.tasks)
+    order = rng.permutation(n_tasks)
     for index in range(200):  # warm the lazy indexes
         obs, info = env.reset(options={"index": index})
     correct = 0
     start = time.perf_counter()
     for episode in range(episodes):
-        obs, info = env.reset(options={"index": episode % n_tasks})
+        obs, info = env.reset(options={"index": int(order[episode % n_tasks])})
         agent.reset(obs, info, task=env.task, rng=rng)
         done = False
         while not done:
