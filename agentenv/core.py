@@ -44,6 +44,10 @@ from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
 
 
+# One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 class MessageKind(Enum):
     """What the env just said: the prompt, a tool result, an error, or the end."""
 
@@ -308,7 +312,7 @@ def _assistant_message(
             {
                 "id": call_id,
                 "type": "function",
-                "function": {"name": call.tool.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
+                "function": {"name": call.tool.name, "arguments": _JSON.encode(call.arguments)},
             }
             for call_id, call in zip(call_ids, calls, strict=False)
         ]

@@ -36,6 +36,7 @@ EXPECTED = (
 )
 
 _THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+_CALL_KEYS = frozenset(("name", "arguments", "id", "type"))
 _TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>", "<think>", "</think>")
 
 
@@ -216,7 +217,7 @@ def _load_json(raw: str, where: str) -> Any:
 def _tool_call_from_object(obj: Any, where: str, *, arguments_as_string: bool) -> ToolCall | ParseError:
     if not isinstance(obj, dict):
         return ParseError(f"{where} must be a JSON object with \"name\" and \"arguments\"")
-    extra = set(obj) - {"name", "arguments", "id", "type"}
+    extra = [key for key in obj if key not in _CALL_KEYS]
     if extra:
         return ParseError(f"{where} has unexpected keys {sorted(extra)}; use only \"name\" and \"arguments\"")
     name = obj.get("name")

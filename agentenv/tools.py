@@ -35,6 +35,9 @@ from pydantic import BaseModel, ValidationError
 
 from agentenv.parsing import ParseError, ToolCalls
 
+# One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_OUTPUT_CHARS = 8_000
 
@@ -175,7 +178,7 @@ class ToolRegistry:
         ok = True
         try:
             result = self._run(t, args)
-            content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            content = result if isinstance(result, str) else _JSON.encode(result)
         except ToolError as exc:
             ok, content = False, f"Error: {exc}"
         except ToolTimeout:
