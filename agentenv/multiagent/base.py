@@ -1,0 +1,354 @@
+"""The shared machinery of the two-agent text dialogues, as a PettingZoo AEC env.
+
+Why one base: both dialogues have the same shape. A *lead* agent (doctor,
+assistant) has tools and ends the episode with an ``<answer>``; a *simulated
+side* (patient, user) holds private facts and only talks. The step contract
+is the single-agent one (:mod:`agentenv.core`) seen from each agent:
+
+* **Turns.** The lead acts until it sends a ``<say>`` message; the simulated
+  side then replies once, and the lead acts again. Tool calls, errors and
+  messages each use one of the lead's ``max_turns``; replies use none. A
+  family may let the simulated side open (``first``).
+* **Actions** are text, parsed by :mod:`agentenv.multiagent.messages`
+  (``<say>``, ``<tool_call>``, ``<answer>``, optional ``<think>``). Anything
+  unparseable is an error observation for the agent that sent it, with the
+  reason in ``info["parse_error"]``; agent input never raises. A reply that
+  cannot be read reaches the lead as a note saying so.
+* **Rewards.** The lead gets the family's graded components weighted by its
+  :class:`~agentenv.rewards.RewardConfig` when the episode ends (or shaped
+  costs per step, as ``ToolEnv``). Every message of the simulated side is
+  judged at once by a rule-based checker (:class:`Judgment`) and rewarded
+  1.0 when faithful, else 0.0.
+* **End.** An answer terminates both agents; the lead's spent budget
+  truncates both. Each agent then takes PettingZoo's one ``None`` step; a
+  non-``None`` action there is ignored, not an error.
+* ``info`` per agent: ``messages`` (OpenAI chat format, from that agent's
+  side), ``tools``, ``turn``, ``task_id``, ``split``, ``reward_components``
+  (filled at the end), ``parse_error``; the simulated side also gets
+  ``private`` (its facts, structured, for scripted policies) and
+  ``judgment`` (the checker's counts on its last message; ``{}`` before it
+  speaks). ``gold`` appears only after the end.
+
+A family subclasses :class:`DialogueEnv` and fills the hooks marked below.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from agentenv.core import Task, render_transcript
+from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
+from agentenv.multiagent.records import (
+    Dialogue,
+    Judgment,
+    TextObservation,
+    assistant_message,
+    choose_task,
+    lead_counts,
+    speaker_components,
+)
+from agentenv.parsing import Answer, ParseError, ToolCalls
+from agentenv.rewards import RewardConfig, resolve_reward
+from agentenv.spaces import Text
+from agentenv.tools import ToolRegistry
+
+SAY_LATENCY_MS = 2000.0
+"""Modelled latency of one finding or detail asked of the other side (as ``ask_patient``)."""
+
+
+class DialogueEnv(AECEnv[str, str, str]):
+    """Base AEC env of a lead agent and a simulated side; see the module docstring."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "Dialogue", "is_parallelizable": False}
+    lead: ClassVar[str] = "lead"
+    other: ClassVar[str] = "other"
+    first: ClassVar[str] = "lead"
+
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        tools: ToolRegistry,
+        *,
+        split: str,
+        max_turns: int = 10,
+        reward: Any = None,
+        observation_mode: Literal["message", "transcript"] = "message",
+        max_action_length: int = 32_768,
+        max_observation_length: int = 262_144,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if observation_mode not in ("message", "transcript"):
+            raise ValueError(f"observation_mode must be 'message' or 'transcript', got {observation_mode!r}")
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if not tasks:
+            raise ValueError(f"no tasks in split {split!r}")
+        self.tasks, self.tools, self.split = tasks, tools, split
+        self.max_turns = max_turns
+        self.reward_config: RewardConfig = resolve_reward(reward)
+        self.observation_mode, self.render_mode = observation_mode, render_mode
+        self.possible_agents = [self.lead, self.other]
+        self.agents: list[str] = []
+        self._action_spaces = {a: Text(max_action_length) for a in self.possible_agents}
+        self._observation_spaces = {a: Text(max_observation_length) for a in self.possible_agents}
+        self.np_random, self._np_random_seed = seeding.np_random(None)
+        self._seeded = False
+        self._dialogue: Dialogue | None = None
+        self.judgments: list[Judgment] = []
+        """The checker's verdicts on the simulated side's messages this episode, in order."""
+
+    # ------------------------------------------------------------------ hooks
+    def _lead_system(self) -> str:
+        raise NotImplementedError
+
+    def _lead_opening(self, task: Task) -> str | None:
+        """The lead's first observation, or None when the simulated side opens."""
+        raise NotImplementedError
+
+    def _other_briefing(self, task: Task) -> str:
+        """The simulated side's private facts and rules, in words (its system message)."""
+        raise NotImplementedError
+
+    def _other_private(self, task: Task) -> dict[str, Any]:
+        """The same facts, structured, for scripted policies (``info["private"]``)."""
+        raise NotImplementedError
+
+    def _start(self, task: Task) -> None:
+        """Per-episode family state (drawn with ``self.np_random`` only)."""
+
+    def _heard(self, text: str) -> int:
+        """The lead said ``text`` to the simulated side; return how many items it asks about."""
+        return 1
+
+    def _judge(self, text: str | None) -> Judgment:
+        """Judge a message of the simulated side (None: it could not be read)."""
+        raise NotImplementedError
+
+    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+        raise NotImplementedError
+
+    def default_policy(self, agent: str) -> Any:
+        """The scripted policy of a simulated agent (see :mod:`agentenv.multiagent.policies`)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> Text:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> Text:
+        return self._action_spaces[agent]
+
+    @property
+    def task(self) -> Task | None:
+        """The current task, gold included: for harnesses and privileged scripts, never a policy."""
+        return self._dialogue.task if self._dialogue else None
+
+    # -------------------------------------------------------------- contract
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or not self._seeded:
+            self.np_random, self._np_random_seed = seeding.np_random(seed)
+            self._seeded = True
+        task = self._choose_task(options or {})
+        self._start(task)
+        briefing = self._other_briefing(task)
+        messages = {self.lead: [{"role": "system", "content": self._lead_system()}],
+                    self.other: [{"role": "system", "content": briefing}]}
+        d = self._dialogue = Dialogue(task=task, messages=messages, last={self.lead: "", self.other: briefing})
+        self.judgments = []
+        opening = self._lead_opening(task)
+        if opening is not None:
+            messages[self.lead].append({"role": "user", "content": opening})
+            d.last[self.lead] = opening
+        else:
+            kickoff = f"Start the conversation: tell the {self.lead} what you need."
+            messages[self.other].append({"role": "user", "content": kickoff})
+            d.last[self.other] = f"{briefing}\n\n{kickoff}"
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: self._info(a, {}) for a in self.agents}
+        self.agent_selection = self.first
+
+    def observe(self, agent: str) -> TextObservation:
+        d = self._dialogue
+        if d is None:
+            raise RuntimeError("call reset() before observe()")
+        text = render_transcript(d.messages[agent]) if self.observation_mode == "transcript" else d.last[agent]
+        return TextObservation(text[: self._observation_spaces[agent].max_length])
+
+    def step(self, action: str | None) -> None:
+        if self._dialogue is None or not self.agents:
+            raise RuntimeError("call reset() before step(), and again after the dialogue ends")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(None)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        for a in self.rewards:
+            self.rewards[a] = 0.0
+        extra = self._lead_step(action) if agent == self.lead else self._other_step(action)
+        for a in self.agents:
+            self.infos[a] = self._info(a, extra if a == agent else {})
+        d = self._dialogue
+        if not d.done and d.turns[self.lead] >= self.max_turns:
+            self._finish(truncated=True)
+        elif d.done:
+            self._finish(truncated=False)
+        self._accumulate_rewards()
+        if d.done:
+            self._deads_step_first()
+
+    def render(self) -> str | None:
+        d = self._dialogue
+        text = "\n\n".join(f"{who.upper()}: {body.strip()}" for who, body in d.log) if d else ""
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release: tools and corpora are read-only and shared."""
+
+    def __str__(self) -> str:
+        return str(self.metadata.get("name", type(self).__name__))
+
+    # ------------------------------------------------------------- the turns
+    def _lead_step(self, action: Any) -> dict[str, Any]:
+        d, lead, other = self._dialogue, self.lead, self.other
+        d.turns[lead] += 1
+        parsed = parse_lead(action, other)
+        validated: Any = None
+        if isinstance(parsed, ToolCalls):
+            validated = self.tools.validate(parsed)
+            if isinstance(validated, ParseError):
+                parsed = validated
+        text = action if isinstance(action, str) else repr(action)
+        mine = d.messages[lead]
+        if isinstance(parsed, ParseError):
+            d.invalid[lead] += 1
+            mine += [{"role": "assistant", "content": text}, {"role": "user", "content": parsed.message()}]
+            d.last[lead] = parsed.message()
+            d.log += [(lead, text), (f"error to {lead}", parsed.message())]
+            return {"parse_error": parsed.reason}
+        d.think_turns += parsed.reasoning is not None
+        if isinstance(parsed, Answer):
+            d.answer, d.done = parsed, True
+            mine.append(assistant_message(f"{parsed.content}\n<answer>{parsed.text}</answer>".lstrip(), parsed.reasoning))
+            d.last[lead] = ""
+            d.log.append((lead, f"<answer>{parsed.text}</answer>"))
+        elif isinstance(parsed, Say):
+            items = max(1, self._heard(parsed.text))
+            d.said += 1
+            d.latency_ms += SAY_LATENCY_MS * items
+            mine.append(assistant_message(f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning))
+            d.messages[other].append({"role": "user", "content": parsed.text})
+            d.last[other] = parsed.text
+            d.log.append((lead, f"<say>{parsed.text}</say>"))
+            self.agent_selection = other
+        else:
+            self._run_tools(parsed, validated)
+        if self.reward_config.shaping and not d.done:
+            counts = {"tool_calls": d.tool_calls, "turns": d.turns[lead], "latency_ms": d.latency_ms}
+            self.rewards[lead], d.paid = self.reward_config.step_reward(d.paid, counts)
+        return {}
+
+    def _run_tools(self, parsed: ToolCalls, validated: Sequence[Any]) -> None:
+        d, lead = self._dialogue, self.lead
+        call_ids = [f"call_{d.turns[lead]}_{i}" for i in range(len(validated))]
+        d.messages[lead].append(assistant_message(parsed.content, parsed.reasoning, validated, call_ids))
+        outputs = []
+        for call_id, call in zip(call_ids, validated, strict=True):
+            result = self.tools.execute(call.tool, call.args)
+            d.tool_calls += 1
+            d.tool_errors += not result.ok
+            d.latency_ms += call.tool.latency_ms
+            d.messages[lead].append({"role": "tool", "tool_call_id": call_id, "name": result.name, "content": result.content})
+            d.log += [(lead, f"{call.tool.name}({json.dumps(call.arguments, ensure_ascii=False)})"),
+                      (f"tool {result.name}", result.content)]
+            outputs.append(result)
+        d.last[lead] = outputs[0].content if len(outputs) == 1 else "\n\n".join(f"[{r.name}]\n{r.content}" for r in outputs)
+
+    def _other_step(self, action: Any) -> dict[str, Any]:
+        d, lead, other = self._dialogue, self.lead, self.other
+        d.turns[other] += 1
+        parsed = parse_speaker(action, lead, other)
+        text = action if isinstance(action, str) else repr(action)
+        extra: dict[str, Any] = {}
+        if isinstance(parsed, ParseError):
+            d.invalid[other] += 1
+            d.messages[other] += [{"role": "assistant", "content": text}, {"role": "user", "content": parsed.message()}]
+            d.last[other] = parsed.message()
+            note = f"(The {other} did not reply: their message could not be read.)"
+            d.log += [(other, text), (f"error to {other}", parsed.message())]
+            judgment = Judgment({**self._judge(None).counts, "invalid": 1})
+            extra["parse_error"] = parsed.reason
+        else:
+            d.messages[other].append(assistant_message(f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning))
+            d.last[other] = ""
+            note = parsed.text
+            d.log.append((other, parsed.text))
+            judgment = self._judge(parsed.text)
+        self.judgments.append(judgment)
+        d.judged.update(judgment.counts)
+        d.judged["faithful"] += judgment.faithful
+        self.rewards[other] = float(judgment.faithful)
+        d.messages[lead].append({"role": "user", "content": note})
+        d.last[lead] = note
+        self.agent_selection = lead
+        return extra
+
+    def _finish(self, *, truncated: bool) -> None:
+        d = self._dialogue
+        d.done = True
+        task = d.task
+        lead_components = self._lead_components(d)
+        counts = {"tool_calls": d.tool_calls, "turns": d.turns[self.lead], "latency_ms": d.latency_ms}
+        reward, d.paid = self.reward_config.step_reward(d.paid, counts, lead_components)
+        self.rewards[self.lead] += reward
+        other_components = self._other_components(d)
+        for agent, components in ((self.lead, lead_components), (self.other, other_components)):
+            self.terminations[agent], self.truncations[agent] = not truncated, truncated
+            info = dict(self.infos[agent])
+            info.update(reward_components=components, gold=copy.deepcopy(task.gold))
+            self.infos[agent] = info
+
+    def _lead_components(self, d: Dialogue) -> dict[str, float]:
+        components = dict(self._grade(d.task, d.answer))
+        components.update(lead_counts(d, self.lead, self.reward_config.require_think))
+        return components
+
+    def _other_components(self, d: Dialogue) -> dict[str, float]:
+        return speaker_components(d, self.other)
+
+    # --------------------------------------------------------------- helpers
+    def _choose_task(self, options: Mapping[str, Any]) -> Task:
+        return choose_task(self.tasks, options, self.np_random, self.split)
+
+    def _info(self, agent: str, extra: dict[str, Any]) -> dict[str, Any]:
+        d = self._dialogue
+        info: dict[str, Any] = {
+            "turn": d.turns[agent],
+            "task_id": d.task.id,
+            "split": d.task.split,
+            "messages": list(d.messages[agent]),
+            "tools": list(self.tools.schemas) if agent == self.lead else [],
+            "reward_components": {},
+        }
+        if agent == self.lead:
+            info["tool_calls"] = d.tool_calls
+        else:
+            info["private"] = copy.deepcopy(self._other_private(d.task))
+            info["judgment"] = dict(self.judgments[-1].counts) if self.judgments else {}
+        info.update(extra)
+        return info
