@@ -1,0 +1,184 @@
+"""DiagnosisDialogue-v0: a doctor and a patient talk their way to a rare-disease diagnosis.
+
+## Task
+The cases of ``RareDiseaseDiagnosis-v0`` (same HPO knowledge base, splits,
+simulated patients and sampler), as a conversation. The ``doctor`` reads the
+referral (the visible presenting phenotypes and excluded ones), may use the
+rare-disease tools, talks to the ``patient`` to learn the hidden findings, and
+ends with an ``<answer>`` of up to ``k`` diseases.
+
+## Agents
+``doctor`` (lead; acts first) and ``patient`` (simulated side; replies once
+to each message of the doctor). Scripted default patient:
+:class:`~agentenv.multiagent.policies.ScriptedPatient`.
+
+## Observations
+Doctor: the referral on reset, then tool output, the patient's reply, or an
+error message. Patient: its private record in lay words (findings, absent
+features, what the referral already said) on reset, then each message of the
+doctor. ``observation_mode="transcript"`` gives each agent its whole chat.
+
+## Actions
+Doctor: ``<say>…</say>`` (a message to the patient), ``<tool_call>`` blocks
+(``search_diseases``, ``get_disease``, ``lookup_phenotype``,
+``phenotype_relatives``, ``rank_by_phenotypes``; no ``ask_patient``), or
+``<answer>…</answer>``; ``max_turns`` (10) in all. Patient: ``<say>…</say>``.
+
+## Rewards
+Doctor: the rare-disease components (``accuracy`` = hit@k, ``hit@1``,
+``reciprocal_rank``, ``n_predictions``, ``over_limit``, ``questions_asked`` =
+findings asked about, ...) plus ``format``, ``tool_calls``, ``turns``,
+``messages``, ``latency_ms`` (2 s per finding asked), weighted by ``reward``
+(``strict`` by default). Patient: 1.0 per faithful reply (every claim true
+against its record, nothing asked left unanswered, no evasion, no diagnosis
+named, no unasked hidden finding volunteered), else 0.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentenv.core import Task
+from agentenv.envs.rare_disease.answers import resolve_answer
+from agentenv.envs.rare_disease.env import RareDiseaseEnv
+from agentenv.envs.rare_disease.grading import grade
+from agentenv.envs.rare_disease.lay_text import lay_label, sentence_case
+from agentenv.envs.rare_disease.patients import Patient
+from agentenv.envs.rare_disease.task_text import answer_rules, system_prompt
+from agentenv.multiagent.base import DialogueEnv, Judgment
+from agentenv.multiagent.patient_claims import asked_terms, check_reply
+from agentenv.parsing import Answer
+from agentenv.tools import ToolRegistry
+
+
+class DiagnosisDialogueEnv(DialogueEnv):
+    """Doctor and patient on the rare-disease cases; see the module docstring."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"], "name": "DiagnosisDialogue-v0", "is_parallelizable": False,
+    }
+    lead, other, first = "doctor", "patient", "doctor"
+
+    def __init__(
+        self,
+        *,
+        split: str = "test",
+        universe: str = "omim",
+        k: int = 3,
+        presentation: str = "hpo",
+        sampler: Any = None,
+        ranker_tool: bool = True,
+        tasks: str | Path | Sequence[Any] | None = None,
+        retriever: Any = "bm25",
+        max_turns: int = 10,
+        reward: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        single = RareDiseaseEnv(
+            mode="multi_turn", split=split, universe=universe, k=k, presentation=presentation,
+            sampler=sampler, ranker_tool=ranker_tool, tasks=tasks, retriever=retriever,
+            max_turns=max_turns, reward=reward,
+        )
+        self.kb, self.k = single.kb, k
+        self.import_warnings = single.import_warnings
+        tools = ToolRegistry([single.tools[n] for n in single.tools.names if n != "ask_patient"])
+        super().__init__(single.tasks, tools, split=single.split, max_turns=max_turns,
+                         reward=single.reward_config, **kwargs)
+        self.metadata = {**type(self).metadata, "hpo_release": self.kb.release, "hpo_citation": self.kb.citation}
+        self._patient: Patient | None = None
+        self._private: dict[str, Any] = {}
+        self._asked: tuple[str, ...] = ()
+        self._asked_so_far: list[str] = []
+        self._stated: dict[str, str] = {}
+        self._n_asked = 0
+
+    # ------------------------------------------------------------------ hooks
+    def _rules(self) -> str:
+        return answer_rules(self.k, self.kb.universe, self.reward_config.over_limit)
+
+    def _lead_system(self) -> str:
+        return (
+            system_prompt(self.kb, self.tools, self.max_turns, self._rules())
+            + "\nThe patient is with you: talk to them with <say>…</say> (one message per turn); their "
+            "reply is the next message. Ask about findings by name, with HPO ids when you have them, "
+            "e.g. <say>Do you have seizures (HP:0001250)?</say>."
+        )
+
+    def _lead_opening(self, task: Task) -> str:
+        return "\n\n".join([
+            "A patient is referred to you for a rare-disease diagnosis.", task.prompt,
+            "The patient is here: ask them about findings with <say>…</say>.", self._rules(),
+        ])
+
+    def _start(self, task: Task) -> None:
+        if "patient" not in task.private:
+            raise ValueError("options['task'] must be a rare-disease Task (with private['patient'])")
+        p: Patient = task.private["patient"]
+        self._patient = p
+        self._private = {
+            "present": list(p.present), "hidden": list(p.hidden), "excluded": list(p.excluded),
+            "findings": list(p.findings or p.all_present), "closed_world": p.closed_world,
+        }
+        self._asked, self._asked_so_far, self._stated, self._n_asked = (), [], {}, 0
+
+    def _other_briefing(self, task: Task) -> str:
+        p: Patient = task.private["patient"]
+        kb = self.kb
+
+        def items(terms: Sequence[str]) -> str:
+            return "\n".join(f"- {sentence_case(lay_label(kb, t))} ({t})" for t in terms) or "- (none)"
+
+        rest = ("Anything not listed: you don't have it." if p.closed_world
+                else "Anything not listed: you are not sure.")
+        return "\n".join([
+            "You are a patient seeing a doctor about a possible rare disease. You do not know your "
+            "diagnosis: never guess or name one.",
+            "Your findings, in your own words:", items(p.findings or p.all_present),
+            "You do not have:", items(p.excluded), rest,
+            "Your referral letter already told the doctor about:", items(p.present),
+            'Answer each question truthfully, one line per finding asked about: "Yes, I have …", '
+            '"No, I don\'t have …" (or "I\'m not sure about …" when your record does not say). '
+            "A finding counts as yes when you have it or a more specific form of it. Mention only what "
+            "you are asked about. Reply as <say>…</say>.",
+        ])
+
+    def _other_private(self, task: Task) -> dict[str, Any]:
+        return self._private
+
+    def _heard(self, text: str) -> int:
+        self._asked = asked_terms(self.kb, text)
+        self._asked_so_far.extend(t for t in self._asked if t not in self._asked_so_far)
+        self._n_asked += len(self._asked)
+        return len(self._asked)
+
+    def _judge(self, text: str | None) -> Judgment:
+        if text is None:
+            return Judgment({"claims": 0, "unanswered": len(self._asked)})
+        check = check_reply(self.kb, self._patient, text, self._asked, self._asked_so_far)
+        contradictions = 0
+        for claim in check.claims:
+            if claim.polarity == "unsure":
+                continue
+            before = self._stated.setdefault(claim.term, claim.polarity)
+            contradictions += before != claim.polarity
+        counts = {
+            "claims": len(check.claims), "false_claims": len(check.false_claims),
+            "evasions": len(check.evasions), "unanswered": len(check.unanswered),
+            "leaks": int(check.leak), "volunteered": len(check.volunteered),
+            "contradictions": contradictions,
+        }
+        return Judgment(counts, check.claims)
+
+    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+        patient: Patient = task.private["patient"]
+        resolved = resolve_answer(self.kb, answer.text) if answer is not None else None
+        return grade(resolved, patient.diagnoses, self.k, self._n_asked)
+
+    def default_policy(self, agent: str) -> Any:
+        if agent != self.other:
+            raise ValueError(f"only the {self.other} has a scripted default policy, not {agent!r}")
+        from agentenv.multiagent.policies import ScriptedPatient
+
+        return ScriptedPatient(self.kb)

@@ -1,0 +1,234 @@
+"""Read what a doctor asks and what a patient affirms or denies, and check it against the record.
+
+Why rule-based: a patient simulator is judged on whether it tells the truth,
+and an LLM judge of truthfulness would itself need judging. Every rule here
+is deterministic and shown:
+
+* **Terms.** A text mentions HPO terms by id (``HP:0001166``) or by name. If
+  a sentence holds ids, its ids are its terms; otherwise the longest spans of
+  words that equal a term's label or an EXACT synonym (lay synonyms
+  included), after :func:`~agentenv.envs.rare_disease.normalize.phrase_key`
+  folding, are its terms. Names shared by two terms are not used.
+* **Polarity** of a reply sentence: ``not sure`` / ``don't know`` → unsure;
+  a leading ``yes`` → yes; a leading ``no`` or a negation (``don't``,
+  ``never``, ``haven't``…) → no; ``I have`` / ``I've`` → yes. A bare "Yes."
+  or "No." answers every term the doctor asked about.
+* **Truth** of a claim is :func:`~agentenv.envs.rare_disease.patients.ask` on
+  the record, the single-agent ``ask_patient`` logic: "yes" and "no" must
+  match it; "not sure" about a known fact is an *evasion*, not a lie.
+* **Leak:** the reply names the diagnosis (an id, the name or a synonym, as
+  whole words), except names that are also phenotype names ("Microcephaly").
+* **Volunteered:** an affirmed term unrelated (neither ancestor nor
+  descendant) to anything asked so far and not already in the referral.
+
+Example (not run: it needs the KB):
+
+    polarity("Yes, I have seizures (HP:0001250).")        # 'yes'
+    reply_claims(kb, "No, I don't have a big head.", ())  # (Claim('HP:0000256', 'no'),)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.answers import canonical_id, find_ids
+from agentenv.envs.rare_disease.normalize import fold, name_tokens, phrase_key
+from agentenv.envs.rare_disease.patients import Patient, ask
+
+Polarity = Literal["yes", "no", "unsure"]
+MAX_SPAN = 10
+"""Longest name, in words, looked for in free text."""
+
+_ID = re.compile(r"\bHP[:_ ]?(\d{7})\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+|\n+")
+_UNSURE = re.compile(r"\b(not sure|unsure|don'?t know|do not know|no idea|can'?t say|cannot say)\b")
+_NEGATION = re.compile(r"\b(don'?t|do not|doesn'?t|never|haven'?t|have not|didn'?t|did not|no longer|not)\b")
+_AFFIRM = re.compile(r"\b(i have|i've|i do have|i had|i get|i suffer|i've had|i do)\b")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement of a reply: the patient has (``yes``), lacks (``no``) or is unsure of a term."""
+
+    term: str
+    polarity: Polarity
+
+
+@dataclass(frozen=True)
+class ReplyCheck:
+    """The verdict on one reply; see the module docstring for each count."""
+
+    claims: tuple[Claim, ...]
+    false_claims: tuple[Claim, ...]
+    evasions: tuple[Claim, ...]
+    unanswered: tuple[str, ...]
+    leak: bool
+    volunteered: tuple[str, ...]
+
+
+@lru_cache(maxsize=4)
+def name_index(kb: HpoKnowledgeBase) -> dict[str, str]:
+    """Folded phenotype name (label or EXACT synonym) -> term id; ambiguous names are left out."""
+    best: dict[str, tuple[int, str | None]] = {}
+    ids = kb.graph.ids
+    for t in np.flatnonzero(kb.phenotype_mask).tolist():
+        names = [(kb.term_names[t], 0)]
+        names += [(s.text, 1) for s in kb.synonyms(ids[t]) if s.scope == "EXACT"]
+        for text, rank in names:
+            key = phrase_key(text)
+            if not key:
+                continue
+            seen = best.get(key)
+            if seen is None or rank < seen[0]:
+                best[key] = (rank, ids[t])
+            elif rank == seen[0] and seen[1] != ids[t]:
+                best[key] = (rank, None)
+    return {key: term for key, (_, term) in best.items() if term is not None}
+
+
+def sentences(text: str, protect: Sequence[str] = ()) -> list[str]:
+    """Sentences of a message: split at line breaks and after ``.``, ``!``, ``?`` (not after an
+    initial such as "D.J."), never inside one of the ``protect`` strings ("Franc. Reyes")."""
+    guarded = [(m.start(), m.end()) for name in protect if name for m in re.finditer(re.escape(name), text)]
+    out, start = [], 0
+    for m in _SENTENCES.finditer(text):
+        if any(lo < m.start() < hi for lo, hi in guarded):
+            continue
+        out.append(text[start : m.start()])
+        start = m.end()
+    out.append(text[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def terms_in(kb: HpoKnowledgeBase, text: str) -> list[str]:
+    """The terms one sentence mentions: its ids if it has any, else its longest name spans."""
+    found = [kb.resolve_term(f"HP:{m.group(1)}") for m in _ID.finditer(text)]
+    if found:
+        return list(dict.fromkeys(t for t in found if t is not None))
+    index = name_index(kb)
+    words = fold(_ID.sub(" ", text))
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        for j in range(min(len(words), i + MAX_SPAN), i, -1):
+            term = index.get(phrase_key(" ".join(words[i:j])))
+            if term is not None:
+                out.append(term)
+                i = j
+                break
+        else:
+            i += 1
+    return list(dict.fromkeys(out))
+
+
+def asked_terms(kb: HpoKnowledgeBase, text: str) -> tuple[str, ...]:
+    """The terms a doctor's message asks about, in order of mention."""
+    out: list[str] = []
+    for sentence in sentences(text):
+        out.extend(terms_in(kb, sentence))
+    return tuple(dict.fromkeys(out))
+
+
+def polarity(sentence: str) -> Polarity | None:
+    """Whether a reply sentence affirms, denies or is unsure (None: none of these)."""
+    low = sentence.casefold().replace("’", "'")
+    if _UNSURE.search(low):
+        return "unsure"
+    first = fold(low)[:1]
+    if first == ["yes"]:
+        return "yes"
+    if first == ["no"] or _NEGATION.search(low):
+        return "no"
+    if _AFFIRM.search(low):
+        return "yes"
+    return None
+
+
+def reply_claims(kb: HpoKnowledgeBase, text: str, asked: Sequence[str]) -> tuple[Claim, ...]:
+    """The claims of a reply; a bare yes/no/unsure sentence answers every asked term."""
+    claims: list[Claim] = []
+    for sentence in sentences(text):
+        p = polarity(sentence)
+        if p is None:
+            continue
+        terms = terms_in(kb, sentence) or list(asked)
+        claims.extend(Claim(t, p) for t in terms)
+    return tuple(dict.fromkeys(claims))
+
+
+@lru_cache(maxsize=4096)
+def _diagnosis_names(kb: HpoKnowledgeBase, disease_id: str) -> tuple[tuple[str, ...], ...]:
+    if not kb.in_universe(disease_id):
+        return ()
+    info = kb.disease(disease_id)
+    index = name_index(kb)
+    names = []
+    for name in (info.name, *info.synonyms):
+        if phrase_key(name) in index:  # also a phenotype name: saying it is not naming the disease
+            continue
+        tokens = tuple(name_tokens(name))
+        if tokens:
+            names.append(tokens)
+    return tuple(names)
+
+
+def mentions_diagnosis(kb: HpoKnowledgeBase, text: str, diagnoses: Iterable[str]) -> bool:
+    """True when the text names an accepted diagnosis by id, name or synonym (whole words)."""
+    diagnoses = tuple(diagnoses)
+    if any(canonical_id(m) in diagnoses for m in find_ids(text)):
+        return True
+    words = tuple(name_tokens(text))
+    for did in diagnoses:
+        for name in _diagnosis_names(kb, did):
+            n = len(name)
+            if any(words[i : i + n] == name for i in range(len(words) - n + 1)):
+                return True
+    return False
+
+
+def related(kb: HpoKnowledgeBase, a: str, b: str) -> bool:
+    """True when one term is an ancestor of the other (or they are equal)."""
+    ia, ib = kb.graph.index[a], kb.graph.index[b]
+    return _holds(kb.graph.ancestors(ia), ib) or _holds(kb.graph.ancestors(ib), ia)
+
+
+def _holds(sorted_terms: np.ndarray, t: int) -> bool:
+    pos = int(np.searchsorted(sorted_terms, t))
+    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
+
+
+def check_reply(
+    kb: HpoKnowledgeBase,
+    patient: Patient,
+    text: str,
+    asked: Sequence[str],
+    asked_so_far: Sequence[str],
+) -> ReplyCheck:
+    """Judge one reply against the patient's record (see the module docstring)."""
+    claims = reply_claims(kb, text, asked)
+    false, evasive = [], []
+    for claim in claims:
+        truth = ask(kb, patient, claim.term).answer
+        if claim.polarity == "unsure":
+            if truth != "unknown":
+                evasive.append(claim)
+        elif claim.polarity != truth:
+            false.append(claim)
+    covered = {c.term for c in claims}
+    unanswered = tuple(t for t in asked if t not in covered)
+    volunteered = tuple(
+        c.term
+        for c in claims
+        if c.polarity == "yes"
+        and not any(related(kb, c.term, q) for q in asked_so_far)
+        and not any(_holds(kb.graph.ancestors(kb.graph.index[v]), kb.graph.index[c.term]) for v in patient.present)
+    )
+    leak = mentions_diagnosis(kb, text, patient.diagnoses)
+    return ReplyCheck(claims, tuple(false), tuple(evasive), unanswered, leak, volunteered)
