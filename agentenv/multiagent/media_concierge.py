@@ -50,6 +50,7 @@ from agentenv.multiagent.media_requests import (
     choose_held_back,
     describe,
     fields_asked,
+    join_and,
     request_of,
 )
 from agentenv.parsing import Answer
@@ -123,13 +124,13 @@ class MediaConciergeEnv(DialogueEnv):
 
     def _other_briefing(self, task: Task) -> str:
         request = self._request
-        held = ", ".join(FIELD_NAMES[f] for f in self._held) or "nothing"
+        held = join_and(tuple(f"the {FIELD_NAMES[f]}" for f in self._held)) or "nothing"
         return "\n".join([
             "You are a user of a film-search assistant. You want one film; you do not know its title, and "
             "you never name or guess one.",
             f"Your full request: {describe(request, request.fields())}",
             f"Start with only: \"{self._private['opening_text']}\"",
-            f"Hold back until the assistant asks about it: the {held}.",
+            f"Hold back until the assistant asks about it: {held}.",
             "Answer the assistant's questions truthfully; give a held-back detail only when asked about it; "
             "say \"I don't mind about the …\" for anything your request does not constrain. "
             "Reply as <say>…</say>.",

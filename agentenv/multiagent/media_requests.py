@@ -132,8 +132,9 @@ def choose_held_back(request: Request, rng: np.random.Generator) -> tuple[str, .
     return tuple(f for i, f in enumerate(fields) if i in chosen)
 
 
-def _names(names: tuple[str, ...]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def join_and(items: tuple[str, ...]) -> str:
+    """``a``, ``a and b``, ``a, b and c`` (empty for no items)."""
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
 def _runtime(request: Request) -> str:
@@ -162,7 +163,7 @@ def describe(request: Request, shown: Collection[str]) -> str:
     if "director" in shown and request.director:
         credits.append(f"directed by {request.director}")
     if "cast" in shown and request.cast:
-        credits.append(f"starring {_names(request.cast)}")
+        credits.append(f"starring {join_and(request.cast)}")
     if credits:
         tail.append(" and ".join(credits))
     if "runtime" in shown and "runtime" in request.fields():
@@ -189,7 +190,7 @@ def reveal(request: Request, field: str) -> str:
     if field == "director":
         return f"It was directed by {request.director}."
     if field == "cast":
-        return f"It stars {_names(request.cast)}."
+        return f"It stars {join_and(request.cast)}."
     return f"It runs {_runtime(request).removeprefix('running ')}."
 
 

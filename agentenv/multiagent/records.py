@@ -28,6 +28,7 @@ class TextObservation(str):
     check and is a plain ``str`` everywhere else (equality, JSON, pickling).
 
     Example:
+        >>> from agentenv.spaces import Text
         >>> obs = TextObservation("hi")
         >>> obs == "hi", obs.dtype == Text(8).dtype
         (True, True)
