@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from gymnasium.utils import seeding
@@ -157,7 +157,7 @@ class DialogueEnv(AECEnv[str, str, str]):
         if seed is not None or not self._seeded:
             self.np_random, self._np_random_seed = seeding.np_random(seed)
             self._seeded = True
-        task = self._choose_task(options or {})
+        task = choose_task(self.tasks, options or {}, self.np_random, self.split)
         self._start(task)
         briefing = self._other_briefing(task)
         messages = {self.lead: [{"role": "system", "content": self._lead_system()}],
@@ -312,29 +312,18 @@ class DialogueEnv(AECEnv[str, str, str]):
         d = self._dialogue
         d.done = True
         task = d.task
-        lead_components = self._lead_components(d)
+        lead_components = {**self._grade(task, d.answer), **lead_counts(d, self.lead, self.reward_config.require_think)}
         counts = {"tool_calls": d.tool_calls, "turns": d.turns[self.lead], "latency_ms": d.latency_ms}
         reward, d.paid = self.reward_config.step_reward(d.paid, counts, lead_components)
         self.rewards[self.lead] += reward
-        other_components = self._other_components(d)
+        other_components = speaker_components(d, self.other)
         for agent, components in ((self.lead, lead_components), (self.other, other_components)):
             self.terminations[agent], self.truncations[agent] = not truncated, truncated
             info = dict(self.infos[agent])
             info.update(reward_components=components, gold=copy.deepcopy(task.gold))
             self.infos[agent] = info
 
-    def _lead_components(self, d: Dialogue) -> dict[str, float]:
-        components = dict(self._grade(d.task, d.answer))
-        components.update(lead_counts(d, self.lead, self.reward_config.require_think))
-        return components
-
-    def _other_components(self, d: Dialogue) -> dict[str, float]:
-        return speaker_components(d, self.other)
-
     # --------------------------------------------------------------- helpers
-    def _choose_task(self, options: Mapping[str, Any]) -> Task:
-        return choose_task(self.tasks, options, self.np_random, self.split)
-
     def _info(self, agent: str, extra: dict[str, Any]) -> dict[str, Any]:
         d = self._dialogue
         info: dict[str, Any] = {
