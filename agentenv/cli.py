@@ -43,9 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     from agentenv.data import cli as data_cli
     from agentenv.evaluation import leaderboard_cli
     from agentenv.judge import cli as judge_cli
+    from agentenv.multiagent import cli as simulator_cli
 
     leaderboard_cli.add_parser(sub)
     data_cli.add_parser(sub)
+    simulator_cli.add_parser(sub)
 
     judge_cli.add_parser(sub)
     try:
@@ -126,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "export-sft":
         return data_cli_run(args)
+    if args.command == "simulator-check":
+        from agentenv.multiagent.cli import run as run_simulator_check
+
+        return run_simulator_check(args)
     if args.command == "leaderboard":
         from agentenv.evaluation.leaderboard_cli import run as run_leaderboard
 
