@@ -43,7 +43,6 @@ from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
 
-
 # One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
 _JSON = json.JSONEncoder(ensure_ascii=False)
 
