@@ -39,46 +39,41 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import shutil
-import tempfile
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 import numpy as np
 
-from agentenv.corpora.hpo_files import HPO_CITATION, HpoFiles, hpo_files, sha256_file
-from agentenv.corpora.hpoa import FrequencyClass, HpoaRecord, frequency_class_of, read_hpoa
-from agentenv.corpora.obo import Synonym, TermGraph, read_obo
-from agentenv.paths import cache_dir
+from agentenv.corpora.hpo_build import (
+    UNIVERSE_PREFIXES,
+    Universe,
+    merge_phenotypes,
+    resolve_id,
+)
+from agentenv.corpora.hpo_build import split_disease_name as split_disease_name
+from agentenv.corpora.hpo_cache import CACHE_FORMAT as CACHE_FORMAT
+from agentenv.corpora.hpo_cache import (
+    cache_is_valid,
+    kb_cache_path,
+    read_cache,
+    write_cache,
+)
+from agentenv.corpora.hpo_files import HPO_CITATION, HpoFiles, hpo_files
+from agentenv.corpora.hpoa import FrequencyClass
+from agentenv.corpora.obo import Synonym, TermGraph
 
-Universe = Literal["omim", "omim+orpha"]
-UNIVERSE_PREFIXES: dict[str, tuple[str, ...]] = {
-    "omim": ("OMIM",),
-    "omim+orpha": ("OMIM", "ORPHA"),
-}
-"""Database prefixes admitted by each universe."""
+# The build and the cache live in hpo_build / hpo_cache; their names stay importable here.
+_merge_phenotypes = merge_phenotypes
+_cache_is_valid = cache_is_valid
 
 ROOT = "HP:0000001"
 """The HPO root term ('All')."""
 PHENOTYPIC_ABNORMALITY = "HP:0000118"
 """Root of the phenotype sub-ontology; its children are the organ-system roots."""
-CACHE_FORMAT = 2
-"""Bump when the cache layout changes; old caches are then rebuilt."""
-
-_ASPECT_CODES = {"P": 0, "I": 1, "C": 2, "M": 3, "H": 4}
-_CACHE_FILES = (
-    "terms.json",
-    "graph.npz",
-    "diseases.json",
-    "annotations.npz",
-    *(f"universe-{name}.npz" for name in UNIVERSE_PREFIXES),
-)
 
 
 def normalize_term_id(text: str) -> str:
@@ -87,29 +82,6 @@ def normalize_term_id(text: str) -> str:
     if tid[:3].upper() in ("HP:", "HP_"):
         tid = "HP:" + tid[3:]
     return tid
-
-
-def split_disease_name(name: str) -> list[str]:
-    """Split an OMIM-style title into its ';'-separated names (empty parts dropped)."""
-    return [part.strip() for part in name.split(";") if part.strip()]
-
-
-def _resolve_id(
-    tid: str,
-    index: dict[str, int],
-    obsolete: np.ndarray,
-    replaced_by: dict[str, list[str]],
-    alt_ids: dict[str, str],
-) -> str | None:
-    for _ in range(16):
-        idx = index.get(tid)
-        if idx is not None and not obsolete[idx]:
-            return tid
-        nxt = alt_ids.get(tid) or (replaced_by.get(tid) or [None])[0]
-        if nxt is None:
-            return None
-        tid = nxt
-    return None
 
 
 @dataclass(frozen=True)
@@ -225,7 +197,7 @@ class HpoKnowledgeBase:
         (HP:0007901, HP:0010905). Obsolete ids with only ``consider:``
         suggestions, and unknown ids, give None.
         """
-        return _resolve_id(
+        return resolve_id(
             normalize_term_id(hpo_id),
             self.graph.index,
             self.is_obsolete,
@@ -381,256 +353,6 @@ class HpoKnowledgeBase:
         return {did: k for k, did in enumerate(self._diseases["ids"])}
 
 
-# ----- building from the source files ----------------------------------------------------
-
-
-def _merge_phenotypes(
-    rows: list[HpoaRecord],
-) -> tuple[FrequencyClass, float | None]:
-    """Pool one (disease, term)'s positive rows into one class and value (see module doc)."""
-    n_sum = m_sum = 0.0
-    numeric = False
-    classes = []
-    for r in rows:
-        if r.frequency_value is not None:
-            numeric = True
-            if "/" in r.frequency_raw:
-                n, m = r.frequency_raw.split("/")
-                n_sum, m_sum = n_sum + int(n), m_sum + int(m)
-            else:
-                n_sum, m_sum = n_sum + 100.0 * r.frequency_value, m_sum + 100.0
-        elif r.frequency_class != FrequencyClass.UNKNOWN:
-            classes.append(r.frequency_class)
-    if numeric:
-        value = n_sum / m_sum
-        return frequency_class_of(value), value
-    if classes:
-        return min(classes), None
-    return FrequencyClass.UNKNOWN, None
-
-
-def _disease_names(names: list[str]) -> tuple[str, list[str]]:
-    counts = Counter(names)
-    best = max(counts, key=lambda n: (counts[n], -names.index(n)))
-    parts = split_disease_name(best) or [best]
-    primary = parts[0]
-    synonyms: list[str] = []
-    for name in [best, *counts]:
-        for part in split_disease_name(name) or [name]:
-            if part != primary and part not in synonyms:
-                synonyms.append(part)
-    return primary, synonyms
-
-
-def _csr_rows(rows: list[list[int]], dtype: type = np.int32) -> tuple[np.ndarray, np.ndarray]:
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum([len(r) for r in rows])
-    flat = np.fromiter((x for r in rows for x in r), dtype=dtype, count=int(indptr[-1]))
-    return indptr, flat
-
-
-def _build(files: HpoFiles) -> tuple[dict, dict[str, np.ndarray], dict, dict[str, np.ndarray]]:
-    """Parse both files into the cache payload: (terms json, graph arrays, diseases json, annotation arrays)."""
-    onto = read_obo(files.obo_path)
-    graph = TermGraph.from_terms(onto.terms)
-    alt_ids: dict[str, str] = {}
-    alt_ids_of: dict[str, list[str]] = {}
-    for t in onto.terms:
-        if not t.is_obsolete:
-            for alt in t.alt_ids:
-                alt_ids[alt] = t.id
-            if t.alt_ids:
-                alt_ids_of[t.id] = list(t.alt_ids)
-    terms = {
-        "release": files.release,
-        "ids": list(graph.ids),
-        "names": [t.name for t in onto.terms],
-        "definitions": [t.definition for t in onto.terms],
-        "synonyms": [[list(s) for s in t.synonyms] for t in onto.terms],
-        "obsolete": [i for i, t in enumerate(onto.terms) if t.is_obsolete],
-        "alt_ids": alt_ids,
-        "alt_ids_of": alt_ids_of,
-        "replaced_by": {t.id: list(t.replaced_by) for t in onto.terms if t.replaced_by},
-        "consider": {t.id: list(t.consider) for t in onto.terms if t.consider},
-    }
-
-    hpoa = read_hpoa(files.hpoa_path)
-    obsolete = np.zeros(len(graph.ids), dtype=bool)
-    obsolete[terms["obsolete"]] = True
-
-    def canonical(tid: str) -> int | None:
-        primary = _resolve_id(tid, graph.index, obsolete, terms["replaced_by"], alt_ids)
-        return None if primary is None else graph.index[primary]
-
-    names: dict[str, list[str]] = defaultdict(list)
-    pos: dict[str, dict[int, list[HpoaRecord]]] = defaultdict(dict)
-    neg: dict[str, set[int]] = defaultdict(set)
-    other: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for r in hpoa.records:
-        names[r.database_id].append(r.disease_name)
-        t = canonical(r.hpo_id)
-        if t is None:
-            continue
-        if r.aspect == "P":
-            if r.negated:
-                neg[r.database_id].add(t)
-            else:
-                pos[r.database_id].setdefault(t, []).append(r)
-        elif not r.negated and t not in other[(r.database_id, r.aspect)]:
-            other[(r.database_id, r.aspect)].append(t)
-
-    disease_ids = sorted(names)
-    dnames, dsyn = [], []
-    pos_rows: list[list[int]] = []
-    pos_class: list[int] = []
-    pos_value: list[float] = []
-    neg_rows, inh_rows, course_rows = [], [], []
-    for did in disease_ids:
-        primary, synonyms = _disease_names(names[did])
-        dnames.append(primary)
-        dsyn.append(synonyms)
-        row, absent = [], set(neg[did])
-        for t in sorted(pos[did]):
-            cls, value = _merge_phenotypes(pos[did][t])
-            if cls == FrequencyClass.EXCLUDED:
-                absent.add(t)
-                continue
-            row.append(t)
-            pos_class.append(int(cls))
-            pos_value.append(math.nan if value is None else value)
-        pos_rows.append(row)
-        neg_rows.append(sorted(absent - set(row)))
-        inh_rows.append(other[(did, "I")])
-        course_rows.append(other[(did, "C")])
-
-    ann: dict[str, np.ndarray] = {}
-    for name, rows in (
-        ("pos", pos_rows),
-        ("neg", neg_rows),
-        ("inh", inh_rows),
-        ("course", course_rows),
-    ):
-        ann[f"{name}_indptr"], ann[f"{name}_term"] = _csr_rows(rows)
-    ann["pos_class"] = np.asarray(pos_class, dtype=np.int8)
-    ann["pos_value"] = np.asarray(pos_value, dtype=np.float64)
-    diseases = {"ids": disease_ids, "names": dnames, "synonyms": dsyn, "hpoa_header": hpoa.header}
-    return terms, graph.to_arrays(), diseases, ann
-
-
-# ----- universe-dependent arrays ---------------------------------------------------------
-
-
-def _universe_arrays(
-    universe: str, graph: TermGraph, diseases: dict, ann: dict[str, np.ndarray]
-) -> dict[str, np.ndarray]:
-    """Select the universe's diseases and compute their closures, term counts and IC."""
-    prefixes = UNIVERSE_PREFIXES[universe]
-    ptr = ann["pos_indptr"]
-    keep = [
-        k
-        for k, did in enumerate(diseases["ids"])
-        if did.split(":", 1)[0] in prefixes and ptr[k + 1] > ptr[k]
-    ]
-    keep_arr = np.asarray(keep, dtype=np.int64)
-    lengths = ptr[keep_arr + 1] - ptr[keep_arr]
-    pheno_indptr = np.zeros(len(keep) + 1, dtype=np.int64)
-    pheno_indptr[1:] = np.cumsum(lengths)
-    take = (
-        np.concatenate([np.arange(ptr[k], ptr[k + 1]) for k in keep]) if keep else np.zeros(0, int)
-    )
-    pheno_terms = ann["pos_term"][take]
-
-    # Closure: for every (disease, phenotype) pair, the phenotype's ancestors; dedupe per disease.
-    a_ptr, a_idx = graph.ancestors_indptr, graph.ancestors_indices
-    n_anc = a_ptr[pheno_terms + 1] - a_ptr[pheno_terms]
-    starts = np.repeat(a_ptr[pheno_terms] - np.concatenate([[0], np.cumsum(n_anc)[:-1]]), n_anc)
-    anc = a_idx[np.arange(int(n_anc.sum())) + starts]
-    disease_of_ann = np.repeat(np.arange(len(keep)), lengths)
-    n_terms = len(graph.ids)
-    keys = np.sort(np.repeat(disease_of_ann, n_anc).astype(np.int64) * n_terms + anc)
-    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
-    closure_d, closure_t = np.divmod(keys, n_terms)
-    closure_indptr = np.zeros(len(keep) + 1, dtype=np.int64)
-    closure_indptr[1:] = np.cumsum(np.bincount(closure_d, minlength=len(keep)))
-    n_diseases = np.bincount(closure_t, minlength=n_terms).astype(np.int32)
-    total = max(len(keep), 1)
-    ic = -np.log(np.maximum(n_diseases, 1) / total)
-    return {
-        "disease_rows": keep_arr,
-        "pheno_indptr": pheno_indptr,
-        "pheno_terms": pheno_terms,
-        "pheno_class": ann["pos_class"][take],
-        "pheno_value": ann["pos_value"][take],
-        "closure_indptr": closure_indptr,
-        "closure_indices": closure_t.astype(np.int32),
-        "n_diseases": n_diseases,
-        "ic": ic,
-    }
-
-
-# ----- cache -----------------------------------------------------------------------------
-
-
-def _write_cache(target: Path, files: HpoFiles) -> None:
-    """Build and write the cache directory atomically (temp dir, manifest last, rename)."""
-    terms, graph_arrays, diseases, ann = _build(files)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; other workers of the user may share it
-    try:
-        with open(tmp / "terms.json", "w", encoding="utf-8") as fh:
-            json.dump(terms, fh, ensure_ascii=False, separators=(",", ":"))
-        with open(tmp / "diseases.json", "w", encoding="utf-8") as fh:
-            json.dump(diseases, fh, ensure_ascii=False, separators=(",", ":"))
-        np.savez(tmp / "graph.npz", **graph_arrays)
-        np.savez(tmp / "annotations.npz", **ann)
-        graph = TermGraph.from_arrays(terms["ids"], graph_arrays)
-        for name in UNIVERSE_PREFIXES:
-            np.savez(tmp / f"universe-{name}.npz", **_universe_arrays(name, graph, diseases, ann))
-        manifest = {
-            "format": CACHE_FORMAT,
-            "source_checksum": files.checksum,
-            "obo_sha256": files.obo_sha256,
-            "hpoa_sha256": files.hpoa_sha256,
-            "release": files.release,
-            "files": {name: sha256_file(tmp / name) for name in _CACHE_FILES},
-        }
-        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, indent=1)
-        if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            if not _cache_is_valid(
-                target, files
-            ):  # another process won only if it left a valid cache
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _cache_is_valid(target: Path, files: HpoFiles) -> bool:
-    try:
-        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if manifest.get("format") != CACHE_FORMAT or manifest.get("source_checksum") != files.checksum:
-        return False
-    expected = manifest.get("files", {})
-    return all(
-        (target / name).is_file() and expected.get(name) == sha256_file(target / name)
-        for name in _CACHE_FILES
-    )
-
-
-def kb_cache_path(files: HpoFiles | None = None) -> Path:
-    """The cache directory of the KB built from these files (not created)."""
-    files = files or hpo_files()
-    return cache_dir("hpo") / files.checksum[:32]
-
-
 def load_hpo_kb(universe: Universe = "omim", *, rebuild: bool = False) -> HpoKnowledgeBase:
     """Load the knowledge base, building its cache on first use.
 
@@ -656,26 +378,13 @@ def load_hpo_kb(universe: Universe = "omim", *, rebuild: bool = False) -> HpoKno
     return _load_cached(universe, str(path))
 
 
-def _read_only_npz(path: Path) -> dict[str, np.ndarray]:
-    """Load every array of an npz and make it read-only: one KB is shared by every env."""
-    with np.load(path) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    for array in arrays.values():
-        array.flags.writeable = False
-    return arrays
-
-
 @lru_cache(maxsize=8)
 def _load_cached(universe: str, path: str) -> HpoKnowledgeBase:
     files = hpo_files()
     target = Path(path)
-    if not _cache_is_valid(target, files):
-        _write_cache(target, files)
-    terms = json.loads((target / "terms.json").read_text(encoding="utf-8"))
-    diseases = json.loads((target / "diseases.json").read_text(encoding="utf-8"))
-    graph = TermGraph.from_arrays(terms["ids"], _read_only_npz(target / "graph.npz"))
-    ann = _read_only_npz(target / "annotations.npz")
-    uni = _read_only_npz(target / f"universe-{universe}.npz")
+    if not cache_is_valid(target, files):
+        write_cache(target, files)
+    terms, diseases, graph, ann, uni = read_cache(target, universe)
     disease_ids = tuple(diseases["ids"][k] for k in uni["disease_rows"].tolist())
     return HpoKnowledgeBase(
         universe=universe,

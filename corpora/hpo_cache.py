@@ -1,0 +1,115 @@
+"""The checksummed on-disk cache of the HPO knowledge base tables.
+
+One directory per pair of source files, ``cache_dir("hpo", <checksum>)``: the
+tables of :mod:`agentenv.corpora.hpo_build` as JSON and npz files, plus a
+manifest with the sha256 of each, written last. A cache whose format, source
+checksum or file hashes do not match is rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from agentenv.corpora.hpo_build import UNIVERSE_PREFIXES, build_tables, universe_arrays
+from agentenv.corpora.hpo_files import HpoFiles, hpo_files, sha256_file
+from agentenv.corpora.obo import TermGraph
+from agentenv.paths import cache_dir
+
+CACHE_FORMAT = 2
+"""Bump when the cache layout changes; old caches are then rebuilt."""
+
+_CACHE_FILES = (
+    "terms.json",
+    "graph.npz",
+    "diseases.json",
+    "annotations.npz",
+    *(f"universe-{name}.npz" for name in UNIVERSE_PREFIXES),
+)
+
+
+def write_cache(target: Path, files: HpoFiles) -> None:
+    """Build and write the cache directory atomically (temp dir, manifest last, rename)."""
+    terms, graph_arrays, diseases, ann = build_tables(files)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; other workers of the user may share it
+    try:
+        with open(tmp / "terms.json", "w", encoding="utf-8") as fh:
+            json.dump(terms, fh, ensure_ascii=False, separators=(",", ":"))
+        with open(tmp / "diseases.json", "w", encoding="utf-8") as fh:
+            json.dump(diseases, fh, ensure_ascii=False, separators=(",", ":"))
+        np.savez(tmp / "graph.npz", **graph_arrays)
+        np.savez(tmp / "annotations.npz", **ann)
+        graph = TermGraph.from_arrays(terms["ids"], graph_arrays)
+        for name in UNIVERSE_PREFIXES:
+            np.savez(tmp / f"universe-{name}.npz", **universe_arrays(name, graph, diseases, ann))
+        manifest = {
+            "format": CACHE_FORMAT,
+            "source_checksum": files.checksum,
+            "obo_sha256": files.obo_sha256,
+            "hpoa_sha256": files.hpoa_sha256,
+            "release": files.release,
+            "files": {name: sha256_file(tmp / name) for name in _CACHE_FILES},
+        }
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=1)
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not cache_is_valid(
+                target, files
+            ):  # another process won only if it left a valid cache
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cache_is_valid(target: Path, files: HpoFiles) -> bool:
+    """True when ``target`` holds a complete cache of these files in the current format."""
+    try:
+        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if manifest.get("format") != CACHE_FORMAT or manifest.get("source_checksum") != files.checksum:
+        return False
+    expected = manifest.get("files", {})
+    return all(
+        (target / name).is_file() and expected.get(name) == sha256_file(target / name)
+        for name in _CACHE_FILES
+    )
+
+
+def kb_cache_path(files: HpoFiles | None = None) -> Path:
+    """The cache directory of the KB built from these files (not created)."""
+    files = files or hpo_files()
+    return cache_dir("hpo") / files.checksum[:32]
+
+
+def read_only_npz(path: Path) -> dict[str, np.ndarray]:
+    """Load every array of an npz and make it read-only: one KB is shared by every env."""
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    for array in arrays.values():
+        array.flags.writeable = False
+    return arrays
+
+
+def read_cache(
+    target: Path, universe: str
+) -> tuple[dict, dict, TermGraph, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Read a valid cache: (terms json, diseases json, graph, annotation arrays, universe arrays)."""
+    terms = json.loads((target / "terms.json").read_text(encoding="utf-8"))
+    diseases = json.loads((target / "diseases.json").read_text(encoding="utf-8"))
+    graph = TermGraph.from_arrays(terms["ids"], read_only_npz(target / "graph.npz"))
+    ann = read_only_npz(target / "annotations.npz")
+    uni = read_only_npz(target / f"universe-{universe}.npz")
+    return terms, diseases, graph, ann, uni
