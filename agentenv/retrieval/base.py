@@ -22,6 +22,26 @@ class Hit(NamedTuple):
     rank: int
 
 
+def document_ids(ids: Sequence[str] | None, n: int) -> list[str]:
+    """The ids of an ``n``-document corpus, as ``from_texts(texts, ids=None)`` takes them.
+
+    ``None`` gives ``str(row)``; other ids are converted with ``str``.
+
+    Raises:
+        ValueError: an empty corpus, or not one id per document.
+
+    Example:
+        >>> document_ids(None, 3)
+        ['0', '1', '2']
+    """
+    if n == 0:
+        raise ValueError("cannot index an empty corpus")
+    ids = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
+    if len(ids) != n:
+        raise ValueError(f"{len(ids)} ids for {n} documents")
+    return ids
+
+
 @runtime_checkable
 class Retriever(Protocol):
     """Anything that ranks documents for a text query.

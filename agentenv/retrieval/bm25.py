@@ -59,7 +59,7 @@ from typing import Literal
 
 import numpy as np
 
-from agentenv.retrieval.base import Hit
+from agentenv.retrieval.base import Hit, document_ids
 from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from agentenv.retrieval.topk import top_k_groups, top_k_rows
 
@@ -176,11 +176,7 @@ class BM25Retriever:
     ) -> BM25Retriever:
         """Index an already-tokenized corpus (``tokenizer`` is then used for queries only)."""
         n = len(corpus)
-        if n == 0:
-            raise ValueError("cannot index an empty corpus")
-        ids = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
-        if len(ids) != n:
-            raise ValueError(f"{len(ids)} ids for {n} documents")
+        ids = document_ids(ids, n)
         vocab: dict[str, int] = {}  # first-appearance order, as rank_bm25 iterates its dict
         term_ids: list[int] = []
         doc_len = np.empty(n, dtype=np.int64)

@@ -26,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-from agentenv.retrieval.base import Hit
+from agentenv.retrieval.base import Hit, document_ids
 from agentenv.retrieval.encoders import Encoder, HashedTfidfSvdEncoder, load_encoder
 
 __all__ = ["DenseRetriever"]
@@ -67,11 +67,7 @@ class DenseRetriever:
         not fitted yet (its ``fitted`` attribute), so one fitted encoder can
         serve several indexes.
         """
-        if not texts:
-            raise ValueError("cannot index an empty corpus")
-        ids = [str(i) for i in range(len(texts))] if ids is None else [str(i) for i in ids]
-        if len(ids) != len(texts):
-            raise ValueError(f"{len(ids)} ids for {len(texts)} documents")
+        ids = document_ids(ids, len(texts))
         encoder = encoder if encoder is not None else HashedTfidfSvdEncoder()
         if not getattr(encoder, "fitted", False):
             encoder.fit(texts)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentenv.retrieval.base import Hit
+from agentenv.retrieval.base import Hit, document_ids
 from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from agentenv.retrieval.topk import top_k_rows
 
@@ -79,11 +79,7 @@ class RankBM25Retriever:
 
         if idf != "okapi":
             raise ValueError("rank_bm25.BM25Okapi only implements idf='okapi'")
-        if not corpus:
-            raise ValueError("cannot index an empty corpus")
-        ids = [str(i) for i in range(len(corpus))] if ids is None else [str(i) for i in ids]
-        if len(ids) != len(corpus):
-            raise ValueError(f"{len(ids)} ids for {len(corpus)} documents")
+        ids = document_ids(ids, len(corpus))
         model = BM25Okapi(corpus, k1=k1, b=b, epsilon=epsilon)
         params = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
         return cls(model, ids, tokenizer or DEFAULT_TOKENIZER, params)
