@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, SupportsFloat
+from typing import Any, ClassVar, SupportsFloat
 
 import gymnasium as gym
 
@@ -60,6 +60,28 @@ class EpisodeRewardWrapper(gym.Wrapper[str, str, str, str], gym.utils.RecordCons
     def __str__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"<{type(self).__name__}({args}){self.env}>"
+
+
+class CountCost(EpisodeRewardWrapper):
+    """Subtract ``cost`` per unit of the component ``counted``; records the charge as ``recorded``.
+
+    Subclasses name the two components (e.g. ``turns`` and ``turn_cost``); the
+    charge adds to a ``recorded`` value already in the components, so two
+    such wrappers stack.
+    """
+
+    counted: ClassVar[str]
+    recorded: ClassVar[str]
+
+    def __init__(self, env: gym.Env[str, str], cost: float) -> None:
+        self.cost = check_amount("cost", cost)
+        super().__init__(env, cost=cost)
+
+    def reward(
+        self, reward: float, components: Mapping[str, float], *, answered: bool = True
+    ) -> tuple[float, dict[str, float]]:
+        charged = self.cost * component(components, self.counted, type(self).__name__)
+        return reward - charged, {self.recorded: components.get(self.recorded, 0.0) + charged}
 
 
 def component(components: Mapping[str, float], key: str, wrapper: str) -> float:

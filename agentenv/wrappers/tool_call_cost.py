@@ -13,22 +13,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import gymnasium as gym
-
-from agentenv.wrappers.episode_reward import EpisodeRewardWrapper, check_amount, component
+from agentenv.wrappers.episode_reward import CountCost
 
 
-class ToolCallCost(EpisodeRewardWrapper):
+class ToolCallCost(CountCost):
     """Subtract ``cost`` per tool call (component ``tool_calls``); records ``tool_call_cost``."""
 
-    def __init__(self, env: gym.Env[str, str], cost: float) -> None:
-        self.cost = check_amount("cost", cost)
-        super().__init__(env, cost=cost)
-
-    def reward(
-        self, reward: float, components: Mapping[str, float], *, answered: bool = True
-    ) -> tuple[float, dict[str, float]]:
-        charged = self.cost * component(components, "tool_calls", "ToolCallCost")
-        return reward - charged, {"tool_call_cost": components.get("tool_call_cost", 0.0) + charged}
+    counted = "tool_calls"
+    recorded = "tool_call_cost"

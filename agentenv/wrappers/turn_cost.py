@@ -12,22 +12,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import gymnasium as gym
-
-from agentenv.wrappers.episode_reward import EpisodeRewardWrapper, check_amount, component
+from agentenv.wrappers.episode_reward import CountCost
 
 
-class TurnCost(EpisodeRewardWrapper):
+class TurnCost(CountCost):
     """Subtract ``cost`` per turn (component ``turns``); records ``turn_cost``."""
 
-    def __init__(self, env: gym.Env[str, str], cost: float) -> None:
-        self.cost = check_amount("cost", cost)
-        super().__init__(env, cost=cost)
-
-    def reward(
-        self, reward: float, components: Mapping[str, float], *, answered: bool = True
-    ) -> tuple[float, dict[str, float]]:
-        charged = self.cost * component(components, "turns", "TurnCost")
-        return reward - charged, {"turn_cost": components.get("turn_cost", 0.0) + charged}
+    counted = "turns"
+    recorded = "turn_cost"
