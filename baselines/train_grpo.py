@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentenv.baselines.train_common import load_tokenizer
+
 
 @dataclass
 class Args:
@@ -90,17 +92,6 @@ class Args:
     """Seed of model init, data order and sampling (through transformers.set_seed)."""
 
 
-def load_tokenizer(args: Args) -> Any:
-    """The tokenizer TRL gets: the model's, a named one, or agentenv's offline Qwen3 tokenizer."""
-    if args.tokenizer == "offline-qwen3":
-        from agentenv.integrations.trl import qwen3_tokenizer
-
-        return qwen3_tokenizer()
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(args.tokenizer or args.model)
-
-
 def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
     """The ``GRPOTrainer`` for ``args`` (not yet trained), so tests can inspect it."""
     from transformers import set_seed
@@ -140,7 +131,7 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
         model=args.model,
         args=config,
         train_dataset=train_dataset,
-        processing_class=load_tokenizer(args),
+        processing_class=load_tokenizer(args.model, args.tokenizer),
         environment_factory=factory,
         callbacks=list(callbacks),
     )

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentenv.baselines.train_common import load_tokenizer
+
 
 @dataclass
 class Args:
@@ -84,17 +86,6 @@ def load_chat_dataset(data: str | Path) -> Any:
     return datasets.load_dataset("json", data_files=str(directory / "chat.jsonl"), split="train")
 
 
-def load_tokenizer(args: Args) -> Any:
-    """The tokenizer: the model's, a named one, or agentenv's offline Qwen3 tokenizer."""
-    if args.tokenizer == "offline-qwen3":
-        from agentenv.integrations.trl import qwen3_tokenizer
-
-        return qwen3_tokenizer()
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(args.tokenizer or args.model)
-
-
 def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
     """The ``SFTTrainer`` for ``args`` (not yet trained), so tests can inspect it."""
     from transformers import set_seed
@@ -125,7 +116,7 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
         model=args.model,
         args=config,
         train_dataset=load_chat_dataset(args.data),
-        processing_class=load_tokenizer(args),
+        processing_class=load_tokenizer(args.model, args.tokenizer),
         callbacks=list(callbacks),
     )
 
