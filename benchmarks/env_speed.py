@@ -5,7 +5,8 @@
 Measures, on this machine:
 * cold corpus + index build (a fresh ``$AGENTENV_HOME``, in a subprocess);
 * ``gym.make`` with a warm cache (in a fresh subprocess, after ``import agentenv``);
-* env step overhead with tool work excluded (step time minus the tools' own wall time);
+* env step overhead with tool work excluded (step time minus the tools' own wall time),
+  median in steady state after a warm-up pass;
 * scripted-oracle MediaSearch episodes per second on one core;
 * peak memory with every registered env loaded.
 """
@@ -62,6 +63,10 @@ def step_overhead_us(env_id: str, steps: int = 20_000) -> dict[str, float]:
     figures = {}
     for name, action in actions.items():
         samples = []
+        for _ in range(steps):  # warm-up: the first steps after a corpus load run slower
+            if env._episode.done or env._episode.turn >= env.max_turns - 1:
+                env.reset(seed=0)
+            env.step(action)
         for _ in range(steps // 3):
             if env._episode.done or env._episode.turn >= env.max_turns - 1:
                 env.reset(seed=0)
@@ -91,8 +96,13 @@ def oracle_episodes_per_s(episodes: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     n_tasks = len(env.tasks)
     order = rng.permutation(n_tasks)
-    for index in range(200):  # warm the lazy indexes
-        obs, info = env.reset(options={"index": index})
+    for episode in range(min(episodes, 2000)):  # warm-up: lazy indexes, first-use allocations
+        obs, info = env.reset(options={"index": int(order[-1 - episode])})
+        agent.reset(obs, info, task=env.task, rng=rng)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+            done = terminated or truncated
     correct = 0
     start = time.perf_counter()
     for episode in range(episodes):
