@@ -144,7 +144,7 @@ def test_health_and_info(exact_server: Any) -> None:
 
 def test_concurrent_requests_are_merged_into_batches(server_extra: None,
                                                      films: list[str]) -> None:
-    retriever = ExactMatchRetriever(films[:200], delay_s=0.005)
+    retriever = ExactMatchRetriever(films[:200], delay_s=0.02)
     queries = film_queries(films[:200], 128, seed=1)
     with start(retriever) as server:
         client = RetrievalClient(server.url)
