@@ -146,7 +146,8 @@ def test_concurrent_requests_are_merged_into_batches(server_extra: None,
                                                      films: list[str]) -> None:
     retriever = ExactMatchRetriever(films[:200], delay_s=0.02)
     queries = film_queries(films[:200], 128, seed=1)
-    with start(retriever) as server:
+    # The slow back-end runs off the event loop, so requests keep arriving while a batch runs.
+    with start(retriever, offload_search=True) as server:
         client = RetrievalClient(server.url)
         with ThreadPoolExecutor(16) as pool:
             results = list(pool.map(lambda q: client.search(q, 1 + len(q) % 5), queries))
