@@ -112,7 +112,21 @@ def data_cli_run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``agentenv`` console script."""
+    """Entry point of the ``agentenv`` console script.
+
+    An unwritable cache location is a setup problem, not a bug: it is shown
+    as its one-line fix, without a traceback, with exit code 2.
+    """
+    from agentenv.paths import CacheNotWritableError
+
+    try:
+        return _main(argv)
+    except CacheNotWritableError as err:
+        print(f"agentenv: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "eval":
         return _eval(args)

@@ -3,15 +3,17 @@
 One directory per pair of source files, ``cache_dir("hpo", <checksum>)``: the
 tables of :mod:`agentenv.corpora.hpo_build` as JSON and npz files, plus a
 manifest with the sha256 of each, written last. A cache whose format, source
-checksum or file hashes do not match is rebuilt.
+checksum or file hashes do not match is rebuilt, with a warning that names it.
+The temporary directory of a build that was killed is removed by the next
+build (see :func:`agentenv.paths.make_temp_dir`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,9 @@ from agentenv.checksums import sha256_file
 from agentenv.corpora.hpo_build import UNIVERSE_PREFIXES, build_tables, universe_arrays
 from agentenv.corpora.hpo_files import HpoFiles, hpo_files
 from agentenv.corpora.obo import TermGraph
-from agentenv.paths import cache_dir
+from agentenv.paths import cache_dir, discard, make_temp_dir
+
+log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 2
 """Bump when the cache layout changes; old caches are then rebuilt."""
@@ -34,11 +38,17 @@ _CACHE_FILES = (
 )
 
 
+_LEGACY_TEMPS = (".*.*",)
+"""Temporaries of versions before owned names (``.<checksum>.*``): swept once stale."""
+
+
 def write_cache(target: Path, files: HpoFiles) -> None:
     """Build and write the cache directory atomically (temp dir, manifest last, rename)."""
+    reason = invalid_reason(target, files) if target.exists() else None
+    if reason is not None:
+        log.warning("HPO cache %s is %s; rebuilding it", target, reason)
     terms, graph_arrays, diseases, ann = build_tables(files)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp = make_temp_dir(target.parent, target.name, legacy=_LEGACY_TEMPS)
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; other workers of the user may share it
     try:
         with open(tmp / "terms.json", "w", encoding="utf-8") as fh:
@@ -60,8 +70,7 @@ def write_cache(target: Path, files: HpoFiles) -> None:
         }
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1)
-        if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
+        discard(target)
         try:
             os.replace(tmp, target)
         except OSError:
@@ -76,17 +85,31 @@ def write_cache(target: Path, files: HpoFiles) -> None:
 
 def cache_is_valid(target: Path, files: HpoFiles) -> bool:
     """True when ``target`` holds a complete cache of these files in the current format."""
+    return invalid_reason(target, files) is None
+
+
+def invalid_reason(target: Path, files: HpoFiles) -> str | None:
+    """Why ``target`` is not a usable cache of these files (``None`` when it is).
+
+    Why a reason and not a bool: the rebuild warning should say what was wrong.
+    """
     try:
         manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if manifest.get("format") != CACHE_FORMAT or manifest.get("source_checksum") != files.checksum:
-        return False
+    except (OSError, ValueError) as err:
+        return f"incomplete or corrupt (manifest.json unreadable: {err.__class__.__name__})"
+    if not isinstance(manifest, dict):
+        return "corrupt (manifest.json is not an object)"
+    if manifest.get("format") != CACHE_FORMAT:
+        return f"stale (format {manifest.get('format')!r}, expected {CACHE_FORMAT})"
+    if manifest.get("source_checksum") != files.checksum:
+        return "stale (built from other source files)"
     expected = manifest.get("files", {})
-    return all(
-        (target / name).is_file() and expected.get(name) == sha256_file(target / name)
-        for name in _CACHE_FILES
-    )
+    for name in _CACHE_FILES:
+        if not (target / name).is_file():
+            return f"incomplete ({name} is missing)"
+        if not isinstance(expected, dict) or expected.get(name) != sha256_file(target / name):
+            return f"corrupt ({name} does not match its sha256)"
+    return None
 
 
 def kb_cache_path(files: HpoFiles | None = None) -> Path:

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentenv.corpora.media_files import pack, paused_gc, unpack, write_atomic
+
+log = logging.getLogger(__name__)
 
 MOVIES_DB_SHA256 = "1d9c6a02e488d0354b2309e16130c58820a91ac2ce417e814c5964f9579a65ac"
 """sha256 of ``movies.db`` in ``bokeh-sampledata==2026.1``."""
@@ -301,6 +304,17 @@ def _people_path(path: Path) -> Path:
     return path.with_name(f"people-v{CACHE_FORMAT}.json")
 
 
+def _warn_malformed(path: Path, body: Any) -> None:
+    """Warn that a cache file passed its checksum but holds the wrong rows; return ``None``.
+
+    ``body is None`` is a miss :func:`unpack` already reported (or a first
+    build), so it is not reported twice.
+    """
+    if body is not None:
+        log.warning("cache file %s is corrupt: its rows do not match this version; rebuilding it", path)
+    return None
+
+
 def _people_loader(path: Path, header: dict[str, Any], titles: Sequence[Title]) -> Callable[[], dict[str, Person]]:
     def load() -> dict[str, Person]:
         with paused_gc():
@@ -310,6 +324,7 @@ def _people_loader(path: Path, header: dict[str, Any], titles: Sequence[Title]) 
                     return {k: Person(n, tuple(d), tuple(w), tuple(a)) for k, n, d, w, a in body}
             except (TypeError, ValueError):
                 pass
+            _warn_malformed(path, body)
         people = build_people(titles)
         write_atomic(path, pack(header, [[k, *p] for k, p in people.items()]))
         return people
@@ -320,12 +335,12 @@ def _people_loader(path: Path, header: dict[str, Any], titles: Sequence[Title]) 
 def _load_cached(path: Path, header: dict[str, Any]) -> Catalog | None:
     with paused_gc():
         body = unpack(path, header)
-        if not isinstance(body, list) or not body or any(len(row) != len(_FIELDS) for row in body):
-            return None
+        if not isinstance(body, list) or not body or any(not isinstance(row, list) or len(row) != len(_FIELDS) for row in body):
+            return _warn_malformed(path, body)
         try:
             titles = _from_body(body)
         except (TypeError, AttributeError, ValueError):
-            return None
+            return _warn_malformed(path, body)
         return Catalog(titles, MOVIES_DB_SHA256, _people_loader(_people_path(path), header, titles))
 
 

@@ -10,7 +10,8 @@ Never trust a cache entry: a directory whose manifest is missing, whose
 files do not match their sha256, or that fails to load is rebuilt. New
 entries are written into a temporary sibling directory and renamed into
 place, so a crash or a concurrent writer never leaves a half-written index
-under the final name.
+under the final name; the temporary of a build that was killed is removed by
+the next build (see :func:`agentenv.paths.make_temp_dir`).
 
 Example:
     >>> import os, tempfile
@@ -30,12 +31,11 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentenv.paths import cache_dir
+from agentenv.paths import cache_dir, discard, make_temp_dir
 from agentenv.retrieval.storage import load_backend, verify_manifest, write_manifest
 
 __all__ = ["cache_key", "cached_index", "index_dir"]
@@ -93,13 +93,8 @@ def _try_load(kind: str, path: Path, key: str) -> Any | None:
         return None
 
 
-def _discard(path: Path) -> None:
-    """Move ``path`` out of the way first (rename is atomic), then delete it."""
-    if not path.exists():
-        return
-    trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=path.parent))
-    os.replace(path, trash / "x")
-    shutil.rmtree(trash, ignore_errors=True)
+_LEGACY_TEMPS = (".*-*",)
+"""Temporaries of versions before owned names (``.<entry>-*``, ``.trash-*``): swept once stale."""
 
 
 def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]) -> B:
@@ -114,11 +109,11 @@ def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build:
     if loaded is not None:
         return loaded  # type: ignore[no-any-return]
     backend = build()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+    tmp = make_temp_dir(final.parent, final.name, legacy=_LEGACY_TEMPS)
     try:
         backend.save(tmp / "index")  # type: ignore[attr-defined]
         write_manifest(tmp, {"key": key, "kind": kind, "corpus": corpus_checksum})
-        _discard(final)
+        discard(final)
         try:
             os.replace(tmp, final)
         except OSError:  # another process renamed a complete entry into place first
