@@ -28,12 +28,11 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentenv.checksums import sha256_file
-from agentenv.paths import cache_dir
+from agentenv.paths import cache_dir, make_temp_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import tokenizers
@@ -141,7 +140,8 @@ def build_backend() -> tokenizers.Tokenizer:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     # Several workers may build at once: each writes a private file, then renames.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    # make_temp_file also clears what a killed build left behind in the same folder.
+    fd, tmp = make_temp_file(path.parent, path.name, legacy=(path.name + ".*",))
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

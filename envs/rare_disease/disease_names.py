@@ -120,7 +120,7 @@ def typo_edits(written: list[str], name: list[str]) -> int | None:
     if len(written) != len(name):
         return None
     slips = []
-    for got, want in zip(written, name):
+    for got, want in zip(written, name, strict=True):
         if got != want:
             if got.isdigit() or want.isdigit() or len(want) < MIN_TYPO_WORD:
                 return None
