@@ -17,8 +17,10 @@ unambiguous and impossible to game by formatting. The rules:
   lists squeezed into one line from being credited to either disease.
 * **Ids.** ``OMIM:154700``, ``MIM #154700`` or a bare ``154700`` (and
   ``ORPHA:558`` in the ``omim+orpha`` universe), ASCII digits only. An entry
-  of ids alone (separated by spaces, commas, ``/``, ``|``, "and", "or")
-  counts each distinct id as one prediction: two ids on a line are two. An
+  of ids alone (separated by spaces, commas, ``/`` or ``|``) is a list: each
+  distinct id counts as one prediction, so two ids on a line are two. A word
+  between ids ("OMIM:154700 or OMIM:101200") makes the entry a hedge: one
+  wrong prediction per id. An
   id outside the universe is a wrong entry. An entry with one id and other
   text is credited only when that text is the same disease's name:
   "Marfan syndrome (OMIM:154700)" and "OMIM:154700 - Marfan syndrome" are
@@ -79,7 +81,7 @@ _IDS = re.compile(
     r"\b(?:(?P<orpha>ORPHA(?:NET)?[\s:#]{0,4}(?P<o>[0-9]{1,7}))|(?:(?:OMIM|MIM)[\s:#]{0,4})?(?P<m>[0-9]{6}))\b",
     re.IGNORECASE,
 )
-_ONLY_IDS = re.compile(r"(?:[\s,/|]|\band\b|\bor\b)*", re.IGNORECASE)
+_ONLY_IDS = re.compile(r"[\s,/|]*")
 _PART_SEPARATORS = re.compile(r"[()\[\]{}]|\s[-–—]+\s|:\s")
 _PART_PUNCTUATION = " \t,.-–—:#"
 _HEDGE = "?"
