@@ -15,8 +15,6 @@ Example:
     ('alzheimer disease', 'sjogren syndrome')
     >>> phrase_key("Seizures of the eyes")
     'seizure eye'
-    >>> numbers("Retinitis pigmentosa 25"), numbers("Gaucher disease, type I")
-    (('25',), ('1',))
 """
 
 from __future__ import annotations
@@ -72,11 +70,6 @@ def name_tokens(text: str) -> list[str]:
 def normalize_name(text: str) -> str:
     """The normalised key of a disease name (see :func:`name_tokens`)."""
     return " ".join(name_tokens(text))
-
-
-def numbers(text: str) -> tuple[str, ...]:
-    """The numeric tokens of a name, Roman numerals included, sorted: fuzzy matching may not change them."""
-    return tuple(sorted(t for t in name_tokens(text) if t.isdigit()))
 
 
 def stem(token: str) -> str:
