@@ -8,7 +8,8 @@ is deterministic and shown:
   a sentence holds ids, its ids are its terms; otherwise the longest spans of
   words that equal a term's label or an EXACT synonym (lay synonyms
   included), after :func:`~agentenv.envs.rare_disease.normalize.phrase_key`
-  folding, are its terms. Names shared by two terms are not used.
+  folding, are its terms. Names shared by two terms are not used. A
+  doctor's message is heard up to :data:`MAX_QUESTION_SENTENCES` sentences.
 * **Polarity** of a reply sentence: ``not sure`` / ``don't know`` → unsure;
   a leading ``yes`` → yes; a leading ``no`` or a negation (``don't``,
   ``never``, ``haven't``…) → no; ``I have`` / ``I've`` → yes. A bare "Yes."
@@ -39,7 +40,13 @@ import numpy as np
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.answers import canonical_id, find_ids
-from agentenv.envs.rare_disease.normalize import fold, name_tokens, phrase_key
+from agentenv.envs.rare_disease.normalize import (
+    PHRASE_STOPWORDS,
+    fold,
+    name_tokens,
+    phrase_key,
+    stem,
+)
 from agentenv.envs.rare_disease.patients import Patient, ask
 
 Polarity = Literal["yes", "no", "unsure"]
@@ -93,45 +100,76 @@ def name_index(kb: HpoKnowledgeBase) -> dict[str, str]:
     return {key: term for key, (_, term) in best.items() if term is not None}
 
 
-def sentences(text: str, protect: Sequence[str] = ()) -> list[str]:
+def sentences(text: str, protect: Sequence[str] = (), limit: int | None = None) -> list[str]:
     """Sentences of a message: split at line breaks and after ``.``, ``!``, ``?`` (not after an
-    initial such as "D.J."), never inside one of the ``protect`` strings ("Franc. Reyes")."""
+    initial such as "D.J."), never inside one of the ``protect`` strings ("Franc. Reyes");
+    the first ``limit`` only, if given."""
     guarded = [(m.start(), m.end()) for name in protect if name for m in re.finditer(re.escape(name), text)]
     out, start = [], 0
     for m in _SENTENCES.finditer(text):
         if any(lo < m.start() < hi for lo, hi in guarded):
             continue
-        out.append(text[start : m.start()])
+        sentence = text[start : m.start()].strip()
         start = m.end()
-    out.append(text[start:])
-    return [s.strip() for s in out if s.strip()]
+        if sentence:
+            out.append(sentence)
+            if limit is not None and len(out) >= limit:
+                return out
+    tail = text[start:].strip()
+    return [*out, tail] if tail else out
+
+
+@lru_cache(maxsize=4)
+def _name_prefixes(kb: HpoKnowledgeBase) -> frozenset[str]:
+    """Every word prefix of every name key: a span that is no prefix cannot grow into a name."""
+    prefixes = set()
+    for key in name_index(kb):
+        words = key.split()
+        prefixes.update(" ".join(words[:n]) for n in range(1, len(words) + 1))
+    return frozenset(prefixes)
 
 
 def terms_in(kb: HpoKnowledgeBase, text: str) -> list[str]:
-    """The terms one sentence mentions: its ids if it has any, else its longest name spans."""
+    """The terms one sentence mentions: its ids if it has any, else its longest name spans.
+
+    Spans grow word by word only while they are a prefix of some name, so the
+    scan is linear in the sentence (a span of unrelated words stops at once).
+    """
     found = [kb.resolve_term(f"HP:{m.group(1)}") for m in _ID.finditer(text)]
     if found:
         return list(dict.fromkeys(t for t in found if t is not None))
-    index = name_index(kb)
-    words = fold(_ID.sub(" ", text))
+    index, prefixes = name_index(kb), _name_prefixes(kb)
+    pieces = [None if w in PHRASE_STOPWORDS else stem(w) for w in fold(_ID.sub(" ", text))]
     out: list[str] = []
     i = 0
-    while i < len(words):
-        for j in range(min(len(words), i + MAX_SPAN), i, -1):
-            term = index.get(phrase_key(" ".join(words[i:j])))
+    while i < len(pieces):
+        key, best = "", None
+        for j in range(i, min(len(pieces), i + MAX_SPAN)):
+            piece = pieces[j]
+            if piece is not None:
+                key = f"{key} {piece}" if key else piece
+                if key not in prefixes:
+                    break
+            term = index.get(key) if key else None
             if term is not None:
-                out.append(term)
-                i = j
-                break
-        else:
+                best = (j + 1, term)
+        if best is None:
             i += 1
+        else:
+            i = best[0]
+            out.append(best[1])
     return list(dict.fromkeys(out))
 
 
+MAX_QUESTION_SENTENCES = 64
+"""A doctor's message is heard up to this many sentences: far more than any real question, and it
+bounds the patient's reading time on a 32 KB message (sentences past it ask nothing)."""
+
+
 def asked_terms(kb: HpoKnowledgeBase, text: str) -> tuple[str, ...]:
-    """The terms a doctor's message asks about, in order of mention."""
+    """The terms a doctor's message asks about, in order of mention (first :data:`MAX_QUESTION_SENTENCES`)."""
     out: list[str] = []
-    for sentence in sentences(text):
+    for sentence in sentences(text, limit=MAX_QUESTION_SENTENCES):
         out.extend(terms_in(kb, sentence))
     return tuple(dict.fromkeys(out))
 
