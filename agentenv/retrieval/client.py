@@ -5,16 +5,29 @@ pickles into forked or spawned worker processes, and each process (and
 thread) opens its own keep-alive connection on first use. It uses only the
 standard library, so workers need no extra to talk to a server.
 
-Failure is bounded: connection errors and 503s are retried ``retries`` times
-with exponential backoff (honouring ``Retry-After`` up to a cap), then
-``RetrievalUnavailable`` is raised; a timeout is raised at once, since a
-server that is hung or saturated does not get better by being asked again.
-A 4xx is the caller's bug and raises ``RetrievalRequestError`` at once.
+Failure is bounded, and never blamed on the caller's query:
+
+- connection errors and 503s are retried ``retries`` times with exponential
+  backoff (honouring ``Retry-After`` up to a cap), all within ``deadline_s``
+  in total, then ``RetrievalUnavailable`` is raised naming the URL and how to
+  start a server;
+- no answer within ``timeout_s`` raises ``RetrievalUnavailable`` ("not
+  responding") at once, since a hung server does not get better by being
+  asked again;
+- a 4xx is the caller's bug and raises ``RetrievalRequestError`` at once.
+
+``deadline_s`` (4 s) is below the env tools' default time limit (5 s,
+``agentenv.tools.DEFAULT_TIMEOUT_S``), so an agent's ``search`` call reports
+the service as unavailable instead of timing out as if its query were too
+broad. Envs build the client from a URL alone, so the knobs can also ride in
+its query string: ``http://127.0.0.1:8700?deadline_s=10&retries=5``.
 
 Example:
     >>> client = RetrievalClient("http://127.0.0.1:8700", retries=1)
     >>> client
-    RetrievalClient('http://127.0.0.1:8700', timeout_s=5.0, retries=1, backoff_s=0.05)
+    RetrievalClient('http://127.0.0.1:8700', timeout_s=3.0, deadline_s=4.0, retries=1, backoff_s=0.05)
+    >>> RetrievalClient("http://127.0.0.1:8700?deadline_s=10&retries=5").deadline_s
+    10.0
     >>> import pickle
     >>> pickle.loads(pickle.dumps(client)).url
     'http://127.0.0.1:8700'
@@ -29,7 +42,7 @@ import threading
 import time
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from agentenv.retrieval.base import Hit
 
@@ -39,7 +52,11 @@ class RetrievalError(RuntimeError):
 
 
 class RetrievalUnavailable(RetrievalError):
-    """No answer from the server after the bounded retries (down, overloaded or hung)."""
+    """The service did not answer: down, overloaded or hung. Not the request's fault.
+
+    Tool code can catch this type to tell the agent that the retrieval
+    service is unavailable (and not that its query was bad).
+    """
 
 
 class RetrievalRequestError(RetrievalError, ValueError):
@@ -58,8 +75,11 @@ class RetrievalClient:
     """Implements the ``Retriever`` protocol against ``serve-retrieval``.
 
     Args:
-        url: base URL of the server, e.g. ``http://127.0.0.1:8700``.
+        url: base URL of the server, e.g. ``http://127.0.0.1:8700``; a query
+            string may set ``timeout_s``, ``deadline_s``, ``retries`` and
+            ``backoff_s`` (keyword arguments win).
         timeout_s: seconds to connect, and to wait for each response.
+        deadline_s: seconds one call may take in all, retries and pauses included.
         retries: extra attempts after a connection error or a 503.
         backoff_s: first pause between attempts; doubles each time.
         max_retry_after_s: cap on a server's ``Retry-After``, so a client
@@ -68,17 +88,25 @@ class RetrievalClient:
             request at most (the server's default limit is 256).
     """
 
-    def __init__(self, url: str, *, timeout_s: float = 5.0, retries: int = 3,
-                 backoff_s: float = 0.05, max_retry_after_s: float = 1.0,
+    def __init__(self, url: str, *, timeout_s: float | None = None,
+                 deadline_s: float | None = None, retries: int | None = None,
+                 backoff_s: float | None = None, max_retry_after_s: float = 1.0,
                  max_queries_per_request: int = 256) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"url must look like http://HOST:PORT, got {url!r}")
-        if timeout_s <= 0 or retries < 0 or backoff_s < 0 or max_queries_per_request < 1:
-            raise ValueError("timeout_s and max_queries_per_request must be positive; "
+        knobs = _url_knobs(parts.query, url)
+        timeout_s = timeout_s if timeout_s is not None else knobs.get("timeout_s", 3.0)
+        deadline_s = deadline_s if deadline_s is not None else knobs.get("deadline_s", 4.0)
+        retries = retries if retries is not None else int(knobs.get("retries", 3))
+        backoff_s = backoff_s if backoff_s is not None else knobs.get("backoff_s", 0.05)
+        if (timeout_s <= 0 or deadline_s <= 0 or retries < 0 or backoff_s < 0
+                or max_queries_per_request < 1):
+            raise ValueError("timeout_s, deadline_s and max_queries_per_request must be positive; "
                              "retries and backoff_s non-negative")
-        self.url = url.rstrip("/")
+        self.url = f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
         self.timeout_s = float(timeout_s)
+        self.deadline_s = float(deadline_s)
         self.retries = int(retries)
         self.backoff_s = float(backoff_s)
         self.max_retry_after_s = float(max_retry_after_s)
@@ -91,7 +119,8 @@ class RetrievalClient:
 
     def __repr__(self) -> str:
         return (f"RetrievalClient({self.url!r}, timeout_s={self.timeout_s}, "
-                f"retries={self.retries}, backoff_s={self.backoff_s})")
+                f"deadline_s={self.deadline_s}, retries={self.retries}, "
+                f"backoff_s={self.backoff_s})")
 
     def __getstate__(self) -> dict[str, Any]:
         # Connections belong to one process and thread: never pickle them.
@@ -173,11 +202,15 @@ class RetrievalClient:
         local.pid = os.getpid()
         return local.conn, False
 
-    def _roundtrip(self, method: str, path: str,
-                   body: bytes | None) -> tuple[int, http.client.HTTPMessage, bytes]:
+    def _roundtrip(self, method: str, path: str, body: bytes | None,
+                   timeout_s: float | None = None) -> tuple[int, http.client.HTTPMessage, bytes]:
         headers = {"Content-Type": "application/json"} if body is not None else {}
+        timeout = self.timeout_s if timeout_s is None else timeout_s
         while True:
             conn, reused = self._connection()
+            conn.timeout = timeout  # used when it (re)connects
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout)
             try:
                 conn.request(method, self._prefix + path, body=body, headers=headers)
                 response = conn.getresponse()
@@ -195,35 +228,75 @@ class RetrievalClient:
             return response.status, response.headers, data
 
     def _call(self, method: str, path: str, body: bytes | None) -> Any:
+        start = time.monotonic()
+        deadline = start + self.deadline_s
         delay = self.backoff_s
         failure = ""
-        for attempt in range(self.retries + 1):
+        busy = False
+        attempts = 0
+        while attempts <= self.retries:
+            timeout = min(self.timeout_s, deadline - time.monotonic())
+            if timeout <= 0:
+                break
+            attempts += 1
             pause = delay
             try:
-                status, headers, data = self._roundtrip(method, path, body)
+                status, headers, data = self._roundtrip(method, path, body, timeout)
             except TimeoutError as exc:
                 raise RetrievalUnavailable(
-                    f"retrieval server at {self.url} did not answer {method} {path} "
-                    f"within {self.timeout_s} s") from exc
+                    f"retrieval service at {self.url} is not responding: no answer to "
+                    f"{method} {path} within {timeout:.2g} s. The service is hung or "
+                    "overloaded; the request itself is not at fault, so retry later or "
+                    "restart the service") from exc
             except _RETRYABLE as exc:
                 failure = f"{type(exc).__name__}: {exc}"
+                busy = False
             else:
                 if status == 200:
                     return json.loads(data)
                 reason = _reason(data)
                 if status == 503:
                     failure = f"HTTP 503: {reason}"
+                    busy = True
                     pause = min(_retry_after(headers, delay), self.max_retry_after_s)
                 elif 400 <= status < 500:
                     raise RetrievalRequestError(status, reason)
                 else:
                     raise RetrievalError(f"retrieval server at {self.url}: HTTP {status}: {reason}")
-            if attempt < self.retries:
-                time.sleep(pause)
-                delay *= 2
+            if attempts > self.retries:
+                break
+            pause = min(pause, deadline - time.monotonic())
+            if pause < 0:
+                break
+            time.sleep(pause)
+            delay *= 2
+        spent = time.monotonic() - start
+        tried = f"{attempts} attempt{'s' * (attempts != 1)} in {spent:.1f} s"
+        if busy:
+            raise RetrievalUnavailable(
+                f"retrieval service at {self.url} unavailable after {tried}: it is overloaded "
+                f"({failure}). Retry later, or start more server workers (--workers)")
         raise RetrievalUnavailable(
-            f"retrieval server at {self.url} unavailable after {self.retries + 1} attempts "
-            f"({failure}); is `agentenv serve-retrieval` running?")
+            f"retrieval service at {self.url} unavailable after {tried} ({failure}); is "
+            f"`agentenv serve-retrieval` running? Start it with `agentenv serve-retrieval "
+            f"--corpus CORPUS --port {self._port or 80}` (the corpus of this env, e.g. media), "
+            "or give the env an in-process retriever (retriever=\"bm25\")")
+
+
+_URL_KNOBS = {"timeout_s": float, "deadline_s": float, "retries": int, "backoff_s": float}
+
+
+def _url_knobs(query: str, url: str) -> dict[str, float]:
+    """``timeout_s=...&retries=...`` from a URL's query string, checked."""
+    knobs: dict[str, float] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key not in _URL_KNOBS:
+            raise ValueError(f"unknown option {key!r} in {url!r}; known: {sorted(_URL_KNOBS)}")
+        try:
+            knobs[key] = _URL_KNOBS[key](value)
+        except ValueError:
+            raise ValueError(f"option {key}={value!r} in {url!r} is not a number") from None
+    return knobs
 
 
 def _reason(data: bytes) -> str:

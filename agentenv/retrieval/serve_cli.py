@@ -7,6 +7,9 @@ Example:
     >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--max-batch", "64"])
     >>> (args.backend, args.host, args.port, limits_from_args(args).max_batch_queries)
     ('bm25', '127.0.0.1', 8700, 64)
+    >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--header-timeout", "2.5"])
+    >>> limits_from_args(args).header_timeout_s, limits_from_args(args).idle_timeout_s
+    (2.5, 60.0)
     >>> offload_search(args)
     False
 """
@@ -35,6 +38,11 @@ _LIMIT_FLAGS = {
     "max-k": "max_k",
     "max-body-bytes": "max_body_bytes",
     "max-connections": "max_connections",
+    "max-connections-per-client": "max_connections_per_client",
+    "header-timeout": "header_timeout_s",
+    "idle-timeout": "idle_timeout_s",
+    "body-timeout": "body_timeout_s",
+    "max-header-bytes": "max_header_bytes",
 }
 
 
@@ -58,6 +66,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="server processes forked after the index is built; they share "
                              "its memory and the port (bm25 only: thread pools of dense "
                              "back-ends do not survive a fork)")
+    parser.add_argument("--max-restarts", type=int, default=10,
+                        help="with --workers > 1, a dead worker is forked again; more than this "
+                             "many deaths within a minute stop the server (default 10)")
     parser.add_argument("--log-level", default="warning",
                         choices=["critical", "error", "warning", "info", "debug"])
     defaults = ServerLimits()
@@ -105,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
           f"built in {time.perf_counter() - start:.1f} s; "
           f"listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
     serve(retriever, info, args.host, args.port, limits=limits,
-          offload_search=offload_search(args), workers=args.workers, log_level=args.log_level)
+          offload_search=offload_search(args), workers=args.workers, log_level=args.log_level,
+          max_restarts=args.max_restarts)
     return 0
 
 

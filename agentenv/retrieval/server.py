@@ -14,9 +14,18 @@ Endpoints (JSON in, JSON out):
   plus ``limits``, ``workers``, and the answering process's ``pid`` and live
   ``stats`` (requests, queries, batches, rejected).
 
-Errors are JSON ``{"error": reason}``: 400 malformed JSON, 413 body too large,
-422 a well-formed body that breaks the schema or a limit, 503 (with
-``Retry-After``) when the in-flight queue is full, 500 when the back-end fails.
+Errors are JSON ``{"error": reason}``: 400 malformed HTTP or JSON (too deep,
+not UTF-8), 408 headers or body too slow, 413 body too large, 431 headers too
+large, 422 a well-formed body that breaks the schema or a limit (naming the
+field), 503 (with ``Retry-After``) when the in-flight queue is full, 500 only
+when the back-end fails. No client input reaches a bare 500.
+
+Idle and slow connections cannot lock clients out: headers have a deadline,
+idle keep-alive connections time out, and at the connection caps (total and
+per client address) the longest-waiting connection yields to the new one
+(:mod:`agentenv.retrieval.connections`). With ``workers > 1`` a dead worker
+is forked again while the others keep serving
+(:mod:`agentenv.retrieval.workers`).
 
 One process serves at most one core's worth of requests; ``serve(workers=N)``
 forks N processes that share the built index. uvicorn picks httptools and
@@ -34,7 +43,6 @@ import gc
 import json
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -43,6 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.batching import BatchStats, MicroBatcher, Overloaded
+from agentenv.retrieval.connections import ConnectionGuard, GuardSettings, guarded_protocol
+from agentenv.retrieval.workers import reset_child_signals, supervise
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -81,7 +91,22 @@ class ServerLimits:
     retry_after_s: int = 1
     """The ``Retry-After`` value (whole seconds, as HTTP requires) sent with 503."""
     max_connections: int = 1024
-    """Open connections uvicorn accepts before answering 503 itself."""
+    """Open connections per server process. At the cap the connection that has waited
+    longest without a request in flight is closed to make room (see
+    :mod:`agentenv.retrieval.connections`); 503 only when every one is busy."""
+    max_connections_per_client: int = 512
+    """Open connections from one client address, enforced the same way: a client that
+    hoards idle connections loses its own oldest ones, not anyone else's."""
+    header_timeout_s: float = 5.0
+    """Seconds to send a request's headers, from connecting or from the request's first
+    byte; a silent or trickling ("slowloris") connection is closed after this."""
+    idle_timeout_s: float = 60.0
+    """Seconds a keep-alive connection may wait between requests (env workers think
+    between searches, so this is long; idle connections also yield to new ones)."""
+    body_timeout_s: float = 10.0
+    """Seconds to send a request's body once its headers are in."""
+    max_header_bytes: int = 32768
+    """Bytes of request line and headers; beyond this the answer is 431."""
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -113,13 +138,16 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
     if len(body) > limits.max_body_bytes:
         raise RequestError(413, f"body has {len(body)} bytes; at most {limits.max_body_bytes}")
     try:
-        payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        payload = json.loads(body, parse_int=_bounded_int)
+    except RecursionError:
+        raise RequestError(400, f"{_deep_field(body)} nests too deeply; expected "
+                                '{"queries": [str, ...], "k": int}') from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
         raise RequestError(400, f"body is not valid UTF-8 JSON ({exc}); expected "
                                 '{"queries": [str, ...], "k": int}') from None
     if not isinstance(payload, dict):
         raise RequestError(422, "body must be a JSON object "
-                                f'{{"queries": [str, ...], "k": int}}, got {type(payload).__name__}')
+                                f'{{"queries": [str, ...], "k": int}}, got {_kind(payload)}')
     missing = [key for key in ("queries", "k") if key not in payload]
     if missing:
         raise RequestError(422, f"missing field(s) {missing}; expected "
@@ -129,21 +157,85 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
         raise RequestError(422, f"unknown field(s) {unknown}; only 'queries' and 'k' are accepted")
     queries, k = payload["queries"], payload["k"]
     if not isinstance(queries, list):
-        raise RequestError(422, f"'queries' must be a list of strings, got {type(queries).__name__}")
+        raise RequestError(422, f"'queries' must be a list of strings, got {_kind(queries)}")
     if len(queries) > limits.max_queries_per_request:
         raise RequestError(422, f"'queries' has {len(queries)} items; at most "
                                 f"{limits.max_queries_per_request} per request (split the batch)")
     for i, query in enumerate(queries):
         if not isinstance(query, str):
-            raise RequestError(422, f"'queries'[{i}] must be a string, got {type(query).__name__}")
+            raise RequestError(422, f"'queries'[{i}] must be a string, got {_kind(query)}")
         if len(query) > limits.max_query_chars:
             raise RequestError(422, f"'queries'[{i}] has {len(query)} characters; at most "
                                     f"{limits.max_query_chars}")
+        if not query.isascii():
+            try:
+                query.encode()
+            except UnicodeEncodeError:
+                raise RequestError(422, f"'queries'[{i}] is not valid Unicode text (it holds an "
+                                        "unpaired surrogate escape)") from None
     if not isinstance(k, int) or isinstance(k, bool):
-        raise RequestError(422, f"'k' must be an integer, got {type(k).__name__}")
+        raise RequestError(422, f"'k' must be an integer between 1 and {limits.max_k}, "
+                                f"got {_kind(k)}")
     if not 1 <= k <= limits.max_k:
         raise RequestError(422, f"'k' is {k}; expected 1 <= k <= {limits.max_k}")
     return queries, k
+
+
+_MAX_INT_DIGITS = 30
+
+
+class _LongNumber:
+    """Stands in for a JSON integer too long to be a ``k``, so the schema check names its field.
+
+    ``int()`` refuses strings over 4,300 digits (CVE-2020-10735) with a
+    ValueError that would not say which field was wrong, and any integer this
+    long is out of range anyway.
+    """
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _bounded_int(text: str) -> int | _LongNumber:
+    if len(text) > _MAX_INT_DIGITS:
+        return _LongNumber(len(text))
+    return int(text)
+
+
+def _kind(value: object) -> str:
+    """How an unexpected value is described in an error message."""
+    if isinstance(value, _LongNumber):
+        return f"an integer with {value.digits} digits"
+    return type(value).__name__
+
+
+def _deep_field(body: bytes) -> str:
+    """Which top-level field of a too-deeply nested body holds the nesting ("'queries'", ...).
+
+    Only called on the error path: walks the top-level object key by key,
+    decoding each value until one overflows the recursion limit.
+    """
+    try:
+        text = body.decode()
+        decoder = json.JSONDecoder(parse_int=_bounded_int)
+        ws = json.decoder.WHITESPACE  # type: ignore[attr-defined]
+        at = ws.match(text, 0).end()
+        if text[at : at + 1] != "{":
+            return "the body"
+        at = ws.match(text, at + 1).end()
+        while text[at : at + 1] == '"':
+            key, at = decoder.raw_decode(text, at)
+            at = ws.match(text, at).end() + 1  # the ':'
+            at = ws.match(text, at).end()
+            try:
+                _, at = decoder.raw_decode(text, at)
+            except RecursionError:
+                return repr(str(key))
+            at = ws.match(text, at).end() + 1  # the ','
+            at = ws.match(text, at).end()
+    except (ValueError, RecursionError, AttributeError):
+        pass
+    return "the body"
 
 
 def _require_extra() -> None:
@@ -187,12 +279,22 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
         body["pid"] = os.getpid()
         body["limits"] = dataclasses.asdict(limits)
         body["stats"] = dataclasses.asdict(batcher.stats)
+        guard = getattr(request.app.state, "connections", None)
+        if guard is not None:
+            body["connections"] = dataclasses.asdict(guard.stats)
         return JSONResponse(body)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return error(exc.status_code, f"{exc.detail}: {request.method} {request.url.path}; "
+        # The raw scope path: request.url re-parses the Host header, which a
+        # client controls and which can make URL parsing raise.
+        path = str(request.scope.get("path", ""))[:200]
+        return error(exc.status_code, f"{exc.detail}: {request.method} {path!r}; "
                                       "endpoints are POST /search, GET /health, GET /info")
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        logger.error("unhandled error answering %s", request.scope.get("path"), exc_info=exc)
+        return error(500, f"internal error: {type(exc).__name__}")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -208,7 +310,7 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
             Route("/health", health, methods=["GET"]),
             Route("/info", show_info, methods=["GET"]),
         ],
-        exception_handlers={HTTPException: http_error},
+        exception_handlers={HTTPException: http_error, Exception: server_error},
         lifespan=lifespan,
     )
     app.state.batcher = batcher
@@ -265,9 +367,11 @@ async def _read_body(scope: dict[str, Any], receive: Any, max_bytes: int) -> byt
     for name, value in scope["headers"]:
         if name == b"content-length":
             if not value.isdigit():
-                raise RequestError(400, f"invalid Content-Length header {value!r}")
-            if int(value) > max_bytes:
-                raise RequestError(413, f"body has {int(value)} bytes; at most {max_bytes}")
+                raise RequestError(400, f"invalid Content-Length header {value[:40]!r}")
+            # Compare digit counts first: int() refuses over 4,300 digits.
+            if len(value.lstrip(b"0")) > len(str(max_bytes)) or int(value) > max_bytes:
+                raise RequestError(413, f"body has {value[:40].decode()} bytes; "
+                                        f"at most {max_bytes}")
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -283,18 +387,34 @@ async def _read_body(scope: dict[str, Any], receive: Any, max_bytes: int) -> byt
             return b"".join(chunks)
 
 
+def guard_settings(limits: ServerLimits) -> GuardSettings:
+    """The connection guard's view of ``limits``."""
+    return GuardSettings(
+        max_connections=limits.max_connections,
+        max_connections_per_client=limits.max_connections_per_client,
+        header_timeout_s=limits.header_timeout_s, idle_timeout_s=limits.idle_timeout_s,
+        body_timeout_s=limits.body_timeout_s, max_header_bytes=limits.max_header_bytes)
+
+
 def _uvicorn_server(app: Starlette, sock: socket.socket, limits: ServerLimits,
                     log_level: str) -> Any:
     import uvicorn
 
+    guard = ConnectionGuard(guard_settings(limits))
+    app.state.connections = guard
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-        limit_concurrency=limits.max_connections,
+        http=guarded_protocol(guard, limits.retry_after_s), ws="none",
+        # The guard caps connections by closing idle ones; uvicorn's own cap would
+        # answer 503 to everyone while idle sockets hold it (and MicroBatcher
+        # bounds the work in flight).
+        limit_concurrency=None,
         # Loopback service, no proxy in front: skip the header rewriting.
         proxy_headers=False, server_header=False,
         # Env workers think (an LLM call) between searches: keep their connection.
-        timeout_keep_alive=60,
+        timeout_keep_alive=max(1, round(limits.idle_timeout_s)),
+        h11_max_incomplete_event_size=limits.max_header_bytes,
     )
     return uvicorn.Server(config)
 
@@ -311,9 +431,34 @@ def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     return sock
 
 
+def raise_fd_limit(needed: int) -> int:
+    """Raise the soft open-file limit towards ``needed`` (up to the hard limit); return it.
+
+    Each connection is a file descriptor. At the limit ``accept()`` fails and
+    asyncio stops accepting for a second at a time, which no eviction policy
+    can help: the cap on connections must stay below the descriptor limit.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return needed
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return needed if soft == resource.RLIM_INFINITY else soft
+
+
+_FD_RESERVE = 64
+"""Descriptors kept free beside connections: listening socket, event loop, logs, index files."""
+
+
 def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
           port: int = 8700, *, limits: ServerLimits | None = None,
-          offload_search: bool = False, workers: int = 1, log_level: str = "warning") -> None:
+          offload_search: bool = False, workers: int = 1, log_level: str = "warning",
+          max_restarts: int = 10) -> None:
     """Serve ``retriever`` until interrupted (Ctrl-C / SIGTERM).
 
     The default host is loopback: the server has no authentication, so
@@ -328,9 +473,12 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
     They share its memory (copy-on-write), and each listens on the port with
     ``SO_REUSEPORT`` so the kernel spreads connections over them: one Python
     process tops out at one core. Each batches its own requests, and ``/info``
-    reports the answering process's stats and pid. Fork only a process
-    without threads: keep ``workers=1`` for back-ends with thread pools
-    (faiss, torch), which do not survive a fork.
+    reports the answering process's stats and pid. A worker that dies is
+    forked again from this process (which still holds the index) while the
+    others keep serving; more than ``max_restarts`` deaths a minute stop the
+    server with an error. Fork only a process without threads: keep
+    ``workers=1`` for back-ends with thread pools (faiss, torch), which do
+    not survive a fork.
     """
     _require_extra()
     limits = limits or ServerLimits()
@@ -338,6 +486,14 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
         raise ValueError(f"workers must be >= 1, got {workers}")
     if host not in ("127.0.0.1", "localhost", "::1"):
         logger.warning("retrieval server binding %s: it has no authentication", host)
+    fds = raise_fd_limit(limits.max_connections + _FD_RESERVE)
+    if fds < limits.max_connections + _FD_RESERVE:
+        capped = max(fds - _FD_RESERVE, 1)
+        logger.warning("open-file limit %d: capping max_connections at %d (raise `ulimit -n`)",
+                       fds, capped)
+        limits = dataclasses.replace(
+            limits, max_connections=capped,
+            max_connections_per_client=min(limits.max_connections_per_client, capped))
     info = {**info, "workers": workers}
     gc.collect()
     gc.freeze()
@@ -346,23 +502,30 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
         return
     if not hasattr(socket, "SO_REUSEPORT") or not hasattr(os, "fork"):
         raise RuntimeError("workers > 1 needs os.fork and SO_REUSEPORT (Linux, macOS)")
+    guarded_protocol(ConnectionGuard(GuardSettings()))  # import uvicorn's protocol before forking
     # Every worker's socket listens before any worker starts, so connections made
     # while some are still starting queue at their own worker instead of all
     # landing on the first one up (keep-alive would pin them there for good).
-    socks = [_bind(host, port, reuse_port=True)]
-    port = socks[0].getsockname()[1]
-    socks += [_bind(host, port, reuse_port=True) for _ in range(workers - 1)]
-    for sock in socks:
+    first = [_bind(host, port, reuse_port=True)]
+    port = first[0].getsockname()[1]
+    first += [_bind(host, port, reuse_port=True) for _ in range(workers - 1)]
+    for sock in first:
         sock.listen(2048)
-    children = []
-    for mine in socks:
+
+    def spawn(slot: int) -> int:
+        if first[slot].fileno() >= 0:
+            mine = first[slot]
+        else:  # a restart: a new socket joins the port's group
+            mine = _bind(host, port, reuse_port=True)
+            mine.listen(2048)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             code = 0
             try:
+                reset_child_signals()
                 # Only the worker may hold its socket: when it dies the socket closes
                 # and leaves the group, instead of queueing connections nobody serves.
-                for other in socks:
+                for other in first:
                     if other is not mine:
                         other.close()
                 _serve_here(retriever, info, mine, limits, offload_search, log_level)
@@ -371,49 +534,16 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
                 code = 1
             finally:
                 os._exit(code)
-        children.append(pid)
         mine.close()
-    _supervise(children)
+        return pid
+
+    supervise(spawn, workers, max_restarts=max_restarts)
 
 
 def _serve_here(retriever: Retriever, info: dict[str, Any], sock: socket.socket,
                 limits: ServerLimits, offload_search: bool, log_level: str) -> None:
     app = create_app(retriever, info, limits=limits, offload_search=offload_search)
     _uvicorn_server(app, sock, limits, log_level).run(sockets=[sock])
-
-
-def _supervise(children: list[int]) -> None:
-    """Wait for the workers; a signal, or any worker ending, stops them all."""
-    remaining = set(children)
-    stopping = False
-
-    def stop_all(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-        for pid in remaining:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-
-    failed: list[str] = []
-    previous = {sig: signal.signal(sig, stop_all) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        while remaining:
-            try:
-                pid, status = os.waitpid(-1, 0)
-            except ChildProcessError:
-                break
-            if pid in remaining:
-                remaining.discard(pid)
-                code = os.waitstatus_to_exitcode(status)
-                # uvicorn re-raises the signal that stopped it: -SIGTERM is a clean stop.
-                if not stopping or code not in (0, -signal.SIGTERM, -signal.SIGINT):
-                    failed.append(f"worker {pid} exited with {code}")
-                stop_all()  # never run on with fewer workers than asked for
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if failed:
-        raise RuntimeError("retrieval server stopped: " + "; ".join(failed))
 
 
 class BackgroundServer:

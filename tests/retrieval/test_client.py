@@ -190,7 +190,7 @@ def test_a_hung_server_raises_unavailable_after_the_timeout(fake: FakeServer) ->
     fake.delay_s = 1.0
     client = RetrievalClient(fake.url, timeout_s=0.2, retries=3)
     start = time.monotonic()
-    with pytest.raises(RetrievalUnavailable, match="did not answer"):
+    with pytest.raises(RetrievalUnavailable, match="is not responding.*not at fault"):
         client.search("heat", 3)
     assert time.monotonic() - start < 0.9  # no retry after a timeout
 
@@ -270,3 +270,42 @@ def test_threads_get_their_own_connection(fake: FakeServer) -> None:
     for thread in threads:
         thread.join(5)
     assert sorted(results) == sorted(echo_hits(q, 1) for q in "abcd")
+
+
+def test_the_deadline_bounds_a_call_with_all_its_retries() -> None:
+    client = RetrievalClient(f"http://127.0.0.1:{unused_port()}", retries=100, backoff_s=0.05,
+                             deadline_s=0.3)
+    start = time.monotonic()
+    with pytest.raises(RetrievalUnavailable, match="unavailable after [0-9]+ attempts") as info:
+        client.search("heat", 3)
+    assert time.monotonic() - start < 0.6
+    assert client.url in str(info.value) and "agentenv serve-retrieval" in str(info.value)
+
+
+def test_a_slow_answer_is_cut_at_the_deadline(fake: FakeServer) -> None:
+    fake.delay_s = 1.0
+    client = RetrievalClient(fake.url, timeout_s=5.0, deadline_s=0.3)
+    start = time.monotonic()
+    with pytest.raises(RetrievalUnavailable, match="not responding"):
+        client.search("heat", 3)
+    assert time.monotonic() - start < 0.8
+
+
+def test_503s_until_the_deadline_say_overloaded(fake: FakeServer) -> None:
+    fake.script = [(503, {"Retry-After": "1"}, b'{"error": "server overloaded"}')] * 50
+    client = RetrievalClient(fake.url, retries=50, backoff_s=0.05, max_retry_after_s=0.05,
+                             deadline_s=0.3)
+    with pytest.raises(RetrievalUnavailable, match="overloaded"):
+        client.search("heat", 2)
+    assert 2 <= len(fake.requests) < 50
+
+
+def test_options_in_the_url_query_string() -> None:
+    client = RetrievalClient("http://127.0.0.1:8700/r?deadline_s=9&retries=1&timeout_s=2")
+    assert (client.url, client.deadline_s, client.retries, client.timeout_s) == (
+        "http://127.0.0.1:8700/r", 9.0, 1, 2.0)
+    assert RetrievalClient("http://127.0.0.1:8700?retries=1", retries=4).retries == 4
+    with pytest.raises(ValueError, match="unknown option 'bogus'"):
+        RetrievalClient("http://127.0.0.1:8700?bogus=1")
+    with pytest.raises(ValueError, match="not a number"):
+        RetrievalClient("http://127.0.0.1:8700?deadline_s=soon")

@@ -1,0 +1,363 @@
+"""The retrieval server under hostile and failing conditions: does it keep serving?
+
+Two scenes, both against the real ``serve-retrieval`` (BM25 over the film
+catalog) in a child process, loopback only, each bounded in time:
+
+1. Idle flood: ``--idle`` connections (1,030 by default, just over the
+   server's 1,024-connection cap) connect and send nothing, ``--slowloris``
+   more send header bytes one at a time, and every one that the server
+   closes reconnects (at most ``--reconnect-rate`` a second), while
+   ``--clients`` legitimate keep-alive clients search in a closed loop for
+   ``--seconds``. Printed: the legitimate clients' successes, failures
+   (any non-200 answer or dropped connection) and latency percentiles, and
+   the server's connection counters (evictions, timeouts).
+2. Dead worker: ``--workers`` (2) server processes under the same legitimate
+   load; one is killed with SIGKILL. Printed: requests that failed, and the
+   time from the kill until the replacement worker answers.
+
+Before this server guarded its connections, scene 1 left every legitimate
+request with a 503 for as long as the idle sockets stayed open, and scene 2
+stopped the whole server.
+
+Usage:
+    python benchmarks/retrieval_server_hostile.py             # full: 30 s of flood
+    python benchmarks/retrieval_server_hostile.py --seconds 3 # quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import heapq
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+from retrieval_server import _complete, encode_requests, free_port, sample_queries, wait_ready
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    seconds: float = 30.0
+    """Duration of the idle flood, and of the load after the kill in scene 2 (at most 10 s)."""
+    idle: int = 1030
+    """Connections that connect and send nothing."""
+    slowloris: int = 30
+    """Connections that send header bytes one at a time, one byte a second each."""
+    reconnect_rate: float = 200.0
+    """Most reconnections a second of hostile sockets the server closed."""
+    clients: int = 64
+    """Legitimate keep-alive clients, one request in flight each."""
+    flood_workers: int = 1
+    """Server processes in scene 1 (one process holds every connection: the hard case)."""
+    workers: int = 2
+    """Server processes in scene 2."""
+    seed: int = 0
+
+
+def server_command(port: int, workers: int) -> list[str]:
+    return [sys.executable, "-m", "agentenv.retrieval.serve_cli", "--corpus", "media",
+            "--backend", "bm25", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", str(workers)]
+
+
+def raise_fd_limit(needed: int) -> None:
+    """Each socket is a descriptor, here and in the server (a child inherits the limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(needed, hard), hard))
+
+
+@dataclasses.dataclass
+class _Legit:
+    sock: socket.socket | None
+    index: int
+    next_request: int
+    buf: bytes = b""
+    sent_at: float = 0.0
+
+
+class Load:
+    """Legitimate closed-loop clients plus hostile sockets, on one selector (one thread).
+
+    A legitimate client whose connection drops, or that gets a non-200, counts
+    a failure and reconnects; a hostile socket that the server closes
+    reconnects within the reconnect budget.
+    """
+
+    def __init__(self, port: int, requests: list[bytes], clients: int) -> None:
+        self.port = port
+        self.requests = requests
+        self.sel = selectors.DefaultSelector()
+        self.latencies: list[float] = []
+        self.failures: list[str] = []
+        self.answered_at: list[float] = []
+        self.legit = [_Legit(None, c, c * 997) for c in range(clients)]
+        self.hostile = 0
+        self.reconnects = 0
+        self._reconnect_due: list[float] = []
+        self._slow: list[tuple[float, int]] = []  # (next byte due, fileno)
+        self._slow_socks: dict[int, socket.socket] = {}
+
+    def _connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        return sock
+
+    def add_idle(self, n: int) -> None:
+        for _ in range(n):
+            sock = self._connect()
+            self.sel.register(sock, selectors.EVENT_READ, ("idle", sock))
+            self.hostile += 1
+
+    def add_slowloris(self, n: int, now: float) -> None:
+        for i in range(n):
+            sock = self._connect()
+            sock.send(b"POST /search HTTP/1.1\r\nHost: x\r\n")
+            self.sel.register(sock, selectors.EVENT_READ, ("slow", sock))
+            self._slow_socks[sock.fileno()] = sock
+            heapq.heappush(self._slow, (now + 1.0 + i / max(n, 1), sock.fileno()))
+            self.hostile += 1
+
+    def _send(self, conn: _Legit, now: float) -> None:
+        if conn.sock is None:
+            try:
+                conn.sock = self._connect()
+            except OSError as exc:
+                self.failures.append(f"connect: {type(exc).__name__}")
+                return
+            self.sel.register(conn.sock, selectors.EVENT_READ, ("legit", conn))
+        conn.sent_at = now
+        conn.buf = b""
+        try:
+            conn.sock.sendall(self.requests[conn.next_request % len(self.requests)])
+        except OSError as exc:
+            self._fail(conn, f"send: {type(exc).__name__}")
+            return
+        conn.next_request += 1
+
+    def _fail(self, conn: _Legit, why: str) -> None:
+        self.failures.append(why)
+        if conn.sock is not None:
+            self.sel.unregister(conn.sock)
+            conn.sock.close()
+            conn.sock = None
+
+    def run(self, seconds: float, reconnect_rate: float,
+            on_tick: object = None) -> None:
+        """Drive everything for ``seconds``; ``on_tick(now)`` is called each loop."""
+        start = time.perf_counter()
+        stop_at = start + seconds
+        budget_at = start
+        for conn in self.legit:
+            self._send(conn, time.perf_counter())
+        while True:
+            now = time.perf_counter()
+            if now >= stop_at:
+                break
+            if callable(on_tick):
+                on_tick(now)
+            for conn in self.legit:  # reconnect clients whose connection failed
+                if conn.sock is None:
+                    self._send(conn, now)
+            while self._slow and self._slow[0][0] <= now:
+                _, fd = heapq.heappop(self._slow)
+                sock = self._slow_socks.get(fd)
+                if sock is not None:
+                    try:
+                        sock.send(b"X")
+                        heapq.heappush(self._slow, (now + 1.0, fd))
+                    except OSError:
+                        pass
+            # Hostile sockets the server closed come back, within the budget.
+            while self._reconnect_due and budget_at <= now:
+                kind = self._reconnect_due.pop()
+                budget_at = max(budget_at, now - 1.0) + 1.0 / reconnect_rate
+                self.reconnects += 1
+                try:
+                    if kind == "slow":
+                        self.add_slowloris(1, now)
+                    else:
+                        self.add_idle(1)
+                except OSError:
+                    continue
+                self.hostile -= 1
+            for key, _ in self.sel.select(0.01):
+                kind, obj = key.data
+                if kind == "legit":
+                    self._on_legit(obj)
+                else:
+                    self._on_hostile(kind, obj)
+        for key in list(self.sel.get_map().values()):
+            key.fileobj.close()
+
+    def _on_legit(self, conn: _Legit) -> None:
+        assert conn.sock is not None
+        try:
+            data = conn.sock.recv(65536)
+        except OSError as exc:
+            self._fail(conn, f"recv: {type(exc).__name__}")
+            return
+        if not data:
+            self._fail(conn, "connection closed by server")
+            return
+        conn.buf += data
+        done, status = _complete(conn.buf)
+        if not done:
+            return
+        finished = time.perf_counter()
+        self.latencies.append(finished - conn.sent_at)
+        self.answered_at.append(finished)
+        if not status.startswith(b"HTTP/1.1 200"):
+            self.failures.append(status.decode(errors="replace"))
+        self._send(conn, finished)
+
+    def _on_hostile(self, kind: str, sock: socket.socket) -> None:
+        try:
+            data = sock.recv(65536)
+        except OSError:
+            data = b""
+        if data:
+            return  # a 408 answer; the close follows
+        self.sel.unregister(sock)
+        self._slow_socks.pop(sock.fileno(), None)
+        sock.close()
+        self._reconnect_due.append(kind)
+
+
+def info_over_new_connection(port: int) -> dict:
+    from agentenv.retrieval.client import RetrievalClient
+
+    client = RetrievalClient(f"http://127.0.0.1:{port}", retries=0, timeout_s=2.0)
+    try:
+        return client.info()
+    finally:
+        client.close()
+
+
+def summary(load: Load, seconds: float) -> str:
+    lat = np.sort(np.asarray(load.latencies)) * 1000.0
+    ok = len(lat) - sum(1 for f in load.failures if f.startswith("HTTP/"))
+    text = (f"legit clients: {ok} successful requests ({ok / seconds:,.0f}/s), "
+            f"{len(load.failures)} failed")
+    if len(lat):
+        text += (f"; latency ms p50 {np.percentile(lat, 50):.2f} p99 {np.percentile(lat, 99):.2f} "
+                 f"max {lat[-1]:.2f}")
+    if load.failures:
+        kinds = collections.Counter(load.failures).most_common(3)
+        text += " (" + ", ".join(f"{n}× {kind}" for kind, n in kinds) + ")"
+    return text
+
+
+def scene_flood(args: Args, requests: list[bytes]) -> None:
+    port = free_port()
+    proc = subprocess.Popen(server_command(port, args.flood_workers))
+    try:
+        wait_ready(port, proc)
+        reference_s = min(args.seconds, 10.0)
+        calm = Load(port, requests, args.clients)
+        calm.run(reference_s, args.reconnect_rate)
+        print(f"reference, no hostile connections, {reference_s:g} s:\n  "
+              + summary(calm, reference_s))
+        load = Load(port, requests, args.clients)
+        load.add_idle(args.idle)
+        load.add_slowloris(args.slowloris, time.perf_counter())
+        print(f"scene 1: {args.idle} idle + {args.slowloris} slowloris connections "
+              f"(reconnecting, <= {args.reconnect_rate:g}/s) and {args.clients} legit clients, "
+              f"{args.seconds:g} s, {args.flood_workers} server process(es)")
+        load.run(args.seconds, args.reconnect_rate)
+        info = info_over_new_connection(port)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print("  " + summary(load, args.seconds))
+    conns = info.get("connections", {})
+    print(f"  hostile reconnections: {load.reconnects}; server (one worker's counters): "
+          + ", ".join(f"{k} {v}" for k, v in conns.items()))
+
+
+def scene_dead_worker(args: Args, requests: list[bytes]) -> None:
+    port = free_port()
+    proc = subprocess.Popen(server_command(port, args.workers), stderr=subprocess.PIPE)
+    after_s = min(args.seconds, 10.0)
+    try:
+        wait_ready(port, proc)
+        pids: set[int] = set()
+        for _ in range(200):
+            pids.add(info_over_new_connection(port)["pid"])
+            if len(pids) == args.workers:
+                break
+        victim = min(pids)
+        load = Load(port, requests, args.clients)
+        state: dict[str, float] = {}
+        recovered = threading.Event()
+
+        def probe() -> None:  # new connections until one lands on the replacement
+            while not recovered.is_set() and time.perf_counter() - state["kill"] < after_s:
+                try:
+                    pid = info_over_new_connection(port)["pid"]
+                except Exception:  # noqa: BLE001 - a probe that hits the dying worker
+                    continue
+                if pid not in pids:
+                    state["recovered"] = time.perf_counter()
+                    recovered.set()
+                time.sleep(0.002)
+
+        def tick(now: float) -> None:
+            if "kill" not in state and now - load_start >= 2.0:
+                state["kill"] = time.perf_counter()
+                state["failures_before"] = len(load.failures)
+                os.kill(victim, signal.SIGKILL)
+                threading.Thread(target=probe, daemon=True).start()
+
+        load_start = time.perf_counter()
+        load.run(2.0 + after_s, args.reconnect_rate, tick)
+        recovered.wait(1.0)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+    print(f"scene 2: {args.workers} server processes, {args.clients} legit clients; worker "
+          f"{victim} killed (SIGKILL) after 2 s, then {after_s:g} s more")
+    print("  " + summary(load, 2.0 + after_s))
+    after = [t for t in load.answered_at if t >= state["kill"]]
+    print(f"  failed requests after the kill: {len(load.failures) - int(state['failures_before'])}"
+          f"; answered after the kill: {len(after)}")
+    if "recovered" in state:
+        print(f"  time to recover (kill → replacement worker answering): "
+              f"{(state['recovered'] - state['kill']) * 1000:.0f} ms")
+    else:
+        print("  the replacement worker did not answer in time")
+    gaps = np.diff([state["kill"], *after]) if after else np.asarray([after_s])
+    print(f"  longest pause in answers after the kill: {gaps.max() * 1000:.1f} ms")
+    restarted = [line for line in stderr.splitlines() if "restarting" in line]
+    print(f"  supervisor: {restarted[0] if restarted else 'no restart logged'}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for field in dataclasses.fields(Args):
+        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
+                            type=type(field.default), default=field.default)
+    ns = parser.parse_args(argv)
+    args = Args(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(Args)})
+    raise_fd_limit(2 * (args.idle + args.slowloris + args.clients) + 256)
+    rng = np.random.default_rng(args.seed)
+    requests = encode_requests(sample_queries(rng, 4096), 10)
+    scene_flood(args, requests)
+    scene_dead_worker(args, requests)
+    print(json.dumps({"args": dataclasses.asdict(args)}))
+
+
+if __name__ == "__main__":
+    main()
