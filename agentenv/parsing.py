@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,11 @@ EXPECTED = (
     "blocks, or a final <answer>...</answer> (optionally after <think>...</think>)."
 )
 
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+MAX_JSON_DEPTH = 64
+"""Deepest JSON nesting accepted in an action. Tool arguments are shallow; a bound keeps every
+later recursive walk (validation, error messages, serialisation) far from Python's recursion limit."""
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CALL_KEYS = frozenset(("name", "arguments", "id", "type"))
 _TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>", "<think>", "</think>")
 
@@ -81,10 +86,17 @@ class ParseError:
 ParsedAction = ToolCalls | Answer | ParseError
 
 
-def parse_action(text: str) -> ParsedAction:
-    """Parse one action; never raises on any ``str``."""
+def parse_action(text: str, max_length: int | None = None) -> ParsedAction:
+    """Parse one action; never raises on any ``str``.
+
+    With ``max_length`` a longer action is an error before anything is read, so the
+    cost of an over-long action does not grow with its length.
+    """
     if not isinstance(text, str):
         return ParseError(f"action must be a str, got {type(text).__name__}")
+    unreadable = check_text(text, max_length)
+    if unreadable is not None:
+        return unreadable
     body, reasoning, error = _strip_think(text)
     if error:
         return ParseError(error)
@@ -96,18 +108,75 @@ def parse_action(text: str) -> ParsedAction:
     return _parse_tagged(body, reasoning)
 
 
+def check_text(text: str, max_length: int | None = None) -> ParseError | None:
+    """The reason a ``str`` cannot be read at all: over ``max_length``, or not valid Unicode.
+
+    The length is checked first and in O(1), so nothing past the limit is ever scanned.
+    A lone surrogate (possible in a Python ``str``) cannot be encoded as UTF-8, so any
+    message or token sequence built from it would fail later, far from the cause.
+    """
+    if max_length is not None and len(text) > max_length:
+        return ParseError(
+            f"action too long: {len(text)} characters, the limit is {max_length}; nothing of it was read"
+        )
+    at = surrogate_at(text)
+    if at >= 0:
+        return ParseError(f"lone surrogate \\u{ord(text[at]):04x} at character {at}: send valid UTF-8 text")
+    return None
+
+
+def surrogate_at(text: str) -> int:
+    """The index of the first surrogate code point in ``text``, or -1 (C-speed; ASCII is instant)."""
+    if text.isascii():
+        return -1
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return -1
+
+
+def printable(text: str, max_length: int | None = None) -> str:
+    """``text`` as the transcript keeps it: every surrogate code point replaced by U+FFFD, so it
+    encodes as UTF-8, and cut at ``max_length`` with a note, so an over-long action costs no more
+    to record than one at the limit."""
+    cut = max_length is not None and len(text) > max_length
+    kept = text[:max_length] if cut else text
+    if surrogate_at(kept) >= 0:
+        kept = _SURROGATE.sub("\ufffd", kept)
+    return f"{kept}[... {len(text) - max_length} more characters, not read]" if cut else kept
+
+
 def _strip_think(text: str) -> tuple[str, str | None, str | None]:
-    if "<think>" not in text and "</think>" not in text:
+    """Remove ``<think>…</think>`` blocks in one left-to-right ``str.find`` scan (linear time).
+
+    A lazy regex here retried every unclosed ``<think>`` against the rest of the text,
+    which made a flood of openers quadratic (seconds for 32 KB).
+    """
+    if THINK_OPEN not in text and THINK_CLOSE not in text:
         return text, None, None
-    parts = [m.group(1).strip() for m in _THINK.finditer(text)]
-    body = _THINK.sub("", text)
-    if "</think>" in body and "<think>" not in body:
+    parts: list[str] = []
+    outside: list[str] = []
+    position = 0
+    while True:
+        opened = text.find(THINK_OPEN, position)
+        if opened < 0:
+            break
+        closed = text.find(THINK_CLOSE, opened + len(THINK_OPEN))
+        if closed < 0:
+            break  # no later <think> can close either
+        outside.append(text[position:opened])
+        parts.append(text[opened + len(THINK_OPEN) : closed].strip())
+        position = closed + len(THINK_CLOSE)
+    outside.append(text[position:])
+    body = "".join(outside)
+    if THINK_CLOSE in body and THINK_OPEN not in body:
         # Qwen3's template may open <think> in the prompt: the action starts inside it.
-        head, _, body = body.partition("</think>")
+        head, _, body = body.partition(THINK_CLOSE)
         parts.insert(0, head.strip())
-    if "<think>" in body:
+    if THINK_OPEN in body:
         return body, None, "unclosed <think> block: close it with </think>"
-    if "</think>" in body:
+    if THINK_CLOSE in body:
         return body, None, "stray </think> without a matching <think>"
     return body, "\n".join(parts), None
 
@@ -147,16 +216,18 @@ def _parse_tagged(body: str, reasoning: str | None) -> ParsedAction:
 def _split_blocks(body: str) -> tuple[list[str], list[str], str]:
     """One left-to-right pass with ``str.find`` (several times faster than a regex here):
     the bodies of closed ``<tool_call>`` and ``<answer>`` blocks, and the text outside them.
-    An unclosed tag stays in the outside text, where the caller reports it."""
+    An unclosed tag stays in the outside text, where the caller reports it.
+
+    The next position of each opening tag is remembered and searched again only once the
+    scan has passed it, so the whole pass reads the text a bounded number of times (linear
+    in its length, whatever the number of blocks)."""
     calls: list[str] = []
     answers: list[str] = []
     outside: list[str] = []
     position = 0
-    while True:
-        call_at = body.find("<tool_call>", position)
-        answer_at = body.find("<answer>", position)
-        if call_at < 0 and answer_at < 0:
-            break
+    call_at = body.find("<tool_call>")
+    answer_at = body.find("<answer>")
+    while call_at >= 0 or answer_at >= 0:
         if answer_at < 0 or 0 <= call_at < answer_at:
             opened, open_tag, close_tag, bucket = call_at, "<tool_call>", "</tool_call>", calls
         else:
@@ -167,6 +238,10 @@ def _split_blocks(body: str) -> tuple[list[str], list[str], str]:
         outside.append(body[position:opened])
         bucket.append(body[opened + len(open_tag) : closed])
         position = closed + len(close_tag)
+        if 0 <= call_at < position:
+            call_at = body.find("<tool_call>", position)
+        if 0 <= answer_at < position:
+            answer_at = body.find("<answer>", position)
     outside.append(body[position:])
     return calls, answers, "".join(outside)
 
@@ -203,15 +278,68 @@ def _parse_openai_json(text: str, reasoning: str | None) -> ParsedAction:
     return ToolCalls(calls=tuple(calls), reasoning=reasoning)
 
 
+class _Unreadable(ValueError):
+    """Raised from inside the JSON decoder for input it must not turn into Python values."""
+
+
+def _parse_int(digits: str) -> int:
+    """``int`` for JSON integers, refusing Python's digit limit with an explanation, not a ValueError."""
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits) - digits.startswith("-") > limit:
+        raise _Unreadable(f"an integer with {len(digits)} digits (at most {limit} are read)")
+    return int(digits)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Unreadable(f"{name} is not JSON (use a number or null)")
+
+
+_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_constant=_refuse_constant)
+
+
 def _load_json(raw: str, where: str) -> Any:
+    """Decode strict JSON; every failure, however deep in the decoder, is an explained ParseError."""
     if not raw:
         return ParseError(f"empty {where}: it must hold a JSON object")
     try:
-        return json.loads(raw)
+        value = _DECODER.decode(raw)
     except json.JSONDecodeError as exc:
         return ParseError(f"bad JSON in {where} at character {exc.pos}: {exc.msg}")
+    except _Unreadable as exc:
+        return ParseError(f"bad JSON in {where}: {exc}")
     except RecursionError:
         return ParseError(f"bad JSON in {where}: nested too deeply")
+    except ValueError as exc:  # anything else the decoder's conversions refuse
+        return ParseError(f"bad JSON in {where}: {str(exc)[:200]}")
+    problem = _json_problem(raw, value)
+    return ParseError(f"bad JSON in {where}: {problem}") if problem else value
+
+
+def _json_problem(raw: str, value: Any) -> str | None:
+    """Why decoded JSON cannot be used: nesting deeper than :data:`MAX_JSON_DEPTH`, or a string
+    (key or value) holding a lone surrogate from a ``\\ud800``-style escape.
+
+    Both need a walk over the decoded value; the raw text tells cheaply when neither can occur.
+    """
+    deep = raw.count("[") + raw.count("{") > MAX_JSON_DEPTH
+    escaped = "\\u" in raw or not raw.isascii()
+    if not (deep or escaped):
+        return None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            at = surrogate_at(item) if escaped else -1
+            if at >= 0:
+                return f"lone surrogate \\u{ord(item[at]):04x} in a JSON string: send valid UTF-8 (pair every surrogate escape)"
+        elif isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                return f"nested more than {MAX_JSON_DEPTH} levels deep"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                item = item.values()
+            stack.extend((child, depth + 1) for child in item)
+    return None
 
 
 def _tool_call_from_object(obj: Any, where: str, *, arguments_as_string: bool) -> ToolCall | ParseError:

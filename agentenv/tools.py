@@ -40,6 +40,9 @@ _JSON = json.JSONEncoder(ensure_ascii=False)
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_OUTPUT_CHARS = 8_000
+DEFAULT_MAX_CALLS_PER_ACTION = 32
+"""Parallel calls accepted in one action. Without a bound one 32 KB action of short calls
+runs hundreds of tools (each under its own time limit), and a single step can take minutes."""
 
 
 class ToolError(Exception):
@@ -128,7 +131,10 @@ class ValidatedCall:
 class ToolRegistry:
     """The tools of one env: lookup, schemas, validation and guarded execution."""
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    def __init__(self, tools: Iterable[Tool], *, max_calls_per_action: int = DEFAULT_MAX_CALLS_PER_ACTION) -> None:
+        if max_calls_per_action < 1:
+            raise ValueError(f"max_calls_per_action must be at least 1, got {max_calls_per_action}")
+        self.max_calls_per_action = max_calls_per_action
         self._tools: dict[str, Tool] = {}
         for t in tools:
             if t.name in self._tools:
@@ -152,24 +158,39 @@ class ToolRegistry:
         return len(self._tools)
 
     def validate(self, action: ToolCalls) -> list[ValidatedCall] | ParseError:
-        """Check every call's tool name and arguments; the first failure explains itself."""
+        """Check every call's tool name and arguments; the first failure explains itself.
+
+        Never raises: the arguments are agent text, and a family's validator that fails in an
+        unexpected way (not a ``ValidationError``) is still an error observation, not a crash.
+        """
+        if len(action.calls) > self.max_calls_per_action:
+            return ParseError(
+                f"{len(action.calls)} tool calls in one action; at most {self.max_calls_per_action} "
+                "run per turn: send the rest after reading these results",
+                expected="Call at most that many tools per action.",
+            )
         validated = []
         for index, call in enumerate(action.calls, start=1):
             t = self._tools.get(call.name)
             if t is None:
                 known = ", ".join(self._tools) or "none"
                 return ParseError(
-                    f"unknown tool {call.name!r} in call {index}; known tools: {known}",
+                    f"unknown tool {_clip(call.name)!r} in call {index}; known tools: {known}",
                     expected="Call one of the known tools with its documented arguments.",
                 )
             try:
                 args = t.args_model.model_validate(call.arguments)
             except ValidationError as exc:
-                return ParseError(
-                    f"invalid arguments for {t.name} in call {index}: {_explain(exc)}",
-                    expected=f"Expected {t.signature()}.",
-                )
-            validated.append(ValidatedCall(t, args, call.arguments))
+                reason = _explain(exc)
+            except Exception as exc:  # noqa: BLE001 - agent input never raises out of the env
+                reason = f"{type(exc).__name__}: {_clip(str(exc), 200)}"
+            else:
+                validated.append(ValidatedCall(t, args, call.arguments))
+                continue
+            return ParseError(
+                f"invalid arguments for {t.name} in call {index}: {reason}",
+                expected=f"Expected {t.signature()}.",
+            )
         return validated
 
     def execute(self, t: Tool, args: BaseModel) -> ToolResult:
@@ -250,22 +271,37 @@ class _Alarm:
             cls.previous(signum, frame)
 
 
+MAX_EXPLAINED_ERRORS = 5
+"""Argument errors listed in one message; the rest are counted, so the message stays short."""
+
+
 def _explain(exc: ValidationError) -> str:
+    """The validation errors in words, clipped: locations and messages may echo agent text."""
+    errors = exc.errors(include_url=False)
     parts = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+    for err in errors[:MAX_EXPLAINED_ERRORS]:
+        loc = _clip(".".join(str(p) for p in err["loc"]) or "arguments")
         if err["type"] == "extra_forbidden":
             parts.append(f"unexpected argument {loc!r}")
         elif err["type"] == "missing":
             parts.append(f"missing required argument {loc!r}")
         else:
-            parts.append(f"{loc}: {err['msg']} (got {_short(err.get('input'))})")
+            parts.append(f"{loc}: {_clip(err['msg'], 200)} (got {_short(err.get('input'))})")
+    if len(errors) > MAX_EXPLAINED_ERRORS:
+        parts.append(f"and {len(errors) - MAX_EXPLAINED_ERRORS} more")
     return "; ".join(parts)
 
 
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # a value json cannot write (parsing bounds nesting; be safe)
+        text = f"a {type(value).__name__}"
+    return _clip(text)
 
 
 def _without_titles(schema: Any) -> Any:

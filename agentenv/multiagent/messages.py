@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentenv.parsing import Answer, ParseError, ToolCalls, parse_action
+from agentenv.parsing import Answer, ParseError, ToolCalls, check_text, parse_action
 
 SAY_OPEN, SAY_CLOSE = "<say>", "</say>"
 _ACTION_TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>")
@@ -57,11 +57,17 @@ def speaker_expected(lead: str) -> str:
     return f"Expected one <say>…</say> reply to the {lead} (optionally after <think>…</think>)."
 
 
-def parse_lead(text: str, other: str) -> Say | ToolCalls | Answer | ParseError:
-    """Parse a lead agent's action; never raises on any input."""
+def parse_lead(text: str, other: str, max_length: int | None = None) -> Say | ToolCalls | Answer | ParseError:
+    """Parse a lead agent's action; never raises on any input.
+
+    ``max_length``: a longer action is refused before it is read (see :func:`~agentenv.parsing.check_text`).
+    """
     expected = lead_expected(other)
     if not isinstance(text, str):
         return ParseError(f"action must be a str, got {type(text).__name__}", expected)
+    unreadable = check_text(text, max_length)
+    if unreadable is not None:
+        return ParseError(unreadable.reason, expected)
     if SAY_OPEN not in text and SAY_CLOSE not in text:
         parsed = parse_action(text)
         if isinstance(parsed, ParseError):
@@ -76,11 +82,16 @@ def parse_lead(text: str, other: str) -> Say | ToolCalls | Answer | ParseError:
     return _parse_say(text, expected)
 
 
-def parse_speaker(text: str, lead: str, side: str = "patient") -> Say | ParseError:
+def parse_speaker(
+    text: str, lead: str, side: str = "patient", max_length: int | None = None
+) -> Say | ParseError:
     """Parse a reply of the simulated side; never raises on any input."""
     expected = speaker_expected(lead)
     if not isinstance(text, str):
         return ParseError(f"action must be a str, got {type(text).__name__}", expected)
+    unreadable = check_text(text, max_length)
+    if unreadable is not None:
+        return ParseError(unreadable.reason, expected)
     if SAY_OPEN not in text and SAY_CLOSE not in text:
         if any(tag in text for tag in _ACTION_TAGS):
             return ParseError(

@@ -1,4 +1,8 @@
-"""Fuzzed actions from either side never raise, and every unreadable one is explained."""
+"""Fuzzed actions from either side never raise, and every unreadable one is explained.
+
+Non-``str`` actions are a caller's bug, not agent text: they raise ``TypeError``
+(``tests/core/test_hostile_actions.py``), so the fuzzed actions here are all text.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,6 @@ piece = st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(TAGS), st.text(max
 action = st.one_of(
     st.lists(piece, max_size=6).map("".join),
     st.builds(lambda body: f"<say>{body}</say>", st.lists(piece, max_size=4).map("".join)),
-    st.sampled_from([None, 3, b"<say>x</say>", ["<say>x</say>"]]),
 )
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
