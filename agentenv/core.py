@@ -13,14 +13,17 @@ observation is the next text it must read.
       ``info["reward_components"]``;
     - anything unparseable is an error observation saying what was wrong and
       what is expected; it counts as a turn and ``info["parse_error"]`` holds
-      the reason. Agent input never raises;
+      the reason. Agent input never raises, and an action longer than
+      ``action_space.max_length`` is such an error, refused before it is read.
+      A non-``str`` action is the caller's bug, not agent text: ``TypeError``;
     - ``truncated=True`` when ``max_turns`` actions pass without an answer.
       A ``single_turn`` env has one action by definition: whatever it is, the
       episode *terminates* (an unparseable action is graded as no answer).
 * ``info``: ``messages`` (OpenAI chat format), ``tools`` (OpenAI function
   schemas), ``turn``, ``tool_calls``, ``task_id``, ``split`` and
   ``reward_components`` (filled at the end). ``gold`` appears only after the
-  episode ends.
+  episode ends. Every info is the caller's: gold is a copy, and messages are
+  read-only (:mod:`agentenv.frozen`), so no step can change another's.
 
 A task family subclasses :class:`ToolEnv` and fills four hooks:
 ``_task_prompt``, ``_grade``, ``_task_from_dict`` and (optionally)
@@ -29,6 +32,7 @@ A task family subclasses :class:`ToolEnv` and fills four hooks:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -38,7 +42,8 @@ from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
-from agentenv.parsing import Answer, ParseError, ToolCalls, parse_action
+from agentenv.frozen import MessageLog
+from agentenv.parsing import Answer, ParseError, ToolCalls, parse_action, printable
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
@@ -174,15 +179,17 @@ class ToolEnv(gym.Env[str, str]):
         if self._system_text is None:
             self._system_text = self._system_prompt()
         messages = [{"role": "system", "content": self._system_text}, {"role": "user", "content": prompt}]
-        self._episode = Episode(task=task, messages=messages)
+        self._episode = Episode(task=task, messages=MessageLog(messages))
         return self._observe(prompt), self._info({})
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         ep = self._episode
         if ep is None or ep.done:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
+        if not isinstance(action, str):
+            raise TypeError(not_text(f"{type(self).__name__}.step", action))
         ep.turn += 1
-        parsed = parse_action(action)
+        parsed = parse_action(action, self.action_space.max_length)
         if isinstance(parsed, ToolCalls):
             validated = self.tools.validate(parsed)
             if isinstance(validated, ParseError):
@@ -191,8 +198,7 @@ class ToolEnv(gym.Env[str, str]):
         reward, terminated = 0.0, False
         if isinstance(parsed, ParseError):
             ep.invalid_actions += 1
-            text = action if isinstance(action, str) else repr(action)
-            ep.messages.append({"role": "assistant", "content": text})
+            ep.messages.append({"role": "assistant", "content": printable(action, self.action_space.max_length)})
             obs = parsed.message()
             ep.messages.append({"role": "user", "content": obs})
             extra["parse_error"] = parsed.reason
@@ -222,7 +228,7 @@ class ToolEnv(gym.Env[str, str]):
             ep.done = True
             components = self._components(ep)
             extra["reward_components"] = components
-            extra["gold"] = ep.task.gold
+            extra["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
         if components is not None or self.reward_config.shaping:
             counts = {"tool_calls": ep.tool_calls, "turns": ep.turn, "latency_ms": ep.latency_ms}
             reward, ep.paid = self.reward_config.step_reward(ep.paid, counts, components)
@@ -292,12 +298,36 @@ class ToolEnv(gym.Env[str, str]):
             "tool_calls": ep.tool_calls,
             "task_id": ep.task.id,
             "split": ep.task.split,
-            "messages": list(ep.messages),
+            "messages": list(ep.messages),  # frozen messages: shared safely, no per-step copy
             "tools": list(self.tools.schemas),
             "reward_components": {},
         }
         info.update(extra)
         return info
+
+
+def not_text(where: str, action: object) -> str:
+    """Why a non-``str`` action is a caller's bug (raised as ``TypeError``), not agent text to charge."""
+    return (
+        f"{where} takes the agent's text (str), got {type(action).__name__}; "
+        "for token ids wrap the env in agentenv.tokens.TokenEnv"
+    )
+
+
+def copy_plain(value: Any) -> Any:
+    """A deep copy of JSON-like data (dicts, lists, scalars) at about a third of ``copy.deepcopy``'s
+    cost; anything else goes through ``copy.deepcopy``. For gold, copied at every episode end."""
+    kind = type(value)
+    if kind is dict:
+        return {k: copy_plain(v) for k, v in value.items()}
+    if kind is list:
+        return [copy_plain(v) for v in value]
+    if kind in _IMMUTABLE or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
+_IMMUTABLE = frozenset((str, int, float, bool))
 
 
 def _assistant_message(
@@ -323,8 +353,7 @@ def render_transcript(messages: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for m in messages:
         role = m["role"].upper() if m["role"] != "tool" else f"TOOL {m.get('name', '')}".rstrip()
-        body = m.get("content") or ""
-        for call in m.get("tool_calls", ()):
-            body += f"\n-> {call['function']['name']}({call['function']['arguments']})"
-        lines.append(f"{role}: {body.strip()}")
+        body = [m.get("content") or ""]
+        body.extend(f"\n-> {c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls", ()))
+        lines.append(f"{role}: {''.join(body).strip()}")
     return "\n\n".join(lines)

@@ -12,8 +12,10 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
 * **Actions** are text, parsed by :mod:`agentenv.multiagent.messages`
   (``<say>``, ``<tool_call>``, ``<answer>``, optional ``<think>``). Anything
   unparseable is an error observation for the agent that sent it, with the
-  reason in ``info["parse_error"]``; agent input never raises. A reply that
-  cannot be read reaches the lead as a note saying so.
+  reason in ``info["parse_error"]``; agent input never raises, and an action
+  over the action space's ``max_length`` is refused unread. A non-``str``
+  action for an agent still in play is the caller's bug: ``TypeError``. A
+  reply that cannot be read reaches the lead as a note saying so.
 * **Rewards.** The lead gets the family's graded components weighted by its
   :class:`~agentenv.rewards.RewardConfig` when the episode ends (or shaped
   costs per step, as ``ToolEnv``). Every message of the simulated side is
@@ -27,7 +29,8 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   (filled at the end), ``parse_error``; the simulated side also gets
   ``private`` (its facts, structured, for scripted policies) and
   ``judgment`` (the checker's counts on its last message; ``{}`` before it
-  speaks). ``gold`` appears only after the end.
+  speaks). ``gold`` appears only after the end. Infos are the caller's:
+  gold and private facts are copies, and messages are read-only.
 
 A family subclasses :class:`DialogueEnv` and fills the hooks marked below.
 """
@@ -43,6 +46,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from agentenv.core import Task, render_transcript
+from agentenv.frozen import MessageLog
 from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
 from agentenv.multiagent.records import (
     Dialogue,
@@ -53,7 +57,7 @@ from agentenv.multiagent.records import (
     lead_counts,
     speaker_components,
 )
-from agentenv.parsing import Answer, ParseError, ToolCalls
+from agentenv.parsing import Answer, ParseError, ToolCalls, printable
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
@@ -160,8 +164,8 @@ class DialogueEnv(AECEnv[str, str, str]):
         task = choose_task(self.tasks, options or {}, self.np_random, self.split)
         self._start(task)
         briefing = self._other_briefing(task)
-        messages = {self.lead: [{"role": "system", "content": self._lead_system()}],
-                    self.other: [{"role": "system", "content": briefing}]}
+        messages = {self.lead: MessageLog([{"role": "system", "content": self._lead_system()}]),
+                    self.other: MessageLog([{"role": "system", "content": briefing}])}
         d = self._dialogue = Dialogue(task=task, messages=messages, last={self.lead: "", self.other: briefing})
         self.judgments = []
         opening = self._lead_opening(task)
@@ -194,6 +198,11 @@ class DialogueEnv(AECEnv[str, str, str]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(None)
             return
+        if not isinstance(action, str):
+            raise TypeError(
+                f"{type(self).__name__}.step takes the agent's text (str), got {type(action).__name__}; "
+                "None is only for an agent that is done"
+            )
         self._cumulative_rewards[agent] = 0.0
         for a in self.rewards:
             self.rewards[a] = 0.0
@@ -227,13 +236,13 @@ class DialogueEnv(AECEnv[str, str, str]):
     def _lead_step(self, action: Any) -> dict[str, Any]:
         d, lead, other = self._dialogue, self.lead, self.other
         d.turns[lead] += 1
-        parsed = parse_lead(action, other)
+        parsed = parse_lead(action, other, self._action_spaces[lead].max_length)
         validated: Any = None
         if isinstance(parsed, ToolCalls):
             validated = self.tools.validate(parsed)
             if isinstance(validated, ParseError):
                 parsed = validated
-        text = action if isinstance(action, str) else repr(action)
+        text = printable(action, self._action_spaces[lead].max_length)
         mine = d.messages[lead]
         if isinstance(parsed, ParseError):
             d.invalid[lead] += 1
@@ -282,8 +291,8 @@ class DialogueEnv(AECEnv[str, str, str]):
     def _other_step(self, action: Any) -> dict[str, Any]:
         d, lead, other = self._dialogue, self.lead, self.other
         d.turns[other] += 1
-        parsed = parse_speaker(action, lead, other)
-        text = action if isinstance(action, str) else repr(action)
+        parsed = parse_speaker(action, lead, other, self._action_spaces[other].max_length)
+        text = printable(action, self._action_spaces[other].max_length)
         extra: dict[str, Any] = {}
         if isinstance(parsed, ParseError):
             d.invalid[other] += 1
@@ -330,7 +339,7 @@ class DialogueEnv(AECEnv[str, str, str]):
             "turn": d.turns[agent],
             "task_id": d.task.id,
             "split": d.task.split,
-            "messages": list(d.messages[agent]),
+            "messages": list(d.messages[agent]),  # frozen messages: shared safely, no per-step copy
             "tools": list(self.tools.schemas) if agent == self.lead else [],
             "reward_components": {},
         }

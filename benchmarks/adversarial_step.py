@@ -1,0 +1,243 @@
+"""Worst-case step time on hostile actions, per env, against the 20 ms budget (not a test; prints a table).
+
+    python benchmarks/adversarial_step.py [--timeout 15] [--ids MediaSearch-v0 ...] [--json out.json]
+
+Why: DESIGN.md budgets "any action <= 32 KB parsed and graded" at 20 ms worst
+case. A policy under RL pressure finds the slowest inputs, so the figure that
+matters is the maximum over crafted inputs, not a mean. The inputs are the
+catalogue of ``tests/core/test_hostile_actions.py`` plus generated ones:
+every fragment of :data:`FRAGMENTS` repeated to the action limit (bare,
+inside ``<answer>``, inside a tool-call argument) and seeded random mixtures
+of fragments from 1 KB to 32 KB.
+
+Each env runs in a worker process. A case that passes ``--timeout`` seconds
+is recorded as ">T s", the worker is killed and a fresh one continues with
+the next case, so the script finishes even on a quadratic or cubic path.
+Dialogues (``agentenv.multiagent``) are timed for both agents, as
+``id:agent``. Each case is timed on a fresh episode (reset not timed) up to
+three times and the minimum kept, so the figure is the input's cost rather
+than the machine's noise or a one-off index build on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import multiprocessing as mp
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BUDGET_MS = 20.0
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE_FILE = ROOT / "tests" / "core" / "test_hostile_actions.py"
+
+FRAGMENTS = (
+    "<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>", "<say>", "</say>",
+    "{", "}", "[", "]", '"', "\\", "\\u", ":", ",", " ", "\n", "(", ")", "OMIM", "OMIM:", "ORPHA:",
+    "HP:0001250", "1", "9", "x", "é", "😀", "\x00", '{"name": "search", "arguments": {"query": "x"}}',
+    '"answer"', "NaN", "-", "_", "<", ">", "</", "the ",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One env to time: a gym id, or a dialogue id and the agent whose actions are timed."""
+
+    env_id: str
+    role: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.env_id if self.role is None else f"{self.env_id}:{self.role}"
+
+
+def load_catalogue() -> Any:
+    """The test module holding :func:`hostile_cases`, imported by path (tests/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("hostile_actions_catalogue", CATALOGUE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def generated_cases(max_length: int, tool: str, arg: str, seed: int = 0, mixtures: int = 24) -> list[tuple[str, str]]:
+    """Fragments repeated to the limit, bare and wrapped, plus seeded random mixtures (1-32 KB)."""
+    n = max_length - 80
+    cases = []
+    for fragment in FRAGMENTS:
+        body = fragment * max(1, n // len(fragment))
+        cases.append((f"repeat {fragment!r}", body))
+        cases.append((f"answer(repeat {fragment!r})", f"<answer>{body}</answer>"))
+        quoted = json.dumps(body)
+        if len(quoted) < n:
+            cases.append((f"argument(repeat {fragment!r})", f'<tool_call>{{"name": "{tool}", "arguments": {{"{arg}": {quoted}}}}}</tool_call>'))
+    rng = np.random.default_rng(seed)
+    for index in range(mixtures):
+        size = int(2 ** rng.uniform(10, 15))
+        pieces, length = [], 0
+        while length < size:
+            piece = FRAGMENTS[int(rng.integers(len(FRAGMENTS)))]
+            pieces.append(piece)
+            length += len(piece)
+        cases.append((f"mixture #{index} ({length} chars)", "".join(pieces)[:max_length]))
+    return cases
+
+
+def build(target: Target) -> Any:
+    """The env of a target (gym.make with its registered wrappers, or the AEC dialogue)."""
+    if target.role is None:
+        import gymnasium as gym
+
+        import agentenv  # noqa: F401
+
+        return gym.make(target.env_id)
+    from agentenv.multiagent import make
+
+    return make(target.env_id)
+
+
+def ready(env: Any, target: Target) -> tuple[int, list[dict[str, Any]]]:
+    """Reset to a fixed task and play scripted moves until the timed agent acts; (max_length, tools)."""
+    if target.role is None:
+        _, info = env.reset(seed=0, options={"index": 0})
+        return env.action_space.max_length, info["tools"]
+    env.reset(seed=0, options={"index": 0})
+    agent = env.lead if target.role == "lead" else env.other
+    while env.agent_selection != agent:
+        env.step("<say>I need help.</say>" if env.agent_selection == env.other else "<say>What do you need?</say>")
+    return env.action_space(agent).max_length, env.infos[env.lead]["tools"]
+
+
+def cases_for(env: Any, target: Target) -> list[tuple[str, str]]:
+    """Catalogue and generated cases, sized for this env's action limit and tools."""
+    catalogue = load_catalogue()
+    max_length, tools = ready(env, target)
+    tool, arg = catalogue.string_tool(tools)
+    listed = [(c.name, c.text) for c in catalogue.hostile_cases(max_length, tool, arg)]
+    return listed + generated_cases(max_length, tool, arg)
+
+
+def time_case(env: Any, target: Target, text: str) -> tuple[float, str]:
+    """Seconds of one step on a fresh episode, the minimum of up to three runs, and any exception.
+
+    A slow first run is always repeated: an index a family builds on first use (a disease-name
+    index, say) is a one-off cost, not the input's. A run over 5 s is not repeated.
+    """
+    best = float("inf")
+    for run in range(3):
+        ready(env, target)
+        start = time.perf_counter()
+        try:
+            env.step(text)
+        except Exception as exc:  # noqa: BLE001 - an escaping exception is a finding, not a crash
+            return time.perf_counter() - start, f"{type(exc).__name__}: {str(exc)[:80]}"
+        best = min(best, time.perf_counter() - start)
+        if best > 5.0 or (run >= 1 and best > 0.1):
+            break
+    return best, ""
+
+
+def worker(target: Target, start: int, conn: Any) -> None:
+    """Build the env, send the case names, then (index, seconds, exception) per case from ``start``."""
+    env = build(target)
+    cases = cases_for(env, target)
+    conn.send([name for name, _ in cases])
+    for index in range(start, len(cases)):
+        seconds, error = time_case(env, target, cases[index][1])
+        conn.send((index, seconds, error))
+    conn.close()
+
+
+def run_target(target: Target, timeout_s: float) -> list[dict[str, Any]]:
+    """Every case of one target, restarting the worker after a case that times out."""
+    ctx = mp.get_context("fork")
+    results: list[dict[str, Any]] = []
+    start, names = 0, None
+    while names is None or start < len(names):
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=worker, args=(target, start, child), daemon=True)
+        proc.start()
+        child.close()
+        if not parent.poll(300):
+            raise RuntimeError(f"{target.label}: the env did not build in 300 s")
+        names = parent.recv()
+        while start < len(names):
+            if not parent.poll(timeout_s):
+                proc.kill()
+                proc.join()
+                results.append({"case": names[start], "ms": None, "error": f">{timeout_s:g} s"})
+                start += 1
+                break
+            index, seconds, error = parent.recv()
+            results.append({"case": names[index], "ms": seconds * 1000.0, "error": error})
+            start = index + 1
+        else:
+            proc.join()
+    return results
+
+
+def targets(ids: list[str] | None) -> list[Target]:
+    """Every registered gym id, and both agents of every dialogue (or the ids asked for)."""
+    import agentenv
+    from agentenv.multiagent import MULTIAGENT_SPECS
+
+    out = [Target(i) for i in agentenv.env_ids()]
+    for spec in MULTIAGENT_SPECS:
+        out += [Target(spec.id, "lead"), Target(spec.id, "other")]
+    return [t for t in out if not ids or t.env_id in ids]
+
+
+def report(target: Target, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The worst case of one target, the cases over budget, timeouts and exceptions."""
+    timed = [r for r in results if r["ms"] is not None]
+    worst = max(timed, key=lambda r: r["ms"]) if timed else None
+    timeouts = [r["case"] for r in results if r["error"].startswith(">")]
+    raised = [f"{r['case']}: {r['error']}" for r in results if r["ms"] is not None and r["error"]]
+    return {
+        "target": target.label,
+        "cases": len(results),
+        "worst_case": timeouts[0] if timeouts else (worst["case"] if worst else None),
+        "worst_ms": None if timeouts else (round(worst["ms"], 2) if worst else None),
+        "worst_timed_case": worst["case"] if worst else None,
+        "worst_timed_ms": round(worst["ms"], 2) if worst else None,
+        "ratio_to_budget": None if timeouts or not worst else round(worst["ms"] / BUDGET_MS, 3),
+        "over_budget": sorted(r["case"] for r in timed if r["ms"] > BUDGET_MS),
+        "timeouts": timeouts,
+        "raised": raised,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=15.0, help="seconds before a case counts as '>T s'")
+    parser.add_argument("--ids", nargs="*", help="only these env ids")
+    parser.add_argument("--json", help="write the full results to this file")
+    args = parser.parse_args()
+    rows = []
+    for target in targets(args.ids):
+        row = report(target, run_target(target, args.timeout))
+        rows.append(row)
+        worst = f">{args.timeout:g} s" if row["timeouts"] else f"{row['worst_ms']:.2f} ms"
+        ratio = "n/a" if row["ratio_to_budget"] is None else f"{row['ratio_to_budget']:.2f}x"
+        print(f"{row['target']:<36} worst {worst:>10} ({ratio} of {BUDGET_MS:g} ms) on {row['worst_case']!r}; "
+              f"{len(row['over_budget'])} over budget, {len(row['timeouts'])} timeouts, {len(row['raised'])} raised",
+              flush=True)
+        for case in row["timeouts"]:
+            print(f"    timeout: {case!r}", flush=True)
+        for case in row["raised"]:
+            print(f"    raised:  {case}", flush=True)
+        if row["timeouts"]:
+            print(f"    worst finished: {row['worst_timed_ms']} ms on {row['worst_timed_case']!r}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
