@@ -53,6 +53,15 @@ class ToolTimeout(Exception):
     """Raised inside a tool body when its time limit expires."""
 
 
+class ServiceUnavailable(Exception):
+    """A service a tool depends on (e.g. a retrieval server) is down or not answering.
+
+    Why its own type: the agent must learn that the call failed through no
+    fault of its request, so the error it reads says so instead of asking for
+    a narrower request.
+    """
+
+
 @dataclass(frozen=True)
 class Tool:
     """A callable tool: ``fn`` receives a validated ``args_model`` instance.
@@ -202,8 +211,16 @@ class ToolRegistry:
             content = result if isinstance(result, str) else _JSON.encode(result)
         except ToolError as exc:
             ok, content = False, f"Error: {exc}"
+        except ServiceUnavailable as exc:
+            ok, content = False, (
+                f"Error: {t.name} could not run because a service it needs is unavailable ({str(exc)[:300]}). "
+                "This is not a problem with your request; retry later or answer without it."
+            )
         except ToolTimeout:
-            ok, content = False, f"Error: {t.name} timed out after {t.timeout_s:g} s; try a narrower request."
+            ok, content = False, (
+                f"Error: {t.name} did not finish within {t.timeout_s:g} s: the request may be too broad, "
+                "or a service it uses may be slow."
+            )
         except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation
             ok, content = False, f"Error: {t.name} failed ({type(exc).__name__}): {str(exc)[:300]}"
         if len(content) > t.max_output_chars:

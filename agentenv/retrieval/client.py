@@ -45,13 +45,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from agentenv.retrieval.base import Hit
+from agentenv.tools import ServiceUnavailable
 
 
 class RetrievalError(RuntimeError):
     """The retrieval server answered with an error."""
 
 
-class RetrievalUnavailable(RetrievalError):
+class RetrievalUnavailable(RetrievalError, ServiceUnavailable):
     """The service did not answer: down, overloaded or hung. Not the request's fault.
 
     Tool code can catch this type to tell the agent that the retrieval
