@@ -114,14 +114,16 @@ def data_cli_run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentenv`` console script.
 
-    An unwritable cache location is a setup problem, not a bug: it is shown
-    as its one-line fix, without a traceback, with exit code 2.
+    An unwritable cache location or bad user input (``UserInputError``) is a
+    setup problem, not a bug: it is shown as its one-line fix, without a
+    traceback, with exit code 2.
     """
+    from agentenv.errors import UserInputError
     from agentenv.paths import CacheNotWritableError
 
     try:
         return _main(argv)
-    except CacheNotWritableError as err:
+    except (CacheNotWritableError, UserInputError) as err:
         print(f"agentenv: error: {err}", file=sys.stderr)
         return 2
 
