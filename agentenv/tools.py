@@ -213,7 +213,7 @@ class ToolRegistry:
             ok, content = False, f"Error: {exc}"
         except ServiceUnavailable as exc:
             ok, content = False, (
-                f"Error: {t.name} could not run because a service it needs is unavailable ({str(exc)[:300]}). "
+                f"Error: {t.name} could not run because a service it needs is unavailable ({str(exc)[:600]}). "
                 "This is not a problem with your request; retry later or answer without it."
             )
         except ToolTimeout:
