@@ -69,11 +69,19 @@ class FrozenList(list):  # type: ignore[type-arg]
         return [copy.deepcopy(v, memo) for v in self]
 
 
+_CONTAINERS = (dict, list)
+
+
 def freeze(value: Any) -> Any:
     """``value`` with every dict and list inside made read-only (strings and numbers are already)."""
     kind = type(value)
-    if kind is dict or kind is FrozenDict:
-        return value if kind is FrozenDict else FrozenDict({k: freeze(v) for k, v in value.items()})
+    if kind is dict:
+        for item in value.values():
+            if type(item) in _CONTAINERS:
+                return FrozenDict({k: freeze(v) for k, v in value.items()})
+        return FrozenDict(value)  # the common message: only strings inside
+    if kind is FrozenDict:
+        return value
     if kind is list or kind is FrozenList:
         return value if kind is FrozenList else FrozenList(freeze(v) for v in value)
     return value
