@@ -241,7 +241,7 @@ class _EntryResolver:
         named = {m.disease_id for m in matches}
         if ids:
             named |= {canonical_id(m) for m in ids}
-        if len(named) == 1 and None not in named and (len(ids) <= 1):
+        if len(named) == 1 and None not in named and len(ids) <= 1:
             disease = next(iter(named))
             if not ids or self.kb.in_universe(disease):
                 return [(disease, "id" if ids else matches[0].how, piece)]

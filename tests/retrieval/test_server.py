@@ -31,6 +31,8 @@ from agentenv.retrieval.batching import MicroBatcher, Overloaded
 from agentenv.retrieval.client import RetrievalClient, RetrievalError, RetrievalUnavailable
 from agentenv.retrieval.server import ServerLimits
 
+from ._echo_server import ECHO_SERVER_SCRIPT
+
 INFO = {"corpus": "test-films", "checksum": "abc123", "backend": "test"}
 
 
@@ -281,20 +283,6 @@ def test_client_retries_503_until_the_server_has_room(server_extra: None) -> Non
 
 # ---------------------------------------------------------------- worker processes
 
-WORKER_SCRIPT = """
-import sys
-from agentenv.retrieval.base import Hit
-from agentenv.retrieval.server import serve
-
-class Echo:
-    def search(self, q, k):
-        return [Hit(q, float(i), i) for i in range(k)]
-
-    def search_batch(self, queries, k):
-        return [self.search(q, k) for q in queries]
-
-serve(Echo(), {"corpus": "echo"}, "127.0.0.1", int(sys.argv[1]), workers=2)
-"""
 
 
 @contextlib.contextmanager
@@ -303,7 +291,7 @@ def forked_server() -> Iterator[tuple[subprocess.Popen[bytes], set[int]]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-c", WORKER_SCRIPT, str(port)],
+    proc = subprocess.Popen([sys.executable, "-c", ECHO_SERVER_SCRIPT, str(port)],
                             stderr=subprocess.PIPE)
     try:
         RetrievalClient(f"http://127.0.0.1:{port}").wait_ready(timeout_s=20)

@@ -28,6 +28,8 @@ from agentenv.retrieval.client import RetrievalClient, RetrievalUnavailable
 from agentenv.retrieval.server import ServerLimits, parse_search_body
 from agentenv.retrieval.workers import supervise
 
+from ._echo_server import ECHO_SERVER_SCRIPT
+
 INFO = {"corpus": "echo", "checksum": "0", "backend": "echo"}
 
 
@@ -312,20 +314,6 @@ def test_the_server_still_answers_after_the_malformed_requests(echo_server: Any)
 
 # ------------------------------------------------------------- dead workers
 
-WORKER_SCRIPT = """
-import sys
-from agentenv.retrieval.base import Hit
-from agentenv.retrieval.server import serve
-
-class Echo:
-    def search(self, q, k):
-        return [Hit(q, float(i), i) for i in range(k)]
-
-    def search_batch(self, queries, k):
-        return [self.search(q, k) for q in queries]
-
-serve(Echo(), {"corpus": "echo"}, "127.0.0.1", int(sys.argv[1]), workers=2)
-"""
 
 
 def worker_pids(url: str, want: int, timeout_s: float = 10.0, avoid: int = -1) -> set[int]:
@@ -345,7 +333,7 @@ def test_a_killed_worker_is_restarted_while_the_other_keeps_serving() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-c", WORKER_SCRIPT, str(port)],
+    proc = subprocess.Popen([sys.executable, "-c", ECHO_SERVER_SCRIPT, str(port)],
                             stderr=subprocess.PIPE)
     try:
         RetrievalClient(url).wait_ready(timeout_s=20)
