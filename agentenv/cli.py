@@ -137,9 +137,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return play(args.env_id, split=args.split, seed=args.seed)
     if args.command == "list":
-        from agentenv.registration import ENV_SPECS
+        from agentenv.families import env_specs
 
-        for spec in ENV_SPECS:
+        for spec in env_specs():
             print(f"{spec.id:40s} {spec.description}")
         return 0
     if args.command == "export-sft":

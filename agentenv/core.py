@@ -63,7 +63,15 @@ class MessageKind(Enum):
 
 @dataclass(frozen=True, eq=False)
 class Task:
-    """One episode's case: public fields the agent may see, private gold, a content-hash id.
+    """One episode's case: public fields the agent may see, private gold and case, a content-hash id.
+
+    ``case`` is the family's typed payload behind the gold (a media question
+    with its tool plan, a simulated patient): privileged code (graders,
+    oracles, simulated users) reads it; a policy never sees it.
+
+    ``family`` names the registered :class:`~agentenv.families.Family` the task
+    belongs to, so that generic code (the oracle, SFT export) finds the
+    family's parts without probing the gold's shape.
 
     The id hashes the public content only, so it reveals nothing about the gold.
 
@@ -75,10 +83,11 @@ class Task:
     prompt: str
     gold: Any = field(repr=False)
     split: str = "custom"
+    family: str = "custom"
     kind: str = "custom"
     difficulty: str = "unknown"
     public: Mapping[str, Any] = field(default_factory=dict)
-    private: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    case: Any = field(default=None, repr=False)
     id: str = ""
 
     def __post_init__(self) -> None:

@@ -4,7 +4,7 @@ It proves that every generated question is answerable with the tools: the
 answer it gives is read out of the real tool outputs with the plan's
 ``extract`` rule, never copied from the gold. Tasks without a plan (your own
 questions) get the gold answer directly, since there is nothing to prove.
-Rare-disease tasks (a patient in ``task.private``) are handed to
+Rare-disease tasks (``task.family == "rare_disease"``) are handed to
 :class:`~agentenv.baselines.rare_disease_oracle.RareDiseaseOracle`.
 """
 
@@ -34,13 +34,13 @@ class OracleAgent:
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         self._task = task
         self._delegate = None
-        if "patient" in task.private:  # a rare-disease task: its own oracle
+        if task.family == "rare_disease":  # a rare-disease task: its own oracle
             from agentenv.baselines.rare_disease_oracle import RareDiseaseOracle
 
             self._delegate = RareDiseaseOracle()
             self._delegate.reset(obs, info, task=task, rng=rng)
             return
-        plan = task.private.get("plan") if info.get("tools") else None
+        plan = getattr(task.case, "plan", None) if info.get("tools") else None
         self._steps = list(plan or [])
         self._outputs = []
         self._next = 0
@@ -59,7 +59,7 @@ class OracleAgent:
     def _final_answer(self) -> str:
         task = self._task
         assert task is not None, "reset() first"
-        extract = task.private.get("extract")
+        extract = getattr(task.case, "extract", None)
         if self._steps and extract is not None:
             from agentenv.envs.media_search.questions import execute_plan_extract
 

@@ -39,7 +39,7 @@ from agentenv.baselines.agent import make_agent
 from agentenv.baselines.oracle import OracleAgent
 from agentenv.evaluation.runner import episode_plan
 from agentenv.parsing import ParseError, parse_action
-from agentenv.registration import ENV_SPECS
+from agentenv.families import env_specs
 from agentenv.rewards import PRESETS
 
 NAMES = ("strict", "lenient", "efficient")
@@ -149,7 +149,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=50)
     parser.add_argument("--split", default="test")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ids", nargs="*", default=[spec.id for spec in ENV_SPECS])
+    parser.add_argument("--ids", nargs="*", default=[spec.id for spec in env_specs()])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     results: dict[str, Any] = {}

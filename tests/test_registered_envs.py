@@ -9,9 +9,9 @@ from gymnasium.utils.env_checker import check_env
 
 import agentenv
 from agentenv.baselines.random_agent import RandomAgent
-from agentenv.registration import ENV_SPECS
+from agentenv.families import env_specs
 
-IDS = [spec.id for spec in ENV_SPECS]
+IDS = [spec.id for spec in env_specs()]
 
 
 def test_import_registers_every_id() -> None:

@@ -45,8 +45,8 @@ class ReasoningOracle:
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         line_rng = rng.spawn(1)[0]
         self.inner.reset(obs, info, task=task, rng=rng)
-        plan = task.private.get("plan") if info.get("tools") else None
-        self._writer = ReasoningWriter(plan, task.private.get("extract"), line_rng)
+        plan = getattr(task.case, "plan", None) if info.get("tools") else None
+        self._writer = ReasoningWriter(plan, getattr(task.case, "extract", None), line_rng)
         self._calls = 0
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:

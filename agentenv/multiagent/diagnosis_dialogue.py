@@ -113,9 +113,9 @@ class DiagnosisDialogueEnv(DialogueEnv):
         ])
 
     def _start(self, task: Task) -> None:
-        if "patient" not in task.private:
-            raise ValueError("options['task'] must be a rare-disease Task (with private['patient'])")
-        p: Patient = task.private["patient"]
+        if not isinstance(task.case, Patient):
+            raise ValueError("options['task'] must be a rare-disease Task (its case a Patient)")
+        p: Patient = task.case
         self._patient = p
         self._private = {
             "present": list(p.present), "hidden": list(p.hidden), "excluded": list(p.excluded),
@@ -124,7 +124,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         self._asked, self._asked_so_far, self._stated, self._n_asked = (), [], {}, 0
 
     def _other_briefing(self, task: Task) -> str:
-        p: Patient = task.private["patient"]
+        p: Patient = task.case
         kb = self.kb
 
         def items(terms: Sequence[str]) -> str:
@@ -172,7 +172,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         return Judgment(counts, check.claims)
 
     def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
-        patient: Patient = task.private["patient"]
+        patient: Patient = task.case
         resolved = resolve_answer(self.kb, answer.text) if answer is not None else None
         return grade(resolved, patient.diagnoses, self.k, self._n_asked)
 

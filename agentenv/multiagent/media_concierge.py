@@ -109,7 +109,7 @@ class MediaConciergeEnv(DialogueEnv):
         return None
 
     def _start(self, task: Task) -> None:
-        question = task.private.get("question")
+        question = task.case if task.family == "media_search" else None
         request = request_of(question) if question is not None else None
         if request is None:
             raise ValueError("options['task'] must be a constraint or superlative MediaSearch Task with a plan")
@@ -148,7 +148,7 @@ class MediaConciergeEnv(DialogueEnv):
     def _judge(self, text: str | None) -> Judgment:
         if text is None:
             return Judgment({"claims": 0, "unanswered": len(self._asked)})
-        question = self.task.private["question"]
+        question = self.task.case
         check = check_user_message(self.vocabulary, text, self._request, question, self._asked,
                                    self._asked_so_far, self._held)
         true_fields = {field_of(c, self._request) for c in check.claims if c not in check.false_claims}
@@ -160,7 +160,7 @@ class MediaConciergeEnv(DialogueEnv):
         return Judgment(counts, check.claims)
 
     def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
-        correct = answer is not None and grade_answer(answer.text, task.private["question"])
+        correct = answer is not None and grade_answer(answer.text, task.case)
         return {"accuracy": float(correct), "questions_asked": float(self._n_asked),
                 "held_back": float(len(self._held)), "revealed": float(len(self._revealed))}
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agentenv.retrieval.corpus_sources import CORPORA, load_corpus_texts
+from agentenv.retrieval.corpus_sources import corpus_names, load_corpus_texts
 from agentenv.retrieval.server import ServerLimits
 
 BACKENDS = ("bm25", "bm25-reference", "dense", "hybrid")
@@ -53,7 +53,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Build one retrieval index and serve it over HTTP, so that many env "
                     "workers share it. Workers connect with "
                     "agentenv.retrieval.client.RetrievalClient('http://HOST:PORT').")
-    parser.add_argument("--corpus", required=True, choices=CORPORA)
+    parser.add_argument("--corpus", required=True, metavar="NAME",
+                        help=f"a registered corpus ({', '.join(corpus_names())}), or MODULE:NAME for a corpus "
+                             "of a family kept outside agentenv (the module is imported first)")
     parser.add_argument("--backend", default="bm25", choices=BACKENDS)
     parser.add_argument("--host", default="127.0.0.1",
                         help="interface to bind (default loopback: the server has no auth)")

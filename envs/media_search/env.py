@@ -67,14 +67,16 @@ class QuestionTasks(Sequence[Task]):
 
 
 def question_task(q: Question, split: str) -> Task:
-    """The Task of one question: the text is public; answer, aliases and plan are private."""
+    """The Task of one question: the text is public; answer and aliases are the gold; the question
+    (with its tool plan and extract rule) is the case."""
     return Task(
         prompt=q.question,
         gold={"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type},
         split=split,
+        family="media_search",
         kind=q.kind,
         difficulty=q.difficulty,
-        private={"question": q, "plan": q.plan, "extract": q.extract},
+        case=q,
     )
 
 
@@ -156,7 +158,7 @@ class MediaSearchEnv(ToolEnv):
         return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"
 
     def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
-        question = task.private["question"]
+        question: Question = task.case
         correct = answer is not None and grade_answer(answer.text, question)
         return {"accuracy": float(correct)}
 

@@ -106,3 +106,12 @@ def disease_retriever(kb: HpoKnowledgeBase, spec: str = "bm25") -> Retriever:
         return build_retriever(spec, list(texts), list(ids), corpus_checksum=documents_checksum(kb))
 
     return LazyRetriever(build)
+
+
+def disease_corpus() -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """``(ids, texts, checksum)`` of the ``rare-disease`` corpus (OMIM universe), for ``serve-retrieval``."""
+    from agentenv.corpora.hpo import load_hpo_kb
+
+    kb = load_hpo_kb()
+    ids, texts = disease_documents(kb)
+    return ids, texts, documents_checksum(kb)

@@ -182,9 +182,9 @@ class RareDiseaseEnv(ToolEnv):
         return answer_rules(self.k, self.kb.universe, self.reward_config.over_limit)
 
     def _task_prompt(self, task: Task) -> str:
-        if "patient" not in task.private:
+        if not isinstance(task.case, Patient):
             raise ValueError(
-                "options['task'] must be a rare-disease Task (with private['patient']) or a task dict "
+                "options['task'] must be a rare-disease Task (its case a Patient) or a task dict "
                 '{"phenotypes": [...], "diagnosis": [...]}'
             )
         parts = ["A patient is referred to you for a rare-disease diagnosis.", task.prompt]
@@ -197,12 +197,12 @@ class RareDiseaseEnv(ToolEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = super().reset(seed=seed, options=options)
         assert self.task is not None
-        self._consultation = Consultation(self.task.private["patient"])
+        self._consultation = Consultation(self.task.case)
         self.last_answer = None
         return obs, info
 
     def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
-        patient: Patient = task.private["patient"]
+        patient: Patient = task.case
         resolved = resolve_answer(self.kb, answer.text) if answer is not None else None
         self.last_answer = resolved
         asked = self._consultation.questions if self._consultation is not None else 0

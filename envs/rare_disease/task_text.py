@@ -50,10 +50,11 @@ def patient_task(kb: HpoKnowledgeBase, patient: Patient, presentation: str, spli
         prompt=render_patient(kb, patient, presentation),  # type: ignore[arg-type]
         gold={"diagnosis": list(patient.diagnoses), "name": kb.disease_name(patient.disease_id)},
         split=split,
+        family="rare_disease",
         kind="simulated" if patient.seed is not None else "imported",
         difficulty=difficulty_of(kb, patient),
         public={"phenotypes": list(patient.present), "excluded": list(patient.excluded), "universe": kb.universe},
-        private={"patient": patient},
+        case=patient,
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.actions import answer, tool_call
 from agentenv.core import Task
-from agentenv.registration import ENV_SPECS
+from agentenv.families import env_specs
 
 SEED = 123
 N_ENVS = 8
@@ -20,7 +20,7 @@ STEPS = 14
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("env_id", [spec.id for spec in ENV_SPECS])
+@pytest.mark.parametrize("env_id", [spec.id for spec in env_specs()])
 def test_make_vec_works_for_every_id(env_id: str, mode: str) -> None:
     vec = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode)
     try:

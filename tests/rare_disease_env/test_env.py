@@ -50,7 +50,7 @@ def test_tasks_are_built_lazily_and_patients_are_deterministic() -> None:
     assert len(env.tasks) == 829 and not env.tasks._cache
     first = env.tasks[3]
     again = RareDiseaseEnv(split="validation").tasks[3]
-    assert first.private["patient"] == again.private["patient"] and first.id == again.id
+    assert first.case == again.case and first.id == again.id
     assert len(env.tasks._cache) == 1
 
 
@@ -138,8 +138,8 @@ def test_bad_kwargs_fail_early_naming_the_field(kwargs: dict, field: str) -> Non
 
 
 def test_sampler_presets_change_the_patients() -> None:
-    clean = RareDiseaseEnv(mode="single_turn", sampler="clean").tasks[0].private["patient"]
-    calibrated = RareDiseaseEnv(mode="single_turn").tasks[0].private["patient"]
+    clean = RareDiseaseEnv(mode="single_turn", sampler="clean").tasks[0].case
+    calibrated = RareDiseaseEnv(mode="single_turn").tasks[0].case
     assert clean.disease_id == calibrated.disease_id and clean != calibrated
 
 

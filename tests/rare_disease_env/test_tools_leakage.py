@@ -25,7 +25,7 @@ WORDS = ["diagnosis", "answer", "gold", "hidden", "patient", "split test", "__cl
 def _patients_with_hidden(env: gym.Env, n: int = 2) -> list[int]:
     found = []
     for index in range(len(env.unwrapped.tasks)):
-        if env.unwrapped.tasks[index].private["patient"].hidden:
+        if env.unwrapped.tasks[index].case.hidden:
             found.append(index)
         if len(found) == n:
             return found
@@ -69,7 +69,7 @@ def _run(env: gym.Env, index: int, calls: list[tuple[str, dict[str, Any]]]) -> l
 def setting(multi_env: gym.Env) -> dict[str, Any]:
     a, b = _patients_with_hidden(multi_env)
     tasks = [multi_env.unwrapped.tasks[i] for i in (a, b)]
-    patients: list[Patient] = [t.private["patient"] for t in tasks]
+    patients: list[Patient] = [t.case for t in tasks]
     assert patients[0].disease_id != patients[1].disease_id
     calls = _calls([t.id for t in tasks], [p.disease_id for p in patients], [h for p in patients for h in p.hidden])
     return {"indices": (a, b), "patients": patients, "calls": calls}
@@ -144,6 +144,6 @@ def test_error_messages_name_only_the_argument(multi_env: gym.Env, setting: dict
 def test_single_turn_prompt_reveals_nothing_hidden(kb: HpoKnowledgeBase, single_env: gym.Env) -> None:
     for index in range(20):
         obs, _ = single_env.reset(seed=index, options={"index": index})
-        patient = single_env.unwrapped.task.private["patient"]
+        patient = single_env.unwrapped.task.case
         assert not patient.hidden, "single-turn patients have no hidden findings"
         assert "Candidates" in obs and str(patient.seed) not in obs

@@ -70,7 +70,7 @@ def test_phenopacket_directory_round_trip(packets: Path, kb: HpoKnowledgeBase) -
     originals = {p.disease_id: p for p in (sampler.sample_case(*c) for c in split_cases(kb, "test")[:4])}
     assert len(env.tasks) == 4 and not env.import_warnings
     for task in env.tasks:
-        patient = task.private["patient"]
+        patient = task.case
         original = originals[patient.disease_id]
         assert set(patient.present) == set(original.all_present) and set(patient.excluded) == set(original.excluded)
     records, _ = timed_run(RunConfig("RareDiseaseDiagnosis-v0", "oracle", episodes=4, env_kwargs=(("tasks", str(packets)),)), progress=False)

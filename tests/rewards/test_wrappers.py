@@ -11,7 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from agentenv.actions import answer, tool_call
-from agentenv.registration import ENV_SPECS
+from agentenv.families import env_specs
 from agentenv.wrappers import CostShaping, FormatBonus, PredictionLimit, ToolCallCost, TurnCost
 
 from ..core.toy_env import SquareEnv
@@ -56,7 +56,7 @@ def test_check_env_on_toy_envs(make: Callable[[], gym.Env], name: str) -> None:
     check_env(wrapped, skip_render_check=True)
 
 
-@pytest.fixture(scope="module", params=[spec.id for spec in ENV_SPECS])
+@pytest.fixture(scope="module", params=[spec.id for spec in env_specs()])
 def registered(request: pytest.FixtureRequest) -> gym.Env:
     env = gym.make(request.param)
     yield env
