@@ -2,7 +2,7 @@
 
 * :mod:`agentenv.integrations.trl`: envs as TRL ``GRPOTrainer`` environments,
   and the matching prompt datasets (the ``trl`` extra);
-* :mod:`agentenv.integrations.tool_methods`: env tools as typed, documented
+* :mod:`agentenv.integrations.tools_as_methods`: env tools as typed, documented
   methods, the form trainers build tool schemas from;
 * :mod:`agentenv.integrations.script_args`: command-line parsing for the
   typed args dataclasses of the training scripts in ``baselines/``.

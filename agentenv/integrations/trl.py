@@ -18,7 +18,7 @@ How TRL 1.16 drives an environment (``trl/trainer/grpo_trainer.py``):
 What this adapter does with that:
 
 * :func:`environment_factory` makes a class whose methods are the env's tools
-  (:mod:`agentenv.integrations.tool_methods`), plus ``answer(answer)``. Each
+  (:mod:`agentenv.integrations.tools_as_methods`), plus ``answer(answer)``. Each
   tool call is one ``env.step`` of the canonical ``<tool_call>`` text, so the
   env validates, runs, counts and explains exactly as for a text policy. Note
   that TRL runs the calls of one message one by one: a message with three
@@ -51,7 +51,7 @@ import gymnasium as gym
 
 from agentenv.actions import answer as answer_text
 from agentenv.actions import tool_call
-from agentenv.integrations.tool_methods import RESERVED_NAMES, tool_method
+from agentenv.integrations.tools_as_methods import RESERVED_NAMES, tool_method
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import datasets
