@@ -10,6 +10,10 @@ Every cache writer in the package goes through the helpers here:
   owner (a host tag and the pid), so that a later build can tell an orphan of
   a killed build from the work of a live concurrent one; each call first
   sweeps the orphans of its folder (:func:`sweep_leftovers`).
+* :func:`atomic_write_bytes` / :func:`atomic_write_text` write one file
+  through such a temporary and a rename, with the permissions a plain
+  ``open()`` would give (``0o666`` less the umask, not ``mkstemp``'s ``0o600``),
+  since the caches are shared by every worker of the user.
 * :func:`discard` removes an old entry by renaming it first, so a reader never
   sees it half deleted and a kill mid-way leaves an orphan that is swept later.
 * A cache location that cannot be written (read-only, not a directory)
@@ -17,14 +21,14 @@ Every cache writer in the package goes through the helpers here:
   ``AGENTENV_HOME`` and the fix, instead of a bare ``OSError``.
 
 Example:
-    >>> import os
-    >>> os.environ["AGENTENV_HOME"] = "/tmp/agentenv-doc"
-    >>> str(agentenv_home())
+    >>> with home_at("/tmp/agentenv-doc"):
+    ...     str(agentenv_home())
     '/tmp/agentenv-doc'
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -34,7 +38,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
@@ -42,11 +46,15 @@ __all__ = [
     "TEMP_PREFIX",
     "CacheNotWritableError",
     "agentenv_home",
+    "atomic_write_bytes",
+    "atomic_write_text",
     "cache_dir",
     "discard",
     "ensure_dir",
+    "home_at",
     "make_temp_dir",
     "make_temp_file",
+    "normal_mode",
     "not_writable",
     "sweep_leftovers",
 ]
@@ -88,6 +96,25 @@ def agentenv_home() -> Path:
     if root:
         return Path(root).expanduser()
     return Path(DEFAULT_HOME).expanduser()
+
+
+@contextlib.contextmanager
+def home_at(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Point ``$AGENTENV_HOME`` at ``path`` inside the block, then restore what it was (or unset it).
+
+    Why: examples and scripts that want a scratch cache must not leave the
+    variable changed for whatever runs next in the same process (a doctest
+    run shares one process with every other module's examples).
+    """
+    previous = os.environ.get("AGENTENV_HOME")
+    os.environ["AGENTENV_HOME"] = os.fspath(path)
+    try:
+        yield agentenv_home()
+    finally:
+        if previous is None:
+            os.environ.pop("AGENTENV_HOME", None)
+        else:
+            os.environ["AGENTENV_HOME"] = previous
 
 
 def not_writable(path: Path, err: OSError) -> CacheNotWritableError:
@@ -264,6 +291,71 @@ def make_temp_file(parent: Path, label: str, legacy: Iterable[str] = ()) -> tupl
             raise not_writable(parent, err) from err
         raise
     return fd, Path(name)
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the OS allows.
+
+    Why not ``os.umask(0)`` and back: for that instant every file another
+    thread creates would be world-writable. Linux shows the umask in
+    ``/proc/self/status``; elsewhere the set-and-restore is the only way.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def normal_mode(*, directory: bool = False) -> int:
+    """The mode a plain ``open()`` (``0o666``) or ``mkdir()`` (``0o777``) would give, under the umask.
+
+    ``mkstemp``/``mkdtemp`` make their temporaries private (``0o600``/``0o700``);
+    a cache entry renamed from one must get this mode instead, so that the
+    other workers and tools of the user can read it as they read any file.
+
+    Example:
+        >>> normal_mode() == 0o666 & ~_umask() and normal_mode(directory=True) == 0o777 & ~_umask()
+        True
+    """
+    return (0o777 if directory else 0o666) & ~_umask()
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, legacy: Iterable[str] = ()) -> None:
+    """Write ``data`` to ``path`` through an owned temporary and a rename; mode as :func:`normal_mode`.
+
+    Concurrent workers may write the same cache file: a rename is atomic, so
+    a reader sees the old complete file or the new complete one, never half
+    of either. A failed write removes its temporary; one of a killed process
+    is swept by the next write to the folder (``legacy`` as in
+    :func:`sweep_leftovers`).
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "x.bin"
+        >>> atomic_write_bytes(path, b"abc")
+        >>> path.read_bytes(), oct(path.stat().st_mode & 0o777) == oct(normal_mode())
+        (b'abc', True)
+    """
+    fd, tmp = make_temp_file(path.parent, path.name, legacy)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, normal_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8", legacy: Iterable[str] = ()) -> None:
+    """:func:`atomic_write_bytes` for text."""
+    atomic_write_bytes(path, text.encode(encoding), legacy=legacy)
 
 
 def discard(path: Path) -> None:

@@ -1,12 +1,83 @@
-"""What the TRL training scripts share: loading the tokenizer they hand to the trainer.
+"""What the TRL training scripts share: the common args, the common trainer options, the tokenizer, ``main``.
 
-Kept to what is the same logic in both scripts; each script still spells out
-its own args dataclass and the full config it passes to TRL.
+Kept to what is the same logic in both scripts. Each script declares only the
+fields that are its own (GRPO's env and rollout settings, SFT's data) and the
+defaults it changes, and passes TRL the options no other script sets; a
+reader of one script still sees all of its settings: its own in the script,
+the shared ones here, each with its docstring.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+A = TypeVar("A", bound="TrainArgs")
+
+
+@dataclass
+class TrainArgs:
+    """The settings every TRL training script takes: model, output, optimizer, precision, logging, seed."""
+
+    model: str = "Qwen/Qwen3-0.6B"
+    """Model to train: a local directory or a hub id (fetched by transformers, never by agentenv)."""
+    tokenizer: str | None = None
+    """Tokenizer path or id; None uses the model's. 'offline-qwen3' uses agentenv's offline Qwen3 tokenizer."""
+    output_dir: str = "runs/train"
+    """Where checkpoints and logs go."""
+    max_steps: int = -1
+    """Optimizer steps; -1 trains for TRL's number of epochs instead."""
+    learning_rate: float = 1e-5
+    """AdamW learning rate."""
+    per_device_train_batch_size: int = 4
+    """Episodes per device per micro-batch."""
+    gradient_accumulation_steps: int = 4
+    """Micro-batches per optimizer step."""
+    bf16: bool = True
+    """Train in bfloat16 (set false on CPU)."""
+    gradient_checkpointing: bool = True
+    """Trade compute for memory on long multi-turn episodes."""
+    use_cpu: bool = False
+    """Force CPU (smoke tests)."""
+    logging_steps: int = 10
+    """Log every N steps."""
+    save_steps: int = 500
+    """Checkpoint every N steps (0 saves nothing)."""
+    report_to: str = "none"
+    """Where to report metrics: 'none', 'wandb', 'tensorboard', ..."""
+    seed: int = 0
+    """Seed of model init, data order and sampling (through transformers.set_seed)."""
+
+    def trainer_options(self, config_cls: type) -> dict[str, Any]:
+        """The options of TRL's ``config_cls`` (``GRPOConfig``, ``SFTConfig``) set from these shared fields."""
+        from agentenv.integrations.trl import checkpointing_option
+
+        return {
+            "output_dir": self.output_dir,
+            "max_steps": self.max_steps,
+            "learning_rate": self.learning_rate,
+            "per_device_train_batch_size": self.per_device_train_batch_size,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+            "bf16": self.bf16,
+            **checkpointing_option(config_cls, self.gradient_checkpointing),
+            "use_cpu": self.use_cpu,
+            "logging_steps": self.logging_steps,
+            "save_strategy": "steps" if self.save_steps > 0 else "no",
+            "save_steps": max(self.save_steps, 1),
+            "report_to": self.report_to,
+            "seed": self.seed,
+        }
+
+    def trainer_inputs(self, config: Any, train_dataset: Any, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+        """What every TRL trainer is given: the model, its config, the data, the tokenizer, the callbacks."""
+        return {
+            "model": self.model,
+            "args": config,
+            "train_dataset": train_dataset,
+            "processing_class": load_tokenizer(self.model, self.tokenizer),
+            "callbacks": list(callbacks),
+        }
 
 
 def load_tokenizer(model: str, tokenizer: str | None) -> Any:
@@ -24,3 +95,13 @@ def load_tokenizer(model: str, tokenizer: str | None) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(tokenizer or model)
+
+
+def run(args_cls: type[A], build_trainer: Callable[[A], Any], argv: Sequence[str] | None = None) -> None:
+    """A script's ``main``: parse the options into ``args_cls``, train, save the final model."""
+    from agentenv.integrations.script_args import parse_args
+
+    args = parse_args(args_cls, argv)
+    trainer = build_trainer(args)
+    trainer.train()
+    trainer.save_model(args.output_dir)

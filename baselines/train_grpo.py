@@ -29,17 +29,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentenv.baselines.train_common import load_tokenizer
+from agentenv.baselines.train_common import TrainArgs, run
 
 
 @dataclass
-class Args:
-    """GRPO with an agentenv env."""
+class Args(TrainArgs):
+    """GRPO with an agentenv env.
 
-    model: str = "Qwen/Qwen3-0.6B"
-    """Model to train: a local directory or a hub id (fetched by transformers, never by agentenv)."""
-    tokenizer: str | None = None
-    """Tokenizer path or id; None uses the model's. 'offline-qwen3' uses agentenv's offline Qwen3 tokenizer."""
+    Besides the shared fields of :class:`~agentenv.baselines.train_common.TrainArgs`
+    (model, optimizer, precision, logging), GRPO needs an env to roll out in
+    and the rollout settings; the shared defaults suit SFT, so the ones GRPO
+    changes come first.
+    """
+
+    output_dir: str = "runs/grpo"
+    max_steps: int = 500
+    """Optimizer steps."""
+    learning_rate: float = 1e-6
+    per_device_train_batch_size: int = 8
+    """Rollouts per device per micro-batch (a multiple of num_generations across devices)."""
+    logging_steps: int = 1
+    save_steps: int = 100
     env_id: str = "MediaSearch-v0"
     """Registered agentenv env id; multi-turn envs expose their tools to the model."""
     split: str = "train"
@@ -48,16 +58,6 @@ class Args:
     """Use the first N tasks of the split; None uses them all."""
     reward: str = "strict"
     """Reward preset or config file: 'strict' (accuracy), 'efficient' (plus tool and turn costs), ..."""
-    output_dir: str = "runs/grpo"
-    """Where checkpoints and logs go."""
-    max_steps: int = 500
-    """Optimizer steps."""
-    learning_rate: float = 1e-6
-    """AdamW learning rate."""
-    per_device_train_batch_size: int = 8
-    """Rollouts per device per micro-batch (a multiple of num_generations across devices)."""
-    gradient_accumulation_steps: int = 4
-    """Micro-batches per optimizer step."""
     num_generations: int = 8
     """Rollouts per prompt: the group whose rewards GRPO normalises."""
     max_completion_length: int = 4096
@@ -76,20 +76,6 @@ class Args:
     """'colocate' (vLLM inside the training process) or 'server' (a separate `trl vllm-serve`)."""
     vllm_gpu_memory_utilization: float = 0.3
     """GPU memory share of the colocated vLLM engine."""
-    bf16: bool = True
-    """Train in bfloat16 (set false on CPU)."""
-    gradient_checkpointing: bool = True
-    """Trade compute for memory on long multi-turn rollouts."""
-    use_cpu: bool = False
-    """Force CPU (smoke tests)."""
-    logging_steps: int = 1
-    """Log every N steps."""
-    save_steps: int = 100
-    """Checkpoint every N steps (0 saves nothing)."""
-    report_to: str = "none"
-    """Where to report metrics: 'none', 'wandb', 'tensorboard', ..."""
-    seed: int = 0
-    """Seed of model init, data order and sampling (through transformers.set_seed)."""
 
 
 def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
@@ -97,18 +83,14 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
     from transformers import set_seed
     from trl import GRPOConfig, GRPOTrainer
 
-    from agentenv.integrations.trl import checkpointing_option, dataset, environment_factory
+    from agentenv.integrations.trl import dataset, environment_factory
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in TRL 1.16
     set_seed(args.seed)
     train_dataset = dataset(args.env_id, args.split, n=args.tasks)
     factory = environment_factory(args.env_id, split=args.split, reward=args.reward, seed=args.seed)
     config = GRPOConfig(
-        output_dir=args.output_dir,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
-        per_device_train_batch_size=args.per_device_train_batch_size,
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        **args.trainer_options(GRPOConfig),
         num_generations=args.num_generations,
         max_completion_length=args.max_completion_length,
         max_tool_calling_iterations=args.max_tool_calling_iterations,
@@ -118,33 +100,13 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
         use_vllm=args.use_vllm,
         vllm_mode=args.vllm_mode,
         vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
-        bf16=args.bf16,
-        **checkpointing_option(GRPOConfig, args.gradient_checkpointing),
-        use_cpu=args.use_cpu,
-        logging_steps=args.logging_steps,
-        save_strategy="steps" if args.save_steps > 0 else "no",
-        save_steps=max(args.save_steps, 1),
-        report_to=args.report_to,
-        seed=args.seed,
     )
-    return GRPOTrainer(
-        model=args.model,
-        args=config,
-        train_dataset=train_dataset,
-        processing_class=load_tokenizer(args.model, args.tokenizer),
-        environment_factory=factory,
-        callbacks=list(callbacks),
-    )
+    return GRPOTrainer(**args.trainer_inputs(config, train_dataset, callbacks), environment_factory=factory)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the options, train, save the final model."""
-    from agentenv.integrations.script_args import parse_args
-
-    args = parse_args(Args, argv)
-    trainer = build_trainer(args)
-    trainer.train()
-    trainer.save_model(args.output_dir)
+    run(Args, build_trainer, argv)
 
 
 if __name__ == "__main__":

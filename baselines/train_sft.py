@@ -28,49 +28,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentenv.baselines.train_common import load_tokenizer
+from agentenv.baselines.train_common import TrainArgs, run
 
 
 @dataclass
-class Args:
-    """SFT on an agentenv export."""
+class Args(TrainArgs):
+    """SFT on an agentenv export: the data, how long to train on it, what the loss covers.
 
-    model: str = "Qwen/Qwen3-0.6B"
-    """Model to train: a local directory or a hub id (fetched by transformers, never by agentenv)."""
-    tokenizer: str | None = None
-    """Tokenizer path or id; None uses the model's. 'offline-qwen3' uses agentenv's offline Qwen3 tokenizer."""
+    The model, optimizer, precision and logging fields are the shared ones of
+    :class:`~agentenv.baselines.train_common.TrainArgs`.
+    """
+
     data: str = "data/sft"
     """Directory written by `agentenv export-sft` (chat.jsonl and manifest.json)."""
     output_dir: str = "runs/sft"
-    """Where checkpoints and logs go."""
     max_steps: int = -1
     """Optimizer steps; -1 trains for num_train_epochs."""
     num_train_epochs: float = 2.0
     """Passes over the data when max_steps is -1."""
-    learning_rate: float = 1e-5
-    """AdamW learning rate."""
-    per_device_train_batch_size: int = 4
-    """Episodes per device per micro-batch."""
-    gradient_accumulation_steps: int = 4
-    """Micro-batches per optimizer step."""
     max_length: int | None = 8192
     """Truncate rendered episodes to this many tokens (None: no truncation)."""
     assistant_only_loss: bool = True
     """Train only on assistant turns (tool results and prompts are context)."""
-    bf16: bool = True
-    """Train in bfloat16 (set false on CPU)."""
-    gradient_checkpointing: bool = True
-    """Trade compute for memory on long episodes."""
-    use_cpu: bool = False
-    """Force CPU (smoke tests)."""
-    logging_steps: int = 10
-    """Log every N steps."""
-    save_steps: int = 500
-    """Checkpoint every N steps (0 saves nothing)."""
-    report_to: str = "none"
-    """Where to report metrics: 'none', 'wandb', 'tensorboard', ..."""
-    seed: int = 0
-    """Seed of model init and data order (through transformers.set_seed)."""
 
 
 def load_chat_dataset(data: str | Path) -> Any:
@@ -91,44 +70,19 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
     from transformers import set_seed
     from trl import SFTConfig, SFTTrainer
 
-    from agentenv.integrations.trl import checkpointing_option
-
     set_seed(args.seed)
     config = SFTConfig(
-        output_dir=args.output_dir,
-        max_steps=args.max_steps,
+        **args.trainer_options(SFTConfig),
         num_train_epochs=args.num_train_epochs,
-        learning_rate=args.learning_rate,
-        per_device_train_batch_size=args.per_device_train_batch_size,
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
         max_length=args.max_length,
         assistant_only_loss=args.assistant_only_loss,
-        bf16=args.bf16,
-        **checkpointing_option(SFTConfig, args.gradient_checkpointing),
-        use_cpu=args.use_cpu,
-        logging_steps=args.logging_steps,
-        save_strategy="steps" if args.save_steps > 0 else "no",
-        save_steps=max(args.save_steps, 1),
-        report_to=args.report_to,
-        seed=args.seed,
     )
-    return SFTTrainer(
-        model=args.model,
-        args=config,
-        train_dataset=load_chat_dataset(args.data),
-        processing_class=load_tokenizer(args.model, args.tokenizer),
-        callbacks=list(callbacks),
-    )
+    return SFTTrainer(**args.trainer_inputs(config, load_chat_dataset(args.data), callbacks))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the options, train, save the final model."""
-    from agentenv.integrations.script_args import parse_args
-
-    args = parse_args(Args, argv)
-    trainer = build_trainer(args)
-    trainer.train()
-    trainer.save_model(args.output_dir)
+    run(Args, build_trainer, argv)
 
 
 if __name__ == "__main__":

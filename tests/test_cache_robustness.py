@@ -37,7 +37,7 @@ from agentenv.corpora import hpo_cache, media, media_files, media_source
 from agentenv.corpora.media import Title, load_catalog
 from agentenv.corpora.media_files import pack, write_atomic
 from agentenv.paths import TEMP_PREFIX, CacheNotWritableError, cache_dir, sweep_leftovers
-from agentenv.retrieval import cache as index_cache
+from agentenv.retrieval import storage as index_storage
 from agentenv.retrieval.bm25 import BM25Retriever
 from agentenv.retrieval.cache import cached_index, index_dir
 
@@ -171,7 +171,7 @@ def test_a_live_pid_is_no_shield_after_stale_after(home: Path) -> None:
 
 
 LEGACY = {
-    "indexes": (index_cache._LEGACY_TEMPS, ".bm25-0123456789abcdef01234567-k3j2h1", "bm25-0123"),
+    "indexes": (index_storage.LEGACY_TEMPS, ".bm25-0123456789abcdef01234567-k3j2h1", "bm25-0123"),
     "hpo": (hpo_cache._LEGACY_TEMPS, ".abababababababababababababababab.k3j2h1", "abababab"),
     "media": (media_files._LEGACY_TEMPS, "catalog-v3.jsonk3j2h1.tmp", "catalog-v3.json"),
 }
@@ -201,12 +201,13 @@ KILLED_BUILD = textwrap.dedent(
     """
     import os, signal
     import agentenv.retrieval.cache as cache
+    from agentenv.checksummed_cache import ChecksummedDir
     from agentenv.retrieval.bm25 import BM25Retriever
 
     def die(*args, **kwargs):  # SIGKILL mid-save: no finally, no cleanup
         os.kill(os.getpid(), signal.SIGKILL)
 
-    cache.write_manifest = die
+    ChecksummedDir.write_manifest = die
     cache.cached_index("bm25", "corpus-v1", {"k1": 1.5}, lambda: BM25Retriever.from_texts(%r))
     """
 )
@@ -456,3 +457,52 @@ def test_hpo_cache_with_a_missing_manifest_is_named_in_the_warning(
     tiny_hpo()
     [message] = warnings_about(caplog, target)
     assert "manifest.json" in message and "rebuilding" in message
+
+
+# --------------------------------------------------------------------------- 4. permissions
+
+
+@pytest.fixture(params=[0o022, 0o077, 0o002], ids=["umask-022", "umask-077", "umask-002"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Run the test under this process umask, then restore the previous one."""
+    previous = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(previous)
+
+
+def test_cache_entries_get_the_mode_a_plain_open_would(writer: tuple[Callable, Path], umask: int) -> None:
+    """Every file a cache writer leaves is ``0o666 & ~umask``, every folder ``0o777 & ~umask``.
+
+    Why: the temporaries come from ``mkstemp``/``mkdtemp`` (``0o600``/``0o700``);
+    renamed into place as they are, the other workers and tools of the user
+    (a group-shared home, a read-only copy) could not read the cache.
+    """
+    build, folder = writer
+    build()
+    entries = list(folder.rglob("*"))
+    assert entries
+    for path in entries:
+        expected = (0o777 if path.is_dir() else 0o666) & ~umask
+        assert oct(path.stat().st_mode & 0o777) == oct(expected), path
+
+
+def test_atomic_write_respects_the_umask(tmp_path: Path, umask: int) -> None:
+    path = tmp_path / "x.bin"
+    paths.atomic_write_bytes(path, b"abc")
+    assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~umask)
+    paths.atomic_write_text(path, "é")  # replacing keeps to the rule, and writes the new content
+    assert path.read_text(encoding="utf-8") == "é" and oct(path.stat().st_mode & 0o777) == oct(0o666 & ~umask)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]  # no temporary left
+
+
+def test_home_at_restores_the_previous_home(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Examples that point the cache elsewhere leave ``AGENTENV_HOME`` as they found it, set or not."""
+    with paths.home_at(tmp_path / "elsewhere") as inside:
+        assert paths.agentenv_home() == inside == tmp_path / "elsewhere"
+    assert os.environ["AGENTENV_HOME"] == str(home)
+    monkeypatch.delenv("AGENTENV_HOME")
+    with pytest.raises(RuntimeError), paths.home_at(tmp_path / "elsewhere"):
+        raise RuntimeError("an example that fails")
+    assert "AGENTENV_HOME" not in os.environ

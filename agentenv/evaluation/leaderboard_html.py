@@ -16,7 +16,7 @@ import base64
 import html
 from collections.abc import Mapping, Sequence
 
-from agentenv.evaluation.leaderboard import COLUMNS, PLOT_FILES, Entry, env_caption, row_cells
+from agentenv.evaluation.leaderboard_rows import COLUMNS, PLOT_FILES, Entry, env_caption, row_cells
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentenv.evaluation.leaderboard import Entry, difficulty_order
+from agentenv.evaluation.leaderboard_rows import Entry, difficulty_order
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure

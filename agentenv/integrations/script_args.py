@@ -4,8 +4,8 @@ The training scripts in ``baselines/`` keep their settings in one dataclass,
 one docstring per field (the cleanrl style), so a reader sees every knob with
 its reason in one place. This module turns such a dataclass into an
 ``argparse`` parser: one ``--field-name`` option per field, converted by the
-field's annotation (``int``, ``float``, ``str``, ``bool`` as
-``true``/``false``, ``X | None`` with ``none``), with the docstring as help.
+field's annotation by :func:`agentenv.arguments.convert` (the same converter
+that reads the agents' ``--agent-args``), with the docstring as help.
 
 Example:
     >>> from dataclasses import dataclass
@@ -28,18 +28,31 @@ import ast
 import dataclasses
 import inspect
 import textwrap
-import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-T = TypeVar("T")
+from agentenv.arguments import convert, is_convertible
 
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+T = TypeVar("T")
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each field of a dataclass, read from its source (empty if none)."""
+    """The docstring under each field of a dataclass, read from its source (empty if none).
+
+    Fields inherited from a base dataclass (the training scripts' shared
+    ``TrainArgs``) carry the base's docstring unless the subclass, which
+    redeclares a field to change its default, gives one of its own.
+    """
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is not object:
+            docs.update(_own_field_docs(klass))
+    return docs
+
+
+def _own_field_docs(cls: type) -> dict[str, str]:
+    """The field docstrings written in ``cls``'s own class body."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError):
@@ -59,37 +72,21 @@ def field_docs(cls: type) -> dict[str, str]:
 
 
 def converter(annotation: Any) -> Callable[[str], Any]:
-    """A function from option text to the annotated type."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(annotation) if a is not type(None)]
-        inner = converter(options[0])
+    """A function from option text to the annotated type, by :func:`agentenv.arguments.convert`.
 
-        def optional(text: str) -> Any:
-            return None if text.strip().lower() in ("", "none", "null") else inner(text)
+    An unsupported annotation is a :class:`TypeError` here, when the parser is
+    built; a bad value becomes ``argparse``'s usage error, which names the option.
+    """
+    if not is_convertible(annotation):
+        raise TypeError(f"no command-line conversion for {annotation!r}")
 
-        return optional
-    if origin is typing.Literal:
-        choices = typing.get_args(annotation)
+    def parse(text: str) -> Any:
+        try:
+            return convert(text, annotation)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
-        def literal(text: str) -> Any:
-            if text not in choices:
-                raise argparse.ArgumentTypeError(f"expected one of {', '.join(map(str, choices))}, got {text!r}")
-            return text
-
-        return literal
-    if annotation is bool:
-
-        def boolean(text: str) -> bool:
-            lowered = text.strip().lower()
-            if lowered not in _TRUE | _FALSE:
-                raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-            return lowered in _TRUE
-
-        return boolean
-    if annotation in (int, float, str):
-        return annotation
-    raise TypeError(f"no command-line conversion for {annotation!r}")
+    return parse
 
 
 def build_parser(cls: type, description: str | None = None) -> argparse.ArgumentParser:

@@ -53,9 +53,10 @@ from __future__ import annotations
 
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 import numpy as np
 
@@ -63,7 +64,10 @@ from agentenv.retrieval.base import Hit, document_ids
 from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from agentenv.retrieval.topk import top_k_groups, top_k_rows
 
-__all__ = ["BM25Retriever", "IdfKind", "idf_values"]
+if TYPE_CHECKING:  # pragma: no cover - typing only (typing has them from Python 3.11)
+    from typing_extensions import Self, Unpack
+
+__all__ = ["BM25Base", "BM25Params", "BM25Retriever", "IdfKind", "idf_values"]
 
 IdfKind = Literal["okapi", "lucene"]
 _FORMAT = 1
@@ -96,7 +100,77 @@ def idf_values(doc_freq: Sequence[int], n_docs: int, kind: IdfKind, epsilon: flo
     return np.asarray(idf, dtype=np.float64)
 
 
-class BM25Retriever:
+class BM25Params(TypedDict, total=False):
+    """The BM25 parameters every BM25 back-end takes (see :meth:`BM25Base.from_tokens`)."""
+
+    k1: float
+    b: float
+    epsilon: float
+    idf: IdfKind
+
+
+class BM25Base(ABC):
+    """How a BM25 back-end is built: the one constructor both BM25 back-ends share.
+
+    Why shared: the fast index and the ``rank_bm25`` yardstick are compared
+    on the same tokens with the same parameters, so they must take them, and
+    tokenize texts, in exactly one way. A subclass supplies :meth:`_index`.
+    """
+
+    kind: ClassVar[str]
+    ids: list[str]
+    tokenizer: Tokenizer
+
+    @classmethod
+    def from_texts(
+        cls, texts: Sequence[str], ids: Sequence[str] | None = None, *, tokenizer: Tokenizer | None = None,
+        **params: Unpack[BM25Params],
+    ) -> Self:
+        """Tokenize ``texts`` and index them; ``ids`` default to ``str(row)``; ``params`` as :meth:`from_tokens`."""
+        tokenizer = tokenizer or DEFAULT_TOKENIZER
+        return cls.from_tokens(tokenizer.tokenize_many(list(texts)), ids, tokenizer=tokenizer, **params)
+
+    @classmethod
+    def from_tokens(
+        cls,
+        corpus: list[list[str]],
+        ids: Sequence[str] | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        idf: IdfKind = "okapi",
+        tokenizer: Tokenizer | None = None,
+    ) -> Self:
+        """Index an already-tokenized corpus (``tokenizer`` is then used for queries only).
+
+        Args:
+            corpus: one token list per document.
+            ids: one id per document (default ``str(row)``).
+            k1: term-frequency saturation.
+            b: document-length normalisation.
+            epsilon: floor for negative ``okapi`` IDFs, as a fraction of the mean IDF.
+            idf: ``"okapi"`` (``rank_bm25``'s) or ``"lucene"`` (always positive).
+            tokenizer: how queries are tokenized (default :data:`DEFAULT_TOKENIZER`).
+        """
+        params: dict[str, Any] = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
+        return cls._index(corpus, document_ids(ids, len(corpus)), params, tokenizer or DEFAULT_TOKENIZER)
+
+    @classmethod
+    @abstractmethod
+    def _index(cls, corpus: list[list[str]], ids: list[str], params: dict[str, Any], tokenizer: Tokenizer) -> Self:
+        """Build the index of ``corpus``: ``ids`` checked (one per document), ``params`` as :meth:`from_tokens` took them."""
+
+    @abstractmethod
+    def search_tokens(self, tokens: list[str], k: int) -> list[Hit]:
+        """Top ``k`` for an already-tokenized query."""
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Top ``k`` documents containing a query term, best first (ties: lower row first)."""
+        return self.search_tokens(self.tokenizer(query), k)
+
+
+class BM25Retriever(BM25Base):
     """Okapi BM25 with weights precomputed into term-major posting arrays (CSR).
 
     ``_indptr[t]:_indptr[t+1]`` delimits term ``t``'s postings in ``_docs``
@@ -145,38 +219,12 @@ class BM25Retriever:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def from_texts(
-        cls,
-        texts: list[str],
-        ids: list[str] | None = None,
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        idf: IdfKind = "okapi",
-        tokenizer: Tokenizer | None = None,
+    def _index(
+        cls, corpus: list[list[str]], ids: list[str], params: dict[str, Any], tokenizer: Tokenizer
     ) -> BM25Retriever:
-        """Tokenize ``texts`` and index them; ``ids`` default to ``str(row)``."""
-        tokenizer = tokenizer or DEFAULT_TOKENIZER
-        return cls.from_tokens(
-            tokenizer.tokenize_many(list(texts)), ids, k1=k1, b=b, epsilon=epsilon, idf=idf, tokenizer=tokenizer
-        )
-
-    @classmethod
-    def from_tokens(
-        cls,
-        corpus: list[list[str]],
-        ids: list[str] | None = None,
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        idf: IdfKind = "okapi",
-        tokenizer: Tokenizer | None = None,
-    ) -> BM25Retriever:
-        """Index an already-tokenized corpus (``tokenizer`` is then used for queries only)."""
+        """Count terms, weigh every (term, document) pair once, and store the postings term-major."""
         n = len(corpus)
-        ids = document_ids(ids, n)
+        k1, b, epsilon = params["k1"], params["b"], params["epsilon"]
         vocab: dict[str, int] = {}  # first-appearance order, as rank_bm25 iterates its dict
         term_ids: list[int] = []
         doc_len = np.empty(n, dtype=np.int64)
@@ -189,7 +237,7 @@ class BM25Retriever:
         keys, tf = np.unique(terms * n + rows, return_counts=True)
         post_terms, post_docs = np.divmod(keys, n)
         df = np.bincount(post_terms, minlength=len(vocab))
-        idf_arr = idf_values(df.tolist(), n, idf, epsilon)
+        idf_arr = idf_values(df.tolist(), n, params["idf"], epsilon)
         avgdl = int(doc_len.sum()) / n  # Python int / int, as rank_bm25 computes it
         dl = doc_len[post_docs]
         tf = tf.astype(np.float64)
@@ -200,10 +248,7 @@ class BM25Retriever:
             weights = np.zeros(0)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
-        params = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
-        return cls(
-            ids, vocab, indptr, post_docs.astype(np.int32), weights, params, tokenizer or DEFAULT_TOKENIZER
-        )
+        return cls(ids, vocab, indptr, post_docs.astype(np.int32), weights, params, tokenizer)
 
     # ----------------------------------------------------------------- search
     def _term_ids(self, tokens: list[str]) -> list[int]:
@@ -299,10 +344,6 @@ class BM25Retriever:
         if k <= 0 or not terms:
             return []
         return self._hits(*self._top_k_many([terms], k)[0])
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        """Top ``k`` documents containing a query term, best first (ties: lower row first)."""
-        return self.search_tokens(self.tokenizer(query), k)
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """``search`` for every query; the final ranking of all queries is one vectorised sort."""

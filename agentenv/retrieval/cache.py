@@ -7,19 +7,21 @@ encoder counts through its ``fingerprint()``) and this module's format
 version.
 
 Never trust a cache entry: a directory whose manifest is missing, whose
-files do not match their sha256, or that fails to load is rebuilt. New
-entries are written into a temporary sibling directory and renamed into
+files do not match their sha256, or that fails to load is rebuilt (the
+package's one checksummed-cache mechanism, :mod:`agentenv.checksummed_cache`,
+with the layout :data:`agentenv.retrieval.storage.ENTRY`). New entries are written into a temporary sibling directory and renamed into
 place, so a crash or a concurrent writer never leaves a half-written index
 under the final name; the temporary of a build that was killed is removed by
 the next build (see :func:`agentenv.paths.make_temp_dir`).
 
 Example:
-    >>> import os, tempfile
-    >>> os.environ["AGENTENV_HOME"] = tempfile.mkdtemp()
+    >>> import tempfile
+    >>> from agentenv.paths import home_at
     >>> from agentenv.retrieval.bm25 import BM25Retriever
     >>> build = lambda: BM25Retriever.from_texts(["red apple", "blue sky", "green pear"])
-    >>> a = cached_index("bm25", "corpus-v1", {"k1": 1.5}, build)
-    >>> b = cached_index("bm25", "corpus-v1", {"k1": 1.5}, lambda: 1 / 0)  # served from disk
+    >>> with home_at(tempfile.mkdtemp()):
+    ...     a = cached_index("bm25", "corpus-v1", {"k1": 1.5}, build)
+    ...     b = cached_index("bm25", "corpus-v1", {"k1": 1.5}, lambda: 1 / 0)  # served from disk
     >>> b.search("apple", 1) == a.search("apple", 1)
     True
 """
@@ -29,14 +31,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentenv.paths import cache_dir, discard, make_temp_dir
-from agentenv.retrieval.storage import load_backend, verify_manifest, write_manifest
+from agentenv.paths import cache_dir
+from agentenv.retrieval.storage import ENTRY, load_backend
 
 __all__ = ["cache_key", "cached_index", "index_dir"]
 
@@ -79,45 +79,25 @@ def index_dir(kind: str, corpus_checksum: str, params: dict[str, Any]) -> Path:
     return cache_dir("indexes") / f"{kind}-{cache_key(kind, corpus_checksum, params)[:24]}"
 
 
-def _try_load(kind: str, path: Path, key: str) -> Any | None:
-    if not path.is_dir():
-        return None
-    manifest = verify_manifest(path)
-    if manifest is None or manifest.get("key") != key:
-        log.warning("index cache entry %s is incomplete or corrupt; rebuilding", path)
-        return None
-    try:
-        return load_backend(kind, path / "index")
-    except Exception as err:  # a verified but unreadable entry is still just a cache miss
-        log.warning("index cache entry %s failed to load (%s); rebuilding", path, err)
-        return None
-
-
-_LEGACY_TEMPS = (".*-*",)
-"""Temporaries of versions before owned names (``.<entry>-*``, ``.trash-*``): swept once stale."""
-
-
 def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]) -> B:
     """Load the cached index for this key, or ``build()`` it, save it atomically and return it.
 
     ``kind`` names the on-disk format (see :data:`agentenv.retrieval.storage.BACKENDS`);
-    ``build`` must return an object with ``save(path)``.
+    ``build`` must return an object with ``save(path)``. A verified entry
+    that fails to load is still just a cache miss: it is rebuilt.
     """
     key = cache_key(kind, corpus_checksum, params)
     final = index_dir(kind, corpus_checksum, params)
-    loaded = _try_load(kind, final, key)
-    if loaded is not None:
-        return loaded  # type: ignore[no-any-return]
-    backend = build()
-    tmp = make_temp_dir(final.parent, final.name, legacy=_LEGACY_TEMPS)
-    try:
-        backend.save(tmp / "index")  # type: ignore[attr-defined]
-        write_manifest(tmp, {"key": key, "kind": kind, "corpus": corpus_checksum})
-        discard(final)
+    if ENTRY.check(final, {"key": key}):
         try:
-            os.replace(tmp, final)
-        except OSError:  # another process renamed a complete entry into place first
-            log.info("index cache entry %s was written concurrently; keeping it", final)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            return load_backend(kind, final / "index")  # type: ignore[no-any-return]
+        except Exception as err:
+            log.warning("index cache entry %s failed to load (%s); rebuilding it", final, err)
+    backend = build()
+    ENTRY.publish(
+        final,
+        {"key": key},
+        lambda tmp: backend.save(tmp / "index"),  # type: ignore[attr-defined]
+        extra={"kind": kind, "corpus": corpus_checksum},
+    )
     return backend

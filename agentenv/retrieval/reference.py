@@ -18,18 +18,25 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from agentenv.retrieval.base import Hit, document_ids
-from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.bm25 import BM25Base
+from agentenv.retrieval.tokenize import Tokenizer
 from agentenv.retrieval.topk import top_k_rows
 
 __all__ = ["RankBM25Retriever"]
 
 
-class RankBM25Retriever:
-    """Adapter over ``rank_bm25.BM25Okapi`` (only its ``okapi`` IDF exists there)."""
+class RankBM25Retriever(BM25Base):
+    """Adapter over ``rank_bm25.BM25Okapi`` (only its ``okapi`` IDF exists there).
+
+    Built like :class:`~agentenv.retrieval.bm25.BM25Retriever` (``from_texts``
+    and ``from_tokens`` come from their shared base), so both take the same
+    parameters and tokenize the same way.
+    """
 
     kind = "bm25-reference"
 
@@ -45,44 +52,16 @@ class RankBM25Retriever:
                 self._rows_with.setdefault(term, []).append(row)
 
     @classmethod
-    def from_texts(
-        cls,
-        texts: list[str],
-        ids: list[str] | None = None,
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        idf: str = "okapi",
-        tokenizer: Tokenizer | None = None,
+    def _index(
+        cls, corpus: list[list[str]], ids: list[str], params: dict[str, Any], tokenizer: Tokenizer
     ) -> RankBM25Retriever:
-        """Same signature as :meth:`BM25Retriever.from_texts <agentenv.retrieval.bm25.BM25Retriever.from_texts>`."""
-        tokenizer = tokenizer or DEFAULT_TOKENIZER
-        return cls.from_tokens(
-            tokenizer.tokenize_many(list(texts)), ids, k1=k1, b=b, epsilon=epsilon, idf=idf, tokenizer=tokenizer
-        )
-
-    @classmethod
-    def from_tokens(
-        cls,
-        corpus: list[list[str]],
-        ids: list[str] | None = None,
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        idf: str = "okapi",
-        tokenizer: Tokenizer | None = None,
-    ) -> RankBM25Retriever:
-        """Index an already-tokenized corpus."""
+        """Hand the corpus to ``BM25Okapi``, which has only the ``okapi`` IDF."""
         from rank_bm25 import BM25Okapi
 
-        if idf != "okapi":
+        if params["idf"] != "okapi":
             raise ValueError("rank_bm25.BM25Okapi only implements idf='okapi'")
-        ids = document_ids(ids, len(corpus))
-        model = BM25Okapi(corpus, k1=k1, b=b, epsilon=epsilon)
-        params = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
-        return cls(model, ids, tokenizer or DEFAULT_TOKENIZER, params)
+        model = BM25Okapi(corpus, k1=params["k1"], b=params["b"], epsilon=params["epsilon"])
+        return cls(model, ids, tokenizer, params)
 
     def scores(self, query: str) -> np.ndarray:
         """``BM25Okapi.get_scores`` on the tokenized query."""
@@ -99,10 +78,6 @@ class RankBM25Retriever:
         rows = np.array(sorted(matched), dtype=np.int64)
         rows, sc = top_k_rows(rows, scores[rows], k)
         return [Hit(self.ids[r], s, i) for i, (r, s) in enumerate(zip(rows.tolist(), sc.tolist(), strict=True))]
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        """Top ``k`` documents containing a query term (ties: lower row first)."""
-        return self.search_tokens(self.tokenizer(query), k)
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """``search`` for each query (``rank_bm25`` has no faster batch path)."""

@@ -3,32 +3,35 @@
 Every back-end saves itself into a directory with ``save(path)`` and reads
 it back with ``Class.load(path)``. This module maps a kind name to its
 class (imported lazily, so that reading a BM25 index never imports faiss)
-and writes/checks ``MANIFEST.json``: the sha256 of every file, so that a
-truncated or altered index is detected instead of trusted.
+and lays out ``MANIFEST.json``: the sha256 of every file, so that a
+truncated or altered index is detected instead of trusted (checked by the
+package's one checksummed-cache mechanism, :mod:`agentenv.checksummed_cache`).
 
 Example:
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp())
     >>> _ = (d / "a.bin").write_bytes(b"abc")
-    >>> write_manifest(d, {"kind": "demo"})["files"]["a.bin"][:12]
+    >>> ENTRY.write_manifest(d, {"kind": "demo"})["files"]["a.bin"][:12]
     'ba7816bf8f01'
-    >>> verify_manifest(d)["kind"]
-    'demo'
-    >>> _ = (d / "a.bin").write_bytes(b"abd")
-    >>> verify_manifest(d) is None
+    >>> ENTRY.problem(d, {"kind": "demo"}) is None
     True
+    >>> _ = (d / "a.bin").write_bytes(b"abd")
+    >>> ENTRY.problem(d, {"kind": "demo"})
+    'corrupt (a.bin does not match its sha256)'
+    >>> _ = (d / "stray.bin").write_bytes(b"?")
+    >>> ENTRY.problem(d, {"kind": "demo"})
+    'corrupt (stray.bin is not in MANIFEST.json)'
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
-from agentenv.checksums import sha256_file
+from agentenv.checksummed_cache import ChecksummedDir
 
-__all__ = ["BACKENDS", "MANIFEST", "load_backend", "verify_manifest", "write_manifest"]
+__all__ = ["BACKENDS", "ENTRY", "LEGACY_TEMPS", "MANIFEST", "backend_class", "load_backend"]
 
 MANIFEST = "MANIFEST.json"
 
@@ -54,27 +57,8 @@ def load_backend(kind: str, path: str | Path) -> Any:
     return backend_class(kind).load(Path(path))
 
 
-def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+LEGACY_TEMPS = (".*-*",)
+"""Temporaries of versions before owned names (``.<entry>-*``, ``.trash-*``): swept once stale."""
 
-
-def write_manifest(root: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """Hash every file under ``root`` into ``root/MANIFEST.json`` (with ``meta``); return it."""
-    manifest = {**meta, "files": {rel: sha256_file(root / rel) for rel in _files(root)}}
-    (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    return manifest
-
-
-def verify_manifest(root: Path) -> dict[str, Any] | None:
-    """The manifest if every listed file exists with its hash and no file is unlisted, else None."""
-    try:
-        manifest = json.loads((root / MANIFEST).read_text())
-        files = manifest["files"]
-        if sorted(files) != _files(root):
-            return None
-        for rel, digest in files.items():
-            if sha256_file(root / rel) != digest:
-                return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return manifest
+ENTRY = ChecksummedDir(MANIFEST, legacy=LEGACY_TEMPS, what="index cache entry")
+"""An index directory: every file hashed in the manifest, and no file unlisted (an index is exactly what it saved)."""

@@ -1,7 +1,8 @@
-"""Gymnasium wrappers for the common reward changes, one per module, named for what they change.
+"""Gymnasium wrappers for the common reward changes, in modules named for what they change.
 
-* :class:`ToolCallCost`, :class:`TurnCost`: charge tool calls or turns;
-* :class:`FormatBonus`: reward a well-formed episode;
+* :class:`ToolCallCost`, :class:`TurnCost`: charge tool calls or turns, and
+  :class:`FormatBonus`: reward a well-formed episode (all in
+  :mod:`~agentenv.wrappers.episode_reward`, with their base);
 * :class:`PredictionLimit`: zero or penalise answers with more than k predictions;
 * :class:`CostShaping`: pay the env's costs on the step that incurs them.
 
@@ -20,10 +21,12 @@ Example:
 from __future__ import annotations
 
 from agentenv.wrappers.cost_shaping import CostShaping
-from agentenv.wrappers.episode_reward import EpisodeRewardWrapper
-from agentenv.wrappers.format_bonus import FormatBonus
+from agentenv.wrappers.episode_reward import (
+    EpisodeRewardWrapper,
+    FormatBonus,
+    ToolCallCost,
+    TurnCost,
+)
 from agentenv.wrappers.prediction_limit import PredictionLimit
-from agentenv.wrappers.tool_call_cost import ToolCallCost
-from agentenv.wrappers.turn_cost import TurnCost
 
 __all__ = ["CostShaping", "EpisodeRewardWrapper", "FormatBonus", "PredictionLimit", "ToolCallCost", "TurnCost"]

@@ -1,4 +1,12 @@
-"""The base of the reward wrappers: change the last step's reward from the episode's components.
+"""The episode-end reward wrappers: their base, and the per-unit costs and bonus built on it.
+
+* :class:`EpisodeRewardWrapper`: the base (one hook, :meth:`~EpisodeRewardWrapper.reward`);
+* :class:`ToolCallCost`, :class:`TurnCost`: charge each tool call or turn;
+* :class:`FormatBonus`: reward a well-formed episode.
+
+They live together because each is a rate times one component, a few lines
+on the shared :class:`PerUnitReward`; :class:`~agentenv.wrappers.prediction_limit.PredictionLimit`
+has rules of its own and its own module.
 
 Why not ``gymnasium.RewardWrapper``: its ``reward(reward)`` hook never sees
 ``info``, and every change here depends on the episode's components, which
@@ -62,26 +70,92 @@ class EpisodeRewardWrapper(gym.Wrapper[str, str, str, str], gym.utils.RecordCons
         return f"<{type(self).__name__}({args}){self.env}>"
 
 
-class CountCost(EpisodeRewardWrapper):
-    """Subtract ``cost`` per unit of the component ``counted``; records the charge as ``recorded``.
+class PerUnitReward(EpisodeRewardWrapper):
+    """Add ``sign * rate`` per unit of the component ``counted``; records the amount as ``recorded``.
 
-    Subclasses name the two components (e.g. ``turns`` and ``turn_cost``); the
-    charge adds to a ``recorded`` value already in the components, so two
-    such wrappers stack.
+    Subclasses name the two components (e.g. ``turns`` and ``turn_cost``) and
+    the sign (a cost subtracts, a bonus adds). The recorded amount adds to a
+    ``recorded`` value already in the components, so two such wrappers stack.
     """
 
     counted: ClassVar[str]
     recorded: ClassVar[str]
+    sign: ClassVar[float]
 
-    def __init__(self, env: gym.Env[str, str], cost: float) -> None:
-        self.cost = check_amount("cost", cost)
-        super().__init__(env, cost=cost)
+    def __init__(self, env: gym.Env[str, str], rate: float, **params: float) -> None:
+        self.rate = rate
+        super().__init__(env, **params)
 
     def reward(
         self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
-        charged = self.cost * component(components, self.counted, type(self).__name__)
-        return reward - charged, {self.recorded: components.get(self.recorded, 0.0) + charged}
+        amount = self.rate * component(components, self.counted, type(self).__name__)
+        return reward + self.sign * amount, {self.recorded: components.get(self.recorded, 0.0) + amount}
+
+
+class CountCost(PerUnitReward):
+    """Subtract ``cost`` per unit of the component ``counted``; records the charge as ``recorded``."""
+
+    sign = -1.0
+
+    def __init__(self, env: gym.Env[str, str], cost: float) -> None:
+        self.cost = check_amount("cost", cost)
+        super().__init__(env, self.cost, cost=cost)
+
+
+class ToolCallCost(CountCost):
+    """Subtract ``cost`` per tool call (component ``tool_calls``); records ``tool_call_cost``.
+
+    Why: with a reward of accuracy and format only, the number of tool calls
+    never falls under RL. Prefer ``RewardConfig.tool_call_cost`` (with a
+    ``cost_cap``) when you build the env; this wrapper adds the same cost to
+    an env you did not build.
+
+    Example:
+        >>> ToolCallCost(gym.Env(), cost=0.05).reward(1.0, {"tool_calls": 4.0})
+        (0.8, {'tool_call_cost': 0.2})
+    """
+
+    counted = "tool_calls"
+    recorded = "tool_call_cost"
+
+
+class TurnCost(CountCost):
+    """Subtract ``cost`` per turn (component ``turns``, invalid actions included); records ``turn_cost``.
+
+    Why: a cost per turn makes long, wandering episodes and retried malformed
+    actions cost something, which accuracy alone never does. Prefer
+    ``RewardConfig.turn_cost`` when you build the env.
+
+    Example:
+        >>> TurnCost(gym.Env(), cost=0.25).reward(1.0, {"turns": 3.0})
+        (0.25, {'turn_cost': 0.75})
+    """
+
+    counted = "turns"
+    recorded = "turn_cost"
+
+
+class FormatBonus(PerUnitReward):
+    """Add ``bonus * format`` at the episode's end; records ``format_bonus``.
+
+    Why: early in RL a policy that never closes its ``<answer>`` tag gets no
+    signal at all; a small bonus for the ``format`` component (an answer, no
+    invalid action) gives it one. Keep it small next to accuracy, or the
+    policy learns to answer well-formed nonsense.
+
+    Example:
+        >>> FormatBonus(gym.Env(), bonus=0.1).reward(0.0, {"format": 1.0})
+        (0.1, {'format_bonus': 0.1})
+    """
+
+    counted = "format"
+    recorded = "format_bonus"
+    sign = 1.0
+
+    def __init__(self, env: gym.Env[str, str], bonus: float) -> None:
+        self.bonus = check_amount("bonus", bonus)
+        super().__init__(env, self.bonus, bonus=bonus)
 
 
 def component(components: Mapping[str, float], key: str, wrapper: str) -> float:

@@ -182,3 +182,37 @@ def test_import_agentenv_does_not_import_matplotlib() -> None:
     code = ("import sys, agentenv, agentenv.evaluation.leaderboard, agentenv.evaluation.leaderboard_cli; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_evaluation_modules_import_no_cycle() -> None:
+    """No module of ``agentenv.evaluation`` imports one that imports it back, even lazily.
+
+    Why: the leaderboard's renderers once imported the board module that
+    imported them inside a function; a cycle works until someone moves an
+    import to the top, and makes the layering unreadable.
+    """
+    import ast
+    from pathlib import Path
+
+    import agentenv.evaluation
+
+    root = Path(agentenv.evaluation.__file__).parent
+    modules = {p.stem: p for p in root.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for target in targets:
+                parts = target.split(".")
+                if parts[:2] == ["agentenv", "evaluation"] and len(parts) > 2:
+                    deps.add(parts[2])
+                elif parts == ["agentenv", "evaluation"] and isinstance(node, ast.ImportFrom):
+                    deps.update(a.name for a in node.names)
+        graph[name] = deps & set(modules) - {name}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
+
+    assert [m for m in graph if reaches(m, m, {m})] == []
