@@ -5,8 +5,10 @@ A newcomer learns the whole contract here. An env is a
 observation is the next text it must read.
 
 * ``reset(seed=, options=)``: ``options`` may pin a task with ``{"task": Task |
-  dict}``, ``{"task_id": str}`` or ``{"index": int}``; otherwise a task is drawn
-  from the split with ``self.np_random``. The observation is the task prompt.
+  dict}``, ``{"task_id": str}`` or ``{"index": int}`` (at most one; any other
+  key is ignored with a warning, see :mod:`agentenv.turns`); otherwise a task
+  is drawn from the split with ``self.np_random``. The observation is the task
+  prompt.
 * ``step(text)``:
     - tool calls are validated and run; the observation is their output;
     - an answer is graded: ``terminated=True``, reward = the configured mix of
@@ -25,9 +27,23 @@ observation is the next text it must read.
   episode ends. Every info is the caller's: gold is a copy, and messages are
   read-only (:mod:`agentenv.frozen`), so no step can change another's.
 
-A task family subclasses :class:`ToolEnv` and fills four hooks:
-``_task_prompt``, ``_grade``, ``_task_from_dict`` and (optionally)
-``_system_prompt``. Tools and tasks are passed to ``__init__``.
+A task family subclasses :class:`ToolEnv`, passes its tasks and tools to
+``__init__`` and fills the hooks:
+
+* ``_grade(task, answer, episode)`` (required): the task's components, at
+  least ``accuracy``; a pure function of the task, the answer (``None`` when
+  truncated) and the finished :class:`~agentenv.turns.Episode`;
+* ``_start_episode(task)``: the family's per-episode state (a consultation
+  with a simulated patient, say), drawn with ``self.np_random`` only. The
+  engine keeps it as ``episode.context`` and hands it to every tool that
+  ``takes_context`` and to ``_grade``, so no family overrides ``reset`` or
+  keeps episode state on the env;
+* ``_task_prompt(task)``, ``_system_prompt()``: what the agent reads;
+* ``_task_from_dict(data)``: a task from ``options={"task": {...}}``.
+
+The turn itself (choosing the task, reading the action, running tools, the
+chat messages, the behaviour components) is :mod:`agentenv.turns`, shared
+with the dialogue envs of :mod:`agentenv.multiagent`.
 """
 
 from __future__ import annotations
@@ -37,28 +53,29 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
 from agentenv.frozen import MessageLog
-from agentenv.parsing import Answer, ParseError, ToolCalls, parse_action, printable
+from agentenv.parsing import Answer, ParseError, parse_action
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
+from agentenv.turns import (
+    Episode,
+    TaskChooser,
+    behaviour_components,
+    cost_counts,
+    read_action,
+    record_answer,
+    record_invalid,
+    run_tools,
+    tool_observation,
+)
 
-# One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
-_JSON = json.JSONEncoder(ensure_ascii=False)
-
-
-class MessageKind(Enum):
-    """What the env just said: the prompt, a tool result, an error, or the end."""
-
-    PROMPT = "prompt"
-    TOOL_RESULT = "tool_result"
-    ERROR = "error"
-    END = "end"
+__all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,29 +114,25 @@ class Task:
             object.__setattr__(self, "id", f"task-{digest}")
 
 
-@dataclass
-class Episode:
-    """Mutable per-episode state; one object, reset at every ``reset``."""
-
-    task: Task
-    messages: list[dict[str, Any]]
-    turn: int = 0
-    tool_calls: int = 0
-    invalid_actions: int = 0
-    tool_errors: int = 0
-    think_turns: int = 0
-    latency_ms: float = 0.0
-    wall_ms: float = 0.0
-    paid: float = 0.0
-    answer: Answer | None = None
-    done: bool = False
-
-
 class ToolEnv(gym.Env[str, str]):
-    """Base env for tool-using agents; see the module docstring for the contract."""
+    """Base env for tool-using agents; see the module docstring for the contract and the hooks.
+
+    The attributes below are the contract harnesses rely on (the evaluation
+    runner, SFT export, the oracle, the TRL adapter); a family sets them
+    through ``__init__`` (and ``corpus_checksums`` after it).
+    """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
-    family: ClassVar[str] = "tool"
+
+    tasks: Sequence[Task]
+    """The split's tasks, in a fixed order: ``options={"index": i}`` pins ``tasks[i]``."""
+    tools: ToolRegistry
+    """The agent's tools; ``info["tools"]`` holds their OpenAI schemas."""
+    reward_config: RewardConfig
+    """How the components weigh into the scalar reward (a preset name or a config, resolved)."""
+    corpus_checksums: Mapping[str, str] = MappingProxyType({})
+    """Corpus name -> checksum of the data behind the tools and tasks, recorded with every
+    evaluation so runs on different data are never compared; empty for a family without one."""
 
     def __init__(
         self,
@@ -148,15 +161,14 @@ class ToolEnv(gym.Env[str, str]):
         self.split = split
         self.single_turn = single_turn
         self.max_turns = 1 if single_turn else max_turns
-        self.reward_config: RewardConfig = resolve_reward(reward)
+        self.reward_config = resolve_reward(reward)
         self.observation_mode = observation_mode
         self.render_mode = render_mode
         self.action_space = Text(max_action_length)
         self.observation_space = Text(max_observation_length)
-        self._task_index: dict[str, int] | None = None
+        self._chooser = TaskChooser()
         self._episode: Episode | None = None
         self._system_text: str | None = None
-        self._last_obs = ""
 
     # ------------------------------------------------------------------ hooks
     def _task_prompt(self, task: Task) -> str:
@@ -172,23 +184,33 @@ class ToolEnv(gym.Env[str, str]):
             f"<answer>...</answer>. You have at most {self.max_turns} turns."
         )
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
-        """Task components, at least ``accuracy``; ``answer`` is None when truncated."""
+    def _start_episode(self, task: Task) -> Any:
+        """The family's per-episode state for ``task`` (``episode.context``); None by default."""
+        return None
+
+    def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
+        """Task components, at least ``accuracy``; ``answer`` is None when truncated.
+
+        A pure function of its arguments: per-episode state is ``episode.context``.
+        """
         raise NotImplementedError
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         """Build a task from a user dict given as ``options={"task": {...}}``."""
-        raise NotImplementedError(f"{type(self).__name__} does not accept task dicts")
+        raise TypeError(f"{type(self).__name__} builds no tasks from dicts: pass options={{'task': Task}}")
 
     # --------------------------------------------------------------- contract
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        task = self._choose_task(options or {})
+        task = self._chooser.choose(
+            self.tasks, options, self.np_random, split=self.split, from_dict=self._task_from_dict
+        )
+        context = self._start_episode(task)
         prompt = self._task_prompt(task)
         if self._system_text is None:
             self._system_text = self._system_prompt()
         messages = [{"role": "system", "content": self._system_text}, {"role": "user", "content": prompt}]
-        self._episode = Episode(task=task, messages=MessageLog(messages))
+        self._episode = Episode(task=task, messages=MessageLog(messages), context=context)
         return self._observe(prompt), self._info({})
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -198,38 +220,18 @@ class ToolEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(not_text(f"{type(self).__name__}.step", action))
         ep.turn += 1
-        parsed = parse_action(action, self.action_space.max_length)
-        if isinstance(parsed, ToolCalls):
-            validated = self.tools.validate(parsed)
-            if isinstance(validated, ParseError):
-                parsed = validated
+        max_length = self.action_space.max_length
+        parsed, calls = read_action(parse_action(action, max_length), self.tools)
         extra: dict[str, Any] = {}
         reward, terminated = 0.0, False
         if isinstance(parsed, ParseError):
-            ep.invalid_actions += 1
-            ep.messages.append({"role": "assistant", "content": printable(action, self.action_space.max_length)})
-            obs = parsed.message()
-            ep.messages.append({"role": "user", "content": obs})
+            obs = record_invalid(ep, action, parsed, max_length)
             extra["parse_error"] = parsed.reason
         elif isinstance(parsed, Answer):
-            ep.think_turns += parsed.reasoning is not None
-            said = f"<answer>{parsed.text}</answer>"
-            ep.messages.append(_assistant_message(f"{parsed.content}\n{said}".lstrip(), parsed.reasoning))
-            ep.answer, terminated, obs = parsed, True, ""
+            record_answer(ep, parsed)
+            terminated, obs = True, ""
         else:
-            ep.think_turns += parsed.reasoning is not None
-            call_ids = [f"call_{ep.turn}_{i}" for i in range(len(validated))]
-            ep.messages.append(_assistant_message(parsed.content, parsed.reasoning, validated, call_ids))
-            outputs = []
-            for call_id, call in zip(call_ids, validated, strict=False):
-                result = self.tools.execute(call.tool, call.args)
-                ep.tool_calls += 1
-                ep.tool_errors += not result.ok
-                ep.latency_ms += call.tool.latency_ms
-                ep.wall_ms += result.wall_ms
-                ep.messages.append({"role": "tool", "tool_call_id": call_id, "name": result.name, "content": result.content})
-                outputs.append(result)
-            obs = outputs[0].content if len(outputs) == 1 else "\n\n".join(f"[{r.name}]\n{r.content}" for r in outputs)
+            obs = tool_observation(run_tools(ep, self.tools, parsed, calls))
         terminated = terminated or self.single_turn
         truncated = not terminated and ep.turn >= self.max_turns
         components = None
@@ -239,8 +241,7 @@ class ToolEnv(gym.Env[str, str]):
             extra["reward_components"] = components
             extra["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
         if components is not None or self.reward_config.shaping:
-            counts = {"tool_calls": ep.tool_calls, "turns": ep.turn, "latency_ms": ep.latency_ms}
-            reward, ep.paid = self.reward_config.step_reward(ep.paid, counts, components)
+            reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep), components)
         return self._observe(obs), float(reward), terminated, truncated, self._info(extra)
 
     def render(self) -> str | None:
@@ -256,46 +257,10 @@ class ToolEnv(gym.Env[str, str]):
         return self._episode.task if self._episode else None
 
     # ---------------------------------------------------------------- helpers
-    def _choose_task(self, options: Mapping[str, Any]) -> Task:
-        unknown = set(options) - {"task", "task_id", "index"}
-        if unknown or len(options) > 1:
-            raise ValueError(
-                f"reset options {sorted(options)}: give at most one of 'task', 'task_id', 'index'"
-            )
-        if "task" in options:
-            task = options["task"]
-            return task if isinstance(task, Task) else self._task_from_dict(task)
-        if "task_id" in options:
-            if self._task_index is None:
-                self._task_index = {t.id: i for i, t in enumerate(self.tasks)}
-            if options["task_id"] not in self._task_index:
-                raise KeyError(f"task_id {options['task_id']!r} is not in split {self.split!r}")
-            return self.tasks[self._task_index[options["task_id"]]]
-        if "index" in options:
-            index = options["index"]
-            if not isinstance(index, int) or not 0 <= index < len(self.tasks):
-                raise IndexError(f"index must be an int in [0, {len(self.tasks)}), got {index!r}")
-            return self.tasks[index]
-        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
-
     def _components(self, ep: Episode) -> dict[str, float]:
-        components = dict(self._grade(ep.task, ep.answer))
-        answered = ep.answer is not None
-        well_formed = answered and ep.invalid_actions == 0
-        if self.reward_config.require_think:
-            well_formed = well_formed and ep.think_turns == ep.turn
-        components.update(
-            format=float(well_formed),
-            tool_calls=float(ep.tool_calls),
-            turns=float(ep.turn),
-            invalid_actions=float(ep.invalid_actions),
-            tool_errors=float(ep.tool_errors),
-            latency_ms=float(ep.latency_ms),
-        )
-        return components
+        return {**self._grade(ep.task, ep.answer, ep), **behaviour_components(ep, self.reward_config.require_think)}
 
     def _observe(self, text: str) -> str:
-        self._last_obs = text
         if self.observation_mode == "transcript" and self._episode is not None:
             text = render_transcript(self._episode.messages)
         return text[: self.observation_space.max_length]
@@ -337,24 +302,6 @@ def copy_plain(value: Any) -> Any:
 
 
 _IMMUTABLE = frozenset((str, int, float, bool))
-
-
-def _assistant_message(
-    content: str, reasoning: str | None, calls: Sequence[Any] = (), call_ids: Sequence[str] = ()
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if reasoning is not None:
-        message["reasoning_content"] = reasoning
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": call.tool.name, "arguments": _JSON.encode(call.arguments)},
-            }
-            for call_id, call in zip(call_ids, calls, strict=False)
-        ]
-    return message
 
 
 def render_transcript(messages: Sequence[Mapping[str, Any]]) -> str:

@@ -7,6 +7,11 @@ under a time limit and an output cap; a :class:`ToolError`, any other
 exception, or a timeout becomes an error observation for the agent, never an
 exception in the env.
 
+A tool that needs the episode's state (a patient to ask, a user's request)
+declares ``takes_context=True``: it is called as ``fn(args, context)`` with
+whatever the env's ``_start_episode`` hook returned for the current episode,
+so tool bodies hold no reference to the env and no per-episode closure.
+
 Example:
     >>> from pydantic import BaseModel, Field
     >>> class EchoArgs(BaseModel):
@@ -67,7 +72,8 @@ class Tool:
     """A callable tool: ``fn`` receives a validated ``args_model`` instance.
 
     ``fn`` returns a ``str`` or anything JSON-serialisable; the registry turns
-    it into the observation text.
+    it into the observation text. With ``takes_context`` it also receives the
+    episode's context: ``fn(args, context)``.
     """
 
     name: str
@@ -80,6 +86,8 @@ class Tool:
     """Modelled latency of one call in production (a search service, a database), used by
     the ``latency_ms`` reward component. It is declared, not measured, so rewards stay
     deterministic; the measured wall time is kept in ``ToolResult.wall_ms``."""
+    takes_context: bool = False
+    """Call ``fn(args, context)`` with the episode's context (see the module docstring)."""
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function schema, generated from the argument model."""
@@ -202,12 +210,15 @@ class ToolRegistry:
             )
         return validated
 
-    def execute(self, t: Tool, args: BaseModel) -> ToolResult:
-        """Run one call under its time limit and output cap; never raises."""
+    def execute(self, t: Tool, args: BaseModel, context: Any = None) -> ToolResult:
+        """Run one call under its time limit and output cap; never raises.
+
+        ``context`` is the episode's context, passed on to a tool that ``takes_context``.
+        """
         start = time.perf_counter()
         ok = True
         try:
-            result = self._run(t, args)
+            result = self._run(t, args, context)
             content = result if isinstance(result, str) else _JSON.encode(result)
         except ToolError as exc:
             ok, content = False, f"Error: {exc}"
@@ -228,17 +239,17 @@ class ToolRegistry:
             content = content[: t.max_output_chars] + f"\n[output truncated: {omitted} more characters]"
         return ToolResult(t.name, content, ok, (time.perf_counter() - start) * 1000.0)
 
-    def _run(self, t: Tool, args: BaseModel) -> Any:
+    def _run(self, t: Tool, args: BaseModel, context: Any) -> Any:
         if t.timeout_s is None:
-            return t.fn(args)
+            return t.fn(args, context) if t.takes_context else t.fn(args)
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            return _Alarm.run(t, args)
-        return self._run_in_thread(t, args)
+            return _Alarm.run(t, args, context)
+        return self._run_in_thread(t, args, context)
 
-    def _run_in_thread(self, t: Tool, args: BaseModel) -> Any:
+    def _run_in_thread(self, t: Tool, args: BaseModel, context: Any) -> Any:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentenv-tool")
-        future = self._executor.submit(t.fn, args)
+        future = self._executor.submit(t.fn, args, context) if t.takes_context else self._executor.submit(t.fn, args)
         try:
             return future.result(timeout=t.timeout_s)
         except FutureTimeout:
@@ -267,14 +278,14 @@ class _Alarm:
     previous: Any = signal.SIG_DFL
 
     @classmethod
-    def run(cls, t: Tool, args: BaseModel) -> Any:
+    def run(cls, t: Tool, args: BaseModel, context: Any) -> Any:
         if not cls.installed:
             cls.previous = signal.signal(signal.SIGALRM, cls._on_alarm)
             cls.installed = True
         cls.active = True
         signal.setitimer(signal.ITIMER_REAL, t.timeout_s)
         try:
-            return t.fn(args)
+            return t.fn(args, context) if t.takes_context else t.fn(args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             cls.active = False

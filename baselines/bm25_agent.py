@@ -1,61 +1,42 @@
 """The ``bm25`` agent: retrieve once, read the top hit, answer. No learning, no reasoning.
 
-It is the floor every retrieval-augmented policy must clear: whatever BM25
-puts first is taken as the answer's source, and the answer is the field of
-that record that the question's wording asks for.
+It is the floor every retrieval-augmented policy must clear. How to retrieve
+and what to read out of the top hit depend on the family's prompts and tools
+(a film record's director, a disease id), so each family supplies that part
+as its ``Family.bm25`` strategy, e.g.
+:class:`~agentenv.envs.media_search.bm25_strategy.MediaSearchBM25` and
+:class:`~agentenv.envs.rare_disease.bm25_strategy.RareDiseaseBM25`. This agent
+reads the family's name from the task (and nothing else of it), builds that
+family's strategy once with its own args, and delegates.
 
-* ``MediaSearch-SingleTurn-v0``: the prompt already holds the retrieved
-  passages. The top passage is looked up in the public film catalog
-  (:func:`agentenv.corpora.media.load_catalog`, the same public data the tools
-  serve), which acts as the agent's *reader*: it turns the passage into a
-  record whose fields (director, year, ...) can be answered.
-* ``MediaSearch-v0``: one ``search`` call with the question text; if the
-  question asks for a title (or for a count, which no record answers), the
-  top hit's title is the answer, otherwise one ``get_title`` call on the top
-  hit and its field.
-* ``RareDiseaseDiagnosis-v0``: one ``search_diseases`` call with the labels of
-  the presented phenotypes; the answer is the top hits, as many as the prompt
-  allows (3 by default).
-* ``RareDiseaseDiagnosis-SingleTurn-v0``: the top listed candidates.
-
-The field comes from the question's wording (:func:`question_field`):
-"Who directed" asks for the director, "what year" for the year, "How long"
-for the runtime, "which of these two actors" for the cast member named in
-the question. Where one record cannot answer the question (counts,
-comparisons of two films) the answer is the top title, so those questions
-score near zero by design.
-
-The agent reads only what a policy sees: the observation and ``info``. It
-never reads the task handed to ``reset`` (that is for privileged agents).
-Everything is deterministic; there is no random choice.
+The strategy is handed no task: like a policy, it reads only the observation
+and ``info``. Everything is deterministic; there is no random choice.
 
 Example:
-    >>> question_field("Who directed The Thing?"), question_field("How many minutes does Heat run?")
-    ('director', 'runtime')
-    >>> question_field("In how many comedy films in the catalog does Cary Grant appear?")
-    'count'
+    >>> make_bm25_agent(k="3").args
+    BM25AgentArgs(k=3, max_diseases=None)
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from agentenv.actions import answer, tool_call
+from agentenv.arguments import args_from_strings
 from agentenv.core import Task
+from agentenv.errors import UserInputError
+from agentenv.evaluation.agents import Agent, UnsupportedEnv
+from agentenv.families import family_part, get_family
 
-Field = Literal["title", "director", "writer", "year", "runtime", "cast", "count"]
-Mode = Literal["media_multi", "media_single", "disease_multi", "disease_single"]
+__all__ = ["BM25Agent", "BM25AgentArgs", "UnsupportedEnv", "make_bm25_agent"]
 
 
 @dataclass
 class BM25AgentArgs:
-    """Knobs of the bm25 agent (``--agent-args k=5``)."""
+    """Knobs of the bm25 agent (``--agent-args k=5``); each family's strategy reads those it uses."""
 
     k: int = 5
     """Number of hits the one search asks for (media); only the first is read."""
@@ -69,207 +50,36 @@ class BM25AgentArgs:
             raise ValueError(f"max_diseases must be >= 1, got {self.max_diseases}")
 
 
-class UnsupportedEnv(ValueError):
-    """The bm25 agent does not know how to act in this env (no search tool, no passages, no candidates)."""
-
-
-# ------------------------------------------------------------------ reading the question
-
-_COUNT = re.compile(r"\bhow many\b.*\bfilms?\b|\bcount the\b", re.IGNORECASE)
-_RUNTIME = re.compile(r"\bhow long\b|\bruntime\b|\bhow many minutes\b", re.IGNORECASE)
-_CAST = re.compile(r"two actors|\bin its cast\b|\bwho is in its cast\b", re.IGNORECASE)
-_DIRECTOR = re.compile(r"\bwho directed\b|\bdirected by whom\b|\bdirector of\b|\bwhich filmmaker\b|who directed it",
-                       re.IGNORECASE)
-_WRITER = re.compile(r"\bwho wrote\b|\bwriter\b|\bscreenwriter\b", re.IGNORECASE)
-_YEAR = re.compile(r"\bwhat year\b|\bwhich year\b|\bin what year\b", re.IGNORECASE)
-
-
-def question_field(question: str) -> Field:
-    """What a question asks for, from its wording alone (never from the task's hidden kind).
-
-    Order matters: "How many minutes" is a runtime before it is a count, and
-    "credit X as a writer" in a count question is a count before it is a writer.
-    """
-    if _RUNTIME.search(question):
-        return "runtime"
-    if _COUNT.search(question):
-        return "count"
-    if _CAST.search(question):
-        return "cast"
-    if _DIRECTOR.search(question):
-        return "director"
-    if _WRITER.search(question):
-        return "writer"
-    if _YEAR.search(question):
-        return "year"
-    return "title"
-
-
-def field_answer(record: Mapping[str, Any], field: Field, question: str) -> str:
-    """The value of ``field`` in a film record (a ``get_title`` output or ``Title.to_dict()``).
-
-    Where the record cannot answer (no director listed, a count) the title is the answer.
-
-    Example:
-        >>> film = {"title": "Heat", "year": 1995, "runtime": 170, "directors": ["Michael Mann"],
-        ...         "writers": [], "cast": ["Al Pacino", "Robert De Niro"]}
-        >>> field_answer(film, "year", ""), field_answer(film, "writer", "")
-        ('1995', 'Heat')
-        >>> field_answer(film, "cast", "Which of these two actors appears in Heat: Tom Hanks or Al Pacino?")
-        'Al Pacino'
-    """
-    from agentenv.corpora.media import normalize_key
-
-    title = str(record.get("title", ""))
-    if field == "director" and record.get("directors"):
-        return str(record["directors"][0])
-    if field == "writer" and record.get("writers"):
-        return str(record["writers"][0])
-    if field in ("year", "runtime") and record.get(field) is not None:
-        return str(record[field])
-    if field == "cast" and record.get("cast"):
-        asked = f" {normalize_key(question)} "
-        named = [name for name in record["cast"] if f" {normalize_key(str(name))} " in asked]
-        return str(named[0] if named else record["cast"][0])
-    return title
-
-
-# ------------------------------------------------------------------ reading the prompt
-
-_PASSAGE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
-_CANDIDATE = re.compile(r"^\s*\d+\.\s+((?:OMIM|ORPHA):\d+)\b", re.MULTILINE)
-_LIMIT = re.compile(r"up to (\d+) diseases")
-_HPO_LINE = re.compile(r"^-\s+HP:\d+\s+(.*)$")
-
-
-def passages_and_question(prompt: str) -> tuple[list[str], str]:
-    """Split a single-turn MediaSearch prompt into its passages (in rank order) and its question.
-
-    Example:
-        >>> passages_and_question("Passages:\\n[1] Heat (1995). Crime film.\\n\\nQuestion: Who directed Heat?")
-        (['Heat (1995). Crime film.'], 'Who directed Heat?')
-    """
-    head, _, question = prompt.rpartition("\n\nQuestion: ")
-    return [m.group(2) for m in _PASSAGE.finditer(head)], question.strip()
-
-
-def presented_findings(prompt: str) -> str:
-    """The presented phenotypes as a search query: their labels, or the lay sentence.
-
-    Example:
-        >>> presented_findings("Present phenotypes:\\n- HP:0001166 Arachnodactyly\\n- HP:0000545 Myopia\\n\\n"
-        ...                    "Excluded phenotypes:\\n- HP:0001250 Seizure")
-        'Arachnodactyly Myopia'
-    """
-    block = prompt.partition("Present phenotypes:\n")[2].partition("\n\n")[0]
-    labels = [m.group(1).strip() for line in block.splitlines() if (m := _HPO_LINE.match(line.strip()))]
-    if labels:
-        return " ".join(labels)
-    sentence = re.search(r"The patient presents with (.*?)\.(?:\s|$)", prompt, re.DOTALL)
-    return sentence.group(1) if sentence else prompt
-
-
-def disease_limit(prompt: str, override: int | None) -> int:
-    """How many diseases to answer: the override, else the prompt's "up to N diseases", else 3."""
-    if override is not None:
-        return override
-    found = _LIMIT.search(prompt)
-    return int(found.group(1)) if found else 3
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-# ------------------------------------------------------------------ the agent
+def make_bm25_agent(**kwargs: Any) -> BM25Agent:
+    """The ``bm25`` entry of the agent registry: ``--agent-args`` strings -> :class:`BM25AgentArgs`."""
+    return BM25Agent(args_from_strings(BM25AgentArgs, kwargs))
 
 
 class BM25Agent:
-    """Retrieve once, read the top hit, answer; see the module docstring."""
+    """Delegates each episode to the bm25 strategy of the task's family; see the module docstring."""
 
     name = "bm25"
 
     def __init__(self, args: BM25AgentArgs | None = None) -> None:
         self.args = args or BM25AgentArgs()
-        self._mode: Mode = "media_multi"
-        self._prompt = ""
-        self._field: Field = "title"
-        self._step = 0
-        self._doc_ids: dict[str, str] | None = None
+        self._strategies: dict[str, Agent] = {}  # one per family, kept across episodes (readers cache)
+        self._strategy: Agent | None = None
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
               rng: np.random.Generator | None = None) -> None:
-        tools = {t["function"]["name"] for t in info.get("tools") or ()}
-        users = [m["content"] for m in info.get("messages", ()) if m.get("role") == "user"]
-        self._prompt = users[0] if users else obs
-        self._step = 0
-        if {"search", "get_title"} <= tools:
-            self._mode = "media_multi"
-        elif "search_diseases" in tools:
-            self._mode = "disease_multi"
-        elif not tools and "Passages:" in self._prompt and "\n\nQuestion: " in self._prompt:
-            self._mode = "media_single"
-        elif not tools and _CANDIDATE.search(self._prompt):
-            self._mode = "disease_single"
-        else:
-            raise UnsupportedEnv(
-                "the bm25 agent plays MediaSearch-v0 (search, get_title), MediaSearch-SingleTurn-v0 (passages), "
-                "RareDiseaseDiagnosis-v0 (search_diseases) and RareDiseaseDiagnosis-SingleTurn-v0 (candidates); "
-                f"this env offers tools {sorted(tools) or 'none'} and its prompt has neither passages nor candidates"
-            )
-        question = passages_and_question(self._prompt)[1] if self._mode == "media_single" else self._prompt
-        self._field = question_field(question)
+        if task is None:
+            raise UnsupportedEnv("the bm25 agent needs the task to find its family (it reads task.family only)")
+        strategy = self._strategies.get(task.family)
+        if strategy is None:
+            try:
+                factory = family_part(get_family(task.family), "bm25")
+            except UserInputError as err:
+                raise UnsupportedEnv(f"the bm25 agent has no strategy for this task: {err}") from err
+            strategy = self._strategies[task.family] = factory(self.args)
+        self._strategy = strategy
+        strategy.reset(obs, info, task=None, rng=rng)  # type: ignore[arg-type]  # a baseline never reads the task
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        self._step += 1
-        if self._mode == "media_single":
-            return self._answer_from_passages()
-        if self._mode == "disease_single":
-            ids = _CANDIDATE.findall(self._prompt)
-            return answer(ids[: disease_limit(self._prompt, self.args.max_diseases)])
-        if self._mode == "disease_multi":
-            if self._step == 1:
-                limit = disease_limit(self._prompt, self.args.max_diseases)
-                return tool_call("search_diseases", query=presented_findings(self._prompt)[:500], k=min(limit, 20))
-            results = (_json(obs) or {}).get("results") or []
-            return answer([str(r["id"]) for r in results] or ["no diagnosis found"])
-        return self._media_multi_turn(obs)
-
-    def _media_multi_turn(self, obs: str) -> str:
-        if self._step == 1:
-            return tool_call("search", query=self._prompt[:500], k=self.args.k)
-        output = _json(obs)
-        if self._step == 2:
-            results = (output or {}).get("results") or []
-            if not results:
-                return answer("no film found")
-            if self._field in ("title", "count"):  # nothing in one record answers these
-                return answer(str(results[0]["title"]))
-            return tool_call("get_title", title_id=str(results[0]["id"]))
-        if not isinstance(output, Mapping):
-            return answer("no film found")
-        return answer(field_answer(output, self._field, self._prompt))
-
-    def _answer_from_passages(self) -> str:
-        passages, question = passages_and_question(self._prompt)
-        if not passages:
-            return answer("no film found")
-        record = self._read(passages[0])
-        if record is None:  # not a catalog passage: the passage's own title is all there is
-            return answer(passages[0].partition(" (")[0])
-        return answer(field_answer(record, self._field, question))
-
-    def _read(self, passage: str) -> dict[str, Any] | None:
-        """The catalog record a passage describes (the passage text is the title's indexed document)."""
-        from agentenv.corpora.media import load_catalog
-
-        catalog = load_catalog()
-        if self._doc_ids is None:
-            ids, texts = catalog.documents()
-            self._doc_ids = dict(zip(texts, ids, strict=True))
-        title_id = self._doc_ids.get(passage)
-        title = catalog.get(title_id) if title_id is not None else None
-        return title.to_dict() if title is not None else None
+        if self._strategy is None:
+            raise RuntimeError("reset() before act()")
+        return self._strategy.act(obs, info)

@@ -22,7 +22,7 @@ Failures are bounded: each request has a deadline of ``timeout_s`` (connect,
 send and the whole body), a failed request is retried at most ``retries``
 times with capped exponential backoff (connection errors, timeouts, HTTP 408,
 409, 425, 429 and 5xx, unreadable replies), and other 4xx are not retried.
-After that ``act`` raises :class:`~agentenv.baselines.failure.AgentFailure`;
+After that ``act`` raises :class:`~agentenv.evaluation.agents.AgentFailure`;
 the evaluation runner records the reason and the env scores the episode as
 unanswered. Nothing here crashes an evaluation.
 
@@ -63,8 +63,9 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from agentenv.actions import think, tool_call
-from agentenv.baselines.failure import AgentFailure
+from agentenv.arguments import args_from_strings
 from agentenv.core import Task
+from agentenv.evaluation.agents import AgentFailure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import gymnasium as gym
@@ -158,6 +159,11 @@ def _loads_object(raw: Any) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def make_llm_agent(**kwargs: Any) -> LLMAgent:
+    """The ``llm`` entry of the agent registry: ``--agent-args`` strings -> :class:`LLMAgentArgs`."""
+    return LLMAgent(args_from_strings(LLMAgentArgs, kwargs))
 
 
 class _Retryable(Exception):

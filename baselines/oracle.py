@@ -1,75 +1,44 @@
-"""The oracle: follows each task's gold tool plan through the real tools.
+"""The ``oracle`` agent: hands each episode to its task family's privileged oracle.
 
-It proves that every generated question is answerable with the tools: the
-answer it gives is read out of the real tool outputs with the plan's
-``extract`` rule, never copied from the gold. Tasks without a plan (your own
-questions) get the gold answer directly, since there is nothing to prove.
-Rare-disease tasks (``task.family == "rare_disease"``) are handed to
-:class:`~agentenv.baselines.rare_disease_oracle.RareDiseaseOracle`.
+An oracle proves that a family's tasks are solvable with its tools, so it is
+as specific to a family as the tasks are: each family names its own in
+``Family.oracle`` (e.g. :class:`~agentenv.envs.media_search.oracle.MediaSearchOracle`
+follows a question's gold tool plan, and
+:class:`~agentenv.envs.rare_disease.oracle.RareDiseaseOracle` reads the gold
+disease's profile). This agent only reads ``task.family``, looks the family up
+in :mod:`agentenv.families` and delegates, so a family kept outside this
+package gets ``--agent oracle`` by declaring its oracle.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.evaluation.agents import Agent
+from agentenv.families import family_part, get_family
 
 
 class OracleAgent:
-    """A privileged scripted agent; one tool call per turn, then the extracted answer."""
+    """A privileged scripted agent: the oracle of the task's family, built fresh for every episode."""
 
     name = "oracle"
 
     def __init__(self) -> None:
-        self._steps: list[Mapping[str, Any]] = []
-        self._outputs: list[Any] = []
-        self._task: Task | None = None
-        self._delegate: Any = None
+        self._delegate: Agent | None = None
+        self._factories: dict[str, Callable[[], Agent]] = {}
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
-        self._task = task
-        self._delegate = None
-        if task.family == "rare_disease":  # a rare-disease task: its own oracle
-            from agentenv.baselines.rare_disease_oracle import RareDiseaseOracle
-
-            self._delegate = RareDiseaseOracle()
-            self._delegate.reset(obs, info, task=task, rng=rng)
-            return
-        plan = getattr(task.case, "plan", None) if info.get("tools") else None
-        self._steps = list(plan or [])
-        self._outputs = []
-        self._next = 0
+        factory = self._factories.get(task.family)
+        if factory is None:
+            factory = self._factories[task.family] = family_part(get_family(task.family), "oracle")
+        self._delegate = factory()
+        self._delegate.reset(obs, info, task=task, rng=rng)
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        if self._delegate is not None:
-            return self._delegate.act(obs, info)
-        if self._next > 0:
-            self._outputs.append(_json_or_text(obs))
-        if self._next < len(self._steps):
-            step = self._steps[self._next]
-            self._next += 1
-            return tool_call(step["tool"], **step["arguments"])
-        return answer(self._final_answer())
-
-    def _final_answer(self) -> str:
-        task = self._task
-        assert task is not None, "reset() first"
-        extract = getattr(task.case, "extract", None)
-        if self._steps and extract is not None:
-            from agentenv.envs.media_search.questions import execute_plan_extract
-
-            return execute_plan_extract(extract, self._outputs)
-        gold = task.gold
-        return gold["answer"] if isinstance(gold, Mapping) and "answer" in gold else str(gold)
-
-
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        if self._delegate is None:
+            raise RuntimeError("reset() before act()")
+        return self._delegate.act(obs, info)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from agentenv.actions import answer, tool_call
+from agentenv.arguments import args_from_strings
 from agentenv.core import Task
 
 _WORDS = ("the", "film", "Nolan", "1999", "drama", "seizure", "HP:0001250", "OMIM:100100", "é", "🎬", "", "{", "<")
@@ -27,6 +28,11 @@ class RandomAgentArgs:
     """Probability of answering (ending the episode) at each turn."""
     junk_prob: float = 0.4
     """Probability of sending malformed text instead of a tool call."""
+
+
+def make_random_agent(**kwargs: Any) -> RandomAgent:
+    """The ``random`` entry of the agent registry: ``--agent-args`` strings -> :class:`RandomAgentArgs`."""
+    return RandomAgent(args_from_strings(RandomAgentArgs, kwargs))
 
 
 class RandomAgent:

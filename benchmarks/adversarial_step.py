@@ -185,11 +185,11 @@ def run_target(target: Target, timeout_s: float) -> list[dict[str, Any]]:
 def targets(ids: list[str] | None) -> list[Target]:
     """Every registered gym id, and both agents of every dialogue (or the ids asked for)."""
     import agentenv
-    from agentenv.multiagent import MULTIAGENT_SPECS
+    from agentenv.multiagent import env_ids
 
     out = [Target(i) for i in agentenv.env_ids()]
-    for spec in MULTIAGENT_SPECS:
-        out += [Target(spec.id, "lead"), Target(spec.id, "other")]
+    for dialogue_id in env_ids():
+        out += [Target(dialogue_id, "lead"), Target(dialogue_id, "other")]
     return [t for t in out if not ids or t.env_id in ids]
 
 

@@ -25,9 +25,9 @@ import time
 
 import numpy as np
 
-from agentenv.baselines.phenotype_ranker import PhenotypeRanker, resolve_terms
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
 from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler
+from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker, resolve_terms
 from agentenv.envs.rare_disease.splits import split_cases
 
 

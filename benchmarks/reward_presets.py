@@ -35,11 +35,11 @@ import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.actions import answer
-from agentenv.baselines.agent import make_agent
 from agentenv.baselines.oracle import OracleAgent
+from agentenv.evaluation.agents import make_agent
 from agentenv.evaluation.runner import episode_plan
-from agentenv.parsing import ParseError, parse_action
 from agentenv.families import env_specs
+from agentenv.parsing import ParseError, parse_action
 from agentenv.rewards import PRESETS
 
 NAMES = ("strict", "lenient", "efficient")

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.tokenizer:
         from transformers import AutoTokenizer
 
-        from agentenv.chat_templates import hf_template
+        from agentenv.tokens.chat_templates import hf_template
 
         chat_kwargs = {"enable_thinking": False} if args.no_think else {}
         template = hf_template(AutoTokenizer.from_pretrained(args.tokenizer), **chat_kwargs)

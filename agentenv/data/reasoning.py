@@ -1,288 +1,120 @@
-"""Scripted reasoning lines for the oracle's SFT turns: templates filled from the gold plan.
+"""Scripted reasoning lines for the oracle's SFT turns: the generic writer and the family lookup.
 
 Why script them at all: a Qwen3-style policy writes ``<think>…</think>`` before
 every tool call and answer. SFT data whose assistant turns never think teaches
 the model to skip that block, so the oracle's turns get one short line in it.
 
 Why be honest about it: the line is *not* a model's reasoning. It is one of a
-few fixed phrasings per step type (search, filter, open a record, look up a
-person, answer), picked with the episode's seeded generator and filled with
-what the gold plan says the step is for (e.g. the record is opened "to read
-its director" because the plan's ``extract`` rule reads ``directors.0``) and
-with titles seen in the previous tool output. It teaches the format and a
-plausible plan narration, not reasoning skill. ``docs/sft-data.md`` says so.
+few fixed phrasings per step, picked with the episode's seeded generator. It
+teaches the format, not reasoning skill. ``docs/sft-data.md`` says so.
+
+What a line can say depends on the family (a film question's plan knows the
+record is opened "to read its director"), so a family may name a writer
+factory ``(task, rng) -> writer`` in ``Family.reasoning`` (MediaSearch does,
+in :mod:`agentenv.envs.media_search.reasoning`). A family without one gets
+:class:`GenericReasoningWriter`: "Next I'll call {tool}." lines and answer
+lines that claim nothing about a plan. :func:`writer_for_task` picks.
 
 Example:
     >>> import numpy as np
-    >>> plan = ({"tool": "search", "arguments": {"query": "Psycho III", "k": 5}},
-    ...         {"tool": "get_title", "arguments": {"title_id": "tt0091799"}})
-    >>> extract = {"op": "field", "step": -1, "path": "directors.0"}
-    >>> purposes = step_purposes(plan, extract)
-    >>> purposes
-    {1: 'director'}
-    >>> writer = ReasoningWriter(plan, extract, np.random.default_rng(0))
-    >>> writer.tool_line(0, "search", {"query": "Psycho III", "k": 5}, None)
-    "Let me start by searching the catalog for 'Psycho III'."
+    >>> writer = GenericReasoningWriter(np.random.default_rng(0))
+    >>> writer.turn_line(0, [("ask_patient", {"hpo_id": "HP:1"}), ("ask_patient", {"hpo_id": "HP:2"})], None)
+    '2 calls to ask_patient should help here.'
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-#: What a record field is called in a sentence (the head of an extract path).
-FIELD_NOUNS: dict[str, str] = {
-    "directors": "director",
-    "writers": "writer",
-    "cast": "cast list",
-    "year": "release year",
-    "runtime": "runtime",
-    "rating": "critics' rating",
-    "count": "number of matching films",
-    "title": "title",
-}
+from agentenv.core import Task
+from agentenv.families import get_family, resolve
 
-_NAMED_TOOLS = frozenset({"search", "get_title", "filter_titles", "find_person"})
-"""The catalog tools that have their own phrasings; other tools get generic ones."""
-_FIRST_SEARCH = (
-    "I'll search the catalog for {query} first.",
-    "First I need to find {query} in the catalog, so I'll search for it.",
-    "Let me start by searching the catalog for {query}.",
-)
-_LATER_SEARCH = (
-    "Now the other one: I'll search for {query}.",
-    "Next I'll look up {query} the same way.",
-    "Then I need {query}; another search should find it.",
-)
-_OPEN_RECORD = (
-    "Now I'll open {title}'s details to read its {field}.",
-    "I'll read the full record of {title} to get its {field}.",
-    "The {field} is in {title}'s record, so I'll open it.",
-)
-_FILTER = (
-    "I'll filter the catalog for {constraints}.",
-    "A structured filter fits here: {constraints}.",
-    "Let me narrow the catalog down to {constraints}.",
-)
-_PERSON = (
-    "I'll look up {name} to see their credits.",
-    "{name}'s filmography should answer this, so I'll look them up.",
-    "Let me find {name} and check the totals per role.",
-)
-_OTHER_TOOL = (
+OTHER_TOOL = (
     "Next I'll call {tool}.",
     "I'll use {tool} for this step.",
     "The {tool} tool should help here.",
 )
-_OTHER_TOOL_REPEATED = (
+"""Lines before one call to a tool the writer has no phrasing of its own for."""
+OTHER_TOOL_REPEATED = (
     "Next I'll call {tool} {n} times.",
     "I'll use {tool} for {n} checks at once.",
     "{n} calls to {tool} should help here.",
 )
-_ANSWER_BY_OP: dict[str, tuple[str, ...]] = {
-    "field": (
-        "The {field} is {answer}, so that's my answer.",
-        "That settles it: the {field} is {answer}.",
-        "I have the {field} now: {answer}.",
-    ),
-    "only": (
-        "Exactly one film matches: {answer}.",
-        "The filter leaves a single title, {answer}.",
-        "Only {answer} fits every constraint.",
-    ),
-    "argmin": (
-        "Comparing the two {field}s, {answer} has the {adjective} one.",
-        "{answer} has the {adjective} {field}, so it's the answer.",
-        "Side by side, {answer}'s {field} is {adjective}.",
-    ),
-    "argmax": (
-        "Comparing the two {field}s, {answer} has the {adjective} one.",
-        "{answer} has the {adjective} {field}, so it's the answer.",
-        "Side by side, {answer}'s {field} is {adjective}.",
-    ),
-    "member": (
-        "{answer} is the one in the {field}.",
-        "The {field} includes {answer}, not the other name.",
-        "Checking the {field}: it's {answer}.",
-    ),
-}
-#: How the winner of a comparison compares, by (op, field noun); the default is lower/higher.
-_COMPARATIVES: dict[tuple[str, str], str] = {
-    ("argmin", "release year"): "earlier",
-    ("argmax", "release year"): "later",
-    ("argmin", "runtime"): "shorter",
-    ("argmax", "runtime"): "longer",
-}
-_ANSWER_GENERIC = (
-    "I have what I need; my answer is {answer}.",
-    "That answers the question: {answer}.",
-    "So the answer is {answer}.",
-)
-_ANSWER_NO_PLAN = (
+"""Lines before a run of parallel calls to one such tool, so they do not repeat a sentence."""
+ANSWER_NO_PLAN = (
     "I can answer this now.",
     "I have enough to give my answer.",
     "Here is my final answer.",
 )
+"""Answer lines that claim nothing about how the answer was found."""
 
 
-def field_noun(path: str) -> str:
-    """The sentence noun of a record field, from an extract path such as ``directors.0``.
+class ReasoningLines(Protocol):
+    """What a ``Family.reasoning`` factory returns: one writer per episode."""
 
-    Example:
-        >>> field_noun("directors.0"), field_noun("people.0.totals.wrote"), field_noun("results.0.title")
-        ('director', 'credit count', 'title')
+    def turn_line(self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any) -> str:
+        """The line before one turn's tool calls; ``step`` is the index of the turn's first call."""
+        ...
+
+    def answer_line(self, answer: str) -> str:
+        """The line before the final answer."""
+        ...
+
+
+class GenericReasoningWriter:
+    """Lines any family can use; every choice comes from ``rng``.
+
+    Subclasses name the tools they phrase themselves in :attr:`named_tools`
+    and override :meth:`tool_line` and :meth:`answer_line`; other tools keep
+    the generic lines.
     """
-    parts = [p for p in path.split(".") if p and not p.lstrip("-").isdigit()]
-    if parts[:1] == ["people"]:
-        return "credit count"
-    for part in reversed(parts):
-        if part in FIELD_NOUNS:
-            return FIELD_NOUNS[part]
-    return parts[-1].replace("_", " ") if parts else "value"
 
+    named_tools: frozenset[str] = frozenset()
+    """Tools that get a line each from :meth:`tool_line`; the rest share generic lines per run."""
 
-def step_purposes(plan: Sequence[Mapping[str, Any]], extract: Mapping[str, Any] | None) -> dict[int, str]:
-    """Which field each plan step is read for, by step index, according to ``extract``."""
-    if not plan or not extract:
-        return {}
-    n = len(plan)
-    op = extract.get("op")
-    if op in ("argmin", "argmax"):
-        return {int(s) % n: FIELD_NOUNS.get(extract["field"], extract["field"]) for s in extract["steps"]}
-    if op == "field":
-        return {int(extract["step"]) % n: field_noun(extract["path"])}
-    if op == "member":
-        return {int(extract["step"]) % n: field_noun(extract["path"])}
-    if op == "only":
-        return {int(extract["step"]) % n: "title"}
-    return {}
-
-
-def describe_filter(arguments: Mapping[str, Any]) -> str:
-    """A short noun phrase for ``filter_titles`` arguments.
-
-    Example:
-        >>> describe_filter({"genre": "Family", "year_min": 2008, "year_max": 2008, "feature_only": True,
-        ...                  "runtime_max": 119, "sort_by": "rating", "order": "desc"})
-        'family feature films from 2008, running at most 119 minutes, sorted by rating, highest first'
-        >>> describe_filter({"cast": ["Viva", "Mark Goddard"], "year_min": 1970, "year_max": 1979})
-        'films from 1970 to 1979 starring Viva and Mark Goddard'
-        >>> describe_filter({"director": "William Wyler", "cast": ["Marco Tulli"]})
-        'films directed by William Wyler and starring Marco Tulli'
-    """
-    phrase = "feature films" if arguments.get("feature_only") else "films"
-    if arguments.get("genre"):
-        phrase = f"{str(arguments['genre']).lower()} {phrase}"
-    lo, hi = arguments.get("year_min"), arguments.get("year_max")
-    if lo is not None and lo == hi:
-        phrase += f" from {lo}"
-    elif lo is not None and hi is not None:
-        phrase += f" from {lo} to {hi}"
-    elif lo is not None:
-        phrase += f" from {lo} on"
-    elif hi is not None:
-        phrase += f" up to {hi}"
-    people = []
-    if arguments.get("director"):
-        people.append(f"directed by {arguments['director']}")
-    cast = [str(name) for name in arguments.get("cast") or []]
-    if cast:
-        people.append("starring " + (" and ".join(cast) if len(cast) <= 2 else ", ".join(cast[:-1]) + f" and {cast[-1]}"))
-    if people:
-        phrase += " " + " and ".join(people)
-    parts = [phrase]
-    if arguments.get("runtime_min") is not None:
-        parts.append(f"running at least {arguments['runtime_min']} minutes")
-    if arguments.get("runtime_max") is not None:
-        parts.append(f"running at most {arguments['runtime_max']} minutes")
-    if arguments.get("min_rating") is not None:
-        parts.append(f"rated at least {arguments['min_rating']}")
-    if arguments.get("sort_by"):
-        direction = "lowest first" if arguments.get("order") == "asc" else "highest first"
-        parts.append(f"sorted by {arguments['sort_by']}, {direction}")
-    return ", ".join(parts)
-
-
-def _title_in(output: Any, title_id: str) -> str | None:
-    """The title of ``title_id`` if the previous tool output listed it."""
-    if not isinstance(output, Mapping):
-        return None
-    for row in output.get("results") or ():
-        if isinstance(row, Mapping) and row.get("id") == title_id and row.get("title"):
-            return f"{row['title']} ({row['year']})" if row.get("year") else str(row["title"])
-    return None
-
-
-class ReasoningWriter:
-    """Writes one line per oracle turn for one episode; every choice comes from ``rng``."""
-
-    def __init__(
-        self,
-        plan: Sequence[Mapping[str, Any]] | None,
-        extract: Mapping[str, Any] | None,
-        rng: np.random.Generator,
-    ) -> None:
-        self.plan = list(plan or [])
-        self.extract = dict(extract) if extract else None
-        self.purposes = step_purposes(self.plan, self.extract)
+    def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
-        self._searches = 0
 
     def _pick(self, options: Sequence[str], **values: Any) -> str:
         return options[int(self.rng.integers(len(options)))].format(**values)
 
     def tool_line(self, step: int, tool: str, arguments: Mapping[str, Any], previous_output: Any) -> str:
         """The line before calling ``tool``, the ``step``-th call of the episode."""
-        if tool == "search":
-            self._searches += 1
-            options = _FIRST_SEARCH if self._searches == 1 else _LATER_SEARCH
-            return self._pick(options, query=repr(str(arguments.get("query", ""))))
-        if tool == "get_title":
-            title = _title_in(previous_output, str(arguments.get("title_id", ""))) or "the film"
-            return self._pick(_OPEN_RECORD, title=title, field=self.purposes.get(step, "details"))
-        if tool == "filter_titles":
-            return self._pick(_FILTER, constraints=describe_filter(arguments))
-        if tool == "find_person":
-            return self._pick(_PERSON, name=str(arguments.get("name", "the person")))
-        return self._pick(_OTHER_TOOL, tool=tool)
+        return self._pick(OTHER_TOOL, tool=tool)
 
     def turn_line(self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any) -> str:
         """The line before one turn's calls (``step`` is the index of its first call).
 
-        Calls to the catalog tools get a line each; a run of calls to the same
+        Calls to :attr:`named_tools` get a line each; a run of calls to the same
         other tool gets one line, so parallel calls do not repeat a sentence.
         """
         lines: list[str] = []
         i = 0
         while i < len(calls):
             tool, arguments = calls[i]
-            if tool in _NAMED_TOOLS:
+            if tool in self.named_tools:
                 lines.append(self.tool_line(step + i, tool, arguments, previous_output))
                 i += 1
                 continue
             run = 1
             while i + run < len(calls) and calls[i + run][0] == tool:
                 run += 1
-            lines.append(self._pick(_OTHER_TOOL, tool=tool) if run == 1
-                         else self._pick(_OTHER_TOOL_REPEATED, tool=tool, n=run))
+            lines.append(self._pick(OTHER_TOOL, tool=tool) if run == 1
+                         else self._pick(OTHER_TOOL_REPEATED, tool=tool, n=run))
             i += run
         return " ".join(lines)
 
     def answer_line(self, answer: str) -> str:
         """The line before the final answer."""
-        if not self.plan or self.extract is None:
-            return self._pick(_ANSWER_NO_PLAN)
-        op = self.extract.get("op", "")
-        field = next(iter(self.purposes.values()), "value")
-        if op == "field" and field == "title":
-            return self._pick(("The top result is {answer}.", "{answer} comes first in that order.",
-                               "First in the sorted list: {answer}."), answer=answer)
-        if op == "field" and field in ("number of matching films", "credit count"):
-            return self._pick(("The count is {answer}.", "That makes {answer}.",
-                               "The total comes to {answer}."), answer=answer)
-        default = "lower" if op == "argmin" else "higher"
-        adjective = _COMPARATIVES.get((op, field), default)
-        options = _ANSWER_BY_OP.get(op, _ANSWER_GENERIC)
-        return self._pick(options, answer=answer, field=field, adjective=adjective)
+        return self._pick(ANSWER_NO_PLAN)
+
+
+def writer_for_task(task: Task, rng: np.random.Generator) -> ReasoningLines:
+    """The reasoning writer of one episode: the task family's ``Family.reasoning``, else the generic one."""
+    factory = get_family(task.family).reasoning
+    if factory is None:
+        return GenericReasoningWriter(rng)
+    return resolve(factory)(task, rng)

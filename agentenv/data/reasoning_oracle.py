@@ -1,11 +1,14 @@
 """The oracle with a scripted ``<think>`` line before every action, for SFT data.
 
-It wraps :class:`agentenv.baselines.oracle.OracleAgent` and never changes what
-the oracle does: the action text is the oracle's, prefixed with
+It wraps the ``oracle`` agent (built from the agent registry,
+:func:`agentenv.evaluation.agents.make_agent`) and never changes what the
+oracle does: the action text is the oracle's, prefixed with
 ``<think>\\n{line}\\n</think>\\n\\n``. The env strips the block into
 ``reasoning_content`` and grades the same tool calls and answer, so the
-rewards are the oracle's. Lines come from :mod:`agentenv.data.reasoning` and
-are scripted, not generated (see ``docs/sft-data.md``).
+rewards are the oracle's. Lines come from the task family's
+``Family.reasoning`` writer, or the generic one
+(:func:`agentenv.data.reasoning.writer_for_task`), and are scripted, not
+generated (see ``docs/sft-data.md``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from agentenv.actions import think
-from agentenv.baselines.agent import Agent
 from agentenv.core import Task
-from agentenv.data.reasoning import ReasoningWriter
+from agentenv.data.reasoning import ReasoningLines, writer_for_task
+from agentenv.evaluation.agents import Agent, make_agent
 from agentenv.parsing import Answer, ToolCalls, parse_action
 
 
@@ -34,19 +37,14 @@ class ReasoningOracle:
     name = "oracle"
 
     def __init__(self, inner: Agent | None = None) -> None:
-        if inner is None:
-            from agentenv.baselines.oracle import OracleAgent
-
-            inner = OracleAgent()
-        self.inner = inner
-        self._writer: ReasoningWriter | None = None
+        self.inner = inner if inner is not None else make_agent("oracle")
+        self._writer: ReasoningLines | None = None
         self._calls = 0
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         line_rng = rng.spawn(1)[0]
         self.inner.reset(obs, info, task=task, rng=rng)
-        plan = getattr(task.case, "plan", None) if info.get("tools") else None
-        self._writer = ReasoningWriter(plan, getattr(task.case, "extract", None), line_rng)
+        self._writer = writer_for_task(task, line_rng)
         self._calls = 0
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:

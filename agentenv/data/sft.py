@@ -41,11 +41,11 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from agentenv.chat_templates import ChatTemplate, HFTemplate, Qwen3Template, qwen3_template
 from agentenv.checksums import sha256_file
 from agentenv.data.filters import ungrounded_ids
 from agentenv.data.manifest import SFTManifest, TokenizerInfo
 from agentenv.tokens import TokenEnv
+from agentenv.tokens.chat_templates import ChatTemplate, HFTemplate, Qwen3Template, qwen3_template
 
 CHAT_FILE = "chat.jsonl"
 TOKENS_FILE = "tokens.jsonl"
@@ -115,8 +115,9 @@ def chat_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 
 def make_export_agent(name: str, *, think: bool) -> Any:
-    """The named agent; the oracle gets its scripted reasoning lines unless ``think`` is off."""
-    from agentenv.baselines.agent import make_agent
+    """The named agent (from the agent registry); the oracle gets its scripted reasoning lines unless
+    ``think`` is off."""
+    from agentenv.evaluation.agents import make_agent
 
     if name == "oracle" and think:
         from agentenv.data.reasoning_oracle import ReasoningOracle
@@ -128,7 +129,7 @@ def make_export_agent(name: str, *, think: bool) -> Any:
 def tokenizer_info(template: ChatTemplate) -> TokenizerInfo:
     """How the manifest names a template."""
     if isinstance(template, Qwen3Template):
-        from agentenv.qwen3_tokenizer import QWEN_TIKTOKEN_SHA256
+        from agentenv.tokens.qwen3_tokenizer import QWEN_TIKTOKEN_SHA256
 
         return TokenizerInfo(
             name="qwen3-offline",

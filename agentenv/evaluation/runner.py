@@ -18,8 +18,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from agentenv.baselines.agent import make_agent
-from agentenv.baselines.failure import AgentFailure
+from agentenv.evaluation.agents import AgentFailure, make_agent
 
 FAILED_ACTION = "[no action: the agent failed]"
 """What the env receives after an :class:`AgentFailure`, until the episode ends unanswered."""

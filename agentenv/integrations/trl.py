@@ -258,7 +258,7 @@ def qwen3_tokenizer() -> transformers.PreTrainedTokenizerFast:
     """
     from trl.chat_template_utils import qwen3_chat_template
 
-    from agentenv.qwen3_tokenizer import load_tokenizer
+    from agentenv.tokens.qwen3_tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer()
     tokenizer.chat_template = qwen3_chat_template

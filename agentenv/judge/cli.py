@@ -6,6 +6,10 @@ prompt, prints the consistency report, and exits 0 when the judge is stable
 when it is not, and 2 when the endpoint or the input fails. The lead wires it
 into ``agentenv.cli`` with :func:`add_parser` and :func:`run`.
 
+The env id (``--env``) picks the task family whose ``gold_text`` shows the
+gold to the judge; without it, the env id recorded in the ``summary.json``
+next to the episodes file is used, and the two must agree when both exist.
+
 Example:
     >>> import argparse
     >>> sub = argparse.ArgumentParser(prog="agentenv").add_subparsers(dest="command")
@@ -32,7 +36,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="measure an LLM judge's agreement across paraphrased prompts and with the rule-based grader",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--env", required=True, help="the env id the episodes come from (a registered id)")
+    p.add_argument("--env", help="the env id the episodes come from (a registered id); "
+                   "default: env_id in the summary.json next to --episodes")
     p.add_argument("--episodes", required=True, type=Path, help="episodes.jsonl written by `agentenv eval`")
     p.add_argument("--endpoint", required=True, help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", default="judge", help="model name sent to the endpoint")
@@ -50,16 +55,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sub-command; returns the exit code."""
+    from agentenv.errors import UserInputError
     from agentenv.judge.client import JudgeEndpointError
     from agentenv.judge.consistency import judge_consistency, read_episodes
+    from agentenv.judge.gold import family_gold_text, run_env_id
     from agentenv.judge.prompts import JudgeReplyError
     from agentenv.judge.reward import JudgeReward
     from agentenv.registration import env_ids
 
-    if args.env not in env_ids():
+    if args.env is not None and ":" not in args.env and args.env not in env_ids():
         return _fail(f"--env {args.env!r} is not a registered id; known: {', '.join(env_ids())}")
     if not args.episodes.is_file():
         return _fail(f"--episodes {args.episodes}: no such file (write one with `agentenv eval ... --out DIR`)")
+    try:
+        recorded = run_env_id(args.episodes)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.env is None and recorded is None:
+        return _fail(f"--env is needed: no summary.json with an env_id next to {args.episodes}")
+    if args.env is not None and recorded is not None and recorded != args.env:
+        return _fail(f"--env {args.env!r} disagrees with the run's summary.json (env_id {recorded!r})")
+    env_id = args.env or recorded
+    try:
+        gold_text = family_gold_text(env_id)
+    except (UserInputError, ImportError) as exc:
+        return _fail(f"env {env_id!r}: {exc}")
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
@@ -70,11 +90,11 @@ def run(args: argparse.Namespace) -> int:
         judge = JudgeReward(
             args.endpoint, args.model, cache_path=args.cache, timeout_s=args.timeout, retries=args.retries, api_key=api_key
         )
-        report = judge_consistency(records, judge, workers=max(1, args.workers))
+        report = judge_consistency(records, judge, gold_text=gold_text, workers=max(1, args.workers))
     except (JudgeEndpointError, JudgeReplyError, ValueError) as exc:
         return _fail(str(exc))
     stable = report.stable(args.min_kappa, args.max_flip_rate)
-    print(f"judge {args.model!r} at {args.endpoint} on {args.env} ({args.episodes})")
+    print(f"judge {args.model!r} at {args.endpoint} on {env_id} ({args.episodes})")
     print(report.format())
     print(
         f"\n{'STABLE' if stable else 'UNSTABLE'} across prompts: kappa >= {args.min_kappa} and flip rate <= "
@@ -82,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         f"not judged); HTTP requests made: {judge.client.requests}"
     )
     if args.json is not None:
-        payload = {"env": args.env, "model": args.model, "stable": stable, **report.to_dict()}
+        payload = {"env": env_id, "model": args.model, "stable": stable, **report.to_dict()}
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 0 if stable else 1
 

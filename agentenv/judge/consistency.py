@@ -13,7 +13,9 @@ each paraphrase and reports:
 * per prompt: the yes rate and the agreement with the rules.
 
 Episodes without an ``<answer>`` (truncated) have nothing to judge and are
-counted in ``skipped``. The prompts ask whether two answers are the same, which
+counted in ``skipped``. The gold is shown to the judge as its family renders it
+(``gold_text``, usually :func:`agentenv.judge.gold.family_gold_text` of the
+run's env id); a gold that is already text needs none. The prompts ask whether two answers are the same, which
 suits single answers (MediaSearch); for a ranked top-k list the rule-based
 ``hit@k`` is the better judge, and the report will show a low agreement.
 """
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.judge.agreement import cohen_kappa, fleiss_kappa
+from agentenv.judge.gold import GoldText, gold_as_text
 from agentenv.judge.reward import JudgeReward
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
@@ -89,10 +92,17 @@ class ConsistencyReport:
 
 
 def judge_consistency(
-    records: Iterable[Mapping[str, Any]], judge: JudgeReward, *, workers: int = 1
+    records: Iterable[Mapping[str, Any]],
+    judge: JudgeReward,
+    *,
+    gold_text: GoldText | None = None,
+    workers: int = 1,
 ) -> ConsistencyReport:
-    """Judge every answered record with every prompt of ``judge`` and measure the agreement."""
-    items, skipped = items_from_records(records)
+    """Judge every answered record with every prompt of ``judge`` and measure the agreement.
+
+    ``gold_text`` renders a non-text gold for the judge (see :func:`items_from_records`).
+    """
+    items, skipped = items_from_records(records, gold_text=gold_text)
     if not items:
         raise ValueError(f"no answered episodes to judge ({skipped} skipped without an <answer>)")
 
@@ -122,8 +132,14 @@ def judge_consistency(
     )
 
 
-def items_from_records(records: Iterable[Mapping[str, Any]]) -> tuple[list[JudgeItem], int]:
-    """The answered episodes of ``agentenv eval`` records, and how many had no answer."""
+def items_from_records(
+    records: Iterable[Mapping[str, Any]], *, gold_text: GoldText | None = None
+) -> tuple[list[JudgeItem], int]:
+    """The answered episodes of ``agentenv eval`` records, and how many had no answer.
+
+    A gold that is not a str is rendered with ``gold_text`` (the family's, e.g.
+    ``family_gold_text("MediaSearch-v0")``); without one such a gold is an error.
+    """
     items, skipped = [], 0
     for index, record in enumerate(records):
         where = f"record {index} (task {record.get('task_id', '?')})"
@@ -144,29 +160,11 @@ def items_from_records(records: Iterable[Mapping[str, Any]]) -> tuple[list[Judge
                 task_id=str(record["task_id"]),
                 question=question,
                 answer=answers[-1].strip(),
-                gold=gold_text(record["gold"], where),
+                gold=gold_as_text(record["gold"], gold_text, where),
                 rule_correct=float(record["reward_components"]["accuracy"]) >= 0.5,
             )
         )
     return items, skipped
-
-
-def gold_text(gold: Any, where: str = "gold") -> str:
-    """The gold as the judge reads it: ``answer`` (media), or ``diagnosis`` ids and ``name`` (rare disease).
-
-    Example:
-        >>> gold_text({"diagnosis": ["OMIM:100600"], "name": "Acanthosis nigricans"})
-        'OMIM:100600 (Acanthosis nigricans)'
-    """
-    if isinstance(gold, str):
-        return gold
-    if isinstance(gold, Mapping) and gold.get("answer") is not None:
-        value = gold["answer"]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if isinstance(gold, Mapping) and gold.get("diagnosis"):
-        ids = " or ".join(str(d) for d in gold["diagnosis"])
-        return f"{ids} ({gold['name']})" if gold.get("name") else ids
-    raise ValueError(f"{where}: gold has neither 'answer' nor 'diagnosis': {str(gold)[:120]}")
 
 
 def read_episodes(path: str | Path) -> list[dict[str, Any]]:

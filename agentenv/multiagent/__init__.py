@@ -1,10 +1,17 @@
-"""Multi-agent variants on PettingZoo: doctor ↔ patient, and user ↔ assistant.
+"""Multi-agent variants on PettingZoo: a lead agent with tools and a simulated side that talks.
 
-Two AEC envs (:mod:`~agentenv.multiagent.registry`): ``DiagnosisDialogue-v0``
-(agents ``doctor``, ``patient``) and ``MediaConcierge-v0`` (``assistant``,
-``user``). Observations and actions are text, parsed as in the single-agent
-envs plus one ``<say>…</say>`` message form. ``import agentenv`` does not
-import this package; importing it builds nothing.
+The generic machinery of two-agent text dialogues: the AEC base on the shared
+turn engine (:class:`DialogueEnv`), ``<say>`` message parsing, the checker's
+:class:`Judgment`, the registry of ids (:func:`make`, :func:`parallel_make`,
+read from the family records), the single-agent adapter
+(:func:`as_single_agent`) and the simulator validity report
+(:func:`simulator_check`). The dialogues themselves live with their families:
+``DiagnosisDialogue-v0`` (agents ``doctor``, ``patient``) in
+``agentenv.envs.rare_disease.dialogue`` and ``MediaConcierge-v0``
+(``assistant``, ``user``) in ``agentenv.envs.media_search.concierge``.
+Observations and actions are text, parsed as in the single-agent envs plus one
+``<say>…</say>`` message form. ``import agentenv`` does not import this
+package; importing it builds nothing.
 
 Example:
     >>> from agentenv.multiagent import env_ids
@@ -15,18 +22,15 @@ Example:
 from __future__ import annotations
 
 from agentenv.multiagent.base import DialogueEnv, Judgment
-from agentenv.multiagent.policies import SayWrapper, ScriptedPatient, ScriptedUser
-from agentenv.multiagent.registry import MULTIAGENT_SPECS, env_ids, make, parallel_make
+from agentenv.multiagent.policies import SayWrapper
+from agentenv.multiagent.registry import env_ids, make, parallel_make, spec
 from agentenv.multiagent.simulator_check import SimulatorReport, simulator_check
 from agentenv.multiagent.single_agent import SingleAgentDialogue, as_single_agent
 
 __all__ = [
-    "MULTIAGENT_SPECS",
     "DialogueEnv",
     "Judgment",
     "SayWrapper",
-    "ScriptedPatient",
-    "ScriptedUser",
     "SimulatorReport",
     "SingleAgentDialogue",
     "as_single_agent",
@@ -34,4 +38,5 @@ __all__ = [
     "make",
     "parallel_make",
     "simulator_check",
+    "spec",
 ]

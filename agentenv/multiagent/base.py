@@ -9,6 +9,9 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   side then replies once, and the lead acts again. Tool calls, errors and
   messages each use one of the lead's ``max_turns``; replies use none. A
   family may let the simulated side open (``first``).
+* **Reset** pins a task with ``options`` exactly as ``ToolEnv`` does
+  (``task`` as a Task or a dict, ``task_id``, ``index``; at most one; any
+  other key is ignored with a warning): one rule, :mod:`agentenv.turns`.
 * **Actions** are text, parsed by :mod:`agentenv.multiagent.messages`
   (``<say>``, ``<tool_call>``, ``<answer>``, optional ``<think>``). Anything
   unparseable is an error observation for the agent that sent it, with the
@@ -32,35 +35,47 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   speaks). ``gold`` appears only after the end. Infos are the caller's:
   gold and private facts are copies, and messages are read-only.
 
-A family subclasses :class:`DialogueEnv` and fills the hooks marked below.
+A family subclasses :class:`DialogueEnv` and fills the hooks marked below. The
+lead's turns (reading an action, running tools, the chat messages, its
+behaviour components) are the shared engine's, :mod:`agentenv.turns`, so they
+follow the single-agent rules to the letter. The family's per-episode state is
+the context its ``_start_episode(task)`` returns: the engine hands it to the
+hooks that read or update it, and keeps it in ``Dialogue.context``, so a family
+keeps no episode state on the env.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from agentenv.core import Task, render_transcript
+from agentenv.core import Task, copy_plain, render_transcript
 from agentenv.frozen import MessageLog
 from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
-from agentenv.multiagent.records import (
-    Dialogue,
-    Judgment,
-    TextObservation,
-    assistant_message,
-    choose_task,
-    lead_counts,
-    speaker_components,
-)
+from agentenv.multiagent.policies import PolicyLike
+from agentenv.multiagent.records import Dialogue, Judgment, TextObservation, speaker_components
 from agentenv.parsing import Answer, ParseError, ToolCalls, printable
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
-from agentenv.tools import ToolRegistry
+from agentenv.tools import ToolRegistry, ValidatedCall
+from agentenv.turns import (
+    TaskChooser,
+    assistant_message,
+    behaviour_components,
+    cost_counts,
+    read_action,
+    record_answer,
+    record_invalid,
+    run_tools,
+    tool_observation,
+)
+
+__all__ = ["SAY_LATENCY_MS", "DialogueEnv", "Judgment"]
 
 SAY_LATENCY_MS = 2000.0
 """Modelled latency of one finding or detail asked of the other side (as ``ask_patient``)."""
@@ -106,43 +121,64 @@ class DialogueEnv(AECEnv[str, str, str]):
         self._observation_spaces = {a: Text(max_observation_length) for a in self.possible_agents}
         self.np_random, self._np_random_seed = seeding.np_random(None)
         self._seeded = False
+        self._chooser = TaskChooser()
         self._dialogue: Dialogue | None = None
         self.judgments: list[Judgment] = []
         """The checker's verdicts on the simulated side's messages this episode, in order."""
 
     # ------------------------------------------------------------------ hooks
     def _lead_system(self) -> str:
+        """The lead's system message: its role, tools, turn budget and answer rules."""
         raise NotImplementedError
 
     def _lead_opening(self, task: Task) -> str | None:
         """The lead's first observation, or None when the simulated side opens."""
         raise NotImplementedError
 
-    def _other_briefing(self, task: Task) -> str:
+    def _start_episode(self, task: Task) -> Any:
+        """The family's per-episode state (the context), drawn with ``self.np_random`` only.
+
+        Raise ``ValueError`` for a task this dialogue cannot play.
+        """
+        return None
+
+    def _other_briefing(self, task: Task, context: Any) -> str:
         """The simulated side's private facts and rules, in words (its system message)."""
         raise NotImplementedError
 
-    def _other_private(self, task: Task) -> dict[str, Any]:
+    def _other_private(self, context: Any) -> dict[str, Any]:
         """The same facts, structured, for scripted policies (``info["private"]``)."""
         raise NotImplementedError
 
-    def _start(self, task: Task) -> None:
-        """Per-episode family state (drawn with ``self.np_random`` only)."""
-
-    def _heard(self, text: str) -> int:
+    def _heard(self, text: str, context: Any) -> int:
         """The lead said ``text`` to the simulated side; return how many items it asks about."""
         return 1
 
-    def _judge(self, text: str | None) -> Judgment:
+    def _judge(self, text: str | None, context: Any) -> Judgment:
         """Judge a message of the simulated side (None: it could not be read)."""
         raise NotImplementedError
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+    def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
+        """The lead's task components; a pure function of the task, the answer and the dialogue."""
         raise NotImplementedError
 
-    def default_policy(self, agent: str) -> Any:
-        """The scripted policy of a simulated agent (see :mod:`agentenv.multiagent.policies`)."""
+    def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
+        """Build a task from a user dict given as ``options={"task": {...}}``."""
+        raise TypeError(f"{type(self).__name__} builds no tasks from dicts: pass options={{'task': Task}}")
+
+    def default_policy(self, agent: str) -> PolicyLike:
+        """The scripted policy of a simulated agent (a family's scripted patient or user)."""
         raise NotImplementedError
+
+    def scripted_leads(self) -> dict[str, PolicyLike]:
+        """The family's scripted lead baselines by name, ``answer-at-once`` and ``asking``
+        (:mod:`agentenv.multiagent.compare` prints one against the other)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no scripted lead baselines")
+
+    def probe_policy(self, dialogue: int) -> PolicyLike:
+        """The lead-side probe of ``simulator_check``'s dialogue number ``dialogue``: it asks the
+        simulated side questions (varied with ``dialogue``) so its replies can be checked."""
+        raise NotImplementedError(f"{type(self).__name__} defines no simulator probe")
 
     # ---------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> Text:
@@ -161,20 +197,25 @@ class DialogueEnv(AECEnv[str, str, str]):
         if seed is not None or not self._seeded:
             self.np_random, self._np_random_seed = seeding.np_random(seed)
             self._seeded = True
-        task = choose_task(self.tasks, options or {}, self.np_random, self.split)
-        self._start(task)
-        briefing = self._other_briefing(task)
-        messages = {self.lead: MessageLog([{"role": "system", "content": self._lead_system()}]),
-                    self.other: MessageLog([{"role": "system", "content": briefing}])}
-        d = self._dialogue = Dialogue(task=task, messages=messages, last={self.lead: "", self.other: briefing})
+        task = self._chooser.choose(
+            self.tasks, options, self.np_random, split=self.split, from_dict=self._task_from_dict
+        )
+        context = self._start_episode(task)
+        briefing = self._other_briefing(task, context)
+        lead_chat = MessageLog([{"role": "system", "content": self._lead_system()}])
+        other_chat = MessageLog([{"role": "system", "content": briefing}])
+        d = self._dialogue = Dialogue(
+            task=task, messages=lead_chat, context=context, chats={self.lead: lead_chat, self.other: other_chat},
+            last={self.lead: "", self.other: briefing},
+        )
         self.judgments = []
         opening = self._lead_opening(task)
         if opening is not None:
-            messages[self.lead].append({"role": "user", "content": opening})
+            lead_chat.append({"role": "user", "content": opening})
             d.last[self.lead] = opening
         else:
             kickoff = f"Start the conversation: tell the {self.lead} what you need."
-            messages[self.other].append({"role": "user", "content": kickoff})
+            other_chat.append({"role": "user", "content": kickoff})
             d.last[self.other] = f"{briefing}\n\n{kickoff}"
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
@@ -188,7 +229,7 @@ class DialogueEnv(AECEnv[str, str, str]):
         d = self._dialogue
         if d is None:
             raise RuntimeError("call reset() before observe()")
-        text = render_transcript(d.messages[agent]) if self.observation_mode == "transcript" else d.last[agent]
+        text = render_transcript(d.chats[agent]) if self.observation_mode == "transcript" else d.last[agent]
         return TextObservation(text[: self._observation_spaces[agent].max_length])
 
     def step(self, action: str | None) -> None:
@@ -210,7 +251,7 @@ class DialogueEnv(AECEnv[str, str, str]):
         for a in self.agents:
             self.infos[a] = self._info(a, extra if a == agent else {})
         d = self._dialogue
-        if not d.done and d.turns[self.lead] >= self.max_turns:
+        if not d.done and d.turn >= self.max_turns:
             self._finish(truncated=True)
         elif d.done:
             self._finish(truncated=False)
@@ -233,86 +274,77 @@ class DialogueEnv(AECEnv[str, str, str]):
         return str(self.metadata.get("name", type(self).__name__))
 
     # ------------------------------------------------------------- the turns
-    def _lead_step(self, action: Any) -> dict[str, Any]:
+    def _lead_step(self, action: str) -> dict[str, Any]:
         d, lead, other = self._dialogue, self.lead, self.other
-        d.turns[lead] += 1
-        parsed = parse_lead(action, other, self._action_spaces[lead].max_length)
-        validated: Any = None
-        if isinstance(parsed, ToolCalls):
-            validated = self.tools.validate(parsed)
-            if isinstance(validated, ParseError):
-                parsed = validated
-        text = printable(action, self._action_spaces[lead].max_length)
-        mine = d.messages[lead]
+        d.turn += 1
+        max_length = self._action_spaces[lead].max_length
+        parsed, calls = read_action(parse_lead(action, other, max_length), self.tools)
         if isinstance(parsed, ParseError):
-            d.invalid[lead] += 1
-            mine += [{"role": "assistant", "content": text}, {"role": "user", "content": parsed.message()}]
-            d.last[lead] = parsed.message()
-            d.log += [(lead, text), (f"error to {lead}", parsed.message())]
+            message = record_invalid(d, action, parsed, max_length)
+            d.last[lead] = message
+            d.log += [(lead, printable(action, max_length)), (f"error to {lead}", message)]
             return {"parse_error": parsed.reason}
-        d.think_turns += parsed.reasoning is not None
         if isinstance(parsed, Answer):
-            d.answer, d.done = parsed, True
-            mine.append(assistant_message(f"{parsed.content}\n<answer>{parsed.text}</answer>".lstrip(), parsed.reasoning))
+            record_answer(d, parsed)
+            d.done = True
             d.last[lead] = ""
             d.log.append((lead, f"<answer>{parsed.text}</answer>"))
         elif isinstance(parsed, Say):
-            items = max(1, self._heard(parsed.text))
-            d.said += 1
-            d.latency_ms += SAY_LATENCY_MS * items
-            mine.append(assistant_message(f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning))
-            d.messages[other].append({"role": "user", "content": parsed.text})
-            d.last[other] = parsed.text
-            d.log.append((lead, f"<say>{parsed.text}</say>"))
-            self.agent_selection = other
+            self._say(parsed)
         else:
-            self._run_tools(parsed, validated)
+            self._run_tools(parsed, calls)
         if self.reward_config.shaping and not d.done:
-            counts = {"tool_calls": d.tool_calls, "turns": d.turns[lead], "latency_ms": d.latency_ms}
-            self.rewards[lead], d.paid = self.reward_config.step_reward(d.paid, counts)
+            self.rewards[lead], d.paid = self.reward_config.step_reward(d.paid, cost_counts(d))
         return {}
 
-    def _run_tools(self, parsed: ToolCalls, validated: Sequence[Any]) -> None:
+    def _say(self, said: Say) -> None:
+        """The lead's message to the simulated side: counted, charged per item asked, and passed on."""
+        d, lead, other = self._dialogue, self.lead, self.other
+        d.think_turns += said.reasoning is not None
+        items = max(1, self._heard(said.text, d.context))
+        d.said += 1
+        d.latency_ms += SAY_LATENCY_MS * items
+        d.messages.append(assistant_message(f"{said.content}\n<say>{said.text}</say>".lstrip(), said.reasoning))
+        d.chats[other].append({"role": "user", "content": said.text})
+        d.last[other] = said.text
+        d.log.append((lead, f"<say>{said.text}</say>"))
+        self.agent_selection = other
+
+    def _run_tools(self, parsed: ToolCalls, calls: Sequence[ValidatedCall]) -> None:
         d, lead = self._dialogue, self.lead
-        call_ids = [f"call_{d.turns[lead]}_{i}" for i in range(len(validated))]
-        d.messages[lead].append(assistant_message(parsed.content, parsed.reasoning, validated, call_ids))
-        outputs = []
-        for call_id, call in zip(call_ids, validated, strict=True):
-            result = self.tools.execute(call.tool, call.args)
-            d.tool_calls += 1
-            d.tool_errors += not result.ok
-            d.latency_ms += call.tool.latency_ms
-            d.messages[lead].append({"role": "tool", "tool_call_id": call_id, "name": result.name, "content": result.content})
+        results = run_tools(d, self.tools, parsed, calls)
+        for call, result in zip(calls, results, strict=True):
             d.log += [(lead, f"{call.tool.name}({json.dumps(call.arguments, ensure_ascii=False)})"),
                       (f"tool {result.name}", result.content)]
-            outputs.append(result)
-        d.last[lead] = outputs[0].content if len(outputs) == 1 else "\n\n".join(f"[{r.name}]\n{r.content}" for r in outputs)
+        d.last[lead] = tool_observation(results)
 
-    def _other_step(self, action: Any) -> dict[str, Any]:
+    def _other_step(self, action: str) -> dict[str, Any]:
         d, lead, other = self._dialogue, self.lead, self.other
-        d.turns[other] += 1
-        parsed = parse_speaker(action, lead, other, self._action_spaces[other].max_length)
-        text = printable(action, self._action_spaces[other].max_length)
+        d.other_turns += 1
+        max_length = self._action_spaces[other].max_length
+        parsed = parse_speaker(action, lead, other, max_length)
+        text = printable(action, max_length)
+        chat = d.chats[other]
         extra: dict[str, Any] = {}
         if isinstance(parsed, ParseError):
-            d.invalid[other] += 1
-            d.messages[other] += [{"role": "assistant", "content": text}, {"role": "user", "content": parsed.message()}]
+            d.other_invalid += 1
+            chat += [{"role": "assistant", "content": text}, {"role": "user", "content": parsed.message()}]
             d.last[other] = parsed.message()
             note = f"(The {other} did not reply: their message could not be read.)"
             d.log += [(other, text), (f"error to {other}", parsed.message())]
-            judgment = Judgment({**self._judge(None).counts, "invalid": 1})
+            judgment = Judgment({**self._judge(None, d.context).counts, "invalid": 1})
             extra["parse_error"] = parsed.reason
         else:
-            d.messages[other].append(assistant_message(f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning))
+            chat.append(assistant_message(f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning))
             d.last[other] = ""
             note = parsed.text
             d.log.append((other, parsed.text))
-            judgment = self._judge(parsed.text)
+            judgment = self._judge(parsed.text, d.context)
         self.judgments.append(judgment)
         d.judged.update(judgment.counts)
         d.judged["faithful"] += judgment.faithful
         self.rewards[other] = float(judgment.faithful)
-        d.messages[lead].append({"role": "user", "content": note})
+        d.messages.append({"role": "user", "content": note})
         d.last[lead] = note
         self.agent_selection = lead
         return extra
@@ -321,32 +353,36 @@ class DialogueEnv(AECEnv[str, str, str]):
         d = self._dialogue
         d.done = True
         task = d.task
-        lead_components = {**self._grade(task, d.answer), **lead_counts(d, self.lead, self.reward_config.require_think)}
-        counts = {"tool_calls": d.tool_calls, "turns": d.turns[self.lead], "latency_ms": d.latency_ms}
-        reward, d.paid = self.reward_config.step_reward(d.paid, counts, lead_components)
+        lead_components = {
+            **self._grade(task, d.answer, d),
+            **behaviour_components(d, self.reward_config.require_think),
+            "messages": float(d.said),
+        }
+        reward, d.paid = self.reward_config.step_reward(d.paid, cost_counts(d), lead_components)
         self.rewards[self.lead] += reward
-        other_components = speaker_components(d, self.other)
+        other_components = speaker_components(d)
         for agent, components in ((self.lead, lead_components), (self.other, other_components)):
             self.terminations[agent], self.truncations[agent] = not truncated, truncated
             info = dict(self.infos[agent])
-            info.update(reward_components=components, gold=copy.deepcopy(task.gold))
+            info.update(reward_components=components, gold=copy_plain(task.gold))
             self.infos[agent] = info
 
     # --------------------------------------------------------------- helpers
     def _info(self, agent: str, extra: dict[str, Any]) -> dict[str, Any]:
         d = self._dialogue
+        is_lead = agent == self.lead
         info: dict[str, Any] = {
-            "turn": d.turns[agent],
+            "turn": d.turn if is_lead else d.other_turns,
             "task_id": d.task.id,
             "split": d.task.split,
-            "messages": list(d.messages[agent]),  # frozen messages: shared safely, no per-step copy
-            "tools": list(self.tools.schemas) if agent == self.lead else [],
+            "messages": list(d.chats[agent]),  # frozen messages: shared safely, no per-step copy
+            "tools": list(self.tools.schemas) if is_lead else [],
             "reward_components": {},
         }
-        if agent == self.lead:
+        if is_lead:
             info["tool_calls"] = d.tool_calls
         else:
-            info["private"] = copy.deepcopy(self._other_private(d.task))
+            info["private"] = copy.deepcopy(self._other_private(d.context))
             info["judgment"] = dict(self.judgments[-1].counts) if self.judgments else {}
         info.update(extra)
         return info

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--side: {args.env} simulates the {env.other!r} side, not {side!r}")
     policy: Any = None
     if args.policy == "llm":
-        from agentenv.baselines.agent import make_agent
+        from agentenv.evaluation.agents import make_agent
 
         try:
             policy = make_agent("llm", **_key_values(args.agent_args))

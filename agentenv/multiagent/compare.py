@@ -21,13 +21,8 @@ from agentenv.multiagent.single_agent import as_single_agent
 
 
 def leads(env: DialogueEnv) -> dict[str, PolicyLike]:
-    """The two scripted leads of an env: ``answer-at-once`` and ``asking``."""
-    from agentenv.multiagent import scripted_leads as s
-
-    if env.lead == "doctor":
-        return {"answer-at-once": s.AnswerAtOnceDoctor(), "asking": s.AskingDoctor(env.kb)}  # type: ignore[attr-defined]
-    vocab = env.vocabulary  # type: ignore[attr-defined]
-    return {"answer-at-once": s.AnswerAtOnceAssistant(vocab), "asking": s.AskingAssistant(vocab)}
+    """The family's scripted leads of an env (``answer-at-once`` and ``asking``; its ``scripted_leads`` hook)."""
+    return env.scripted_leads()
 
 
 def evaluate(env: DialogueEnv, lead: PolicyLike, episodes: int) -> dict[str, float]:

@@ -10,6 +10,9 @@ handling, tool-call JSON, answers, error wording).
 * The lead (doctor, assistant) may say, call tools or answer, one of them per turn.
 * The simulated side (patient, user) may only say.
 
+:func:`sentences` splits a message into sentences, the unit every family's
+rule-based checker reads claims and questions from.
+
 Example:
     >>> parse_lead("<think>ask first</think><say>Do you have seizures?</say>", "patient")
     Say(text='Do you have seizures?', content='', reasoning='ask first')
@@ -19,10 +22,14 @@ Example:
     'Yes, I have seizures.'
     >>> print(parse_speaker('<answer>OMIM:154700</answer>', "doctor").reason)
     the patient side only talks: reply to the doctor in <say>…</say> (no tool calls, no answer)
+    >>> sentences("It came out in 1995. Directed by D.J. Caruso!\\nYes")
+    ['It came out in 1995.', 'Directed by D.J. Caruso!', 'Yes']
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentenv.parsing import Answer, ParseError, ToolCalls, check_text, parse_action
@@ -32,6 +39,7 @@ _ACTION_TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>")
 _INNER_TAGS = (*_ACTION_TAGS, "<think>", "</think>", SAY_OPEN)
 _PLACEHOLDER = "\x00"
 _NOT_FOUND = "no <tool_call> or <answer> found in the action"
+_SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+|\n+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,3 +143,22 @@ def _parse_say(text: str, expected: str) -> Say | ParseError:
     if not isinstance(probe, Answer) or probe.text != _PLACEHOLDER:
         return ParseError("could not read the <say> message", expected)
     return Say(text=body.strip(), content=probe.content, reasoning=probe.reasoning)
+
+
+def sentences(text: str, protect: Sequence[str] = (), limit: int | None = None) -> list[str]:
+    """Sentences of a message: split at line breaks and after ``.``, ``!``, ``?`` (not after an
+    initial such as "D.J."), never inside one of the ``protect`` strings ("Franc. Reyes");
+    the first ``limit`` only, if given."""
+    guarded = [(m.start(), m.end()) for name in protect if name for m in re.finditer(re.escape(name), text)]
+    out, start = [], 0
+    for m in _SENTENCES.finditer(text):
+        if any(lo < m.start() < hi for lo, hi in guarded):
+            continue
+        sentence = text[start : m.start()].strip()
+        start = m.end()
+        if sentence:
+            out.append(sentence)
+            if limit is not None and len(out) >= limit:
+                return out
+    tail = text[start:].strip()
+    return [*out, tail] if tail else out

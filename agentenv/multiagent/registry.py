@@ -1,7 +1,15 @@
-"""The table of multi-agent env ids: frozen records, string entry points, nothing built on import.
+"""The multi-agent env ids, read from the family registry, and ``make`` / ``parallel_make``.
 
-PettingZoo has no global registry, so the ids live here and nowhere else;
-``import agentenv`` does not import this package.
+PettingZoo has no global registry, so each family declares its dialogues in
+its :class:`~agentenv.families.Family` record (``dialogues``, as
+:class:`~agentenv.families.DialogueSpec` entries with string entry points);
+this module reads them from :func:`agentenv.families.dialogue_specs` and never
+imports a family itself. ``import agentenv`` does not import this package,
+and importing it builds nothing.
+
+A family kept outside this package is reached the way ``gym.make`` reaches
+one: ``make("mypkg.tasks:MyDialogue-v0")`` imports ``mypkg.tasks`` (which
+registers its family) before looking the id up.
 
 Parallel versions: PettingZoo's ``aec_to_parallel`` does not fit a dialogue.
 It steps every agent once per cycle with actions chosen at the same time, so
@@ -23,65 +31,39 @@ Example:
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
+from agentenv.families import DialogueSpec, bare_id, dialogue_specs, resolve
 from agentenv.multiagent.base import DialogueEnv
 
 
-@dataclass(frozen=True)
-class MultiAgentSpec:
-    """One registered multi-agent env id."""
-
-    id: str
-    entry_point: str
-    agents: tuple[str, ...]
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
-
-
-MULTIAGENT_SPECS: tuple[MultiAgentSpec, ...] = (
-    MultiAgentSpec(
-        "DiagnosisDialogue-v0",
-        "agentenv.multiagent.diagnosis_dialogue:DiagnosisDialogueEnv",
-        ("doctor", "patient"),
-        {"max_turns": 10},
-        "Doctor (rare-disease tools, no ask_patient) and patient (private phenotype record) talk; "
-        "the doctor answers a top-3 diagnosis.",
-    ),
-    MultiAgentSpec(
-        "MediaConcierge-v0",
-        "agentenv.multiagent.media_concierge:MediaConciergeEnv",
-        ("assistant", "user"),
-        {"max_turns": 10},
-        "A user opens with a vague film request and reveals held-back constraints when asked; "
-        "the assistant has the film-catalog tools and answers a title.",
-    ),
-)
-
-
 def env_ids() -> list[str]:
-    """All multi-agent ids, in table order."""
-    return [s.id for s in MULTIAGENT_SPECS]
+    """Every registered multi-agent id, sorted (so listings do not depend on registration order)."""
+    return sorted(s.id for s in dialogue_specs())
 
 
-def spec(env_id: str) -> MultiAgentSpec:
-    """The record of one id; an unknown id lists the known ones."""
-    for s in MULTIAGENT_SPECS:
-        if s.id == env_id:
+def spec(env_id: str) -> DialogueSpec:
+    """The record of one id (``"module:Id"`` imports ``module`` first); an unknown id lists the known ones."""
+    module, _, _ = env_id.rpartition(":")
+    if module:
+        importlib.import_module(module)
+    bare = bare_id(env_id)
+    for s in dialogue_specs():
+        if s.id == bare:
             return s
-    raise KeyError(f"unknown multi-agent env {env_id!r}; known: {', '.join(env_ids())}")
+    raise KeyError(
+        f"unknown multi-agent env {bare!r}; known: {', '.join(env_ids()) or 'none'}. "
+        "For a family outside agentenv, name its module: 'mypkg.module:MyDialogue-v0'"
+    )
 
 
 def make(env_id: str, **kwargs: Any) -> DialogueEnv:
     """Build the AEC env of an id; ``kwargs`` override the registered ones (no wrappers are added)."""
     s = spec(env_id)
-    module, _, name = s.entry_point.partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    return cls(**{**s.kwargs, **kwargs})
+    return resolve(s.entry_point)(**{**s.kwargs, **kwargs})
 
 
 def parallel_make(env_id: str, **kwargs: Any) -> ParallelEnv:

@@ -4,59 +4,31 @@ Why: agent benchmarks blame a share of their failures on the user simulator.
 Before a simulator (scripted or an LLM) is used to train or rank agents, this
 report measures it over N dialogues driven by a fixed probe on the lead side:
 
-* ``truthfulness``: true claims / judged claims, by the rule-based checkers
-  (:mod:`~agentenv.multiagent.patient_claims`, :mod:`~agentenv.multiagent.media_claims`);
+* ``truthfulness``: true claims / judged claims, by the family's rule-based
+  checker (the env's ``_judge`` hook: for instance
+  :mod:`agentenv.envs.rare_disease.patient_claims`);
 * ``leakage``: share of the simulator's messages that name the diagnosis or
   the film (``leak_dialogues``: share of dialogues with at least one);
 * ``answered``: share of asked items (findings, fields) that a reply addressed;
 * ``volunteered``, ``evasions``, ``contradictions``, ``invalid``: counts.
 
-Probes (they read only their own chat): for the patient,
-:class:`~agentenv.multiagent.scripted_leads.AskingDoctor`, asking by ids in
-even dialogues and by names in odd ones; for the user, :class:`FieldProbe`,
-which asks about one field per message, in an order that rotates with the
-dialogue, so a user that gives more than it was asked is caught.
-
-Example:
-    >>> FieldProbe(rotate=1).order
-    ('genre', 'director', 'cast', 'runtime', 'year')
+Probes are the family's, from the env's ``probe_policy(i)`` hook; they read
+only their own chat and vary with the dialogue number. For the patient: the
+asking doctor, naming findings by ids in even dialogues and by names in odd
+ones; for the user: a probe asking about one field per message, in an order
+that rotates with the dialogue, so a user that gives more than it was asked
+is caught.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agentenv.actions import answer
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.media_requests import FIELDS
-from agentenv.multiagent.policies import PolicyLike, act_with, say
+from agentenv.multiagent.policies import PolicyLike, act_with
 from agentenv.multiagent.single_agent import as_single_agent
-
-FIELD_QUESTIONS = {
-    "year": "When did it come out?",
-    "genre": "What genre is it?",
-    "director": "Do you know who directed it?",
-    "cast": "Who is in the cast?",
-    "runtime": "How long does it run?",
-}
-
-
-class FieldProbe:
-    """Ask the user about one field per message (rotated order), then give up with an empty guess."""
-
-    name = "field-probe"
-
-    def __init__(self, rotate: int = 0) -> None:
-        self.order = FIELDS[rotate % len(FIELDS):] + FIELDS[: rotate % len(FIELDS)]
-
-    def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        asked = sum(m.get("role") == "assistant" for m in info.get("messages") or ())
-        if asked < len(self.order):
-            return say(FIELD_QUESTIONS[self.order[asked]])
-        return answer("unknown")
 
 
 @dataclass(frozen=True)
@@ -130,7 +102,7 @@ def simulator_check(
     policy = policy if policy is not None else env.default_policy(side)
     totals: Counter[str] = Counter()
     for i in range(dialogues):
-        probe = _probe(env, i)
+        probe = env.probe_policy(i)
         single = as_single_agent(env, agent=env.lead, others={side: policy})
         obs, info = single.reset(seed=seed + i, options={"index": i % len(env.tasks)})
         done = False
@@ -151,11 +123,3 @@ def simulator_check(
                                        "leaks", "leak_dialogues", "volunteered", "contradictions", "invalid")},
     )
 
-
-def _probe(env: DialogueEnv, i: int) -> Any:
-    from agentenv.multiagent.scripted_leads import AskingDoctor
-
-    kb = getattr(env, "kb", None)
-    if kb is not None:
-        return AskingDoctor(kb, style="ids" if i % 2 == 0 else "names")
-    return FieldProbe(rotate=i)

@@ -27,70 +27,37 @@ questions; or your own JSONL via ``tasks=``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.envs.media_search.grading import grade_answer
-from agentenv.envs.media_search.questions import Question, load_questions
-from agentenv.envs.media_search.tools import make_media_tools
-from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+from agentenv.envs.media_search.question_tasks import (
+    ANSWER_RULES,
+    TaskSource,
+    question_task_from_dict,
+    question_tasks,
+)
+from agentenv.envs.media_search.questions import Question
+from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import ToolRegistry
+from agentenv.turns import Episode
 
-ANSWER_RULES = (
-    "Give the final answer as <answer>…</answer> holding only the title, the person's name, "
-    "or the number asked for."
-)
-
-
-class QuestionTasks(Sequence[Task]):
-    """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
-
-    def __init__(self, questions: Sequence[Question], split: str) -> None:
-        self._questions = questions
-        self._split = split
-        self._cache: dict[int, Task] = {}
-
-    def __len__(self) -> int:
-        return len(self._questions)
-
-    def __getitem__(self, index: int) -> Task:  # type: ignore[override]
-        task = self._cache.get(index)
-        if task is None:
-            task = question_task(self._questions[index], self._split)
-            self._cache[index] = task
-        return task
-
-
-def question_task(q: Question, split: str) -> Task:
-    """The Task of one question: the text is public; answer and aliases are the gold; the question
-    (with its tool plan and extract rule) is the case."""
-    return Task(
-        prompt=q.question,
-        gold={"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type},
-        split=split,
-        family="media_search",
-        kind=q.kind,
-        difficulty=q.difficulty,
-        case=q,
-    )
+__all__ = ["ANSWER_RULES", "MediaSearchEnv"]
 
 
 class MediaSearchEnv(ToolEnv):
     """Multi-turn agentic RAG (``mode="multi_turn"``) or linear RAG (``"single_turn"``)."""
-
-    family = "media_search"
 
     def __init__(
         self,
         *,
         mode: Literal["multi_turn", "single_turn"] = "multi_turn",
         split: str = "test",
-        tasks: str | Path | Sequence[Mapping[str, Any]] | None = None,
+        tasks: TaskSource | None = None,
         retriever: str | Retriever = "bm25",
         passages: int = 5,
         catalog: Catalog | None = None,
@@ -104,33 +71,12 @@ class MediaSearchEnv(ToolEnv):
         self.passages = passages
         self.catalog = catalog or load_catalog()
         self._doc_text: dict[str, str] | None = None
-        self.retriever = self._build_retriever(retriever)
-        questions = self._load_questions(split, tasks)
-        task_split = "custom" if tasks is not None else split
+        self.retriever = catalog_retriever(self.catalog, retriever)
+        served = question_tasks(split, tasks)
         tools = ToolRegistry(make_media_tools(self.catalog, self.retriever) if mode == "multi_turn" else [])
         kwargs["single_turn"] = mode == "single_turn"
-        super().__init__(QuestionTasks(questions, task_split), tools, split=task_split, **kwargs)
+        super().__init__(served, tools, split=served.split, **kwargs)
         self.corpus_checksums = {"media": self.catalog.checksum}
-
-    def _build_retriever(self, spec: str | Retriever) -> Retriever:
-        if not isinstance(spec, str):
-            if not isinstance(spec, Retriever):
-                raise TypeError(f"retriever must be a name, URL or Retriever, not {type(spec).__name__}")
-            return spec
-        from agentenv.retrieval import build_retriever
-
-        ids, texts = self.catalog.documents()
-        return build_retriever(spec, texts, ids, corpus_checksum=self.catalog.checksum)
-
-    @staticmethod
-    def _load_questions(split: str, tasks: Any) -> Sequence[Question]:
-        if tasks is None:
-            if split not in ("train", "validation", "test"):
-                raise ValueError(f"split must be 'train', 'validation' or 'test', got {split!r}")
-            return load_questions(split)
-        if isinstance(tasks, (str, Path)):
-            return load_user_tasks(Path(tasks))
-        return [question_from_dict(row, where=f"tasks[{i}]") for i, row in enumerate(tasks)]
 
     # ------------------------------------------------------------------ hooks
     def _system_prompt(self) -> str:
@@ -157,10 +103,11 @@ class MediaSearchEnv(ToolEnv):
         passages = "\n".join(f"[{i + 1}] {self._doc_text[h.doc_id]}" for i, h in enumerate(hits))
         return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+    def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         question: Question = task.case
         correct = answer is not None and grade_answer(answer.text, question)
         return {"accuracy": float(correct)}
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
-        return question_task(question_from_dict(data, where="options['task']"), "custom")
+        return question_task_from_dict(data)
+

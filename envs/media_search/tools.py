@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
 from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
 from agentenv.retrieval.base import Retriever
+from agentenv.retrieval.env_argument import retriever_argument
 from agentenv.tools import Tool, ToolError
 
 FILMS_PER_ROLE = 30
@@ -239,3 +240,16 @@ def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex
              "(oldest first), with totals per role.", FindPersonArgs, tools.find_person,
              latency_ms=MODELLED_LATENCY_MS["find_person"]),
     ]
+
+
+def catalog_retriever(catalog: Catalog, retriever: str | Retriever) -> Retriever:
+    """The ``search`` index over ``catalog``'s documents, from an env's ``retriever=`` argument
+    (:func:`~agentenv.retrieval.env_argument.retriever_argument`); cached on disk by the catalog checksum."""
+
+    def build(spec: str) -> Retriever:
+        from agentenv.retrieval import build_retriever
+
+        ids, texts = catalog.documents()
+        return build_retriever(spec, texts, ids, corpus_checksum=catalog.checksum)
+
+    return retriever_argument(retriever, build=build)

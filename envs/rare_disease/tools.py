@@ -12,7 +12,10 @@ and the read-only KB alone, so it cannot reveal the patient's disease, the
 split or hidden findings; error messages name only the argument at fault.
 ``ask_patient`` answers truthfully from the patient's record (via
 :func:`~agentenv.envs.rare_disease.patients.ask`), which is the one intended
-way to learn hidden findings, and is counted in ``questions_asked``.
+way to learn hidden findings, and is counted in ``questions_asked``. It
+reads the episode's :class:`Consultation` (the env's per-episode context,
+passed by the turn engine: the tool ``takes_context``), so the tool bodies
+hold no reference to an env and serve every episode alike.
 
 ``latency_ms`` models a production deployment (declared, not measured; it
 feeds the ``latency_ms`` reward component): an index search 60 ms, a
@@ -28,17 +31,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from agentenv.baselines.phenotype_ranker import PhenotypeRanker
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 from agentenv.envs.rare_disease.answers import canonical_id, find_ids
 from agentenv.envs.rare_disease.patients import Patient, ask
 from agentenv.envs.rare_disease.phenotype_lookup import phenotype_index
+from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
 from agentenv.envs.rare_disease.tool_args import (
     AskPatientArgs,
     GetDiseaseArgs,
@@ -60,7 +62,11 @@ ANSWER_WORDS = {"yes": "yes", "no": "no", "unknown": "not sure"}
 
 @dataclass
 class Consultation:
-    """Per-episode state of the one patient-facing tool: the patient and the questions so far."""
+    """Per-episode state of the one patient-facing tool: the patient and the questions so far.
+
+    The rare-disease env's episode context (``_start_episode``); ``ask_patient`` updates it and
+    the grader reads ``questions`` from it.
+    """
 
     patient: Patient
     questions: int = 0
@@ -86,17 +92,11 @@ def reference_ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
 
 
 class RareDiseaseTools:
-    """The tool bodies over one KB; only ``ask_patient`` reads the current patient."""
+    """The tool bodies over one KB; only ``ask_patient`` reads the episode (its :class:`Consultation`)."""
 
-    def __init__(
-        self,
-        kb: HpoKnowledgeBase,
-        retriever: Retriever | None,
-        patient_getter: Callable[[], Consultation | None] | None = None,
-    ) -> None:
+    def __init__(self, kb: HpoKnowledgeBase, retriever: Retriever | None) -> None:
         self.kb = kb
         self.retriever = retriever
-        self.patient_getter = patient_getter
 
     def _term(self, hpo_id: str) -> str:
         term = self.kb.resolve_term(hpo_id)
@@ -199,10 +199,9 @@ class RareDiseaseTools:
             ]
         }
 
-    def ask_patient(self, args: AskPatientArgs) -> dict[str, Any]:
+    def ask_patient(self, args: AskPatientArgs, consultation: Consultation | None) -> dict[str, Any]:
         term = self._term(args.hpo_id)
-        consultation = self.patient_getter() if self.patient_getter is not None else None
-        if consultation is None:
+        if not isinstance(consultation, Consultation):
             raise ToolError("there is no patient to ask in this episode")
         reply = ask(self.kb, consultation.patient, term)
         consultation.questions += 1
@@ -217,8 +216,7 @@ def make_rare_disease_tools(
     kb: HpoKnowledgeBase,
     *,
     ranker_tool: bool = True,
-    multi_turn: bool = True,
-    patient_getter: Callable[[], Consultation | None] | None = None,
+    ask_patient: bool = True,
     retriever: Retriever | None = None,
 ) -> list[Tool]:
     """The tools of one env, as :class:`~agentenv.tools.Tool` objects.
@@ -226,16 +224,11 @@ def make_rare_disease_tools(
     Args:
         kb: the knowledge base (its universe bounds every disease tool).
         ranker_tool: include ``rank_by_phenotypes``.
-        multi_turn: include ``ask_patient`` (needs ``patient_getter``).
-        patient_getter: returns the current episode's :class:`Consultation`.
+        ask_patient: include ``ask_patient``, which reads the episode's :class:`Consultation`
+            (the env's context; an env without one makes it an error observation).
         retriever: the disease index of ``search_diseases`` (see :mod:`.documents`).
-
-    Raises:
-        ValueError: ``multi_turn`` without a ``patient_getter``.
     """
-    if multi_turn and patient_getter is None:
-        raise ValueError("make_rare_disease_tools(multi_turn=True) needs patient_getter for ask_patient")
-    body = RareDiseaseTools(kb, retriever, patient_getter)
+    body = RareDiseaseTools(kb, retriever)
     tools = [
         Tool("search_diseases", "Search diseases by name or by findings (BM25 over names, synonyms and "
              "annotated phenotype labels); returns ids and names.", SearchDiseasesArgs,
@@ -254,9 +247,9 @@ def make_rare_disease_tools(
             "rank_by_phenotypes", "Rank every disease by phenotype similarity (Phenomizer-style, "
             "information content of the best shared ancestor) to the given present findings.",
             RankArgs, body.rank_by_phenotypes, latency_ms=250.0))
-    if multi_turn:
+    if ask_patient:
         tools.append(Tool(
             "ask_patient", "Ask the patient whether they have a finding; answers yes (with the "
             "specific findings it covers), no, or not sure. Each question counts.",
-            AskPatientArgs, body.ask_patient, latency_ms=2000.0))
+            AskPatientArgs, body.ask_patient, latency_ms=2000.0, takes_context=True))
     return tools

@@ -10,8 +10,10 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.baselines.agent import make_agent
-from agentenv.baselines.bm25_agent import BM25Agent, UnsupportedEnv, question_field
+from agentenv.baselines.bm25_agent import BM25Agent, UnsupportedEnv
+from agentenv.core import Task
+from agentenv.envs.media_search.bm25_strategy import question_field
+from agentenv.evaluation.agents import make_agent
 from agentenv.evaluation.runner import RunConfig, timed_run
 
 EPISODES = 200
@@ -62,8 +64,43 @@ def test_question_field_reads_the_wording(question: str, field: str) -> None:
 
 def test_unsupported_env_is_a_clear_error() -> None:
     info = {"tools": [{"function": {"name": "square"}}], "messages": [{"role": "user", "content": "Square 3."}]}
+    media = Task(prompt="Square 3.", gold={"answer": "9"}, family="media_search")
     with pytest.raises(UnsupportedEnv, match="tools \\['square'\\]"):
+        BM25Agent().reset("Square 3.", info, task=media)
+    with pytest.raises(UnsupportedEnv, match="no strategy for this task: unknown task family 'custom'"):
+        BM25Agent().reset("Square 3.", info, task=Task(prompt="Square 3.", gold={"answer": "9"}))
+    with pytest.raises(UnsupportedEnv, match="needs the task"):
         BM25Agent().reset("Square 3.", info)
+
+
+def test_the_strategy_is_never_handed_the_task() -> None:
+    """Only the family name is read from the task: the strategy, like a policy, gets no task."""
+    seen = []
+
+    class Spy:
+        name = "spy"
+
+        def __init__(self, args) -> None:
+            seen.append(args.k)
+
+        def reset(self, obs, info, *, task, rng) -> None:
+            seen.append(task)
+
+        def act(self, obs, info) -> str:
+            return "<answer>x</answer>"
+
+    from agentenv.families import EnvSpec, Family, register_family, unregister_family
+
+    register_family(Family(name="spy_bm25", envs=(EnvSpec("SpyBM25-v0", "agentenv.core:ToolEnv"),), bm25=Spy))
+    try:
+        agent = make_agent("bm25", k="2")
+        task = Task(prompt="q", gold={"answer": "secret"}, family="spy_bm25")
+        for _ in range(2):
+            agent.reset("q", {}, task=task)
+        assert agent.act("q", {}) == "<answer>x</answer>"
+        assert seen == [2, None, None]  # built once per family, never given the task
+    finally:
+        unregister_family("spy_bm25")
 
 
 def test_rare_disease_single_turn_answers_the_top_candidates() -> None:
@@ -73,7 +110,7 @@ def test_rare_disease_single_turn_answers_the_top_candidates() -> None:
         pytest.skip(f"RareDiseaseDiagnosis-SingleTurn-v0 unavailable: {exc}")
     obs, info = env.reset(seed=0, options={"index": 0})
     agent = BM25Agent()
-    agent.reset(obs, info)
+    agent.reset(obs, info, task=env.unwrapped.task)
     listed = [line.split()[1] for line in obs.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
     assert agent.act(obs, info) == "<answer>" + "\n".join(listed) + "</answer>"
 

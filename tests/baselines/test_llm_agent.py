@@ -11,8 +11,6 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.baselines.agent import make_agent
-from agentenv.baselines.failure import AgentFailure
 from agentenv.baselines.llm_agent import (
     LLMAgent,
     LLMAgentArgs,
@@ -20,6 +18,7 @@ from agentenv.baselines.llm_agent import (
     llm_token_rollout,
 )
 from agentenv.cli import main
+from agentenv.evaluation.agents import AgentFailure, make_agent
 from agentenv.evaluation.runner import FAILED_ACTION, RunConfig, run_episode
 
 from .fake_openai import FakeOpenAI, Reply, call, chat_reply

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentenv.core import Task, ToolEnv
 from agentenv.parsing import Answer
 from agentenv.tools import Tool, ToolError, ToolRegistry
+from agentenv.turns import Episode
 
 SQUARES = {str(i): i * i for i in range(20)}
 
@@ -52,8 +53,6 @@ def toy_tools() -> ToolRegistry:
 
 
 class SquareEnv(ToolEnv):
-    family = "square"
-
     def __init__(self, **kwargs: Any) -> None:
         tasks = [
             Task(prompt=f"What is {i} squared?", gold={"answer": str(i * i)}, split="test", kind="square")
@@ -61,7 +60,7 @@ class SquareEnv(ToolEnv):
         ]
         super().__init__(tasks, toy_tools(), **kwargs)
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+    def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         correct = answer is not None and answer.text.strip() == task.gold["answer"]
         return {"accuracy": float(correct)}
 

@@ -40,7 +40,7 @@ def rows(exported: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], di
 
 @pytest.fixture(scope="module")
 def tokenizer() -> Any:
-    from agentenv.qwen3_tokenizer import load_tokenizer
+    from agentenv.tokens.qwen3_tokenizer import load_tokenizer
 
     return load_tokenizer()
 

@@ -8,8 +8,10 @@ import pytest
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.data.filters import ungrounded_ids
-from agentenv.data.reasoning import ReasoningWriter, describe_filter, step_purposes
+from agentenv.data.reasoning import GenericReasoningWriter, writer_for_task
 from agentenv.data.reasoning_oracle import ReasoningOracle
+from agentenv.envs.media_search.reasoning import MediaReasoningWriter as ReasoningWriter
+from agentenv.envs.media_search.reasoning import describe_filter, step_purposes
 from agentenv.parsing import Answer, ToolCalls, parse_action
 
 LOOKUP_PLAN = (
@@ -63,11 +65,22 @@ def test_open_record_line_names_the_title_only_when_the_last_output_listed_it() 
     assert "the film" in line and "Psycho" not in line
 
 
+NO_PLAN = ("I can answer this now.", "I have enough to give my answer.", "Here is my final answer.")
+
+
 def test_unknown_tools_and_planless_tasks_get_generic_lines() -> None:
-    writer = ReasoningWriter(None, None, np.random.default_rng(0))
-    assert "disease_search" in writer.tool_line(0, "disease_search", {"query": "x"}, None)
-    assert writer.answer_line("OMIM:1") in ("I can answer this now.", "I have enough to give my answer.",
-                                             "Here is my final answer.")
+    for writer in (ReasoningWriter(None, None, np.random.default_rng(0)), GenericReasoningWriter(np.random.default_rng(0))):
+        assert "disease_search" in writer.tool_line(0, "disease_search", {"query": "x"}, None)
+        assert writer.answer_line("OMIM:1") in NO_PLAN
+
+
+def test_a_plan_is_narrated_only_once_a_tool_was_called() -> None:
+    """Single turn: the question has a plan but no tools are offered, so the answer claims no plan."""
+    extract = {"op": "field", "step": -1, "path": "directors.0"}
+    assert ReasoningWriter(LOOKUP_PLAN, extract, np.random.default_rng(0)).answer_line("X") in NO_PLAN
+    writer = ReasoningWriter(LOOKUP_PLAN, extract, np.random.default_rng(0))
+    writer.turn_line(0, [("search", {"query": "Psycho III"})], None)
+    assert "director" in writer.answer_line("X")
 
 
 def test_parallel_calls_to_one_other_tool_share_a_line() -> None:
@@ -75,6 +88,19 @@ def test_parallel_calls_to_one_other_tool_share_a_line() -> None:
     calls = [("ask_patient", {"hpo_id": f"HP:{i}"}) for i in range(3)] + [("search", {"query": "x"})]
     line = writer.turn_line(0, calls, None)
     assert line.count("ask_patient") == 1 and "3" in line and "'x'" in line
+    generic = GenericReasoningWriter(np.random.default_rng(0)).turn_line(0, calls, None)
+    assert generic.count("ask_patient") == 1 and "'x'" not in generic  # no catalog phrasing for search
+
+
+def test_the_writer_comes_from_the_tasks_family() -> None:
+    from agentenv.core import Task
+
+    rng = np.random.default_rng(0)
+    media = gym.make("MediaSearch-v0", split="validation").unwrapped
+    media.reset(options={"index": 0})
+    assert type(writer_for_task(media.task, rng)) is ReasoningWriter
+    disease = Task(prompt="p", gold={"diagnosis": ["OMIM:1"]}, family="rare_disease")
+    assert type(writer_for_task(disease, rng)) is GenericReasoningWriter  # rare disease names no writer
 
 
 def test_describe_filter_reads_like_a_phrase() -> None:

@@ -45,6 +45,18 @@ def test_stable_and_flippy(fake_judge: FakeJudge, episodes: Path, tmp_path: Path
     assert "UNSTABLE" in capsys.readouterr().out
 
 
+def test_the_env_defaults_to_the_runs_summary(fake_judge: FakeJudge, episodes: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture) -> None:
+    argv = args(episodes, fake_judge.url, "stable")[2:]  # no --env
+    assert main(argv) == 2
+    assert "--env is needed" in capsys.readouterr().err
+    (tmp_path / "summary.json").write_text(json.dumps({"env_id": "MediaSearch-v0"}))
+    assert main(argv) == 0
+    assert "on MediaSearch-v0" in capsys.readouterr().out
+    assert main(["--env", "RareDiseaseDiagnosis-v0", *argv]) == 2
+    assert "disagrees with the run's summary.json" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [

@@ -22,6 +22,11 @@ from agentenv.judge import (
 from .fake_endpoint import FakeJudge
 
 
+def toy_gold(gold: dict[str, Any]) -> str:
+    """The toy square env's gold as text: it is no registered family, so the tests pass its renderer."""
+    return str(gold["answer"])
+
+
 def judge(fake: FakeJudge, model: str, **kwargs: Any) -> JudgeReward:
     return JudgeReward(fake.url, model, backoff_s=0.0, **kwargs)
 
@@ -109,7 +114,7 @@ def test_unreachable_and_wrong_route(fake_judge: FakeJudge) -> None:
 
 # ------------------------------------------------------------- consistency
 def test_records_to_items(records: list[dict]) -> None:
-    items, skipped = items_from_records(records)
+    items, skipped = items_from_records(records, gold_text=toy_gold)
     assert skipped == 1 and len(items) == 9
     assert (items[0].question, items[0].answer, items[0].gold, items[0].rule_correct) == (
         "What is 0 squared?", "The 0.", "0", False)
@@ -118,18 +123,35 @@ def test_records_to_items(records: list[dict]) -> None:
         items_from_records([{k: v for k, v in records[0].items() if k != "messages"}])
 
 
-def test_gold_text_of_each_family() -> None:
-    from agentenv.judge.consistency import gold_text
+def test_a_gold_that_is_not_text_needs_its_familys_renderer(records: list[dict]) -> None:
+    with pytest.raises(ValueError, match="record 0 .*the gold is not text"):
+        items_from_records(records)
+    as_text = [{**r, "gold": toy_gold(r["gold"])} for r in records]
+    assert items_from_records(as_text)[0] == items_from_records(records, gold_text=toy_gold)[0]
 
-    assert gold_text({"answer": "Alien", "aliases": []}) == "Alien"
-    assert gold_text({"answer": 1979}) == "1979"
-    assert gold_text({"diagnosis": ["OMIM:1", "OMIM:2"], "name": "X"}) == "OMIM:1 or OMIM:2 (X)"
-    with pytest.raises(ValueError, match="record 3: gold has neither 'answer' nor 'diagnosis'"):
-        gold_text({"label": "?"}, "record 3")
+
+def test_gold_text_comes_from_the_family_of_the_env() -> None:
+    from agentenv.judge.gold import family_gold_text, gold_as_text
+
+    media, disease = family_gold_text("MediaSearch-SingleTurn-v0"), family_gold_text("RareDiseaseDiagnosis-v0")
+    assert media({"answer": "Alien", "aliases": []}) == "Alien" and media({"answer": 1979}) == "1979"
+    assert disease({"diagnosis": ["OMIM:1", "OMIM:2"], "name": "X"}) == "OMIM:1 or OMIM:2 (X)"
+    assert media("already text") == disease("already text") == "already text"
+    with pytest.raises(ValueError, match="record 3: the family's gold_text cannot render this gold"):
+        gold_as_text({"label": "?"}, disease, "record 3")
+
+
+def test_the_env_id_of_a_run_is_read_from_its_summary(tmp_path: Path) -> None:
+    from agentenv.judge.gold import run_env_id
+
+    episodes = tmp_path / "episodes.jsonl"
+    assert run_env_id(episodes) is None
+    (tmp_path / "summary.json").write_text(json.dumps({"env_id": "RareDiseaseDiagnosis-v0"}))
+    assert run_env_id(episodes) == "RareDiseaseDiagnosis-v0"
 
 
 def test_stable_judge_passes(fake_judge: FakeJudge, records: list[dict]) -> None:
-    report = judge_consistency(records, judge(fake_judge, "stable"))
+    report = judge_consistency(records, judge(fake_judge, "stable"), gold_text=toy_gold)
     assert (report.n_items, report.skipped, report.fleiss_kappa, report.flip_rate) == (9, 1, 1.0, 0.0)
     assert report.stable() and report.flipped == ()
     # The judge forgives "The 0.", "The 16." and "The 64." where the exact-match rule does not.
@@ -140,7 +162,7 @@ def test_stable_judge_passes(fake_judge: FakeJudge, records: list[dict]) -> None
 
 
 def test_flipping_judge_is_caught(fake_judge: FakeJudge, records: list[dict]) -> None:
-    report = judge_consistency(records, judge(fake_judge, "flippy"), workers=4)
+    report = judge_consistency(records, judge(fake_judge, "flippy"), workers=4, gold_text=toy_gold)
     assert report.flip_rate == 1.0 and len(report.flipped) == 9
     assert report.fleiss_kappa < 0.0 and not report.stable()
     assert set(report.yes_rate.values()) == {0.0, 1.0}
@@ -148,17 +170,17 @@ def test_flipping_judge_is_caught(fake_judge: FakeJudge, records: list[dict]) ->
 
 def test_second_scoring_makes_no_request(fake_judge: FakeJudge, records: list[dict]) -> None:
     j = judge(fake_judge, "stable")
-    first = judge_consistency(records, j, workers=3)
+    first = judge_consistency(records, j, workers=3, gold_text=toy_gold)
     made = fake_judge.requests["stable"]
     assert made == 9 * len(PROMPTS)
-    assert judge_consistency(records, j) == first and fake_judge.requests["stable"] == made
+    assert judge_consistency(records, j, gold_text=toy_gold) == first and fake_judge.requests["stable"] == made
 
 
 def test_degenerate_reports(fake_judge: FakeJudge, records: list[dict]) -> None:
     right = [r for r in records if r["reward_components"]["accuracy"] == 1.0]
-    report = judge_consistency(right, judge(fake_judge, "stable"))
+    report = judge_consistency(right, judge(fake_judge, "stable"), gold_text=toy_gold)
     assert math.isnan(report.fleiss_kappa) and report.stable(), "all yes: kappa undefined, no flips"
     assert json.loads(json.dumps(report.to_dict()))["fleiss_kappa"] is None
     assert "undefined" in report.format()
     with pytest.raises(ValueError, match="no answered episodes"):
-        judge_consistency(records[-1:], judge(fake_judge, "stable"))
+        judge_consistency(records[-1:], judge(fake_judge, "stable"), gold_text=toy_gold)

@@ -114,3 +114,9 @@ def test_user_tasks_from_options_and_file(tmp_path) -> None:
     path.write_text('{"question": "Who?"}\n')
     with pytest.raises(ValueError, match="line 1"):
         gym.make("MediaSearch-v0", tasks=str(path))
+
+
+def test_a_retriever_of_the_wrong_type_is_a_type_error() -> None:
+    """The same rule (and exception type) as RareDiseaseDiagnosis: agentenv.retrieval.env_argument."""
+    with pytest.raises(TypeError, match="retriever must be a name, a URL or a Retriever, not int"):
+        gym.make("MediaSearch-v0", retriever=3)

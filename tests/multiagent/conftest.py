@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agentenv.envs.media_search.concierge import MediaConciergeEnv
+from agentenv.envs.rare_disease.dialogue import DiagnosisDialogueEnv
 from agentenv.multiagent import make
-from agentenv.multiagent.diagnosis_dialogue import DiagnosisDialogueEnv
-from agentenv.multiagent.media_concierge import MediaConciergeEnv
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,12 @@ import sys
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
-from agentenv.multiagent import MULTIAGENT_SPECS, env_ids, make, parallel_make
+from agentenv.multiagent import env_ids, make, parallel_make
 from agentenv.multiagent.base import DialogueEnv
 
 from ._helpers import rollout, with_dialogue_actions
 
-IDS = [s.id for s in MULTIAGENT_SPECS]
+IDS = env_ids()
 
 
 # api_test advises numeric spaces, "<name>_<n>" agent names and numpy observations (not for text
@@ -91,9 +91,7 @@ def test_same_seed_same_dialogue(env_id: str) -> None:
 
 
 def _lead_script(env: DialogueEnv):  # noqa: ANN202
-    from agentenv.multiagent.scripted_leads import AskingAssistant, AskingDoctor
-
-    return AskingDoctor(env.kb) if env.lead == "doctor" else AskingAssistant(env.vocabulary)
+    return env.scripted_leads()["asking"]
 
 
 def test_registry() -> None:
@@ -102,6 +100,31 @@ def test_registry() -> None:
     assert env.max_turns == 4 and env.possible_agents == ["assistant", "user"] and str(env) == "MediaConcierge-v0"
     with pytest.raises(KeyError, match="known: DiagnosisDialogue-v0"):
         make("Nope-v0")
+
+
+def test_registry_reads_the_family_records() -> None:
+    """The ids are the families' DialogueSpecs; 'module:Id' imports the module first, as gym.make does."""
+    from agentenv.families import dialogue_specs
+
+    assert env_ids() == sorted(s.id for s in dialogue_specs())
+    env = make("agentenv.envs.media_search.concierge:MediaConcierge-v0", max_turns=3)
+    assert env.max_turns == 3 and type(env).__module__ == "agentenv.envs.media_search.concierge"
+    with pytest.raises(ModuleNotFoundError):
+        make("no_such_module_here:MediaConcierge-v0")
+
+
+def test_reset_options_follow_the_single_agent_rules(dx: DialogueEnv, media: DialogueEnv) -> None:
+    """A task dict goes through the family's _task_from_dict, as in ToolEnv; an unknown key only warns."""
+    from agentenv.turns import ResetOptionWarning
+
+    dx.reset(seed=0, options={"task": {"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}})
+    assert dx.task.split == "custom" and "HP:0001166" in dx.observe("doctor")
+    with pytest.raises(ValueError, match="constraint or superlative"):  # a user question has no filter plan
+        media.reset(seed=0, options={"task": {"question": "Which film?", "answer": "Heat"}})
+    with pytest.warns(ResetOptionWarning):
+        media.reset(seed=0, options={"options": 1})
+    with pytest.raises(IndexError):
+        media.reset(options={"index": True})
 
 
 def test_reset_options_pin_the_task(dx: DialogueEnv) -> None:
@@ -137,6 +160,6 @@ def test_import_agentenv_does_not_import_multiagent() -> None:
 
 
 def test_rollout_helper_smoke(media: DialogueEnv) -> None:
-    from agentenv.multiagent.scripted_leads import AskingAssistant
+    from agentenv.envs.media_search.scripted_assistant import AskingAssistant
 
     assert rollout(media, AskingAssistant(media.vocabulary), range(2))[0]["accuracy"] == 1.0

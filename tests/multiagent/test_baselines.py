@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
+from agentenv.envs.media_search.scripted_assistant import AnswerAtOnceAssistant, AskingAssistant
+from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.scripted_leads import (
-    AnswerAtOnceAssistant,
-    AnswerAtOnceDoctor,
-    AskingAssistant,
-    AskingDoctor,
-)
 
 from ._helpers import rollout
 

@@ -6,24 +6,24 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentenv.envs.rare_disease.patients import Patient
-from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.media_claims import (
+from agentenv.envs.media_search.film_requests import Request, describe, fields_asked, reveal
+from agentenv.envs.media_search.user_claims import (
     FieldClaim,
     check_user_message,
     is_true,
     mentions_title,
     user_claims,
 )
-from agentenv.multiagent.media_requests import Request, describe, fields_asked, reveal
-from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
-from agentenv.multiagent.patient_claims import (
+from agentenv.envs.rare_disease.patient_claims import (
     Claim,
     asked_terms,
     check_reply,
     mentions_diagnosis,
     reply_claims,
 )
+from agentenv.envs.rare_disease.patients import Patient
+from agentenv.multiagent.base import DialogueEnv
+from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
 from agentenv.parsing import Answer, ParseError, ToolCalls
 
 

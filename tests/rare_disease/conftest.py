@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.baselines.phenotype_ranker import PhenotypeRanker
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
+from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
 
 
 @pytest.fixture(scope="session")

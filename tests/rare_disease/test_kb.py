@@ -172,7 +172,7 @@ def test_importing_builds_nothing(tmp_path: Path) -> None:
     code = (
         "import agentenv, agentenv.corpora.hpo, agentenv.envs.rare_disease.patients, "
         "agentenv.envs.rare_disease.splits, agentenv.envs.rare_disease.phenopackets, "
-        "agentenv.envs.rare_disease.lay_text, agentenv.baselines.phenotype_ranker"
+        "agentenv.envs.rare_disease.lay_text, agentenv.envs.rare_disease.phenotype_ranker"
     )
     env = {**os.environ, "AGENTENV_HOME": str(home)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)

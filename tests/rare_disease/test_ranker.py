@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentenv.baselines.phenotype_ranker import PhenotypeRanker, top_k
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
+from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker, top_k
 
 
 def naive_score(kb: HpoKnowledgeBase, patient: list[int], d: int) -> float:

@@ -129,12 +129,17 @@ def test_k_sets_the_limit_and_the_components() -> None:
         ({"sampler": "multi_turn", "mode": "single_turn"}, "hidden_fraction"),
         ({"split": "dev"}, "split"),
         ({"tasks": [{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}], "sampler": "clean"}, "sampler"),
-        ({"retriever": 3}, "retriever"),
     ],
 )
 def test_bad_kwargs_fail_early_naming_the_field(kwargs: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         RareDiseaseEnv(**kwargs)
+
+
+def test_a_retriever_of_the_wrong_type_is_a_type_error() -> None:
+    """The same rule (and exception type) as MediaSearch: agentenv.retrieval.env_argument."""
+    with pytest.raises(TypeError, match="retriever must be a name, a URL or a Retriever, not int"):
+        RareDiseaseEnv(retriever=3)
 
 
 def test_sampler_presets_change_the_patients() -> None:

@@ -82,7 +82,7 @@ def test_over_limit_answers_still_report_hit_at_k_of_the_first_k() -> None:
 
 def test_efficient_preset_charges_tools_in_the_multi_turn_env() -> None:
     env = gym.make("RareDiseaseDiagnosis-v0", reward="efficient")
-    from agentenv.baselines.rare_disease_oracle import RareDiseaseOracle
+    from agentenv.envs.rare_disease.oracle import RareDiseaseOracle
 
     obs, info = env.reset(seed=0)
     agent = RareDiseaseOracle()

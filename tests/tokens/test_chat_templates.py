@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.qwen3_chat import render_qwen3
 from agentenv.tokens import TemplateNotPrefixStable, TokenEnv, hf_template, qwen3_template
+from agentenv.tokens.qwen3_chat import render_qwen3
 
 TOOL = {
     "type": "function",

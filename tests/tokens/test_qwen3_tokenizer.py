@@ -8,8 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from agentenv import qwen3_tokenizer
-from agentenv.tokens import TokenEnv
+from agentenv.tokens import TokenEnv, qwen3_tokenizer
 
 # Qwen3's added tokens and their ids, as published with the model (independent of the module's table).
 QWEN3_IDS = {

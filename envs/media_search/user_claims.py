@@ -41,10 +41,10 @@ from functools import lru_cache
 from typing import Any
 
 from agentenv.corpora.media import Catalog, normalize_key
+from agentenv.envs.media_search.film_requests import FIELD_NAMES, Request
 from agentenv.envs.media_search.index import GENRE_SYNONYMS
 from agentenv.envs.media_search.question_templates import genre_adjective
-from agentenv.multiagent.media_requests import FIELD_NAMES, Request
-from agentenv.multiagent.patient_claims import sentences
+from agentenv.multiagent.messages import sentences
 from agentenv.retrieval.tokenize import ENGLISH_STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+")

@@ -1,11 +1,11 @@
-"""Scripted lead agents: doctors and assistants that answer at once, or ask first.
+"""Scripted doctors of ``DiagnosisDialogue-v0``: one answers at once, one asks the patient first.
 
-Why: the dialogue envs claim that talking to the simulated side pays. These
-baselines test that claim on the same seeds with no learning involved, and
-they double as probes for ``simulator-check``. None reads the gold: each sees
-only its own chat (``info["messages"]``), so each is a legal policy.
+Why: the dialogue claims that talking to the patient pays. These baselines
+test that claim on the same seeds with no learning involved, and the asking
+doctor doubles as the probe of ``simulator-check``. Neither reads the gold:
+each sees only its own chat (``info["messages"]``), so each is a legal policy.
 
-They are stateless: the stage is the number of the agent's own turns so far,
+They are stateless: the stage is the number of the doctor's own turns so far,
 and everything else is read back from the chat, so they need no ``reset``.
 
 * :class:`AnswerAtOnceDoctor`: ``rank_by_phenotypes`` on the referral's
@@ -17,10 +17,6 @@ and everything else is read back from the chat, so they need no ``reset``.
   candidate up ``evidence`` places per frequent finding of its profile that
   the patient affirmed and down as much per denied one, answer the top k.
   (Defaults tuned on 300 validation cases: 20 questions over 10 candidates.)
-* :class:`AnswerAtOnceAssistant`: ``filter_titles`` with the constraints of
-  the user's opening, answer the first title.
-* :class:`AskingAssistant`: ask for every field in one message, then filter
-  with everything the user said, answer the first title.
 
 Example:
     >>> referral_terms("Present phenotypes:\\n- HP:0000001 A\\n\\nExcluded phenotypes:\\n- HP:0000002 B")
@@ -29,52 +25,25 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.multiagent.media_claims import Vocabulary, user_claims
-from agentenv.multiagent.patient_claims import reply_claims
-from agentenv.multiagent.policies import say
+from agentenv.envs.rare_disease.patient_claims import reply_claims
+from agentenv.multiagent.policies import first_user_message, own_turns, say, tool_outputs
 
 FREQUENT = ("obligate", "very frequent", "frequent")
 RERANK = 20
 """Candidates the asking doctor re-ranks after the patient's answers."""
 _HPO = re.compile(r"HP:\d{7}")
-ASK_EVERYTHING = "Could you tell me more: the release year, the genre, the director, the cast and the running time?"
 
 
 def referral_terms(text: str) -> tuple[list[str], list[str]]:
     """The present and excluded HPO ids of a referral (``presentation="hpo"`` or ``"both"``)."""
     present, _, excluded = text.partition("Excluded phenotypes:")
     return list(dict.fromkeys(_HPO.findall(present))), list(dict.fromkeys(_HPO.findall(excluded)))
-
-
-def _own_turns(info: Mapping[str, Any]) -> list[int]:
-    return [i for i, m in enumerate(info.get("messages") or ()) if m.get("role") == "assistant"]
-
-
-def _first_user(info: Mapping[str, Any]) -> str:
-    return next((str(m.get("content") or "") for m in info.get("messages") or () if m.get("role") == "user"), "")
-
-
-def _tool_outputs(info: Mapping[str, Any], turn: int) -> list[Any]:
-    """Parsed outputs of the tool calls of the agent's ``turn``-th action (0-based)."""
-    messages, turns = list(info.get("messages") or ()), _own_turns(info)
-    if turn >= len(turns):
-        return []
-    out = []
-    for m in messages[turns[turn] + 1 :]:
-        if m.get("role") != "tool":
-            break
-        try:
-            out.append(json.loads(m["content"]))
-        except (ValueError, KeyError, TypeError):
-            out.append(None)
-    return out
 
 
 def _ranking(output: Any) -> list[str]:
@@ -93,10 +62,10 @@ class AnswerAtOnceDoctor:
         self.k = k
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        present, _ = referral_terms(_first_user(info))
-        if not _own_turns(info) and present:
+        present, _ = referral_terms(first_user_message(info))
+        if not own_turns(info) and present:
             return tool_call("rank_by_phenotypes", hpo_ids=present, k=self.k)
-        ranked = _ranking((_tool_outputs(info, 0) or [None])[0])
+        ranked = _ranking((tool_outputs(info, 0) or [None])[0])
         return answer(ranked[: self.k] or ["no diagnosis"])
 
 
@@ -113,32 +82,32 @@ class AskingDoctor:
         self.evidence = evidence
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        present, excluded = referral_terms(_first_user(info))
-        stage = len(_own_turns(info))
-        first = _ranking((_tool_outputs(info, 0) or [None])[0])
+        present, excluded = referral_terms(first_user_message(info))
+        stage = len(own_turns(info))
+        first = _ranking((tool_outputs(info, 0) or [None])[0])
         if stage == 0 and present:
             return tool_call("rank_by_phenotypes", hpo_ids=present, k=self.candidates)
         if stage == 1 and first:
             return tool_calls(("get_disease", {"disease_id": d}) for d in first)
         if stage == 2:
-            asked = self._pick(_tool_outputs(info, 1), set(present) | set(excluded))
+            asked = self._pick(tool_outputs(info, 1), set(present) | set(excluded))
             if asked:
                 shown = [f"{label} ({term})" if self.style == "ids" else label for term, label in asked]
                 return say("Do you have any of these? " + "; ".join(shown) + "?")
         if stage == 3:
             found = [c.term for c in self._claims(info, present, excluded) if c.polarity == "yes"]
             return tool_call("rank_by_phenotypes", hpo_ids=list(dict.fromkeys(present + found))[:50], k=RERANK)
-        final = _ranking((_tool_outputs(info, stage - 1) or [None])[0]) if stage else []
+        final = _ranking((tool_outputs(info, stage - 1) or [None])[0]) if stage else []
         return answer(self._reorder(final or first, info, present, excluded)[: self.k] or ["no diagnosis"])
 
     def _claims(self, info: Mapping[str, Any], present: list[str], excluded: list[str]) -> tuple[Any, ...]:
         """What the patient said in reply to the one question message (the last user message after it)."""
-        turns = _own_turns(info)
+        turns = own_turns(info)
         if len(turns) < 3:
             return ()
         messages = list(info["messages"])
         replies = [m for m in messages[turns[2] + 1 :] if m.get("role") == "user"]
-        asked = [t for t, _ in self._pick(_tool_outputs(info, 1), set(present) | set(excluded))]
+        asked = [t for t, _ in self._pick(tool_outputs(info, 1), set(present) | set(excluded))]
         return reply_claims(self.kb, str(replies[0].get("content") or ""), asked) if replies else ()
 
     def _reorder(self, ranked: list[str], info: Mapping[str, Any], present: list[str], excluded: list[str]) -> list[str]:
@@ -147,7 +116,7 @@ class AskingDoctor:
         claims = self._claims(info, present, excluded)
         said = {c.term: c.polarity for c in claims if c.polarity != "unsure"}
         score: dict[str, int] = {}
-        for profile in _tool_outputs(info, 1):
+        for profile in tool_outputs(info, 1):
             if isinstance(profile, Mapping) and "id" in profile:
                 rows = [r["id"] for r in profile.get("phenotypes", []) if str(r.get("frequency", "")).startswith(FREQUENT)]
                 score[profile["id"]] = sum((said.get(t) == "yes") - (said.get(t) == "no") for t in rows)
@@ -168,74 +137,3 @@ class AskingDoctor:
                     picked.setdefault(*queue[depth])
             depth += 1
         return list(picked.items())
-
-
-def _filter_args(vocab: Vocabulary, texts: Sequence[str]) -> dict[str, Any]:
-    """``filter_titles`` arguments from everything the user said."""
-    args: dict[str, Any] = {}
-    years: list[int] = []
-    cast: list[str] = []
-    for text in texts:
-        for c in user_claims(vocab, text):
-            if c.kind == "year":
-                years += [c.value, c.value]
-            elif c.kind == "decade":
-                years += [c.value, c.value + 9]
-            elif c.kind == "genre":
-                args["genre"] = c.value
-            elif c.kind == "director":
-                args["director"] = vocab.people[c.value].name
-            elif c.kind in ("cast", "person"):
-                cast.append(vocab.people[c.value].name)
-            elif c.kind == "max":
-                args["runtime_max"] = c.value - 1
-            elif c.kind == "min":
-                args["runtime_min"] = c.value
-            elif c.kind == "criterion":
-                args["sort_by"], args["order"] = c.value
-        if "feature" in text.casefold():
-            args["feature_only"] = True
-    if years:
-        args["year_min"], args["year_max"] = min(years), max(years)
-    if cast:
-        args["cast"] = list(dict.fromkeys(cast))[:5]
-    return args
-
-
-def _first_title(output: Any) -> str:
-    try:
-        return str(output["results"][0]["title"])
-    except (KeyError, IndexError, TypeError):
-        return "unknown"
-
-
-class AnswerAtOnceAssistant:
-    """Filter with the constraints of the user's opening and answer the first title."""
-
-    name = "answer-at-once"
-
-    def __init__(self, vocab: Vocabulary) -> None:
-        self.vocab = vocab
-
-    def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        if not _own_turns(info):
-            return tool_call("filter_titles", limit=3, **_filter_args(self.vocab, [_first_user(info)]))
-        return answer(_first_title((_tool_outputs(info, 0) or [None])[0]))
-
-
-class AskingAssistant:
-    """Ask for every field in one message, filter with all the user said, answer the first title."""
-
-    name = "asking"
-
-    def __init__(self, vocab: Vocabulary) -> None:
-        self.vocab = vocab
-
-    def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        stage = len(_own_turns(info))
-        if stage == 0:
-            return say(ASK_EVERYTHING)
-        if stage == 1:
-            said = [str(m.get("content") or "") for m in info.get("messages") or () if m.get("role") == "user"]
-            return tool_call("filter_titles", limit=3, **_filter_args(self.vocab, said))
-        return answer(_first_title((_tool_outputs(info, 1) or [None])[0]))

@@ -10,7 +10,8 @@ ends with an ``<answer>`` of up to ``k`` diseases.
 ## Agents
 ``doctor`` (lead; acts first) and ``patient`` (simulated side; replies once
 to each message of the doctor). Scripted default patient:
-:class:`~agentenv.multiagent.policies.ScriptedPatient`.
+:class:`~agentenv.envs.rare_disease.scripted_patient.ScriptedPatient`;
+scripted doctors: :mod:`~agentenv.envs.rare_disease.scripted_doctor`.
 
 ## Observations
 Doctor: the referral on reset, then tool output, the patient's reply, or an
@@ -36,21 +37,51 @@ named, no unasked hidden finding volunteered), else 0.0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agentenv.core import Task
+from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.answers import resolve_answer
-from agentenv.envs.rare_disease.env import RareDiseaseEnv
+from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade
-from agentenv.envs.rare_disease.lay_text import lay_label, sentence_case
-from agentenv.envs.rare_disease.patients import Patient
+from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
+from agentenv.envs.rare_disease.patient_claims import asked_terms, check_reply
+from agentenv.envs.rare_disease.patient_tasks import (
+    TaskSource,
+    check_choice,
+    check_k,
+    patient_task_from_dict,
+    patient_tasks,
+)
+from agentenv.envs.rare_disease.patients import Patient, SamplerParams
+from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
+from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
 from agentenv.envs.rare_disease.task_text import answer_rules, system_prompt
+from agentenv.envs.rare_disease.tools import make_rare_disease_tools
 from agentenv.multiagent.base import DialogueEnv, Judgment
-from agentenv.multiagent.patient_claims import asked_terms, check_reply
+from agentenv.multiagent.policies import PolicyLike
+from agentenv.multiagent.records import Dialogue
 from agentenv.parsing import Answer
+from agentenv.retrieval.base import Retriever
+from agentenv.retrieval.env_argument import retriever_argument
 from agentenv.tools import ToolRegistry
+
+
+@dataclass
+class Visit:
+    """One dialogue's state (the env's episode context): the patient and what the doctor asked so far."""
+
+    patient: Patient
+    private: dict[str, Any]
+    """The patient's record, structured, for scripted patients (``info["private"]``)."""
+    asked: tuple[str, ...] = ()
+    """Terms the doctor's last message asked about."""
+    asked_so_far: list[str] = field(default_factory=list)
+    stated: dict[str, str] = field(default_factory=dict)
+    """Term -> the polarity the patient first stated for it (for contradictions)."""
+    n_asked: int = 0
 
 
 class DiagnosisDialogueEnv(DialogueEnv):
@@ -68,31 +99,25 @@ class DiagnosisDialogueEnv(DialogueEnv):
         universe: str = "omim",
         k: int = 3,
         presentation: str = "hpo",
-        sampler: Any = None,
+        sampler: str | SamplerParams | None = None,
         ranker_tool: bool = True,
-        tasks: str | Path | Sequence[Any] | None = None,
-        retriever: Any = "bm25",
+        tasks: TaskSource | None = None,
+        retriever: str | Retriever = "bm25",
         max_turns: int = 10,
         reward: Any = None,
         **kwargs: Any,
     ) -> None:
-        single = RareDiseaseEnv(
-            mode="multi_turn", split=split, universe=universe, k=k, presentation=presentation,
-            sampler=sampler, ranker_tool=ranker_tool, tasks=tasks, retriever=retriever,
-            max_turns=max_turns, reward=reward,
-        )
-        self.kb, self.k = single.kb, k
-        self.import_warnings = single.import_warnings
-        tools = ToolRegistry([single.tools[n] for n in single.tools.names if n != "ask_patient"])
-        super().__init__(single.tasks, tools, split=single.split, max_turns=max_turns,
-                         reward=single.reward_config, **kwargs)
+        check_choice("universe", universe, tuple(UNIVERSE_PREFIXES))
+        check_choice("presentation", presentation, PRESENTATIONS)
+        self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
+        served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=True,
+                               sampler=sampler, tasks=tasks)
+        self.import_warnings = served.import_warnings
+        search = retriever_argument(retriever, build=lambda spec: disease_retriever(self.kb, spec))
+        tools = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, ask_patient=False, retriever=search)
+        super().__init__(served.tasks, ToolRegistry(tools), split=served.split, max_turns=max_turns,
+                         reward=reward, **kwargs)
         self.metadata = {**type(self).metadata, "hpo_release": self.kb.release, "hpo_citation": self.kb.citation}
-        self._patient: Patient | None = None
-        self._private: dict[str, Any] = {}
-        self._asked: tuple[str, ...] = ()
-        self._asked_so_far: list[str] = []
-        self._stated: dict[str, str] = {}
-        self._n_asked = 0
 
     # ------------------------------------------------------------------ hooks
     def _rules(self) -> str:
@@ -112,20 +137,18 @@ class DiagnosisDialogueEnv(DialogueEnv):
             "The patient is here: ask them about findings with <say>…</say>.", self._rules(),
         ])
 
-    def _start(self, task: Task) -> None:
+    def _start_episode(self, task: Task) -> Visit:
         if not isinstance(task.case, Patient):
             raise ValueError("options['task'] must be a rare-disease Task (its case a Patient)")
         p: Patient = task.case
-        self._patient = p
-        self._private = {
+        private = {
             "present": list(p.present), "hidden": list(p.hidden), "excluded": list(p.excluded),
             "findings": list(p.findings or p.all_present), "closed_world": p.closed_world,
         }
-        self._asked, self._asked_so_far, self._stated, self._n_asked = (), [], {}, 0
+        return Visit(p, private)
 
-    def _other_briefing(self, task: Task) -> str:
-        p: Patient = task.case
-        kb = self.kb
+    def _other_briefing(self, task: Task, context: Visit) -> str:
+        p, kb = context.patient, self.kb
 
         def items(terms: Sequence[str]) -> str:
             return "\n".join(f"- {sentence_case(lay_label(kb, t))} ({t})" for t in terms) or "- (none)"
@@ -144,24 +167,24 @@ class DiagnosisDialogueEnv(DialogueEnv):
             "you are asked about. Reply as <say>…</say>.",
         ])
 
-    def _other_private(self, task: Task) -> dict[str, Any]:
-        return self._private
+    def _other_private(self, context: Visit) -> dict[str, Any]:
+        return context.private
 
-    def _heard(self, text: str) -> int:
-        self._asked = asked_terms(self.kb, text)
-        self._asked_so_far.extend(t for t in self._asked if t not in self._asked_so_far)
-        self._n_asked += len(self._asked)
-        return len(self._asked)
+    def _heard(self, text: str, context: Visit) -> int:
+        context.asked = asked_terms(self.kb, text)
+        context.asked_so_far.extend(t for t in context.asked if t not in context.asked_so_far)
+        context.n_asked += len(context.asked)
+        return len(context.asked)
 
-    def _judge(self, text: str | None) -> Judgment:
+    def _judge(self, text: str | None, context: Visit) -> Judgment:
         if text is None:
-            return Judgment({"claims": 0, "unanswered": len(self._asked)})
-        check = check_reply(self.kb, self._patient, text, self._asked, self._asked_so_far)
+            return Judgment({"claims": 0, "unanswered": len(context.asked)})
+        check = check_reply(self.kb, context.patient, text, context.asked, context.asked_so_far)
         contradictions = 0
         for claim in check.claims:
             if claim.polarity == "unsure":
                 continue
-            before = self._stated.setdefault(claim.term, claim.polarity)
+            before = context.stated.setdefault(claim.term, claim.polarity)
             contradictions += before != claim.polarity
         counts = {
             "claims": len(check.claims), "false_claims": len(check.false_claims),
@@ -171,14 +194,23 @@ class DiagnosisDialogueEnv(DialogueEnv):
         }
         return Judgment(counts, check.claims)
 
-    def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:
+    def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
         patient: Patient = task.case
         resolved = resolve_answer(self.kb, answer.text) if answer is not None else None
-        return grade(resolved, patient.diagnoses, self.k, self._n_asked)
+        visit: Visit = dialogue.context
+        return grade(resolved, patient.diagnoses, self.k, visit.n_asked)
 
-    def default_policy(self, agent: str) -> Any:
+    def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
+        return patient_task_from_dict(self.kb, data, self.presentation)
+
+    def default_policy(self, agent: str) -> PolicyLike:
         if agent != self.other:
             raise ValueError(f"only the {self.other} has a scripted default policy, not {agent!r}")
-        from agentenv.multiagent.policies import ScriptedPatient
-
         return ScriptedPatient(self.kb)
+
+    def scripted_leads(self) -> dict[str, PolicyLike]:
+        return {"answer-at-once": AnswerAtOnceDoctor(self.k), "asking": AskingDoctor(self.kb, k=self.k)}
+
+    def probe_policy(self, dialogue: int) -> PolicyLike:
+        """The asking doctor, naming findings by id in even dialogues and by name in odd ones."""
+        return AskingDoctor(self.kb, style="ids" if dialogue % 2 == 0 else "names")

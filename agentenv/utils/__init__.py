@@ -1,0 +1,28 @@
+"""Tools for env authors: contract checkers for single-agent and dialogue envs.
+
+Why here and not in the tests: a family kept outside this package (see
+``docs/new-family.md``) needs the same checks the registered ids pass, so
+they are public API, in the spirit of Gymnasium's ``check_env`` and
+PettingZoo's ``api_test``.
+
+* :func:`check_tool_env`: a single-agent (``gym.make``) env.
+* :func:`check_dialogue_env`: a PettingZoo AEC dialogue env.
+
+Both raise :class:`EnvCheckError` (an ``AssertionError``) naming the check,
+what failed and why it matters, and return a :class:`CheckReport`.
+"""
+
+from __future__ import annotations
+
+from agentenv.utils._checks import CheckReport, EnvCheckError
+from agentenv.utils.dialogue_checker import DIALOGUE_CHECKS, check_dialogue_env
+from agentenv.utils.env_checker import TOOL_CHECKS, check_tool_env
+
+__all__ = [
+    "DIALOGUE_CHECKS",
+    "TOOL_CHECKS",
+    "CheckReport",
+    "EnvCheckError",
+    "check_dialogue_env",
+    "check_tool_env",
+]

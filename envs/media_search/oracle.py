@@ -1,0 +1,68 @@
+"""The MediaSearch oracle: follows each question's gold tool plan through the real tools.
+
+It proves that every generated question is answerable with the tools: the
+answer it gives is read out of the real tool outputs with the plan's
+``extract`` rule (:func:`~agentenv.envs.media_search.questions.execute_plan_extract`),
+never copied from the gold. Questions without a plan (your own questions),
+and every question in the single-turn env (no tools to follow a plan with),
+get the gold answer directly, since there is nothing to prove.
+
+It is the family's ``Family.oracle``; the generic ``oracle`` agent
+(:class:`agentenv.baselines.oracle.OracleAgent`) delegates to it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from agentenv.actions import answer, tool_call
+from agentenv.core import Task
+from agentenv.envs.media_search.questions import execute_plan_extract
+
+
+class MediaSearchOracle:
+    """A privileged scripted agent; one tool call per turn, then the extracted answer."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._steps: list[Mapping[str, Any]] = []
+        self._outputs: list[Any] = []
+        self._task: Task | None = None
+        self._next = 0
+
+    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+        self._task = task
+        plan = getattr(task.case, "plan", None) if info.get("tools") else None
+        self._steps = list(plan or [])
+        self._outputs = []
+        self._next = 0
+
+    def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._next > 0:
+            self._outputs.append(_json_or_text(obs))
+        if self._next < len(self._steps):
+            step = self._steps[self._next]
+            self._next += 1
+            return tool_call(step["tool"], **step["arguments"])
+        return answer(self._final_answer())
+
+    def _final_answer(self) -> str:
+        task = self._task
+        assert task is not None, "reset() first"
+        extract = getattr(task.case, "extract", None)
+        if self._steps and extract is not None:
+            return execute_plan_extract(extract, self._outputs)
+        gold = task.gold
+        return gold["answer"] if isinstance(gold, Mapping) and "answer" in gold else str(gold)
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

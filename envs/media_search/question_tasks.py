@@ -1,0 +1,86 @@
+"""Which questions a media env serves, as Tasks, and the answer format they all ask for.
+
+Why apart from the env: ``MediaSearch-v0``, ``MediaSearch-SingleTurn-v0`` and
+the ``MediaConcierge-v0`` dialogue serve the same generated questions, so
+each builds its Tasks here from the shared question sets, and the dialogue
+needs no single-agent env to borrow them from.
+
+A question's Task: the question text is public; answer, aliases and answer
+type are the gold; the :class:`~agentenv.envs.media_search.questions.Question`
+(with its tool plan and extract rule) is the case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv.core import Task
+from agentenv.envs.media_search.questions import Question, load_questions
+from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+
+ANSWER_RULES = (
+    "Give the final answer as <answer>…</answer> holding only the title, the person's name, "
+    "or the number asked for."
+)
+"""The answer format of every media task, the last line of each media system prompt."""
+
+SPLITS = ("train", "validation", "test")
+
+TaskSource = str | Path | Sequence[Mapping[str, Any]]
+"""What ``tasks=`` accepts: a JSONL path, or question dicts."""
+
+
+class QuestionTasks(Sequence[Task]):
+    """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
+
+    def __init__(self, questions: Sequence[Question], split: str) -> None:
+        self._questions = questions
+        self.split = split
+        """The split name, or ``custom`` for the user's questions."""
+        self._cache: dict[int, Task] = {}
+
+    def __len__(self) -> int:
+        return len(self._questions)
+
+    def __getitem__(self, index: int) -> Task:  # type: ignore[override]
+        task = self._cache.get(index)
+        if task is None:
+            task = question_task(self._questions[index], self.split)
+            self._cache[index] = task
+        return task
+
+
+def question_task(q: Question, split: str) -> Task:
+    """The Task of one question (see the module docstring)."""
+    return Task(
+        prompt=q.question,
+        gold={"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type},
+        split=split,
+        family="media_search",
+        kind=q.kind,
+        difficulty=q.difficulty,
+        case=q,
+    )
+
+
+def question_tasks(split: str, tasks: TaskSource | None = None) -> QuestionTasks:
+    """The generated questions of ``split``, or the user's (``tasks=``, split ``custom``), as Tasks."""
+    if tasks is None:
+        return QuestionTasks(split_questions(split), split)
+    if isinstance(tasks, (str, Path)):
+        return QuestionTasks(load_user_tasks(Path(tasks)), "custom")
+    return QuestionTasks([question_from_dict(row, where=f"tasks[{i}]") for i, row in enumerate(tasks)], "custom")
+
+
+def split_questions(split: str) -> list[Question]:
+    """The generated questions of a split; an unknown split name is a ``ValueError``."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be 'train', 'validation' or 'test', got {split!r}")
+    return load_questions(split)
+
+
+def question_task_from_dict(data: Mapping[str, Any]) -> Task:
+    """The Task of one user question dict (``options={"task": {...}}``)."""
+    return question_task(question_from_dict(data, where="options['task']"), "custom")
