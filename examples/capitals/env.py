@@ -1,0 +1,123 @@
+"""Capitals: questions about the 100 countries of ``countries.csv``, with tools (``Capitals-v0``) or retrieved
+passages (``Capitals-SingleTurn-v0``). Reward: ``accuracy``, normalized exact match with answer or alias."""
+
+import csv
+import functools
+import hashlib
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, Field
+
+from agentenv.core import Task, ToolEnv
+from agentenv.parsing import Answer
+from agentenv.retrieval import Retriever, build_retriever
+from agentenv.tools import ToolError, ToolRegistry, tool
+
+QUESTIONS = {  # task kind, which is also the Country field that answers it -> question
+    "capital": "What is the capital of {country}?",
+    "country": "Which country has {capital} as its capital?",
+    "continent": "On which continent is the country whose capital is {capital}?",
+}
+SPLITS = ("test", "test", "validation") + ("train",) * 7  # indexed by a hash of the country id
+
+
+class Country(NamedTuple):
+    """One row of the table, and a task's ``case`` (privileged: the grader and the oracle read it)."""
+    id: str  # ISO 3166-1 alpha-3, the document id
+    country: str
+    capital: str
+    continent: str
+    country_aliases: str  # other accepted names, ";"-separated
+    capital_aliases: str
+
+
+@functools.cache
+def load_table() -> tuple[tuple[Country, ...], str]:
+    """The rows in file order and the sha256 of the CSV bytes, which keys the on-disk index."""
+    raw = Path(__file__).with_name("countries.csv").read_bytes()
+    return tuple(Country(**row) for row in csv.DictReader(raw.decode().splitlines())), hashlib.sha256(raw).hexdigest()
+
+
+def documents() -> tuple[list[str], list[str], str]:
+    """``(ids, texts, checksum)``: the ``capitals`` corpus of ``Family.corpora``, and the env's own index."""
+    table, checksum = load_table()
+    texts = [f"{c.country} ({c.id}) is a country in {c.continent}. Its capital is {c.capital}." for c in table]
+    return [c.id for c in table], texts, checksum
+
+
+def normalize(text: str) -> str:
+    """Case, accents, punctuation and a leading "the" do not count: ``"Bogotá"`` is ``"bogota"``."""
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower().replace(".", "")
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split()).removeprefix("the ")
+
+
+def make_task(country: Country, kind: str, split: str) -> Task:
+    """The question is public, the answer is the gold, and the row is the case (it holds the aliases)."""
+    return Task(prompt=QUESTIONS[kind].format(country=country.country, capital=country.capital),
+                gold=getattr(country, kind), split=split, family="capitals", kind=kind, case=country)
+
+
+class SearchArgs(BaseModel, extra="forbid"):
+    query: str = Field(min_length=1, max_length=500, description="Words to look for: a country, a capital, a continent.")
+    k: int = Field(default=5, ge=1, le=10, description="How many passages to return.")
+
+
+class GetCountryArgs(BaseModel, extra="forbid"):
+    country: str = Field(min_length=1, max_length=100, description="A country id from search (e.g. 'PER') or name.")
+
+
+def make_tools(retriever: Retriever, texts: dict[str, str]) -> ToolRegistry:
+    """``search`` and ``get_country``: they read the public table only, never a task."""
+    rows = load_table()[0]
+    by_name = {normalize(n): c for c in rows for n in (c.id, c.country, *c.country_aliases.split(";")) if n}
+
+    @tool(SearchArgs)
+    def search(args: SearchArgs) -> str:
+        """Find countries by words in their passage; returns numbered passages, best first."""
+        hits = retriever.search(args.query, args.k)
+        return "\n".join(f"[{i}] {texts[h.doc_id]}" for i, h in enumerate(hits, start=1)) or "No country matches."
+
+    @tool(GetCountryArgs)
+    def get_country(args: GetCountryArgs) -> dict[str, str]:
+        """The record of one country: name, capital and continent."""
+        if (c := by_name.get(normalize(args.country))) is None:
+            raise ToolError("no such country in the table; find its id with search")
+        return {"id": c.id, "country": c.country, "capital": c.capital, "continent": c.continent}
+
+    return ToolRegistry([search, get_country])
+
+
+class CapitalsEnv(ToolEnv):
+    """Multi-turn with two tools, or (``single_turn=True``) linear RAG with the passages in the prompt."""
+
+    family = "capitals"
+
+    def __init__(self, *, split: str = "train", retriever: str | Retriever = "bm25", passages: int = 3,
+                 single_turn: bool = False, **kwargs: Any) -> None:
+        ids, texts, checksum = documents()
+        self.texts, self.passages = dict(zip(ids, texts, strict=True)), passages
+        self.corpus_checksums = {"capitals": checksum}  # agentenv eval writes it into summary.json
+        self.retriever = build_retriever(retriever, texts, ids, corpus_checksum=checksum)  # cached on disk by checksum
+        rows = [c for c in load_table()[0] if SPLITS[int(hashlib.sha256(c.id.encode()).hexdigest(), 16) % 10] == split]
+        tasks = [make_task(c, kind, split) for c in rows for kind in QUESTIONS]  # splits are by country
+        tools = ToolRegistry([]) if single_turn else make_tools(self.retriever, self.texts)
+        super().__init__(tasks, tools, split=split, single_turn=single_turn, **kwargs)
+
+    def _system_prompt(self) -> str:  # the base prompt names the tools; info["tools"] holds their schemas
+        intro = "You answer questions about countries from the given passages." if self.single_turn else None
+        return f"{intro or super()._system_prompt()} Answer with only the name asked for, e.g. <answer>Lima</answer>."
+
+    def _task_prompt(self, task: Task) -> str:
+        if not self.single_turn:
+            return task.prompt
+        hits = self.retriever.search(task.prompt, self.passages)  # numbered like search's output
+        passages = "\n".join(f"[{i}] {self.texts[h.doc_id]}" for i, h in enumerate(hits, start=1))
+        return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"
+
+    def _grade(self, task: Task, answer: Answer | None, episode: Any = None) -> dict[str, float]:
+        aliases = getattr(task.case, f"{task.kind}_aliases", "").split(";")  # no aliases for continents
+        accepted = {normalize(name) for name in (task.gold, *aliases) if name}
+        return {"accuracy": float(answer is not None and normalize(answer.text) in accepted)}
