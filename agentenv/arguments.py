@@ -5,7 +5,7 @@ agents ``"5"``, and the training scripts' ``--learning-rate 3e-6`` reaches
 ``argparse`` as ``"3e-6"``. Both kinds of args are dataclasses that declare
 the real types, so the conversion is read from the annotations, here, once:
 :func:`convert` serves :func:`args_from_strings` (``key=value`` pairs, the
-agents) and :mod:`agentenv.integrations.script_args` (``--options``, the
+agents) and :mod:`agentenv.integrations.dataclass_cli` (``--options``, the
 training scripts), so the two cannot drift apart in what they accept.
 
 Supported annotations: ``int``, ``float``, ``bool``

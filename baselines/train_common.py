@@ -99,7 +99,7 @@ def load_tokenizer(model: str, tokenizer: str | None) -> Any:
 
 def run(args_cls: type[A], build_trainer: Callable[[A], Any], argv: Sequence[str] | None = None) -> None:
     """A script's ``main``: parse the options into ``args_cls``, train, save the final model."""
-    from agentenv.integrations.script_args import parse_args
+    from agentenv.integrations.dataclass_cli import parse_args
 
     args = parse_args(args_cls, argv)
     trainer = build_trainer(args)

@@ -2,7 +2,7 @@
 
 * :mod:`agentenv.data.sft`: :func:`~agentenv.data.sft.export_sft` writes chat
   and token JSONL and a manifest;
-* :mod:`agentenv.data.reasoning` and :mod:`agentenv.data.reasoning_oracle`: the
+* :mod:`agentenv.data.reasoning` and :mod:`agentenv.data.oracle_with_reasoning`: the
   oracle's scripted ``<think>`` lines (templated, not generated);
 * :mod:`agentenv.data.filters`: checks that drop bad demonstrations;
 * :mod:`agentenv.data.cli`: the ``export-sft`` command.

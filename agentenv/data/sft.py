@@ -120,7 +120,7 @@ def make_export_agent(name: str, *, think: bool) -> Any:
     from agentenv.evaluation.agents import make_agent
 
     if name == "oracle" and think:
-        from agentenv.data.reasoning_oracle import ReasoningOracle
+        from agentenv.data.oracle_with_reasoning import ReasoningOracle
 
         return ReasoningOracle(make_agent("oracle"))
     return make_agent(name)

@@ -4,7 +4,7 @@
   and the matching prompt datasets (the ``trl`` extra);
 * :mod:`agentenv.integrations.tools_as_methods`: env tools as typed, documented
   methods, the form trainers build tool schemas from;
-* :mod:`agentenv.integrations.script_args`: command-line parsing for the
+* :mod:`agentenv.integrations.dataclass_cli`: command-line parsing for the
   typed args dataclasses of the training scripts in ``baselines/``.
 
 Importing this package imports no framework.

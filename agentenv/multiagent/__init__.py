@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 from agentenv.multiagent.base import DialogueEnv, Judgment
-from agentenv.multiagent.policies import SayWrapper
+from agentenv.multiagent.policy_helpers import SayWrapper
 from agentenv.multiagent.registry import env_ids, make, parallel_make, spec
 from agentenv.multiagent.simulator_check import SimulatorReport, simulator_check
 from agentenv.multiagent.single_agent import SingleAgentDialogue, as_single_agent

@@ -56,9 +56,14 @@ from pettingzoo import AECEnv
 
 from agentenv.core import Task, copy_plain, render_transcript
 from agentenv.frozen import MessageLog
+from agentenv.multiagent.dialogue_state import (
+    Dialogue,
+    Judgment,
+    TextObservation,
+    speaker_components,
+)
 from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
-from agentenv.multiagent.policies import PolicyLike
-from agentenv.multiagent.records import Dialogue, Judgment, TextObservation, speaker_components
+from agentenv.multiagent.policy_helpers import PolicyLike
 from agentenv.parsing import Answer, ParseError, ToolCalls, printable
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text

@@ -56,7 +56,7 @@ def _key_values(pairs: Sequence[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Build the env and the policy, print the report (and write it as JSON); 0 on success."""
-    from agentenv.multiagent.policies import SayWrapper
+    from agentenv.multiagent.policy_helpers import SayWrapper
     from agentenv.multiagent.registry import make
     from agentenv.multiagent.simulator_check import simulator_check
 

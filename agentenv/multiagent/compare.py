@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.policies import PolicyLike, act_with
+from agentenv.multiagent.policy_helpers import PolicyLike, act_with
 from agentenv.multiagent.registry import env_ids, make
 from agentenv.multiagent.single_agent import as_single_agent
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.policies import PolicyLike, act_with
+from agentenv.multiagent.policy_helpers import PolicyLike, act_with
 from agentenv.multiagent.single_agent import as_single_agent
 
 

@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.policies import PolicyLike, act_with
+from agentenv.multiagent.policy_helpers import PolicyLike, act_with
 
 MAX_SKIPPED = 100
 """Dialogues in a row that may end before this agent's first turn (then ``reset`` raises)."""

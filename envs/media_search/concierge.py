@@ -69,8 +69,8 @@ from agentenv.envs.media_search.scripted_user import ScriptedUser
 from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.envs.media_search.user_claims import check_user_message, field_of, vocabulary
 from agentenv.multiagent.base import DialogueEnv, Judgment
-from agentenv.multiagent.policies import PolicyLike
-from agentenv.multiagent.records import Dialogue
+from agentenv.multiagent.dialogue_state import Dialogue
+from agentenv.multiagent.policy_helpers import PolicyLike
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import ToolRegistry

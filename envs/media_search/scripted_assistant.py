@@ -26,7 +26,7 @@ from typing import Any
 from agentenv.actions import answer, tool_call
 from agentenv.envs.media_search.film_requests import FIELDS
 from agentenv.envs.media_search.user_claims import Vocabulary, user_claims
-from agentenv.multiagent.policies import first_user_message, own_turns, say, tool_outputs
+from agentenv.multiagent.policy_helpers import first_user_message, own_turns, say, tool_outputs
 
 ASK_EVERYTHING = "Could you tell me more: the release year, the genre, the director, the cast and the running time?"
 FIELD_QUESTIONS = {

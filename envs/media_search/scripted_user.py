@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentenv.envs.media_search.film_requests import Request, fields_asked, reveal
-from agentenv.multiagent.policies import last_heard, say
+from agentenv.multiagent.policy_helpers import last_heard, say
 
 NOT_UNDERSTOOD_USER = (
     "I'm not sure what you mean. You can ask me about the release year, the genre, the director, "

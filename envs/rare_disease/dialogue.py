@@ -48,6 +48,7 @@ from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
 from agentenv.envs.rare_disease.patient_claims import asked_terms, check_reply
+from agentenv.envs.rare_disease.patient_prompts import answer_rules, system_prompt
 from agentenv.envs.rare_disease.patient_tasks import (
     TaskSource,
     check_choice,
@@ -58,11 +59,10 @@ from agentenv.envs.rare_disease.patient_tasks import (
 from agentenv.envs.rare_disease.patients import Patient, SamplerParams
 from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
 from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
-from agentenv.envs.rare_disease.task_text import answer_rules, system_prompt
 from agentenv.envs.rare_disease.tools import make_rare_disease_tools
 from agentenv.multiagent.base import DialogueEnv, Judgment
-from agentenv.multiagent.policies import PolicyLike
-from agentenv.multiagent.records import Dialogue
+from agentenv.multiagent.dialogue_state import Dialogue
+from agentenv.multiagent.policy_helpers import PolicyLike
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument

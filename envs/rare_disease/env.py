@@ -48,6 +48,7 @@ from agentenv.envs.rare_disease.answers import resolve_answer
 from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
+from agentenv.envs.rare_disease.patient_prompts import answer_rules, candidates_block, system_prompt
 from agentenv.envs.rare_disease.patient_tasks import (
     TaskSource,
     check_choice,
@@ -56,7 +57,6 @@ from agentenv.envs.rare_disease.patient_tasks import (
     patient_tasks,
 )
 from agentenv.envs.rare_disease.patients import Patient, SamplerParams
-from agentenv.envs.rare_disease.task_text import answer_rules, candidates_block, system_prompt
 from agentenv.envs.rare_disease.tools import Consultation, make_rare_disease_tools, reference_ranker
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever

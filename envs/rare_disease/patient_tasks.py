@@ -25,9 +25,9 @@ from typing import Any
 
 from agentenv.core import Task
 from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patient_prompts import patient_task
 from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler, SamplerParams
 from agentenv.envs.rare_disease.splits import SPLITS, split_cases
-from agentenv.envs.rare_disease.task_text import patient_task
 from agentenv.envs.rare_disease.user_patients import load_user_patients
 
 TaskSource = str | Path | Sequence[Mapping[str, Any] | Patient]

@@ -32,7 +32,7 @@ from typing import Any
 from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patient_claims import reply_claims
-from agentenv.multiagent.policies import first_user_message, own_turns, say, tool_outputs
+from agentenv.multiagent.policy_helpers import first_user_message, own_turns, say, tool_outputs
 
 FREQUENT = ("obligate", "very frequent", "frequent")
 RERANK = 20

@@ -24,7 +24,7 @@ from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.lay_text import join_phrases, lay_label, sentence_case
 from agentenv.envs.rare_disease.patient_claims import asked_terms
 from agentenv.envs.rare_disease.patients import AskAnswer, Patient, ask
-from agentenv.multiagent.policies import last_heard, say
+from agentenv.multiagent.policy_helpers import last_heard, say
 
 NOT_UNDERSTOOD_PATIENT = "I'm not sure what you are asking about. Could you ask me about a specific symptom?"
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentenv.core import Task, ToolEnv
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.records import Judgment
+from agentenv.multiagent.dialogue_state import Judgment
 from agentenv.turns import ResetOptionWarning
 
 from .toy_env import SquareEnv, toy_tools

@@ -8,8 +8,8 @@ import pytest
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.data.filters import ungrounded_ids
+from agentenv.data.oracle_with_reasoning import ReasoningOracle
 from agentenv.data.reasoning import GenericReasoningWriter, writer_for_task
-from agentenv.data.reasoning_oracle import ReasoningOracle
 from agentenv.envs.media_search.reasoning import MediaReasoningWriter as ReasoningWriter
 from agentenv.envs.media_search.reasoning import describe_filter, step_purposes
 from agentenv.parsing import Answer, ToolCalls, parse_action

@@ -26,7 +26,7 @@ from transformers import TrainerCallback  # noqa: E402
 import agentenv  # noqa: E402, F401 - registers the ids
 from agentenv.actions import tool_call  # noqa: E402
 from agentenv.baselines import train_grpo, train_sft  # noqa: E402
-from agentenv.data.reasoning_oracle import ReasoningOracle  # noqa: E402
+from agentenv.data.oracle_with_reasoning import ReasoningOracle  # noqa: E402
 from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
 from agentenv.parsing import Answer, parse_action  # noqa: E402
 

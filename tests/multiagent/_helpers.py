@@ -11,7 +11,7 @@ from agentenv.envs.media_search.film_requests import FIELDS, Request, reveal
 from agentenv.envs.media_search.scripted_user import ScriptedUser
 from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.policies import PolicyLike, act_with, say
+from agentenv.multiagent.policy_helpers import PolicyLike, act_with, say
 from agentenv.multiagent.single_agent import as_single_agent
 from agentenv.spaces import Text
 

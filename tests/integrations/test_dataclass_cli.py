@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from agentenv.baselines import train_grpo, train_sft
-from agentenv.integrations.script_args import build_parser, field_docs, parse_args
+from agentenv.integrations.dataclass_cli import build_parser, field_docs, parse_args
 
 
 @pytest.mark.parametrize("cls", [train_grpo.Args, train_sft.Args], ids=["grpo", "sft"])
