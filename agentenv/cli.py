@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="evaluate an agent on an env id")
     ev.add_argument("env_id")
-    ev.add_argument("--agent", required=True, help="agent name (random, oracle, ...)")
+    ev.add_argument("--agent", required=True, help="agent name: random, oracle, bm25, llm, phenotype-ranker, or one registered with "
+                    "agentenv.evaluation.agents.register_agent / the agentenv.agents entry-point group")
     ev.add_argument("--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments")
     ev.add_argument("--split", default="test", choices=["train", "validation", "test"])
     ev.add_argument("--episodes", type=int, default=100)
@@ -38,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--split", default="validation")
     play.add_argument("--seed", type=int, default=None)
 
-    sub.add_parser("list", help="list the registered env ids")
+    ls = sub.add_parser("list", help="list the registered env ids, family by family")
+    ls.add_argument("--family-module", action="append", default=[], metavar="MODULE",
+                    help="import MODULE first, to list a family kept outside agentenv (repeatable)")
 
     from agentenv.data import cli as data_cli
     from agentenv.evaluation import leaderboard_cli
@@ -75,6 +78,9 @@ def _eval(args: argparse.Namespace) -> int:
 
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
+    from agentenv.families import family_of_env
+
+    family_of_env(args.env_id)  # an unknown id is a one-line error that lists the registered ones
     env_kwargs: dict[str, object] = {}
     if args.tasks is not None:
         if not args.tasks.exists():
@@ -137,10 +143,19 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return play(args.env_id, split=args.split, seed=args.seed)
     if args.command == "list":
-        from agentenv.families import env_specs
+        import importlib
 
-        for spec in env_specs():
-            print(f"{spec.id:40s} {spec.description}")
+        from agentenv.families import families
+
+        for module in args.family_module:
+            importlib.import_module(module)
+        for family in families():
+            print(f"{family.name}:")
+            for spec in family.envs:
+                print(f"  {spec.id:38s} {spec.description}")
+            for dialogue in family.dialogues:
+                agents = " + ".join(dialogue.agents)
+                print(f"  {dialogue.id:38s} (PettingZoo: {agents}) {dialogue.description}")
         return 0
     if args.command == "export-sft":
         return data_cli_run(args)

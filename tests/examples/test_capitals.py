@@ -29,7 +29,7 @@ from agentenv.families import (
     unregister_family,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IDS = ("capitals.family:Capitals-v0", "capitals.family:Capitals-SingleTurn-v0")
 
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: the real HPO knowledge base and one env of each registered id, built once."""
+"""Shared fixtures: the real HPO knowledge base, the reference ranker and one env of each id, built once."""
 
 from __future__ import annotations
 
@@ -7,11 +7,17 @@ import pytest
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
+from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
 
 
 @pytest.fixture(scope="session")
 def kb() -> HpoKnowledgeBase:
     return load_hpo_kb()
+
+
+@pytest.fixture(scope="session")
+def ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
+    return PhenotypeRanker(kb)
 
 
 @pytest.fixture(scope="session")
