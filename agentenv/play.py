@@ -1,87 +1,154 @@
-"""Play an env by hand in the terminal: type actions, read pretty tool results.
+"""Play an env by hand in the terminal: type actions, read tool results as tables.
 
-Shortcuts: ``help`` lists the tools and their arguments; ``TOOL {json}`` or
-``TOOL key=value ...`` calls a tool; ``answer TEXT`` answers; anything else
-is sent as raw action text, exactly as a model would send it.
+``help`` lists the input forms and the tools; ``TOOL key=value ...``,
+``TOOL VALUE`` (the one required argument) or ``TOOL {json}`` calls a tool;
+``answer TEXT`` answers; ``say TEXT`` talks to the other side of a dialogue;
+raw action text (``<tool_call>…``) is sent exactly as a model would send it.
+A mistyped command is explained here, with a close match, and costs no turn
+(see :mod:`agentenv.play_input`).
+
+Multi-agent ids (``DiagnosisDialogue-v0``, ``MediaConcierge-v0``) are played
+from one side (``side``, default the lead: doctor or assistant); the env's
+scripted policy plays the other (``env.default_policy``, or the family's
+``asking`` scripted lead when the human plays the simulated side).
 """
 
 from __future__ import annotations
 
-import json
+import textwrap
 from collections.abc import Callable
-from typing import Any
 
 import gymnasium as gym
 
-from agentenv.actions import answer, tool_call
+from agentenv.errors import UserInputError
+from agentenv.play_input import InputError, parse_line
+from agentenv.play_view import (
+    briefing,
+    final_summary,
+    render_observation,
+    shortcuts,
+    tool_help,
+    turn_line,
+    width,
+)
 
 
-def pretty(text: str) -> str:
-    """Indent JSON tool output; leave other text alone."""
+def _described_tools(entry_point: object) -> dict[str, bool]:
+    """``{"tools_in_prompt": True}`` when the env takes it: a person reads no JSON schemas, so the
+    system prompt shown at the start must describe the tools (families of your own may not have it)."""
+    import inspect
+
+    from agentenv.families import resolve
+
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except (ValueError, TypeError):
-        return text
+        cls = resolve(entry_point) if isinstance(entry_point, str) else entry_point
+        return {"tools_in_prompt": True} if "tools_in_prompt" in inspect.signature(cls).parameters else {}
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return {}
 
 
-def tool_help(tools: list[dict[str, Any]]) -> str:
-    """One block per tool: name, description and arguments."""
-    lines = []
-    for schema in tools:
-        fn = schema["function"]
-        lines.append(f"{fn['name']}: {fn['description']}")
-        required = set(fn["parameters"].get("required", []))
-        for arg, spec in fn["parameters"].get("properties", {}).items():
-            kind = spec.get("type") or "/".join(s.get("type", "?") for s in spec.get("anyOf", []))
-            flag = "required" if arg in required else "optional"
-            lines.append(f"    {arg} ({kind}, {flag}): {spec.get('description', '')}")
-    return "\n".join(lines) or "This env has no tools: answer with `answer TEXT`."
+def _dialogue(env_id: str, split: str, side: str | None) -> tuple[gym.Env, str, str, int | None] | None:
+    """The single-agent view of a multi-agent id for ``side``, or None for a Gymnasium id."""
+    from agentenv.multiagent import registry
+    from agentenv.multiagent.single_agent import as_single_agent
+
+    try:
+        registry.spec(env_id)
+    except KeyError:
+        return None
+    aec = registry.make(env_id, split=split, **_described_tools(registry.spec(env_id).entry_point))
+    side = side or aec.lead
+    if side not in aec.possible_agents:
+        raise UserInputError(f"--as must be one of {', '.join(aec.possible_agents)} for {env_id}, got {side!r}")
+    others = {}
+    for name in aec.possible_agents:
+        if name == side:
+            continue
+        try:
+            others[name] = aec.default_policy(name)
+        except (ValueError, NotImplementedError):
+            leads = aec.scripted_leads()
+            others[name] = leads.get("asking") or next(iter(leads.values()))
+    other = next(a for a in aec.possible_agents if a != side)
+    return as_single_agent(aec, agent=side, others=others), side, other, aec.max_turns if side == aec.lead else None
 
 
-def to_action(line: str, tool_names: set[str]) -> str:
-    """Expand the terminal shortcuts into canonical action text."""
-    head, _, rest = line.strip().partition(" ")
-    if head == "answer":
-        return answer(rest)
-    if head in tool_names:
-        rest = rest.strip()
-        if rest.startswith("{"):
-            try:
-                return tool_call(head, **json.loads(rest))
-            except (ValueError, TypeError):
-                return line
-        arguments: dict[str, Any] = {}
-        for pair in rest.split():
-            key, _, value = pair.partition("=")
-            try:
-                arguments[key] = json.loads(value)
-            except ValueError:
-                arguments[key] = value
-        return tool_call(head, **arguments)
-    return line
-
-
-def play(env_id: str, *, split: str = "validation", seed: int | None = None, read: Callable[[str], str] = input) -> int:
-    """Run one interactive episode; returns 0."""
+def play(
+    env_id: str,
+    *,
+    split: str = "validation",
+    seed: int | None = None,
+    side: str | None = None,
+    read: Callable[[str], str] = input,
+) -> int:
+    """Run one interactive episode, reading lines with ``read(prompt)``; returns 0."""
     import agentenv  # noqa: F401
 
-    env = gym.make(env_id, split=split)
+    if read is input:
+        try:
+            import readline  # noqa: F401  (line editing and history for input())
+        except ImportError:
+            pass
+
+    dialogue = _dialogue(env_id, split, side)
+    if dialogue is None:
+        if side is not None:
+            raise UserInputError(f"--as is only for multi-agent ids; {env_id} has one agent")
+        try:
+            from agentenv.families import bare_id, family_of_env
+
+            family_of_env(env_id)  # imports a family kept outside agentenv ("module:Id")
+            described = _described_tools(gym.spec(bare_id(env_id)).entry_point)
+            env: gym.Env = gym.make(env_id, split=split, **described)
+        except gym.error.Error as err:
+            raise UserInputError(f"{err} (`agentenv list` shows the ids)") from None
+        say_to, role, max_turns = None, None, getattr(env.unwrapped, "max_turns", None)
+    else:
+        env, role, say_to, max_turns = dialogue
+    can_answer = dialogue is None or max_turns is not None
     obs, info = env.reset(seed=seed)
-    names = {t["function"]["name"] for t in info["tools"]}
-    print(info["messages"][0]["content"], "\n")
+    tools = list(info.get("tools") or [])
+    names = [t["function"]["name"] for t in tools]
+
+    print(f"== {env_id}" + (f": you are the {role}; the {say_to} is scripted" if role else ""))
+    messages = info.get("messages") or []
+    if messages and messages[0].get("role") == "system" and str(messages[0]["content"]).strip() not in obs:
+        print(briefing(str(messages[0]["content"]), names))
+    print("\n" + "-" * 40)
     print(obs)
+    print("-" * 40)
+    forms = ["TOOL key=value", "TOOL VALUE"] if tools else []
+    forms += [f"say TEXT (to the {say_to})"] if say_to else []
+    forms += ["answer TEXT"] if can_answer else []
+    intro = (f"Tools: {', '.join(names)}.  " if names else "") + f"Type {', '.join(forms)}; `help` explains."
+    print(textwrap.fill(intro, width(), subsequent_indent="  "))
     while True:
         try:
-            line = read("\n> ")
-        except EOFError:
+            line = read(f"\n[{turn_line(int(info.get('turn', 0)), max_turns)}] > ")
+        except (EOFError, KeyboardInterrupt):
+            print()
             return 0
-        if line.strip() in ("help", "?"):
-            print(tool_help(info["tools"]))
+        try:
+            parsed = parse_line(line, tools, say_to=say_to, can_answer=can_answer)
+        except InputError as err:
+            print(textwrap.fill(f"! {err}  (nothing was sent; no turn used)", width(), initial_indent="  ",
+                                subsequent_indent="    "))
             continue
-        if line.strip() in ("quit", "exit"):
+        if parsed.command == "help":
+            print(shortcuts(tools, say_to=say_to, can_answer=can_answer))
+            if tools:
+                print("\nTools:\n" + tool_help(tools))
+            continue
+        if parsed.command == "quit":
             return 0
-        obs, reward, terminated, truncated, info = env.step(to_action(line, names))
-        print(pretty(obs))
+        assert parsed.action is not None
+        obs, reward, terminated, truncated, info = env.step(parsed.action)
+        if say_to and parsed.action.startswith("<say>") and obs and not obs.startswith("Error"):
+            print(f"{say_to}: {obs}")
+        elif obs:
+            print(render_observation(obs))
         if terminated or truncated:
-            print(f"\nreward {reward}  components {info['reward_components']}  gold {info['gold']}")
+            if say_to and not can_answer and terminated:
+                print(f"(the {say_to} gave the final answer)")
+            print(final_summary(reward, info, truncated=truncated and not terminated))
             return 0

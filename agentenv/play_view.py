@@ -1,0 +1,187 @@
+"""What ``agentenv play`` prints: tool results as tables and lists, help, the turn line, the final score.
+
+Pure functions from text and dicts to text, so they are tested without a terminal.
+
+Example:
+    >>> print(render_json({"count": 2, "results": [{"id": "tt1", "title": "Up", "year": 2009},
+    ...                                             {"id": "tt2", "title": "Heat", "year": 1995}]}))
+    count: 2
+    results:
+       #  id   title  year
+       1  tt1  Up     2009
+       2  tt2  Heat   1995
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_BLOCK = re.compile(r"^\[([A-Za-z_][A-Za-z0-9_]*)\]\n", re.MULTILINE)
+
+
+def width() -> int:
+    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 160))
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
+        return ", ".join(_scalar(v) for v in value) or "-"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _flat(item: Any) -> bool:
+    return isinstance(item, dict) and all(
+        not isinstance(v, dict) and not (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v))
+        for v in item.values()
+    )
+
+
+def table(rows: Sequence[Mapping[str, Any]], *, indent: str = "   ", max_width: int | None = None) -> str:
+    """Numbered rows, one column per key (in first-seen order), cells cut to fit the terminal."""
+    columns: list[str] = []
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    cells = [[str(i)] + [_scalar(row.get(c)) if c in row else "" for c in columns] for i, row in enumerate(rows, 1)]
+    header = ["#", *columns]
+    widths = [max(len(r[j]) for r in [header, *cells]) for j in range(len(header))]
+    budget = (max_width or width()) - len(indent) - 2 * (len(widths) - 1)
+    while sum(widths) > budget and max(widths) > 12:
+        widest = widths.index(max(widths))
+        widths[widest] = max(12, widths[widest] - (sum(widths) - budget))
+    def line(values: Sequence[str], right: int = 0) -> str:
+        out = []
+        for j, (v, w) in enumerate(zip(values, widths, strict=True)):
+            v = v if len(v) <= w else v[: w - 1] + "…"
+            out.append(v.rjust(w) if j < right else v.ljust(w))
+        return (indent + "  ".join(out)).rstrip()
+    return "\n".join([line(header, 1)] + [line(r, 1) for r in cells])
+
+
+def render_json(value: Any, indent: str = "") -> str:
+    """A readable view of a JSON tool output: ``key: value`` lines, lists of records as numbered tables."""
+    wrap = width() - len(indent)
+    if isinstance(value, dict):
+        lines = []
+        for key, item in value.items():
+            if isinstance(item, list) and item and all(_flat(x) for x in item):
+                lines += [f"{indent}{key}:", table(item, indent=indent + "   ")]
+            elif isinstance(item, list) and item and all(isinstance(x, dict) for x in item):
+                lines.append(f"{indent}{key}:")
+                for i, sub in enumerate(item, 1):
+                    lines += [f"{indent}  {i}.", render_json(sub, indent + "     ")]
+            elif isinstance(item, dict) and item:
+                lines += [f"{indent}{key}:", render_json(item, indent + "  ")]
+            else:
+                lines.append(textwrap.fill(f"{key}: {_scalar(item)}", wrap, initial_indent=indent,
+                                           subsequent_indent=indent + "    ") or f"{indent}{key}:")
+        return "\n".join(lines)
+    if isinstance(value, list) and value and all(_flat(x) for x in value):
+        return table(value, indent=indent + "   ")
+    return textwrap.fill(_scalar(value), wrap, initial_indent=indent, subsequent_indent=indent)
+
+
+def render_output(text: str) -> str:
+    """One tool output: JSON made readable, anything else (errors, plain text) as it is."""
+    try:
+        return render_json(json.loads(text))
+    except (ValueError, TypeError):
+        return text
+
+
+def render_observation(obs: str) -> str:
+    """An observation: ``[tool]`` blocks of several calls each rendered under their name."""
+    blocks = _BLOCK.split(obs)
+    if len(blocks) < 3 or blocks[0].strip():
+        return render_output(obs)
+    parts = []
+    for name, body in zip(blocks[1::2], blocks[2::2], strict=True):
+        parts.append(f"[{name}]\n{render_output(body.strip())}")
+    return "\n\n".join(parts)
+
+
+def shortcuts(tools: Sequence[Mapping[str, Any]], *, say_to: str | None = None, can_answer: bool = True) -> str:
+    """The input forms, with examples drawn from this env's own tools."""
+    lines = ["How to type an action (a typo is caught here and costs no turn):"]
+    example = next(
+        (t["function"] for t in tools if len(t["function"].get("parameters", {}).get("required", [])) == 1), None
+    )
+    if example:
+        name, arg = example["name"], example["parameters"]["required"][0]
+        lines += [
+            f"  TOOL key=value ...     {name} {arg}=some words k=3   (a value runs until the next key=; quotes optional)",
+            f"  TOOL VALUE             {name} some words   (the bare value goes to the one required argument)",
+            f"  TOOL {{json}}            {name} {{\"{arg}\": \"some words\"}}",
+        ]
+    elif tools:
+        lines.append("  TOOL key=value ...  |  TOOL {json}")
+    if say_to:
+        lines.append(f"  say TEXT               a message to the {say_to} (uses a turn; the reply comes back)")
+    if can_answer:
+        lines.append("  answer TEXT            the final answer (ends the game); several: answer A; B; C")
+    lines += [
+        "  <tool_call>… / <answer>… / <say>…   raw action text, sent exactly as a model would",
+        "  help  |  quit",
+    ]
+    return "\n".join(lines)
+
+
+def tool_help(tools: Sequence[Mapping[str, Any]]) -> str:
+    """One block per tool: name, description and arguments."""
+    lines = []
+    for schema in tools:
+        fn = schema["function"]
+        lines.append(f"{fn['name']}: {fn.get('description', '')}")
+        params = fn.get("parameters") or {}
+        required = set(params.get("required", []))
+        for arg, spec in params.get("properties", {}).items():
+            kinds = spec.get("type") or "/".join(s.get("type", "?") for s in spec.get("anyOf", []))
+            if spec.get("enum"):
+                kinds = " | ".join(map(str, spec["enum"]))
+            elif kinds == "array":
+                kinds = f"list of {spec.get('items', {}).get('type', 'values')}"
+            flag = "required" if arg in required else f"optional, default {json.dumps(spec['default'])}" if "default" in spec else "optional"
+            lines.append(f"    {arg} ({kinds}, {flag}): {spec.get('description', '')}")
+    return "\n".join(lines) or "This env has no tools."
+
+
+def briefing(system: str, tool_names: Sequence[str]) -> str:
+    """The system message without the model-syntax tool listing (``help`` shows the tools readably)."""
+    keep = [
+        line for line in system.splitlines()
+        if not line.startswith("Call a tool with") and not any(line.startswith(f"- {n}(") for n in tool_names)
+    ]
+    return "\n".join(keep).strip()
+
+
+def turn_line(turn: int, max_turns: int | None) -> str:
+    if max_turns is None:
+        return f"turn {turn + 1}"
+    return f"turn {turn + 1}/{max_turns}, {max_turns - turn} left"
+
+
+def final_summary(reward: float, info: Mapping[str, Any], *, truncated: bool = False) -> str:
+    """The reward, its components as a small table, and the gold answer."""
+    lines = ["", "=" * 40, ("Out of turns. " if truncated else "Game over. ") + f"Reward: {reward:g}"]
+    components = info.get("reward_components") or {}
+    if components:
+        lines.append("Components:")
+        pad = max(len(k) for k in components)
+        lines += [f"  {k.ljust(pad)}  {_scalar(v)}" for k, v in components.items()]
+    gold = info.get("gold")
+    if gold is not None:
+        lines.append("Gold:")
+        lines.append(render_json(gold, "  ") if isinstance(gold, dict) else f"  {_scalar(gold)}")
+    return "\n".join(lines)
