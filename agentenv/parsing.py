@@ -12,7 +12,12 @@ Accepted forms:
 * a final answer: ``<answer>…</answer>``;
 * OpenAI-style JSON: ``{"tool_calls": [{"name": …, "arguments": {…}}]}`` (or the
   ``{"function": {"name", "arguments"}}`` shape, with arguments as an object or
-  a JSON string) or ``{"answer": "…"}``.
+  a JSON string) or ``{"answer": "…"}``;
+* an OpenAI assistant message as a server returns it, e.g. ``json.dumps(choice.message)``:
+  ``{"role": "assistant", "content": …, "tool_calls": [{"id": …, "type": "function",
+  "function": {"name": …, "arguments": "<JSON string>"}}]}``. Its ``tool_calls`` are the
+  action; without them its ``content`` must hold ``<answer>…</answer>`` (plain content is
+  not an answer), and ``reasoning_content`` is kept as the reasoning.
 
 Example:
     >>> parse_action('<think>easy</think><answer> Inception </answer>')
@@ -42,6 +47,10 @@ MAX_JSON_DEPTH = 64
 later recursive walk (validation, error messages, serialisation) far from Python's recursion limit."""
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CALL_KEYS = frozenset(("name", "arguments", "id", "type"))
+_OPENAI_CALL_KEYS = frozenset(("id", "type", "function", "index"))
+_EMPTY_MESSAGE_KEYS = frozenset(("refusal", "function_call", "audio", "annotations"))
+"""Keys of a server's assistant message that carry nothing an env can act on: accepted when empty."""
+_MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "reasoning_content", "reasoning", "name")) | _EMPTY_MESSAGE_KEYS
 _TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>", "<think>", "</think>")
 
 
@@ -103,8 +112,16 @@ def parse_action(text: str, max_length: int | None = None) -> ParsedAction:
     stripped = body.strip()
     if not stripped:
         return ParseError("empty action" if reasoning is None else "no action after </think>")
-    if stripped[0] == "{" and "<tool_call>" not in stripped and "<answer>" not in stripped:
-        return _parse_openai_json(stripped, reasoning)
+    if stripped[0] == "{":
+        if "<tool_call>" not in stripped and "<answer>" not in stripped:
+            return _parse_openai_json(stripped, reasoning)
+        if stripped[-1] == "}":
+            # An OpenAI message whose content holds tags ({"role": "assistant", "content":
+            # "<answer>…</answer>"}): JSON when the whole text decodes as an object (one more
+            # linear pass); otherwise, as before, the tagged form.
+            parsed = _load_json(stripped, "the JSON action")
+            if isinstance(parsed, dict):
+                return _from_openai_object(parsed, reasoning)
     return _parse_tagged(body, reasoning)
 
 
@@ -251,8 +268,17 @@ def _parse_openai_json(text: str, reasoning: str | None) -> ParsedAction:
     if isinstance(parsed, ParseError):
         return parsed
     if not isinstance(parsed, dict):
-        return ParseError("the JSON action must be an object with \"tool_calls\" or \"answer\"")
+        return ParseError(
+            "the JSON action must be an object with \"tool_calls\" or \"answer\", "
+            "or an OpenAI assistant message"
+        )
+    return _from_openai_object(parsed, reasoning)
+
+
+def _from_openai_object(parsed: dict[str, Any], reasoning: str | None) -> ParsedAction:
     keys = set(parsed)
+    if "role" in keys or "content" in keys:
+        return _from_assistant_message(parsed, reasoning)
     if keys == {"answer"}:
         answer = parsed["answer"]
         if isinstance(answer, list):
@@ -262,20 +288,101 @@ def _parse_openai_json(text: str, reasoning: str | None) -> ParsedAction:
         return Answer(text=str(answer).strip(), reasoning=reasoning)
     if keys != {"tool_calls"}:
         return ParseError(
-            f"the JSON action has keys {sorted(keys)}; it must have exactly \"tool_calls\" or \"answer\""
+            f"the JSON action has keys {sorted(keys)}; it must have exactly \"tool_calls\" or \"answer\", "
+            "or be an OpenAI assistant message (\"role\", \"content\", \"tool_calls\")"
         )
-    raw_calls = parsed["tool_calls"]
+    return _openai_tool_calls(parsed["tool_calls"], "", reasoning)
+
+
+def _openai_tool_calls(raw_calls: Any, content: str, reasoning: str | None) -> ToolCalls | ParseError:
     if not isinstance(raw_calls, list) or not raw_calls:
         return ParseError("\"tool_calls\" must be a non-empty list")
     calls = []
     for index, obj in enumerate(raw_calls, start=1):
         if isinstance(obj, dict) and "function" in obj:
+            if obj.get("type", "function") != "function" or not set(obj) <= _OPENAI_CALL_KEYS:
+                extra = sorted(set(obj) - _OPENAI_CALL_KEYS)
+                return ParseError(
+                    f"tool call {index} must be {{\"id\", \"type\": \"function\", \"function\": {{...}}}}"
+                    + (f"; unexpected keys {extra}" if extra else "")
+                )
             obj = obj["function"]
         call = _tool_call_from_object(obj, f"tool call {index}", arguments_as_string=True)
         if isinstance(call, ParseError):
             return call
         calls.append(call)
-    return ToolCalls(calls=tuple(calls), reasoning=reasoning)
+    return ToolCalls(calls=tuple(calls), content=content, reasoning=reasoning)
+
+
+def _from_assistant_message(message: dict[str, Any], reasoning: str | None) -> ParsedAction:
+    """An OpenAI chat-completions assistant message, as a server returns it.
+
+    ``tool_calls`` (non-empty) are the action, with ``content`` kept beside them; without them
+    the ``content`` is read as action text, so it must hold ``<answer>…</answer>`` (or
+    ``<tool_call>`` blocks): plain content is not taken for an answer. ``reasoning_content``
+    (or ``reasoning``) is kept as the reasoning; the other keys a server sends must be empty.
+    """
+    extra = sorted(key for key in message if key not in _MESSAGE_KEYS)
+    if extra:
+        return ParseError(
+            f"the assistant message has unexpected keys {extra}; use \"role\", \"content\" and \"tool_calls\""
+        )
+    if message.get("role", "assistant") != "assistant":
+        return ParseError(f"the JSON message has role {str(message['role'])[:40]!r}; an action is an \"assistant\" message")
+    filled = sorted(key for key in _EMPTY_MESSAGE_KEYS if message.get(key))
+    if filled:
+        return ParseError(f"the assistant message has {filled} set; send a tool call or an <answer> instead")
+    content = _message_text(message.get("content"))
+    if content is None:
+        return ParseError("\"content\" of the assistant message must be a string, null, or a list of text parts")
+    thought = None
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if value is not None and not isinstance(value, str):
+            return ParseError(f"\"{key}\" of the assistant message must be a string or null")
+        if value and value.strip():
+            thought = value.strip()
+    if thought is not None:
+        reasoning = thought if reasoning is None else f"{reasoning}\n{thought}"
+    raw_calls = message.get("tool_calls")
+    if raw_calls:
+        if "<answer>" in content or "<tool_call>" in content:
+            return ParseError(
+                "the assistant message has \"tool_calls\" and tags in its \"content\": "
+                "call tools or answer, not both (send the <answer> after the tool results)"
+            )
+        return _openai_tool_calls(raw_calls, content.strip(), reasoning)
+    if raw_calls is not None and not isinstance(raw_calls, list):
+        return ParseError("\"tool_calls\" must be a list")
+    if not content.strip():
+        return ParseError("the assistant message has neither \"tool_calls\" nor \"content\"")
+    if "<answer>" not in content and "<tool_call>" not in content:
+        return ParseError(
+            "the assistant message has no \"tool_calls\", and its \"content\" has no <answer>…</answer>: "
+            "plain content is not a final answer"
+        )
+    body, inner, error = _strip_think(content)
+    if error:
+        return ParseError(f"in the assistant message's content: {error}")
+    if inner:
+        reasoning = inner if reasoning is None else f"{reasoning}\n{inner}"
+    return _parse_tagged(body, reasoning)
+
+
+def _message_text(content: Any) -> str | None:
+    """The text of a message's ``content``: a string, null (""), or OpenAI's list of text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                return None
+            parts.append(part["text"])
+        return "".join(parts)
+    return None
 
 
 class _Unreadable(ValueError):

@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -100,12 +101,41 @@ class Tool:
         }
 
     def signature(self) -> str:
-        """A one-line summary of the arguments, used in error messages and ``help``."""
+        """A one-line summary of the arguments, used in error messages, ``help`` and text prompts.
+
+        Types are written as in Python, with a ``Literal``'s allowed values spelled out as
+        JSON, and an optional argument shows its default (``= …``), so the line alone says
+        what may be sent: ``filter_titles(…, order: "desc" | "asc" = "desc", …)``.
+        """
         parts = []
         for name, info in self.args_model.model_fields.items():
-            kind = getattr(info.annotation, "__name__", None) or str(info.annotation).replace("typing.", "")
-            parts.append(f"{name}: {kind}" + ("" if info.is_required() else " (optional)"))
+            part = f"{name}: {type_text(info.annotation)}"
+            if not info.is_required():
+                default = info.get_default(call_default_factory=True)
+                try:
+                    part += f" = {json.dumps(default, ensure_ascii=False)}"
+                except (TypeError, ValueError):
+                    part += " (optional)"
+            parts.append(part)
         return f"{self.name}({', '.join(parts)})"
+
+
+def type_text(annotation: Any) -> str:
+    """A type annotation as a short, readable string: ``str``, ``int | None``, ``list[str]``,
+    and a ``Literal``'s values as JSON (``"asc" | "desc"``), so no allowed value is hidden."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return " | ".join(json.dumps(value, ensure_ascii=False) for value in args)
+    if origin is Annotated:
+        return type_text(args[0])
+    if origin in (Union, UnionType):
+        return " | ".join(type_text(arg) for arg in args)
+    if annotation is type(None):
+        return "None"
+    if origin is not None:
+        name = getattr(origin, "__name__", None) or str(origin).replace("typing.", "")
+        return f"{name}[{', '.join(type_text(arg) for arg in args)}]" if args else name
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def tool(
@@ -159,6 +189,18 @@ class ToolRegistry:
             self._tools[t.name] = t
         self.schemas: list[dict[str, Any]] = [t.schema() for t in self._tools.values()]
         self._executor: ThreadPoolExecutor | None = None
+
+    def prompt_text(self, in_prompt: bool) -> str:
+        """The tools as a system prompt names them.
+
+        ``in_prompt=True``: one line per tool, its signature and description, for
+        callers that do not render ``info["tools"]``. ``False``: their names only,
+        since a chat template given ``tools=info["tools"]`` renders the JSON
+        schemas next to the system message; describing them twice costs tokens.
+        """
+        if in_prompt:
+            return "Tools:\n" + "\n".join(f"- {self[n].signature()}: {self[n].description}" for n in self.names)
+        return f"Tools: {', '.join(self.names)} (their arguments are in the function schemas given with this prompt)."
 
     @property
     def names(self) -> list[str]:

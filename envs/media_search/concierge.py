@@ -107,13 +107,15 @@ class MediaConciergeEnv(DialogueEnv):
     def __init__(
         self,
         *,
-        split: str = "test",
+        split: str = "train",
         kinds: tuple[str, ...] = KINDS,
         retriever: str | Retriever = "bm25",
         max_turns: int = 10,
         reward: Any = None,
+        tools_in_prompt: bool = False,
         **kwargs: Any,
     ) -> None:
+        self.tools_in_prompt = bool(tools_in_prompt)
         if not kinds or not set(kinds) <= set(KINDS):
             raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds!r}")
         self.catalog = load_catalog()
@@ -130,9 +132,8 @@ class MediaConciergeEnv(DialogueEnv):
             "You help a user find one film in a film catalog (1940-2014). The user's first message may leave "
             "details out: ask them with <say>…</say> (one message per turn; their reply is the next message).",
             'Call a tool with <tool_call>{"name": TOOL, "arguments": {...}}</tool_call>; several calls in one '
-            "turn are allowed. Tools:",
+            "turn are allowed. " + self.tools.prompt_text(self.tools_in_prompt),
         ]
-        lines += [f"- {self.tools[n].signature()}: {self.tools[n].description}" for n in self.tools.names]
         lines.append(f"You have at most {self.max_turns} turns. {ANSWER_RULES}")
         return "\n".join(lines)
 

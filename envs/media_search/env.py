@@ -56,11 +56,12 @@ class MediaSearchEnv(ToolEnv):
         self,
         *,
         mode: Literal["multi_turn", "single_turn"] = "multi_turn",
-        split: str = "test",
+        split: str = "train",
         tasks: TaskSource | None = None,
         retriever: str | Retriever = "bm25",
         passages: int = 5,
         catalog: Catalog | None = None,
+        tools_in_prompt: bool = False,
         **kwargs: Any,
     ) -> None:
         if mode not in ("multi_turn", "single_turn"):
@@ -69,6 +70,7 @@ class MediaSearchEnv(ToolEnv):
             raise ValueError(f"passages must be in 1..20, got {passages}")
         self.mode = mode
         self.passages = passages
+        self.tools_in_prompt = bool(tools_in_prompt)
         self.catalog = catalog or load_catalog()
         self._doc_text: dict[str, str] | None = None
         self.retriever = catalog_retriever(self.catalog, retriever)
@@ -88,9 +90,8 @@ class MediaSearchEnv(ToolEnv):
         lines = [
             "You answer questions about films by searching a film catalog (1940-2014) with tools.",
             'Call a tool with <tool_call>{"name": TOOL, "arguments": {...}}</tool_call>; '
-            "several calls in one turn are allowed. Tools:",
+            "several calls in one turn are allowed. " + self.tools.prompt_text(self.tools_in_prompt),
         ]
-        lines += [f"- {self.tools[name].signature()}: {self.tools[name].description}" for name in self.tools.names]
         lines.append(f"You have at most {self.max_turns} turns. " + ANSWER_RULES)
         return "\n".join(lines)
 
@@ -110,4 +111,6 @@ class MediaSearchEnv(ToolEnv):
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return question_task_from_dict(data)
+
+
 

@@ -95,7 +95,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
     def __init__(
         self,
         *,
-        split: str = "test",
+        split: str = "train",
         universe: str = "omim",
         k: int = 3,
         presentation: str = "hpo",
@@ -105,8 +105,10 @@ class DiagnosisDialogueEnv(DialogueEnv):
         retriever: str | Retriever = "bm25",
         max_turns: int = 10,
         reward: Any = None,
+        tools_in_prompt: bool = False,
         **kwargs: Any,
     ) -> None:
+        self.tools_in_prompt = bool(tools_in_prompt)
         check_choice("universe", universe, tuple(UNIVERSE_PREFIXES))
         check_choice("presentation", presentation, PRESENTATIONS)
         self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
@@ -125,7 +127,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
 
     def _lead_system(self) -> str:
         return (
-            system_prompt(self.kb, self.tools, self.max_turns, self._rules())
+            system_prompt(self.kb, self.tools, self.max_turns, self._rules(), self.tools_in_prompt)
             + "\nThe patient is with you: talk to them with <say>…</say> (one message per turn); their "
             "reply is the next message. Ask about findings by name, with HPO ids when you have them, "
             "e.g. <say>Do you have seizures (HP:0001250)?</say>."

@@ -77,7 +77,7 @@ class RareDiseaseEnv(ToolEnv):
         self,
         *,
         mode: Literal["multi_turn", "single_turn"] = "multi_turn",
-        split: str = "test",
+        split: str = "train",
         universe: str = "omim",
         k: int = 3,
         presentation: str = "hpo",
@@ -86,6 +86,7 @@ class RareDiseaseEnv(ToolEnv):
         candidates: int | None = None,
         tasks: TaskSource | None = None,
         retriever: str | Retriever = "bm25",
+        tools_in_prompt: bool = False,
         **kwargs: Any,
     ) -> None:
         multi = check_choice("mode", mode, ("multi_turn", "single_turn")) == "multi_turn"
@@ -98,6 +99,7 @@ class RareDiseaseEnv(ToolEnv):
         kwargs.setdefault("max_turns", 10)
         kwargs["single_turn"] = not multi
         self.mode, self.k, self.presentation, self.candidates = mode, k, presentation, candidates
+        self.tools_in_prompt = bool(tools_in_prompt)
         self.kb = load_hpo_kb(universe)  # type: ignore[arg-type]
         served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=multi,
                                sampler=sampler, tasks=tasks)
@@ -114,7 +116,7 @@ class RareDiseaseEnv(ToolEnv):
 
     # ------------------------------------------------------------------ hooks
     def _system_prompt(self) -> str:
-        return system_prompt(self.kb, self.tools, self.max_turns, self._answer_rules())
+        return system_prompt(self.kb, self.tools, self.max_turns, self._answer_rules(), self.tools_in_prompt)
 
     def _answer_rules(self) -> str:
         return answer_rules(self.k, self.kb.universe, self.reward_config.over_limit)

@@ -78,8 +78,14 @@ def candidates_block(kb: HpoKnowledgeBase, ranking: Sequence[tuple[str, float]])
     return "Candidates from a phenotype-similarity search (best first; may not include the diagnosis):\n" + "\n".join(lines)
 
 
-def system_prompt(kb: HpoKnowledgeBase, tools: ToolRegistry, max_turns: int, rules: str) -> str:
-    """The role, the tools (if any), the turn budget and the answer rules."""
+def system_prompt(
+    kb: HpoKnowledgeBase, tools: ToolRegistry, max_turns: int, rules: str, tools_in_prompt: bool = False
+) -> str:
+    """The role, the tools (if any), the turn budget and the answer rules.
+
+    With ``tools_in_prompt`` each tool gets a line (signature and description); without it only
+    their names, since the chat template renders their JSON schemas (``info["tools"]``) anyway.
+    """
     role = (
         "You are a clinical geneticist. Name the rare disease of a patient from their phenotypes, "
         f"described with the Human Phenotype Ontology (HPO release {kb.release}); diseases come from "
@@ -90,10 +96,11 @@ def system_prompt(kb: HpoKnowledgeBase, tools: ToolRegistry, max_turns: int, rul
     lines = [
         role,
         'Call a tool with <tool_call>{"name": TOOL, "arguments": {...}}</tool_call>; '
-        "several calls in one turn are allowed. Tools:",
+        "several calls in one turn are allowed. " + tools.prompt_text(tools_in_prompt),
     ]
-    lines += [f"- {tools[name].signature()}: {tools[name].description}" for name in tools.names]
     if "ask_patient" in tools:
         lines.append("The referral may not list every finding: ask_patient tells you whether the patient has one.")
     lines.append(f"You have at most {max_turns} turns. {rules}")
     return "\n".join(lines)
+
+

@@ -112,7 +112,7 @@ def test_user_tasks_from_options_and_file(tmp_path) -> None:
     assert obs == "Who directed Inception?" and info["split"] == "custom"
     assert env.step(answer("christopher nolan"))[1] == 1.0
     path.write_text('{"question": "Who?"}\n')
-    with pytest.raises(ValueError, match="line 1"):
+    with pytest.raises(ValueError, match=r"q\.jsonl:1: missing field 'answer'"):
         gym.make("MediaSearch-v0", tasks=str(path))
 
 
@@ -120,3 +120,13 @@ def test_a_retriever_of_the_wrong_type_is_a_type_error() -> None:
     """The same rule (and exception type) as RareDiseaseDiagnosis: agentenv.retrieval.env_argument."""
     with pytest.raises(TypeError, match="retriever must be a name, a URL or a Retriever, not int"):
         gym.make("MediaSearch-v0", retriever=3)
+
+
+def test_tool_signatures_spell_out_allowed_values_and_defaults() -> None:
+    """``tools_in_prompt=True`` (plain-text agents) shows what may be sent, Literal values included."""
+    env = gym.make("MediaSearch-v0", tools_in_prompt=True)
+    system = env.reset(seed=0)[1]["messages"][0]["content"]
+    assert 'sort_by: "rating" | "year" | "runtime" | "title" = "rating"' in system
+    assert 'order: "desc" | "asc" = "desc"' in system
+    assert "search(query: str, k: int = 5)" in system and "cast: list[str] = []" in system
+    assert "Literal" not in system
