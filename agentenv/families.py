@@ -96,6 +96,9 @@ class Family:
         reasoning: factory ``(task, rng) -> writer`` of scripted ``<think>`` lines
             for SFT export (``turn_line(step, calls, previous_output)`` and
             ``answer_line(answer)``); ``None`` uses the generic lines.
+        solvability: ``(env, task) -> str | None``: why a task (typically one of the
+            user's own) cannot be solved with the env's tools, or ``None`` when it
+            can; run by ``agentenv check-tasks``.
         components: reward components the family adds -> what each means.
         docs: the family's documentation page, for error messages and listings.
     """
@@ -108,6 +111,7 @@ class Family:
     bm25: Ref | None = None
     gold_text: Ref | None = None
     reasoning: Ref | None = None
+    solvability: Ref | None = None
     components: Mapping[str, str] = field(default_factory=dict)
     docs: str = ""
 
@@ -216,9 +220,13 @@ def family_of_env(env_id: str) -> Family:
     for family in families():
         if bare in family.ids:
             return family
+    import difflib
+
     known = [i for f in _FAMILIES.values() for i in f.ids]
+    close = difflib.get_close_matches(bare, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
     raise UserInputError(
-        f"no task family registers the id {bare!r}; registered ids: {', '.join(known) or 'none'}. "
+        f"no task family registers the id {bare!r}; {hint}registered ids: {', '.join(known) or 'none'}. "
         "For a family outside agentenv, name its module: 'mypkg.module:MyTask-v0'"
     )
 

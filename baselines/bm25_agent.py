@@ -29,7 +29,7 @@ from agentenv.arguments import args_from_strings
 from agentenv.core import Task
 from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import Agent, UnsupportedEnv
-from agentenv.families import family_part, get_family
+from agentenv.families import families, family_part, get_family
 
 __all__ = ["BM25Agent", "BM25AgentArgs", "UnsupportedEnv", "make_bm25_agent"]
 
@@ -74,7 +74,10 @@ class BM25Agent:
             try:
                 factory = family_part(get_family(task.family), "bm25")
             except UserInputError as err:
-                raise UnsupportedEnv(f"the bm25 agent has no strategy for this task: {err}") from err
+                raise UnsupportedEnv(
+                    f"the bm25 agent cannot play this env: {err}; families with a bm25 strategy: "
+                    + (", ".join(f.name for f in families() if f.bm25 is not None) or "none")
+                ) from err
             strategy = self._strategies[task.family] = factory(self.args)
         self._strategy = strategy
         strategy.reset(obs, info, task=None, rng=rng)  # type: ignore[arg-type]  # a baseline never reads the task

@@ -7,7 +7,9 @@ follows a question's gold tool plan, and
 :class:`~agentenv.envs.rare_disease.oracle.RareDiseaseOracle` reads the gold
 disease's profile). This agent only reads ``task.family``, looks the family up
 in :mod:`agentenv.families` and delegates, so a family kept outside this
-package gets ``--agent oracle`` by declaring its oracle.
+package gets ``--agent oracle`` by declaring its oracle. A family that
+declares none is :class:`~agentenv.evaluation.agents.UnsupportedEnv`, naming
+the families that do.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from agentenv.core import Task
-from agentenv.evaluation.agents import Agent
-from agentenv.families import family_part, get_family
+from agentenv.errors import UserInputError
+from agentenv.evaluation.agents import Agent, UnsupportedEnv
+from agentenv.families import families, family_part, get_family
 
 
 class OracleAgent:
@@ -34,7 +37,14 @@ class OracleAgent:
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         factory = self._factories.get(task.family)
         if factory is None:
-            factory = self._factories[task.family] = family_part(get_family(task.family), "oracle")
+            try:
+                factory = family_part(get_family(task.family), "oracle")
+            except UserInputError as err:
+                raise UnsupportedEnv(
+                    f"the oracle agent cannot play this env: {err}; families with an oracle: "
+                    + (", ".join(f.name for f in families() if f.oracle is not None) or "none")
+                ) from err
+            self._factories[task.family] = factory
         self._delegate = factory()
         self._delegate.reset(obs, info, task=task, rng=rng)
 

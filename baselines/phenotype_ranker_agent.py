@@ -13,7 +13,9 @@ questions, just Phenomizer-style similarity over the presented HPO terms.
 
 It reads only what the policy may see: the presented ids are the public
 ``task.public["phenotypes"]`` (they are also in the prompt), and the
-universe is ``task.public["universe"]``. It never reads the gold.
+universe is ``task.public["universe"]``. It never reads the gold. On a task
+without presented phenotypes (another family's env) ``reset`` raises
+:class:`~agentenv.evaluation.agents.UnsupportedEnv` naming the envs it plays.
 
 Example:
     >>> PhenotypeRankerAgent(k="5").args.k
@@ -31,6 +33,7 @@ import numpy as np
 
 from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.evaluation.agents import UnsupportedEnv
 
 
 @dataclass
@@ -59,7 +62,15 @@ class PhenotypeRankerAgent:
         self._use_tool = False
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
-        self._terms = list(task.public["phenotypes"])
+        phenotypes = task.public.get("phenotypes") if task is not None else None
+        if not isinstance(phenotypes, (list, tuple)):
+            family = getattr(task, "family", None) or "unknown"
+            raise UnsupportedEnv(
+                f"the phenotype-ranker agent plays only rare-disease envs ({', '.join(supported_env_ids())}): "
+                f"it ranks a task's presented HPO phenotypes, and this env's tasks (family {family!r}) have none; "
+                "pick another agent (oracle, bm25, random, llm) or a rare-disease env"
+            )
+        self._terms = list(phenotypes)
         self._universe = str(task.public.get("universe", "omim"))
         schemas = {t["function"]["name"]: t["function"]["parameters"] for t in info.get("tools") or ()}
         tool = schemas.get("rank_by_phenotypes")
@@ -83,6 +94,16 @@ class PhenotypeRankerAgent:
 
         ranker = reference_ranker(load_hpo_kb(self._universe))  # type: ignore[arg-type]
         return [did for did, _ in ranker.rank(self._terms, k=self.args.k)]
+
+
+def supported_env_ids() -> list[str]:
+    """The single-agent env ids of the rare-disease family (the envs this agent plays)."""
+    try:
+        from agentenv.families import get_family
+
+        return [spec.id for spec in get_family("rare_disease").envs]
+    except Exception:  # noqa: BLE001 - only a message is at stake
+        return ["RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0"]
 
 
 def _ids_from_ranking(text: str) -> list[str] | None:

@@ -383,7 +383,10 @@ def _load_cached(universe: str, path: str) -> HpoKnowledgeBase:
     files = hpo_files()
     target = Path(path)
     if not cache_is_valid(target, files):
-        write_cache(target, files)
+        from agentenv.progress import build_step
+
+        with build_step(f"building the HPO {files.release} knowledge base"):
+            write_cache(target, files)
     terms, diseases, graph, ann, uni = read_cache(target, universe)
     disease_ids = tuple(diseases["ids"][k] for k in uni["disease_rows"].tolist())
     return HpoKnowledgeBase(

@@ -27,27 +27,33 @@ COMMAND = "export-sft"
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``export-sft`` to an ``argparse`` sub-parser collection."""
+    from agentenv.help_format import HelpFormatter
+
     p = subparsers.add_parser(
         COMMAND,
         help="export agent episodes as SFT data (chat JSONL for TRL, token JSONL through TokenEnv)",
-        description="Run an agent on a split and write chat.jsonl, tokens.jsonl and manifest.json.",
+        description="Run an agent on a split and write chat.jsonl, tokens.jsonl and manifest.json. "
+        "The split is train unless you pick another: SFT data must not come from the test split.",
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("env_id")
+    p.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0 (see agentenv list)")
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--agent", default="oracle", help="agent name (default: oracle)")
-    p.add_argument("--split", default="train", choices=["train", "validation", "test"])
-    p.add_argument("--episodes", type=int, default=100, help="episodes to run (default: 100)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--agent", default="oracle", help="agent name")
+    p.add_argument("--split", default="train", choices=["train", "validation", "test"],
+                   help="split whose tasks are run (never export from test for training)")
+    p.add_argument("--episodes", type=int, default=100, help="episodes to run")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     p.add_argument("--keep-all", action="store_true", help="write every episode run (no reward or grounding filter)")
     p.add_argument("--min-reward", type=float, default=1.0,
-                   help="keep episodes with at least this reward (default: 1.0, solved)")
+                   help="keep episodes with at least this reward (1.0: solved)")
     p.add_argument("--no-think", action="store_true",
                    help="no scripted <think> line on the oracle's turns (Qwen3 no-thinking headers)")
-    p.add_argument("--reward", help="reward preset name or config file")
+    p.add_argument("--reward", help="reward preset name or config file (default: the env's reward)")
     p.add_argument("--allow-ungrounded", action="store_true",
                    help="keep episodes that call a tool with an id the conversation never showed")
-    p.add_argument("--tokenizer", help="a Hugging Face tokenizer (path) for tokens.jsonl instead of offline Qwen3")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--tokenizer",
+                   help="a Hugging Face tokenizer (path) for tokens.jsonl (default: the offline Qwen3 template)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
 

@@ -3,8 +3,15 @@
 Why it refuses instead of warning: two numbers on one board must be
 comparable. Results of one env id are compared only when they were run on
 the same corpus (checksums), the same env version and the same split; a
-mismatch is an error naming both files and both values, since a silently
-mixed board is worse than none.
+run on the user's own tasks (``--tasks``, split ``custom``) is compared only
+with runs on the same task file (sha256), never with a split. A mismatch is
+an error naming both files and both values, since a silently mixed board is
+worse than none.
+
+RESULTS may be run directories, their ``summary.json`` files, or any folder
+above them: :func:`find_results` collects every ``summary.json`` below a
+folder, so ``agentenv leaderboard results/`` reads all the runs of
+``agentenv eval --out results/<run>``.
 
 Each row is one run: the agent (with its ``--agent-args``, secrets left out),
 accuracy with its 95% bootstrap interval, mean reward, mean tool calls and
@@ -57,6 +64,27 @@ def load_entry(path: Path) -> Entry:
     return Entry(summary, file, agent_label(summary.agent, summary.agent_args))
 
 
+def find_results(paths: Sequence[Path]) -> list[Path]:
+    """Each path as a result: a file as itself, a folder as every ``summary.json`` at any depth below it.
+
+    Raises:
+        LeaderboardError: a path that does not exist, or a folder with no ``summary.json`` below it.
+    """
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            summaries = sorted(path.rglob("summary.json"))
+            if not summaries:
+                raise LeaderboardError(f"{path}: no summary.json in it or below it (write runs with `agentenv eval --out`)")
+            found += summaries
+        elif path.exists():
+            found.append(path)
+        else:
+            hint = " (a shell pattern that matched nothing?)" if any(c in str(path) for c in "*?[") else ""
+            raise LeaderboardError(f"{path}: no such file or directory{hint}")
+    return list(dict.fromkeys(found))
+
+
 def group_by_env(entries: Sequence[Entry]) -> dict[str, list[Entry]]:
     """Entries per env id (registry order, then other ids by name), rows sorted by accuracy.
 
@@ -80,6 +108,20 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
     seen = {first.label: first}
     for other in group[1:]:
         a, b = first.summary, other.summary
+        if (a.tasks_file is None) != (b.tasks_file is None) or "custom" in {a.split, b.split} and a.split != b.split:
+            custom, split = (first, other) if a.tasks_file is not None or a.split == "custom" else (other, first)
+            raise LeaderboardError(
+                f"{env_id}: {custom.source} ran on custom tasks"
+                + (f" ({custom.summary.tasks_file.path})" if custom.summary.tasks_file else "")
+                + f" but {split.source} on the {split.summary.split!r} split; "
+                "a board never compares a custom task file with a split: make one board per task set"
+            )
+        if a.tasks_file is not None and b.tasks_file is not None and a.tasks_file.sha256 != b.tasks_file.sha256:
+            raise LeaderboardError(
+                f"{env_id}: {first.source} and {other.source} ran on different task files "
+                f"({a.tasks_file.path} sha256 {a.tasks_file.sha256[:12]} vs {b.tasks_file.path} sha256 "
+                f"{b.tasks_file.sha256[:12]}); a board compares runs on one task set"
+            )
         for what, x, y in (
             ("env version", a.env_version, b.env_version),
             ("split", a.split, b.split),
@@ -132,7 +174,7 @@ def write_leaderboard(
     """
     if not results:
         raise LeaderboardError("no results given")
-    groups = group_by_env([load_entry(Path(p)) for p in results])
+    groups = group_by_env([load_entry(p) for p in find_results(results)])
     images: dict[str, bytes] = {}
     if plots:
         images = {PLOT_FILES[0]: accuracy_vs_tool_calls(groups), PLOT_FILES[1]: accuracy_by_difficulty(groups)}

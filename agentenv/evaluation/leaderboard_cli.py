@@ -3,7 +3,8 @@
 ``cli.py`` wires it in with ``leaderboard_cli.add_parser(sub)`` and, for the
 ``leaderboard`` command, ``return leaderboard_cli.run(args)``. RESULTS are run
 directories written by ``agentenv eval --out`` (or their ``summary.json``
-files), e.g. ``results/*/*``.
+files), or any folder above them: ``agentenv leaderboard results/`` reads
+every ``summary.json`` below ``results/``.
 
 Example:
     >>> import argparse
@@ -23,14 +24,19 @@ from pathlib import Path
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``leaderboard`` sub-command."""
+    from agentenv.help_format import HelpFormatter
+
     p = subparsers.add_parser(
         "leaderboard",
+        formatter_class=HelpFormatter,
         help="compare eval results: Markdown table, HTML page and PNG plots",
-        description="Read summary.json files, refuse incomparable ones (corpus checksum, env version, split), "
+        description="Read summary.json files, refuse incomparable ones (corpus checksum, env version, split, "
+        "custom task file vs split), "
         "and write leaderboard.md, leaderboard.html and the plots.",
     )
     p.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
-                   help="run directories from `agentenv eval --out` (or their summary.json)")
+                   help="run directories from `agentenv eval --out`, their summary.json, or a folder above them "
+                   "(every summary.json below it)")
     p.add_argument("--out", type=Path, default=Path("leaderboard"), help="output directory")
     p.add_argument("--title", default="agentenv leaderboard", help="page and table title")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")

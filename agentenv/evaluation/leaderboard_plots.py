@@ -4,7 +4,9 @@ matplotlib is optional (the ``leaderboard`` extra) and imported only here,
 so ``import agentenv`` never loads it. Figures are built as
 ``matplotlib.figure.Figure`` objects, not through ``pyplot``: no global
 backend switch, no global figure state, safe in any process. Each env id
-gets a panel; an agent keeps its colour across panels. PNGs are written
+gets a panel; an agent keeps its colour across panels. A panel where no
+agent calls a tool (a single-turn env) would stack every point at x = 0, so
+it is drawn as a dot plot instead: one row per agent, labelled on the axis. PNGs are written
 without a "Software" stamp, so the same results give the same bytes with the
 same matplotlib.
 """
@@ -61,6 +63,9 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
     colours = _colours(groups)
     fig, axes = _figure(len(groups))
     for ax, (env_id, group) in zip(axes, groups.items(), strict=True):
+        if all(e.summary.metrics.get("mean_tool_calls", 0.0) < 1e-9 for e in group):
+            _accuracy_rows(ax, env_id, group, colours)
+            continue
         placed: list[tuple[float, float]] = []
         for entry in group:
             s = entry.summary
@@ -80,6 +85,22 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
         ax.set_xlim(left=-0.3, right=max([e.summary.metrics.get("mean_tool_calls", 0.0) for e in group] + [1.0]) * 1.3)
         ax.grid(alpha=0.3)
     return _png(fig)
+
+
+def _accuracy_rows(ax: Any, env_id: str, group: Sequence[Entry], colours: Mapping[str, Any]) -> None:
+    """A panel without tool calls: accuracy (95% CI) along x, one labelled row per agent, best on top."""
+    for row, entry in enumerate(reversed(group)):
+        acc = entry.summary.intervals["accuracy"]
+        ax.errorbar(acc.mean, row, xerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]], fmt="o", capsize=4,
+                    color=colours[entry.label])
+        ax.annotate(f"{acc.mean:.3f}", (acc.mean, row), textcoords="offset points", xytext=(0, 7), ha="center",
+                    fontsize=8)
+    ax.set_yticks(range(len(group)), [e.label for e in reversed(group)], fontsize=8)
+    ax.set_ylim(-0.6, len(group) - 0.4)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_title(f"{env_id} (no tool calls)")
+    ax.set_xlabel("accuracy (95% CI)")
+    ax.grid(axis="x", alpha=0.3)
 
 
 def accuracy_by_difficulty(groups: Groups) -> bytes:

@@ -80,4 +80,7 @@ def env_caption(group: Sequence[Entry]) -> str:
     s = group[0].summary
     corpora = ", ".join(f"{k} `{v[:12]}`" for k, v in sorted(s.corpus_checksums.items())) or "none recorded"
     presets = ", ".join(sorted({e.summary.reward_preset for e in group}))
-    return f"split `{s.split}`, env version {s.env_version}, corpus {corpora}, reward preset {presets}"
+    split = f"split `{s.split}`"
+    if s.tasks_file is not None:
+        split = f"custom tasks `{s.tasks_file.path}` ({s.tasks_file.count} tasks, sha256 `{s.tasks_file.sha256[:12]}`)"
+    return f"{split}, env version {s.env_version}, corpus {corpora}, reward preset {presets}"

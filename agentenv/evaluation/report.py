@@ -34,6 +34,16 @@ def summarize(
     keys = sorted({k for c in components for k in c})
     component_means = {k: float(np.mean([c.get(k, 0.0) for c in components])) for k in keys}
     env_version = int(config.env_id.rsplit("-v", 1)[-1]) if "-v" in config.env_id else 0
+    # Timings: meta may split the wall time into build (env construction, first reset) and the loop.
+    build_s = float(meta.get("build_s", 0.0))
+    loop_s = float(meta.get("loop_s", wall_time_s - build_s))
+    n_tasks = meta.get("n_tasks")
+    tasks_file = meta.get("tasks_file")
+    split = str(meta.get("split", config.split))
+    if tasks_file is not None:
+        split = "custom"
+        tasks_file = {**tasks_file, "count": int(n_tasks if n_tasks is not None else tasks_file.get("count", 0))}
+    env_kwargs = {k: v for k, v in config.env_kwargs if k != "tasks"}
     return Summary(
         env_id=config.env_id,
         env_version=env_version,
@@ -41,8 +51,13 @@ def summarize(
         corpus_checksums=dict(meta.get("corpus_checksums", {})),
         agent=config.agent,
         agent_args={k: ("<redacted>" if _is_secret(k) else str(v)) for k, v in config.agent_args},
-        split=config.split,
+        split=split,
         episodes=len(records),
+        n_tasks=n_tasks,
+        tasks_repeated=bool(n_tasks is not None and len(records) > n_tasks),
+        tasks_file=tasks_file,
+        import_warnings=list(meta.get("import_warnings", [])),
+        env_kwargs=env_kwargs,
         seed=config.seed,
         workers=config.workers,
         reward_preset=str(meta.get("reward_preset", "strict")),
@@ -52,7 +67,8 @@ def summarize(
         per_kind_accuracy=_grouped(records, "kind"),
         per_difficulty_accuracy=_grouped(records, "difficulty"),
         wall_time_s=wall_time_s,
-        episodes_per_s=len(records) / wall_time_s if wall_time_s > 0 else 0.0,
+        build_s=build_s,
+        episodes_per_s=len(records) / loop_s if loop_s > 0 else 0.0,
     )
 
 
@@ -82,10 +98,21 @@ def format_table(summary: Summary) -> str:
     for name, m in summary.intervals.items():
         rows.append((name, f"{m.mean:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"))
     rows.append(("invalid_action_rate", f"{summary.metrics['invalid_action_rate']:.4f}", ""))
-    rows.append(("episodes/s", f"{summary.episodes_per_s:.1f}", ""))
+    rows.append(("build_s", f"{summary.build_s:.2f}", "env construction + first reset"))
+    rows.append(("episodes/s", f"{summary.episodes_per_s:.1f}", "episode loop only"))
     for kind, acc in summary.per_kind_accuracy.items():
         rows.append((f"accuracy[{kind}]", f"{acc:.4f}", ""))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    head = f"{summary.agent} on {summary.env_id} ({summary.split}, {summary.episodes} episodes, seed {summary.seed})"
-    lines = [head] + ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
+    if summary.tasks_file is not None:
+        source = f"custom tasks {summary.tasks_file.path}, {summary.tasks_file.count} tasks"
+    else:
+        source = f"{summary.split} split" + (f", {summary.n_tasks} tasks" if summary.n_tasks is not None else "")
+    head = f"{summary.agent} on {summary.env_id} ({source}, {summary.episodes} episodes, seed {summary.seed})"
+    lines = [head]
+    if summary.tasks_repeated:
+        lines.append(f"note: {summary.episodes} episodes over {summary.n_tasks} tasks: tasks repeat")
+    if summary.import_warnings:
+        lines.append(f"note: {len(summary.import_warnings)} import warning(s) in the task file "
+                     "(listed in summary.json's import_warnings)")
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
     return "\n".join(lines)

@@ -4,14 +4,20 @@ Episode ``i`` is fully determined by ``(seed, i)``: its task index comes from
 one seeded permutation of the split, the env is reset with ``seed + i``, and
 the agent gets its own generator seeded from the same pair. Workers only
 change where an episode runs, never what it does.
+
+:func:`run` also times the run in two parts: ``build_s`` (env construction
+and a first reset, in every worker) and ``loop_s`` (the episode loop alone),
+so throughput is not diluted by a one-off corpus or index build.
 """
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -31,7 +37,8 @@ class RunConfig:
     env_id: str
     agent: str
     split: str = "test"
-    episodes: int = 100
+    episodes: int | None = 100
+    """``None``: one pass over the served tasks (the default of ``agentenv eval --tasks``)."""
     seed: int = 0
     workers: int = 1
     agent_args: tuple[tuple[str, str], ...] = ()
@@ -54,6 +61,18 @@ def make_env(config: RunConfig) -> gym.Env:
     kwargs = dict(config.env_kwargs)
     kwargs.setdefault("split", config.split)
     return gym.make(config.env_id, **kwargs)
+
+
+def tasks_file_record(path: str | Path) -> dict[str, Any]:
+    """Where a ``--tasks`` source came from: its path and sha256 (of a directory: of its files, in name order)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(file.read_bytes())
+    return {"path": str(path), "sha256": digest.hexdigest()}
 
 
 def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_index: int) -> dict[str, Any]:
@@ -97,10 +116,17 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(config: RunConfig) -> None:
+def _worker_init(config: RunConfig, ready: Any = None) -> None:
     _WORKER["config"] = config
     _WORKER["env"] = make_env(config)
+    _WORKER["env"].reset(seed=config.seed)
     _WORKER["agent"] = make_agent(config.agent, **dict(config.agent_args))
+    if ready is not None:
+        ready.wait()  # every worker has built its env before any episode is timed
+
+
+def _worker_ready(_: int) -> None:
+    return None
 
 
 def _worker_run(job: tuple[int, int]) -> dict[str, Any]:
@@ -110,6 +136,8 @@ def _worker_run(job: tuple[int, int]) -> dict[str, Any]:
 def iter_episodes(config: RunConfig, *, progress: bool = True) -> Iterator[dict[str, Any]]:
     """Yield episode records in episode order."""
     env = make_env(config)
+    if config.episodes is None:
+        config = replace(config, episodes=len(env.unwrapped.tasks))
     plan = episode_plan(len(env.unwrapped.tasks), config.episodes, config.seed)
     bar = tqdm(total=config.episodes, desc=f"{config.agent} on {config.env_id}", disable=not progress)
     if config.workers <= 1:
@@ -127,13 +155,68 @@ def iter_episodes(config: RunConfig, *, progress: bool = True) -> Iterator[dict[
     bar.close()
 
 
-def env_metadata(config: RunConfig) -> Mapping[str, Any]:
-    """Corpus checksums and the reward preset of the run's env."""
-    env = make_env(config).unwrapped
+def env_metadata(config: RunConfig, env: gym.Env | None = None) -> Mapping[str, Any]:
+    """Corpus checksums, reward preset, served split and task count of the run's env."""
+    inner = (env if env is not None else make_env(config)).unwrapped
     return {
-        "corpus_checksums": dict(getattr(env, "corpus_checksums", {})),
-        "reward_preset": env.reward_config.name,
+        "corpus_checksums": dict(getattr(inner, "corpus_checksums", {})),
+        "reward_preset": inner.reward_config.name,
+        "split": str(getattr(inner, "split", config.split)),
+        "n_tasks": len(inner.tasks),
+        "import_warnings": [str(w) for w in getattr(inner, "import_warnings", ())],
     }
+
+
+@dataclass
+class RunResult:
+    """The records of a run, its timings and what its env served (for ``summary.json``)."""
+
+    config: RunConfig
+    records: list[dict[str, Any]]
+    build_s: float
+    loop_s: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def wall_s(self) -> float:
+        return self.build_s + self.loop_s
+
+
+def run(config: RunConfig, *, progress: bool = True) -> RunResult:
+    """Build, then run the episodes; ``config.episodes=None`` means one pass over the tasks.
+
+    ``build_s`` is env construction plus a first reset (in the workers too, with
+    ``workers > 1``); ``loop_s`` is the episode loop alone. The episodes are
+    exactly those of :func:`iter_episodes` for the resolved config.
+    """
+    start = time.perf_counter()
+    env = make_env(config)
+    env.reset(seed=config.seed)
+    meta = dict(env_metadata(config, env))
+    if config.episodes is None:
+        config = replace(config, episodes=meta["n_tasks"])
+    plan = episode_plan(meta["n_tasks"], config.episodes, config.seed)
+    records: list[dict[str, Any]] = []
+    bar = tqdm(total=config.episodes, desc=f"{config.agent} on {config.env_id}", disable=not progress)
+    if config.workers <= 1:
+        agent = make_agent(config.agent, **dict(config.agent_args))
+        build_s = time.perf_counter() - start
+        for episode, task_index in enumerate(plan):
+            records.append(run_episode(env, agent, config, episode, task_index))
+            bar.update()
+    else:
+        env.close()
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        ready = ctx.Barrier(config.workers)
+        with ctx.Pool(config.workers, initializer=_worker_init, initargs=(config, ready)) as pool:
+            pool.map(_worker_ready, range(config.workers), chunksize=1)
+            build_s = time.perf_counter() - start
+            for record in pool.imap(_worker_run, list(enumerate(plan)), chunksize=8):
+                records.append(record)
+                bar.update()
+    bar.close()
+    loop_s = time.perf_counter() - start - build_s
+    return RunResult(config, records, build_s, loop_s, meta)
 
 
 def timed_run(config: RunConfig, *, progress: bool = True) -> tuple[list[dict[str, Any]], float]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -13,6 +15,14 @@ class Metric(BaseModel):
     ci_high: float
 
 
+class TasksFile(BaseModel):
+    """The user's ``--tasks`` source: where it was, its sha256 (a directory: over its files) and its task count."""
+
+    path: str
+    sha256: str
+    count: int
+
+
 class Summary(BaseModel):
     """One evaluation run; enough to reproduce it and to compare it on a leaderboard."""
 
@@ -22,8 +32,15 @@ class Summary(BaseModel):
     corpus_checksums: dict[str, str] = Field(default_factory=dict)
     agent: str
     agent_args: dict[str, str] = Field(default_factory=dict)
-    split: str
+    split: str = Field(description='The split served, or "custom" for a --tasks file.')
     episodes: int
+    n_tasks: int | None = Field(default=None, description="Tasks the episodes were drawn from.")
+    tasks_repeated: bool = Field(default=False, description="More episodes than tasks: some tasks ran twice.")
+    tasks_file: TasksFile | None = None
+    import_warnings: list[str] = Field(
+        default_factory=list, description="What the env skipped or changed while reading the task file, with file:line."
+    )
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments given to gym.make.")
     seed: int
     workers: int = 1
     reward_preset: str
@@ -32,5 +49,6 @@ class Summary(BaseModel):
     component_means: dict[str, float]
     per_kind_accuracy: dict[str, float] = Field(default_factory=dict)
     per_difficulty_accuracy: dict[str, float] = Field(default_factory=dict)
-    wall_time_s: float
-    episodes_per_s: float
+    wall_time_s: float = Field(description="build_s plus the episode loop.")
+    build_s: float = Field(default=0.0, description="Env construction and a first reset (every worker).")
+    episodes_per_s: float = Field(description="Episodes per second of the episode loop alone (build excluded).")

@@ -185,7 +185,8 @@ def environment_factory(env_id: str, *, seed: int | None = None, **make_kwargs: 
     Its public methods are the env's tools (typed, documented) and ``answer``;
     ``reset(**row)`` and ``get_reward()`` follow TRL's contract. ``seed``
     seeds each instance's first reset (only used when rows carry no task).
-    Pass the split of your :func:`dataset` as ``split=``.
+    Pass the split of your :func:`dataset` as ``split=``; without it the env serves ``train``
+    (``gym.make``'s default), never an evaluation split.
     """
     import agentenv  # noqa: F401 - registers the ids
 

@@ -31,19 +31,24 @@ from typing import Any
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``judge-consistency`` sub-command to an ``add_subparsers()`` object."""
+    from agentenv.help_format import HelpFormatter, plain
+
     p = subparsers.add_parser(
         "judge-consistency",
         help="measure an LLM judge's agreement across paraphrased prompts and with the rule-based grader",
-        description=__doc__.splitlines()[0],
+        description=plain(__doc__.split("\n\n")[0].replace("\n", " ")) + " Exit status: 0 stable, 1 unstable, "
+        "2 the endpoint or the input failed.",
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--env", help="the env id the episodes come from (a registered id); "
                    "default: env_id in the summary.json next to --episodes")
     p.add_argument("--episodes", required=True, type=Path, help="episodes.jsonl written by `agentenv eval`")
     p.add_argument("--endpoint", required=True, help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000")
-    p.add_argument("--model", default="judge", help="model name sent to the endpoint")
+    p.add_argument("--model", default="judge", help="model name sent to the endpoint, as the server serves it")
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding a bearer token, if the endpoint needs one")
-    p.add_argument("--cache", type=Path, help="JSONL verdict cache: a rerun makes no request for cached verdicts")
-    p.add_argument("--limit", type=int, help="judge only the first N records")
+    p.add_argument("--cache", type=Path,
+                   help="JSONL verdict cache: a rerun makes no request for cached verdicts (default: no cache)")
+    p.add_argument("--limit", type=int, help="judge only the first N records (default: all)")
     p.add_argument("--workers", type=int, default=4, help="concurrent requests")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     p.add_argument("--retries", type=int, default=2, help="extra attempts on timeouts, 429 and 5xx")

@@ -18,6 +18,11 @@ asking doctor, naming findings by ids in even dialogues and by names in odd
 ones; for the user: a probe asking about one field per message, in an order
 that rotates with the dialogue, so a user that gives more than it was asked
 is caught.
+
+A policy that gives up (an llm endpoint that is down raises
+:class:`~agentenv.evaluation.agents.AgentFailure`) ends the check with an
+``AgentFailure`` that names the policy, the dialogue and the endpoint's error:
+a report over the dialogues that did run would not measure the simulator.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agentenv.evaluation.agents import AgentFailure
 from agentenv.multiagent.base import DialogueEnv
 from agentenv.multiagent.policy_helpers import PolicyLike, act_with
 from agentenv.multiagent.single_agent import as_single_agent
@@ -93,22 +99,33 @@ def simulator_check(
     seed: int = 0,
     policy_name: str | None = None,
 ) -> SimulatorReport:
-    """Run ``dialogues`` probe dialogues (tasks 0..N-1 of the env's split, seeds ``seed + i``)."""
+    """Run ``dialogues`` probe dialogues (tasks 0..N-1 of the env's split, seeds ``seed + i``).
+
+    Raises:
+        AgentFailure: the simulated side's policy gave up (e.g. its endpoint is down); the reason
+            names the policy, the dialogue and the policy's own reason.
+    """
     side = side or env.other
     if side != env.other:
         raise ValueError(f"{env} simulates the {env.other!r} side, not {side!r}")
     if dialogues < 1:
         raise ValueError(f"dialogues must be >= 1, got {dialogues}")
     policy = policy if policy is not None else env.default_policy(side)
+    name = policy_name or getattr(policy, "name", type(policy).__name__)
     totals: Counter[str] = Counter()
     for i in range(dialogues):
         probe = env.probe_policy(i)
         single = as_single_agent(env, agent=env.lead, others={side: policy})
-        obs, info = single.reset(seed=seed + i, options={"index": i % len(env.tasks)})
-        done = False
-        while not done:
-            obs, _, terminated, truncated, info = single.step(act_with(probe, obs, info))
-            done = terminated or truncated
+        try:
+            obs, info = single.reset(seed=seed + i, options={"index": i % len(env.tasks)})
+            done = False
+            while not done:
+                obs, _, terminated, truncated, info = single.step(act_with(probe, obs, info))
+                done = terminated or truncated
+        except AgentFailure as err:
+            raise AgentFailure(
+                f"the {name} policy on the {side} side failed in dialogue {i + 1} of {dialogues}: {err.reason}"
+            ) from err
         dialogue: Counter[str] = Counter()
         for judgment in env.judgments:
             dialogue.update(judgment.counts)
@@ -116,7 +133,6 @@ def simulator_check(
         totals["messages"] += len(env.judgments)
         totals["leak_dialogues"] += dialogue["leaks"] > 0
         totals["asked"] += int(info["reward_components"].get("questions_asked", 0))
-    name = policy_name or getattr(policy, "name", type(policy).__name__)
     return SimulatorReport(
         env_id=str(env), side=side, policy=name, dialogues=dialogues,
         **{k: int(totals[k]) for k in ("messages", "asked", "claims", "false_claims", "unanswered", "evasions",

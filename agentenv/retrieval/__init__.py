@@ -108,7 +108,10 @@ def build_retriever(
     cls = __getattr__(_SPECS[spec])
 
     def build() -> Any:
-        return cls.from_texts(list(texts), ids, **params)
+        from agentenv.progress import build_step
+
+        with build_step(f"building the {spec} index over {len(texts):,} documents"):
+            return cls.from_texts(list(texts), ids, **params)
 
     if corpus_checksum is None or spec == "bm25-reference":  # the reference is never cached
         return build()  # type: ignore[no-any-return]

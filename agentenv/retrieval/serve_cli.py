@@ -48,18 +48,21 @@ _LIMIT_FLAGS = {
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``serve-retrieval`` sub-command to an ``add_subparsers()`` object."""
+    from agentenv.help_format import HelpFormatter
+
     parser = subparsers.add_parser(
         "serve-retrieval", help="serve one retrieval index over HTTP to many workers",
+        formatter_class=HelpFormatter,
         description="Build one retrieval index and serve it over HTTP, so that many env "
                     "workers share it. Workers connect with "
                     "agentenv.retrieval.client.RetrievalClient('http://HOST:PORT').")
     parser.add_argument("--corpus", required=True, metavar="NAME",
                         help=f"a registered corpus ({', '.join(corpus_names())}), or MODULE:NAME for a corpus "
                              "of a family kept outside agentenv (the module is imported first)")
-    parser.add_argument("--backend", default="bm25", choices=BACKENDS)
+    parser.add_argument("--backend", default="bm25", choices=BACKENDS, help="retrieval back-end of the index")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="interface to bind (default loopback: the server has no auth)")
-    parser.add_argument("--port", type=int, default=8700)
+                        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)")
+    parser.add_argument("--port", type=int, default=8700, help="TCP port to listen on")
     parser.add_argument("--offload-search", action=argparse.BooleanOptionalAction, default=None,
                         help="run search_batch in a worker thread, so the server keeps "
                              "answering while a slow batch runs (default: on for dense and "
@@ -70,14 +73,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                              "back-ends do not survive a fork)")
     parser.add_argument("--max-restarts", type=int, default=10,
                         help="with --workers > 1, a dead worker is forked again; more than this "
-                             "many deaths within a minute stop the server (default 10)")
+                             "many deaths within a minute stop the server")
     parser.add_argument("--log-level", default="warning",
-                        choices=["critical", "error", "warning", "info", "debug"])
+                        choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     defaults = ServerLimits()
     for flag, field in _LIMIT_FLAGS.items():
         value = getattr(defaults, field)
         parser.add_argument(f"--{flag}", type=type(value), default=value, dest=field,
-                            metavar=type(value).__name__.upper(), help=f"ServerLimits.{field} (default {value})")
+                            metavar=type(value).__name__.upper(), help=f"ServerLimits.{field}")
     parser.set_defaults(func=run)
     return parser
 

@@ -36,6 +36,7 @@ FAMILY = Family(
     oracle="agentenv.envs.media_search.oracle:MediaSearchOracle",
     bm25="agentenv.envs.media_search.bm25_strategy:MediaSearchBM25",
     gold_text="agentenv.envs.media_search.gold:gold_text",
+    solvability="agentenv.envs.media_search.solvability:why_unreachable",
     reasoning="agentenv.envs.media_search.reasoning:reasoning_writer",
     components={
         "questions_asked": "concierge: the assistant's questions to the user, counted by field asked about",

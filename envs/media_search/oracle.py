@@ -14,6 +14,7 @@ It is the family's ``Family.oracle``; the generic ``oracle`` agent
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,10 @@ import numpy as np
 from agentenv.actions import answer, tool_call
 from agentenv.core import Task
 from agentenv.envs.media_search.questions import execute_plan_extract
+
+
+class OracleChecksOnlyTheGrader(UserWarning):
+    """The oracle answered a task without a tool plan with its gold text (see ``agentenv check-tasks``)."""
 
 
 class MediaSearchOracle:
@@ -39,6 +44,14 @@ class MediaSearchOracle:
         self._task = task
         plan = getattr(task.case, "plan", None) if info.get("tools") else None
         self._steps = list(plan or [])
+        if info.get("tools") and plan is None:
+            warnings.warn(
+                "oracle: this task has no gold tool plan (a task of your own), so the oracle answers its gold "
+                "text: a score of 1.0 checks only that the grader accepts the gold, not that the task can be "
+                "solved; run `agentenv check-tasks ENV --tasks FILE` for that",
+                OracleChecksOnlyTheGrader,
+                stacklevel=2,
+            )
         self._outputs = []
         self._next = 0
 

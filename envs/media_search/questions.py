@@ -228,8 +228,11 @@ def load_questions(split: str, *, seed: int = GENERATION_SEED) -> list[Question]
 
 def _generate_and_cache(seed: int) -> None:
     from agentenv.corpora.media import load_catalog
+    from agentenv.progress import build_step
 
-    splits = generate_questions(load_catalog(), seed)
+    catalog = load_catalog()
+    with build_step("generating the MediaSearch questions of every split"):
+        splits = generate_questions(catalog, seed)
     for name, questions in splits.items():
         published = SPLIT_CHECKSUMS.get(name)
         if seed == GENERATION_SEED and published and split_checksum(questions) != published:

@@ -23,7 +23,7 @@ film. Each rule is deterministic:
 Sentences with a negation ("It's not a comedy") state nothing checkable and
 are skipped. **Leak**: the film's title (or id) in the text, unless every
 word of it there states a true request value ("It stars Mike Tyson" does not
-name "Tyson"); titles made only of stop-words ("It", "Up") cannot be told
+name "Tyson", and "a 2008 feature film" does not name "The Feature"); titles made only of stop-words ("It", "Up") cannot be told
 apart from prose and are not checked, and a title made of common words
 ("Heat") may be flagged in ordinary prose.
 
@@ -244,6 +244,8 @@ def mentions_title(vocab: Vocabulary, text: str, question: Any, request: Request
         if not checkable:
             continue
         values = {i for claim, where in claims if request is None or is_true(claim, request) for i in where}
+        if request is not None and request.feature_only:  # "feature film" states the request, not "The Feature"
+            values |= {i for i, key in enumerate(keys) if key == "feature"}
         for i in range(len(keys) - n + 1):
             if keys[i : i + n] == title and not set(range(i, i + n)) <= values:
                 return True

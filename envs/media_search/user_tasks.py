@@ -2,8 +2,10 @@
 
 Why so strict: a typo in a task file (``"anwser"``, a number where a string
 belongs) would otherwise become a question that nobody can answer, and the
-benchmark would silently measure the typo. Every problem is reported with its
-line number, the field, and what to write instead.
+benchmark would silently measure the typo. Every problem raises
+:class:`~agentenv.errors.UserInputError` (a ``ValueError``; the ``agentenv``
+command prints it as one line) with the file and line, the field, and what to
+write instead.
 
 Row format::
 
@@ -23,17 +25,19 @@ Example:
     >>> question_from_dict({"question": "Q?", "answer": "A", "anwser": "A"}, where="line 3")
     Traceback (most recent call last):
     ...
-    ValueError: line 3: unknown field 'anwser'; allowed fields are 'question', 'answer' and 'aliases' (fix the spelling or remove it)
+    agentenv.errors.UserInputError: line 3: unknown field 'anwser' (did you mean 'answer'?); allowed fields are 'question', 'answer' and 'aliases' (fix the spelling or remove it)
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agentenv.envs.media_search.questions import Question, question_id
+from agentenv.errors import UserInputError
 
 _EXAMPLE = '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
 _FIELDS = ("question", "answer", "aliases")
@@ -55,25 +59,30 @@ def infer_answer_type(answer: str) -> str:
 def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
     """Validate one user question and return it as a :class:`Question`.
 
-    ``where`` names the row in error messages (e.g. ``"tasks.jsonl line 4"``).
+    ``where`` names the row in error messages (e.g. ``"tasks.jsonl:4"``).
+
+    Raises:
+        UserInputError: a missing, unknown or mistyped field, naming ``where`` and the fix.
     """
     if not isinstance(row, Mapping):
-        raise ValueError(f"{where}: expected a JSON object like {_EXAMPLE}, got {type(row).__name__}")
+        raise UserInputError(f"{where}: expected a JSON object like {_EXAMPLE}, got {type(row).__name__}")
     for name in row:
         if name not in _FIELDS:
-            raise ValueError(f"{where}: unknown field {name!r}; allowed fields are 'question', 'answer' "
-                             "and 'aliases' (fix the spelling or remove it)")
+            close = difflib.get_close_matches(str(name), _FIELDS, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UserInputError(f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer' "
+                                 "and 'aliases' (fix the spelling or remove it)")
     for name in ("question", "answer"):
         if name not in row:
-            raise ValueError(f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
+            raise UserInputError(f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
                              f"e.g. {_EXAMPLE}")
         value = row[name]
         if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
+            raise UserInputError(f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
                              f"write it in double quotes, e.g. \"answer\": \"7\"")
     aliases = row.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
-        raise ValueError(f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
+        raise UserInputError(f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
                          'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out')
     question, answer = row["question"].strip(), row["answer"].strip()
     return Question(
@@ -84,20 +93,28 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
 
 
 def load_user_tasks(path: str | Path) -> list[Question]:
-    """Read a JSONL file of questions (blank lines are skipped); raise ``ValueError`` on any bad row."""
+    """Read a JSONL file of questions (blank lines are skipped).
+
+    Raises:
+        UserInputError: a line that is not JSON or not a valid question, naming ``path:line`` and the fix.
+    """
     path = Path(path)
+    if path.is_dir():
+        raise UserInputError(f"{path}: is a directory; MediaSearch --tasks takes one JSONL file of questions, "
+                             f"one JSON object per line, like {_EXAMPLE}")
     questions = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            where = f"{path.name} line {lineno}"
+            where = f"{path}:{lineno}"
             try:
-                row = json.loads(line)
+                row = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                raise UserInputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
                                  f"one JSON object like {_EXAMPLE}") from None
             questions.append(question_from_dict(row, where))
     if not questions:
-        raise ValueError(f"{path}: no questions; write one JSON object per line, like {_EXAMPLE}")
+        raise UserInputError(f"{path}: no questions (the file is empty); write one JSON object per line, "
+                             f"like {_EXAMPLE}")
     return questions

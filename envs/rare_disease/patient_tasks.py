@@ -17,7 +17,6 @@ Patients are sampled and rendered on first access, so ``gym.make`` stays fast.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,8 @@ from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patient_prompts import patient_task
 from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler, SamplerParams
 from agentenv.envs.rare_disease.splits import SPLITS, split_cases
-from agentenv.envs.rare_disease.user_patients import load_user_patients
+from agentenv.envs.rare_disease.user_patients import load_user_patients, warn_import
+from agentenv.errors import UserInputError
 
 TaskSource = str | Path | Sequence[Mapping[str, Any] | Patient]
 """What ``tasks=`` accepts: a file or folder path, or task dicts / patients."""
@@ -89,17 +89,11 @@ def patient_tasks(
     if sampler is not None:
         raise ValueError("sampler applies to simulated patients only; drop it when passing tasks=")
     result = load_user_patients(kb, tasks)
-    if result.warnings:
-        shown = "; ".join(result.warnings[:3]) + (" ..." if len(result.warnings) > 3 else "")
-        skipped = f", skipped {dict(result.skipped)}" if result.skipped else ""
-        warnings.warn(
-            f"tasks: {len(result.warnings)} import warning(s){skipped} (see env.import_warnings): {shown}",
-            stacklevel=4,
-        )
+    warn_import(result.warnings, stacklevel=4)  # each at the user's file:line; all kept in env.import_warnings
     if not result.patients:
-        raise ValueError(
+        raise UserInputError(
             f"tasks: no usable patient (skipped: {dict(result.skipped) or 'none'}); "
-            f"first warnings: {list(result.warnings[:3])}"
+            + ("; ".join(result.warnings[:3]) or "the input holds no case")
         )
     imported = result.patients
     task_set = PatientTasks(len(imported), imported.__getitem__, lambda p: patient_task(kb, p, presentation, "custom"))

@@ -11,8 +11,12 @@ take what researchers have at hand:
 
 The reading itself is :mod:`agentenv.envs.rare_disease.phenopackets`: ids are
 mapped and unknown ones reported; cases outside the universe are skipped and
-counted. Malformed input raises ``ValueError`` naming the file, line or item,
-the field and the fix.
+counted. Each warning starts with the user's ``file:line`` and
+:func:`warn_import` issues it as a Python warning attributed to that file and
+line (not to a line of Gymnasium's). Malformed input raises
+:class:`~agentenv.errors.UserInputError` (a ``ValueError``; the ``agentenv``
+command prints it as one line) naming the file, line or item, the field and
+the fix.
 
 Example:
     >>> is_phenopacket({"phenotypicFeatures": []}), is_phenopacket({"phenotypes": []})
@@ -22,18 +26,21 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patients import Patient
 from agentenv.envs.rare_disease.phenopackets import (
+    ImportNote,
     ImportResult,
     from_phenopacket,
     import_task,
     load_phenopackets,
 )
+from agentenv.errors import UserInputError
 
 UserTasks = str | Path | Sequence[Mapping[str, Any] | Patient]
 FORMATS = (
@@ -49,25 +56,55 @@ def is_phenopacket(obj: Mapping[str, Any]) -> bool:
     )
 
 
+_EXAMPLE = '{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}'
+
+
 def read_jsonl(path: Path) -> list[Any]:
-    """The JSON values of a JSONL file; a bad line raises ValueError naming file and line."""
+    """The JSON values of a JSONL file; a bad line raises UserInputError naming file and line."""
+    return [value for _, value in read_jsonl_lines(path)]
+
+
+def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
+    """``(line number, JSON value)`` for each non-blank line of a JSONL file.
+
+    Raises:
+        UserInputError: a line that is not JSON, naming the file, line and column.
+    """
     rows = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append((n, json.loads(line)))
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{n}: not valid JSON ({err.msg}); write one task object per line") from None
+                raise UserInputError(
+                    f"{path}:{n}: not valid JSON ({err.msg} at column {err.colno}); "
+                    f"write one task object per line, like {_EXAMPLE}"
+                ) from None
     return rows
+
+
+def warn_import(notes: Iterable[str], *, stacklevel: int = 2) -> None:
+    """Issue each import warning as a ``UserWarning`` attributed to the user's file and line.
+
+    A note that knows its file and line (:class:`ImportNote`) is reported at
+    that line of the user's file, so ``-W error`` and warning filters see it
+    there and the message shows the offending line; any other note (an item
+    of a list given in code) is attributed to the caller ``stacklevel`` frames up.
+    """
+    for note in notes:
+        if isinstance(note, ImportNote) and note.filename is not None and note.lineno is not None:
+            warnings.warn_explicit(str(note), UserWarning, note.filename, note.lineno)
+        else:
+            warnings.warn(str(note), UserWarning, stacklevel=stacklevel + 1)
 
 
 def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
     """Import the patients of ``tasks`` (see the module docstring).
 
     Raises:
-        ValueError: unreadable or malformed input, or an unsupported type.
+        UserInputError: unreadable or malformed input, or an unsupported type.
         FileNotFoundError: a path that does not exist.
     """
     if isinstance(tasks, (str, Path)):
@@ -75,25 +112,35 @@ def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
         if not path.exists():
             raise FileNotFoundError(f"tasks={str(tasks)!r}: no such file or directory; give {FORMATS}")
         if path.is_file() and path.suffix == ".jsonl":
-            return _import_items(kb, read_jsonl(path), str(path))
+            return _import_items(kb, read_jsonl_lines(path), str(path))
         if path.is_dir() or path.suffix == ".json":
-            return load_phenopackets(kb, path)
-        raise ValueError(f"tasks={str(tasks)!r}: unknown file type {path.suffix!r}; give {FORMATS}")
+            result = load_phenopackets(kb, path)
+            if path.is_dir() and not result.patients and not result.warnings:
+                raise UserInputError(f"tasks={str(tasks)!r}: no *.json phenopacket files in this directory; "
+                                     f"give {FORMATS}")
+            return result
+        raise UserInputError(f"tasks={str(tasks)!r}: unknown file type {path.suffix!r}; give {FORMATS}")
     if isinstance(tasks, Mapping) or not isinstance(tasks, Sequence):
-        raise ValueError(f"tasks must be {FORMATS}; got {type(tasks).__name__}")
-    return _import_items(kb, list(tasks), "tasks")
+        raise UserInputError(f"tasks must be {FORMATS}; got {type(tasks).__name__}")
+    return _import_items(kb, list(enumerate(tasks)), None)
 
 
-def _import_items(kb: HpoKnowledgeBase, items: list[Any], source: str) -> ImportResult:
+def _import_items(kb: HpoKnowledgeBase, items: list[tuple[int, Any]], file: str | None) -> ImportResult:
+    """Items numbered by file line (``file`` given) or by list index (``file`` None)."""
     result = ImportResult(())
-    for n, item in enumerate(items, 1):
-        where = f"{source}:{n}" if source != "tasks" else f"tasks[{n - 1}]"
+    for n, item in items:
+        where, line = (f"{file}:{n}", n) if file is not None else (f"tasks[{n}]", None)
         if isinstance(item, Patient):
             if not kb.in_universe(item.disease_id):
-                raise ValueError(f"{where}: diagnosis {item.disease_id!r} is not in the {kb.universe!r} universe")
+                raise UserInputError(
+                    f"{where}: diagnosis {item.disease_id!r} is not in the {kb.universe!r} universe"
+                )
             result = result + ImportResult((item,))
         elif isinstance(item, Mapping) and is_phenopacket(item):
-            result = result + from_phenopacket(kb, dict(item), where)
+            result = result + from_phenopacket(kb, dict(item), where, file=file, line=line)
         else:
-            result = result + import_task(kb, item if not isinstance(item, Mapping) else dict(item), where)
+            result = result + import_task(
+                kb, item if not isinstance(item, Mapping) else dict(item), where, file=file, line=line
+            )
     return result
+

@@ -67,7 +67,7 @@ def test_unsupported_env_is_a_clear_error() -> None:
     media = Task(prompt="Square 3.", gold={"answer": "9"}, family="media_search")
     with pytest.raises(UnsupportedEnv, match="tools \\['square'\\]"):
         BM25Agent().reset("Square 3.", info, task=media)
-    with pytest.raises(UnsupportedEnv, match="no strategy for this task: unknown task family 'custom'"):
+    with pytest.raises(UnsupportedEnv, match="the bm25 agent cannot play this env: unknown task family 'custom'.*families with a bm25 strategy: "):
         BM25Agent().reset("Square 3.", info, task=Task(prompt="Square 3.", gold={"answer": "9"}))
     with pytest.raises(UnsupportedEnv, match="needs the task"):
         BM25Agent().reset("Square 3.", info)

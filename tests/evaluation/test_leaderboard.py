@@ -12,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from agentenv.evaluation import leaderboard_cli
-from agentenv.evaluation.leaderboard import LeaderboardError, load_entry, write_leaderboard
-from agentenv.evaluation.summary import Metric, Summary
+from agentenv.evaluation.leaderboard import (
+    LeaderboardError,
+    find_results,
+    load_entry,
+    write_leaderboard,
+)
+from agentenv.evaluation.summary import Metric, Summary, TasksFile
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CHECKSUM = "1d9c6a02e488d0354b2309e16130c58820a91ac2ce417e814c5964f9579a65ac"
@@ -216,3 +221,55 @@ def test_evaluation_modules_import_no_cycle() -> None:
         return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
 
     assert [m for m in graph if reaches(m, m, {m})] == []
+
+
+def custom(agent: str, accuracy: float, sha: str = "ab" * 32, path: str = "mine.jsonl") -> Summary:
+    s = summary(agent, accuracy)
+    return s.model_copy(update={"split": "custom", "n_tasks": 3,
+                                "tasks_file": TasksFile(path=path, sha256=sha, count=3)})
+
+
+def test_refuses_a_custom_task_file_next_to_a_split(runs, tmp_path) -> None:
+    mine = save(tmp_path, "mine/oracle", custom("oracle", 1.0))
+    with pytest.raises(LeaderboardError, match="ran on custom tasks \\(mine.jsonl\\) but .* on the 'test' split"):
+        write_leaderboard([runs[0], mine], tmp_path / "board", plots=False)
+    other_file = save(tmp_path, "mine/bm25", custom("bm25", 0.5, sha="cd" * 32, path="theirs.jsonl"))
+    with pytest.raises(LeaderboardError, match="different task files"):
+        write_leaderboard([mine, other_file], tmp_path / "board", plots=False)
+    same_file = save(tmp_path, "mine2/bm25", custom("bm25", 0.5))
+    assert write_leaderboard([mine, same_file], tmp_path / "board", plots=False)
+
+
+def test_reads_every_run_below_a_parent_folder(runs, tmp_path) -> None:
+    """`agentenv eval --out results/<run>` then `agentenv leaderboard results/` (the README pair)."""
+    assert find_results([tmp_path]) == sorted(run / "summary.json" for run in runs)
+    assert find_results([runs[0], runs[0] / "summary.json"]) == [runs[0] / "summary.json"]
+    write_leaderboard([tmp_path / "media"], tmp_path / "board", plots=False)
+    assert "bm25 (k=5)" in (tmp_path / "board" / "leaderboard.md").read_text()
+    with pytest.raises(LeaderboardError, match="a shell pattern that matched nothing"):
+        find_results([tmp_path / "results" / "*" / "*"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LeaderboardError, match="no summary.json in it or below it"):
+        find_results([tmp_path / "empty"])
+
+
+def test_a_panel_without_tool_calls_is_a_labelled_dot_plot(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from agentenv.evaluation.leaderboard import group_by_env
+    from agentenv.evaluation.leaderboard_plots import _accuracy_rows, _matplotlib
+
+    entries = [load_entry(save(tmp_path, name, summary(name, acc, env_id="MediaSearch-SingleTurn-v0", calls=0.0)))
+               for name, acc in (("oracle", 1.0), ("bm25", 0.35), ("random", 0.0))]
+    group = group_by_env(entries)["MediaSearch-SingleTurn-v0"]
+    ax = _matplotlib().figure.Figure().add_subplot()
+    _accuracy_rows(ax, "MediaSearch-SingleTurn-v0", group, {e.label: "C0" for e in group})
+    # One row per agent, best on top, named on the axis: no points or labels stacked at x = 0.
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["random", "bm25", "oracle"]
+    assert "no tool calls" in ax.get_title() and ax.get_xlabel() == "accuracy (95% CI)"
+
+
+def test_a_custom_board_names_its_task_file(tmp_path) -> None:
+    runs = [save(tmp_path, "mine/oracle", custom("oracle", 1.0)), save(tmp_path, "mine/bm25", custom("bm25", 0.5))]
+    write_leaderboard(runs, tmp_path / "board", plots=False)
+    text = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "custom tasks `mine.jsonl` (3 tasks, sha256 `abababababab`)" in text

@@ -10,7 +10,7 @@ import pytest
 from agentenv.cli import main
 
 EPISODES = 60
-TIMING = {"wall_time_s", "episodes_per_s", "workers"}
+TIMING = {"wall_time_s", "build_s", "episodes_per_s", "workers"}
 
 
 def run(out: Path, agent: str, workers: int) -> tuple[list[str], dict]:

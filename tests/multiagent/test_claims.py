@@ -120,3 +120,19 @@ def test_user_check_and_title(media: DialogueEnv) -> None:
     assert mentions_title(vocab, "Maybe tt0113277?", question, REQUEST)
     assert not mentions_title(vocab, "It's a crime film from the 1990s.", question, REQUEST)
     assert check_user_message(vocab, "No idea.", REQUEST, question, ["year"], ["year"], []).unanswered == ("year",)
+
+
+def test_feature_film_in_a_request_does_not_name_the_film_the_feature() -> None:
+    """A true "feature film" states the request; it is not a leak of the title "The Feature" (train task 8051)."""
+    from agentenv.envs.media_search.film_requests import request_of
+    from agentenv.envs.media_search.questions import load_questions
+    from agentenv.envs.media_search.user_claims import mentions_title, vocabulary
+
+    question = next(q for q in load_questions("train") if q.answer == "The Feature")
+    request = request_of(question)
+    assert request is not None and request.feature_only
+    from agentenv.corpora.media import load_catalog
+
+    vocab = vocabulary(load_catalog())
+    assert not mentions_title(vocab, "I'm looking for the longest 2008 feature film.", question, request)
+    assert mentions_title(vocab, "I think it is called The Feature Presentation, no wait.", question, None)

@@ -109,3 +109,27 @@ def test_cli_llm_policy(fake_llm: str, capsys: pytest.CaptureFixture[str]) -> No
     assert "patient (llm)" in out and "unreadable messages      0" in out and "evasions" in out
     assert main([*args, "--strict-format"]) == 0
     assert "unreadable messages      0" not in capsys.readouterr().out
+
+
+def test_cli_llm_policy_against_a_dead_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    """A dead endpoint is one line naming it (exit 2), not a traceback; the library raises AgentFailure."""
+    import socket
+
+    from agentenv.evaluation.agents import AgentFailure, make_agent
+
+    with socket.socket() as sock:  # a port that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    args = ["--env", "DiagnosisDialogue-v0", "--policy", "llm", "--dialogues", "2",
+            "--agent-args", f"base_url={url}", "model=fake", "retries=0"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("agentenv: error: simulator-check: the llm policy on the patient side failed in "
+                          f"dialogue 1 of 2: {url}/v1/chat/completions: 1 attempt(s) failed"), err
+    assert "check that the server is up" in err
+    from agentenv.multiagent.registry import make
+
+    with pytest.raises(AgentFailure, match=f"dialogue 1 of 1: {url}/v1/chat/completions"):
+        simulator_check(make("DiagnosisDialogue-v0"), policy=make_agent("llm", base_url=url, model="x", retries="0"),
+                        dialogues=1, policy_name="llm")

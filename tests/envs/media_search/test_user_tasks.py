@@ -8,6 +8,7 @@ import pytest
 
 from agentenv.envs.media_search.grading import grade_answer
 from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+from agentenv.errors import UserInputError
 
 
 def write(tmp_path, lines):
@@ -32,19 +33,19 @@ def test_a_good_file(tmp_path):
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ('{"question": "Q?", "answer": "A",}', r"line 2: invalid JSON .*at column \d+.*one JSON object like"),
-    ('["Q?", "A"]', "line 2: expected a JSON object"),
-    ('{"question": "Q?"}', "line 2: missing field 'answer'"),
-    ('{"answer": "A"}', "line 2: missing field 'question'"),
-    ('{"question": "Q?", "answer": 7}', r"line 2: field 'answer' must be a non-empty string, got 7.*\"answer\": \"7\""),
-    ('{"question": "  ", "answer": "A"}', "line 2: field 'question' must be a non-empty string"),
-    ('{"question": "Q?", "answer": "A", "aliases": "B"}', "line 2: field 'aliases' must be a list of non-empty strings"),
-    ('{"question": "Q?", "answer": "A", "aliases": [1]}', "line 2: field 'aliases'"),
-    ('{"question": "Q?", "answer": "A", "anwser": "A"}', "line 2: unknown field 'anwser'.*fix the spelling"),
+    ('{"question": "Q?", "answer": "A",}', r"mine.jsonl:2: invalid JSON .*at column \d+.*one JSON object like"),
+    ('["Q?", "A"]', "mine.jsonl:2: expected a JSON object"),
+    ('{"question": "Q?"}', "mine.jsonl:2: missing field 'answer'"),
+    ('{"answer": "A"}', "mine.jsonl:2: missing field 'question'"),
+    ('{"question": "Q?", "answer": 7}', r"mine.jsonl:2: field 'answer' must be a non-empty string, got 7.*\"answer\": \"7\""),
+    ('{"question": "  ", "answer": "A"}', "mine.jsonl:2: field 'question' must be a non-empty string"),
+    ('{"question": "Q?", "answer": "A", "aliases": "B"}', "mine.jsonl:2: field 'aliases' must be a list of non-empty strings"),
+    ('{"question": "Q?", "answer": "A", "aliases": [1]}', "mine.jsonl:2: field 'aliases'"),
+    ('{"question": "Q?", "answer": "A", "anwser": "A"}', "mine.jsonl:2: unknown field 'anwser'.*fix the spelling"),
 ])
 def test_bad_rows_name_line_field_and_fix(tmp_path, line, message):
     path = write(tmp_path, ['{"question": "Fine?", "answer": "Yes"}', line])
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(UserInputError, match=message):  # one line from the agentenv command
         load_user_tasks(path)
 
 
@@ -58,3 +59,34 @@ def test_rows_from_python(tmp_path):
     assert q.split == "custom" and q.aliases == ()
     with pytest.raises(ValueError, match=r"^tasks\[3\]: missing field 'answer'"):
         question_from_dict({"question": "Q?"}, where="tasks[3]")
+
+
+def test_json_column_counts_within_the_line(tmp_path):
+    with pytest.raises(UserInputError, match=r"mine.jsonl:2: invalid JSON \(Expecting ',' delimiter at column 19\)"):
+        load_user_tasks(write(tmp_path, ['{"question": "Fine?", "answer": "Yes"}', '{"question": "Q?" "answer": "A"}']))
+
+
+def test_a_directory_is_named_as_the_wrong_input(tmp_path):
+    with pytest.raises(UserInputError, match="is a directory; MediaSearch --tasks takes one JSONL file"):
+        load_user_tasks(tmp_path)
+
+
+def test_gym_make_passes_the_error_through_unwrapped(tmp_path):
+    """gym.make does not wrap an env's exception: the agentenv command sees a UserInputError (one line)."""
+    import gymnasium as gym
+
+    import agentenv  # noqa: F401  (registers the ids)
+
+    path = write(tmp_path, ['{"question": "Q?"}'])
+    with pytest.raises(UserInputError, match=r"mine.jsonl:1: missing field 'answer'"):
+        gym.make("MediaSearch-v0", tasks=str(path))
+
+
+def test_the_agentenv_command_prints_one_line(tmp_path, capsys):
+    from agentenv.evaluation.runner import RunConfig, timed_run
+
+    path = write(tmp_path, ['{"question": "Q?", "answer": 1975'])
+    with pytest.raises(UserInputError) as err:
+        timed_run(RunConfig(env_id="MediaSearch-v0", agent="oracle", episodes=1,
+                            env_kwargs=(("tasks", str(path)),)), progress=False)
+    assert "\n" not in str(err.value) and str(err.value).startswith(f"{path}:1: invalid JSON")

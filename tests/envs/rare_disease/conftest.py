@@ -22,9 +22,9 @@ def ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
 
 @pytest.fixture(scope="session")
 def multi_env() -> gym.Env:
-    return gym.make("RareDiseaseDiagnosis-v0")
+    return gym.make("RareDiseaseDiagnosis-v0", split="test")  # fixtures pick test-split cases
 
 
 @pytest.fixture(scope="session")
 def single_env() -> gym.Env:
-    return gym.make("RareDiseaseDiagnosis-SingleTurn-v0")
+    return gym.make("RareDiseaseDiagnosis-SingleTurn-v0", split="test")

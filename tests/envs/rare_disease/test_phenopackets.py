@@ -10,12 +10,14 @@ import pytest
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
 from agentenv.envs.rare_disease.phenopackets import (
+    ImportNote,
     from_phenopacket,
     import_task,
     import_tasks,
     load_phenopackets,
     to_phenopacket,
 )
+from agentenv.errors import UserInputError
 
 
 def packet(features: list, diagnosis: str | None = "OMIM:154700", **extra: object) -> dict:
@@ -132,7 +134,7 @@ def test_skipped_cases_are_counted(kb: HpoKnowledgeBase) -> None:
     ],
 )
 def test_task_errors(kb: HpoKnowledgeBase, task: object, match: str) -> None:
-    with pytest.raises(ValueError, match=match) as err:
+    with pytest.raises(UserInputError, match=match) as err:
         import_task(kb, task, source="mine.json")  # type: ignore[arg-type]
     assert str(err.value).startswith("mine.json: ")
 
@@ -155,12 +157,43 @@ def test_phenopacket_errors(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
     for name, content in bad.items():
         path = tmp_path / name
         path.write_text(json.dumps(content))
-        with pytest.raises(ValueError, match=expected[name]) as err:
+        with pytest.raises(UserInputError, match=expected[name]) as err:
             load_phenopackets(kb, path)
         assert str(path) in str(err.value)
     broken = tmp_path / "broken.json"
-    broken.write_text("{not json")
-    with pytest.raises(ValueError, match="not valid JSON"):
+    broken.write_text('{"id": "x",\n not json}')
+    with pytest.raises(UserInputError, match=r"broken\.json:2: not valid JSON \(.* at column 2\)"):
         load_phenopackets(kb, broken)
     with pytest.raises(FileNotFoundError):
         load_phenopackets(kb, tmp_path / "missing")
+
+
+def test_a_misspelled_key_is_named_with_the_fix(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
+    typo = packet([feature("HP:0001166")])
+    typo["phenotypicFeature"] = typo.pop("phenotypicFeatures")
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps(typo, indent=1))
+    result = load_phenopackets(kb, path)
+    assert result.skipped == {"no_known_phenotypes": 1}
+    unknown, skipped = result.warnings
+    hint = "unknown key 'phenotypicFeature' (did you mean 'phenotypicFeatures'?)"
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if '"phenotypicFeature"' in text)
+    assert line > 1 and unknown == f"{path}:{line}: {hint}; ignored"  # the key's own line in the file
+    assert skipped == f"{path}:1: no known present HPO term ({hint}); case skipped"
+    assert isinstance(unknown, ImportNote) and (unknown.filename, unknown.lineno) == (str(path), line)
+    (bad_feature,) = from_phenopacket(kb, packet([{**feature("HP:0001166"), "exclude": True}])).warnings
+    assert "unknown key 'exclude' in phenotypicFeatures[0] (did you mean 'excluded'?)" in bad_feature
+
+
+def test_warnings_point_at_the_line_of_the_id(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(packet([feature("HP:0001166"), feature("HP:9999999")]), indent=2))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "HP:9999999" in text)
+    (note,) = load_phenopackets(kb, path).warnings
+    assert note.startswith(f"{path}:{line}: unknown or retired HPO id 'HP:9999999'")
+    assert (note.filename, note.lineno) == (str(path), line)
+
+
+def test_a_misspelled_task_field_suggests_the_right_one(kb: HpoKnowledgeBase) -> None:
+    with pytest.raises(UserInputError, match=r"unknown field\(s\) \['phenotype'\] \(did you mean 'phenotypes'\?\)"):
+        import_task(kb, {"phenotype": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}, source="mine.jsonl:1")

@@ -17,6 +17,7 @@ from agentenv.envs.rare_disease.env import RareDiseaseEnv
 from agentenv.envs.rare_disease.patients import PatientSampler
 from agentenv.envs.rare_disease.phenopackets import to_phenopacket
 from agentenv.envs.rare_disease.splits import split_cases
+from agentenv.errors import UserInputError
 from agentenv.evaluation.runner import RunConfig, timed_run
 
 MARFAN = {
@@ -51,9 +52,13 @@ def packets(tmp_path: Path, kb: HpoKnowledgeBase) -> Path:
 
 
 def test_jsonl_tasks(jsonl: Path) -> None:
-    with pytest.warns(UserWarning, match="import warning"):
+    with pytest.warns(UserWarning) as caught:
         env = gym.make("RareDiseaseDiagnosis-v0", tasks=str(jsonl))
+    # each warning is attributed to the user's file and line (not to Gymnasium's registration.py)
+    assert [(w.filename, w.lineno) for w in caught] == [(str(jsonl), 1), (str(jsonl), 3)]
+    assert str(caught[1].message) == f"{jsonl}:3: diagnosis ['ORPHA:558'] not in the 'omim' universe; case skipped"
     inner = env.unwrapped
+    assert inner.import_warnings == tuple(str(w.message) for w in caught)
     assert len(inner.tasks) == 2 and inner.split == "custom"
     assert inner.import_skipped == {"diagnosis_not_in_universe": 1}
     assert any("HP:0001505" in w and "HP:0001166" in w for w in inner.import_warnings)
@@ -97,7 +102,7 @@ def test_a_list_of_dicts_and_a_single_phenopacket_file(packets: Path, kb: HpoKno
 def test_bad_task_files_fail_early_and_say_why(tmp_path: Path, content: str, match: str) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text(content, encoding="utf-8")
-    with pytest.warns(UserWarning) if "usable" in match else contextlib.nullcontext(), pytest.raises(ValueError, match=match):
+    with pytest.warns(UserWarning) if "usable" in match else contextlib.nullcontext(), pytest.raises(UserInputError, match=match):
         RareDiseaseEnv(tasks=path)
 
 
@@ -105,9 +110,11 @@ def test_bad_task_arguments(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no such file"):
         RareDiseaseEnv(tasks=tmp_path / "missing.jsonl")
     (tmp_path / "cases.txt").write_text("x", encoding="utf-8")
-    with pytest.raises(ValueError, match="unknown file type"):
+    with pytest.raises(UserInputError, match="unknown file type"):
         RareDiseaseEnv(tasks=tmp_path / "cases.txt")
-    with pytest.raises(ValueError, match="tasks must be"):
+    with pytest.raises(UserInputError, match="no \\*.json phenopacket files"):
+        RareDiseaseEnv(tasks=tmp_path)
+    with pytest.raises(UserInputError, match="tasks must be"):
         RareDiseaseEnv(tasks={"phenotypes": []})
 
 
@@ -124,3 +131,31 @@ def test_agentenv_eval_on_user_patients(which: str, request: pytest.FixtureReque
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
     assert all(e["tool_calls"] == 1 and e["reward_components"]["n_predictions"] == 3 for e in episodes)
     assert np.mean([e["reward"] for e in episodes]) == summary["metrics"]["mean_reward"]
+
+
+def test_jsonl_line_numbers_count_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n" + json.dumps(ACHONDROPLASIA) + "\n\n" + json.dumps(ORPHA_ONLY) + "\n", encoding="utf-8")
+    with pytest.warns(UserWarning) as caught:
+        env = RareDiseaseEnv(tasks=path)
+    assert [(w.filename, w.lineno) for w in caught] == [(str(path), 4)]
+    assert env.import_warnings == (f"{path}:4: diagnosis ['ORPHA:558'] not in the 'omim' universe; case skipped",)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}\n{"phenotypes": ["HP:0001166"] "diagnosis": []}\n',
+         "cases.jsonl:2: not valid JSON (Expecting ',' delimiter at column 31); write one task object per line"),
+        ('{"phenotypes": ["HP:0001166"]}\n', "cases.jsonl:1: missing field 'diagnosis'; add it"),
+    ],
+)
+def test_agentenv_eval_prints_a_bad_task_file_in_one_line(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(content, encoding="utf-8")
+    cmd = [sys.executable, "-m", "agentenv.cli", "eval", "RareDiseaseDiagnosis-v0", "--agent", "oracle",
+           "--tasks", str(path), "--no-progress", "--out", str(tmp_path / "out")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()  # no traceback
+    assert line.startswith(f"agentenv: error: {tmp_path}/{message}"), line

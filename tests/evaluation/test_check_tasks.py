@@ -1,0 +1,60 @@
+"""``agentenv check-tasks``: own tasks are checked for solvability, not just for a gradeable gold."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from agentenv.cli import main
+from agentenv.envs.media_search.oracle import MediaSearchOracle, OracleChecksOnlyTheGrader
+from agentenv.evaluation.check_tasks import check_tasks
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_media_tasks_reachable_only_when_the_tools_show_the_answer(tmp_path: Path) -> None:
+    tasks = _write(tmp_path / "q.jsonl", [
+        {"question": "Who directed Jaws?", "answer": "Steven Spielberg"},
+        {"question": "Who is my favourite director?", "answer": "Agnès Varda"},
+    ])
+    n, unreachable, skipped = check_tasks("MediaSearch-v0", tasks)
+    assert n == 2 and not skipped
+    assert [u[0] for u in unreachable] == [1]
+    assert "'Agnès Varda' appears in none of the outputs" in unreachable[0][3]
+
+
+def test_rare_disease_out_of_universe_diagnosis_is_reported_and_fails(tmp_path: Path, capsys) -> None:
+    tasks = _write(tmp_path / "p.jsonl", [
+        {"phenotypes": ["HP:0001166", "HP:0000545", "HP:0001519"], "diagnosis": ["OMIM:154700"]},
+        {"phenotypes": ["HP:0001250"], "diagnosis": ["ORPHA:558"]},
+    ])
+    assert main(["check-tasks", "RareDiseaseDiagnosis-v0", "--tasks", str(tasks)]) == 1
+    out = capsys.readouterr().out
+    assert "ORPHA:558" in out and "1 of 1 tasks reachable" in out
+
+
+def test_all_reachable_exits_zero(tmp_path: Path, capsys) -> None:
+    tasks = _write(tmp_path / "q.jsonl", [{"question": "Who directed Jaws?", "answer": "Steven Spielberg"}])
+    assert main(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)]) == 0
+    assert "1 of 1 tasks reachable" in capsys.readouterr().out
+
+
+def test_oracle_says_it_checks_only_the_grader_on_tasks_without_a_plan(tmp_path: Path) -> None:
+    tasks = _write(tmp_path / "q.jsonl", [{"question": "Who is my favourite director?", "answer": "Agnès Varda"}])
+    env = gym.make("MediaSearch-v0", tasks=str(tasks))
+    obs, info = env.reset(seed=0)
+    with pytest.warns(OracleChecksOnlyTheGrader, match="checks only that the grader accepts the gold"):
+        MediaSearchOracle().reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
+    planned = gym.make("MediaSearch-v0", split="test")
+    obs, info = planned.reset(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OracleChecksOnlyTheGrader)
+        MediaSearchOracle().reset(obs, info, task=planned.unwrapped.task, rng=np.random.default_rng(0))
