@@ -27,9 +27,7 @@ import numpy as np
 
 from agentenv.arguments import args_from_strings
 from agentenv.core import Task
-from agentenv.errors import UserInputError
-from agentenv.evaluation.agents import Agent, UnsupportedEnv
-from agentenv.families import families, family_part, get_family
+from agentenv.evaluation.agents import Agent, UnsupportedEnv, family_agent_part
 
 __all__ = ["BM25Agent", "BM25AgentArgs", "UnsupportedEnv", "make_bm25_agent"]
 
@@ -71,14 +69,8 @@ class BM25Agent:
             raise UnsupportedEnv("the bm25 agent needs the task to find its family (it reads task.family only)")
         strategy = self._strategies.get(task.family)
         if strategy is None:
-            try:
-                factory = family_part(get_family(task.family), "bm25")
-            except UserInputError as err:
-                raise UnsupportedEnv(
-                    f"the bm25 agent cannot play this env: {err}; families with a bm25 strategy: "
-                    + (", ".join(f.name for f in families() if f.bm25 is not None) or "none")
-                ) from err
-            strategy = self._strategies[task.family] = factory(self.args)
+            strategy = self._strategies[task.family] = family_agent_part(
+                "bm25", task.family, "bm25", "a bm25 strategy")(self.args)
         self._strategy = strategy
         strategy.reset(obs, info, task=None, rng=rng)  # type: ignore[arg-type]  # a baseline never reads the task
 

@@ -20,9 +20,7 @@ from typing import Any
 import numpy as np
 
 from agentenv.core import Task
-from agentenv.errors import UserInputError
-from agentenv.evaluation.agents import Agent, UnsupportedEnv
-from agentenv.families import families, family_part, get_family
+from agentenv.evaluation.agents import Agent, family_agent_part
 
 
 class OracleAgent:
@@ -37,14 +35,7 @@ class OracleAgent:
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
         factory = self._factories.get(task.family)
         if factory is None:
-            try:
-                factory = family_part(get_family(task.family), "oracle")
-            except UserInputError as err:
-                raise UnsupportedEnv(
-                    f"the oracle agent cannot play this env: {err}; families with an oracle: "
-                    + (", ".join(f.name for f in families() if f.oracle is not None) or "none")
-                ) from err
-            self._factories[task.family] = factory
+            factory = self._factories[task.family] = family_agent_part("oracle", task.family, "oracle", "an oracle")
         self._delegate = factory()
         self._delegate.reset(obs, info, task=task, rng=rng)
 

@@ -149,3 +149,18 @@ def agent_factory(name: str) -> AgentFactory:
 def make_agent(name: str, **kwargs: Any) -> Agent:
     """Build a named agent; ``kwargs`` are its ``--agent-args`` (strings are converted by the factory)."""
     return agent_factory(name)(**kwargs)
+
+
+def family_agent_part(agent: str, family_name: str, part: str, noun: str) -> Callable[..., Any]:
+    """The ``part`` (``"oracle"``, ``"bm25"``) of a task's family, for the generic agent named ``agent``.
+
+    A family without that part is :class:`UnsupportedEnv`, naming the families that have ``noun``
+    (e.g. "an oracle").
+    """
+    from agentenv.families import families, family_part, get_family
+
+    try:
+        return family_part(get_family(family_name), part)
+    except UserInputError as err:
+        having = ", ".join(f.name for f in families() if getattr(f, part) is not None) or "none"
+        raise UnsupportedEnv(f"the {agent} agent cannot play this env: {err}; families with {noun}: {having}") from err
