@@ -122,6 +122,7 @@ def play(
     forms += ["answer TEXT"] if can_answer else []
     intro = (f"Tools: {', '.join(names)}.  " if names else "") + f"Type {', '.join(forms)}; `help` explains."
     print(textwrap.fill(intro, width(), subsequent_indent="  "))
+    last_output = ""
     while True:
         try:
             line = read(f"\n[{turn_line(int(info.get('turn', 0)), max_turns)}] > ")
@@ -141,8 +142,12 @@ def play(
             continue
         if parsed.command == "quit":
             return 0
+        if parsed.command == "full":
+            print(_pretty(last_output) if last_output else "(no tool output yet)")
+            continue
         assert parsed.action is not None
         obs, reward, terminated, truncated, info = env.step(parsed.action)
+        last_output = obs
         if say_to and parsed.action.startswith("<say>") and obs and not obs.startswith("Error"):
             print(f"{say_to}: {obs}")
         elif obs:
@@ -152,3 +157,13 @@ def play(
                 print(f"(the {say_to} gave the final answer)")
             print(final_summary(reward, info, truncated=truncated and not terminated))
             return 0
+
+
+def _pretty(text: str) -> str:
+    """The whole last output, for ``full``: indented JSON when it is JSON, else as it came."""
+    import json
+
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text

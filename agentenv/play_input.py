@@ -48,7 +48,7 @@ from typing import Any
 
 from agentenv.actions import answer, tool_call
 
-LOCAL_COMMANDS = {"help": "help", "?": "help", "quit": "quit", "exit": "quit", "q": "quit"}
+LOCAL_COMMANDS = {"help": "help", "?": "help", "full": "full", "quit": "quit", "exit": "quit", "q": "quit"}
 _RAW_TAGS = ("<tool_call>", "<answer>", "<say>", "<think>")
 _KEY = re.compile(r"(?:(?<=\s)|^)([A-Za-z_][A-Za-z0-9_]*)=")
 _ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
@@ -113,7 +113,7 @@ def parse_line(
     if head in schemas:
         arguments = parse_arguments(head, rest, schemas[head].get("parameters") or {})
         return Parsed(action=tool_call(head, **arguments), tool=head, arguments=arguments)
-    commands = [*schemas, *(["answer"] if can_answer else []), "help", "quit", *(["say"] if say_to else [])]
+    commands = [*schemas, *(["answer"] if can_answer else []), "help", "full", "quit", *(["say"] if say_to else [])]
     hint = did_you_mean(head, commands)
     if not hint and "_" in head:
         listed = ", ".join(schemas) or "none"

@@ -49,8 +49,16 @@ def _flat(item: Any) -> bool:
     )
 
 
-def table(rows: Sequence[Mapping[str, Any]], *, indent: str = "   ", max_width: int | None = None) -> str:
-    """Numbered rows, one column per key (in first-seen order), cells cut to fit the terminal."""
+MAX_ROWS = 25
+"""Rows a table shows: a disease profile lists ~70 phenotypes, more than a terminal screen."""
+
+
+def table(rows: Sequence[Mapping[str, Any]], *, indent: str = "   ", max_width: int | None = None,
+          max_rows: int = MAX_ROWS) -> str:
+    """Numbered rows, one column per key (in first-seen order), cells cut to fit the terminal; the
+    first ``max_rows`` rows, then how many more there are (the agent's observation keeps them all)."""
+    hidden = max(0, len(rows) - max_rows)
+    rows = rows[:max_rows]
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
@@ -67,7 +75,8 @@ def table(rows: Sequence[Mapping[str, Any]], *, indent: str = "   ", max_width: 
             v = v if len(v) <= w else v[: w - 1] + "…"
             out.append(v.rjust(w) if j < right else v.ljust(w))
         return (indent + "  ".join(out)).rstrip()
-    return "\n".join([line(header, 1)] + [line(r, 1) for r in cells])
+    more = [f"{indent}… and {hidden} more rows (type `full` to see the whole output)"] if hidden else []
+    return "\n".join([line(header, 1)] + [line(r, 1) for r in cells] + more)
 
 
 def render_json(value: Any, indent: str = "") -> str:
@@ -133,7 +142,7 @@ def shortcuts(tools: Sequence[Mapping[str, Any]], *, say_to: str | None = None, 
         lines.append("  answer TEXT            the final answer (ends the game); several: answer A; B; C")
     lines += [
         "  <tool_call>… / <answer>… / <say>…   raw action text, sent exactly as a model would",
-        "  help  |  quit",
+        "  help  |  full (the last output, every row)  |  quit",
     ]
     return "\n".join(lines)
 

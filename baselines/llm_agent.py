@@ -12,8 +12,10 @@ schemas. The reply becomes the action text the env parses:
   not valid JSON are passed on verbatim, so the env reports the error: a
   repaired call would train nothing.
 * ``hermes``: the raw ``content`` text is the action (the model writes
-  ``<tool_call>`` blocks itself; the env's system prompt lists the tools, so
-  ``tools`` is not sent and the server needs no tool parser).
+  ``<tool_call>`` blocks itself; ``tools`` is not sent and the server needs no
+  tool parser). The model then sees no schemas, so make the env describe its
+  tools in the system prompt: ``gym.make(ID, tools_in_prompt=True)``, or
+  ``agentenv eval ID --agent llm --agent-args tool_format=hermes --env-arg tools_in_prompt=true``.
 
 A server-side reasoning parser's ``reasoning_content`` comes back as a
 ``<think>`` block in front of the action, so transcripts keep it.

@@ -89,3 +89,11 @@ def test_cli_play_arguments(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["play", "--help"])
     assert "(default: validation)" in capsys.readouterr().out
+
+
+def test_long_tables_are_cut_and_full_shows_everything() -> None:
+    from agentenv.play_view import table
+
+    rows = [{"id": f"HP:{i:07d}", "name": f"finding {i}"} for i in range(60)]
+    shown = table(rows, max_width=100)
+    assert "finding 24" in shown and "finding 25" not in shown and "and 35 more rows" in shown

@@ -107,3 +107,7 @@ def test_answers_say_local_commands_and_raw_text():
         parse_line("answer x", TOOLS, say_to="doctor", can_answer=False)
     with pytest.raises(InputError, match="no such tool here"):
         parse_line("lookup_phenotype seizure", TOOLS, say_to="patient")
+
+
+def test_full_is_a_local_command() -> None:
+    assert parse_line("full", []).command == "full"
