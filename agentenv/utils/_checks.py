@@ -89,6 +89,18 @@ class Failer:
             raise self(check, what)
 
 
+ALWAYS = ("info_keys", "no_gold_before_end")
+"""Checks made on every info of every episode a checker runs: they cannot be skipped."""
+
+INFO_KEYS: dict[str, type | tuple[type, ...]] = {
+    "messages": list, "tools": list, "turn": int, "task_id": str, "split": str, "reward_components": dict,
+}
+"""The documented info keys every agent of every env reports, and their types."""
+
+TOOL_USER_KEYS: dict[str, type | tuple[type, ...]] = {**INFO_KEYS, "tool_calls": int}
+"""An agent with tools (a ToolEnv, a dialogue's lead) also reports its tool calls."""
+
+
 def short(value: object, limit: int = 80) -> str:
     """``repr`` cut to ``limit`` characters, for error messages about long texts."""
     text = repr(value)

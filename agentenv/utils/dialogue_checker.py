@@ -58,7 +58,10 @@ from typing import Any
 
 from agentenv.actions import answer
 from agentenv.utils._checks import (
+    ALWAYS,
     BAD_ACTIONS,
+    INFO_KEYS,
+    TOOL_USER_KEYS,
     UNPARSEABLE,
     CheckReport,
     Failer,
@@ -96,12 +99,6 @@ DIALOGUE_CHECKS: dict[str, str] = {
     "its faithful messages, or what you log is not what you optimise",
 }
 
-_ALWAYS = ("info_keys", "no_gold_before_end")
-
-_COMMON: dict[str, type | tuple[type, ...]] = {
-    "messages": list, "tools": list, "turn": int, "task_id": str, "split": str, "reward_components": dict,
-}
-_LEAD = {**_COMMON, "tool_calls": int}
 
 _FALLBACK_REPLY = "<say>I am not sure.</say>"
 _QUESTION = "<say>Can you tell me more about it?</say>"
@@ -168,7 +165,7 @@ class _DialogueChecker:
         return speak
 
     def required(self, agent: str) -> dict[str, type | tuple[type, ...]]:
-        return _LEAD if agent == self.lead else _COMMON
+        return TOOL_USER_KEYS if agent == self.lead else INFO_KEYS
 
     def timed(self, name: str, fn: Any, *args: Any) -> Any:
         if name in self.skip:
@@ -433,11 +430,11 @@ def check_dialogue_env(
             failed, and why it matters.
         ValueError: ``skip`` names an unknown check, or one that always runs.
     """
-    bad = (set(skip) - set(DIALOGUE_CHECKS)) | (set(skip) & set(_ALWAYS))
+    bad = (set(skip) - set(DIALOGUE_CHECKS)) | (set(skip) & set(ALWAYS))
     if bad:
         raise ValueError(
-            f"cannot skip {sorted(bad)}: skip takes {sorted(set(DIALOGUE_CHECKS) - set(_ALWAYS))} "
-            f"({', '.join(_ALWAYS)} run on every dialogue)"
+            f"cannot skip {sorted(bad)}: skip takes {sorted(set(DIALOGUE_CHECKS) - set(ALWAYS))} "
+            f"({', '.join(ALWAYS)} run on every dialogue)"
         )
     c = _DialogueChecker(env, seed, skip, speaker)
     c.timed("pettingzoo_api", c.pettingzoo_api, num_cycles)

@@ -68,7 +68,9 @@ import gymnasium as gym
 
 from agentenv.actions import answer
 from agentenv.utils._checks import (
+    ALWAYS,
     BAD_ACTIONS,
+    TOOL_USER_KEYS,
     UNPARSEABLE,
     CheckReport,
     EnvCheckError,
@@ -106,14 +108,6 @@ TOOL_CHECKS: dict[str, str] = {
     "what you optimise (and RewardConfig presets and wrappers change nothing)",
 }
 
-_ALWAYS = ("info_keys", "no_gold_before_end")
-"""Checks made on every info of every episode the checker runs: they cannot be skipped."""
-
-_REQUIRED: dict[str, type | tuple[type, ...]] = {
-    "messages": list, "tools": list, "turn": int, "tool_calls": int, "task_id": str, "split": str,
-    "reward_components": dict,
-}
-"""The documented info keys of a ToolEnv and their types."""
 
 
 @dataclass
@@ -156,7 +150,7 @@ class _ToolEnvChecker:
             obs, info = self.env.reset(seed=seed)
         except Exception as err:
             raise self.fail("gymnasium", f"reset(seed={seed}) raised {type(err).__name__}: {err}") from err
-        problem = check_info(info, _REQUIRED, turn=0, ended=False, previous=None)
+        problem = check_info(info, TOOL_USER_KEYS, turn=0, ended=False, previous=None)
         if problem:
             raise self.fail(problem[0], f"at reset: {problem[1]}")
         return obs, info
@@ -176,7 +170,7 @@ class _ToolEnvChecker:
             turn = len(trace.steps) + 1
             ended = bool(terminated or truncated)
             self.fail.expect(isinstance(obs, str), "info_keys", f"step {turn} returned a {type(obs).__name__} observation, not str")
-            problem = check_info(info, _REQUIRED, turn=turn, ended=ended, previous=previous)
+            problem = check_info(info, TOOL_USER_KEYS, turn=turn, ended=ended, previous=previous)
             if problem:
                 raise self.fail(problem[0], f"after step {turn} ({short(action, 60)}): {problem[1]}")
             self.fail.expect(len(info["messages"]) > len(previous["messages"]), "info_keys",
@@ -341,10 +335,10 @@ def check_tool_env(
         ValueError: ``skip`` names an unknown check.
     """
     unknown = set(skip) - set(TOOL_CHECKS)
-    if unknown or set(skip) & set(_ALWAYS):
+    if unknown or set(skip) & set(ALWAYS):
         raise ValueError(
-            f"cannot skip {sorted(unknown | set(skip) & set(_ALWAYS))}: skip takes {sorted(set(TOOL_CHECKS) - set(_ALWAYS))} "
-            f"({', '.join(_ALWAYS)} run on every episode)"
+            f"cannot skip {sorted(unknown | set(skip) & set(ALWAYS))}: skip takes {sorted(set(TOOL_CHECKS) - set(ALWAYS))} "
+            f"({', '.join(ALWAYS)} run on every episode)"
         )
     c = _ToolEnvChecker(env, seed, skip)
     c.timed("gymnasium", c.gymnasium, skip_render_check, skip_close_check)

@@ -43,9 +43,8 @@ from typing import Any, ClassVar
 
 from agentenv.core import Task
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
-from agentenv.envs.rare_disease.answers import resolve_answer
 from agentenv.envs.rare_disease.documents import disease_retriever
-from agentenv.envs.rare_disease.grading import grade
+from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
 from agentenv.envs.rare_disease.patient_claims import asked_terms, check_reply
 from agentenv.envs.rare_disease.patient_prompts import answer_rules, system_prompt
@@ -198,9 +197,8 @@ class DiagnosisDialogueEnv(DialogueEnv):
 
     def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
         patient: Patient = task.case
-        resolved = resolve_answer(self.kb, answer.text) if answer is not None else None
         visit: Visit = dialogue.context
-        return grade(resolved, patient.diagnoses, self.k, visit.n_asked)
+        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, visit.n_asked)
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)

@@ -44,9 +44,8 @@ from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
-from agentenv.envs.rare_disease.answers import resolve_answer
 from agentenv.envs.rare_disease.documents import disease_retriever
-from agentenv.envs.rare_disease.grading import grade
+from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
 from agentenv.envs.rare_disease.patient_prompts import answer_rules, candidates_block, system_prompt
 from agentenv.envs.rare_disease.patient_tasks import (
@@ -139,9 +138,8 @@ class RareDiseaseEnv(ToolEnv):
 
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         patient: Patient = task.case
-        resolved = resolve_answer(self.kb, answer.text) if answer is not None else None
         consultation: Consultation = episode.context
-        return grade(resolved, patient.diagnoses, self.k, consultation.questions)
+        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, consultation.questions)
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)

@@ -35,8 +35,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from agentenv.envs.rare_disease.answers import ResolvedAnswer
+from agentenv.envs.rare_disease.answers import ResolvedAnswer, resolve_answer
+
+if TYPE_CHECKING:
+    from agentenv.corpora.hpo import HpoKnowledgeBase
+    from agentenv.parsing import Answer
 
 
 def component_names(k: int) -> tuple[str, ...]:
@@ -57,6 +62,17 @@ def component_names(k: int) -> tuple[str, ...]:
         "unresolved",
         "questions_asked",
     )
+
+
+def grade_answer_text(
+    kb: HpoKnowledgeBase, diagnoses: Sequence[str], answer: Answer | None, k: int, questions_asked: int
+) -> dict[str, float]:
+    """:func:`grade` of the agent's answer as sent (``None``: it never answered): resolve, then grade.
+
+    The one grading path of the single-agent env and the doctor-patient dialogue.
+    """
+    resolved = resolve_answer(kb, answer.text) if answer is not None else None
+    return grade(resolved, diagnoses, k, questions_asked)
 
 
 def grade(
