@@ -25,8 +25,10 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   judged at once by a rule-based checker (:class:`Judgment`) and rewarded
   1.0 when faithful, else 0.0.
 * **End.** An answer terminates both agents; the lead's spent budget
-  truncates both. Each agent then takes PettingZoo's one ``None`` step; a
-  non-``None`` action there is ignored, not an error.
+  truncates both. Each agent then takes PettingZoo's one ``None`` step; any
+  other action there raises ``ValueError`` before anything changes, as in
+  PettingZoo's own envs (``AECEnv._was_dead_step``): it is the caller's bug,
+  not agent text.
 * ``info`` per agent: ``messages`` (OpenAI chat format, from that agent's
   side), ``tools``, ``turn``, ``task_id``, ``split``, ``reward_components``
   (filled at the end), ``parse_error``; the simulated side also gets
@@ -242,6 +244,12 @@ class DialogueEnv(AECEnv[str, str, str]):
             raise RuntimeError("call reset() before step(), and again after the dialogue ends")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:  # PettingZoo's rule (AECEnv._was_dead_step); checked first, so nothing changes
+                ended = "terminated" if self.terminations[agent] else "truncated"
+                raise ValueError(
+                    f"the {agent} is done ({ended}): when an agent is dead, the only valid action is None; "
+                    f"step it with None (got {type(action).__name__})"
+                )
             self._was_dead_step(None)
             return
         if not isinstance(action, str):

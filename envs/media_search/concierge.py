@@ -33,6 +33,13 @@ weighted by ``reward`` (``strict`` by default; e.g. ``"efficient"`` charges
 tool calls and turns). User: 1.0 per faithful message (every stated
 constraint true, every asked field answered, no held-back field given
 unasked, no title named), else 0.0.
+
+## Constructors (PettingZoo's names)
+``env(**kwargs)``: the AEC env inside PettingZoo's ``OrderEnforcingWrapper``
+(as PettingZoo's own ``env()``); ``raw_env(**kwargs)``: the bare
+:class:`MediaConciergeEnv` (same as ``agentenv.multiagent.make(ENV_ID)``);
+``parallel_env(**kwargs)``: the turn-based Parallel version. ``kwargs``
+override the registered ones.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from agentenv.core import Task
 from agentenv.corpora.media import load_catalog
@@ -70,7 +79,9 @@ from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.envs.media_search.user_claims import check_user_message, field_of, vocabulary
 from agentenv.multiagent.base import DialogueEnv, Judgment
 from agentenv.multiagent.dialogue_state import Dialogue
+from agentenv.multiagent.parallel import TurnBasedParallel
 from agentenv.multiagent.policy_helpers import PolicyLike
+from agentenv.multiagent.registry import make as _make
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import ToolRegistry
@@ -210,3 +221,22 @@ class MediaConciergeEnv(DialogueEnv):
     def probe_policy(self, dialogue: int) -> PolicyLike:
         """The field probe, asking about one field per message in an order rotated by ``dialogue``."""
         return FieldProbe(rotate=dialogue)
+
+
+ENV_ID: str = MediaConciergeEnv.metadata["name"]
+"""The registered id of this dialogue."""
+
+
+def raw_env(**kwargs: Any) -> MediaConciergeEnv:
+    """The bare AEC env of ``ENV_ID`` (no wrappers): ``agentenv.multiagent.make(ENV_ID, **kwargs)``."""
+    return _make(ENV_ID, **kwargs)
+
+
+def env(**kwargs: Any) -> OrderEnforcingWrapper:
+    """The AEC env of ``ENV_ID`` inside PettingZoo's ``OrderEnforcingWrapper``, as PettingZoo's own ``env()``."""
+    return OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> TurnBasedParallel:
+    """The turn-based Parallel version of ``ENV_ID`` (``info["active_agent"]`` names whose action counts)."""
+    return TurnBasedParallel(raw_env(**kwargs))

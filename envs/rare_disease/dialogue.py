@@ -33,6 +33,13 @@ findings asked about, ...) plus ``format``, ``tool_calls``, ``turns``,
 (``strict`` by default). Patient: 1.0 per faithful reply (every claim true
 against its record, nothing asked left unanswered, no evasion, no diagnosis
 named, no unasked hidden finding volunteered), else 0.0.
+
+## Constructors (PettingZoo's names)
+``env(**kwargs)``: the AEC env inside PettingZoo's ``OrderEnforcingWrapper``
+(as PettingZoo's own ``env()``); ``raw_env(**kwargs)``: the bare
+:class:`DiagnosisDialogueEnv` (same as ``agentenv.multiagent.make(ENV_ID)``);
+``parallel_env(**kwargs)``: the turn-based Parallel version. ``kwargs``
+override the registered ones.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from agentenv.core import Task
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
@@ -61,7 +70,9 @@ from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
 from agentenv.envs.rare_disease.tools import make_rare_disease_tools
 from agentenv.multiagent.base import DialogueEnv, Judgment
 from agentenv.multiagent.dialogue_state import Dialogue
+from agentenv.multiagent.parallel import TurnBasedParallel
 from agentenv.multiagent.policy_helpers import PolicyLike
+from agentenv.multiagent.registry import make as _make
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
@@ -214,3 +225,22 @@ class DiagnosisDialogueEnv(DialogueEnv):
     def probe_policy(self, dialogue: int) -> PolicyLike:
         """The asking doctor, naming findings by id in even dialogues and by name in odd ones."""
         return AskingDoctor(self.kb, style="ids" if dialogue % 2 == 0 else "names")
+
+
+ENV_ID: str = DiagnosisDialogueEnv.metadata["name"]
+"""The registered id of this dialogue."""
+
+
+def raw_env(**kwargs: Any) -> DiagnosisDialogueEnv:
+    """The bare AEC env of ``ENV_ID`` (no wrappers): ``agentenv.multiagent.make(ENV_ID, **kwargs)``."""
+    return _make(ENV_ID, **kwargs)
+
+
+def env(**kwargs: Any) -> OrderEnforcingWrapper:
+    """The AEC env of ``ENV_ID`` inside PettingZoo's ``OrderEnforcingWrapper``, as PettingZoo's own ``env()``."""
+    return OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> TurnBasedParallel:
+    """The turn-based Parallel version of ``ENV_ID`` (``info["active_agent"]`` names whose action counts)."""
+    return TurnBasedParallel(raw_env(**kwargs))

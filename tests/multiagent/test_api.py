@@ -7,7 +7,9 @@ import sys
 
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from agentenv.multiagent import env as wrapped_env
 from agentenv.multiagent import env_ids, make, parallel_make
 from agentenv.multiagent.base import DialogueEnv
 
@@ -26,7 +28,11 @@ pytestmark = [
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_api_test_random_text(env_id: str) -> None:
-    api_test(make(env_id), num_cycles=200)
+    """On the env as PettingZoo's own ``env()`` returns one (inside OrderEnforcingWrapper); the
+    dialogue-shaped test below runs it on the bare env."""
+    env = wrapped_env(env_id)
+    assert isinstance(env, OrderEnforcingWrapper) and isinstance(env.unwrapped, DialogueEnv)
+    api_test(env, num_cycles=200)
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -139,14 +145,16 @@ def test_reset_options_pin_the_task(dx: DialogueEnv) -> None:
 
 
 def test_truncation_and_dead_steps(dx: DialogueEnv) -> None:
-    """Spent turns truncate both agents; each then takes one None step (a stray action is ignored)."""
+    """Spent turns truncate both agents; each then takes one None step (any other action raises)."""
     dx.reset(seed=0)
     for _ in range(dx.max_turns):
         dx.step("not an action")
     assert all(dx.truncations.values()) and not any(dx.terminations.values())
     assert dx.infos["doctor"]["reward_components"]["invalid_actions"] == dx.max_turns
     assert "gold" in dx.infos["doctor"] and "parse_error" in dx.infos["doctor"]
-    dx.step("ignored")
+    with pytest.raises(ValueError, match="only valid action is None"):
+        dx.step("not None")
+    dx.step(None)
     dx.step(None)
     assert dx.agents == []
     with pytest.raises(RuntimeError, match="reset"):
