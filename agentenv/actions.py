@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 
 def tool_call(name: str, /, **arguments: Any) -> str:
@@ -38,3 +38,55 @@ def answer(text: str | Iterable[str]) -> str:
 def think(text: str, action: str) -> str:
     """Prefix an action with a ``<think>`` block."""
     return f"<think>\n{text}\n</think>\n\n{action}"
+
+
+def action_from_message(message: Mapping[str, Any], tool_format: Literal["native", "hermes"]) -> str:
+    """The action text of one OpenAI assistant message, as an env's parser reads it.
+
+    One rule set for every path that turns a model's reply into an action (the ``llm``
+    eval agent, the TRL reward's replay), so that training and evaluation grade the
+    same text: with ``tool_format="native"`` the message's ``tool_calls`` become
+    canonical ``<tool_call>`` blocks after its content; with ``"hermes"`` the content
+    carries its own calls (parsed calls are rendered only when the content is empty);
+    without calls the content is the action. ``reasoning_content`` (or ``reasoning``)
+    becomes a leading ``<think>`` block. Arguments that are not a JSON object go to
+    the env's parser as they came, unrepaired.
+
+    Example:
+        >>> print(action_from_message({"content": None, "tool_calls": [
+        ...     {"function": {"name": "search", "arguments": '{"query": "x"}'}}]}, "native"))
+        <tool_call>
+        {"name": "search", "arguments": {"query": "x"}}
+        </tool_call>
+    """
+    content = message.get("content") or ""
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    content = str(content)
+    calls = message.get("tool_calls") or []
+    if calls and (tool_format == "native" or not content.strip()):
+        # Hermes text normally carries its own calls; a server that parsed them anyway still gets them rendered.
+        action = "\n".join(([content.strip()] if content.strip() else []) + [_render_call(c) for c in calls])
+    else:
+        action = content
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return think(str(reasoning).strip(), action) if reasoning and "<think>" not in action else action
+
+
+def _render_call(call: Mapping[str, Any]) -> str:
+    function = call.get("function") or {}
+    name = str(function.get("name", ""))
+    raw = function.get("arguments", "{}")
+    args = raw if isinstance(raw, Mapping) else _loads_object(raw)
+    if args is None:  # not a JSON object: hand it to the env's parser as it came, unrepaired
+        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        return f'<tool_call>\n{{"name": {json.dumps(name, ensure_ascii=False)}, "arguments": {text}}}\n</tool_call>'
+    return tool_call(name, **args)
+
+
+def _loads_object(raw: Any) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

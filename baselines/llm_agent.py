@@ -74,7 +74,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from agentenv.actions import think, tool_call
+from agentenv.actions import action_from_message
 from agentenv.arguments import args_from_strings
 from agentenv.baselines.llm_http import (
     MAX_BACKOFF_S,
@@ -166,41 +166,6 @@ def chat_completions_url(base_url: str) -> str:
 def completions_url(base_url: str) -> str:
     """The (text) completions endpoint, which takes a prompt of token ids."""
     return endpoint_url(base_url, "completions")
-
-
-def action_from_message(message: Mapping[str, Any], tool_format: Literal["native", "hermes"]) -> str:
-    """The action text of one assistant reply (see the module docstring)."""
-    content = message.get("content") or ""
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    content = str(content)
-    calls = message.get("tool_calls") or []
-    if calls and (tool_format == "native" or not content.strip()):
-        # Hermes text normally carries its own calls; a server that parsed them anyway still gets them rendered.
-        action = "\n".join(([content.strip()] if content.strip() else []) + [_render_call(c) for c in calls])
-    else:
-        action = content
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    return think(str(reasoning).strip(), action) if reasoning and "<think>" not in action else action
-
-
-def _render_call(call: Mapping[str, Any]) -> str:
-    function = call.get("function") or {}
-    name = str(function.get("name", ""))
-    raw = function.get("arguments", "{}")
-    args = raw if isinstance(raw, Mapping) else _loads_object(raw)
-    if args is None:  # not a JSON object: hand it to the env's parser as it came, unrepaired
-        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-        return f'<tool_call>\n{{"name": {json.dumps(name, ensure_ascii=False)}, "arguments": {text}}}\n</tool_call>'
-    return tool_call(name, **args)
-
-
-def _loads_object(raw: Any) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def wire_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

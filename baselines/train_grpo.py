@@ -10,10 +10,15 @@ How it fits together:
 
 * :func:`agentenv.integrations.trl.dataset` gives one prompt per task of the
   split (the env's system prompt and the question) with its ``task_id``;
-* :func:`agentenv.integrations.trl.environment_factory` gives TRL one env per
-  rollout; TRL renders its tools into the prompt, runs the model's tool calls
-  against the env, and reads the env's configured reward (``--reward``) with
-  ``get_reward()``. The model ends an episode by calling the ``answer`` tool;
+* :class:`agentenv.integrations.trl.AgentEnvFactory` gives TRL one env per
+  rollout (a picklable factory, so ``AsyncGRPOTrainer`` can take it too); TRL
+  renders its tools into the prompt and runs the model's tool calls against the
+  env. The model ends an episode as in ``agentenv eval``: a final message with
+  ``<answer>…</answer>``. The factory's ``reward_func`` scores each rollout as
+  the env does (``--reward``): the episode return of its assistant messages,
+  one env turn per message;
+* ``--eval-split validation`` adds an evaluation set; the same factory serves
+  its rows (each row names its split and task);
 * generation is vLLM (``--use-vllm true``, colocated or server mode) or
   transformers' ``generate``.
 
@@ -56,6 +61,12 @@ class Args(TrainArgs):
     """Split whose tasks are the prompts (never train on 'test')."""
     tasks: int | None = None
     """Use the first N tasks of the split; None uses them all."""
+    eval_split: str | None = None
+    """Split to evaluate on during training (e.g. 'validation'); None evaluates nothing."""
+    eval_tasks: int | None = 64
+    """Use the first N tasks of eval_split; None uses them all."""
+    eval_steps: int = 100
+    """Evaluate every N optimizer steps (with eval_split)."""
     reward: str = "strict"
     """Reward preset or config file: 'strict' (accuracy), 'efficient' (plus tool and turn costs), ..."""
     num_generations: int = 8
@@ -83,12 +94,14 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
     from transformers import set_seed
     from trl import GRPOConfig, GRPOTrainer
 
-    from agentenv.integrations.trl import dataset, environment_factory
+    from agentenv.integrations.trl import AgentEnvFactory, dataset
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in TRL 1.16
     set_seed(args.seed)
     train_dataset = dataset(args.env_id, args.split, n=args.tasks)
-    factory = environment_factory(args.env_id, split=args.split, reward=args.reward, seed=args.seed)
+    eval_dataset = dataset(args.env_id, args.eval_split, n=args.eval_tasks) if args.eval_split else None
+    factory = AgentEnvFactory(args.env_id, split=args.split, reward=args.reward, seed=args.seed)
+    evaluation = {"eval_strategy": "steps", "eval_steps": args.eval_steps} if eval_dataset is not None else {}
     config = GRPOConfig(
         **args.trainer_options(GRPOConfig),
         num_generations=args.num_generations,
@@ -100,8 +113,14 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
         use_vllm=args.use_vllm,
         vllm_mode=args.vllm_mode,
         vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
+        **evaluation,
     )
-    return GRPOTrainer(**args.trainer_inputs(config, train_dataset, callbacks), environment_factory=factory)
+    return GRPOTrainer(
+        **args.trainer_inputs(config, train_dataset, callbacks),
+        eval_dataset=eval_dataset,
+        environment_factory=factory,
+        reward_funcs=factory.reward_func,  # the env's episode return; the env class has no get_reward
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -76,11 +76,12 @@ def tasks_file_record(path: str | Path) -> dict[str, Any]:
 
 
 def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_index: int) -> dict[str, Any]:
-    """One episode; returns its record for ``episodes.jsonl``."""
+    """One episode; returns its record for ``episodes.jsonl``, whose ``reward`` is the episode's
+    return (the sum of its step rewards: with ``shaping``, the last step alone is not the return)."""
     obs, info = env.reset(seed=config.seed + episode, options={"index": task_index})
     task = env.unwrapped.task
     agent.reset(obs, info, task=task, rng=np.random.default_rng([config.seed, episode]))
-    reward, terminated, truncated = 0.0, False, False
+    episode_return, terminated, truncated = 0.0, False, False
     failure: str | None = None
     while not (terminated or truncated):
         # An agent that cannot act (e.g. its model endpoint is down) raises AgentFailure: the env then
@@ -92,6 +93,7 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
             except AgentFailure as exc:
                 failure = exc.reason
         obs, reward, terminated, truncated, info = env.step(action)
+        episode_return += reward  # under shaping, costs are paid on earlier steps: the return is the sum
     components = info["reward_components"]
     record = {
         "episode": episode,
@@ -99,7 +101,7 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
         "task_index": task_index,
         "kind": task.kind,
         "difficulty": task.difficulty,
-        "reward": reward,
+        "reward": round(episode_return, 10),
         "terminated": terminated,
         "truncated": truncated,
         "reward_components": components,

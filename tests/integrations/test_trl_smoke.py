@@ -1,14 +1,16 @@
 """CPU smoke tests: GRPO through the env adapter and SFT on exported data, with a tiny random Qwen3.
 
-The point is the protocol, not learning: TRL renders the env's tools, parses
-tool calls, calls the adapter, and the reward column the trainer optimises is
-exactly the reward the env computes for the same actions (checked against a
-fresh env replaying each episode's messages).
+The point is the protocol, not learning. A random model never calls a tool,
+so its rewards are constant and its advantages zero; the GRPO test scripts
+the generated tokens instead (oracle plan, the same plan as parallel calls, a
+wrong answer, no answer) and leaves everything after generation to TRL:
+response parsing, tool execution through the adapter, rewards, advantages and
+the update. The rewards must be what ``agentenv eval`` computes for the same
+texts, they must differ across the group, and the update must move the weights.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -21,54 +23,19 @@ pytest.importorskip("torch")
 pytest.importorskip("datasets")
 pytest.importorskip("trl")
 
-from transformers import TrainerCallback  # noqa: E402
+import torch  # noqa: E402
 
 import agentenv  # noqa: E402, F401 - registers the ids
-from agentenv.actions import tool_call  # noqa: E402
+from agentenv.actions import answer, tool_call, tool_calls  # noqa: E402
 from agentenv.baselines import train_grpo, train_sft  # noqa: E402
-from agentenv.data.oracle_with_reasoning import ReasoningOracle  # noqa: E402
+from agentenv.baselines.oracle import OracleAgent  # noqa: E402
 from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
-from agentenv.parsing import Answer, parse_action  # noqa: E402
+from agentenv.evaluation.runner import RunConfig, make_env, run_episode  # noqa: E402
+from agentenv.parsing import ToolCalls, parse_action  # noqa: E402
 
 ENV_ID = "MediaSearch-v0"
 CLASS_NAME = "MediaSearch_v0"
-
-
-def replay_reward(messages: list[dict[str, Any]], task_id: str, **make_kwargs: Any) -> float:
-    """The reward a fresh env gives the same actions: one step per tool call, else the message text.
-
-    The replay env's turn budget is the number of actions, so an episode the
-    model left without answering ends where it ended in training.
-    """
-    actions = []
-    for message in messages[2:]:
-        if message["role"] == "assistant":
-            calls = message.get("tool_calls") or []
-            texts = [tool_call(c["function"]["name"], **json.loads(c["function"]["arguments"])) for c in calls]
-            actions.extend(texts or [message["content"]])
-    env = gym.make(ENV_ID, max_turns=len(actions), **make_kwargs)
-    env.reset(options={"task_id": task_id})
-    for i, action in enumerate(actions):
-        _, reward, terminated, truncated, _ = env.step(action)
-        assert (terminated or truncated) == (i == len(actions) - 1), "the replay ended early or late"
-    return float(reward)
-
-
-class RewardLedger(TrainerCallback):
-    """After each step: the trainer's env-reward column next to each rollout env's own record."""
-
-    def __init__(self) -> None:
-        self.trainer: Any = None
-        self.steps: list[dict[str, Any]] = []
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        envs = list(self.trainer.environments)
-        column = list(self.trainer._logs["rewards"][CLASS_NAME])[-len(envs):]  # TRL's per-rollout log
-        self.steps.append({
-            "trainer": column,
-            "env": [e.reward for e in envs],
-            "episodes": [(e.info["task_id"], e.info["messages"]) for e in envs],
-        })
+SHAPED = {"preset": "efficient", "shaping": True}
 
 
 def grpo_args(model: Path, out: Path, **overrides: Any) -> train_grpo.Args:
@@ -82,62 +49,76 @@ def grpo_args(model: Path, out: Path, **overrides: Any) -> train_grpo.Args:
     return train_grpo.Args(**settings)
 
 
-@pytest.mark.slow
-def test_grpo_steps_through_the_adapter_reward_what_the_env_rewards(
-    tiny_qwen3: Path, tmp_path: Path, compact_lm_head: None
-) -> None:
-    ledger = RewardLedger()
-    trainer = train_grpo.build_trainer(grpo_args(tiny_qwen3, tmp_path, reward="efficient"), callbacks=[ledger])
-    ledger.trainer = trainer
-    trainer.train()
+def group_scripts(task_index: int) -> dict[str, list[str]]:
+    """Four policies for one train task, as the raw assistant texts a model would generate.
 
-    assert len(ledger.steps) == 2
-    for step in ledger.steps:
-        assert len(step["trainer"]) == 2
-        assert step["trainer"] == pytest.approx(step["env"], abs=1e-6)
-        for (task_id, messages), reward in zip(step["episodes"], step["env"], strict=True):
-            assert replay_reward(messages, task_id, split="train", reward="efficient") == pytest.approx(reward)
-    logged = [row for row in trainer.state.log_history if f"rewards/{CLASS_NAME}/mean" in row]
-    assert [row[f"rewards/{CLASS_NAME}/mean"] for row in logged] == pytest.approx(
-        [float(np.mean(step["env"])) for step in ledger.steps], abs=1e-6
-    )
-
-
-def oracle_script(task_index: int) -> list[str]:
-    """The reasoning oracle's action texts on one train task, its answer turned into an ``answer`` call."""
+    ``a``: a search, then the oracle's plan, one call per message, then its answer; ``b``: the same calls as
+    parallel calls in one message, then the answer; ``c``: one search, then a wrong answer;
+    ``d``: plain text, no answer. Each message opens with ``Plan X.`` so a turn can be told apart.
+    """
     env = gym.make(ENV_ID, split="train")
     obs, info = env.reset(options={"index": task_index})
-    agent = ReasoningOracle()
+    agent = OracleAgent()
     agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
-    actions, done, reward = [], False, 0.0
+    oracle, done = [], False
     while not done:
         action = agent.act(obs, info)
-        obs, reward, terminated, truncated, info = env.step(action)
+        oracle.append(action)
+        obs, _, terminated, truncated, info = env.step(action)
         done = terminated or truncated
-        actions.append(action)
-    assert reward == 1.0, "the oracle solves its task in a plain env"
-    final = parse_action(actions[-1])
-    assert isinstance(final, Answer)
-    actions[-1] = actions[-1].split("<answer>")[0] + tool_call("answer", answer=final.text)
-    return actions
+    plan = [tool_call("search", query="family film 2008", k=1), *oracle]
+    calls = [c for a in plan if isinstance(p := parse_action(a), ToolCalls) for c in p.calls]
+    scripts = {
+        "a": plan,
+        "b": [tool_calls((c.name, c.arguments) for c in calls), oracle[-1]],
+        "c": [tool_call("search", query="film", k=1), answer("I do not know")],
+        "d": ["It is probably a film from the forties."],
+    }
+    return {key: [f"Plan {key}.\n{text}" for text in texts] for key, texts in scripts.items()}
+
+
+class Scripted:
+    """An eval agent that sends a script's texts in order (as ``--agent llm --agent-args tool_format=hermes``)."""
+
+    name = "scripted"
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+
+    def reset(self, obs: str, info: Any, *, task: Any, rng: Any) -> None:
+        self.turn = 0
+
+    def act(self, obs: str, info: Any) -> str:
+        self.turn += 1
+        return self.texts[self.turn - 1]
+
+
+class ReturnRecorder(gym.Wrapper):
+    """Sums the step rewards of the episode (the runner's record keeps the last step's reward)."""
+
+    def reset(self, **kwargs: Any) -> Any:
+        self.episode_return = 0.0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: str) -> Any:
+        result = self.env.step(action)
+        self.episode_return += float(result[1])
+        return result
 
 
 @pytest.mark.slow
-def test_grpo_with_scripted_rollouts_sees_the_env_rewards(
+def test_grpo_group_with_tools_and_answers_rewards_what_eval_rewards_and_updates(
     tiny_qwen3: Path, tmp_path: Path, compact_lm_head: None
 ) -> None:
-    """Two rollouts of one task through TRL's own tool loop: the oracle's plan (reward 1) and a wrong answer (0).
-
-    Generation is replaced by a script (a random model never calls a tool);
-    everything after it is TRL's: response parsing, tool execution through the
-    adapter, tool-result tokens, rewards, advantages and the update.
-    """
-    script = oracle_script(task_index=0)
-    wrong = tool_call("answer", answer="I do not know")
-    ledger = RewardLedger()
-    args = grpo_args(tiny_qwen3, tmp_path, tasks=1, max_steps=1, max_completion_length=4096)
-    trainer = train_grpo.build_trainer(args, callbacks=[ledger])
-    ledger.trainer = trainer
+    """One GRPO step on a group of four scripted rollouts of one task under shaped rewards."""
+    scripts = group_scripts(task_index=0)
+    order = list(scripts)
+    args = grpo_args(
+        tiny_qwen3, tmp_path, tasks=1, max_steps=1, per_device_train_batch_size=4, num_generations=4,
+        max_completion_length=4096, reward=SHAPED,
+    )
+    trainer = train_grpo.build_trainer(args)
+    (reward_func,) = [f for f in trainer.reward_funcs if getattr(f, "__name__", "") == CLASS_NAME]
     tokenizer = trainer.processing_class
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
 
@@ -145,29 +126,39 @@ def test_grpo_with_scripted_rollouts_sees_the_env_rewards(
         out = []
         for position, ids in enumerate(prompt_ids):
             text = tokenizer.decode(ids)
-            turn = text.count("<tool_response>")
-            if "Answer received" in text:
-                action = "Done."
-            elif turn == 0:
-                action = script[0] if position == 0 else wrong
-            else:
-                action = script[turn]
-            out.append(tokenizer.encode(action, add_special_tokens=False) + [end])
+            turn = text.count("<|im_start|>assistant") - 1  # assistant turns before this one
+            key = order[position] if turn == 0 else next(k for k in order if f"Plan {k}." in text)
+            out.append(tokenizer.encode(scripts[key][turn], add_special_tokens=False) + [end])
         return out, None
 
     trainer._generate_single_turn = scripted  # TRL 1.16's generation hook; the tool loop stays TRL's
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
 
-    (step,) = ledger.steps
-    assert step["env"] == [1.0, 0.0]
-    assert step["trainer"] == pytest.approx([1.0, 0.0])
-    for (task_id, messages), reward in zip(step["episodes"], step["env"], strict=True):
-        assert replay_reward(messages, task_id, split="train") == reward
-    turns = [m for m in step["episodes"][0][1] if m["role"] == "assistant"]
-    assert len(turns) == len(script)  # every planned call and the answer reached the env, one turn each
-    history = trainer.state.log_history[0]
-    assert history["tools/call_frequency"] > 0
-    assert math.isfinite(history["loss"]) and history["grad_norm"] > 0
+    results = reward_func.last_results
+    rewards = [r.reward for r in results]
+    logged = trainer.state.log_history[0]
+    assert logged[f"rewards/{CLASS_NAME}/mean"] == pytest.approx(float(np.mean(rewards)), abs=1e-6)
+    # the same texts through the eval runner: same components, same episode return. TRL ends a
+    # rollout at its first message without tool calls, so `d` (no answer) is compared with an eval
+    # whose turn budget ends there too; with more turns, eval would show the error and ask again.
+    for key, result in zip(order, results, strict=True):
+        budget = (("max_turns", len(scripts[key])),) if key == "d" else ()
+        config = RunConfig(ENV_ID, agent="scripted", split="train", env_kwargs=(("reward", SHAPED), *budget))
+        env = ReturnRecorder(make_env(config))
+        record = run_episode(env, Scripted(scripts[key]), config, episode=0, task_index=0)
+        assert result.components == record["reward_components"], key
+        assert result.reward == pytest.approx(env.episode_return), key
+        assert result.reward == pytest.approx(sum(result.step_rewards))
+    by_key = dict(zip(order, results, strict=True))
+    assert by_key["a"].components["accuracy"] == by_key["b"].components["accuracy"] == 1.0
+    assert by_key["b"].components["turns"] == 2.0 < by_key["a"].components["turns"]  # parallel calls: one turn
+    assert by_key["b"].reward > by_key["a"].reward > by_key["c"].reward and by_key["d"].truncated
+    assert len(set(rewards)) == 4  # rewards differ across the group: non-zero advantages
+    assert logged["tools/call_frequency"] > 0
+    assert math.isfinite(logged["loss"]) and logged["grad_norm"] > 0
+    moved = [n for n, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[n])]
+    assert moved, "the update changed no parameter"
 
 
 @pytest.fixture(scope="module")
