@@ -59,7 +59,7 @@ from typing import Any, ClassVar, Literal
 import gymnasium as gym
 
 from agentenv.frozen import MessageLog
-from agentenv.parsing import Answer, ParseError, parse_action
+from agentenv.parsing import Answer, ParseError, ToolCalls, parse_action
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
@@ -68,7 +68,6 @@ from agentenv.turns import (
     TaskChooser,
     behaviour_components,
     cost_counts,
-    read_action,
     record_answer,
     record_invalid,
     run_tools,
@@ -211,7 +210,7 @@ class ToolEnv(gym.Env[str, str]):
             self._system_text = self._system_prompt()
         messages = [{"role": "system", "content": self._system_text}, {"role": "user", "content": prompt}]
         self._episode = Episode(task=task, messages=MessageLog(messages), context=context)
-        return self._observe(prompt), self._info({})
+        return self._observe(prompt), self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         ep = self._episode
@@ -221,28 +220,38 @@ class ToolEnv(gym.Env[str, str]):
             raise TypeError(not_text(f"{type(self).__name__}.step", action))
         ep.turn += 1
         max_length = self.action_space.max_length
-        parsed, calls = read_action(parse_action(action, max_length), self.tools)
-        extra: dict[str, Any] = {}
-        reward, terminated = 0.0, False
-        if isinstance(parsed, ParseError):
-            obs = record_invalid(ep, action, parsed, max_length)
-            extra["parse_error"] = parsed.reason
-        elif isinstance(parsed, Answer):
+        parsed = parse_action(action, max_length)
+        calls = None
+        if type(parsed) is ToolCalls:
+            calls = self.tools.validate(parsed)
+            if type(calls) is ParseError:
+                parsed = calls
+        terminated = self.single_turn
+        parse_error = None
+        if calls is not None and type(parsed) is ToolCalls:
+            obs = tool_observation(run_tools(ep, self.tools, parsed, calls))
+        elif type(parsed) is Answer:
             record_answer(ep, parsed)
             terminated, obs = True, ""
         else:
-            obs = tool_observation(run_tools(ep, self.tools, parsed, calls))
-        terminated = terminated or self.single_turn
+            obs = record_invalid(ep, action, parsed, max_length)
+            parse_error = parsed.reason
         truncated = not terminated and ep.turn >= self.max_turns
-        components = None
+        info = self._info()
+        if parse_error is not None:
+            info["parse_error"] = parse_error
+        reward = 0.0
         if terminated or truncated:
             ep.done = True
             components = self._components(ep)
-            extra["reward_components"] = components
-            extra["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
-        if components is not None or self.reward_config.shaping:
+            info["reward_components"] = components
+            info["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
             reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep), components)
-        return self._observe(obs), float(reward), terminated, truncated, self._info(extra)
+        elif self.reward_config.shaping:
+            reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep))
+        if self.observation_mode == "transcript" or len(obs) > self.observation_space.max_length:
+            obs = self._observe(obs)
+        return obs, float(reward), terminated, truncated, info
 
     def render(self) -> str | None:
         text = render_transcript(self._episode.messages) if self._episode else ""
@@ -265,19 +274,19 @@ class ToolEnv(gym.Env[str, str]):
             text = render_transcript(self._episode.messages)
         return text[: self.observation_space.max_length]
 
-    def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
+    def _info(self) -> dict[str, Any]:
+        """The info of the current state; ``messages`` is a new list of the read-only messages
+        (no copy of any message), ``tools`` the registry's one read-only list."""
         ep = self._episode
-        info = {
+        return {
             "turn": ep.turn,
             "tool_calls": ep.tool_calls,
             "task_id": ep.task.id,
             "split": ep.task.split,
-            "messages": list(ep.messages),  # frozen messages: shared safely, no per-step copy
-            "tools": list(self.tools.schemas),
+            "messages": list(ep.messages),
+            "tools": self.tools.info_schemas,
             "reward_components": {},
         }
-        info.update(extra)
-        return info
 
 
 def not_text(where: str, action: object) -> str:

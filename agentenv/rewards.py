@@ -58,6 +58,12 @@ _COST_FIELDS = (
 )
 
 
+def _round10(value: float) -> float:
+    """``round(value, 10)``, which costs about half a microsecond, skipped for whole numbers
+    (most rewards: 0.0 and 1.0), which it leaves unchanged."""
+    return value if value.is_integer() else round(value, 10)
+
+
 def _rate(description: str) -> Any:
     return Field(0.0, ge=0.0, allow_inf_nan=False, description=description)
 
@@ -166,7 +172,7 @@ class RewardConfig(BaseModel):
 
         Raises ``KeyError`` naming a weighted or charged component that is missing.
         """
-        return round(self.score(components) - self.cost(components), 10)
+        return _round10(self.score(components) - self.cost(components))
 
     def step_reward(
         self, paid: float, counts: Mapping[str, float], components: Mapping[str, float] | None = None
@@ -188,7 +194,8 @@ class RewardConfig(BaseModel):
             (-0.2, 1.0, 0.8)
         """
         if components is not None:
-            return round(self.combine(components) + (paid if self.shaping else 0.0), 10), paid
+            total = self.combine(components)
+            return (_round10(total + paid) if self.shaping else total), paid
         if not self.shaping:
             return 0.0, paid
         owed = max(self.cost(counts, running=True) - paid, 0.0)

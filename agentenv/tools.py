@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import json
 import signal
 import threading
@@ -35,15 +36,42 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from agentenv.frozen import freeze
 from agentenv.parsing import ParseError, ToolCalls
+from agentenv.tool_deadline import WATCHDOG, ToolTimeout
 
 # One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
 _JSON = json.JSONEncoder(ensure_ascii=False)
+# JSONEncoder.encode still builds a C encoder on every call (about a microsecond); this one is
+# built once. Without circular-reference markers, so it is only for acyclic data (see encode_json).
+_C_ENCODE = (
+    json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+        None, _JSON.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+    )
+    if getattr(json.encoder, "c_make_encoder", None) is not None
+    else None
+)
 
+
+def encode_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, byte for byte, at a fraction of its cost.
+
+    For values decoded from JSON (tool-call arguments), which cannot hold a cycle; a
+    value json cannot write raises as ``json.dumps`` would.
+
+    Example:
+        >>> encode_json({"query": "Amélie", "k": 3, "tags": [1.5, None, True]})
+        '{"query": "Amélie", "k": 3, "tags": [1.5, null, true]}'
+    """
+    if _C_ENCODE is None or type(value) is str:
+        return _JSON.encode(value)
+    return "".join(_C_ENCODE(value, 0))
+
+_SIGNALS = hasattr(signal, "pthread_kill") and hasattr(signal, "SIGALRM")
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_OUTPUT_CHARS = 8_000
 DEFAULT_MAX_CALLS_PER_ACTION = 32
@@ -53,10 +81,6 @@ runs hundreds of tools (each under its own time limit), and a single step can ta
 
 class ToolError(Exception):
     """An expected tool failure; its message is shown to the agent verbatim."""
-
-
-class ToolTimeout(Exception):
-    """Raised inside a tool body when its time limit expires."""
 
 
 class ServiceUnavailable(Exception):
@@ -156,8 +180,7 @@ def tool(
     return wrap
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     """What one call produced: the observation text and whether it succeeded."""
 
     name: str
@@ -166,8 +189,7 @@ class ToolResult:
     wall_ms: float
 
 
-@dataclass(frozen=True, slots=True)
-class ValidatedCall:
+class ValidatedCall(NamedTuple):
     """A tool call whose arguments passed validation."""
 
     tool: Tool
@@ -188,6 +210,8 @@ class ToolRegistry:
                 raise ValueError(f"duplicate tool name {t.name!r}")
             self._tools[t.name] = t
         self.schemas: list[dict[str, Any]] = [t.schema() for t in self._tools.values()]
+        self.info_schemas: list[dict[str, Any]] = freeze(copy.deepcopy(self.schemas))
+        """The schemas as ``info["tools"]`` gives them: read-only, so every step shares one list."""
         self._executor: ThreadPoolExecutor | None = None
 
     def prompt_text(self, in_prompt: bool) -> str:
@@ -256,11 +280,22 @@ class ToolRegistry:
         """Run one call under its time limit and output cap; never raises.
 
         ``context`` is the episode's context, passed on to a tool that ``takes_context``.
+        In the main thread the limit is kept by :mod:`agentenv.tool_deadline`'s watchdog; elsewhere,
+        where signals cannot reach, the call runs in a helper thread that is abandoned
+        when the limit passes.
         """
         start = time.perf_counter()
         ok = True
         try:
-            result = self._run(t, args, context)
+            if t.timeout_s is None:
+                result = t.fn(args, context) if t.takes_context else t.fn(args)
+            elif _SIGNALS and threading.get_ident() == threading.main_thread().ident:
+                if t.takes_context:
+                    result = WATCHDOG.run(t.timeout_s, t.fn, args, context)
+                else:
+                    result = WATCHDOG.run(t.timeout_s, t.fn, args)
+            else:
+                result = self._run_in_thread(t, args, context)
             content = result if isinstance(result, str) else _JSON.encode(result)
         except ToolError as exc:
             ok, content = False, f"Error: {exc}"
@@ -281,13 +316,6 @@ class ToolRegistry:
             content = content[: t.max_output_chars] + f"\n[output truncated: {omitted} more characters]"
         return ToolResult(t.name, content, ok, (time.perf_counter() - start) * 1000.0)
 
-    def _run(self, t: Tool, args: BaseModel, context: Any) -> Any:
-        if t.timeout_s is None:
-            return t.fn(args, context) if t.takes_context else t.fn(args)
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            return _Alarm.run(t, args, context)
-        return self._run_in_thread(t, args, context)
-
     def _run_in_thread(self, t: Tool, args: BaseModel, context: Any) -> Any:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentenv-tool")
@@ -304,41 +332,6 @@ class ToolRegistry:
         state = dict(self.__dict__)
         state["_executor"] = None
         return state
-
-
-class _Alarm:
-    """One SIGALRM handler for the whole process, installed on first use.
-
-    Re-installing a handler around every call costs more than the call itself
-    for a fast tool; arming the timer alone costs about a microsecond. The
-    handler raises only while a tool is running, and otherwise defers to the
-    handler that was there before.
-    """
-
-    installed = False
-    active = False
-    previous: Any = signal.SIG_DFL
-
-    @classmethod
-    def run(cls, t: Tool, args: BaseModel, context: Any) -> Any:
-        if not cls.installed:
-            cls.previous = signal.signal(signal.SIGALRM, cls._on_alarm)
-            cls.installed = True
-        cls.active = True
-        signal.setitimer(signal.ITIMER_REAL, t.timeout_s)
-        try:
-            return t.fn(args, context) if t.takes_context else t.fn(args)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            cls.active = False
-
-    @classmethod
-    def _on_alarm(cls, signum: int, frame: Any) -> None:
-        if cls.active:
-            cls.active = False
-            raise ToolTimeout
-        if callable(cls.previous):
-            cls.previous(signum, frame)
 
 
 MAX_EXPLAINED_ERRORS = 5

@@ -46,23 +46,20 @@ Example:
 
 from __future__ import annotations
 
-import json
 import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentenv.frozen import FrozenDict, FrozenList
 from agentenv.parsing import Answer, ParseError, ToolCalls, printable
-from agentenv.tools import ToolRegistry, ToolResult, ValidatedCall
+from agentenv.tools import ToolRegistry, ToolResult, ValidatedCall, encode_json
 
 if TYPE_CHECKING:
     import numpy as np
 
     from agentenv.core import Task
-
-# One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
-_JSON = json.JSONEncoder(ensure_ascii=False)
 
 RESET_OPTIONS = ("task", "task_id", "index")
 """The reset options that pin a task; every env reads these and no others."""
@@ -206,15 +203,20 @@ def run_tools(ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequen
     messages = ep.messages
     messages.append(assistant_message(action.content, action.reasoning, calls, call_ids))
     context = ep.context
+    execute = tools.execute
     results = []
-    for i, call in enumerate(calls):  # not zip(..., strict=...): its keyword costs a step 0.3 µs
-        result = tools.execute(call.tool, call.args, context)
+    i = 0
+    for call in calls:  # not zip(..., strict=...): its keyword costs a step 0.3 µs
+        t = call.tool
+        result = execute(t, call.args, context)
         ep.tool_calls += 1
         ep.tool_errors += not result.ok
-        ep.latency_ms += call.tool.latency_ms
+        ep.latency_ms += t.latency_ms
         ep.wall_ms += result.wall_ms
-        messages.append({"role": "tool", "tool_call_id": call_ids[i], "name": result.name, "content": result.content})
+        # Built read-only here, so the log freezes it in O(1) (see agentenv.frozen).
+        messages.append(FrozenDict(role="tool", tool_call_id=call_ids[i], name=result.name, content=result.content))
         results.append(result)
+        i += 1
     return results
 
 
@@ -228,17 +230,25 @@ def tool_observation(results: Sequence[ToolResult]) -> str:
 def assistant_message(
     content: str, reasoning: str | None, calls: Sequence[ValidatedCall] = (), call_ids: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """An OpenAI-format assistant message, with ``reasoning_content`` and ``tool_calls`` when present."""
+    """An OpenAI-format assistant message, with ``reasoning_content`` and ``tool_calls`` when present.
+
+    Built read-only (:mod:`agentenv.frozen`) from the start: the chat log would freeze it on
+    append anyway, and freezing a nested message after the fact costs more than the rest of
+    a step. The arguments are written as compact JSON once (:func:`~agentenv.tools.encode_json`).
+    """
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if reasoning is not None:
         message["reasoning_content"] = reasoning
     if calls:
-        message["tool_calls"] = [
-            {"id": call_ids[i], "type": "function",
-             "function": {"name": call.tool.name, "arguments": _JSON.encode(call.arguments)}}
+        message["tool_calls"] = FrozenList(
+            FrozenDict(
+                id=call_ids[i],
+                type="function",
+                function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments)),
+            )
             for i, call in enumerate(calls)
-        ]
-    return message
+        )
+    return FrozenDict(message)
 
 
 def behaviour_components(ep: Episode, require_think: bool) -> dict[str, float]:

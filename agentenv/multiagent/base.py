@@ -389,7 +389,7 @@ class DialogueEnv(AECEnv[str, str, str]):
             "task_id": d.task.id,
             "split": d.task.split,
             "messages": list(d.chats[agent]),  # frozen messages: shared safely, no per-step copy
-            "tools": list(self.tools.schemas) if is_lead else [],
+            "tools": self.tools.info_schemas if is_lead else [],
             "reward_components": {},
         }
         if is_lead:
