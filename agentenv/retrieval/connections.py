@@ -304,6 +304,9 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
                     self.guard_too_large = True
                     raise ValueError("request headers too large")  # httptools: parser error
             super().on_headers_complete()
+            cycle = self.cycle
+            if cycle is not None and cycle.transport is self.transport:
+                cycle.transport = _OneWrite(self.transport, cycle)
 
         def reading_body(self) -> bool:
             """Whether the request in flight still waits for body bytes from the client."""
@@ -325,3 +328,51 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
                 self.transport.write(error_response(status, reason))
 
     return GuardedProtocol
+
+
+class _OneWrite:
+    """A response cycle's view of the transport: its head waits for the body, then one write.
+
+    uvicorn writes a response's status line and headers, then its body, as two
+    ``transport.write`` calls: two ``send`` syscalls, and on loopback two
+    wake-ups of the client, which reads the head, finds the body missing and
+    waits again. Holding the head until the body's first write sends both in
+    one segment. Every ASGI body message reaches ``write`` (an empty one too),
+    and ``close`` flushes a held head, so nothing is held past the response.
+    """
+
+    __slots__ = ("transport", "cycle", "head", "state")
+
+    def __init__(self, transport: Any, cycle: Any) -> None:
+        self.transport = transport
+        self.cycle = cycle
+        self.head = b""
+        self.state = 0  # 0: head not written yet; 1: head held; 2: passing writes through
+
+    def write(self, data: bytes) -> None:
+        if self.state == 0:
+            if self.cycle.response_started:  # the first write once started is the head
+                self.head = data
+                self.state = 1
+                return
+        elif self.state == 1:
+            data = self.head + data
+            self.head = b""
+            self.state = 2
+        self.transport.write(data)
+
+    def flush(self) -> None:
+        if self.state == 1:
+            self.state = 2
+            self.transport.write(self.head)
+            self.head = b""
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return bool(self.transport.is_closing())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)

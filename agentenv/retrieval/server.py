@@ -30,6 +30,11 @@ is forked again while the others keep serving
 One process serves at most one core's worth of requests; ``serve(workers=N)``
 forks N processes that share the built index. uvicorn picks httptools and
 uvloop when they are installed, which halves the HTTP cost per request.
+The hot path: ``POST /search`` is answered before Starlette's middleware and
+router, each response leaves in one write (the connection guard holds
+uvicorn's head until the body), and hits are encoded with cached
+per-document text (:class:`~agentenv.retrieval.batching.HitEncoder`).
+``benchmarks/retrieval_server.py`` measures it against the budget.
 
 The server needs the ``server`` extra (starlette, uvicorn); importing this
 module without it works, and only ``create_app``/``serve`` raise ImportError.
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import json
 import logging
@@ -257,7 +263,6 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
         ImportError: without the ``server`` extra.
     """
     _require_extra()
-    from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
@@ -304,9 +309,10 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
         finally:
             await batcher.stop()
 
-    app = Starlette(
+    search = SearchEndpoint(batcher, limits)
+    app = _app_class()(
         routes=[
-            Route("/search", SearchEndpoint(batcher, limits), methods=["POST"]),
+            Route("/search", search, methods=["POST"]),
             Route("/health", health, methods=["GET"]),
             Route("/info", show_info, methods=["GET"]),
         ],
@@ -314,7 +320,34 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
         lifespan=lifespan,
     )
     app.state.batcher = batcher
+    app.search_endpoint = search
     return app
+
+
+@functools.cache
+def _app_class() -> type[Starlette]:
+    from starlette.applications import Starlette
+
+    class RetrievalApp(Starlette):
+        """Starlette, with ``POST /search`` answered before its middleware and router.
+
+        The hot path skips two middleware layers (each wrapping ``send`` in
+        another coroutine) and the router's pattern matching. ``SearchEndpoint``
+        answers its own errors as JSON, the same as the skipped layers would.
+        Every other path and method (``/search/``, ``GET /search``) still goes
+        through Starlette.
+        """
+
+        search_endpoint: SearchEndpoint
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["path"] == "/search" \
+                    and scope["method"] == "POST":
+                await self.search_endpoint(scope, receive, send)
+            else:
+                await super().__call__(scope, receive, send)
+
+    return RetrievalApp
 
 
 class SearchEndpoint:
@@ -329,7 +362,11 @@ class SearchEndpoint:
         self.limits = limits
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        status, body, extra = await self.answer(scope, receive)
+        try:
+            status, body, extra = await self.answer(scope, receive)
+        except Exception as exc:  # noqa: BLE001 - a bug here still answers JSON, as Starlette would
+            logger.error("unhandled error answering /search", exc_info=exc)
+            status, body, extra = 500, _error_body(f"internal error: {type(exc).__name__}"), []
         headers = [(b"content-type", b"application/json"),
                    (b"content-length", str(len(body)).encode()), *extra]
         await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -354,14 +354,156 @@ def test_serve_retrieval_command_end_to_end(server_extra: None) -> None:
 
 
 def test_benchmark_smoke(server_extra: None) -> None:
-    """A tiny budget keeps benchmarks/retrieval_server.py from rotting (no timing asserted)."""
-    script = Path(__file__).parents[2] / "benchmarks" / "retrieval_server.py"
-    done = subprocess.run([sys.executable, str(script), "--seconds", "0.3", "--warmup", "0.1",
-                           "--clients", "4", "--rate", "200"],
-                          capture_output=True, text=True, timeout=120)
+    """A tiny budget keeps benchmarks/retrieval_server.py from rotting (no timing asserted).
+
+    ``--against`` the same checkout exercises the interleaved two-server run.
+    """
+    repo = Path(__file__).parents[2]
+    done = subprocess.run([sys.executable, str(repo / "benchmarks" / "retrieval_server.py"),
+                           "--seconds", "0.3", "--warmup", "0.1", "--settle", "0.1",
+                           "--passes", "2", "--clients", "4", "--rate", "200",
+                           "--against", str(repo)],
+                          capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "failed requests: 0" in done.stdout
-    assert "throughput:" in done.stdout and "p99" in done.stdout
+    out = done.stdout
+    assert "# machine: " in out and "load average" in out
+    assert out.count("failed requests: 0") == 2
+    assert "throughput:" in out and "p99" in out and "budget ratios:" in out
+    assert "pass 2/2 this checkout" in out and f"pass 2/2 against {repo}" in out
+
+
+# ---------------------------------------------------------------- hot path
+
+
+def test_one_write_per_response_and_the_head_is_never_held_past_it() -> None:
+    from agentenv.retrieval.connections import _OneWrite
+
+    class Transport:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+            self.closed = False
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+        def close(self) -> None:
+            self.closed = True
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def get_extra_info(self, name: str) -> str:
+            return f"info:{name}"
+
+    class Cycle:
+        response_started = False
+
+    # 100-continue (before the response starts) goes out at once; head + body as one write.
+    transport, cycle = Transport(), Cycle()
+    wrapped = _OneWrite(transport, cycle)
+    wrapped.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    cycle.response_started = True
+    wrapped.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+    assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
+    wrapped.write(b"{}")
+    wrapped.write(b"more")  # later body chunks pass straight through
+    assert transport.writes[1:] == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", b"more"]
+    assert wrapped.get_extra_info("peername") == "info:peername" and not wrapped.is_closing()
+
+    # A response that starts and then fails: closing flushes the head first.
+    transport, cycle = Transport(), Cycle()
+    wrapped = _OneWrite(transport, cycle)
+    cycle.response_started = True
+    wrapped.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    wrapped.close()
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n"] and transport.closed
+
+
+def test_the_real_server_writes_each_response_once(server_extra: None,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Status line, headers and body leave in one write (uvicorn alone makes two)."""
+    from agentenv.retrieval import connections
+
+    writes: list[bytes] = []
+
+    class Counting:
+        def __init__(self, transport: Any) -> None:
+            self.transport = transport
+
+        def write(self, data: bytes) -> None:
+            writes.append(data)
+            self.transport.write(data)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.transport, name)
+
+    wrap = connections._OneWrite.__init__
+    monkeypatch.setattr(connections._OneWrite, "__init__",
+                        lambda self, transport, cycle: wrap(self, Counting(transport), cycle))
+    with start(ExactMatchRetriever(["heat wave", "cold"])) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        for body in (b'{"queries": ["heat"], "k": 1}', b'{"queries": [], "k": 1}', b"{"):
+            conn.request("POST", "/search", body=body)  # one keep-alive connection
+            response = conn.getresponse()
+            assert json.loads(response.read())
+        conn.request("GET", "/health")
+        assert json.loads(conn.getresponse().read()) == {"status": "ok"}
+        conn.close()
+    assert len(writes) == 4
+    assert all(w.startswith(b"HTTP/1.1 ") and w.endswith((b"}", b"]}")) for w in writes)
+
+
+def test_a_bug_on_the_search_path_still_answers_json_500(server_extra: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentenv.retrieval import server as server_module
+
+    def broken(body: bytes, limits: ServerLimits) -> tuple[list[str], int]:
+        raise AttributeError("a bug")
+
+    monkeypatch.setattr(server_module, "parse_search_body", broken)
+    with start(ExactMatchRetriever(["a"])) as server:
+        status, payload = post(server.url, b'{"queries": ["a"], "k": 1}')
+        assert (status, payload["error"]) == (500, "internal error: AttributeError")
+        assert RetrievalClient(server.url).health()
+
+
+def test_hit_encoder_matches_encode_hits_byte_for_byte() -> None:
+    from agentenv.retrieval.batching import HitEncoder, encode_hits
+
+    encoder = HitEncoder(max_cached_ids=3)  # small: the cache empties and refills
+    hits = [Hit("d1", 2.5, 0), Hit('say "hi"\u2028é', 1e300, 1), Hit("d1", float("inf"), 2),
+            Hit("nan", float("nan"), 3), Hit("neg", -0.0, 255), Hit("big-rank", 1.0, 300),
+            Hit("np", np.float64(0.1) + np.float64(0.2), np.int64(4)),
+            Hit("f32", np.float32(1.1), 5), Hit("int-score", 3, 6),  # type: ignore[arg-type]
+            Hit(7, 1.5, 7), Hit("neg-rank", 1.0, -1)]  # type: ignore[arg-type]
+    for start_at in range(len(hits)):
+        for stop_at in range(start_at, len(hits) + 1):
+            for _ in range(2):  # cold, then cached
+                assert encoder.encode(hits[start_at:stop_at]) == encode_hits(hits[start_at:stop_at])
+    assert encoder.encode([Hit("x", 1e308, 0), Hit("y", 1e308, 1)]) == encode_hits(
+        [Hit("x", 1e308, 0), Hit("y", 1e308, 1)])  # the scores' sum overflows
+
+
+def test_the_batcher_waits_for_company_only_when_idle() -> None:
+    """Under load a batch starts at once: a window restarting after every batch delayed every query."""
+    retriever = ExactMatchRetriever(["a b", "b c"])
+
+    async def scenario() -> tuple[float, float]:
+        batcher = MicroBatcher(retriever, max_wait_s=1.0)
+        await batcher.start()
+        await asyncio.sleep(0.01)  # the consumer is up and idle
+        began = time.monotonic()
+        await batcher.submit(["a"], 1)  # idle: waits the window for company
+        idle = time.monotonic() - began
+        began = time.monotonic()
+        await batcher.submit(["b"], 1)  # a batch just ended: no window
+        busy = time.monotonic() - began
+        await batcher.stop()
+        return idle, busy
+
+    idle, busy = asyncio.run(scenario())
+    assert idle >= 0.9 and busy < 0.5
 
 
 # ---------------------------------------------------------------- no extra needed
