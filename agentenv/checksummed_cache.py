@@ -13,7 +13,10 @@ Two shapes, with their on-disk formats fixed (existing caches stay valid):
 
 * a **pack**, one file: a one-line JSON header holding the key and the
   body's sha256 (``body_sha256``), then a JSON body (:func:`pack`,
-  :func:`unpack`, :func:`write_pack`);
+  :func:`unpack`, :func:`write_pack`); or a body of bytes the caller encodes
+  and decodes itself (:func:`pack_bytes`, :func:`unpack_bytes`), for a body
+  that should not be decoded whole (JSON lines read one line at a time), with
+  the same header and the same check;
 * a **directory entry** (:class:`ChecksummedDir`): files plus a JSON manifest
   that holds the key fields and the sha256 of each file. It is filled in a
   private temporary sibling and renamed into place, so a crash or a
@@ -54,7 +57,7 @@ from typing import Any
 from agentenv.checksums import sha256_file
 from agentenv.paths import atomic_write_bytes, discard, make_temp_dir, normal_mode
 
-__all__ = ["ChecksummedDir", "header_problem", "pack", "unpack", "write_pack"]
+__all__ = ["ChecksummedDir", "header_problem", "pack", "pack_bytes", "unpack", "unpack_bytes", "write_pack"]
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +86,12 @@ def _rebuilding(path: Path, reason: str, what: str = "cache file") -> None:
 
 def pack(header: Mapping[str, Any], body: Any) -> bytes:
     """Serialise ``body`` after a one-line header that carries the key and the body's sha256."""
-    blob = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    head = dict(header, body_sha256=hashlib.sha256(blob).hexdigest())
+    return pack_bytes(header, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def pack_bytes(header: Mapping[str, Any], blob: bytes, *, digest: str | None = None) -> bytes:
+    """A pack whose body is ``blob`` as given (``digest``: its sha256, when the caller has it already)."""
+    head = dict(header, body_sha256=digest or hashlib.sha256(blob).hexdigest())
     return json.dumps(head, sort_keys=True).encode() + b"\n" + blob
 
 
@@ -93,12 +100,11 @@ def write_pack(path: Path, header: Mapping[str, Any], body: Any, *, legacy: Iter
     atomic_write_bytes(path, pack(header, body), legacy=legacy)
 
 
-def unpack(path: Path, header: Mapping[str, Any]) -> Any | None:
-    """Return the body of a :func:`pack` file whose header matches, else ``None``.
+def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
+    """Return ``(stored header, body bytes)`` of a pack whose header matches and whose body is intact.
 
-    ``None`` (missing, truncated, corrupt or stale file) means "rebuild"; every
-    caller rebuilds then, so a file that exists but is unusable is logged as
-    being rebuilt (a missing one is a plain first build, and is not).
+    ``None`` means "rebuild", as for :func:`unpack`; the body is verified
+    against its sha256 but not decoded.
     """
     try:
         raw = path.read_bytes()
@@ -118,8 +124,21 @@ def unpack(path: Path, header: Mapping[str, Any]) -> Any | None:
         return _rebuilding(path, f"{stale} or corrupt")
     if head.get("body_sha256") != hashlib.sha256(blob).hexdigest():
         return _rebuilding(path, "corrupt: its body does not match its sha256")
+    return head, blob
+
+
+def unpack(path: Path, header: Mapping[str, Any]) -> Any | None:
+    """Return the body of a :func:`pack` file whose header matches, else ``None``.
+
+    ``None`` (missing, truncated, corrupt or stale file) means "rebuild"; every
+    caller rebuilds then, so a file that exists but is unusable is logged as
+    being rebuilt (a missing one is a plain first build, and is not).
+    """
+    found = unpack_bytes(path, header)
+    if found is None:
+        return None
     try:
-        return json.loads(blob)
+        return json.loads(found[1])
     except ValueError:
         return _rebuilding(path, "corrupt: its body is not JSON")
 

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
 from agentenv.corpora.hpo_files import HpoFiles
-from agentenv.corpora.hpoa import FrequencyClass, HpoaRecord, frequency_class_of, read_hpoa
+from agentenv.corpora.hpoa import (
+    Frequency,
+    FrequencyClass,
+    HpoaRecord,
+    checked_rows,
+    frequency_class_of,
+)
 from agentenv.corpora.obo import TermGraph, read_obo
 
 Universe = Literal["omim", "omim+orpha"]
@@ -55,9 +62,13 @@ def resolve_id(
 
 
 def merge_phenotypes(
-    rows: list[HpoaRecord],
+    rows: Sequence[HpoaRecord | Frequency],
 ) -> tuple[FrequencyClass, float | None]:
-    """Pool one (disease, term)'s positive rows into one class and value (see :mod:`agentenv.corpora.hpo`)."""
+    """Pool one (disease, term)'s positive rows into one class and value (see :mod:`agentenv.corpora.hpo`).
+
+    Only the frequency fields of a row are read: an :class:`~agentenv.corpora.hpoa.HpoaRecord`
+    or its :class:`~agentenv.corpora.hpoa.Frequency` will do.
+    """
     n_sum = m_sum = 0.0
     numeric = False
     classes = []
@@ -126,30 +137,36 @@ def build_tables(
         "consider": {t.id: list(t.consider) for t in onto.terms if t.consider},
     }
 
-    hpoa = read_hpoa(files.hpoa_path)
     obsolete = np.zeros(len(graph.ids), dtype=bool)
     obsolete[terms["obsolete"]] = True
+    canonical_of: dict[str, int | None] = {}  # ~270k rows name ~12k distinct terms: resolve each once
 
     def canonical(tid: str) -> int | None:
-        primary = resolve_id(tid, graph.index, obsolete, terms["replaced_by"], alt_ids)
-        return None if primary is None else graph.index[primary]
+        found = canonical_of.get(tid, -1)
+        if found == -1:
+            primary = resolve_id(tid, graph.index, obsolete, terms["replaced_by"], alt_ids)
+            found = canonical_of[tid] = None if primary is None else graph.index[primary]
+        return found
 
     names: dict[str, list[str]] = defaultdict(list)
-    pos: dict[str, dict[int, list[HpoaRecord]]] = defaultdict(dict)
+    pos: dict[str, dict[int, list[Frequency]]] = defaultdict(dict)
     neg: dict[str, set[int]] = defaultdict(set)
     other: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for r in hpoa.records:
-        names[r.database_id].append(r.disease_name)
-        t = canonical(r.hpo_id)
-        if t is None:
-            continue
-        if r.aspect == "P":
-            if r.negated:
-                neg[r.database_id].add(t)
-            else:
-                pos[r.database_id].setdefault(t, []).append(r)
-        elif not r.negated and t not in other[(r.database_id, r.aspect)]:
-            other[(r.database_id, r.aspect)].append(t)
+    hpoa_header: dict[str, str] = {}
+    with open(files.hpoa_path, encoding="utf-8") as handle:
+        for cells, negated, frequency in checked_rows(handle, files.hpoa_path.name, hpoa_header):
+            database_id, aspect = cells[0], cells[10]
+            names[database_id].append(cells[1])
+            t = canonical(cells[3])
+            if t is None:
+                continue
+            if aspect == "P":
+                if negated:
+                    neg[database_id].add(t)
+                else:
+                    pos[database_id].setdefault(t, []).append(frequency)
+            elif not negated and t not in other[(database_id, aspect)]:
+                other[(database_id, aspect)].append(t)
 
     disease_ids = sorted(names)
     dnames, dsyn = [], []
@@ -185,7 +202,7 @@ def build_tables(
         ann[f"{name}_indptr"], ann[f"{name}_term"] = _csr_rows(rows)
     ann["pos_class"] = np.asarray(pos_class, dtype=np.int8)
     ann["pos_value"] = np.asarray(pos_value, dtype=np.float64)
-    diseases = {"ids": disease_ids, "names": dnames, "synonyms": dsyn, "hpoa_header": hpoa.header}
+    diseases = {"ids": disease_ids, "names": dnames, "synonyms": dsyn, "hpoa_header": hpoa_header}
     return terms, graph.to_arrays(), diseases, ann
 
 

@@ -52,10 +52,11 @@ def write_cache(target: Path, files: HpoFiles) -> None:
     terms, graph_arrays, diseases, ann = build_tables(files)
 
     def save(tmp: Path) -> None:
-        with open(tmp / "terms.json", "w", encoding="utf-8") as fh:
-            json.dump(terms, fh, ensure_ascii=False, separators=(",", ":"))
-        with open(tmp / "diseases.json", "w", encoding="utf-8") as fh:
-            json.dump(diseases, fh, ensure_ascii=False, separators=(",", ":"))
+        # json.dumps, not json.dump: dump streams through the pure-Python encoder (~5x slower); same text.
+        (tmp / "terms.json").write_text(json.dumps(terms, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        (tmp / "diseases.json").write_text(
+            json.dumps(diseases, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+        )
         np.savez(tmp / "graph.npz", **graph_arrays)
         np.savez(tmp / "annotations.npz", **ann)
         graph = TermGraph.from_arrays(terms["ids"], graph_arrays)

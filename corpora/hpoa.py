@@ -34,6 +34,7 @@ import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 COLUMNS = (
     "database_id",
@@ -195,35 +196,61 @@ def parse_hpoa(lines: Iterable[str], source: str = "phenotype.hpoa") -> HpoaFile
         ({'version': '2025-01-16'}, True, 0.0)
     """
     header: dict[str, str] = {}
-    records: list[HpoaRecord] = []
-    rows = _rows(lines, source, header)
-    for lineno, cells in rows:
+    records = [
+        HpoaRecord(
+            database_id=cells[0],
+            disease_name=cells[1],
+            negated=negated,
+            hpo_id=cells[3],
+            reference=cells[4],
+            evidence=cells[5],
+            onset=cells[6],
+            frequency_raw=cells[7],
+            frequency_class=frequency.frequency_class,
+            frequency_value=frequency.frequency_value,
+            sex=cells[8],
+            modifier=cells[9],
+            aspect=cells[10],
+            biocuration=cells[11],
+        )
+        for cells, negated, frequency in checked_rows(lines, source, header)
+    ]
+    return HpoaFile(header=header, records=records)
+
+
+class Frequency(NamedTuple):
+    """A frequency cell as written and parsed: the fields of :class:`HpoaRecord` that
+    :func:`agentenv.corpora.hpo_build.merge_phenotypes` reads."""
+
+    frequency_raw: str
+    frequency_class: FrequencyClass
+    frequency_value: float | None
+
+
+def checked_rows(
+    lines: Iterable[str], source: str, header: dict[str, str]
+) -> Iterator[tuple[list[str], bool, Frequency]]:
+    """The rows of phenotype.hpoa, checked as :func:`parse_hpoa` checks them: ``(cells, negated, frequency)``.
+
+    Fills ``header`` with the ``#key: value`` lines. Why apart from
+    :func:`parse_hpoa`: the knowledge-base build reads a few cells of each of
+    the ~270,000 rows, and building an :class:`HpoaRecord` for each was a
+    sizeable part of a cold start. The few hundred distinct frequency cells
+    are parsed once each.
+    """
+    frequencies: dict[str, Frequency] = {}
+    for lineno, cells in _rows(lines, source, header):
         qualifier = cells[2]
         if qualifier not in ("", "NOT"):
             raise ValueError(f"{source}:{lineno}: qualifier must be '' or 'NOT', got {qualifier!r}")
-        try:
-            freq_class, freq_value = parse_frequency(cells[7])
-        except ValueError as err:
-            raise ValueError(f"{source}:{lineno}: {err}") from None
-        records.append(
-            HpoaRecord(
-                database_id=cells[0],
-                disease_name=cells[1],
-                negated=qualifier == "NOT",
-                hpo_id=cells[3],
-                reference=cells[4],
-                evidence=cells[5],
-                onset=cells[6],
-                frequency_raw=cells[7],
-                frequency_class=freq_class,
-                frequency_value=freq_value,
-                sex=cells[8],
-                modifier=cells[9],
-                aspect=cells[10],
-                biocuration=cells[11],
-            )
-        )
-    return HpoaFile(header=header, records=records)
+        raw = cells[7]
+        frequency = frequencies.get(raw)
+        if frequency is None:
+            try:
+                frequency = frequencies[raw] = Frequency(raw, *parse_frequency(raw))
+            except ValueError as err:
+                raise ValueError(f"{source}:{lineno}: {err}") from None
+        yield cells, qualifier == "NOT", frequency
 
 
 def _rows(

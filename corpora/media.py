@@ -30,9 +30,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from agentenv.corpora.media_files import pack, paused_gc, unpack, write_atomic
 
@@ -51,11 +51,14 @@ CACHE_FORMAT = 3
 _NON_WORD = re.compile(r"[\W_]+")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_key(text: str) -> str:
     """Return a lookup key: lower case, no diacritics, punctuation as spaces.
 
     Person, genre and title look-ups all go through this key so that
     "Pedro Armendáriz Jr." and "pedro armendariz, jr" find the same person.
+    Memoised (a bounded LRU): generating the questions asks for the same
+    few thousand names hundreds of thousands of times.
 
     Example:
         >>> normalize_key("Sci-Fi")
@@ -248,9 +251,48 @@ class Catalog:
         """Return the person credited under exactly this (normalised) name."""
         return self.people.get(normalize_key(name))
 
-    def documents(self) -> tuple[list[str], list[str]]:
-        """Return ``(ids, texts)``: one description per title, for search indexes."""
-        return [t.id for t in self.titles], [t.document() for t in self.titles]
+    def documents(self) -> tuple[list[str], Sequence[str]]:
+        """Return ``(ids, texts)``: one description per title, for search indexes.
+
+        ``texts`` is written on first access: an index served from the disk
+        cache needs only the ids and the count.
+        """
+        return [t.id for t in self.titles], Documents(self.titles)
+
+
+class Documents(Sequence[str]):
+    """The :meth:`Title.document` of each title, written all at once on first access."""
+
+    def __init__(self, titles: Sequence[Title]) -> None:
+        self._titles = titles
+        self._texts: list[str] | None = None
+
+    @property
+    def texts(self) -> list[str]:
+        """Every text, in title order."""
+        if self._texts is None:
+            self._texts = [t.document() for t in self._titles]
+        return self._texts
+
+    def __len__(self) -> int:
+        return len(self._titles)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        return self.texts[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.texts)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Documents):
+            other = other.texts
+        return self.texts == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a list-like is not hashable
 
 
 # --------------------------------------------------------------------------- cache

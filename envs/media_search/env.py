@@ -35,11 +35,12 @@ from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.envs.media_search.grading import grade_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
+    SPLITS,
     TaskSource,
     question_task_from_dict,
     question_tasks,
 )
-from agentenv.envs.media_search.questions import Question
+from agentenv.envs.media_search.questions import Question, prefetch_questions
 from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
@@ -73,6 +74,8 @@ class MediaSearchEnv(ToolEnv):
         self.tools_in_prompt = bool(tools_in_prompt)
         self.catalog = catalog or load_catalog()
         self._doc_text: dict[str, str] | None = None
+        if tasks is None and split in SPLITS:
+            prefetch_questions()  # with $AGENTENV_BUILD_WORKERS > 1, a first use draws them while the index builds
         self.retriever = catalog_retriever(self.catalog, retriever)
         served = question_tasks(split, tasks)
         tools = ToolRegistry(make_media_tools(self.catalog, self.retriever) if mode == "multi_turn" else [])

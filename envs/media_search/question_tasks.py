@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.core import Task
-from agentenv.envs.media_search.questions import Question, load_questions
+from agentenv.envs.media_search.questions import Question, question_rows
 from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
 
 ANSWER_RULES = (
@@ -74,11 +74,11 @@ def question_tasks(split: str, tasks: TaskSource | None = None) -> QuestionTasks
     return QuestionTasks([question_from_dict(row, where=f"tasks[{i}]") for i, row in enumerate(tasks)], "custom")
 
 
-def split_questions(split: str) -> list[Question]:
-    """The generated questions of a split; an unknown split name is a ``ValueError``."""
+def split_questions(split: str) -> Sequence[Question]:
+    """The generated questions of a split, each decoded on first access; an unknown split name is a ``ValueError``."""
     if split not in SPLITS:
         raise ValueError(f"split must be 'train', 'validation' or 'test', got {split!r}")
-    return load_questions(split)
+    return question_rows(split)
 
 
 def question_task_from_dict(data: Mapping[str, Any]) -> Task:

@@ -41,16 +41,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from copy import deepcopy
+from dataclasses import dataclass, field
+from typing import Any, Literal, overload
 
 import numpy as np
 
+from agentenv.checksummed_cache import pack_bytes, unpack_bytes
 from agentenv.corpora.media import MOVIES_DB_SHA256, Catalog, normalize_key
-from agentenv.corpora.media_files import pack, paused_gc, unpack, write_atomic
+from agentenv.corpora.media_files import write_atomic
+
+log = logging.getLogger(__name__)
+_json_str = json.encoder.encode_basestring  # a str as JSON with ensure_ascii=False (C-accelerated)
 
 AnswerType = Literal["title", "person", "number", "year", "text"]
 """Generated questions use the first four; ``"text"`` is a free-text answer of your own questions."""
@@ -58,8 +65,11 @@ Split = Literal["train", "validation", "test"]
 
 GENERATION_SEED = 20260
 """Seed of the published splits."""
-QUESTIONS_FORMAT = 3
-"""Bump when generation changes; cached splits of older formats are regenerated."""
+QUESTIONS_FORMAT = 4
+"""Bump when generation or the cache layout changes; cached splits of older formats are regenerated.
+
+4: the body holds one canonical JSON object per line (read one line at a
+time; the questions are the same as in format 3)."""
 SPLIT_SIZES: dict[str, int] = {"train": 24_000, "validation": 1_000, "test": 1_000}
 KIND_SHARES: dict[str, float] = {"lookup": 0.2, "constraint": 0.2, "superlative": 0.15,
                                  "two_hop": 0.15, "comparison": 0.15, "count": 0.15}
@@ -96,11 +106,24 @@ class Question:
     group: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (tuples become lists)."""
-        data = asdict(self)
-        data["aliases"] = list(self.aliases)
-        data["plan"] = None if self.plan is None else list(self.plan)
+        """Return a JSON-ready dict (tuples become lists), sharing nothing with this question."""
+        data = self._row()
+        data["plan"] = deepcopy(data["plan"])
+        data["extract"] = deepcopy(data["extract"])
         return data
+
+    def _row(self) -> dict[str, Any]:
+        """:meth:`to_dict` without copying ``plan`` and ``extract``: only to serialise at once.
+
+        Why not ``dataclasses.asdict``: it deep-copies every plan, which made
+        writing the 26,000 generated questions cost seconds.
+        """
+        return {
+            "id": self.id, "question": self.question, "answer": self.answer, "aliases": list(self.aliases),
+            "answer_type": self.answer_type, "kind": self.kind, "difficulty": self.difficulty,
+            "plan": None if self.plan is None else list(self.plan), "extract": self.extract,
+            "split": self.split, "group": self.group,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Question:
@@ -119,8 +142,13 @@ def question_id(kind: str, question: str, answer: str) -> str:
         >>> question_id("custom", "Who directed Inception?", "Christopher Nolan")
         'mq-d835a874f985447f'
     """
-    blob = json.dumps([kind, question, answer], ensure_ascii=False).encode()
-    return "mq-" + hashlib.sha256(blob).hexdigest()[:16]
+    if isinstance(kind, str) and isinstance(question, str) and isinstance(answer, str):
+        # The text json.dumps([kind, question, answer], ensure_ascii=False) writes, without its
+        # per-call encoder set-up (26,000 calls per generation).
+        text = f"[{_json_str(kind)}, {_json_str(question)}, {_json_str(answer)}]"
+    else:
+        text = json.dumps([kind, question, answer], ensure_ascii=False)
+    return "mq-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def split_of(group: str) -> Split:
@@ -130,11 +158,20 @@ def split_of(group: str) -> Split:
     return "test" if bucket < SPLIT_BUCKETS["test"] else "validation" if bucket < SPLIT_BUCKETS["validation"] else "train"
 
 
+def canonical_json(q: Question) -> bytes:
+    """One question as canonical JSON (sorted keys, UTF-8, no spaces): a line of the cache, a part of the checksum."""
+    return json.dumps(q._row(), sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def split_checksum(questions: Sequence[Question]) -> str:
-    """Return the sha256 of a question list in canonical JSON."""
-    blob = json.dumps([q.to_dict() for q in questions], sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":")).encode()
-    return hashlib.sha256(blob).hexdigest()
+    """Return the sha256 of a question list in canonical JSON (a JSON array of :func:`canonical_json`)."""
+    lines = questions.lines() if isinstance(questions, QuestionRows) else [canonical_json(q) for q in questions]
+    return _checksum_of_lines(lines)
+
+
+def _checksum_of_lines(lines: Sequence[bytes]) -> str:
+    # json.dumps of a list with separators (",", ":") is "[" + ",".join(items) + "]", item by item.
+    return hashlib.sha256(b"[" + b",".join(lines) + b"]").hexdigest()
 
 
 def quota(split: str, kind: str, sizes: Mapping[str, int] = SPLIT_SIZES) -> int:
@@ -150,41 +187,169 @@ def generate_questions(
     Each kind draws from its own stream (``default_rng([seed, k])``), so
     changing one generator leaves the others' questions unchanged. A draft is
     dropped if ambiguous, if its fact was already drawn, or if its split is
-    full; drawing stops when every split has its quota of the kind.
+    full; drawing stops when every split has its quota of the kind. Each
+    split is sorted by question id.
     """
-    from agentenv.envs.media_search.question_kinds import GENERATORS, Context
+    from agentenv.envs.media_search.question_kinds import Context
 
     ctx = Context(catalog)
     out: dict[str, list[Question]] = {s: [] for s in sizes}
-    for k, (kind, generate) in enumerate(GENERATORS.items()):
-        rng = np.random.default_rng([seed, k])
-        need = {s: quota(s, kind, sizes) for s in sizes}
-        seen: set[str] = set()
-        budget = 200 * sum(need.values()) + 10_000
-        while any(need.values()):
-            budget -= 1
-            if budget < 0:
-                raise RuntimeError(f"could not generate enough {kind!r} questions: still need {need}")
-            draft = generate(ctx, rng)
-            if draft is None or draft.fact in seen:
-                continue
-            seen.add(draft.fact)
-            split = split_of(draft.anchor)
-            if need.get(split, 0) == 0:
-                continue
-            need[split] -= 1
-            out[split].append(Question(
-                id=question_id(kind, draft.question, draft.answer), question=draft.question,
-                answer=draft.answer, aliases=draft.aliases, answer_type=draft.answer_type,  # type: ignore[arg-type]
-                kind=kind, difficulty=draft.difficulty, plan=draft.plan, extract=draft.extract,
-                split=split, group=draft.anchor,
-            ))
+    for k in range(len(_kinds())):
+        for q in _generate_kind(ctx, k, seed, sizes):
+            out[q.split].append(q)
     for questions in out.values():
         questions.sort(key=lambda q: q.id)
-    ids = [q.id for qs in out.values() for q in qs]
-    if len(ids) != len(set(ids)):
-        raise RuntimeError("two generated questions share an id")
+    _check_unique_ids(q.id for qs in out.values() for q in qs)
     return out
+
+
+def _kinds() -> list[str]:
+    from agentenv.envs.media_search.question_kinds import GENERATORS
+
+    return list(GENERATORS)
+
+
+def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> list[Question]:
+    """The questions of the ``k``-th kind, in the order drawn (see :func:`generate_questions`)."""
+    from agentenv.envs.media_search.question_kinds import GENERATORS
+
+    kind, generate = list(GENERATORS.items())[k]
+    rng = np.random.default_rng([seed, k])
+    need = {s: quota(s, kind, sizes) for s in sizes}
+    seen: set[str] = set()
+    budget = 200 * sum(need.values()) + 10_000
+    out: list[Question] = []
+    while any(need.values()):
+        budget -= 1
+        if budget < 0:
+            raise RuntimeError(f"could not generate enough {kind!r} questions: still need {need}")
+        draft = generate(ctx, rng)
+        if draft is None or draft.fact in seen:
+            continue
+        seen.add(draft.fact)
+        split = split_of(draft.anchor)
+        if need.get(split, 0) == 0:
+            continue
+        need[split] -= 1
+        out.append(Question(
+            id=question_id(kind, draft.question, draft.answer), question=draft.question,
+            answer=draft.answer, aliases=draft.aliases, answer_type=draft.answer_type,  # type: ignore[arg-type]
+            kind=kind, difficulty=draft.difficulty, plan=draft.plan, extract=draft.extract,
+            split=split, group=draft.anchor,
+        ))
+    return out
+
+
+def _check_unique_ids(ids: Iterable[str]) -> None:
+    listed = list(ids)
+    if len(listed) != len(set(listed)):
+        raise RuntimeError("two generated questions share an id")
+
+
+# Generation in worker processes: each kind is drawn from its own stream, so the
+# kinds can be drawn in parallel and give the same questions as one process.
+
+_WORKER_CONTEXT: Any = None
+"""The generators' :class:`~agentenv.envs.media_search.question_kinds.Context`, inherited by forked workers."""
+
+
+def _kind_lines(job: tuple[int, int]) -> list[tuple[str, str, bytes]]:
+    """In a worker: ``(split, id, canonical JSON)`` of each question of one kind."""
+    k, seed = job
+    return [(q.split, q.id, canonical_json(q)) for q in _generate_kind(_WORKER_CONTEXT, k, seed, SPLIT_SIZES)]
+
+
+KIND_COST_ORDER = ("constraint", "superlative", "two_hop", "lookup", "count", "comparison")
+"""Kinds, costliest to draw first (measured): a pool takes them in this order, so the longest starts first."""
+
+
+BUILD_WORKERS_ENV = "AGENTENV_BUILD_WORKERS"
+"""Environment variable: how many forked processes draw the questions on a first use (default 1)."""
+
+
+def generation_workers() -> int:
+    """How many processes draw the questions: ``$AGENTENV_BUILD_WORKERS`` (default 1), at most one per kind.
+
+    Why one by default: on the shared 2-vCPU machine this was measured on,
+    two workers next to the index build were slower than one process
+    (wall and CPU, interleaved runs); on a quiet machine with more cores, a
+    value of 2-3 lets the kinds be drawn in parallel (the questions are the
+    same: each kind has its own random stream). One always where ``fork`` is
+    unavailable, or in a daemonic process (a pool worker cannot start its own).
+    """
+    import multiprocessing as mp
+
+    try:
+        wanted = int(os.environ.get(BUILD_WORKERS_ENV) or 1)
+    except ValueError:
+        wanted = 1
+    if wanted <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
+        return 1
+    return min(wanted, len(_kinds()))
+
+
+class _Generation:
+    """A generation of every split in progress: in a pool of forked workers, or (one worker) done at once.
+
+    Why a handle: :func:`prefetch_questions` starts the workers and returns,
+    so that the env builds its search index meanwhile; :meth:`lines` waits.
+    """
+
+    def __init__(self, catalog: Catalog, seed: int, workers: int) -> None:
+        import multiprocessing as mp
+
+        from agentenv.envs.media_search.question_kinds import Context
+
+        global _WORKER_CONTEXT
+        kinds = _kinds()
+        order = sorted(range(len(kinds)), key=lambda k: KIND_COST_ORDER.index(kinds[k])
+                       if kinds[k] in KIND_COST_ORDER else -1)
+        jobs = [(k, seed) for k in order]
+        self._pool: Any = None
+        self._parts: list[list[tuple[str, str, bytes]]] | None = None
+        _WORKER_CONTEXT = Context(catalog)
+        try:
+            if workers > 1:
+                self._pool = mp.get_context("fork").Pool(workers)  # the workers inherit the context
+                self._pending = self._pool.map_async(_kind_lines, jobs, chunksize=1)
+            else:
+                self._parts = [_kind_lines(job) for job in jobs]
+        finally:
+            _WORKER_CONTEXT = None
+
+    def lines(self) -> dict[str, list[bytes]]:
+        """Every split's canonical JSON lines, sorted by question id (waits for the workers)."""
+        if self._parts is None:
+            try:
+                self._parts = self._pending.get()
+            finally:
+                self._pool.terminate()
+                self._pool.join()
+        rows = sorted(row for part in self._parts for row in part)  # by split, then id
+        _check_unique_ids(qid for _, qid, _ in rows)
+        out: dict[str, list[bytes]] = {s: [] for s in SPLIT_SIZES}
+        for split, _, line in rows:
+            out[split].append(line)
+        return out
+
+
+_PENDING: dict[int, _Generation] = {}
+
+
+def prefetch_questions(seed: int = GENERATION_SEED) -> None:
+    """Start generating the questions in worker processes when they are not cached; return at once.
+
+    :func:`question_rows` collects the result. Does nothing when every split
+    is loaded or has a cache file (verified when read), or when there is one
+    worker only (then the first :func:`question_rows` generates them).
+    """
+    if seed in _PENDING or all((s, seed) in _LOADED or _cache_file(s, seed).is_file() for s in SPLIT_SIZES):
+        return
+    workers = generation_workers()
+    if workers > 1:
+        from agentenv.corpora.media import load_catalog
+
+        _PENDING[seed] = _Generation(load_catalog(), seed, workers)
 
 
 # --------------------------------------------------------------------------- loading
@@ -200,7 +365,59 @@ def _header(split: str, seed: int) -> dict[str, Any]:
     return {"format": QUESTIONS_FORMAT, "source_sha256": MOVIES_DB_SHA256, "seed": seed, "split": split}
 
 
-_LOADED: dict[tuple[str, int], list[Question]] = {}
+class QuestionRows(Sequence[Question]):
+    """A split's questions, read from the cache one line at a time, each on first access.
+
+    Why: an env serves a few questions of 24,000 per process (a worker, an
+    evaluation), so decoding all of them made up most of a warm ``gym.make``.
+    The whole file is still verified against its sha256 when it is read.
+    """
+
+    def __init__(self, lines: Sequence[bytes] | None, questions: Sequence[Question] | None = None,
+                 where: str = "") -> None:
+        if lines is None and questions is None:
+            raise ValueError("QuestionRows needs the cached lines or the questions")
+        self._lines = lines
+        self._questions: list[Question | None] = list(questions) if questions is not None else [None] * len(lines or ())
+        self._where = where
+
+    def __len__(self) -> int:
+        return len(self._questions)
+
+    @overload
+    def __getitem__(self, index: int) -> Question: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Question]: ...
+    def __getitem__(self, index: int | slice) -> Question | list[Question]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        q = self._questions[index]
+        if q is None:
+            q = self._questions[index] = self._decode(index)
+        return q
+
+    def __iter__(self) -> Iterator[Question]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def _decode(self, index: int) -> Question:
+        assert self._lines is not None  # every slot is filled when built from questions
+        try:
+            return Question.from_dict(json.loads(self._lines[index]))
+        except (ValueError, TypeError, KeyError) as err:
+            raise RuntimeError(
+                f"question {index} of the cache file {self._where} cannot be read ({err}); "
+                "delete the file to regenerate it"
+            ) from err
+
+    def lines(self) -> Sequence[bytes]:
+        """The canonical JSON of every question (see :func:`canonical_json`), without decoding any."""
+        if self._lines is None:
+            self._lines = [canonical_json(q) for q in self]
+        return self._lines
+
+
+_LOADED: dict[tuple[str, int], QuestionRows] = {}
 
 
 def load_questions(split: str, *, seed: int = GENERATION_SEED) -> list[Question]:
@@ -208,38 +425,59 @@ def load_questions(split: str, *, seed: int = GENERATION_SEED) -> list[Question]
 
     The first call generates all splits from the catalog (a few seconds) and
     caches them next to it; later calls read the cache (verified by sha256;
-    a corrupt file is regenerated).
+    a corrupt file is regenerated). :func:`question_rows` is the same list,
+    decoded on access.
     """
+    return list(question_rows(split, seed=seed))
+
+
+def question_rows(split: str, *, seed: int = GENERATION_SEED) -> QuestionRows:
+    """The questions of ``split`` as a read-only sequence that decodes each on first access."""
     if split not in SPLIT_SIZES:
         raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLIT_SIZES)}")
     key = (split, seed)
     if key not in _LOADED:
-        with paused_gc():
-            body = unpack(_cache_file(split, seed), _header(split, seed))
-            if isinstance(body, list) and len(body) == SPLIT_SIZES[split]:
-                try:
-                    _LOADED[key] = [Question.from_dict(row) for row in body]
-                except (TypeError, KeyError):
-                    pass
-        if key not in _LOADED:
+        rows = None if seed in _PENDING else _read_cached(split, seed)  # a started generation is collected
+        if rows is None:
             _generate_and_cache(seed)
-    return list(_LOADED[key])
+        else:
+            _LOADED[key] = rows
+    return _LOADED[key]
+
+
+def _read_cached(split: str, seed: int) -> QuestionRows | None:
+    path = _cache_file(split, seed)
+    found = unpack_bytes(path, _header(split, seed))
+    if found is None:
+        return None
+    head, blob = found
+    lines = blob.split(b"\n")
+    rows = QuestionRows(lines, where=str(path))
+    try:
+        if head.get("rows") != len(lines) or len(lines) != SPLIT_SIZES[split] or rows[0].split != split:
+            raise ValueError(f"{len(lines)} rows")
+    except (ValueError, RuntimeError):
+        log.warning("cache file %s is corrupt: its rows do not match this version; rebuilding it", path)
+        return None
+    return rows
 
 
 def _generate_and_cache(seed: int) -> None:
     from agentenv.corpora.media import load_catalog
     from agentenv.progress import build_step
 
-    catalog = load_catalog()
     with build_step("generating the MediaSearch questions of every split"):
-        splits = generate_questions(catalog, seed)
-    for name, questions in splits.items():
-        published = SPLIT_CHECKSUMS.get(name)
-        if seed == GENERATION_SEED and published and split_checksum(questions) != published:
-            warnings.warn(f"the generated {name!r} split differs from the published one "
-                          "(a different numpy?); results are not comparable", stacklevel=3)
-        write_atomic(_cache_file(name, seed), pack(_header(name, seed), [q.to_dict() for q in questions]))
-        _LOADED[(name, seed)] = questions
+        generation = _PENDING.pop(seed, None) or _Generation(load_catalog(), seed, generation_workers())
+        splits = generation.lines()
+        for name, lines in splits.items():
+            published = SPLIT_CHECKSUMS.get(name)
+            if seed == GENERATION_SEED and published and _checksum_of_lines(lines) != published:
+                warnings.warn(f"the generated {name!r} split differs from the published one "
+                              "(a different numpy?); results are not comparable", stacklevel=4)
+            header = {**_header(name, seed), "rows": len(lines)}
+            path = _cache_file(name, seed)
+            write_atomic(path, pack_bytes(header, b"\n".join(lines)))
+            _LOADED[(name, seed)] = QuestionRows(lines, where=str(path))
 
 
 def question_stats(seed: int = GENERATION_SEED) -> dict[str, Any]:

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -73,12 +74,15 @@ class LazyRetriever:
     def __init__(self, build: Callable[[], Retriever]) -> None:
         self._build = build
         self._backend: Retriever | None = None
+        self._lock = threading.Lock()
 
     @property
     def backend(self) -> Retriever:
-        """The real retriever, built on first access."""
+        """The real retriever, built on first access, once (a call that timed out does not start a second build)."""
         if self._backend is None:
-            self._backend = self._build()
+            with self._lock:
+                if self._backend is None:
+                    self._backend = self._build()
         return self._backend
 
     def search(self, query: str, k: int) -> list[Hit]:

@@ -4,7 +4,7 @@ Why apart from the env: the single-agent env and the doctor-patient dialogue
 serve the same cases, so both build them here from the shared KB, and the
 dialogue needs no single-agent env to borrow them from.
 
-* ``tasks=None``: the split's diseases (:func:`~.splits.split_cases`), one
+* ``tasks=None``: the split's diseases (:func:`~.splits.case_list`), one
   simulated patient per case, drawn by :class:`~.patients.PatientSampler`
   with a sampler preset (``multi_turn``: findings hidden until asked about;
   ``calibrated``: none hidden, for single-turn) or explicit params;
@@ -26,7 +26,7 @@ from agentenv.core import Task
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patient_prompts import patient_task
 from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler, SamplerParams
-from agentenv.envs.rare_disease.splits import SPLITS, split_cases
+from agentenv.envs.rare_disease.splits import SPLITS, case_list
 from agentenv.envs.rare_disease.user_patients import load_user_patients, warn_import
 from agentenv.errors import UserInputError
 
@@ -81,7 +81,7 @@ def patient_tasks(
         check_choice("split", split, SPLITS)
         params = sampler_params(sampler, multi_turn)
         patients = PatientSampler(kb, params)
-        cases = split_cases(kb, split)  # type: ignore[arg-type]
+        cases = case_list(kb, split)  # type: ignore[arg-type]  # seeds hashed on access
         task_set = PatientTasks(
             len(cases), lambda i: patients.sample_case(*cases[i]), lambda p: patient_task(kb, p, presentation, split)
         )

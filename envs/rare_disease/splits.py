@@ -25,9 +25,10 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, get_args
+from typing import Literal, NamedTuple, get_args, overload
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 
@@ -103,7 +104,18 @@ def _check_split(split: str) -> None:
 def split_diseases(kb: HpoKnowledgeBase, split: SplitName) -> tuple[str, ...]:
     """The universe diseases of one split, in id order."""
     _check_split(split)
-    return tuple(d for d in kb.disease_ids if split_of(d) == split)
+    return _split_diseases(kb, split)
+
+
+_SPLIT_DISEASES: weakref.WeakKeyDictionary[HpoKnowledgeBase, dict[str, tuple[str, ...]]] = weakref.WeakKeyDictionary()
+"""Per KB (one is shared read-only by every env of a process), each split's diseases; dropped with the KB."""
+
+
+def _split_diseases(kb: HpoKnowledgeBase, split: SplitName) -> tuple[str, ...]:
+    known = _SPLIT_DISEASES.setdefault(kb, {})
+    if split not in known:
+        known[split] = tuple(d for d in kb.disease_ids if split_of(d) == split)
+    return known[split]
 
 
 def split_cases(
@@ -116,11 +128,44 @@ def split_cases(
         split: ``"train"``, ``"validation"`` or ``"test"``.
         cases_per_disease: default :data:`CASES_PER_DISEASE` ``[split]``.
     """
+    return tuple(case_list(kb, split, cases_per_disease))
+
+
+def case_list(kb: HpoKnowledgeBase, split: SplitName, cases_per_disease: int | None = None) -> CaseList:
+    """:func:`split_cases` as a sequence that computes each case's seed on access.
+
+    Why: the train split has 33,590 cases and an env draws a few, so hashing
+    every seed up front made up a quarter of a warm ``gym.make``.
+    """
     _check_split(split)
     n = CASES_PER_DISEASE[split] if cases_per_disease is None else cases_per_disease
     if n < 1:
         raise ValueError(f"cases_per_disease must be >= 1, got {n}")
-    return tuple(Case(d, case_seed(d, k)) for d in split_diseases(kb, split) for k in range(n))
+    return CaseList(_split_diseases(kb, split), n)
+
+
+class CaseList(Sequence[Case]):
+    """The cases of ``diseases`` (in order), ``n`` seeds each: case ``i`` is seed ``i % n`` of disease ``i // n``."""
+
+    def __init__(self, diseases: tuple[str, ...], n: int) -> None:
+        self._diseases, self._n = diseases, n
+
+    def __len__(self) -> int:
+        return len(self._diseases) * self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Case, ...]: ...
+    def __getitem__(self, index: int | slice) -> Case | tuple[Case, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(f"case index {index} out of range for {size} cases")
+        disease, k = divmod(index % size, self._n)
+        disease_id = self._diseases[disease]
+        return Case(disease_id, case_seed(disease_id, k))
 
 
 def cases_checksum(cases: Iterable[Case]) -> str:
