@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from agentenv.components import closest
 from agentenv.reward_files import explain, read_reward_file
@@ -126,6 +126,22 @@ class RewardConfig(BaseModel):
             )
         return self
 
+    _plan: tuple[tuple[tuple[str, str, float], ...], tuple[tuple[str, float], ...]] = PrivateAttr(default=((), ()))
+    """The charged costs ``(field, component, rate)`` and the weights that are not 0, worked out
+    once: every episode end reads them, and a step's whole budget is a few microseconds."""
+
+    def model_post_init(self, context: Any) -> None:
+        charged = tuple((f, key, getattr(self, f)) for f, key in _COST_FIELDS if getattr(self, f) != 0.0)
+        weighted = tuple((key, w) for key, w in self.weights.items() if w != 0.0)
+        self.__pydantic_private__["_plan"] = (charged, weighted)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> RewardConfig:
+        """A copy; with ``update``, a validated one (pydantic's own skips validation, and would keep
+        the worked-out plan of the original)."""
+        if not update:
+            return super().model_copy(deep=deep)
+        return type(self).model_validate({**self.model_dump(), **update})
+
     # ------------------------------------------------------------------ scoring
     def cost(self, components: Mapping[str, float], *, running: bool = False) -> float:
         """Tool-call, turn, latency and token cost, capped by ``cost_cap``.
@@ -134,10 +150,7 @@ class RewardConfig(BaseModel):
         ``running`` (mid-episode counts, where a missing count is 0 so far).
         """
         total = 0.0
-        for field, key in _COST_FIELDS:
-            rate = getattr(self, field)
-            if rate == 0.0:
-                continue
+        for field, key, rate in self.__pydantic_private__["_plan"][0]:
             if key not in components:
                 if running:
                     continue
@@ -153,9 +166,7 @@ class RewardConfig(BaseModel):
         over = components.get("over_limit", 0.0) > 0
         allow = over and self.over_limit == "allow"
         base = 0.0
-        for key, weight in self.weights.items():
-            if weight == 0.0:
-                continue
+        for key, weight in self.__pydantic_private__["_plan"][1]:
             if key == "accuracy" and allow:
                 key = "hit@any"  # the lenient reward: gold anywhere in the list
             if key not in components:

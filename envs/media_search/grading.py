@@ -44,6 +44,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -77,8 +78,12 @@ class Gradable(Protocol):
     answer_type: str
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalize_answer(text: str) -> str:
     """Return ``text`` lower-cased, without accents, punctuation or a leading article.
+
+    Cached: every grade normalises the gold and its aliases again, and a policy
+    repeats its answers.
 
     Apostrophes are dropped (``"Schindler's"`` → ``"schindlers"``), other
     punctuation becomes a space, ``&`` becomes ``and``, whitespace is collapsed.
@@ -89,8 +94,11 @@ def normalize_answer(text: str) -> str:
         >>> normalize_answer("A")
         'a'
     """
-    text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    if text.isascii():  # no accents to strip: NFKD and the combining-mark filter change nothing
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKD", text.casefold())
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = _APOSTROPHES.sub("", text.replace("&", " and "))
     text = " ".join(_NON_WORD.sub(" ", text).split())
     for article in _ARTICLES:
