@@ -54,3 +54,23 @@ def film_queries(rows: list[tuple[str, ...]], n: int, seed: int) -> tuple[list[s
         ][kind])
         gold.append(f"film{fid}")
     return queries, gold
+
+
+def copies(tokens: list[list[str]], ids: list[str], scale: int) -> tuple[list[list[str]], list[str]]:
+    """``scale`` copies of a tokenized corpus: a synthetic catalog ``scale`` times larger.
+
+    Copy 0 is the corpus itself (ids unchanged); copy ``c >= 1`` appends the token
+    ``copy<c>`` to every document (what tokenizing the text + " copy<c>" gives) and suffixes
+    the ids with ``#<c>``, so every copy is a distinct document with its own length and
+    every term's document frequency grows ``scale`` times.
+
+    Example:
+        >>> copies([["a", "b"]], ["x"], 3)
+        ([['a', 'b'], ['a', 'b', 'copy1'], ['a', 'b', 'copy2']], ['x', 'x#1', 'x#2'])
+    """
+    out_tokens, out_ids = list(tokens), list(ids)
+    for c in range(1, scale):
+        suffix = f"copy{c}"
+        out_tokens.extend([*doc, suffix] for doc in tokens)
+        out_ids.extend(f"{i}#{c}" for i in ids)
+    return out_tokens, out_ids

@@ -20,17 +20,28 @@ A query term counts once per occurrence in the query, like ``rank_bm25``.
 Weights are computed with the same floating-point operations, in the same
 order, as ``rank_bm25``, so scores agree bit for bit on the same tokens.
 
-How a query runs (no Python loop over postings or documents):
+How a query runs (no Python loop over postings or documents; what costs is
+the number of numpy calls, so each path keeps it to about a dozen):
 
 1. one-term queries read the first ``k`` of the term's postings, stored
    pre-sorted by (weight desc, row asc);
-2. otherwise the scores of all documents are summed term by term in query
-   order (a dense row add for the few very frequent terms, ``np.add.at``
-   for the rest);
-3. each term's ``k`` best postings are seeds: the k-th best seed score is a
-   lower bound on the k-th best score, so ``scores >= bound`` keeps every
-   possible winner (about 15 documents on the film catalog);
-4. one ``lexsort`` ranks the candidates, for a whole batch of queries at once.
+2. otherwise, when some query term is *sparse* (no dense row: in at most 1/16
+   of the documents), only the documents holding a sparse term are scored
+   (:meth:`BM25Retriever._sparse_top_k`): their weights are summed in query
+   order into a zeroed scratch row (``np.subtract.at`` for sparse terms, a
+   gather of the dense rows for frequent ones), only the touched positions are
+   read and zeroed again, and one ``lexsort`` of the few best ranks them. A
+   document holding only dense terms scores at most the sum of their largest
+   weights; the k-th best candidate must beat that bound, or
+3. the scores of all documents are summed term by term in query order (a
+   dense row add for the few very frequent terms, ``np.add.at`` for the
+   rest); each term's ``k`` best postings are seeds: the k-th best seed score
+   is a lower bound on the k-th best score, so ``scores >= bound`` keeps every
+   possible winner, and one ``lexsort`` ranks the candidates, for a whole
+   batch of queries at once.
+
+Every path adds each document's weights in query order starting from 0.0, so
+its scores are the same floats as ``rank_bm25``'s.
 
 Result rules, shared with :class:`~agentenv.retrieval.reference.RankBM25Retriever`:
 
@@ -71,6 +82,8 @@ __all__ = ["BM25Base", "BM25Params", "BM25Retriever", "IdfKind", "idf_values"]
 
 IdfKind = Literal["okapi", "lucene"]
 _FORMAT = 1
+_SORT_ALL = 192
+"""Up to this many candidates are sorted outright; more are first cut to the k best (and ties)."""
 
 
 def idf_values(doc_freq: Sequence[int], n_docs: int, kind: IdfKind, epsilon: float) -> np.ndarray:
@@ -196,7 +209,9 @@ class BM25Retriever(BM25Base):
         self._vocab = vocab
         self._indptr = indptr
         self._bounds = indptr.tolist()  # Python ints: cheaper to slice with than numpy scalars
-        self._docs = docs
+        # Row indices as intp (stored as int32): numpy converts any other index type on every use.
+        self._docs = docs.astype(np.intp, copy=False)
+        docs = self._docs
         self._weights = weights
         self._n = len(ids)
         # With strictly positive weights, a seed's score bounds the k-th best
@@ -205,7 +220,7 @@ class BM25Retriever(BM25Base):
         df = np.diff(indptr)
         term_of = np.repeat(np.arange(len(vocab)), df)
         # Per term: postings ordered by (weight desc, row asc), for top-k seeds.
-        self._by_weight = np.lexsort((docs, -weights, term_of)).astype(np.int32)
+        self._by_weight = np.lexsort((docs, -weights, term_of))
         # Dense rows for the terms in more than 1/16 of the documents, most
         # frequent first, holding at most as many values as the postings.
         self._dense_rows: dict[int, np.ndarray] = {}
@@ -216,6 +231,11 @@ class BM25Retriever(BM25Base):
             row = np.zeros(self._n)
             row[docs[indptr[t] : indptr[t + 1]]] = weights[indptr[t] : indptr[t + 1]]
             self._dense_rows[t] = row
+        # The largest weight of each dense term: bounds what a document holding
+        # only dense query terms can score (see _sparse_top_k).
+        self._dense_max = {t: float(row.max()) for t, row in self._dense_rows.items()}
+        # Zeroed score rows lent to one query at a time (a list: pop/append are atomic).
+        self._scratch: list[np.ndarray] = []
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -248,7 +268,7 @@ class BM25Retriever(BM25Base):
             weights = np.zeros(0)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
-        return cls(ids, vocab, indptr, post_docs.astype(np.int32), weights, params, tokenizer)
+        return cls(ids, vocab, indptr, post_docs, weights, params, tokenizer)
 
     # ----------------------------------------------------------------- search
     def _term_ids(self, tokens: list[str]) -> list[int]:
@@ -306,26 +326,123 @@ class BM25Retriever(BM25Base):
             return top_k_rows(rows, acc[rows], k)
         return rows, acc[rows]
 
-    def _top_k_many(self, queries: list[list[int]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _sparse_top_k(self, terms: list[int], k: int) -> tuple[list[int], list[float]] | None:
+        """Exact top ``k`` (rows, scores) of a multi-term query, without a pass over all documents.
+
+        Candidates are the postings of the *sparse* query terms (those without a
+        dense row), concatenated. Their exact scores are summed term by term in
+        query order, as :meth:`_accumulate` does (so they are the same floats), in a
+        zeroed scratch row of which only the candidates are read and zeroed again:
+        a fixed dozen numpy calls, each on a few hundred numbers.
+
+        A document holding several sparse terms appears several times among the
+        candidates, always with the same score: a dense term is subtracted with
+        buffered ``acc[cand] -= row[cand]``, which applies it once per document
+        however often ``cand`` repeats it, and the final (score desc, row asc) sort
+        puts the copies side by side, where they are dropped. Scores are kept
+        negated (``0.0 - a - b`` is exactly ``-(a + b)``) so that one ascending
+        ``lexsort`` gives that order.
+
+        A document holding only dense query terms scores at most the sum of those
+        terms' largest weights; the k-th best candidate must beat that bound.
+        Returns ``None`` when it does not (or there are fewer than ``k``
+        candidates), when no query term is sparse, or when weights are not all
+        positive: the caller then scores every document (:meth:`_candidates`).
+        """
+        if not self._positive:
+            return None
+        bounds, dense_rows, docs, weights = self._bounds, self._dense_rows, self._docs, self._weights
+        sparse = [t for t in terms if t not in dense_rows]
+        if not sparse:
+            return None
+        has_dense = len(sparse) < len(terms)
+        if has_dense and sum(bounds[t + 1] - bounds[t] for t in set(sparse)) < k:
+            return None  # fewer than k candidates: some document holding only dense terms enters
+        if len(sparse) == 1:
+            cand = docs[bounds[sparse[0]] : bounds[sparse[0] + 1]]
+        else:
+            cand = np.concatenate([docs[bounds[t] : bounds[t + 1]] for t in sparse])
+        # Scores are accumulated negated (subtracting each weight from 0.0 gives exactly
+        # the negated sum), so one ascending lexsort ranks them by (score desc, row asc).
+        pool = self._scratch
+        acc = pool.pop() if pool else np.zeros(self._n)
+        if not has_dense:  # one scatter in query order: each document sums its weights in that order
+            np.subtract.at(acc, cand, np.concatenate([weights[bounds[t] : bounds[t + 1]] for t in sparse]))
+        else:
+            for t in terms:
+                row = dense_rows.get(t)
+                if row is not None:
+                    acc[cand] -= row.take(cand)  # buffered: once per document, even where cand repeats it
+                else:
+                    lo, hi = bounds[t], bounds[t + 1]
+                    np.subtract.at(acc, docs[lo:hi], weights[lo:hi])
+        neg = acc.take(cand)
+        acc.put(cand, 0.0)  # every position written above is a candidate: the row is zero again
+        pool.append(acc)
+        # A document appears at most once per sparse query term, so the k best
+        # documents fill at most `cut` places of the sorted candidates.
+        cut = k * len(sparse)
+        n_cand = neg.shape[0]
+        if n_cand > max(cut, _SORT_ALL):  # keep the `cut` best (and ties) before sorting
+            part = neg.copy()
+            part.partition(cut - 1)  # methods, not np.partition/np.flatnonzero: less call overhead
+            keep = (neg <= part[cut - 1]).nonzero()[0]
+            cand, neg = cand.take(keep), neg.take(keep)
+        order = np.lexsort((cand, neg))[:cut]
+        rows_out: list[int] = []
+        scores_out: list[float] = []
+        last = -1
+        for row, score in zip(cand.take(order).tolist(), neg.take(order).tolist(), strict=True):
+            if row != last:  # copies of one document are adjacent: same score, same row
+                last = row
+                rows_out.append(row)
+                scores_out.append(-score)
+                if len(rows_out) == k:
+                    break
+        if has_dense:  # a document holding only dense terms must not be able to enter
+            bound = 0.0
+            dense_max = self._dense_max
+            for t in terms:
+                bound += dense_max.get(t, 0.0)
+            if len(rows_out) < k or not scores_out[-1] > bound * (1.0 + 1e-9):  # a margin for rounding
+                return None
+        return rows_out, scores_out
+
+    def _top_k_one(self, terms: list[int], k: int) -> tuple[Any, Any]:
+        """Exact top ``k`` (rows, scores; arrays or lists) for one non-empty list of query term ids."""
+        if len(terms) == 1:  # postings are pre-sorted by (weight desc, row asc)
+            lo, hi = self._bounds[terms[0]], self._bounds[terms[0] + 1]
+            pos = self._by_weight[lo : min(hi, lo + k)]
+            return self._docs.take(pos), self._weights.take(pos)
+        res = self._sparse_top_k(terms, k)
+        if res is None:
+            res = top_k_groups([self._candidates(terms, k)], k)[0]
+        return res
+
+    def _top_k_many(self, queries: list[list[int]], k: int) -> list[tuple[Any, Any]]:
         """Exact top ``k`` (rows, scores) for each list of query term ids.
 
-        One-term queries read their pre-sorted postings; the others keep a
+        One-term queries read their pre-sorted postings; most others score only
+        their sparse terms' documents (:meth:`_sparse_top_k`); the rest keep a
         few candidates each (:meth:`_candidates`), and a single
         :func:`~agentenv.retrieval.topk.top_k_groups` call ranks the
-        candidates of the whole batch, which is what makes batches cheaper
-        per query.
+        candidates of all of those at once.
         """
-        out: list[tuple[np.ndarray, np.ndarray]] = [(self._docs[:0], self._weights[:0])] * len(queries)
+        out: list[tuple[Any, Any]] = [(self._docs[:0], self._weights[:0])] * len(queries)
         bounds, by_weight = self._bounds, self._by_weight
         multi, groups = [], []
         for i, terms in enumerate(queries):
             if len(terms) == 1:  # postings are pre-sorted by (weight desc, row asc)
                 lo, hi = bounds[terms[0]], bounds[terms[0] + 1]
                 pos = by_weight[lo : min(hi, lo + k)]
-                out[i] = (self._docs[pos], self._weights[pos])
+                out[i] = (self._docs.take(pos), self._weights.take(pos))
             elif terms:
-                multi.append(i)
-                groups.append(self._candidates(terms, k))
+                res = self._sparse_top_k(terms, k)
+                if res is not None:
+                    out[i] = res
+                else:
+                    multi.append(i)
+                    groups.append(self._candidates(terms, k))
         for i, res in zip(multi, top_k_groups(groups, k), strict=True):
             out[i] = res
         return out
@@ -334,24 +451,31 @@ class BM25Retriever(BM25Base):
         """BM25 score of every document (zero where no term matches), like ``get_scores``."""
         return self._accumulate(self._term_ids(self.tokenizer(query)), np.zeros(self._n))
 
-    def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
+    def _hits(self, rows: np.ndarray | list[int], scores: np.ndarray | list[float]) -> list[Hit]:
         ids, new = self.ids, tuple.__new__  # direct construction: NamedTuple's own __new__ is Python code
-        return [new(Hit, (ids[r], s, i)) for i, (r, s) in enumerate(zip(rows.tolist(), scores.tolist(), strict=True))]
+        if type(rows) is not list:
+            rows, scores = rows.tolist(), scores.tolist()  # type: ignore[union-attr]
+        return [new(Hit, (ids[r], s, i)) for i, (r, s) in enumerate(zip(rows, scores, strict=True))]
 
     def search_tokens(self, tokens: list[str], k: int) -> list[Hit]:
         """Top ``k`` for an already-tokenized query."""
         terms = self._term_ids(tokens)
         if k <= 0 or not terms:
             return []
-        return self._hits(*self._top_k_many([terms], k)[0])
+        return self._hits(*self._top_k_one(terms, k))
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        """``search`` for every query; the final ranking of all queries is one vectorised sort."""
+        """``search`` for every query (the queries that must score every document share one final sort)."""
         if k <= 0:
             return [[] for _ in queries]
         tok = self.tokenizer
         results = self._top_k_many([self._term_ids(tok(q)) for q in queries], k)
         return [self._hits(rows, sc) for rows, sc in results]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_scratch"] = []  # scratch rows are per process; no need to copy them
+        return state
 
     # ---------------------------------------------------------------- persist
     def nbytes(self) -> int:
@@ -366,7 +490,7 @@ class BM25Retriever(BM25Base):
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         np.save(path / "indptr.npy", self._indptr)
-        np.save(path / "docs.npy", self._docs)
+        np.save(path / "docs.npy", self._docs.astype(np.int32))  # the on-disk format since format 1
         np.save(path / "weights.npy", self._weights)
         meta = {
             "kind": self.kind,

@@ -8,7 +8,8 @@ chain them (search → get_title, filter → get_title, find_person → filter).
 The tool bodies are plain methods of :class:`MediaTools` over a
 :class:`~agentenv.corpora.media.Catalog` and a
 :class:`~agentenv.retrieval.base.Retriever`; :func:`make_media_tools` wraps
-them as :class:`agentenv.tools.Tool` objects. Outputs are small JSON dicts;
+them as :class:`agentenv.tools.Tool` objects. Outputs are small JSON objects
+(``search`` and ``get_title`` return their JSON text, the others dicts);
 expected failures raise :class:`~agentenv.tools.ToolError` with a hint. No
 output or error mentions questions, answers or task ids: tools see only the
 catalog.
@@ -22,6 +23,8 @@ Example:
 
 from __future__ import annotations
 
+import json
+import operator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -109,11 +112,63 @@ def _brief(t: Title) -> dict[str, Any]:
     return {"id": t.id, "title": t.title, "year": t.year}
 
 
+# The encoder ToolRegistry.execute applies to a dict a tool returns: the text tools return
+# themselves is written as it writes, so it is the same bytes as the dict would have become.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+_STR = json.encoder.encode_basestring  # how that encoder writes a str (ensure_ascii=False)
+# JSONEncoder.encode builds a C encoder on every call; this one is built once (no cycle check:
+# only for the acyclic records of a Title).
+_C_ENCODE = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE = (
+    _C_ENCODE(None, _JSON.default, _STR, None, ": ", ", ", False, False, True) if _C_ENCODE is not None else None
+)
+
+
+def _encode(value: Any) -> str:
+    """``_JSON.encode(value)``, byte for byte, without building an encoder per call."""
+    return "".join(_ENCODE(value, 0)) if _ENCODE is not None else _JSON.encode(value)
+
+
+def _result_prefix(t: Title) -> str:
+    """A search result as JSON up to its score: ``{"id": …, "directors": […], "score": ``."""
+    if type(t.year) is not int:  # pragma: no cover - the catalog's years are ints; stay exact anyway
+        return _encode({"id": t.id, "title": t.title, "year": t.year, "directors": list(t.directors), "score": 0})[:-2]
+    directors = ", ".join(map(_STR, t.directors))
+    return f'{{"id": {_STR(t.id)}, "title": {_STR(t.title)}, "year": {t.year!r}, "directors": [{directors}], "score": '
+
+
+def _unknown_title(title_id: str) -> ToolError:
+    return ToolError(
+        f"no title with id {title_id[:40]!r}; ids look like 'tt1375666' or 'm12345' "
+        "and come from search or filter_titles"
+    )
+
+
+_FIELDS = Title.__slots__
+_FIELD_VALUES = operator.attrgetter(*_FIELDS)
+
+
+def _title_text(t: Title) -> str:
+    """The ``get_title`` output of ``t`` as JSON text: ``t.to_dict()`` plus ``is_feature``.
+
+    Written from the fields directly (json writes a tuple as it writes a list).
+    """
+    record = dict(zip(_FIELDS, _FIELD_VALUES(t), strict=True))
+    record["is_feature"] = t.is_feature
+    return _encode(record)
+
+
 class MediaTools:
     """The tool bodies, bound to one catalog and one retriever.
 
     Build once per process and share: the index (numpy columns, sort orders)
     is read-only after construction.
+
+    The agent-facing tools are :meth:`search_text` and :meth:`get_title_text`: they
+    return the JSON text itself, built from per-title fragments encoded once (every
+    title's search row at the first search, a record at its first look-up), so a step
+    spends its time ranking rather than re-encoding records. :meth:`search` and
+    :meth:`get_title` return the same content as dicts, for Python callers.
     """
 
     def __init__(self, catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None) -> None:
@@ -121,6 +176,11 @@ class MediaTools:
         self.retriever = retriever
         self.index = index or CatalogIndex(catalog)
         self._tokens: dict[str, list[str]] | None = None
+        # JSON text per title id (the catalog is read-only): a search result up to its
+        # score, for every title at the first search (~1 us a title), and a whole get_title
+        # record, built on first use (records are long; most are never asked for).
+        self._prefixes: dict[str, str] | None = None
+        self._records: dict[str, str] = {}
 
     def search(self, args: SearchArgs) -> dict[str, Any]:
         """Rank titles by BM25 over their descriptions (title, year, genres, credits)."""
@@ -136,6 +196,30 @@ class MediaTools:
         if not results:
             raise ToolError(f"no title matches {args.query[:80]!r}; try other words")
         return {"results": results}
+
+    def search_text(self, args: SearchArgs) -> str:
+        """:meth:`search` as the JSON text the agent reads, from per-title fragments built once.
+
+        The same bytes as ``json.dumps(self.search(args), ensure_ascii=False)``: each result
+        is its title's cached prefix (id, title, year, directors) plus the rounded score,
+        written as json writes a float. Every call asks the retriever: a served index
+        that goes down must show as unavailable, even for a query it answered before.
+        """
+        if not args.query.strip():
+            raise ToolError("the query is empty; give words from a title or names of people")
+        hits = self.retriever.search(args.query, args.k)
+        if not hits:
+            raise ToolError(f"no title matches {args.query[:80]!r}; try other words")
+        prefixes = self._prefixes
+        if prefixes is None:
+            prefixes = self._prefixes = {t.id: _result_prefix(t) for t in self.catalog.titles}
+        parts = []
+        for hit in hits:
+            prefix = prefixes.get(hit.doc_id)
+            if prefix is None:
+                raise ToolError("the search index does not match the catalog; rebuild the index")
+            parts.append(f"{prefix}{round(float(hit.score), 3)!r}}}")
+        return '{"results": [' + ", ".join(parts) + "]}"
 
     def filter_titles(self, args: FilterArgs) -> dict[str, Any]:
         """Return the number of titles meeting every constraint and the first ``limit`` in order."""
@@ -158,13 +242,21 @@ class MediaTools:
         """Return every public field of one title."""
         t = self.catalog.get(args.title_id.strip())
         if t is None:
-            raise ToolError(
-                f"no title with id {args.title_id[:40]!r}; ids look like 'tt1375666' or 'm12345' "
-                "and come from search or filter_titles"
-            )
+            raise _unknown_title(args.title_id)
         record = t.to_dict()
         record["is_feature"] = t.is_feature
         return record
+
+    def get_title_text(self, args: GetTitleArgs) -> str:
+        """:meth:`get_title` as the JSON text the agent reads, encoded once per title."""
+        key = args.title_id.strip()
+        text = self._records.get(key)
+        if text is None:
+            t = self.catalog.get(key)
+            if t is None:
+                raise _unknown_title(args.title_id)
+            text = self._records[key] = _title_text(t)
+        return text
 
     def find_person(self, args: FindPersonArgs) -> dict[str, Any]:
         """Return the person credited under this name, else people whose name contains all its words."""
@@ -226,7 +318,7 @@ def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex
     genres = ", ".join(tools.index.genre_names())
     return [
         Tool("search", "Search film descriptions (title, year, genres, director, writers, cast) by keywords; "
-             "returns ids, titles, years, directors and scores, best first.", SearchArgs, tools.search,
+             "returns ids, titles, years, directors and scores, best first.", SearchArgs, tools.search_text,
              latency_ms=MODELLED_LATENCY_MS["search"]),
         Tool("filter_titles", "List films meeting structured constraints (all combined with AND), sorted; "
              "returns the total count and the first results with id, title, year, runtime and critics' "
@@ -234,7 +326,7 @@ def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex
              latency_ms=MODELLED_LATENCY_MS["filter_titles"]),
         Tool("get_title", "Get the full record of a film by id: title, year, release date, runtime, genres, "
              "directors, writers, cast (alphabetical, not billing order), languages, countries, critics' "
-             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, tools.get_title,
+             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, tools.get_title_text,
              latency_ms=MODELLED_LATENCY_MS["get_title"]),
         Tool("find_person", "Look up a person by name and list the films they directed, wrote and acted in "
              "(oldest first), with totals per role.", FindPersonArgs, tools.find_person,

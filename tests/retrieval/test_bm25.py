@@ -180,3 +180,51 @@ def test_lucene_agrees_with_bm25s(film_index: BM25Retriever) -> None:
     for q in film_queries(50, seed=23):
         toks = ours.tokenizer(q)
         np.testing.assert_allclose(ours.scores(q) / 2.2, peer.get_scores(toks), rtol=2e-5, atol=1e-6)
+
+
+def _full_path(index: BM25Retriever, query: str, k: int) -> list[tuple[str, float]]:
+    """Top ``k`` from scoring every document (the path every query took before the sparse one)."""
+    terms = index._term_ids(index.tokenizer(query))
+    if not terms:
+        return []
+    rows, scores = top_k_groups([index._candidates(terms, k)], k)[0]
+    return [(index.ids[r], s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+
+
+def test_sparse_path_equals_scoring_every_document() -> None:
+    """Mixed dense and sparse terms, repeated terms, ties and the fallback, on corpora with dense rows."""
+    rng = np.random.default_rng(12)
+    common = ["c0", "c1", "c2"]  # in most documents: they get dense rows
+    rare = [f"r{i}" for i in range(40)]
+    for trial in range(40):
+        n = int(rng.integers(30, 200))
+        docs = [[*rng.choice(common, size=int(rng.integers(1, 4))), *rng.choice(rare, size=int(rng.integers(0, 4)))]
+                for _ in range(n)]
+        index = BM25Retriever.from_tokens([[str(w) for w in d] for d in docs], tokenizer=RAW, idf="lucene")
+        assert index._dense_rows, trial
+        ref = RankBM25Retriever.from_tokens([[str(w) for w in d] for d in docs], tokenizer=RAW)
+        okapi = BM25Retriever.from_tokens([[str(w) for w in d] for d in docs], tokenizer=RAW)
+        for _ in range(15):
+            q = " ".join(str(w) for w in rng.choice(common + rare, size=int(rng.integers(2, 7))))
+            k = int(rng.integers(1, 25))
+            got = [(h.doc_id, h.score) for h in index.search(q, k)]
+            assert got == _full_path(index, q, k), (trial, q, k)
+            assert [h.doc_id for h in okapi.search(q, k)] == [h.doc_id for h in ref.search(q, k)], (trial, q, k)
+        assert all(not row.any() for row in index._scratch)  # the scratch rows are zero between queries
+
+
+def test_sparse_path_on_the_film_catalog(film_index: BM25Retriever) -> None:
+    queries = film_queries(300, seed=24)
+    for k in (1, 5, 20):
+        for q in queries:
+            assert [(h.doc_id, h.score) for h in film_index.search(q, k)] == _full_path(film_index, q, k), (q, k)
+    assert all(not row.any() for row in film_index._scratch)
+
+
+def test_pickled_index_searches_alike(film_index: BM25Retriever) -> None:
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(film_index))
+    assert copy._scratch == []
+    queries = film_queries(50, seed=25)
+    assert copy.search_batch(queries, 10) == film_index.search_batch(queries, 10)

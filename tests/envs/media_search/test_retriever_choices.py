@@ -41,4 +41,4 @@ def test_check_env_with_a_retrieval_server_and_when_it_is_down() -> None:
     finally:
         server.stop()
     obs, *_ = env.step(tool_call("search", query="Inception", k=5))
-    assert obs.startswith("Error: search could not run") and "service it needs is unavailable" in obs
+    assert obs.startswith("Error: search could not run") and "service it needs is unavailable" in obs, obs[:400]
