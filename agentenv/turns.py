@@ -189,8 +189,11 @@ def record_invalid(ep: Episode, action: str, error: ParseError, max_length: int)
 
 def record_answer(ep: Episode, answer: Answer) -> None:
     """Keep the final answer and write it to the chat (the env decides what ends)."""
-    ep.think_turns += answer.reasoning is not None
-    ep.messages.append(assistant_message(f"{answer.content}\n<answer>{answer.text}</answer>".lstrip(), answer.reasoning))
+    if answer.reasoning is None and not answer.content:  # the usual answer: one read-only message, built directly
+        ep.messages.append(FrozenDict(role="assistant", content=f"<answer>{answer.text}</answer>"))
+    else:
+        ep.think_turns += answer.reasoning is not None
+        ep.messages.append(assistant_message(f"{answer.content}\n<answer>{answer.text}</answer>".lstrip(), answer.reasoning))
     ep.answer = answer
 
 
