@@ -108,9 +108,11 @@ def textarena_pass(steps: int) -> Callable[[], float] | str:
         import textarena
     except ImportError:
         return "unavailable: textarena is not installed beside agentenv (pip install textarena)"
-    env = textarena.make(env_id="GuessTheNumber-v0")
 
     def run() -> float:
+        # A fresh env per pass: one TextArena instance slows down as it accumulates steps
+        # (2,000 steps took 13x the time of 500 here), which would misstate its step.
+        env = textarena.make(env_id="GuessTheNumber-v0")
         samples = []
         clock = time.perf_counter_ns
         env.reset(num_players=1, seed=0)
@@ -222,7 +224,7 @@ def main() -> None:
         "bare gymnasium.Env floor": tool_step_pass(floor, args.steps),
         "agentenv ToolEnv": tool_step_pass(constant, args.steps),
     }
-    textarena = textarena_pass(args.steps // 4)
+    textarena = textarena_pass(min(args.steps // 4, 1000))
     if callable(textarena):
         cases["TextArena GuessTheNumber-v0"] = textarena
     steps = interleaved(cases, passes=args.passes)
