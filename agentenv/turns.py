@@ -202,9 +202,10 @@ def run_tools(ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequen
     them and write the assistant message and one tool message per call to the chat."""
     ep.think_turns += action.reasoning is not None
     turn = ep.turn
-    call_ids = [f"call_{turn}_{i}" for i in range(len(calls))]
+    call_ids = [f"call_{turn}_0"] if len(calls) == 1 else [f"call_{turn}_{i}" for i in range(len(calls))]
     messages = ep.messages
-    messages.append(assistant_message(action.content, action.reasoning, calls, call_ids))
+    append = list.append  # the messages below are built read-only: the log's freezing append has nothing to do
+    append(messages, assistant_message(action.content, action.reasoning, calls, call_ids))
     context = ep.context
     execute = tools.execute
     results = []
@@ -217,7 +218,7 @@ def run_tools(ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequen
         ep.latency_ms += t.latency_ms
         ep.wall_ms += result.wall_ms
         # Built read-only here, so the log freezes it in O(1) (see agentenv.frozen).
-        messages.append(FrozenDict(role="tool", tool_call_id=call_ids[i], name=result.name, content=result.content))
+        append(messages, FrozenDict(role="tool", tool_call_id=call_ids[i], name=result.name, content=result.content))
         results.append(result)
         i += 1
     return results
@@ -239,18 +240,21 @@ def assistant_message(
     append anyway, and freezing a nested message after the fact costs more than the rest of
     a step. The arguments are written as compact JSON once (:func:`~agentenv.tools.encode_json`).
     """
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if reasoning is not None:
-        message["reasoning_content"] = reasoning
-    if calls:
-        message["tool_calls"] = FrozenList(
-            FrozenDict(
-                id=call_ids[i],
-                type="function",
-                function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments)),
-            )
-            for i, call in enumerate(calls)
+    tool_calls = FrozenList(
+        FrozenDict(
+            id=call_ids[i],
+            type="function",
+            function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments)),
         )
+        for i, call in enumerate(calls)
+    ) if calls else None
+    if reasoning is None:
+        if tool_calls is None:
+            return FrozenDict(role="assistant", content=content)
+        return FrozenDict(role="assistant", content=content, tool_calls=tool_calls)
+    message: dict[str, Any] = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
     return FrozenDict(message)
 
 

@@ -110,10 +110,9 @@ class CatalogIndex:
                 masks[key][i] = True
         self._genre_masks = masks
         self._id_rank = np.argsort(np.array([t.id for t in titles]), kind="stable").argsort()
+        # Sort orders are worked out on first use (a few ms to 25 ms each, inside the tool's time
+        # limit): all eight up front were a sixth of a warm gym.make, and most episodes sort by one.
         self._orders: dict[tuple[str, str], np.ndarray] = {}
-        for sort_by in ("rating", "year", "runtime", "title"):  # eagerly: keeps tool latency flat
-            for order in ("desc", "asc"):
-                self.order(sort_by, order)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ resolving names
 

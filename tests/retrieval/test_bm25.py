@@ -228,3 +228,22 @@ def test_pickled_index_searches_alike(film_index: BM25Retriever) -> None:
     assert copy._scratch == []
     queries = film_queries(50, seed=25)
     assert copy.search_batch(queries, 10) == film_index.search_batch(queries, 10)
+
+
+def test_a_saved_index_keeps_its_weight_order_and_an_older_one_sorts_it_at_load(tmp_path) -> None:
+    """The per-term (weight desc, row asc) order is saved with the index; an index saved before
+    it was kept (no by_weight.npy) gets the same order computed at load."""
+    import numpy as np
+
+    from agentenv.retrieval.bm25 import BM25Retriever
+
+    texts = ["the cat sat", "a cat and a dog", "dogs bark at cats", "the dog sat on the mat"] * 5
+    built = BM25Retriever.from_texts(texts, ids=[f"d{i}" for i in range(len(texts))])
+    built.save(tmp_path / "new")
+    loaded = BM25Retriever.load(tmp_path / "new")
+    assert np.array_equal(loaded._by_weight, built._by_weight)
+    (tmp_path / "new" / "by_weight.npy").unlink()
+    older = BM25Retriever.load(tmp_path / "new")
+    assert np.array_equal(older._by_weight, built._by_weight)
+    for query in ("cat", "dog sat", "mat bark"):
+        assert [h.doc_id for h in older.search(query, 3)] == [h.doc_id for h in built.search(query, 3)]
