@@ -18,7 +18,8 @@ spread), after a warm-up pass, on the machine printed first:
   ``TokenEnv`` over it (Qwen3 template), so that growth with the conversation
   shows (the budget: flat);
 * **episodes per second** on one core: a scripted two-turn MediaSearch episode
-  (a real ``search`` call, then an answer), and the scripted oracle.
+  (a real ``search`` call, then an answer), and the scripted oracle;
+* **memory**: peak RSS with every registered env loaded.
 
 Search and ``get_title`` steps are in ``benchmarks/search_step.py``; start-up
 (cold build, warm ``gym.make``, import) in ``benchmarks/startup.py``.
@@ -298,6 +299,18 @@ def main() -> None:
     two_turn = episodes["two-turn MediaSearch (search, answer)"]["median"]
     print(f"  budget: >= {EPISODES_BUDGET:,.0f} two-turn episodes/s -> {'met' if two_turn >= EPISODES_BUDGET else 'NOT met'}"
           f" ({two_turn / EPISODES_BUDGET:.2f}x)")
+    import resource
+
+    import gymnasium as gym
+
+    import agentenv
+
+    loaded = [gym.make(env_id) for env_id in agentenv.env_ids()]
+    for env in loaded:
+        env.reset(seed=0)
+    figures["peak_rss_mb_all_envs"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\n## memory: peak RSS with every registered env loaded (and this run's work): "
+          f"{figures['peak_rss_mb_all_envs']:.0f} MB   budget: <= 400 MB")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
 
