@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -48,6 +46,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from _bench_common import machine as common_machine
 from _film_docs import copies, film_docs, film_queries, film_rows
 
 from agentenv.retrieval import Retriever
@@ -64,14 +63,8 @@ REF = "rank_bm25 (BM25Okapi)"
 
 
 def machine() -> dict[str, Any]:
-    """What the figures were measured on, at the start of the run."""
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        "numpy": np.__version__,
-    }
+    """What the figures were measured on, at the start of the run (see ``_bench_common``), and numpy."""
+    return {**common_machine(), "numpy": np.__version__}
 
 
 def recall_at_k(retriever: Retriever, queries: Sequence[str], gold_ids: Sequence[str], k: int) -> float:

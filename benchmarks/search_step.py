@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -51,20 +49,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _bench_common import machine as common_machine
 
 SEARCH_BUDGET_US = 100.0
 GET_TITLE_BUDGET_US = 15.0
 
 
 def machine() -> dict[str, Any]:
-    """What the figures were measured on, at the start of the run."""
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        "numpy": np.__version__,
-    }
+    """What the figures were measured on, at the start of the run (see ``_bench_common``), and numpy."""
+    return {**common_machine(), "numpy": np.__version__}
 
 
 def search_queries(catalog: Any, n: int, seed: int) -> list[tuple[str, int]]:
@@ -272,7 +265,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for name, v in sorted(per_pass.items(), key=lambda kv: kv[0].replace("baseline ", "") + kv[0][:1])}
     overhead = rows["step: constant tool"]["median_us"]
     print(f"\n{n} queries (new in every pass) and {n} titles per pass, {passes} interleaved passes; "
-          f"loadavg at start {info['loadavg_at_start']}")
+          f"loadavg at start {info['load_avg_1_5_15']}")
     head = f"{'measure':<30}{'median us':>11}{'spread us':>17}{'budget':>9}{'x budget':>10}"
     print(head)
     print("-" * len(head))

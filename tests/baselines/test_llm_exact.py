@@ -37,6 +37,7 @@ from agentenv.baselines.llm_agent import (
 )
 from agentenv.evaluation.agents import make_agent
 
+from ..scripted_play import agent_actions
 from .fake_openai import FakeOpenAI, VLLMLike, official_qwen3_template
 
 pytest.importorskip("tokenizers")
@@ -83,15 +84,7 @@ def env() -> gym.Env:
 
 def scripted_actions(env: gym.Env, agent_name: str, seed: int) -> list[str]:
     """The text actions an agent plays in one episode of the text env."""
-    obs, info = env.reset(seed=seed, options={"index": seed})
-    agent = make_agent(agent_name)
-    agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(seed))
-    actions, done = [], False
-    while not done:
-        action = agent.act(obs, info)
-        actions.append(action)
-        obs, _, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
+    actions, _ = agent_actions(env, make_agent(agent_name), index=seed, seed=seed, rng_seed=seed)
     return actions
 
 

@@ -26,7 +26,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -38,6 +37,8 @@ from agentenv.actions import answer, tool_call  # noqa: E402
 from agentenv.baselines.oracle import OracleAgent  # noqa: E402
 from agentenv.integrations.trl import AgentEnvFactory, dataset  # noqa: E402
 
+from ..scripted_play import agent_actions  # noqa: E402
+
 ENV_ID = "MediaSearch-v0"
 SHAPED = {"preset": "efficient", "shaping": True}
 
@@ -46,15 +47,7 @@ def scripts_for(task_index: int) -> tuple[str, dict[str, list[str]], dict[str, f
     """Two policies for one task (an oracle plan with two calls in one message; a wrong answer),
     and the plain env's episode return for each."""
     env = gym.make(ENV_ID, split="train", reward=SHAPED)
-    obs, info = env.reset(options={"index": task_index})
-    agent = OracleAgent()
-    agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
-    oracle, done = [], False
-    while not done:
-        action = agent.act(obs, info)
-        oracle.append(action)
-        obs, _, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
+    oracle, info = agent_actions(env, OracleAgent(), index=task_index)
     first = tool_call("search", query="family film 2008", k=1)
     scripts = {
         "a": [f"Plan a.\n{first}\n" + "\n".join(oracle[:-1]), f"Plan a.\n{oracle[-1]}"],

@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
@@ -27,6 +26,8 @@ from agentenv.baselines.oracle import OracleAgent
 from agentenv.integrations.tools_as_methods import tool_method
 from agentenv.integrations.trl import AgentEnvFactory, AgentEnvReward, message_action
 from agentenv.parsing import Answer, ToolCalls, parse_action
+
+from ..scripted_play import agent_actions
 
 ENV_ID = "MediaSearch-v0"
 SHAPED = {"preset": "efficient", "shaping": True}
@@ -99,16 +100,7 @@ def plain_return(actions: list[str], task_id: str, seed: int | None = None, **ma
 
 
 def oracle_actions(index: int, split: str = "train") -> tuple[str, list[str]]:
-    env = plain_env(split=split)
-    obs, info = env.reset(options={"index": index})
-    agent = OracleAgent()
-    agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
-    actions, done = [], False
-    while not done:
-        action = agent.act(obs, info)
-        actions.append(action)
-        obs, _, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
+    actions, info = agent_actions(plain_env(split=split), OracleAgent(), index=index)
     return info["task_id"], actions
 
 

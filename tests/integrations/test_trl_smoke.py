@@ -33,6 +33,8 @@ from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, make_env, run_episode  # noqa: E402
 from agentenv.parsing import ToolCalls, parse_action  # noqa: E402
 
+from ..scripted_play import agent_actions  # noqa: E402
+
 ENV_ID = "MediaSearch-v0"
 CLASS_NAME = "MediaSearch_v0"
 SHAPED = {"preset": "efficient", "shaping": True}
@@ -57,15 +59,7 @@ def group_scripts(task_index: int) -> dict[str, list[str]]:
     ``d``: plain text, no answer. Each message opens with ``Plan X.`` so a turn can be told apart.
     """
     env = gym.make(ENV_ID, split="train")
-    obs, info = env.reset(options={"index": task_index})
-    agent = OracleAgent()
-    agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
-    oracle, done = [], False
-    while not done:
-        action = agent.act(obs, info)
-        oracle.append(action)
-        obs, _, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
+    oracle, _ = agent_actions(env, OracleAgent(), index=task_index)
     plan = [tool_call("search", query="family film 2008", k=1), *oracle]
     calls = [c for a in plan if isinstance(p := parse_action(a), ToolCalls) for c in p.calls]
     scripts = {
