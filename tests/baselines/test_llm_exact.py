@@ -38,7 +38,7 @@ from agentenv.baselines.llm_agent import (
 from agentenv.evaluation.agents import make_agent
 
 from ..scripted_play import agent_actions
-from .fake_openai import FakeOpenAI, VLLMLike, official_qwen3_template
+from .fake_openai import FakeOpenAI, VLLMLike
 
 pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
@@ -51,13 +51,6 @@ EPISODES = 4
 MODES = [("native", True), ("native", False), ("hermes", True), ("hermes", False)]
 _TAG = re.compile(r"<\|?/?[a-z_]+\|?>")
 
-
-@pytest.fixture(scope="module")
-def official() -> str:
-    text = official_qwen3_template()
-    if text is None:
-        pytest.skip("TRL (with its copy of the official Qwen3 chat template) is not installed")
-    return text
 
 
 @pytest.fixture(scope="module")

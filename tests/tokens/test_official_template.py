@@ -21,8 +21,6 @@ import pytest
 from agentenv.tokens import TokenEnv
 from agentenv.tokens.qwen3_chat import render_qwen3
 
-from ..baselines.fake_openai import official_qwen3_template
-
 SEARCH = {
     "type": "function",
     "function": {
@@ -114,13 +112,6 @@ CONVERSATIONS = {
 }
 TOOLSETS = {"no tools": None, "one tool": [SEARCH], "two tools": [SEARCH, DETAILS]}
 
-
-@pytest.fixture(scope="module")
-def official() -> str:
-    text = official_qwen3_template()
-    if text is None:
-        pytest.skip("TRL (with its copy of the official Qwen3 chat template) is not installed")
-    return text
 
 
 def render_official(tokenizer, official: str, messages, tools, *, generation: bool, thinking: bool | None) -> str:
