@@ -104,6 +104,17 @@ class Context:
         self.director_pool = [k for k in people if len(self.people[k].directed) >= 3]
         self.writer_pool = [k for k in people if len(self.people[k].wrote) >= 3]
         self._top: dict[tuple[Any, ...], int | None] = {}
+        self._in_years: dict[tuple[int, int], frozenset[int]] = {}
+
+    def in_years(self, first: int, last: int) -> frozenset[int]:
+        """Positions of the titles released from ``first`` to ``last`` (inclusive); each range built once,
+        since the constraint questions ask for a decade on many draws (a third of generation time)."""
+        found = self._in_years.get((first, last))
+        if found is None:
+            found = self._in_years[first, last] = frozenset(
+                i for y in range(first, last + 1) for i in self.by_year.get(y, ())
+            )
+        return found
 
     def pick(self, rng: np.random.Generator, seq: Sequence[Any]) -> Any:
         """Return one element of ``seq``, drawn with ``rng``."""
@@ -224,7 +235,7 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
                 chosen["year_min"] = chosen["year_max"] = t.year
             else:
                 chosen["year_min"], chosen["year_max"] = t.year - t.year % 10, t.year - t.year % 10 + 9
-            found = {i for y in range(chosen["year_min"], chosen["year_max"] + 1) for i in ctx.by_year.get(y, ())}
+            found = ctx.in_years(chosen["year_min"], chosen["year_max"])
         elif part == "genre" and t.genres:
             chosen["genre"] = ctx.pick(rng, t.genres)
             found = ctx.by_genre[chosen["genre"]]
