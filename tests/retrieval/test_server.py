@@ -456,12 +456,12 @@ def test_the_real_server_writes_each_response_once(server_extra: None,
 
 def test_a_bug_on_the_search_path_still_answers_json_500(server_extra: None,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentenv.retrieval import server as server_module
+    from agentenv.retrieval import server_app
 
     def broken(body: bytes, limits: ServerLimits) -> tuple[list[str], int]:
         raise AttributeError("a bug")
 
-    monkeypatch.setattr(server_module, "parse_search_body", broken)
+    monkeypatch.setattr(server_app, "parse_search_body", broken)  # where the app looks it up
     with start(ExactMatchRetriever(["a"])) as server:
         status, payload = post(server.url, b'{"queries": ["a"], "k": 1}')
         assert (status, payload["error"]) == (500, "internal error: AttributeError")
