@@ -246,11 +246,7 @@ class ToolEnv(gym.Env[str, str]):
             components = self._components(ep)
             info["reward_components"] = components
             info["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
-            config = self.reward_config
-            if config.shaping:
-                reward, ep.paid = config.step_reward(ep.paid, cost_counts(ep), components)
-            else:
-                reward = config.combine(components)  # what step_reward gives at the end without shaping
+            reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep), components)
         elif self.reward_config.shaping:
             reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep))
         if self.observation_mode == "transcript" or len(obs) > self.observation_space.max_length:
