@@ -28,6 +28,7 @@ from agentenv.corpora.hpoa import (
     frequency_class_of,
 )
 from agentenv.corpora.obo import TermGraph, read_obo
+from agentenv.corpora.omim_titles import is_clinical_omim
 
 Universe = Literal["omim", "omim+orpha"]
 UNIVERSE_PREFIXES: dict[str, tuple[str, ...]] = {
@@ -209,13 +210,18 @@ def build_tables(
 def universe_arrays(
     universe: str, graph: TermGraph, diseases: dict, ann: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """Select the universe's diseases and compute their closures, term counts and IC."""
+    """Select the universe's diseases and compute their closures, term counts and IC.
+
+    A universe disease has the universe's prefix, at least one positive phenotype,
+    and is a diagnosable disease: OMIM susceptibility entries, QTLs and
+    non-diseases are left out (:mod:`agentenv.corpora.omim_titles`).
+    """
     prefixes = UNIVERSE_PREFIXES[universe]
     ptr = ann["pos_indptr"]
     keep = [
         k
-        for k, did in enumerate(diseases["ids"])
-        if did.split(":", 1)[0] in prefixes and ptr[k + 1] > ptr[k]
+        for k, (did, title) in enumerate(zip(diseases["ids"], diseases["names"], strict=True))
+        if did.split(":", 1)[0] in prefixes and ptr[k + 1] > ptr[k] and is_clinical_omim(did, title)
     ]
     keep_arr = np.asarray(keep, dtype=np.int64)
     lengths = ptr[keep_arr + 1] - ptr[keep_arr]

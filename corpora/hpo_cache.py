@@ -22,7 +22,7 @@ from agentenv.corpora.hpo_files import HpoFiles, hpo_files
 from agentenv.corpora.obo import TermGraph
 from agentenv.paths import cache_dir
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 """Bump when the cache layout changes; old caches are then rebuilt."""
 
 _CACHE_FILES = (

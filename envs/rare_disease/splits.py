@@ -61,16 +61,16 @@ class SplitInfo:
 PUBLISHED: dict[tuple[str, str], dict[str, SplitInfo]] = {
     ("2025-01-16", "omim"): {
         "train": SplitInfo(
-            "train", 6718, 33590, "94e65b8704b9ac5e7d6f30ce855a7f1565a8fad36798ad964115ff25325503a4"
+            "train", 6569, 32845, "c142c8900415ad43f492cb266d746e428c270141bb8315cc83b4001b4a0f1265"
         ),
         "validation": SplitInfo(
             "validation",
-            829,
-            829,
-            "f969a0063221d667aad2aec1860abe5be8cd780cf08e581223543b747c887bab",
+            815,
+            815,
+            "b72a047ffa8a75013eaf6cb159e7f0ccb0d4076fbcd48638fe6467ed5fb8bba8",
         ),
         "test": SplitInfo(
-            "test", 804, 804, "245f91a9492da707132a4132a2f56e6001c338610af219b0fb494fc2492252dd"
+            "test", 786, 786, "3d98247f00806edcba4332815e18f0ee5bfed16ed041a8d95222102ee5343f81"
         ),
     },
 }

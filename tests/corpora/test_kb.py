@@ -37,10 +37,16 @@ def test_identity(kb: HpoKnowledgeBase) -> None:
 
 def test_universe_sizes(kb: HpoKnowledgeBase) -> None:
     # 8,359 OMIM diseases in phenotype.hpoa; 8 have no positive phenotype annotation
-    # (7 have no phenotype rows at all, OMIM:617596 only a 0/3 one), leaving 8,351.
+    # (7 have no phenotype rows at all, OMIM:617596 only a 0/3 one), leaving 8,351; 181 of
+    # those are susceptibility entries (176), QTLs (4) or non-diseases (5 in all with the
+    # modifier loci; see omim_titles), leaving 8,170 diagnosable diseases.
     omim = [d for d in kb.all_disease_ids() if d.startswith("OMIM:")]
     assert len(omim) == 8_359
-    assert kb.n_universe == 8_351
+    assert kb.n_universe == 8_170
+    assert not kb.in_universe("OMIM:618406")  # Body mass index quantitative trait locus 20
+    assert not kb.in_universe("OMIM:612229")  # Colorectal cancer, susceptibility to, 3
+    assert kb.disease("OMIM:618406").phenotypes  # still known to the KB, only not a diagnosis
+    assert kb.in_universe("OMIM:154700")
     assert all(d.startswith("OMIM:") for d in kb.disease_ids)
     assert list(kb.disease_ids) == sorted(kb.disease_ids)
     assert not kb.in_universe("OMIM:609404")  # Preeclampsia/eclampsia 4: no phenotype rows
@@ -48,7 +54,7 @@ def test_universe_sizes(kb: HpoKnowledgeBase) -> None:
     assert kb.disease("OMIM:617596").excluded  # its 0/3 phenotype is kept as an excluded feature
     assert not kb.in_universe("ORPHA:558")
     both = load_hpo_kb("omim+orpha")
-    assert both.n_universe == 12_632
+    assert both.n_universe == 12_451  # the same 181 OMIM entries left out
     assert {d.split(":")[0] for d in both.disease_ids} == {"OMIM", "ORPHA"}
     with pytest.raises(ValueError, match="universe must be one of"):
         load_hpo_kb("orpha")  # type: ignore[arg-type]
@@ -56,7 +62,7 @@ def test_universe_sizes(kb: HpoKnowledgeBase) -> None:
 
 def test_counts(kb: HpoKnowledgeBase) -> None:
     assert kb.n_terms == 19_484
-    assert len(kb.pheno_terms) == 137_082  # merged positive OMIM phenotype annotations
+    assert len(kb.pheno_terms) == 136_074  # merged positive phenotype annotations of the universe
     assert (np.diff(kb.pheno_indptr) > 0).all()
     assert int(kb.n_diseases[kb.term_index(ROOT)]) == kb.n_universe
     assert kb.phenotype_mask[kb.pheno_terms].all()  # every phenotype is under HP:0000118
@@ -197,7 +203,7 @@ def test_cold_build_in_a_fresh_home(tmp_path: Path) -> None:
         [sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True
     )
     n, path = out.stdout.split()
-    assert n == "8351" and Path(path).parent == home / "hpo"
+    assert n == "8170" and Path(path).parent == home / "hpo"
     assert sorted(p.name for p in (home / "hpo").iterdir()) == [
         Path(path).name
     ]  # no temp dirs left

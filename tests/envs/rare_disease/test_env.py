@@ -47,7 +47,7 @@ def test_same_seed_same_rollout(env_id: str) -> None:
 
 def test_tasks_are_built_lazily_and_patients_are_deterministic() -> None:
     env = RareDiseaseEnv(split="validation")
-    assert len(env.tasks) == 829 and not env.tasks._cache
+    assert len(env.tasks) == 815 and not env.tasks._cache
     first = env.tasks[3]
     again = RareDiseaseEnv(split="validation").tasks[3]
     assert first.case == again.case and first.id == again.id

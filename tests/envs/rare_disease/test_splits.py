@@ -33,7 +33,7 @@ def test_disjoint_and_complete(kb: HpoKnowledgeBase) -> None:
 
 def test_published_sizes_and_checksums(kb: HpoKnowledgeBase) -> None:
     assert split_summary(kb) == PUBLISHED[(kb.release, kb.universe)]
-    assert PUBLISHED[("2025-01-16", "omim")]["test"].n_cases == 804
+    assert PUBLISHED[("2025-01-16", "omim")]["test"].n_cases == 786
 
 
 def test_cases(kb: HpoKnowledgeBase) -> None:
