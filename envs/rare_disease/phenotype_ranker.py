@@ -12,7 +12,7 @@ direction only: patient -> disease). The second line is the one computed: with
 ``closure(D)`` the union of the ancestors of D's annotations, ``sim(t, D)`` is
 the largest IC among ``t``'s ancestors that lie in ``closure(D)``.
 
-Why it is fast (budget: <= 1 ms per case over 8,351 OMIM diseases):
+Why it is fast (budget: <= 1 ms per case over 8,170 OMIM diseases):
 
 * IC falls as terms get more general, and a general term lies in the closure of
   thousands of diseases. Call a term a *hub* when at least ``hub_min_diseases``
@@ -24,7 +24,7 @@ Why it is fast (budget: <= 1 ms per case over 8,351 OMIM diseases):
   the non-hub part overwrites the entries of the few diseases that reach a
   non-hub ancestor, in increasing IC order. Each term costs a handful of
   vector operations instead of one scatter per ancestor over thousands of diseases.
-  Measured (2 cores, HPO 2025-01-16, 8,351 diseases, calibrated test patients):
+  Measured (2 cores, HPO 2025-01-16, 8,170 diseases, calibrated test patients):
   ~0.12 ms p50 / 0.24 ms mean per ``rank()``; the per-ancestor scatter takes
   ~3x longer (``benchmarks/calibrate_patients.py``). Scores are float32 sums,
   equal to the exact formula to ~1e-6.
@@ -32,9 +32,24 @@ Why it is fast (budget: <= 1 ms per case over 8,351 OMIM diseases):
 Ties: one-directional similarity gives every disease whose profile covers all
 the patient's terms the same maximal score, so ties are common (a third of
 clean patients tie with other diseases). :meth:`PhenotypeRanker.rank` breaks
-them by the smaller annotation profile (the size principle: a small profile
-that explains the patient is the likelier source), then by id. This lifts
-clean top-3 from 0.80 (id order) to 0.92.
+them by a fixed rule, in this order:
+
+1. more *exact* matches first: patient terms annotated to the disease itself,
+   not only reached through a more specific annotation;
+2. then the *likelier presentation* first: the log-likelihood of the case under
+   the disease's annotated frequencies, ``sum log f(t)`` over its exactly
+   matched annotations plus ``sum log(1 - f(a))`` over its other annotations
+   (frequencies as in ``get_disease``: the source value, else the middle of the
+   HPO class, unknown 0.5; clipped to [0.01, 0.95]). A disease whose typical
+   features are all present, and whose frequent features are not missing, wins;
+3. then the smaller profile (the size principle), then the lower id.
+
+Measured on the validation split (``benchmarks/calibrate_patients.py``):
+the textbook Marfan triad (HP:0001166, HP:0001083, HP:0002616) ties four
+diseases at the top, and Marfan syndrome moves from 4th (smaller profile first,
+the v0.1 rule) to 1st; clean top-3 rises from 0.918 to 0.945, the calibrated
+patients' top-3 is unchanged (0.434 -> 0.436). "Broader profile first" would
+also put Marfan first but drops clean top-3 to 0.777.
 
 Excluded terms (optional): with ``excluded_penalty = w > 0``, each excluded term
 ``e`` subtracts ``w * IC(e) / n_present`` from every disease whose closure holds
@@ -55,6 +70,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 
 DEFAULT_HUB_MIN_DISEASES = 200
 """Hub threshold: terms reached by at least this many universe diseases get a precomputed row."""
@@ -127,6 +143,18 @@ class PhenotypeRanker:
                 np.maximum(row, self._rows[self._hub_row[p]], out=row)
             row[self._col(h)] = self._ic32[h]
         self._profile_size = np.diff(kb.pheno_indptr)
+        # Term -> diseases annotated with exactly that term (transpose of the phenotype CSR), with
+        # each annotation's log-likelihood ratio log f - log(1 - f) for the tie-break.
+        dis_of_pheno = np.repeat(np.arange(n_dis, dtype=np.int32), self._profile_size)
+        by_term = np.argsort(kb.pheno_terms, kind="stable")
+        self._direct_idx = dis_of_pheno[by_term]
+        self._direct_ptr = np.zeros(n_terms + 1, dtype=np.int64)
+        self._direct_ptr[1:] = np.cumsum(np.bincount(kb.pheno_terms, minlength=n_terms))
+        freq = annotation_frequencies(kb)
+        self._all_absent = np.zeros(n_dis)
+        nonempty = self._profile_size > 0
+        self._all_absent[nonempty] = np.add.reduceat(np.log1p(-freq), kb.pheno_indptr[:-1][nonempty])
+        self._direct_log_ratio = (np.log(freq) - np.log1p(-freq))[by_term]
         self._plans: dict[int, tuple[np.ndarray, list[tuple[np.ndarray, np.float32]]]] = {}
 
     def _col(self, t: int) -> np.ndarray:
@@ -195,9 +223,10 @@ class PhenotypeRanker:
 
         Equal scores are common (one-directional similarity gives every disease
         whose profile covers all the patient's terms the same, maximal score), so
-        ties go to the disease with fewer annotated phenotypes -- the size
-        principle: a small profile that explains the patient is the likelier
-        source -- and then to the lower id.
+        ties go to the disease with more exact matches, then to the likelier
+        presentation under its annotated frequencies, then to the smaller
+        profile, then to the lower id (:meth:`tie_keys`; the module docstring
+        says why).
 
         Raises:
             ValueError: ``k < 1``, no present terms, or an id the KB cannot resolve.
@@ -205,27 +234,68 @@ class PhenotypeRanker:
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         scores = self.scores(present_terms, excluded)
-        top = top_k(scores, k, tiebreak=self._profile_size)
+        exact, likelihood = self.tie_keys(present_terms)
+        top = top_k(scores, k, tiebreak=(-exact, -likelihood, self._profile_size))
         ids = self.kb.disease_ids
         return [(ids[i], float(scores[i])) for i in top.tolist()]
 
+    def tie_keys(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Per universe disease: (exact matches of ``terms``, log-likelihood of the presentation).
 
-def top_k(scores: np.ndarray, k: int, tiebreak: np.ndarray | None = None) -> np.ndarray:
-    """Indices of the ``k`` highest scores, best first; ties by lower ``tiebreak``, then lower index.
+        Raises:
+            ValueError: an id the KB cannot resolve.
+        """
+        exact = np.zeros(self.kb.n_universe, dtype=np.int32)
+        likelihood = self._all_absent.copy()
+        for t in resolve_terms(self.kb, terms):
+            lo, hi = self._direct_ptr[t], self._direct_ptr[t + 1]
+            diseases = self._direct_idx[lo:hi]  # one annotation per (disease, term): no repeats
+            exact[diseases] += 1
+            likelihood[diseases] += self._direct_log_ratio[lo:hi]
+        return exact, likelihood
+
+
+def annotation_frequencies(kb: HpoKnowledgeBase) -> np.ndarray:
+    """Per positive annotation (aligned with ``kb.pheno_terms``), its frequency for the tie-break.
+
+    The source value when there is one, else the middle of the HPO frequency
+    class (unknown: 0.5), clipped to [0.01, 0.95] so no log is infinite.
+    """
+    middle = np.full(len(FrequencyClass), 0.5)
+    for cls, (lo, hi) in FREQUENCY_RANGES.items():
+        middle[cls] = (lo + hi) / 2
+    freq = np.where(np.isnan(kb.pheno_value), middle[kb.pheno_class.astype(np.int64)], kb.pheno_value)
+    return np.clip(freq, 0.01, 0.95)
+
+
+def top_k(
+    scores: np.ndarray, k: int, tiebreak: np.ndarray | Sequence[np.ndarray] | None = None
+) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first.
+
+    Ties go to the lower ``tiebreak`` value (one array, or several compared in
+    order: the first decides, the next breaks its ties), then to the lower index.
 
     Example:
         >>> top_k(np.array([0.5, 2.0, 2.0, 1.0]), 3).tolist()
         [1, 2, 3]
         >>> top_k(np.array([0.5, 2.0, 2.0, 1.0]), 2, tiebreak=np.array([0, 9, 4, 0])).tolist()
         [2, 1]
+        >>> top_k(np.array([2.0, 2.0, 2.0]), 3, tiebreak=(np.array([0, 0, -1]), np.array([5, 1, 9]))).tolist()
+        [2, 1, 0]
     """
     k = min(k, len(scores))
     if k == 0:
         return np.zeros(0, dtype=np.intp)
     kth = np.partition(scores, len(scores) - k)[len(scores) - k]
     candidates = np.flatnonzero(scores >= kth)
-    keys = [candidates]
-    if tiebreak is not None:
-        keys.append(tiebreak[candidates])
+    if tiebreak is None:
+        breakers: list[np.ndarray] = []
+    elif isinstance(tiebreak, np.ndarray):
+        breakers = [tiebreak]
+    else:
+        breakers = list(tiebreak)
+    # lexsort sorts by the last key first: score, then each breaker in order, then index.
+    keys = [candidates, *(b[candidates] for b in reversed(breakers))]
     order = np.lexsort((*keys, -scores[candidates]))
     return candidates[order[:k]]

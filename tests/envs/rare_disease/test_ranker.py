@@ -83,11 +83,26 @@ def test_score_properties(kb: HpoKnowledgeBase, ranker: PhenotypeRanker) -> None
     assert np.allclose(ranker.scores(["HP:0000001"]), 0.0)
 
 
-def test_ties_go_to_the_smaller_profile(kb: HpoKnowledgeBase, ranker: PhenotypeRanker) -> None:
-    top = ranker.rank(["HP:0001250"], k=50)
-    best = [d for d, s in top if s == top[0][1]]
-    sizes = [len(kb.phenotype_indices(kb.disease_index[d])) for d in best]
-    assert len(best) == 50 and sizes == sorted(sizes)
+def test_ties_exact_matches_then_likelier_presentation_then_smaller_profile(
+    kb: HpoKnowledgeBase, ranker: PhenotypeRanker
+) -> None:
+    # The textbook Marfan triad ties four diseases at the top score; Marfan syndrome lists all
+    # three features (3 exact matches, frequently) and must come first (it came 4th under v0.1's
+    # smaller-profile-first rule).
+    triad = ["HP:0001166", "HP:0001083", "HP:0002616"]
+    top = ranker.rank(triad, k=4)
+    assert top[0][0] == "OMIM:154700" and len({s for _, s in top}) == 1
+    exact, likelihood = ranker.tie_keys(triad)
+    order = [kb.disease_index[d] for d, _ in top]
+    keys = [(-int(exact[i]), -float(likelihood[i]), len(kb.phenotype_indices(i))) for i in order]
+    assert keys == sorted(keys)
+    assert exact[kb.disease_index["OMIM:609008"]] == 2  # tied on score, but one match is not exact
+    # A single generic term ties hundreds of diseases: the order follows the keys exactly.
+    seizure = ranker.rank(["HP:0001250"], k=50)
+    best = [kb.disease_index[d] for d, s in seizure if s == seizure[0][1]]
+    exact, likelihood = ranker.tie_keys(["HP:0001250"])
+    keys = [(-int(exact[i]), -float(likelihood[i]), len(kb.phenotype_indices(i)), i) for i in best]
+    assert len(best) == 50 and keys == sorted(keys)
 
 
 def test_excluded_penalty(kb: HpoKnowledgeBase) -> None:
