@@ -49,13 +49,14 @@ def test_callable_policy_and_rewards(dx: DialogueEnv) -> None:
 
 def test_patient_side_is_rewarded_per_faithful_reply(dx: DialogueEnv) -> None:
     env = as_single_agent(dx, agent="patient", others={"doctor": AskingDoctor(dx.kb)})
-    obs, info = env.reset(seed=0)
+    obs, info = env.reset(seed=1)
     assert "Your findings, in your own words" in info["messages"][0]["content"] and "?" in obs
     truthful = dx.default_policy("patient").act(obs, info)
+    assert "Yes, I have" in truthful  # the doctor asks about at least one finding this patient has
     obs, reward, terminated, truncated, info = env.step(truthful)
     assert reward == 1.0 and info["judgment"]["false_claims"] == 0
-    obs, info = env.reset(seed=0)
-    obs, reward, *_ = env.step("<say>No.</say>")
+    obs, info = env.reset(seed=1)
+    obs, reward, *_ = env.step("<say>No.</say>")  # denies a finding the patient has
     assert reward == 0.0
 
 

@@ -1,0 +1,257 @@
+"""The draws that make a simulated patient look like a published case report.
+
+Why a separate module: the plain sampler (:mod:`patients`) degrades a disease
+profile with generic noise; real cases differ in specific ways, measured term
+by term (:mod:`case_statistics`), and each way needs its own draw:
+
+* **How many terms.** Real reports list a median of 9-10 terms and rarely 3 or
+  fewer. The case's total is drawn from a log-normal (median and spread are
+  parameters), and split binomially into disease findings and unrelated ones.
+* **Which disease findings.** Annotated phenotypes are drawn without
+  replacement with weights equal to their drawn frequencies (a feature seen in
+  90% of patients is likelier to be recorded than one seen in 5%).
+* **How precisely.** A finding is recorded as annotated, as a more general
+  ancestor (imprecision), or as a more specific descendant: clinicians record
+  the specific finding ("Ventricular septal defect" where the disease lists
+  "Abnormal ventricular septum morphology").
+* **Unrelated findings are real findings.** About half of a real case's terms
+  are not annotated to its disease at all: features the annotation misses and
+  features of the same organ systems. They are drawn so that they do not look
+  improbable: part from the annotations of the disease's phenotypically most
+  similar diseases (its differential diagnosis, by the reference ranker on the
+  disease's own profile), the rest from terms of the organ systems the
+  patient's disease findings lie in, weighted by how many diseases list them
+  (common findings of that system). Every unrelated term is neither annotated
+  to the disease nor an ancestor or descendant of an annotation, nor related to
+  the case's other terms, nor a sibling of one of them under a specific parent
+  (siblings are often opposites: microcephaly and macrocephaly).
+* **Pertinent negatives.** Most real reports list features looked for and
+  absent. They come from the differential: the disease's own ``NOT`` /
+  frequency-0 annotations first, then annotated features of the disease and of
+  its similar diseases that the patient does not have; never a finding, nor an
+  ancestor or descendant of one, so "no" answers never contradict "yes" ones.
+
+All draws use the patient's own generator, in a fixed order, so a
+(disease, seed) pair always gives the same patient.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
+
+if TYPE_CHECKING:
+    from agentenv.envs.rare_disease.patients import SamplerParams
+
+
+@lru_cache(maxsize=4)
+def _ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
+    return PhenotypeRanker(kb)
+
+
+@dataclass
+class RealisticDraws:
+    """KB-derived pools for the realistic draws, built lazily and shared by one sampler."""
+
+    kb: HpoKnowledgeBase
+    params: SamplerParams
+    _similar: dict[int, np.ndarray] = field(default_factory=dict)
+    _system_pools: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    # -- pools --------------------------------------------------------------------------
+
+    def similar_diseases(self, d: int) -> np.ndarray:
+        """Universe indices of the ``params.similar_diseases`` diseases most like ``d`` (itself excluded)."""
+        cached = self._similar.get(d)
+        if cached is not None:
+            return cached
+        kb = self.kb
+        terms = [kb.graph.ids[t] for t in kb.phenotype_indices(d).tolist()]
+        ranked = _ranker(kb).rank(terms, k=self.params.similar_diseases + 1)
+        out = np.asarray(
+            [kb.disease_index[i] for i, _ in ranked if kb.disease_index[i] != d][
+                : self.params.similar_diseases
+            ],
+            dtype=np.int64,
+        )
+        self._similar[d] = out
+        return out
+
+    @property
+    def _system_of(self) -> np.ndarray:
+        return _organ_system_of(self.kb)
+
+    def system_pool(self, root: int) -> tuple[np.ndarray, np.ndarray]:
+        """(terms, cumulative weights) of the findings under organ-system root ``root``."""
+        pool = self._system_pools.get(root)
+        if pool is None:
+            terms, weights = _system_terms(self.kb, root)
+            pool = (terms, np.cumsum(weights))
+            self._system_pools[root] = pool
+        return pool
+
+    # -- draws --------------------------------------------------------------------------
+
+    def counts(self, rng: np.random.Generator) -> tuple[int, int]:
+        """(disease findings wanted, unrelated findings wanted) for one case."""
+        assert self.params.term_count is not None
+        median, sigma = self.params.term_count
+        total = max(1, int(round(float(rng.lognormal(np.log(median), sigma)))))
+        unrelated = int(rng.binomial(total, self.params.unrelated_share))
+        return max(1, total - unrelated), unrelated
+
+    def disease_findings(
+        self, d: int, n: int, probabilities: np.ndarray, rng: np.random.Generator
+    ) -> list[int]:
+        """``n`` annotated phenotypes without replacement, weighted by their drawn frequencies."""
+        terms = self.kb.phenotype_indices(d)
+        n = min(n, len(terms))
+        weights = np.maximum(probabilities, 1e-6)
+        # Weighted sampling without replacement (Efraimidis-Spirakis): the n largest u**(1/w).
+        keys = rng.random(len(terms)) ** (1.0 / weights)
+        chosen = terms[np.argsort(-keys, kind="stable")[:n]]
+        return [int(t) for t in chosen]
+
+    def more_specific(self, d: int, t: int, rng: np.random.Generator) -> int:
+        """A descendant of ``t`` 1..``imprecision_max_steps`` steps down, as a recorded finding.
+
+        The descendant must not be annotated to the disease (else it would be an
+        exact term); ``t`` itself when it has no such child.
+        """
+        kb = self.kb
+        annotated = kb.phenotype_indices(d)
+        steps = int(rng.integers(1, self.params.imprecision_max_steps + 1))
+        current = t
+        for _ in range(steps):
+            children = [
+                c for c in kb.graph.children(current).tolist()
+                if kb.phenotype_mask[c] and not _in_sorted(annotated, c)
+            ]
+            if not children:
+                break
+            current = children[int(rng.integers(len(children)))]
+        return current
+
+    def unrelated(
+        self, d: int, n: int, findings: list[int], rng: np.random.Generator
+    ) -> list[int]:
+        """``n`` unrelated findings: from similar diseases, else the findings' organ systems."""
+        if n <= 0:
+            return []
+        kb = self.kb
+        annotated = kb.phenotype_indices(d)
+        anchors = np.union1d(annotated, np.asarray(findings, dtype=np.int64))
+        closure = np.union1d(kb.closure(d), _ancestors_of(kb, findings))
+        similar_terms = self._similar_terms(d)
+        systems = self._systems_of(findings or annotated.tolist())
+        # Siblings are often opposites (microcephaly / macrocephaly, hypotonia / hypertonia):
+        # an unrelated finding never shares a specific parent with one of the case's findings.
+        parents = {q for f in findings for q in self._specific_parents(f)}
+        picked: list[int] = []
+        for _ in range(60 * n):
+            if len(picked) == n:
+                break
+            if len(similar_terms) and rng.random() < self.params.similar_share:
+                t = int(similar_terms[rng.integers(len(similar_terms))])
+            elif systems:
+                terms, cum = self.system_pool(systems[int(rng.integers(len(systems)))])
+                if not len(terms):
+                    continue
+                t = int(terms[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
+            else:
+                continue
+            if kb.too_general[t] or _in_sorted(closure, t) or np.intersect1d(kb.graph.ancestors(t), anchors).size:
+                continue
+            t_parents = self._specific_parents(t)
+            if parents.intersection(t_parents):
+                continue
+            picked.append(t)
+            parents.update(t_parents)
+            anchors = np.union1d(anchors, [t])
+            closure = np.union1d(closure, kb.graph.ancestors(t))
+        return picked
+
+    def excluded(
+        self, d: int, truth: list[int], reported: list[int], rng: np.random.Generator
+    ) -> list[int]:
+        """Pertinent negatives from the differential (see the module docstring)."""
+        p = self.params
+        if p.excluded_probability <= 0 or rng.random() >= p.excluded_probability:
+            return []
+        n = 1 + int(rng.poisson(max(p.excluded_mean - 1.0, 0.0)))
+        kb = self.kb
+        present = list(dict.fromkeys(truth + reported))
+        present_closure = _ancestors_of(kb, present)
+        present_arr = np.asarray(present, dtype=np.int64)
+        own = kb.excluded_indices(d)
+        differential = np.concatenate(
+            [kb.phenotype_indices(d)] + [kb.phenotype_indices(int(s)) for s in self.similar_diseases(d)]
+        )
+        candidates = [int(t) for t in own[rng.permutation(len(own))].tolist()] + [
+            int(t) for t in differential[rng.permutation(len(differential))].tolist()
+        ]
+        chosen: list[int] = []
+        seen: set[int] = set()
+        for t in candidates:
+            if len(chosen) == n:
+                break
+            if t in seen or not kb.phenotype_mask[t] or kb.too_general[t]:
+                continue
+            seen.add(t)
+            if _in_sorted(present_closure, t) or np.intersect1d(kb.graph.ancestors(t), present_arr).size:
+                continue
+            chosen.append(t)
+        return chosen
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _similar_terms(self, d: int) -> np.ndarray:
+        similar = self.similar_diseases(d)
+        if not len(similar):
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([self.kb.phenotype_indices(int(s)) for s in similar.tolist()])
+
+    def _specific_parents(self, t: int) -> list[int]:
+        """Parents of ``t`` below the organ-system roots (siblings under a root are not opposites)."""
+        return [q for q in self.kb.graph.parents(t).tolist() if not self.kb.too_general[q]]
+
+    def _systems_of(self, terms: list[int]) -> list[int]:
+        system_of = self._system_of
+        return sorted({int(system_of[t]) for t in terms if system_of[t] >= 0})
+
+
+def _in_sorted(sorted_terms: np.ndarray, t: int) -> bool:
+    pos = int(np.searchsorted(sorted_terms, t))
+    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
+
+
+def _ancestors_of(kb: HpoKnowledgeBase, terms: list[int]) -> np.ndarray:
+    if not terms:
+        return np.zeros(0, dtype=np.int32)
+    return np.unique(np.concatenate([kb.graph.ancestors(t) for t in terms]))
+
+
+@lru_cache(maxsize=4)
+def _organ_system_of(kb: HpoKnowledgeBase) -> np.ndarray:
+    """Per term, the index of one organ-system root above it (the lowest-indexed), or -1."""
+    out = np.full(kb.n_terms, -1, dtype=np.int64)
+    for root in sorted(kb.graph.index[r] for r in kb.organ_system_roots):
+        below = kb.graph.descendants(root)
+        free = below[out[below] < 0]
+        out[free] = root
+    return out
+
+
+@lru_cache(maxsize=64)
+def _system_terms(kb: HpoKnowledgeBase, root: int) -> tuple[np.ndarray, np.ndarray]:
+    """Findings under an organ-system root that diseases list, weighted by how many list them."""
+    below = kb.graph.descendants(root)
+    direct = np.bincount(kb.pheno_terms, minlength=kb.n_terms)
+    keep = below[(direct[below] > 0) & ~kb.too_general[below]]
+    return keep.astype(np.int64), direct[keep].astype(np.float64)
