@@ -16,8 +16,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentenv.errors import UserInputError
+
+if TYPE_CHECKING:
+    from agentenv.evaluation.runner import RunConfig, RunResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0, help="run seed (default: %(default)s)")
     ev.add_argument("--workers", type=int, default=1,
                     help="processes (default: %(default)s); results are identical for any value")
+    ev.add_argument("--ray", metavar="local|auto|ADDRESS", default=None,
+                    help="run the --workers on Ray actors: local (start Ray here), auto (the cluster this machine "
+                    "joined) or the head's HOST:PORT; results are identical to a local run (default: none, local "
+                    "processes; needs the ray extra)")
     ev.add_argument("--tasks", type=Path, help="your own tasks instead of the split: a JSONL file (one task per line), a phenopacket "
                     "JSON file, or a folder of phenopacket JSON files (rare-disease envs); one pass by "
                     "default; recorded as split 'custom' (default: none)")
@@ -192,12 +200,19 @@ def _eval(args: argparse.Namespace) -> int:
         agent_args=_key_values(args.agent_args),
         env_kwargs=tuple(sorted(env_kwargs.items())),
     )
-    result = run(config, progress=not args.no_progress)
+    if args.ray is None:
+        result = run(config, progress=not args.no_progress)
+    else:
+        result = _run_on_ray(config, args)
+        if result is None:
+            return INCOMPLETE_RUN_EXIT
     config, records = result.config, result.records
     meta = {**result.meta, "build_s": result.build_s, "loop_s": result.loop_s}
     if args.tasks is not None:
         meta["tasks_file"] = tasks_file_record(args.tasks)
     summary = summarize(config, records, result.wall_s, meta)
+    if "distributed" in meta:
+        summary = summary.model_copy(update={"backend": "ray", "distributed": meta["distributed"]})
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     with (args.out / "episodes.jsonl").open("w", encoding="utf-8") as f:
@@ -206,6 +221,27 @@ def _eval(args: argparse.Namespace) -> int:
     print(format_table(summary))
     print(f"wrote {args.out / 'summary.json'} and {args.out / 'episodes.jsonl'}")
     return exit_code(summary)  # non-zero when most episodes ended in an agent failure
+
+
+INCOMPLETE_RUN_EXIT = 4
+"""Exit status of ``agentenv eval --ray`` when episodes are missing (workers died and retries ran out)."""
+
+
+def _run_on_ray(config: RunConfig, args: argparse.Namespace) -> RunResult | None:
+    """The run on Ray; None (after saying which episodes are missing) when it could not finish."""
+    from agentenv.integrations.ray.evaluation import RunIncomplete, run_on_ray
+
+    try:
+        return run_on_ray(config, args.ray, progress=not args.no_progress)
+    except RunIncomplete as err:
+        args.out.mkdir(parents=True, exist_ok=True)
+        partial = args.out / "episodes.partial.jsonl"
+        with partial.open("w", encoding="utf-8") as f:
+            for record in err.records:
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(f"agentenv: error: {err}. The {len(err.records)} finished episodes are in {partial}; "
+              "no summary.json was written", file=sys.stderr)
+        return None
 
 
 def data_cli_run(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 MAX_AGENT_FAILURE_RATE = 0.5
 """More than this share of episodes with an agent failure makes a failed run."""
@@ -67,6 +67,10 @@ class Summary(BaseModel):
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments given to gym.make.")
     seed: int
     workers: int = 1
+    backend: str = Field(default="local", description='Where the episodes ran: "local" processes or "ray" actors.')
+    distributed: dict[str, Any] | None = Field(
+        default=None, description="Ray runs: address, nodes, episodes per call, actors started and lost, episodes rerun."
+    )
     reward_preset: str
     metrics: dict[str, float]
     intervals: dict[str, Metric]
@@ -83,6 +87,16 @@ class Summary(BaseModel):
     agent_failure_reasons: dict[str, int] = Field(
         default_factory=dict, description="The most common failure reasons (shortened) and how many episodes each ended."
     )
+
+    @model_serializer(mode="wrap")
+    def _omit_local_backend(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A local run's summary.json stays as it was before Ray runs existed: "backend" and
+        # "distributed" appear only for a distributed run (absent reads back as local).
+        data = handler(self)
+        if self.backend == "local" and self.distributed is None:
+            data.pop("backend", None)
+            data.pop("distributed", None)
+        return data
 
     @property
     def failed(self) -> bool:
