@@ -55,7 +55,7 @@ from agentenv.envs.rare_disease.patient_tasks import (
     patient_task_from_dict,
     patient_tasks,
 )
-from agentenv.envs.rare_disease.patients import Patient, SamplerParams
+from agentenv.envs.rare_disease.patients import Patient, SamplerParams, patients_fingerprint
 from agentenv.envs.rare_disease.tools import Consultation, make_rare_disease_tools, reference_ranker
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
@@ -111,6 +111,8 @@ class RareDiseaseEnv(ToolEnv):
             tool_list = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, retriever=search)
         super().__init__(served.tasks, ToolRegistry(tool_list), split=served.split, **kwargs)
         self.corpus_checksums = {"hpo": self.kb.checksum}
+        if self.sampler_params is not None:  # simulated patients: record which ones
+            self.corpus_checksums["patients"] = patients_fingerprint(self.kb, self.sampler_params)
         self.metadata = {**ToolEnv.metadata, "hpo_release": self.kb.release, "hpo_citation": self.kb.citation}
 
     # ------------------------------------------------------------------ hooks

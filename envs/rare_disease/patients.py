@@ -56,8 +56,9 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 
 import numpy as np
@@ -194,6 +195,25 @@ PRESETS: dict[str, SamplerParams] = {
     "legacy_calibrated": LEGACY_CALIBRATED,
 }
 """Named presets, for configs and the calibration table."""
+
+def patients_fingerprint(kb: HpoKnowledgeBase, params: SamplerParams) -> str:
+    """A checksum of what decides the simulated patients: the universe's diseases and the sampler.
+
+    Why: the HPO files' checksum alone does not change when the universe filter
+    or the sampler does, so results on different patients would look comparable.
+    ``summary.json`` records this as ``corpus_checksums["patients"]``, and the
+    leaderboard refuses to rank runs whose checksums differ.
+    """
+    return _fingerprint(kb, repr(params))
+
+
+@lru_cache(maxsize=16)
+def _fingerprint(kb: HpoKnowledgeBase, params: str) -> str:
+    digest = hashlib.sha256()
+    digest.update("\n".join(kb.disease_ids).encode())
+    digest.update(b"\0" + params.encode())
+    return digest.hexdigest()
+
 
 # ----- patients --------------------------------------------------------------------------
 

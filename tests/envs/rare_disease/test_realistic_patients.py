@@ -122,3 +122,16 @@ def test_same_case_same_patient_and_params_validated(kb: HpoKnowledgeBase) -> No
     ):
         with pytest.raises(ValueError, match="SamplerParams"):
             SamplerParams(**bad)  # type: ignore[arg-type]
+
+
+def test_results_record_which_patients(kb: HpoKnowledgeBase) -> None:
+    """The HPO files' checksum does not change with the sampler, so the patients get their own."""
+    import gymnasium as gym
+
+    from agentenv.envs.rare_disease.patients import LEGACY_CALIBRATED, patients_fingerprint
+
+    new = gym.make("agentenv:RareDiseaseDiagnosis-SingleTurn-v0").unwrapped.corpus_checksums
+    old = gym.make("agentenv:RareDiseaseDiagnosis-SingleTurn-v0", sampler="legacy_calibrated").unwrapped.corpus_checksums
+    assert new["hpo"] == old["hpo"] and new["patients"] != old["patients"]
+    assert new["patients"] == patients_fingerprint(kb, CALIBRATED)
+    assert old["patients"] == patients_fingerprint(kb, LEGACY_CALIBRATED)
