@@ -65,7 +65,7 @@ Example (not run as a doctest: it loads the KB):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -210,6 +210,9 @@ class PhenotypeRanker:
         present = resolve_terms(self.kb, terms)
         if not present:
             raise ValueError("scores() needs at least one present HPO term")
+        return self._scores(present, excluded)
+
+    def _scores(self, present: list[int], excluded: Sequence[str]) -> np.ndarray:
         total = self._sum_sim(present).astype(np.float64)
         if self.excluded_penalty and excluded:
             for e in resolve_terms(self.kb, excluded, what="excluded term"):
@@ -233,11 +236,28 @@ class PhenotypeRanker:
         """
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        scores = self.scores(present_terms, excluded)
-        exact, likelihood = self.tie_keys(present_terms)
-        top = top_k(scores, k, tiebreak=(-exact, -likelihood, self._profile_size))
+        present = resolve_terms(self.kb, present_terms)
+        if not present:
+            raise ValueError("rank() needs at least one present HPO term")
+        scores = self._scores(present, excluded)
+        top = top_k(scores, k, tiebreak=lambda candidates: self._tie_keys_of(present, candidates))
         ids = self.kb.disease_ids
         return [(ids[i], float(scores[i])) for i in top.tolist()]
+
+    def _tie_keys_of(self, present: list[int], candidates: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The tie-break keys (lower first) of the candidate diseases only: a few, not the universe."""
+        exact = np.zeros(len(candidates), dtype=np.int32)
+        likelihood = self._all_absent[candidates].copy()
+        for t in present:
+            lo, hi = self._direct_ptr[t], self._direct_ptr[t + 1]
+            if lo == hi:
+                continue
+            annotated = self._direct_idx[lo:hi]  # ascending disease indices
+            pos = np.minimum(np.searchsorted(annotated, candidates), hi - lo - 1)
+            hit = annotated[pos] == candidates
+            exact += hit
+            likelihood[hit] += self._direct_log_ratio[lo:hi][pos[hit]]
+        return -exact, -likelihood, self._profile_size[candidates]
 
     def tie_keys(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Per universe disease: (exact matches of ``terms``, log-likelihood of the presentation).
@@ -269,12 +289,19 @@ def annotation_frequencies(kb: HpoKnowledgeBase) -> np.ndarray:
 
 
 def top_k(
-    scores: np.ndarray, k: int, tiebreak: np.ndarray | Sequence[np.ndarray] | None = None
+    scores: np.ndarray,
+    k: int,
+    tiebreak: np.ndarray
+    | Sequence[np.ndarray]
+    | Callable[[np.ndarray], Sequence[np.ndarray]]
+    | None = None,
 ) -> np.ndarray:
     """Indices of the ``k`` highest scores, best first.
 
     Ties go to the lower ``tiebreak`` value (one array, or several compared in
     order: the first decides, the next breaks its ties), then to the lower index.
+    A callable gets the candidate indices (every index scoring at least the k-th
+    score) and returns their keys, so keys are computed for those alone.
 
     Example:
         >>> top_k(np.array([0.5, 2.0, 2.0, 1.0]), 3).tolist()
@@ -291,11 +318,14 @@ def top_k(
     candidates = np.flatnonzero(scores >= kth)
     if tiebreak is None:
         breakers: list[np.ndarray] = []
+    elif callable(tiebreak):
+        tied = np.unique(scores[candidates]).size < len(candidates)
+        breakers = list(tiebreak(candidates)) if tied else []  # no tie: the keys cannot matter
     elif isinstance(tiebreak, np.ndarray):
-        breakers = [tiebreak]
+        breakers = [tiebreak[candidates]]
     else:
-        breakers = list(tiebreak)
+        breakers = [b[candidates] for b in tiebreak]
     # lexsort sorts by the last key first: score, then each breaker in order, then index.
-    keys = [candidates, *(b[candidates] for b in reversed(breakers))]
+    keys = [candidates, *reversed(breakers)]
     order = np.lexsort((*keys, -scores[candidates]))
     return candidates[order[:k]]
