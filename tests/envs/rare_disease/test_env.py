@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agentenv.actions import answer, tool_call
 from agentenv.baselines.random_agent import RandomAgent
 from agentenv.envs.rare_disease.env import RareDiseaseEnv
+from agentenv.envs.rare_disease.patients import patients_fingerprint
 from agentenv.evaluation.runner import RunConfig, timed_run
 
 IDS = ["RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0"]
@@ -84,7 +85,10 @@ def test_ranker_agent_gives_the_same_answer_with_and_without_the_tool() -> None:
 def test_metadata_checksums_and_prompt(multi_env: gym.Env, single_env: gym.Env) -> None:
     env = multi_env.unwrapped
     assert env.metadata["hpo_release"] == "2025-01-16" and "Human Phenotype Ontology" in env.metadata["hpo_citation"]
-    assert env.corpus_checksums == {"hpo": env.kb.checksum}
+    assert env.corpus_checksums == {
+        "hpo": env.kb.checksum,
+        "patients": patients_fingerprint(env.kb, env.sampler_params),
+    }
     obs, info = multi_env.reset(seed=0)
     assert "up to 3 diseases" in obs and "scores 0" in obs and "Candidates" not in obs
     assert "ask_patient" in info["messages"][0]["content"]
