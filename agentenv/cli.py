@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulator_cli.add_parser(sub)
 
     judge_cli.add_parser(sub)
+    from agentenv.structured import reproduce_cli
+
+    reproduce_cli.add_parser(sub)
     try:
         from agentenv.retrieval import serve_cli
     except ImportError:  # the retrieval server module is optional
@@ -304,6 +307,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from agentenv.evaluation.leaderboard_cli import run as run_leaderboard
 
         return run_leaderboard(args)
+    if args.command == "reproduce":
+        from agentenv.structured.reproduce_cli import run as run_reproduce
+
+        return run_reproduce(args)
     if args.command == "judge-consistency":
         from agentenv.judge.cli import run
 

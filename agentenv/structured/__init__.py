@@ -1,0 +1,12 @@
+"""Structured-action wrappers over the text envs, and classic RL on them (Stable-Baselines3).
+
+Importing this package is light: the wrappers need only gymnasium and numpy.
+Training (:mod:`agentenv.structured.training`), the ``sb3`` eval agent and
+the lessons import stable-baselines3, torch and matplotlib when they run
+(``pip install -e ".[rl]"``). See ``docs/structured.md``.
+"""
+
+from agentenv.structured.menu import Choice, Menu
+from agentenv.structured.wrapper import MENUS, StructuredEnv, make_structured, menu_for
+
+__all__ = ["MENUS", "Choice", "Menu", "StructuredEnv", "make_structured", "menu_for"]

@@ -1,0 +1,56 @@
+"""``agentenv reproduce LESSON``: run one of the workshop's reward lessons as learning runs.
+
+The parser and the run function live here; ``agentenv/cli.py`` adds the
+sub-command with ``reproduce_cli.add_parser(sub)``. See
+:mod:`agentenv.structured.lessons` for what each lesson trains and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``reproduce`` to the ``agentenv`` sub-commands."""
+    p = sub.add_parser(
+        "reproduce", help="train PPO on a lesson's envs and write summary.json and plots (needs the rl extra)",
+        description="Reproduce a workshop lesson as learning curves: reward-hacking (strict vs lenient on "
+        "RareDiseaseDiagnosis-v0), tool-cost (free tools vs efficient on MediaSearch-v0), single-vs-multi (each "
+        "family's single- and multi-turn ids). Trains on the train split, scores on test with the evaluation "
+        "runner (agent sb3), writes DIR/summary.json, DIR/*.png and DIR/runs/.")
+    p.add_argument("lesson", choices=LESSON_NAMES)
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--quick", action="store_true", help="a small budget (about a minute on 2 cores)")
+    p.add_argument("--seeds", type=int, default=None, help="training seeds per condition (default: 3; quick: 1)")
+    p.add_argument("--timesteps", type=int, default=None, help="training steps per run (default: the lesson's)")
+    p.add_argument("--eval-episodes", type=int, default=None, help="test episodes per trained policy")
+    p.add_argument("--baseline-episodes", type=int, default=None,
+                   help="test episodes per baseline agent (0: no baselines)")
+    p.add_argument("--algo", default="ppo", choices=["ppo", "a2c", "dqn"], help="SB3 algorithm (default: %(default)s)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the lesson and print its summary (without the per-seed detail)."""
+    from agentenv.structured.lessons import run_lesson
+
+    summary = run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
+                         eval_episodes=args.eval_episodes, baseline_episodes=args.baseline_episodes, algo=args.algo,
+                         plots=not args.no_plots)
+    shown = {k: v for k, v in summary.items() if k not in ("baselines",)}
+    print(json.dumps(_drop(shown, "per_seed"), indent=2))
+    print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
+    return 0
+
+
+def _drop(data: Any, key: str) -> Any:
+    if isinstance(data, dict):
+        return {k: _drop(v, key) for k, v in data.items() if k != key}
+    return data

@@ -1,0 +1,35 @@
+"""The ``rl`` extra, imported when training or evaluating a policy, with one clear message when it is missing.
+
+Why: ``import agentenv`` and the wrappers must stay light (no torch), so
+stable-baselines3 and torch are imported only here, on first use.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+INSTALL_HINT = 'pip install -e ".[rl]"  (stable-baselines3==2.9.2 and torch==2.13.0)'
+
+
+class MissingRLExtra(ImportError):
+    """stable-baselines3 or torch is not installed; the message says how to install them."""
+
+
+def sb3() -> ModuleType:
+    """The ``stable_baselines3`` module, with torch limited to one thread (2-core machines; bit-stable runs)."""
+    try:
+        import stable_baselines3
+        import torch
+    except ImportError as err:
+        raise MissingRLExtra(f"training and the sb3 agent need the rl extra: {INSTALL_HINT} ({err})") from err
+    torch.set_num_threads(1)
+    return stable_baselines3
+
+
+def algorithm(name: str) -> type:
+    """The SB3 algorithm class for ``ppo``, ``a2c`` or ``dqn``."""
+    module = sb3()
+    classes = {"ppo": module.PPO, "a2c": module.A2C, "dqn": module.DQN}
+    if name not in classes:
+        raise ValueError(f"algo must be one of {sorted(classes)}, got {name!r}")
+    return classes[name]
