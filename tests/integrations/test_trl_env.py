@@ -234,16 +234,19 @@ def test_without_a_dataset_each_rollout_draws_its_own_task(factory: AgentEnvFact
 def test_instances_share_nothing_mutable_under_a_thread_pool(factory: AgentEnvFactory) -> None:
     """The async trainer calls reset and tools of many instances from a thread pool at once."""
     jobs = [oracle_actions(i) for i in (0, 1, 2)]
-    envs = [factory() for _ in jobs]
+    # One instance per rollout, as TRL does: an instance is never stepped by two threads at once
+    # (Gymnasium envs, and Gymnasium's own checker wrapper, are not thread-safe objects). Six
+    # rollouts on three threads, so some instances run while others are reset.
+    envs = [factory() for _ in range(6)]
 
-    def play(k: int) -> tuple[float, dict]:
-        task_id, actions = jobs[k]
-        prompt, completion = trl_rollout(envs[k], {"task_id": task_id}, actions)
-        reward = AgentEnvReward(factory)(prompts=[prompt], completions=[completion], environments=[envs[k]])
-        return reward[0], envs[k].result.components
+    def play(j: int) -> tuple[float, dict]:
+        task_id, actions = jobs[j % 3]
+        prompt, completion = trl_rollout(envs[j], {"task_id": task_id}, actions)
+        reward = AgentEnvReward(factory)(prompts=[prompt], completions=[completion], environments=[envs[j]])
+        return reward[0], envs[j].result.components
 
     with ThreadPoolExecutor(max_workers=3) as pool:
-        parallel = list(pool.map(play, [0, 1, 2, 0, 1, 2]))
+        parallel = list(pool.map(play, range(6)))
     for k, (reward, components) in enumerate(parallel):
         expected, plain = plain_return(jobs[k % 3][1], jobs[k % 3][0], split="train", reward="efficient")
         assert reward == pytest.approx(expected) and components == plain
