@@ -35,6 +35,7 @@ import numpy as np
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patients import Patient
+from agentenv.envs.rare_disease.term_sets import in_sorted
 
 STATISTICS: tuple[str, ...] = (
     "median_terms",
@@ -114,18 +115,13 @@ def classify_terms(kb: HpoKnowledgeBase, disease_id: str, terms: Sequence[str]) 
         non_phenotypic += not phenotypic[t]
         if t in annotated_set:
             counts["exact"] += 1
-        elif _sorted_contains(closure, t):
+        elif in_sorted(closure, t):
             counts["ancestor"] += 1
         elif np.intersect1d(kb.graph.ancestors(t), annotated, assume_unique=False).size:
             counts["descendant"] += 1
         else:
             counts["unrelated"] += 1
     return TermKinds(**counts, non_phenotypic=non_phenotypic)
-
-
-def _sorted_contains(sorted_terms: np.ndarray, t: int) -> bool:
-    pos = int(np.searchsorted(sorted_terms, t))
-    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
 
 
 def term_depths(kb: HpoKnowledgeBase) -> np.ndarray:

@@ -44,15 +44,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
+from agentenv.envs.rare_disease.phenotype_ranker import reference_ranker
+from agentenv.envs.rare_disease.term_sets import ancestors_of, in_sorted
 
 if TYPE_CHECKING:
     from agentenv.envs.rare_disease.patients import SamplerParams
-
-
-@lru_cache(maxsize=4)
-def _ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
-    return PhenotypeRanker(kb)
 
 
 @dataclass
@@ -62,7 +58,6 @@ class RealisticDraws:
     kb: HpoKnowledgeBase
     params: SamplerParams
     _similar: dict[int, np.ndarray] = field(default_factory=dict)
-    _system_pools: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     # -- pools --------------------------------------------------------------------------
 
@@ -73,7 +68,7 @@ class RealisticDraws:
             return cached
         kb = self.kb
         terms = [kb.graph.ids[t] for t in kb.phenotype_indices(d).tolist()]
-        ranked = _ranker(kb).rank(terms, k=self.params.similar_diseases + 1)
+        ranked = reference_ranker(kb).rank(terms, k=self.params.similar_diseases + 1)
         out = np.asarray(
             [kb.disease_index[i] for i, _ in ranked if kb.disease_index[i] != d][
                 : self.params.similar_diseases
@@ -82,19 +77,6 @@ class RealisticDraws:
         )
         self._similar[d] = out
         return out
-
-    @property
-    def _system_of(self) -> np.ndarray:
-        return _organ_system_of(self.kb)
-
-    def system_pool(self, root: int) -> tuple[np.ndarray, np.ndarray]:
-        """(terms, cumulative weights) of the findings under organ-system root ``root``."""
-        pool = self._system_pools.get(root)
-        if pool is None:
-            terms, weights = _system_terms(self.kb, root)
-            pool = (terms, np.cumsum(weights))
-            self._system_pools[root] = pool
-        return pool
 
     # -- draws --------------------------------------------------------------------------
 
@@ -131,7 +113,7 @@ class RealisticDraws:
         for _ in range(steps):
             children = [
                 c for c in kb.graph.children(current).tolist()
-                if kb.phenotype_mask[c] and not _in_sorted(annotated, c)
+                if kb.phenotype_mask[c] and not in_sorted(annotated, c)
             ]
             if not children:
                 break
@@ -147,7 +129,7 @@ class RealisticDraws:
         kb = self.kb
         annotated = kb.phenotype_indices(d)
         anchors = np.union1d(annotated, np.asarray(findings, dtype=np.int64))
-        closure = np.union1d(kb.closure(d), _ancestors_of(kb, findings))
+        closure = np.union1d(kb.closure(d), ancestors_of(kb, findings))
         similar_terms = self._similar_terms(d)
         systems = self._systems_of(findings or annotated.tolist())
         # Siblings are often opposites (microcephaly / macrocephaly, hypotonia / hypertonia):
@@ -160,13 +142,13 @@ class RealisticDraws:
             if len(similar_terms) and rng.random() < self.params.similar_share:
                 t = int(similar_terms[rng.integers(len(similar_terms))])
             elif systems:
-                terms, cum = self.system_pool(systems[int(rng.integers(len(systems)))])
+                terms, cum = _system_pool(kb, systems[int(rng.integers(len(systems)))])
                 if not len(terms):
                     continue
                 t = int(terms[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
             else:
                 continue
-            if kb.too_general[t] or _in_sorted(closure, t) or np.intersect1d(kb.graph.ancestors(t), anchors).size:
+            if kb.too_general[t] or in_sorted(closure, t) or np.intersect1d(kb.graph.ancestors(t), anchors).size:
                 continue
             t_parents = self._specific_parents(t)
             if parents.intersection(t_parents):
@@ -187,7 +169,7 @@ class RealisticDraws:
         n = 1 + int(rng.poisson(max(p.excluded_mean - 1.0, 0.0)))
         kb = self.kb
         present = list(dict.fromkeys(truth + reported))
-        present_closure = _ancestors_of(kb, present)
+        present_closure = ancestors_of(kb, present)
         present_arr = np.asarray(present, dtype=np.int64)
         own = kb.excluded_indices(d)
         differential = np.concatenate(
@@ -204,7 +186,7 @@ class RealisticDraws:
             if t in seen or not kb.phenotype_mask[t] or kb.too_general[t]:
                 continue
             seen.add(t)
-            if _in_sorted(present_closure, t) or np.intersect1d(kb.graph.ancestors(t), present_arr).size:
+            if in_sorted(present_closure, t) or np.intersect1d(kb.graph.ancestors(t), present_arr).size:
                 continue
             chosen.append(t)
         return chosen
@@ -222,19 +204,8 @@ class RealisticDraws:
         return [q for q in self.kb.graph.parents(t).tolist() if not self.kb.too_general[q]]
 
     def _systems_of(self, terms: list[int]) -> list[int]:
-        system_of = self._system_of
+        system_of = _organ_system_of(self.kb)
         return sorted({int(system_of[t]) for t in terms if system_of[t] >= 0})
-
-
-def _in_sorted(sorted_terms: np.ndarray, t: int) -> bool:
-    pos = int(np.searchsorted(sorted_terms, t))
-    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
-
-
-def _ancestors_of(kb: HpoKnowledgeBase, terms: list[int]) -> np.ndarray:
-    if not terms:
-        return np.zeros(0, dtype=np.int32)
-    return np.unique(np.concatenate([kb.graph.ancestors(t) for t in terms]))
 
 
 @lru_cache(maxsize=4)
@@ -249,9 +220,10 @@ def _organ_system_of(kb: HpoKnowledgeBase) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _system_terms(kb: HpoKnowledgeBase, root: int) -> tuple[np.ndarray, np.ndarray]:
-    """Findings under an organ-system root that diseases list, weighted by how many list them."""
+def _system_pool(kb: HpoKnowledgeBase, root: int) -> tuple[np.ndarray, np.ndarray]:
+    """(terms, cumulative weights) of the findings under an organ-system root that diseases list,
+    each weighted by how many diseases list it."""
     below = kb.graph.descendants(root)
     direct = np.bincount(kb.pheno_terms, minlength=kb.n_terms)
     keep = below[(direct[below] > 0) & ~kb.too_general[below]]
-    return keep.astype(np.int64), direct[keep].astype(np.float64)
+    return keep.astype(np.int64), np.cumsum(direct[keep].astype(np.float64))

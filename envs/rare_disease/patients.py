@@ -66,6 +66,7 @@ import numpy as np
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 from agentenv.envs.rare_disease.patient_draws import RealisticDraws
+from agentenv.envs.rare_disease.term_sets import ancestors_of, in_sorted
 
 # ----- parameters ------------------------------------------------------------------------
 
@@ -288,21 +289,16 @@ def ask(kb: HpoKnowledgeBase, patient: Patient, hpo_id: str) -> AskAnswer:
     q = kb.graph.index[term]
     index, ancestors = kb.graph.index, kb.graph.ancestors
     below = [
-        f for f in (patient.findings or patient.all_present) if _contains(ancestors(index[f]), q)
+        f for f in (patient.findings or patient.all_present) if in_sorted(ancestors(index[f]), q)
     ]
     if below:
         visible = set(patient.present)
         revealed = () if kb.too_general[q] else tuple(f for f in below if f not in visible)
         return AskAnswer("yes", term, revealed)
     q_ancestors = ancestors(q)
-    if any(e in index and _contains(q_ancestors, index[e]) for e in patient.excluded):
+    if any(e in index and in_sorted(q_ancestors, index[e]) for e in patient.excluded):
         return AskAnswer("no", term)
     return AskAnswer("no" if patient.closed_world else "unknown", term)
-
-
-def _contains(sorted_terms: np.ndarray, t: int) -> bool:
-    pos = int(np.searchsorted(sorted_terms, t))
-    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
 
 
 # ----- the sampler -----------------------------------------------------------------------
@@ -352,36 +348,14 @@ class PatientSampler:
         findings = self._findings(d, rng)
         noise = self._unrelated(d, rng.binomial(len(findings), p.noise), rng, avoid=findings)
         truth = findings + noise
-        hidden_mask = rng.random(len(truth)) < p.hidden_fraction
-        n_keep = min(p.min_visible, len(truth))
-        if (~hidden_mask).sum() < n_keep:
-            reveal = rng.permutation(np.flatnonzero(hidden_mask))[: n_keep - (~hidden_mask).sum()]
-            hidden_mask[reveal] = False
-        hidden = [t for t, h in zip(truth, hidden_mask.tolist(), strict=True) if h]
-        visible = [
-            self._imprecise(t, rng)
-            for t, h in zip(truth, hidden_mask.tolist(), strict=True)
-            if not h
-        ]
+        mask = self._hidden_mask(len(truth), rng)
+        hidden = [t for t, h in zip(truth, mask, strict=True) if h]
+        visible = [self._imprecise(t, rng) for t, h in zip(truth, mask, strict=True) if not h]
         visible = list(dict.fromkeys(visible))
         excluded = self._excluded(d, truth, rng)
         if p.drop_redundant:
             visible = self._most_specific(visible)
-        ids = self.kb.graph.ids
-        return Patient(
-            disease_id=disease_id,
-            present=tuple(
-                ids[t] for t in rng.permutation(np.asarray(visible, dtype=np.int64)).tolist()
-            ),
-            hidden=tuple(
-                ids[t] for t in rng.permutation(np.asarray(hidden, dtype=np.int64)).tolist()
-            ),
-            excluded=tuple(
-                ids[t] for t in rng.permutation(np.asarray(excluded, dtype=np.int64)).tolist()
-            ),
-            findings=tuple(ids[t] for t in truth),
-            seed=seed,
-        )
+        return self._patient(disease_id, seed, visible, hidden, excluded, truth, rng)
 
     def _sample_realistic(
         self, disease_id: str, d: int, seed: int, rng: np.random.Generator
@@ -410,18 +384,23 @@ class PatientSampler:
         noise = draws.unrelated(d, n_unrelated, truth, rng)
         truth += noise
         reported += noise
-        hidden_mask = rng.random(len(truth)) < p.hidden_fraction
-        n_keep = min(p.min_visible, len(truth))
-        if (~hidden_mask).sum() < n_keep:
-            reveal = rng.permutation(np.flatnonzero(hidden_mask))[: n_keep - (~hidden_mask).sum()]
-            hidden_mask[reveal] = False
-        mask = hidden_mask.tolist()
+        mask = self._hidden_mask(len(truth), rng)
         hidden = list(dict.fromkeys(t for t, h in zip(truth, mask, strict=True) if h))
         visible = list(dict.fromkeys(r for r, h in zip(reported, mask, strict=True) if not h))
         if p.drop_redundant:
             visible = self._most_specific(visible)
         excluded = draws.excluded(d, truth, reported, rng)
         return self._patient(disease_id, seed, visible, hidden, excluded, truth, rng)
+
+    def _hidden_mask(self, n: int, rng: np.random.Generator) -> list[bool]:
+        """Which of ``n`` findings are hidden: each with ``hidden_fraction``, at least ``min_visible`` shown."""
+        p = self.params
+        hidden = rng.random(n) < p.hidden_fraction
+        n_keep = min(p.min_visible, n)
+        if (~hidden).sum() < n_keep:
+            reveal = rng.permutation(np.flatnonzero(hidden))[: n_keep - (~hidden).sum()]
+            hidden[reveal] = False
+        return hidden.tolist()
 
     def _patient(
         self,
@@ -483,7 +462,7 @@ class PatientSampler:
 
     def _related(self, t: int, anchors: np.ndarray, closure: np.ndarray) -> bool:
         """Is term t an ancestor (in closure) or a descendant of one of the anchor terms?"""
-        if _contains(closure, t):
+        if in_sorted(closure, t):
             return True
         return bool(np.intersect1d(self.kb.graph.ancestors(t), anchors, assume_unique=True).size)
 
@@ -493,7 +472,7 @@ class PatientSampler:
             return []
         kb = self.kb
         anchors = np.union1d(kb.phenotype_indices(d), np.asarray(avoid, dtype=np.int32))
-        closure = np.union1d(kb.closure(d), _ancestors_of(kb, avoid))
+        closure = np.union1d(kb.closure(d), ancestors_of(kb, avoid))
         picked: list[int] = []
         for _ in range(50 * n):
             if len(picked) == n:
@@ -530,7 +509,7 @@ class PatientSampler:
         if n == 0:
             return []
         kb = self.kb
-        truth_anc = set(_ancestors_of(kb, truth).tolist())
+        truth_anc = set(ancestors_of(kb, truth).tolist())
         chosen: list[int] = []
         if self.params.excluded_from_annotations:
             known = kb.excluded_indices(d)
@@ -546,8 +525,3 @@ class PatientSampler:
             covered.update(a for a in self.kb.graph.ancestors(t).tolist() if a != t)
         return [t for t in terms if t not in covered]
 
-
-def _ancestors_of(kb: HpoKnowledgeBase, terms: list[int]) -> np.ndarray:
-    if not terms:
-        return np.zeros(0, dtype=np.int32)
-    return np.unique(np.concatenate([kb.graph.ancestors(t) for t in terms]))

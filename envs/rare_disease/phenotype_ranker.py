@@ -66,6 +66,7 @@ Example (not run as a doctest: it loads the KB):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -265,14 +266,9 @@ class PhenotypeRanker:
         Raises:
             ValueError: an id the KB cannot resolve.
         """
-        exact = np.zeros(self.kb.n_universe, dtype=np.int32)
-        likelihood = self._all_absent.copy()
-        for t in resolve_terms(self.kb, terms):
-            lo, hi = self._direct_ptr[t], self._direct_ptr[t + 1]
-            diseases = self._direct_idx[lo:hi]  # one annotation per (disease, term): no repeats
-            exact[diseases] += 1
-            likelihood[diseases] += self._direct_log_ratio[lo:hi]
-        return exact, likelihood
+        every = np.arange(self.kb.n_universe)
+        minus_exact, minus_likelihood, _ = self._tie_keys_of(resolve_terms(self.kb, terms), every)
+        return -minus_exact, -minus_likelihood
 
 
 def annotation_frequencies(kb: HpoKnowledgeBase) -> np.ndarray:
@@ -286,6 +282,13 @@ def annotation_frequencies(kb: HpoKnowledgeBase) -> np.ndarray:
         middle[cls] = (lo + hi) / 2
     freq = np.where(np.isnan(kb.pheno_value), middle[kb.pheno_class.astype(np.int64)], kb.pheno_value)
     return np.clip(freq, 0.01, 0.95)
+
+
+@lru_cache(maxsize=4)
+def reference_ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
+    """The reference ranker of a KB, built once per process and shared (the env's tools and
+    prompt candidates, the simulator's similar diseases, the baseline agent)."""
+    return PhenotypeRanker(kb)
 
 
 def top_k(

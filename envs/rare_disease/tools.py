@@ -32,7 +32,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
@@ -40,7 +39,7 @@ from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 from agentenv.envs.rare_disease.answers import canonical_id, find_ids
 from agentenv.envs.rare_disease.patients import Patient, ask
 from agentenv.envs.rare_disease.phenotype_lookup import phenotype_index
-from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
+from agentenv.envs.rare_disease.phenotype_ranker import reference_ranker
 from agentenv.envs.rare_disease.tool_args import (
     AskPatientArgs,
     GetDiseaseArgs,
@@ -83,12 +82,6 @@ def frequency_text(cls: FrequencyClass, value: float | None) -> str:
         lo, hi = FREQUENCY_RANGES[cls]
         return f"{name} ({round(100 * lo)}-{round(100 * hi)}%)"
     return "obligate (100%)" if cls == FrequencyClass.OBLIGATE else "frequency unknown"
-
-
-@lru_cache(maxsize=4)
-def reference_ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
-    """The reference ranker of a KB, built once per process (about 0.4 s) and shared."""
-    return PhenotypeRanker(kb)
 
 
 class RareDiseaseTools:
