@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check_tasks_cli.add_parser(sub)
     data_cli.add_parser(sub)
+    from agentenv.data import shift_cli
+
+    shift_cli.add_parser(sub)
     simulator_cli.add_parser(sub)
 
     judge_cli.add_parser(sub)
@@ -295,6 +298,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     if args.command == "export-sft":
         return data_cli_run(args)
+    if args.command == "data":
+        from agentenv.data.shift_cli import run as run_data
+
+        return run_data(args)
     if args.command == "simulator-check":
         from agentenv.multiagent.cli import run as run_simulator_check
 
