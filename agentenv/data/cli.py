@@ -9,7 +9,11 @@ Example:
     >>> _ = add_parser(sub)
     >>> args = sub.choices["export-sft"].parse_args(["MediaSearch-v0", "--out", "sft", "--episodes", "8"])
     >>> config_from_args(args)
-    ExportConfig(env_id='MediaSearch-v0', out=PosixPath('sft'), agent='oracle', split='train', episodes=8, seed=0, keep_all=False, min_reward=1.0, think=True, reward=None, allow_ungrounded=False)
+    ExportConfig(env_id='MediaSearch-v0', out=PosixPath('sft'), agent='oracle', split='train', episodes=8, seed=0, keep_all=False, min_reward=1.0, think=True, reward=None, allow_ungrounded=False, env_args={})
+    >>> args = sub.choices["export-sft"].parse_args(["MediaSearch-v0", "--out", "sft",
+    ...     "--env-arg", "compact=true", "--env-arg", 'kinds=["lookup"]'])
+    >>> config_from_args(args).env_args
+    {'compact': True, 'kinds': ['lookup']}
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--reward", help="reward preset name or config file (default: the env's reward)")
     p.add_argument("--allow-ungrounded", action="store_true",
                    help="keep episodes that call a tool with an id the conversation never showed")
+    p.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="keyword argument for gym.make, as for agentenv eval, e.g. compact=true or "
+                   "kinds='[\"lookup\"]' (repeatable; VALUE is read as JSON when it parses, else as a string); "
+                   "recorded in manifest.json")
     p.add_argument("--tokenizer",
                    help="a Hugging Face tokenizer (path) for tokens.jsonl (default: the offline Qwen3 template)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -58,7 +66,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> ExportConfig:
-    """The export config of parsed arguments."""
+    """The export config of parsed arguments (``--env-arg`` read by :func:`agentenv.cli.parse_env_args`)."""
+    from agentenv.cli import parse_env_args
+
     return ExportConfig(
         env_id=args.env_id,
         out=args.out,
@@ -71,6 +81,7 @@ def config_from_args(args: argparse.Namespace) -> ExportConfig:
         think=not args.no_think,
         reward=args.reward,
         allow_ungrounded=args.allow_ungrounded,
+        env_args=parse_env_args(getattr(args, "env_arg", None) or []),
     )
 
 
@@ -81,6 +92,11 @@ def run(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
     config = config_from_args(args)
+    if config.env_args:
+        # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
+        from agentenv.cli import _check_env_args
+
+        _check_env_args(config.env_id, dict(config.env_args))
     template = None
     if args.tokenizer:
         from transformers import AutoTokenizer

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,9 @@ class ExportConfig:
     """Reward preset name or config file for the env; None keeps the env's default."""
     allow_ungrounded: bool = False
     """Keep episodes that call a tool with an id never shown before (see :mod:`agentenv.data.filters`)."""
+    env_args: Mapping[str, Any] = field(default_factory=dict)
+    """Extra ``gym.make`` keyword arguments (``--env-arg``), e.g. ``{"compact": True, "kinds": ["lookup"]}``;
+    recorded in ``manifest.json`` as ``env_args``, since they change what the episodes look like."""
 
 
 class LastText(gym.Wrapper[str, str, str, str]):
@@ -151,7 +154,10 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
     if config.episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {config.episodes}")
     template = template or qwen3_template(enable_thinking=config.think)
-    env_kwargs = {"reward": config.reward} if config.reward else {}
+    for key in ("split", "reward"):
+        if key in config.env_args:
+            raise ValueError(f"env_args {key!r}: set ExportConfig.{key} (--{key}) instead")
+    env_kwargs = {**config.env_args, **({"reward": config.reward} if config.reward else {})}
     run = RunConfig(config.env_id, config.agent, config.split, config.episodes, config.seed,
                     env_kwargs=tuple(env_kwargs.items()))
     text_env = LastText(make_env(run))
@@ -209,7 +215,9 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
         task_ids=task_ids,
         **totals,
     )
-    (config.out / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    record = manifest.model_dump(mode="json")
+    record["env_args"] = dict(config.env_args)  # written even when empty: an export says what env it ran
+    (config.out / MANIFEST_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     env.close()
     return manifest
 

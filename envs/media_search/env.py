@@ -23,11 +23,19 @@ retrieved passages are in the prompt; one answer.
 ## Splits
 ``train`` (≥ 20,000), ``validation`` (1,000) and ``test`` (1,000) generated
 questions; or your own JSONL via ``tasks=``.
+
+## Options for small models
+``compact=True``: a short system prompt and plain-text tool outputs
+(:mod:`agentenv.envs.media_search.compact`) instead of JSON; the same tasks,
+tools, arguments, errors and grading. ``kinds=["lookup", ...]``: serve only
+questions of these kinds (of ``comparison``, ``constraint``, ``count``,
+``lookup``, ``superlative``, ``two_hop``), in the split's order, with the same
+task ids; it filters ``tasks=`` questions too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
@@ -36,22 +44,35 @@ from agentenv.envs.media_search.grading import grade_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
     SPLITS,
+    QuestionTasks,
     TaskSource,
     question_task_from_dict,
     question_tasks,
+    split_questions,
 )
-from agentenv.envs.media_search.questions import Question, prefetch_questions
+from agentenv.envs.media_search.questions import KIND_SHARES, Question, prefetch_questions
 from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import ToolRegistry
 from agentenv.turns import Episode
 
-__all__ = ["ANSWER_RULES", "MediaSearchEnv"]
+__all__ = ["ANSWER_RULES", "KINDS", "MediaSearchEnv"]
+
+KINDS = tuple(sorted(KIND_SHARES))
+"""The question kinds of the generated splits, the values ``kinds=`` accepts."""
+
+COMPACT_ANSWER_RULE = "Answer as <answer>…</answer> holding only the title, name or number."
+""":data:`ANSWER_RULES`, shortened for ``compact=True``."""
 
 
 class MediaSearchEnv(ToolEnv):
-    """Multi-turn agentic RAG (``mode="multi_turn"``) or linear RAG (``"single_turn"``)."""
+    """Multi-turn agentic RAG (``mode="multi_turn"``) or linear RAG (``"single_turn"``).
+
+    ``compact=True`` shortens the system prompt and writes tool outputs as plain
+    lines (for small models with short contexts); ``kinds`` keeps only questions
+    of those kinds. See "Options for small models" in the module docstring.
+    """
 
     def __init__(
         self,
@@ -63,6 +84,8 @@ class MediaSearchEnv(ToolEnv):
         passages: int = 5,
         catalog: Catalog | None = None,
         tools_in_prompt: bool = False,
+        compact: bool = False,
+        kinds: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if mode not in ("multi_turn", "single_turn"):
@@ -72,19 +95,29 @@ class MediaSearchEnv(ToolEnv):
         self.mode = mode
         self.passages = passages
         self.tools_in_prompt = bool(tools_in_prompt)
+        if not isinstance(compact, bool):
+            raise TypeError(f"compact must be True or False, got {compact!r}")
+        self.compact = compact
         self.catalog = catalog or load_catalog()
         self._doc_text: dict[str, str] | None = None
         if tasks is None and split in SPLITS:
             prefetch_questions()  # with $AGENTENV_BUILD_WORKERS > 1, a first use draws them while the index builds
         self.retriever = catalog_retriever(self.catalog, retriever)
         served = question_tasks(split, tasks)
-        tools = ToolRegistry(make_media_tools(self.catalog, self.retriever) if mode == "multi_turn" else [])
+        if kinds is not None:
+            served = only_kinds(served, kinds)
+        self.kinds = None if kinds is None else tuple(kinds)
+        tools = ToolRegistry(
+            make_media_tools(self.catalog, self.retriever, compact=compact) if mode == "multi_turn" else []
+        )
         kwargs["single_turn"] = mode == "single_turn"
         super().__init__(served, tools, split=served.split, **kwargs)
         self.corpus_checksums = {"media": self.catalog.checksum}
 
     # ------------------------------------------------------------------ hooks
     def _system_prompt(self) -> str:
+        if self.compact:
+            return self._compact_system_prompt()
         if self.mode == "single_turn":
             return (
                 "You answer questions about films using the catalog passages given with the question. "
@@ -96,6 +129,22 @@ class MediaSearchEnv(ToolEnv):
             "several calls in one turn are allowed. " + self.tools.prompt_text(self.tools_in_prompt),
         ]
         lines.append(f"You have at most {self.max_turns} turns. " + ANSWER_RULES)
+        return "\n".join(lines)
+
+    def _compact_system_prompt(self) -> str:
+        """About three short lines (one in single-turn): tools with their arguments, call format, answer rule."""
+        if self.mode == "single_turn":
+            return "Answer the film question from the passages. " + COMPACT_ANSWER_RULE
+        signatures = ", ".join(
+            f"{name}({', '.join(self.tools[name].args_model.model_fields)})" for name in self.tools.names
+        )
+        lines = [
+            f"Tools: {signatures}.",
+            'Call: <tool_call>{"name": ..., "arguments": {...}}</tool_call>',
+            f"At most {self.max_turns} turns. {COMPACT_ANSWER_RULE}",
+        ]
+        if self.tools_in_prompt:
+            lines.insert(1, self.tools.prompt_text(True))
         return "\n".join(lines)
 
     def _task_prompt(self, task: Task) -> str:
@@ -116,4 +165,29 @@ class MediaSearchEnv(ToolEnv):
         return question_task_from_dict(data)
 
 
+def only_kinds(served: QuestionTasks, kinds: Sequence[str]) -> QuestionTasks:
+    """The questions of ``served`` whose kind is in ``kinds``, in ``served``'s order (same task ids).
 
+    A kind must be one of :data:`KINDS` or a kind of the served questions (your
+    own ``tasks=`` may use others); else ``ValueError`` naming the valid kinds,
+    as for a filter that keeps no question.
+    """
+    if isinstance(kinds, str):
+        raise TypeError(f"kinds must be a list of kinds, e.g. [{kinds!r}], got the string {kinds!r}")
+    wanted = list(kinds)
+    if not wanted:
+        raise ValueError(f"kinds is empty; give some of {', '.join(KINDS)}")
+    # A generated split's questions directly: building all of its Tasks (an id hash each) would double the cost.
+    questions = split_questions(served.split) if served.split in SPLITS else [t.case for t in served]
+    present = {q.kind for q in questions}
+    valid = sorted(set(KINDS) | present)
+    unknown = [k for k in wanted if k not in valid]
+    if unknown:
+        raise ValueError(f"unknown question kinds {unknown}; valid kinds: {', '.join(valid)}")
+    keep = set(wanted)
+    chosen = [q for q in questions if q.kind in keep]
+    if not chosen:
+        raise ValueError(
+            f"no question of kinds {wanted} in split {served.split!r}; its kinds: {', '.join(sorted(present))}"
+        )
+    return QuestionTasks(chosen, served.split)

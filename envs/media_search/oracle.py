@@ -22,6 +22,7 @@ import numpy as np
 
 from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.envs.media_search.compact import parse_compact
 from agentenv.envs.media_search.questions import execute_plan_extract
 
 
@@ -57,7 +58,7 @@ class MediaSearchOracle:
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         if self._next > 0:
-            self._outputs.append(_json_or_text(obs))
+            self._outputs.append(_parsed(self._steps[self._next - 1]["tool"], obs))
         if self._next < len(self._steps):
             step = self._steps[self._next]
             self._next += 1
@@ -74,8 +75,9 @@ class MediaSearchOracle:
         return gold["answer"] if isinstance(gold, Mapping) and "answer" in gold else str(gold)
 
 
-def _json_or_text(text: str) -> Any:
+def _parsed(tool: str, text: str) -> Any:
+    """A tool output as data: its JSON, or (``compact=True`` envs) its compact lines read back."""
     try:
         return json.loads(text)
     except ValueError:
-        return text
+        return parse_compact(tool, text)

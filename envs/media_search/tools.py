@@ -10,7 +10,10 @@ The tool bodies are plain methods of :class:`MediaTools` over a
 :class:`~agentenv.retrieval.base.Retriever`; :func:`make_media_tools` wraps
 them as :class:`agentenv.tools.Tool` objects. Outputs are small JSON objects
 (``search`` and ``get_title`` return their JSON text, the others dicts);
-expected failures raise :class:`~agentenv.tools.ToolError` with a hint. No
+expected failures raise :class:`~agentenv.tools.ToolError` with a hint. With
+``compact=True`` the tools return short plain-text lines instead
+(:mod:`agentenv.envs.media_search.compact`), for small models with short
+contexts; the errors are the same. No
 output or error mentions questions, answers or task ids: tools see only the
 catalog.
 
@@ -30,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
+from agentenv.envs.media_search import compact as compact_text
 from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
@@ -221,6 +225,22 @@ class MediaTools:
             parts.append(f"{prefix}{round(float(hit.score), 3)!r}}}")
         return '{"results": [' + ", ".join(parts) + "]}"
 
+    def search_compact(self, args: SearchArgs) -> str:
+        """:meth:`search` as compact lines (:func:`~agentenv.envs.media_search.compact.search_lines`)."""
+        return compact_text.search_lines(self.search(args)["results"])
+
+    def filter_compact(self, args: FilterArgs) -> str:
+        """:meth:`filter_titles` as compact lines (:func:`~agentenv.envs.media_search.compact.filter_lines`)."""
+        return compact_text.filter_lines(self.filter_titles(args))
+
+    def get_title_compact(self, args: GetTitleArgs) -> str:
+        """:meth:`get_title` as ``key: value`` lines (:func:`~agentenv.envs.media_search.compact.title_lines`)."""
+        return compact_text.title_lines(self.get_title(args))
+
+    def find_person_compact(self, args: FindPersonArgs) -> str:
+        """:meth:`find_person` as compact lines (:func:`~agentenv.envs.media_search.compact.person_lines`)."""
+        return compact_text.person_lines(self.find_person(args))
+
     def filter_titles(self, args: FilterArgs) -> dict[str, Any]:
         """Return the number of titles meeting every constraint and the first ``limit`` in order."""
         query = FilterQuery(
@@ -309,27 +329,38 @@ class MediaTools:
 MODELLED_LATENCY_MS = {"search": 80.0, "filter_titles": 40.0, "get_title": 10.0, "find_person": 25.0}
 
 
-def make_media_tools(catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None) -> list[Tool]:
+def make_media_tools(
+    catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None, *, compact: bool = False
+) -> list[Tool]:
     """Return the four MediaSearch tools over ``catalog``, searching with ``retriever``.
 
     ``retriever`` must index the ids and texts of ``catalog.documents()``.
+    ``compact=True``: the tools answer in plain-text lines instead of JSON
+    (:mod:`agentenv.envs.media_search.compact`); same arguments and errors.
     """
     tools = MediaTools(catalog, retriever, index)
     genres = ", ".join(tools.index.genre_names())
+    if compact:
+        search, filter_titles, get_title, find_person = (
+            tools.search_compact, tools.filter_compact, tools.get_title_compact, tools.find_person_compact)
+    else:
+        search, filter_titles, get_title, find_person = (
+            tools.search_text, tools.filter_titles, tools.get_title_text, tools.find_person)
+    scores = "" if compact else " and scores"
     return [
         Tool("search", "Search film descriptions (title, year, genres, director, writers, cast) by keywords; "
-             "returns ids, titles, years, directors and scores, best first.", SearchArgs, tools.search_text,
+             f"returns ids, titles, years, directors{scores}, best first.", SearchArgs, search,
              latency_ms=MODELLED_LATENCY_MS["search"]),
         Tool("filter_titles", "List films meeting structured constraints (all combined with AND), sorted; "
              "returns the total count and the first results with id, title, year, runtime and critics' "
-             f"rating. Genres: {genres}.", FilterArgs, tools.filter_titles,
+             f"rating. Genres: {genres}.", FilterArgs, filter_titles,
              latency_ms=MODELLED_LATENCY_MS["filter_titles"]),
         Tool("get_title", "Get the full record of a film by id: title, year, release date, runtime, genres, "
              "directors, writers, cast (alphabetical, not billing order), languages, countries, critics' "
-             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, tools.get_title_text,
+             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, get_title,
              latency_ms=MODELLED_LATENCY_MS["get_title"]),
         Tool("find_person", "Look up a person by name and list the films they directed, wrote and acted in "
-             "(oldest first), with totals per role.", FindPersonArgs, tools.find_person,
+             "(oldest first), with totals per role.", FindPersonArgs, find_person,
              latency_ms=MODELLED_LATENCY_MS["find_person"]),
     ]
 

@@ -171,3 +171,29 @@ def test_no_think_writes_bare_actions_with_qwen3_no_thinking_headers(tmp_path: P
     assert manifest.reasoning is None and manifest.tokenizer.enable_thinking is False
     for row in read_jsonl(tmp_path / "chat.jsonl"):
         assert not any(m.get("reasoning_content") for m in row["messages"])
+
+
+def test_env_args_export_compact_conversations_of_chosen_kinds(tmp_path: Path, rows: Any) -> None:
+    """``--env-arg`` reaches gym.make as for ``agentenv eval``; the manifest records it (and {} by default)."""
+    assert rows[2]["env_args"] == {}
+    out = tmp_path / "compact"
+    assert export_main([ENV_ID, "--episodes", "4", "--seed", "2", "--no-progress", "--out", str(out),
+                        "--env-arg", "compact=true", "--env-arg", 'kinds=["lookup", "count"]']) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["env_args"] == {"compact": True, "kinds": ["lookup", "count"]}
+    chat = read_jsonl(out / "chat.jsonl")
+    assert len(chat) == 4 == manifest["kept"] == len(manifest["task_ids"])  # all solved
+    for row in chat:
+        system = row["messages"][0]["content"]
+        assert system.startswith("Tools: search(query, k)") and len(system.splitlines()) <= 3
+        tool_outputs = [m["content"] for m in row["messages"] if m["role"] == "tool"]
+        assert tool_outputs and not any(text.lstrip().startswith("{") for text in tool_outputs)
+
+
+def test_env_args_are_checked_like_eval_env_args(tmp_path: Path) -> None:
+    from agentenv.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="takes no keyword 'compactt'"):
+        export_main([ENV_ID, "--episodes", "1", "--out", str(tmp_path), "--env-arg", "compactt=true"])
+    with pytest.raises(UserInputError, match="--split"):
+        export_main([ENV_ID, "--episodes", "1", "--out", str(tmp_path), "--env-arg", "split=test"])
