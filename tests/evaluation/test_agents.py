@@ -49,7 +49,7 @@ def test_agent_args_arrive_as_strings_and_are_converted() -> None:
 
 
 def test_unknown_names_list_the_known_ones() -> None:
-    with pytest.raises(UserInputError, match="unknown agent 'nope'; known agents: bm25, llm, oracle"):
+    with pytest.raises(UserInputError, match="unknown agent 'nope'; known agents: bm25, hf, llm, oracle"):
         make_agent("nope")
 
 

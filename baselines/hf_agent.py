@@ -1,0 +1,298 @@
+"""The ``hf`` agent: a local transformers causal LM, run in-process (no server).
+
+``agentenv eval MediaSearch-v0 --agent hf --agent-args model=PATH --split test --episodes 100``
+scores a saved checkpoint (a directory written by ``save_pretrained`` for the
+model and its tokenizer) with the same runner, records and confidence
+intervals as any other agent. Nothing is fetched from a hub: the directory is
+loaded with ``local_files_only=True``.
+
+Each turn:
+
+1. ``info["messages"]`` (system, user, assistant with ``tool_calls``, tool) is
+   rendered with the tokenizer's chat template, ``add_generation_prompt=True``;
+   ``info["tools"]`` goes to the template's ``tools=`` only with
+   ``tools_in_template=true`` (small models trained on compact prompts never
+   saw schemas), and ``enable_thinking`` is passed as a template kwarg when set.
+2. A hand-written decoding loop with a KV cache samples until a stop id (the
+   tokenizer's eos, ``<|im_end|>`` and the generation config's eos ids, those
+   that exist), ``max_new_tokens``, or the model's context window
+   (``config.max_position_embeddings``), whichever comes first.
+3. The new ids, less a final stop id, are decoded with
+   ``skip_special_tokens=False``: that text is the action, verbatim, so the env
+   parses the ``<tool_call>`` blocks and ``<answer>`` the model wrote.
+
+Why a loop of our own rather than ``model.generate``: ``generate`` samples
+from torch's global generator. Here sampling (``temperature > 0``) draws from
+a ``torch.Generator`` seeded from the episode's numpy generator at
+:meth:`HFAgent.reset`, so the same run seed gives the same actions, whatever
+else the process did; greedy decoding (``temperature=0``, the default) is an
+argmax in the same loop.
+
+A prompt that fills the context window cannot be continued: ``act`` raises
+:class:`~agentenv.evaluation.agents.AgentFailure` naming both sizes, the
+runner records it and the env scores the episode unanswered. A generation that
+reaches the window stops there (``last_finish_reason == "window"``).
+
+The model and tokenizer are loaded once per process and path (a module-level
+cache), so ``--workers N`` loads them once in each worker.
+
+Example:
+    >>> HFAgentArgs(model="")
+    Traceback (most recent call last):
+    ...
+    agentenv.errors.UserInputError: the hf agent needs model=DIR, a local directory with a saved model and tokenizer
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentenv.arguments import args_from_strings
+from agentenv.core import Task
+from agentenv.errors import UserInputError
+from agentenv.evaluation.agents import AgentFailure
+
+__all__ = ["HFAgent", "HFAgentArgs", "load_model", "make_hf_agent"]
+
+END_OF_TURN = "<|im_end|>"
+"""ChatML's end of an assistant turn (Qwen); a stop id when the tokenizer knows it."""
+
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class HFAgentArgs:
+    """Knobs of the hf agent (``--agent-args model=checkpoints/qwen3-sft max_new_tokens=512``)."""
+
+    model: str = ""
+    """A local directory holding a saved model and tokenizer (required; never fetched from a hub)."""
+    max_new_tokens: int = 256
+    """Most tokens generated per turn (fewer when the context window ends first)."""
+    temperature: float = 0.0
+    """Sampling temperature; 0 is greedy."""
+    top_p: float = 1.0
+    """Nucleus sampling mass (with ``temperature > 0``); 1 keeps every token."""
+    tools_in_template: bool = False
+    """Pass ``info["tools"]`` to the chat template's ``tools=`` (the template then renders the schemas)."""
+    enable_thinking: bool | None = None
+    """Chat template kwarg ``enable_thinking`` (Qwen3: ``false`` renders the no-think header); None passes none."""
+    threads: int | None = None
+    """``torch.set_num_threads`` for this process when given."""
+    device: str = "cpu"
+    """Torch device of the model: ``cpu``, ``cuda``, ``cuda:1``, ..."""
+    dtype: str = "auto"
+    """``float32``, ``bfloat16`` or ``float16``; ``auto``: float32 on cpu, the checkpoint's dtype elsewhere."""
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise UserInputError(
+                "the hf agent needs model=DIR, a local directory with a saved model and tokenizer")
+        if self.max_new_tokens < 1:
+            raise UserInputError(f"hf agent: max_new_tokens must be at least 1, got {self.max_new_tokens}")
+        if self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise UserInputError(f"hf agent: need temperature >= 0 and 0 < top_p <= 1, "
+                                 f"got temperature={self.temperature}, top_p={self.top_p}")
+        if self.threads is not None and self.threads < 1:
+            raise UserInputError(f"hf agent: threads must be at least 1, got {self.threads}")
+        if self.dtype not in _DTYPES:
+            raise UserInputError(f"hf agent: dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}")
+        path = Path(self.model).expanduser()
+        if not path.exists():
+            raise UserInputError(f"hf agent: model={self.model}: no such directory "
+                                 "(give a local directory written by save_pretrained; nothing is downloaded)")
+        if not path.is_dir():
+            raise UserInputError(f"hf agent: model={self.model} is not a directory "
+                                 "(give the directory written by save_pretrained)")
+        if not (path / "config.json").is_file():
+            raise UserInputError(f"hf agent: {self.model} holds no config.json; "
+                                 "save the model there with model.save_pretrained(DIR)")
+
+
+def make_hf_agent(**kwargs: Any) -> HFAgent:
+    """The ``hf`` entry of the agent registry: ``--agent-args`` strings -> :class:`HFAgentArgs`."""
+    try:
+        args = args_from_strings(HFAgentArgs, kwargs)
+    except UserInputError:
+        raise
+    except ValueError as err:  # an unknown key or an unparseable value: a one-line CLI error
+        raise UserInputError(f"hf agent: {err}") from None
+    return HFAgent(args)
+
+
+_LOADED: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+
+def load_model(path: str, *, device: str = "cpu", dtype: str = "auto") -> tuple[Any, Any]:
+    """(model, tokenizer) of a local checkpoint directory, loaded once per process and (path, device, dtype)."""
+    key = (str(Path(path).expanduser().resolve()), device, dtype)
+    if key not in _LOADED:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if dtype == "auto":
+            torch_dtype: Any = torch.float32 if device == "cpu" else "auto"
+        else:
+            torch_dtype = getattr(torch, dtype)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(key[0], local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(key[0], local_files_only=True, dtype=torch_dtype)
+        except (OSError, ValueError) as err:
+            raise UserInputError(f"hf agent: cannot load a model and tokenizer from {path}: {err}") from err
+        if not getattr(tokenizer, "chat_template", None):
+            raise UserInputError(f"hf agent: the tokenizer in {path} has no chat_template; "
+                                 "save one with the tokenizer (tokenizer.chat_template = ...; save_pretrained)")
+        model.to(device)
+        model.eval()
+        _LOADED[key] = (model, tokenizer)
+    return _LOADED[key]
+
+
+def _context_window(model: Any, tokenizer: Any) -> int | None:
+    """Most positions the model takes: ``max_position_embeddings``, else a finite tokenizer limit."""
+    config = getattr(model, "config", None)
+    window = getattr(config, "max_position_embeddings", None)
+    if isinstance(window, int) and window > 0:
+        return window
+    limit = getattr(tokenizer, "model_max_length", None)
+    return limit if isinstance(limit, int) and 0 < limit < 10**8 else None
+
+
+def _stop_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    """The tokenizer's eos, ``<|im_end|>`` and the generation config's eos ids, those that exist."""
+    ids: set[int] = set()
+    if isinstance(tokenizer.eos_token_id, int):
+        ids.add(tokenizer.eos_token_id)
+    vocab = tokenizer.get_vocab()
+    if END_OF_TURN in vocab:
+        ids.add(int(vocab[END_OF_TURN]))
+    generation = getattr(model, "generation_config", None)
+    eos = getattr(generation, "eos_token_id", None)
+    for i in [eos] if isinstance(eos, int) else (eos or ()):
+        if isinstance(i, int):
+            ids.add(i)
+    return frozenset(ids)
+
+
+def _forward_keywords(model: Any) -> tuple[str, dict[str, Any]]:
+    """The forward keyword of the KV cache (``cache`` in recent transformers, else ``past_key_values``)
+    and the prompt pass's extra kwargs (``logits_to_keep=1`` where accepted: no logits for every prompt id)."""
+    try:
+        parameters = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values", {}
+    prefill = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
+    return ("cache" if "cache" in parameters else "past_key_values"), prefill
+
+
+class HFAgent:
+    """A local causal LM acting in any agentenv env; see the module docstring."""
+
+    name = "hf"
+
+    def __init__(self, args: HFAgentArgs) -> None:
+        import torch
+
+        self.args = args
+        if args.threads is not None:
+            torch.set_num_threads(args.threads)
+        self.model, self.tokenizer = load_model(args.model, device=args.device, dtype=args.dtype)
+        self.window: int | None = _context_window(self.model, self.tokenizer)
+        """Most positions (prompt plus generated ids); None when the model states no limit."""
+        self.stop_ids: frozenset[int] = _stop_ids(self.model, self.tokenizer)
+        self._cache_arg, self._prefill_kwargs = _forward_keywords(self.model)
+        self._generator = torch.Generator(device=args.device)
+        self._generator.manual_seed(0)
+        self.last_prompt_ids: list[int] | None = None
+        """The ids of the last rendered prompt."""
+        self.last_token_ids: list[int] | None = None
+        """The ids generated for the last action, a final stop id included."""
+        self.last_finish_reason: str | None = None
+        """``stop`` (a stop id), ``length`` (``max_new_tokens``) or ``window`` (the context window)."""
+        self.generated_tokens = 0
+        """Ids generated by this agent so far (for throughput reports)."""
+        self.generate_s = 0.0
+        """Seconds spent in the decoding loop so far (prompt forward included)."""
+
+    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
+              rng: np.random.Generator | None = None) -> None:
+        seed = int(rng.integers(2**63 - 1)) if rng is not None else 0
+        self._generator.manual_seed(seed)
+
+    def prompt_ids(self, info: Mapping[str, Any]) -> list[int]:
+        """The conversation so far rendered by the chat template, ending with the assistant header, as ids."""
+        kwargs: dict[str, Any] = {}
+        if self.args.enable_thinking is not None:
+            kwargs["enable_thinking"] = bool(self.args.enable_thinking)
+        tools = list(info.get("tools") or []) if self.args.tools_in_template else None
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in info["messages"]], tools=tools or None, add_generation_prompt=True, tokenize=False,
+            **kwargs)
+        # The template writes any bos itself; encoding must not add a second one.
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        prompt = self.prompt_ids(info)
+        self.last_prompt_ids = prompt
+        budget = self.args.max_new_tokens
+        if self.window is not None:
+            room = self.window - len(prompt)
+            if room < 1:
+                raise AgentFailure(
+                    f"the prompt is {len(prompt)} tokens but the model's context window "
+                    f"(max_position_embeddings) is {self.window}: no room to generate")
+            budget = min(budget, room)
+        ids, reason = self.generate(prompt, budget)
+        if reason == "length" and budget < self.args.max_new_tokens:
+            reason = "window"  # the context window, not max_new_tokens, ended it
+        self.last_token_ids, self.last_finish_reason = ids, reason
+        text_ids = ids[:-1] if ids and ids[-1] in self.stop_ids else ids
+        return self.tokenizer.decode(text_ids, skip_special_tokens=False)
+
+    def generate(self, prompt: Sequence[int], max_new_tokens: int) -> tuple[list[int], str]:
+        """Ids continuing ``prompt`` (a final stop id included) and why it ended: ``stop`` or ``length``."""
+        import torch
+
+        start = time.perf_counter()
+        out_ids: list[int] = []
+        reason = "length"
+        with torch.inference_mode():
+            inputs = torch.tensor([list(prompt)], dtype=torch.long, device=self.args.device)
+            out = self.model(input_ids=inputs, use_cache=True, **self._prefill_kwargs)
+            for step in range(max_new_tokens):
+                token = self._choose(out.logits[0, -1])
+                out_ids.append(token)
+                if token in self.stop_ids:
+                    reason = "stop"
+                    break
+                if step + 1 == max_new_tokens:
+                    break
+                inputs = torch.tensor([[token]], dtype=torch.long, device=self.args.device)
+                cache = getattr(out, "cache", None)
+                if cache is None:
+                    cache = out.past_key_values
+                out = self.model(input_ids=inputs, use_cache=True, **{self._cache_arg: cache})
+        self.generate_s += time.perf_counter() - start
+        self.generated_tokens += len(out_ids)
+        return out_ids, reason
+
+    def _choose(self, logits: Any) -> int:
+        import torch
+
+        if self.args.temperature == 0:
+            return int(torch.argmax(logits).item())
+        probs = torch.softmax(logits.float() / self.args.temperature, dim=-1)
+        if self.args.top_p < 1.0:
+            sorted_probs, order = torch.sort(probs, descending=True)
+            cumulative = torch.cumsum(sorted_probs, dim=-1)
+            keep = (cumulative - sorted_probs) < self.args.top_p  # the first token is always kept
+            sorted_probs = sorted_probs * keep
+            choice = torch.multinomial(sorted_probs / sorted_probs.sum(), 1, generator=self._generator)
+            return int(order[choice].item())
+        return int(torch.multinomial(probs, 1, generator=self._generator).item())
