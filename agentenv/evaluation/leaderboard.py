@@ -154,6 +154,12 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
                     f"{env_id}: {first.source} and {other.source} differ in {what} ({x!r} vs {y!r}); "
                     "a board compares runs of one version on one split"
                 )
+        if a.env_kwargs != b.env_kwargs:
+            raise LeaderboardError(
+                f"{env_id}: {first.source} and {other.source} were run with different env options "
+                f"({a.env_kwargs} vs {b.env_kwargs}: e.g. another task subset or presentation); "
+                "a board compares runs of one configuration: make one board per set of --env-arg"
+            )
         for corpus in sorted(set(a.corpus_checksums) | set(b.corpus_checksums)):
             x, y = a.corpus_checksums.get(corpus), b.corpus_checksums.get(corpus)
             if x != y:
