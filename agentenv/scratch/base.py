@@ -1,0 +1,141 @@
+"""The base checkpoint: a tokenizer trained on the package's text and a tiny Qwen3 pre-trained to copy.
+
+One command builds it (``python -m agentenv.scratch.base --out DIR``); the
+shipped copy (:func:`shipped_base`) was built that way, and its record
+(``base.json``: command, seed, sizes, wall time, sha256 of the weights) says
+how. SFT and GRPO (:mod:`agentenv.scratch.sft`, :mod:`agentenv.scratch.grpo`)
+start from it, offline.
+
+Steps, each reported in ``base.json``:
+
+1. the drills (:mod:`agentenv.scratch.drills`) on the compact MediaSearch env,
+   leaving out the titles of validation and test questions;
+2. a byte-level BPE over the catalog prose, the drills and the train questions;
+3. pre-training on the prose and the drills, packed into blocks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentenv.scratch.drills import DrillMix, catalog_prose, drill_conversations, held_out_title_ids
+from agentenv.scratch.model import ModelSize, new_model, parameter_count
+from agentenv.scratch.pretrain import PretrainConfig, pack, pretrain
+from agentenv.scratch.tokenizer import load_tokenizer, train_tokenizer
+
+ENV_ID = "MediaSearch-v0"
+#: The env options every from-scratch run uses: short prompts and plain-text tool outputs.
+COMPACT = {"compact": True}
+SHIPPED = Path(__file__).parent / "checkpoint"
+
+
+@dataclass(frozen=True)
+class BaseConfig:
+    """Everything that decides the base checkpoint."""
+
+    seed: int = 0
+    vocab_size: int = 8192
+    size: ModelSize = field(default_factory=ModelSize)
+    drills: DrillMix = field(default_factory=DrillMix)
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, Any]:
+    """Build the tokenizer and pre-train the model into ``out``; resumable (see :func:`pretrain`)."""
+    import gymnasium as gym
+
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    env = gym.make(f"agentenv:{ENV_ID}", **COMPACT)
+    held_out: set[str] = set()
+    for split in ("validation", "test"):
+        held_out |= held_out_title_ids(gym.make(f"agentenv:{ENV_ID}", split=split).unwrapped.tasks)
+    conversations = list(drill_conversations(env, config.drills, config.seed, frozenset(held_out)))
+    prose = list(catalog_prose(env))
+    questions = [t.prompt for t in env.unwrapped.tasks]
+    tokenizer_dir = out / "model"
+    if (tokenizer_dir / "tokenizer.json").is_file():
+        tokenizer = load_tokenizer(tokenizer_dir)
+    else:
+        from agentenv.scratch.chat_template import CHAT_TEMPLATE
+
+        rendered_for_bpe = [_render(c, CHAT_TEMPLATE) for c in conversations[:20_000]]
+        tokenizer = train_tokenizer(prose + rendered_for_bpe + questions, vocab_size=config.vocab_size)
+        tokenizer.save_pretrained(tokenizer_dir)
+    log(f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} drills; {len(prose)} documents")
+    documents = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose]
+    documents += [tokenizer.apply_chat_template(c, tokenize=True, return_dict=True)["input_ids"]
+                  for c in conversations]
+    blocks = pack(documents, tokenizer.pad_token_id, config.pretrain.block, config.seed)
+    log(f"pre-training on {blocks.size:,} tokens in {len(blocks)} blocks of {config.pretrain.block}")
+    model = new_model(tokenizer, config.size, config.seed)
+    prepared = time.perf_counter() - started
+    records = pretrain(model, blocks, config.pretrain, out / "pretrain",
+                       log=lambda r: r["step"] % 50 == 0 and log(
+                           f"step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"))
+    model.save_pretrained(tokenizer_dir, safe_serialization=True)
+    weights = tokenizer_dir / "model.safetensors"
+    record = {
+        "command": "python -m agentenv.scratch.base " + " ".join(sys.argv[1:]),
+        "config": asdict(config),
+        "parameters": parameter_count(model),
+        "vocab_size": len(tokenizer),
+        "drills": len(conversations),
+        "documents": len(prose),
+        "tokens": int(blocks.size),
+        "steps_this_run": len(records),
+        "final_loss": records[-1]["loss"] if records else None,
+        "median_tokens_per_s": sorted(r["tokens_per_s"] for r in records)[len(records) // 2] if records else None,
+        "prepare_s": round(prepared, 1),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "sha256": {"model.safetensors": _sha256(weights), "tokenizer.json": _sha256(tokenizer_dir / "tokenizer.json")},
+    }
+    (out / "base.json").write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def _render(conversation: Sequence[dict[str, Any]], template: str) -> str:
+    """A drill as plain text for BPE training (the chat template without transformers)."""
+    from jinja2 import Environment
+
+    plain = template.replace("{%- generation %}", "").replace("{%- endgeneration %}", "")
+    return Environment().from_string(plain).render(messages=conversation)
+
+
+def shipped_base() -> Path:
+    """The directory of the shipped base model and tokenizer (``save_pretrained`` layout)."""
+    path = SHIPPED / "model"
+    if not (path / "model.safetensors").is_file():
+        raise FileNotFoundError(f"no shipped base checkpoint in {path}; build one with python -m agentenv.scratch.base")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build the base checkpoint."""
+    parser = argparse.ArgumentParser(prog="python -m agentenv.scratch.base", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="output directory (resumes a run found there)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=PretrainConfig.steps, help="pre-training steps")
+    parser.add_argument("--drills", type=int, default=DrillMix.copy_query, help="drills of each kind")
+    args = parser.parse_args(argv)
+    config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills),
+                        pretrain=PretrainConfig(steps=args.steps, seed=args.seed))
+    record = build_base(config, args.out)
+    print(json.dumps({k: record[k] for k in ("parameters", "tokens", "final_loss", "wall_s")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

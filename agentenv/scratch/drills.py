@@ -1,0 +1,123 @@
+"""Pre-training text for a model that must learn to copy: catalog prose plus copy and lookup drills.
+
+A small transformer trained only on a few thousand agent trajectories learns
+the format but not to copy names: it searches for titles it makes up. Copying
+is an in-context skill (induction heads), and it forms from many cheap
+examples where a span earlier in the context must be repeated. So before SFT
+the model reads:
+
+* **catalog prose**: every film's description, so names and their pieces are
+  familiar tokens;
+* **drills** rendered in the chat format the agent will use, with the env's
+  own tool outputs (the real ``search`` and ``get_title`` of the env given):
+
+  - *copy a query*: "Find <title>." → a ``search`` call with that title;
+  - *pick an id*: search results → ``get_title`` of the row whose title was asked;
+  - *read a field*: a ``get_title`` record → ``<answer>`` with the field asked for.
+
+The drills use random catalog titles and no question of any split, so they
+teach skills, not answers. Titles that any validation or test question is
+about (its group, plan or answer names their id) are left out of the drills,
+so pre-training never rehearses a held-out question's lookup; the catalog prose
+(the tools' knowledge base, which every split shares) is read whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+Message = dict[str, Any]
+
+#: Field questions a drill asks of a ``get_title`` record, with how to read the answer off a title.
+FIELD_QUESTIONS: tuple[tuple[str, Callable[[Any], str]], ...] = (
+    ("Who directed {title}?", lambda t: t.directors[0] if t.directors else ""),
+    ("Who wrote {title}?", lambda t: t.writers[0] if t.writers else ""),
+    ("What year did {title} come out?", lambda t: str(t.year)),
+    ("What is the runtime of {title} in minutes?", lambda t: str(t.runtime) if t.runtime else ""),
+)
+
+
+@dataclass(frozen=True)
+class DrillMix:
+    """How many of each drill to write (the catalog prose is written once, whole)."""
+
+    copy_query: int = 6_000
+    pick_id: int = 6_000
+    read_field: int = 6_000
+
+
+_TITLE_ID = re.compile(r"\b(?:tt\d+|m\d+)\b")
+
+
+def held_out_title_ids(tasks: Iterable[Any]) -> frozenset[str]:
+    """Ids of the titles that ``tasks`` (validation and test questions) are about.
+
+    Any title id in a question's record counts: its group, its gold tool plan, its answer and aliases.
+    """
+    ids: set[str] = set()
+    for task in tasks:
+        ids.update(_TITLE_ID.findall(json.dumps(task.case.to_dict())))
+    return frozenset(ids)
+
+
+def _call(name: str, arguments: dict[str, Any]) -> Message:
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+
+
+def _run_tool(registry: Any, name: str, arguments: dict[str, Any]) -> str:
+    tool = registry[name]
+    return registry.execute(tool, tool.args_model(**arguments)).content
+
+
+def drill_conversations(
+    env: Any, mix: DrillMix, seed: int, exclude: frozenset[str] = frozenset()
+) -> Iterator[list[Message]]:
+    """Yield drill conversations (lists of chat messages) on ``env``'s catalog and tools.
+
+    ``env`` is a multi-turn MediaSearch env (``gym.make("agentenv:MediaSearch-v0", compact=True)``);
+    its system prompt opens every drill, so the model sees the frame it will act in. Titles
+    whose id is in ``exclude`` (:func:`held_out_title_ids`) are never drilled.
+    """
+    base = env.unwrapped
+    catalog, registry = base.catalog, base.tools
+    _, info = env.reset(seed=seed)
+    system = info["messages"][0]
+    rng = np.random.default_rng(seed)
+    titles = [t for t in catalog.titles if t.id not in exclude]
+    kinds = ["copy_query"] * mix.copy_query + ["pick_id"] * mix.pick_id + ["read_field"] * mix.read_field
+    order = rng.permutation(len(kinds))
+    for i in order:
+        kind = kinds[i]
+        t = titles[int(rng.integers(len(titles)))]
+        question_text, read = FIELD_QUESTIONS[int(rng.integers(len(FIELD_QUESTIONS)))]
+        answer = read(t)
+        if not answer:
+            continue
+        question = {"role": "user", "content": question_text.format(title=t.title)}
+        search = _call("search", {"query": t.title})
+        if kind == "copy_query":
+            yield [system, question, search]
+            continue
+        results = _run_tool(registry, "search", {"query": t.title})
+        if t.id not in results:
+            continue  # the title is not found by its own name: nothing to copy
+        lookup = _call("get_title", {"title_id": t.id})
+        if kind == "pick_id":
+            yield [system, question, search, {"role": "tool", "content": results}, lookup]
+            continue
+        record = _run_tool(registry, "get_title", {"title_id": t.id})
+        yield [system, question, search, {"role": "tool", "content": results}, lookup,
+               {"role": "tool", "content": record}, {"role": "assistant", "content": f"<answer>{answer}</answer>"}]
+
+
+def catalog_prose(env: Any) -> Sequence[str]:
+    """Every film's description, as the single-turn env's passages show it."""
+    _, texts = env.unwrapped.catalog.documents()
+    return texts
