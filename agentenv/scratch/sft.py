@@ -71,6 +71,7 @@ def train_sft(
     from transformers import AutoModelForCausalLM
     from trl import SFTConfig, SFTTrainer
 
+    from agentenv.integrations.trl import checkpointing_option
     from agentenv.scratch.tokenizer import load_tokenizer
 
     if threads:
@@ -95,6 +96,8 @@ def train_sft(
             save_strategy="no",
             report_to="none",
             use_cpu=True,
+        bf16=False,  # TRL's default; bf16 autocast on a CPU without bf16 units is several times slower
+        **checkpointing_option(SFTConfig, False),  # on by default in TRL; recomputing the forward costs ~2x
             seed=settings.seed,
             data_seed=settings.seed,
             dataloader_num_workers=0,
