@@ -81,6 +81,9 @@ def train_sft(
     tokenizer = load_tokenizer(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
     record: dict[str, Any] = {"phases": [], "model_dir": str(model_dir)}
+    probe = _probe_rows(phases)
+    max_length = max(settings.max_length for _, settings in phases)
+    record["loss_before"] = _mean_loss(model, tokenizer, probe, max_length)
     started = time.perf_counter()
     for number, (rows, settings) in enumerate(phases):
         config = SFTConfig(
@@ -91,7 +94,7 @@ def train_sft(
             num_train_epochs=settings.epochs,
             learning_rate=settings.learning_rate,
             lr_scheduler_type="cosine",
-            warmup_ratio=settings.warmup_ratio,
+            warmup_steps=settings.warmup_ratio,  # transformers 5: a value below 1 is a share of the steps
             logging_steps=5,
             save_strategy="no",
             report_to="none",
@@ -116,7 +119,23 @@ def train_sft(
         })
         model = trainer.model
     record["wall_s"] = round(time.perf_counter() - started, 1)
+    record["loss_after"] = _mean_loss(model, tokenizer, probe, max_length)
     model.save_pretrained(out / "model", safe_serialization=True)
     tokenizer.save_pretrained(out / "model")
     (out / "sft.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
+
+
+def _probe_rows(phases: Sequence[tuple[Sequence[Mapping[str, Any]], SFTSettings]], n: int = 32) -> list[Any]:
+    """A fixed sample of the training rows (every k-th of the last phase) on which the loss is measured
+    before and after training: the assistant-token loss must fall."""
+    rows = list(phases[-1][0])
+    step = max(1, len(rows) // n)
+    return rows[::step][:n]
+
+
+def _mean_loss(model: Any, tokenizer: Any, rows: Sequence[Mapping[str, Any]], max_length: int) -> float:
+    from agentenv.data.selection import holdout_losses
+
+    losses = holdout_losses(model, tokenizer, rows, max_length=max_length, batch_size=8)
+    return round(float(losses.mean()), 4)

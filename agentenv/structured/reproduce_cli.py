@@ -13,17 +13,21 @@ from pathlib import Path
 from typing import Any
 
 LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
+LLM_LESSONS = ("sft-then-rl", "holdout-selection")
+"""Lessons that train a from-scratch LLM (agentenv.scratch; need the trl extra)."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``reproduce`` to the ``agentenv`` sub-commands."""
     p = sub.add_parser(
-        "reproduce", help="train PPO on a lesson's envs and write summary.json and plots (needs the rl extra)",
+        "reproduce", help="train on a lesson's envs and write summary.json and plots (rl or trl extra)",
         description="Reproduce a workshop lesson as learning curves: reward-hacking (strict vs lenient on "
         "RareDiseaseDiagnosis-v0), tool-cost (free tools vs efficient on MediaSearch-v0), single-vs-multi (each "
-        "family's single- and multi-turn ids). Trains on the train split, scores on test with the evaluation "
-        "runner (agent sb3), writes DIR/summary.json, DIR/*.png and DIR/runs/.")
-    p.add_argument("lesson", choices=LESSON_NAMES)
+        "family's single- and multi-turn ids), with PPO on structured actions; sft-then-rl (SFT, then multi- or "
+        "single-turn GRPO) and holdout-selection (SFT on holdout-loss selected data), with a from-scratch LLM "
+        "from the shipped base checkpoint. Trains on the train split, scores on test with the evaluation "
+        "runner, writes DIR/summary.json and DIR/*.png.")
+    p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS)
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--quick", action="store_true", help="a small budget (about a minute on 2 cores)")
     p.add_argument("--seeds", type=int, default=None, help="training seeds per condition (default: 3; quick: 1)")
@@ -33,12 +37,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="test episodes per baseline agent (0: no baselines)")
     p.add_argument("--algo", default="ppo", choices=["ppo", "a2c", "dqn"], help="SB3 algorithm (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--base", type=Path, default=None,
+                   help="LLM lessons: the model directory to start from (default: the shipped base checkpoint)")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the lesson and print its summary (without the per-seed detail)."""
+    if args.lesson in LLM_LESSONS:
+        return _run_llm_lesson(args)
     from agentenv.structured.lessons import run_lesson
 
     summary = run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
@@ -46,6 +54,19 @@ def run(args: argparse.Namespace) -> int:
                          plots=not args.no_plots)
     shown = {k: v for k, v in summary.items() if k not in ("baselines",)}
     print(json.dumps(_drop(shown, "per_seed"), indent=2))
+    print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
+    return 0
+
+
+def _run_llm_lesson(args: argparse.Namespace) -> int:
+    from agentenv.scratch.lessons import DEFAULT, QUICK, run_lesson, with_overrides
+
+    scale = with_overrides(QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes)
+    summary = run_lesson(args.lesson, args.out, quick=args.quick, base=args.base, scale=scale,
+                         plots=not args.no_plots)
+    shown = {k: {m: v[m] for m in ("accuracy", "ci", "tool_calls") if m in v}
+             for k, v in summary.items() if isinstance(v, dict) and "accuracy" in v}
+    print(json.dumps(shown, indent=2))
     print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
     return 0
 

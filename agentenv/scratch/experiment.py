@@ -1,0 +1,89 @@
+"""What the from-scratch lessons share: the task subset, the data export and the scoring.
+
+The subset: MediaSearch **lookup** and **constraint** questions (a field of a
+named film; the one film meeting stated constraints), with ``compact=True``.
+Both are within reach of a 5M-parameter model: the answer is copied from a
+tool output. Training, selection and testing use exactly these kinds, on the
+train, validation and test splits respectively; every compared arm is scored
+on the same test tasks in the same order (same seed).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+KINDS = ("lookup", "constraint")
+MULTI_TURN = "MediaSearch-v0"
+SINGLE_TURN = "MediaSearch-SingleTurn-v0"
+
+
+def env_kwargs(env_id: str, kinds: Sequence[str] = KINDS) -> dict[str, Any]:
+    """The env options of every from-scratch run: compact prompts, the kind subset, 3 passages single-turn."""
+    kwargs: dict[str, Any] = {"compact": True, "kinds": list(kinds)}
+    if "SingleTurn" in env_id:
+        kwargs["passages"] = 3
+    return kwargs
+
+
+def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Sequence[str] = KINDS,
+                seed: int = 0) -> list[dict[str, Any]]:
+    """Oracle conversations on ``split`` (``agentenv export-sft``, no think lines), read back."""
+    from agentenv.data.sft import ExportConfig, export_sft
+    from agentenv.scratch.sft import read_chat_rows
+
+    if split == "test":
+        raise ValueError("training and selection data never come from the test split")
+    config = ExportConfig(env_id=env_id, out=out, agent="oracle", split=split, episodes=episodes, seed=seed,
+                          think=False, env_args=env_kwargs(env_id, kinds))
+    export_sft(config, progress=False)
+    return read_chat_rows(out / "chat.jsonl")
+
+
+def score(model_dir: str | Path | None, env_id: str, episodes: int, *, seed: int = 0, agent: str = "hf",
+          max_new_tokens: int = 96) -> dict[str, Any]:
+    """Test accuracy (mean, 95% bootstrap CI), tool calls per episode and wall time of one agent.
+
+    ``model_dir`` is a checkpoint for the ``hf`` agent; other agents (``random``, ``oracle``) take none.
+    """
+    from agentenv.evaluation.runner import RunConfig, run
+    from agentenv.structured.stats import mean_ci
+
+    agent_args: tuple[tuple[str, str], ...] = ()
+    if agent == "hf":
+        agent_args = (("model", str(model_dir)), ("max_new_tokens", str(max_new_tokens)))
+    config = RunConfig(env_id=env_id, agent=agent, split="test", episodes=episodes, seed=seed,
+                       agent_args=agent_args, env_kwargs=tuple(env_kwargs(env_id).items()))
+    started = time.perf_counter()
+    result = run(config, progress=False)
+    records = result.records
+    accuracy = [float(r["reward_components"].get("accuracy", 0.0)) for r in records]
+    by_kind: dict[str, list[float]] = {}
+    for r, a in zip(records, accuracy, strict=True):
+        by_kind.setdefault(r["kind"], []).append(a)
+    summary = mean_ci(accuracy, seed=seed)
+    return {
+        "accuracy": summary["mean"], "ci": summary["ci"], "n": summary["n"],
+        "by_kind": {k: round(sum(v) / len(v), 4) for k, v in sorted(by_kind.items())},
+        "tool_calls": round(sum(r["tool_calls"] for r in records) / max(1, len(records)), 3),
+        "agent_failures": sum(1 for r in records if r.get("agent_failure")),
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as indented JSON, creating the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def versions() -> dict[str, str]:
+    """Versions of the libraries a result depends on."""
+    import torch
+    import transformers
+    import trl
+
+    return {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__}

@@ -1,0 +1,59 @@
+"""PNGs of the LLM lessons: accuracy with CIs per arm, and the GRPO reward and tool-call curves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+ARMS = {
+    "sft-then-rl": ("random", "sft", "sft_rl_multi_turn", "sft_rl_single_turn"),
+    "holdout-selection": ("random_agent", "all", "random", "matched_holdout", "mismatched_holdout"),
+}
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_summary(lesson: str, summary: Mapping[str, Any], out: Path) -> list[str]:
+    """Write the lesson's PNGs into ``out``; return their names."""
+    plt = _pyplot()
+    written = []
+    arms = [a for a in ARMS[lesson] if a in summary]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    means = [summary[a]["accuracy"] for a in arms]
+    lows = [summary[a]["accuracy"] - summary[a]["ci"][0] for a in arms]
+    highs = [summary[a]["ci"][1] - summary[a]["accuracy"] for a in arms]
+    ax.bar(range(len(arms)), means, yerr=[lows, highs], capsize=4, color="#4c72b0")
+    ax.set_xticks(range(len(arms)), [a.replace("_", "\n") for a in arms], fontsize=8)
+    ax.set_ylabel("test accuracy (95% CI)")
+    ax.set_title(f"{lesson}: MediaSearch-v0 (compact, lookup + constraint), test split")
+    fig.tight_layout()
+    name = f"{lesson.replace('-', '_')}_accuracy.png"
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    written.append(name)
+    curves = {a: summary[a]["train"]["curve"] for a in ("sft_rl_multi_turn", "sft_rl_single_turn")
+              if a in summary and "curve" in summary[a].get("train", {})}
+    if curves:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for arm, curve in curves.items():
+            steps = [c["step"] for c in curve]
+            axes[0].plot(steps, [c["reward"] for c in curve], marker=".", label=arm)
+            axes[1].plot(steps, [c["tool_calls"] for c in curve], marker=".", label=arm)
+        axes[0].set_title("GRPO reward (strict: accuracy) per step")
+        axes[1].set_title("tool calls per rollout")
+        for ax in axes:
+            ax.set_xlabel("GRPO step")
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / "sft_then_rl_curves.png", dpi=110)
+        plt.close(fig)
+        written.append("sft_then_rl_curves.png")
+    return written
