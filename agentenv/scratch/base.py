@@ -26,7 +26,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentenv.scratch.drills import DrillMix, catalog_prose, drill_conversations, held_out_title_ids
+from agentenv.scratch.drills import (
+    DrillMix,
+    catalog_prose,
+    drill_conversations,
+    held_out_title_ids,
+    recall_drills,
+)
 from agentenv.scratch.model import ModelSize, new_model, parameter_count
 from agentenv.scratch.pretrain import PretrainConfig, pack, pretrain
 from agentenv.scratch.tokenizer import load_tokenizer, train_tokenizer
@@ -46,6 +52,8 @@ class BaseConfig:
     size: ModelSize = field(default_factory=ModelSize)
     drills: DrillMix = field(default_factory=DrillMix)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
+    prose_stride: int = 3
+    """Read every third film description (copying, not prose, is the skill being taught)."""
 
 
 def _sha256(path: Path) -> str:
@@ -63,7 +71,9 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     for split in ("validation", "test"):
         held_out |= held_out_title_ids(gym.make(f"agentenv:{ENV_ID}", split=split).unwrapped.tasks)
     conversations = list(drill_conversations(env, config.drills, config.seed, frozenset(held_out)))
-    prose = list(catalog_prose(env))
+    recalls = list(recall_drills(env, config.drills.recall, config.seed, frozenset(held_out)))
+    all_prose = list(catalog_prose(env))
+    prose = all_prose[:: config.prose_stride]
     questions = [t.prompt for t in env.unwrapped.tasks]
     tokenizer_dir = out / "model"
     if (tokenizer_dir / "tokenizer.json").is_file():
@@ -72,10 +82,11 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
         from agentenv.scratch.chat_template import CHAT_TEMPLATE
 
         rendered_for_bpe = [_render(c, CHAT_TEMPLATE) for c in conversations[:20_000]]
-        tokenizer = train_tokenizer(prose + rendered_for_bpe + questions, vocab_size=config.vocab_size)
+        tokenizer = train_tokenizer(all_prose + rendered_for_bpe + questions, vocab_size=config.vocab_size)
         tokenizer.save_pretrained(tokenizer_dir)
-    log(f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} drills; {len(prose)} documents")
-    documents = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose]
+    log(f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} chat drills, {len(recalls)} recall drills, "
+        f"{len(prose)} documents")
+    documents = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose + recalls]
     documents += [tokenizer.apply_chat_template(c, tokenize=True, return_dict=True)["input_ids"]
                   for c in conversations]
     blocks = pack(documents, tokenizer.pad_token_id, config.pretrain.block, config.seed)
@@ -93,6 +104,7 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
         "parameters": parameter_count(model),
         "vocab_size": len(tokenizer),
         "drills": len(conversations),
+        "recall_drills": len(recalls),
         "documents": len(prose),
         "tokens": int(blocks.size),
         "steps_this_run": len(records),
@@ -128,9 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output directory (resumes a run found there)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=PretrainConfig.steps, help="pre-training steps")
-    parser.add_argument("--drills", type=int, default=DrillMix.copy_query, help="drills of each kind")
+    parser.add_argument("--drills", type=int, default=DrillMix.copy_query, help="chat drills of each kind")
+    parser.add_argument("--recall", type=int, default=DrillMix.recall, help="recall drills")
     args = parser.parse_args(argv)
-    config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills),
+    config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills, args.recall),
                         pretrain=PretrainConfig(steps=args.steps, seed=args.seed))
     record = build_base(config, args.out)
     print(json.dumps({k: record[k] for k in ("parameters", "tokens", "final_loss", "wall_s")}))

@@ -30,17 +30,33 @@ def env_kwargs(env_id: str, kinds: Sequence[str] = KINDS) -> dict[str, Any]:
 
 
 def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Sequence[str] = KINDS,
-                seed: int = 0) -> list[dict[str, Any]]:
-    """Oracle conversations on ``split`` (``agentenv export-sft``, no think lines), read back."""
+                seed: int = 0, tokenizer: Any = None) -> list[dict[str, Any]]:
+    """Oracle conversations on ``split`` (``agentenv export-sft``, no think lines), read back.
+
+    Each row also gets its task's ``task_id``, ``kind`` and ``difficulty`` (from the manifest's task
+    ids), written to ``out/rows.jsonl``: curricula, selection reports and shift checks read them.
+    With ``tokenizer`` (the from-scratch one), ``tokens.jsonl`` holds its token-exact ids.
+    """
+    import gymnasium as gym
+
     from agentenv.data.sft import ExportConfig, export_sft
     from agentenv.scratch.sft import read_chat_rows
+    from agentenv.tokens.chat_templates import hf_template
 
     if split == "test":
         raise ValueError("training and selection data never come from the test split")
     config = ExportConfig(env_id=env_id, out=out, agent="oracle", split=split, episodes=episodes, seed=seed,
                           think=False, env_args=env_kwargs(env_id, kinds))
-    export_sft(config, progress=False)
-    return read_chat_rows(out / "chat.jsonl")
+    export_sft(config, template=hf_template(tokenizer) if tokenizer is not None else None, progress=False)
+    rows = read_chat_rows(out / "chat.jsonl")
+    task_ids = json.loads((out / "manifest.json").read_text())["task_ids"]
+    tasks = {t.id: t for t in gym.make(f"agentenv:{env_id}", split=split, **env_kwargs(env_id, kinds)).unwrapped.tasks}
+    with (out / "rows.jsonl").open("w", encoding="utf-8") as f:
+        for row, task_id in zip(rows, task_ids, strict=True):
+            task = tasks[task_id]
+            row.update(task_id=task_id, kind=task.kind, difficulty=task.difficulty)
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return rows
 
 
 def score(model_dir: str | Path | None, env_id: str, episodes: int, *, seed: int = 0, agent: str = "hf",

@@ -44,16 +44,16 @@ LESSONS = ("sft-then-rl", "holdout-selection")
 class Scale:
     """How much each lesson trains and evaluates."""
 
-    multi_rows: int = 2000
+    multi_rows: int = 1000
     """Oracle multi-turn conversations exported per kind (train split)."""
-    single_rows: int = 600
+    single_rows: int = 300
     """Oracle single-turn conversations exported per kind (sft-then-rl only)."""
     lookup_first: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=1.0))
     together: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=2.0))
-    grpo: GRPOSettings = field(default_factory=GRPOSettings)
-    eval_episodes: int = 200
+    grpo: GRPOSettings = field(default_factory=lambda: GRPOSettings(steps=20))
+    eval_episodes: int = 100
     max_new_tokens: int = 96
-    candidates: int = 1200
+    candidates: int = 1000
     """holdout-selection: candidate conversations (split evenly between kinds)."""
     holdout_rows: int = 64
     holdout_per_example: int = 2
@@ -66,7 +66,7 @@ QUICK = Scale(
     multi_rows=16, single_rows=8,
     lookup_first=SFTSettings(epochs=1.0, batch=8), together=SFTSettings(epochs=1.0, batch=8),
     grpo=GRPOSettings(steps=1, prompts_per_step=2, num_generations=2, max_completion_length=96, tasks=8),
-    eval_episodes=4, max_new_tokens=48, candidates=24, holdout_rows=6, holdout_per_example=1,
+    eval_episodes=4, max_new_tokens=48, candidates=24, holdout_rows=8, holdout_per_example=1,
     selection_sft=SFTSettings(epochs=1.0, batch=8),
 )
 
@@ -114,9 +114,11 @@ def _sft_then_rl(out: Path, base: Path, scale: Scale, log: Callable[[str], None]
     from agentenv.scratch.tokenizer import load_tokenizer
 
     data = out / "data"
-    lookup = export_rows(MULTI_TURN, "train", scale.multi_rows, data / "multi_lookup", kinds=["lookup"])
-    constraint = export_rows(MULTI_TURN, "train", scale.multi_rows, data / "multi_constraint", kinds=["constraint"])
-    single = export_rows(SINGLE_TURN, "train", 2 * scale.single_rows, data / "single")
+    tok = load_tokenizer(base)
+    lookup = export_rows(MULTI_TURN, "train", scale.multi_rows, data / "multi_lookup", kinds=["lookup"], tokenizer=tok)
+    constraint = export_rows(MULTI_TURN, "train", scale.multi_rows, data / "multi_constraint", kinds=["constraint"],
+                             tokenizer=tok)
+    single = export_rows(SINGLE_TURN, "train", 2 * scale.single_rows, data / "single", tokenizer=tok)
     log(f"SFT data: {len(lookup)} lookup, {len(constraint)} constraint, {len(single)} single-turn conversations")
     sft = train_sft(base, [(lookup, scale.lookup_first), (lookup + constraint + single, scale.together)],
                     out / "sft")
@@ -164,15 +166,17 @@ def _holdout_selection(out: Path, base: Path, scale: Scale, log: Callable[[str],
 
     data = out / "data"
     half = scale.candidates // 2
-    candidates = (export_rows(MULTI_TURN, "train", half, data / "candidates_lookup", kinds=["lookup"])
-                  + export_rows(MULTI_TURN, "train", half, data / "candidates_constraint", kinds=["constraint"]))
-    matched = export_rows(MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_matched")
-    mismatched = export_rows(MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_mismatched",
-                             kinds=["constraint"])
-    test_tasks = _write_test_tasks(data / "test_tasks.jsonl", scale.eval_episodes)
-    shift = {name: shift_check(data / f"holdout_{name}" / "chat.jsonl", test_tasks, seed=0).to_dict()
-             for name in ("matched", "mismatched")}
     model, tokenizer = _load(base)
+    candidates = (
+        export_rows(MULTI_TURN, "train", half, data / "candidates_lookup", kinds=["lookup"], tokenizer=tokenizer)
+        + export_rows(MULTI_TURN, "train", half, data / "candidates_constraint", kinds=["constraint"],
+                      tokenizer=tokenizer))
+    matched = export_rows(MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_matched", tokenizer=tokenizer)
+    mismatched = export_rows(MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_mismatched",
+                             kinds=["constraint"], tokenizer=tokenizer)
+    test_tasks = _write_test_tasks(data / "test_tasks.jsonl")
+    shift = {name: shift_check(data / f"holdout_{name}" / "rows.jsonl", test_tasks, seed=0).to_dict()
+             for name in ("matched", "mismatched")}
     config = SelectionConfig(fraction=scale.fraction, holdout_per_example=scale.holdout_per_example,
                              max_length=1024, batch_size=8, seed=0)
     sets: dict[str, list[dict[str, Any]]] = {"all": candidates,
@@ -189,7 +193,7 @@ def _holdout_selection(out: Path, base: Path, scale: Scale, log: Callable[[str],
         write_selection(rows, data / "sets" / f"{name}.jsonl")
         record = train_sft(base, [(rows, scale.selection_sft)], out / name)
         result = score(out / name / "model", MULTI_TURN, scale.eval_episodes, max_new_tokens=scale.max_new_tokens)
-        kinds = {k: sum(1 for r in rows if _kind(r) == k) for k in KINDS}
+        kinds = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
         summary[name] = {**result, "rows": len(rows), "rows_by_kind": kinds, "sft_wall_s": record["wall_s"],
                          "selection_s": selection_s.get(name)}
         log(f"{name}: {len(rows)} rows {kinds}; test accuracy {result['accuracy']} {result['ci']}")
@@ -198,27 +202,16 @@ def _holdout_selection(out: Path, base: Path, scale: Scale, log: Callable[[str],
     return summary
 
 
-def _kind(row: dict[str, Any]) -> str:
-    """A candidate's kind, read from its first tool call (lookups search first, constraints filter)."""
-    for message in row["messages"]:
-        for call in message.get("tool_calls") or ():
-            return "lookup" if call["function"]["name"] == "search" else "constraint"
-    return "unknown"
-
-
-def _write_test_tasks(path: Path, n: int) -> Path:
-    """The test tasks the arms are scored on (text, kind, difficulty), for the shift check only."""
+def _write_test_tasks(path: Path) -> Path:
+    """The test split's tasks of the subset (text, kind, difficulty), for the shift check only."""
     import gymnasium as gym
 
-    from agentenv.evaluation.runner import episode_plan
     from agentenv.scratch.experiment import env_kwargs
 
     env = gym.make(f"agentenv:{MULTI_TURN}", split="test", **env_kwargs(MULTI_TURN))
-    tasks = env.unwrapped.tasks
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
-        for index in episode_plan(len(tasks), min(n, len(tasks)), 0):
-            t = tasks[index]
+        for t in env.unwrapped.tasks:
             f.write(json.dumps({"prompt": t.prompt, "kind": t.kind, "difficulty": t.difficulty}) + "\n")
     return path
 
