@@ -16,17 +16,22 @@ the model reads:
   - *read a field*: a ``get_title`` record → ``<answer>`` with the field asked for;
   - *recall* (plain text, dense in copies): real ``search`` output lines, then
     eight one-line questions each answered by copying a span of one line (an
-    id from a title, a title from an id, a director, a year).
+    id from a title, a title from an id, a director, a year);
+  - *repeat* (plain text): a list of random names and ids, then the same list
+    again. This is the plainest task that induction heads solve: every token of
+    the second copy is predictable only by finding the first.
 
 A first pre-training run with the chat drills alone learned the format in 500
 steps but still made up titles and ids: a chat drill holds one to three copies
 in 200-450 tokens. The recall drills put a copy in every line.
 
 The drills use random catalog titles and no question of any split, so they
-teach skills, not answers. Titles that any validation or test question is
-about (its group, plan or answer names their id) are left out of the drills,
-so pre-training never rehearses a held-out question's lookup; the catalog prose
-(the tools' knowledge base, which every split shares) is read whole.
+teach skills, not answers. No drill asks about, lists for copying or answers with a title that any
+validation or test question is about (its group, plan or answer names the
+id), so pre-training never rehearses a held-out question's lookup; a drill's
+search listing may still show one, as the tool shows it to any agent. The
+catalog prose (the tools' knowledge base, which every split shares) is read
+in part (every third description), held-out titles included.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class DrillMix:
     pick_id: int = 6_000
     read_field: int = 6_000
     recall: int = 20_000
+    repeat: int = 30_000
 
 
 _TITLE_ID = re.compile(r"\b(?:tt\d+|m\d+)\b")
@@ -159,6 +165,33 @@ def recall_drills(env: Any, n: int, seed: int, exclude: frozenset[str] = frozens
                 questions.append(f"year of {r.title}: {r.year}")
         yield "\n".join(lines) + "\n\n" + "\n".join(questions)
         written += 1
+
+
+def repeat_drills(env: Any, n: int, seed: int, exclude: frozenset[str] = frozenset()) -> Iterator[str]:
+    """Yield ``n`` repeat drills: 4-10 random titles, people and ids, one per line, then the same lines.
+
+    >>> import gymnasium as gym
+    >>> env = gym.make("agentenv:MediaSearch-v0", compact=True)  # doctest: +SKIP
+    >>> first, second = next(repeat_drills(env, 1, seed=0)).split("\\n\\n")  # doctest: +SKIP
+    >>> first == second  # doctest: +SKIP
+    True
+    """
+    titles = [t for t in env.unwrapped.catalog.titles if t.id not in exclude]
+    rng = np.random.default_rng([seed, 2])
+    for _ in range(n):
+        items = []
+        for _ in range(int(rng.integers(4, 11))):
+            t = titles[int(rng.integers(len(titles)))]
+            people = list(t.directors) + list(t.cast[:3])
+            form = int(rng.integers(3))
+            if form == 0 or not people:
+                items.append(t.title)
+            elif form == 1:
+                items.append(people[int(rng.integers(len(people)))])
+            else:
+                items.append(t.id)
+        listing = "\n".join(items)
+        yield listing + "\n\n" + listing
 
 
 def catalog_prose(env: Any) -> Sequence[str]:

@@ -25,7 +25,7 @@ import numpy as np
 class PretrainConfig:
     """Optimisation settings. ``steps`` × ``batch`` × ``block`` tokens are read in all."""
 
-    steps: int = 1200
+    steps: int = 900
     batch: int = 16
     block: int = 256
     learning_rate: float = 1e-3

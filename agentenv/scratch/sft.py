@@ -99,8 +99,8 @@ def train_sft(
             save_strategy="no",
             report_to="none",
             use_cpu=True,
-        bf16=False,  # TRL's default; bf16 autocast on a CPU without bf16 units is several times slower
-        **checkpointing_option(SFTConfig, False),  # on by default in TRL; recomputing the forward costs ~2x
+            bf16=False,  # TRL's default; bf16 autocast on a CPU without bf16 units is several times slower
+            **checkpointing_option(SFTConfig, False),  # on by default in TRL; recomputing the forward costs ~2x
             seed=settings.seed,
             data_seed=settings.seed,
             dataloader_num_workers=0,
