@@ -54,7 +54,7 @@ class Args(TrainArgs):
 
 def load_chat_dataset(data: str | Path) -> Any:
     """``chat.jsonl`` of an export as a ``datasets.Dataset``; says which export it is."""
-    import datasets
+    from agentenv.data.chat_dataset import chat_dataset, read_chat_jsonl
 
     directory = Path(data)
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
@@ -62,7 +62,8 @@ def load_chat_dataset(data: str | Path) -> Any:
         f"{directory}: {manifest['kept']} episodes of {manifest['env_id']} ({manifest['split']}), "
         f"agent {manifest['agent']}, reasoning {manifest['reasoning']}"
     )
-    return datasets.load_dataset("json", data_files=str(directory / "chat.jsonl"), split="train")
+    # Not load_dataset("json"): Arrow would give each tool call every other tool's arguments as null.
+    return chat_dataset(read_chat_jsonl(directory / "chat.jsonl"))
 
 
 def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:

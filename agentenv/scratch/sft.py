@@ -38,22 +38,17 @@ class SFTSettings:
 
 def read_chat_rows(path: str | Path) -> list[dict[str, Any]]:
     """Rows of an ``export-sft`` ``chat.jsonl`` (or a selection of them)."""
-    rows = []
-    with Path(path).open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if line.strip():
-                row = json.loads(line)
-                if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
-                    raise ValueError(f"{path}:{number}: expected a chat row {{'messages': [...]}}")
-                rows.append(row)
-    return rows
+    from agentenv.data.chat_dataset import read_chat_jsonl
+
+    return read_chat_jsonl(path)
 
 
 def _dataset(rows: Sequence[Mapping[str, Any]]) -> Any:
-    from datasets import Dataset
+    """The rows as a ``datasets.Dataset`` that renders as they do (:mod:`agentenv.data.chat_dataset`);
+    the from-scratch template renders no tool schemas, so those are dropped."""
+    from agentenv.data.chat_dataset import chat_dataset
 
-    # The from-scratch template renders no tool schemas; dropping them keeps the columns uniform.
-    return Dataset.from_list([{"messages": [dict(m) for m in row["messages"]]} for row in rows])
+    return chat_dataset(rows, keep_tools=False)
 
 
 def train_sft(

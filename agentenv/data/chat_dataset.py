@@ -1,0 +1,66 @@
+"""Chat rows as a ``datasets.Dataset`` that renders exactly as the rows do.
+
+Arrow stores a column of nested dicts as one struct type with the union of every row's keys,
+filling the missing ones with ``None``. For tool calls that is a silent corruption: after
+``Dataset.from_list`` or ``load_dataset("json", ...)`` a ``search`` call carries every other
+tool's arguments as ``null``, the chat template renders them, and SFT teaches the model to call
+``search`` with ``"title_id": null``, which the env refuses. Arguments therefore go in as JSON
+text; chat templates (Qwen3's, the from-scratch one) print a string argument as is, and
+``json.dumps`` writes what their ``tojson`` filter writes.
+
+>>> row = {"messages": [{"role": "assistant", "content": "",
+...     "tool_calls": [{"type": "function", "function": {"name": "get_title", "arguments": {"title_id": "tt1"}}}]}]}
+>>> arrow_safe(row)["messages"][0]["tool_calls"][0]["function"]["arguments"]
+'{"title_id": "tt1"}'
+
+Tool schemas (a ``tools`` column) have the same problem and no such fix, since templates need
+them as dicts: rows keep them, and the union's ``null`` fields appear in the rendered schemas.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def arrow_safe(row: Mapping[str, Any], *, keep_tools: bool = True) -> dict[str, Any]:
+    """``row`` with every tool call's arguments as JSON text (and without ``tools`` unless kept)."""
+    out = {k: v for k, v in row.items() if k == "messages" or (keep_tools and k == "tools")}
+    out["messages"] = [_message(m) for m in row["messages"]]
+    return out
+
+
+def _message(message: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(message)
+    calls = out.get("tool_calls")
+    if calls:
+        out["tool_calls"] = [{**call, "function": {**call["function"],
+                                                   "arguments": _arguments(call["function"].get("arguments", {}))}}
+                             for call in calls]
+    return out
+
+
+def _arguments(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def chat_dataset(rows: Sequence[Mapping[str, Any]], *, keep_tools: bool = True) -> Any:
+    """A ``datasets.Dataset`` of ``rows`` (each ``{"messages": [...]}``) made :func:`arrow_safe`."""
+    from datasets import Dataset
+
+    return Dataset.from_list([arrow_safe(r, keep_tools=keep_tools) for r in rows])
+
+
+def read_chat_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of an ``export-sft`` ``chat.jsonl``; a line that is not a chat row names itself."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
+                    raise ValueError(f"{path}:{number}: expected a chat row {{'messages': [...]}}")
+                rows.append(row)
+    return rows
