@@ -44,18 +44,18 @@ LESSONS = ("sft-then-rl", "holdout-selection")
 class Scale:
     """How much each lesson trains and evaluates."""
 
-    multi_rows: int = 1000
+    multi_rows: int = 300
     """Oracle multi-turn conversations exported per kind (train split)."""
-    single_rows: int = 300
+    single_rows: int = 100
     """Oracle single-turn conversations exported per kind (sft-then-rl only)."""
     lookup_first: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=1.0))
     together: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=2.0))
-    grpo: GRPOSettings = field(default_factory=lambda: GRPOSettings(steps=20))
+    grpo: GRPOSettings = field(default_factory=lambda: GRPOSettings(steps=10))
     eval_episodes: int = 100
     max_new_tokens: int = 96
-    candidates: int = 1000
+    candidates: int = 400
     """holdout-selection: candidate conversations (split evenly between kinds)."""
-    holdout_rows: int = 64
+    holdout_rows: int = 32
     holdout_per_example: int = 2
     fraction: float = 0.3
     selection_sft: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=2.0))
@@ -63,7 +63,7 @@ class Scale:
 
 DEFAULT = Scale()
 QUICK = Scale(
-    multi_rows=16, single_rows=8,
+    multi_rows=8, single_rows=4,
     lookup_first=SFTSettings(epochs=1.0, batch=8), together=SFTSettings(epochs=1.0, batch=8),
     grpo=GRPOSettings(steps=1, prompts_per_step=2, num_generations=2, max_completion_length=96, tasks=8),
     eval_episodes=4, max_new_tokens=48, candidates=24, holdout_rows=8, holdout_per_example=1,
