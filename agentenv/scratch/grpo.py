@@ -83,7 +83,8 @@ def build_grpo_trainer(model_dir: str | Path, out: str | Path, env_id: str, env_
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig
 
-    from agentenv.integrations.trl import AgentEnvFactory, checkpointing_option, dataset
+    from agentenv.integrations.trl import AgentEnvFactory, dataset
+    from agentenv.scratch.cpu_training import cpu_trainer_options
     from agentenv.scratch.tokenizer import load_tokenizer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -102,15 +103,7 @@ def build_grpo_trainer(model_dir: str | Path, out: str | Path, env_id: str, env_
         temperature=settings.temperature,
         beta=settings.beta,
         logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=True,
-        bf16=False,  # TRL's default; bf16 autocast on a CPU without bf16 units is several times slower
-        **checkpointing_option(GRPOConfig, False),  # on by default in TRL; recomputing the forward costs ~2x
-        seed=settings.seed,
-        data_seed=settings.seed,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
+        **cpu_trainer_options(GRPOConfig, settings.seed),
         lr_scheduler_type="constant",
     )
     return _trainer_class()(

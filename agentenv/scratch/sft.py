@@ -66,7 +66,7 @@ def train_sft(
     from transformers import AutoModelForCausalLM
     from trl import SFTConfig, SFTTrainer
 
-    from agentenv.integrations.trl import checkpointing_option
+    from agentenv.scratch.cpu_training import cpu_trainer_options
     from agentenv.scratch.tokenizer import load_tokenizer
 
     if threads:
@@ -91,15 +91,7 @@ def train_sft(
             lr_scheduler_type="cosine",
             warmup_steps=settings.warmup_ratio,  # transformers 5: a value below 1 is a share of the steps
             logging_steps=5,
-            save_strategy="no",
-            report_to="none",
-            use_cpu=True,
-            bf16=False,  # TRL's default; bf16 autocast on a CPU without bf16 units is several times slower
-            **checkpointing_option(SFTConfig, False),  # on by default in TRL; recomputing the forward costs ~2x
-            seed=settings.seed,
-            data_seed=settings.seed,
-            dataloader_num_workers=0,
-            disable_tqdm=True,
+            **cpu_trainer_options(SFTConfig, settings.seed),
         )
         phase_start = time.perf_counter()
         trainer = SFTTrainer(model=model, args=config, train_dataset=_dataset(rows), processing_class=tokenizer)
