@@ -87,15 +87,16 @@ def check_rollouts(rollouts: Iterable[Mapping[str, Any]], env_id: str, env_kwarg
 
 def _replay(env: Any, task: Any, rollout: Mapping[str, Any]) -> dict[str, Any] | None:
     prompt, _ = env.reset(seed=0, options={"task": task})
-    if list(prompt) != list(rollout["prompt_ids"]):
-        return {"where": "prompt", "env": list(prompt)[-20:], "trainer": list(rollout["prompt_ids"])[-20:]}
+    prompt = [int(i) for i in prompt]  # plain ints: the mismatch report goes into summary.json
+    if prompt != list(rollout["prompt_ids"]):
+        return {"where": "prompt", "env": prompt[-20:], "trainer": list(rollout["prompt_ids"])[-20:]}
     ids, mask = rollout["completion_ids"], rollout["tool_mask"]
     pending: list[int] | None = None
     for value, start, end in runs(mask):
         segment = list(ids[start:end])
         if value == 1:
             obs, _, terminated, truncated, _ = env.step(segment)
-            pending = list(obs) if obs is not None and len(obs) else None
+            pending = [int(i) for i in obs] if obs is not None and len(obs) else None
             continue
         if pending is None:
             return {"where": f"tokens {start}-{end}", "reason": "env ids where the env had ended the episode"}
