@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -35,7 +36,9 @@ def test_eval_on_a_head_node_started_on_loopback(tmp_path: Path, capsys) -> None
     if ray.is_initialized():  # `ray stop` below stops every Ray process here: leave none of ours running
         ray.shutdown()
     port = free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # The head and this client agree on token auth with a token of their own, whatever ~/.ray holds:
+    # `ray start` turns auth on when ~/.ray/auth_token exists, and a fresh machine has none.
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     args = ["eval", "MediaSearch-v0", "--agent", "oracle", "--split", "validation", "--episodes", "12",
             "--seed", "7", "--no-progress"]
     try:
@@ -43,7 +46,7 @@ def test_eval_on_a_head_node_started_on_loopback(tmp_path: Path, capsys) -> None
                         "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats"],
                        env=env, check=True, capture_output=True, timeout=120)
         done = subprocess.run([sys.executable, "-m", "agentenv.cli", *args, "--workers", "2", "--ray", "auto",
-                               "--out", str(tmp_path / "ray")], env={**env, "RAY_ADDRESS": f"127.0.0.1:{port}", "RAY_AUTH_MODE": "token"},
+                               "--out", str(tmp_path / "ray")], env={**env, "RAY_ADDRESS": f"127.0.0.1:{port}"},
                               capture_output=True, text=True, timeout=240)
     finally:
         subprocess.run([ray_command(), "stop"], env=env, capture_output=True, timeout=120)
