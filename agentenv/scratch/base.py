@@ -27,7 +27,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ ENV_ID = "MediaSearch-v0"
 #: The env options every from-scratch run uses: short prompts and plain-text tool outputs.
 COMPACT = {"compact": True}
 SHIPPED = Path(__file__).parent / "checkpoint"
+#: The copy stage's settings: a short warm-up, then the usual cosine decay over 600 steps.
+COPY_STAGE = PretrainConfig(steps=600, warmup=50)
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,9 @@ class BaseConfig:
     drills: DrillMix = field(default_factory=DrillMix)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     prose_stride: int = 3
-    copy_stage: PretrainConfig = field(default_factory=lambda: PretrainConfig(steps=600, warmup=50))
-    """The copy stage (repeat drills only) before the main pre-training."""
     """Read every third film description (copying, not prose, is the skill being taught)."""
+    copy_stage: PretrainConfig = field(default_factory=lambda: COPY_STAGE)
+    """The copy stage (repeat drills only) before the main pre-training."""
 
 
 def _sha256(path: Path) -> str:
@@ -95,15 +97,15 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
         tokenizer.save_pretrained(tokenizer_dir)
     log(f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} chat drills, {len(recalls)} recall drills, "
         f"{len(repeats)} repeat drills, {len(prose)} documents")
-    documents = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose + recalls + repeats]
+    repeat_ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in repeats]
+    documents = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose + recalls] + repeat_ids
     documents += [tokenizer.apply_chat_template(c, tokenize=True, return_dict=True)["input_ids"]
                   for c in conversations]
     blocks = pack(documents, tokenizer.pad_token_id, config.pretrain.block, config.seed)
     log(f"pre-training on {blocks.size:,} tokens in {len(blocks)} blocks of {config.pretrain.block}")
     model = new_model(tokenizer, config.size, config.seed)
     prepared = time.perf_counter() - started
-    copy_docs = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in repeats]
-    copy_blocks = pack(copy_docs, tokenizer.pad_token_id, config.copy_stage.block, config.seed)
+    copy_blocks = pack(repeat_ids, tokenizer.pad_token_id, config.copy_stage.block, config.seed)
     log(f"copy stage on {copy_blocks.size:,} tokens of repeat drills")
     copy_records = pretrain(model, copy_blocks, config.copy_stage, out / "copy",
                             log=lambda r: r["step"] % 50 == 0 and log(
@@ -157,14 +159,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output directory (resumes a run found there)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=PretrainConfig.steps, help="pre-training steps")
-    parser.add_argument("--copy-steps", type=int, default=600, help="copy-stage steps (repeat drills only)")
+    parser.add_argument("--copy-steps", type=int, default=COPY_STAGE.steps, help="copy-stage steps (repeat drills only)")
     parser.add_argument("--drills", type=int, default=DrillMix.copy_query, help="chat drills of each kind")
     parser.add_argument("--recall", type=int, default=DrillMix.recall, help="recall drills")
     parser.add_argument("--repeat", type=int, default=DrillMix.repeat, help="repeat drills")
     args = parser.parse_args(argv)
     config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
                         pretrain=PretrainConfig(steps=args.steps, seed=args.seed),
-                        copy_stage=PretrainConfig(steps=args.copy_steps, warmup=50, seed=args.seed))
+                        copy_stage=replace(COPY_STAGE, steps=args.copy_steps, seed=args.seed))
     record = build_base(config, args.out)
     print(json.dumps({k: record[k] for k in ("parameters", "tokens", "final_loss", "wall_s")}))
     return 0

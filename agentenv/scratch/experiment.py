@@ -39,8 +39,8 @@ def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Seq
     """
     import gymnasium as gym
 
+    from agentenv.data.chat_dataset import read_chat_jsonl
     from agentenv.data.sft import ExportConfig, export_sft
-    from agentenv.scratch.sft import read_chat_rows
     from agentenv.tokens.chat_templates import hf_template
 
     if split == "test":
@@ -48,7 +48,7 @@ def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Seq
     config = ExportConfig(env_id=env_id, out=out, agent="oracle", split=split, episodes=episodes, seed=seed,
                           think=False, env_args=env_kwargs(env_id, kinds))
     export_sft(config, template=hf_template(tokenizer) if tokenizer is not None else None, progress=False)
-    rows = read_chat_rows(out / "chat.jsonl")
+    rows = read_chat_jsonl(out / "chat.jsonl")
     task_ids = json.loads((out / "manifest.json").read_text())["task_ids"]
     tasks = {t.id: t for t in gym.make(f"agentenv:{env_id}", split=split, **env_kwargs(env_id, kinds)).unwrapped.tasks}
     with (out / "rows.jsonl").open("w", encoding="utf-8") as f:

@@ -36,13 +36,6 @@ class SFTSettings:
             raise ValueError(f"SFTSettings.batch must be ≥ 1 and max_length ≥ 16, got {self.batch}, {self.max_length}")
 
 
-def read_chat_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of an ``export-sft`` ``chat.jsonl`` (or a selection of them)."""
-    from agentenv.data.chat_dataset import read_chat_jsonl
-
-    return read_chat_jsonl(path)
-
-
 def _dataset(rows: Sequence[Mapping[str, Any]]) -> Any:
     """The rows as a ``datasets.Dataset`` that renders as they do (:mod:`agentenv.data.chat_dataset`);
     the from-scratch template renders no tool schemas, so those are dropped."""
