@@ -95,6 +95,10 @@ class Args:
     """Server processes (``serve-retrieval --workers``): one per core of the 2-core budget."""
     against: str = ""
     """Another checkout (a folder holding its agentenv package) measured in the same run."""
+    against_python: str = ""
+    """Interpreter for the --against server, e.g. a venv where that checkout is installed (default: this one)."""
+    json: str = ""
+    """Also write each server's summary figures to this file."""
     quick: bool = False
     """A quick look: 1 s passes, 1 s warm-up (figures are noisier; not the budget figure)."""
 
@@ -276,9 +280,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def server_command(port: int, workers: int) -> list[str]:
+def server_command(port: int, workers: int, python: str = "") -> list[str]:
     """The real ``serve-retrieval`` command (BM25 over the film catalog)."""
-    return [sys.executable, "-m", "agentenv.retrieval.serve_cli", "--corpus", "media",
+    return [python or sys.executable, "-m", "agentenv.retrieval.serve_cli", "--corpus", "media",
             "--backend", "bm25", "--host", "127.0.0.1", "--port", str(port),
             "--workers", str(workers)]
 
@@ -317,11 +321,17 @@ class Server:
         return result
 
 
-def start_server(label: str, checkout: str, port: int, workers: int) -> Server:
-    """``serve-retrieval`` importing ``agentenv`` from ``checkout`` (first on PYTHONPATH)."""
+def start_server(label: str, checkout: str, port: int, workers: int, python: str = "") -> Server:
+    """``serve-retrieval`` importing ``agentenv`` from ``checkout``.
+
+    With ``python`` (an interpreter where that checkout is installed) it runs there as is;
+    otherwise under this interpreter with the checkout first on PYTHONPATH (modules the
+    checkout lacks then come from this one's install).
+    """
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, env.get("PYTHONPATH")) if p)
-    proc = subprocess.Popen(server_command(port, workers), env=env, cwd=checkout)
+    if not python:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, env.get("PYTHONPATH")) if p)
+    proc = subprocess.Popen(server_command(port, workers, python), env=env, cwd=checkout)
     return Server(label, port, proc)
 
 
@@ -338,7 +348,7 @@ def spread(values: list[float], fmt: str) -> str:
             f"({format(min(values), fmt)}-{format(max(values), fmt)})")
 
 
-def report(server: Server, args: Args, seconds: float) -> None:
+def report(server: Server, args: Args, seconds: float) -> dict[str, float]:
     passes = server.passes
     qps = [r.requests / seconds for r in passes]
     per_pass = [percentiles(r.latencies_ms) for r in passes]
@@ -363,18 +373,23 @@ def report(server: Server, args: Args, seconds: float) -> None:
           f"(>= 1 meets it), p99 {pooled['p99'] / BUDGET_P99_MS:.2f} of {BUDGET_P99_MS:g} ms "
           f"(<= 1 meets it), failures {len(failures)} (0 meets it)")
     answered = server.answered or 1
+    figures = {"queries_per_s": headline_qps, "p50_ms": pooled["p50"], "p99_ms": pooled["p99"],
+               "max_ms": pooled["max"], "failures": len(failures),
+               "server_cpu_us_per_request": server.cpu_s / answered * 1e6}
     print(f"CPU per request: server {server.cpu_s / answered * 1e6:.0f} µs, "
           f"load generator {server.gen_cpu_s / answered * 1e6:.0f} µs")
     try:
         info, stats = server_stats(server.port, args.workers)
     except Exception as exc:  # noqa: BLE001 - the figures above stand without it
         print(f"server stats unavailable: {type(exc).__name__}: {exc}")
-        return
+        return figures
     print(f"server: {info['backend']} over {info['corpus']} ({info['documents']} documents); "
           f"{stats['batches']} batches for {stats['requests']} requests "
           f"(mean {stats['queries'] / max(stats['batches'], 1):.1f} queries/batch, "
           f"largest {stats['largest_batch']}, {stats['rejected']} rejected; "
           f"stats of {stats['workers_seen']} worker(s), warm-up included)")
+    figures["mean_queries_per_batch"] = stats["queries"] / max(stats["batches"], 1)
+    return figures
 
 
 def parse_args(argv: list[str] | None) -> Args:
@@ -393,6 +408,9 @@ def parse_args(argv: list[str] | None) -> Args:
         "workers": "server processes (serve-retrieval --workers)",
         "against": "another checkout (a folder holding its agentenv package) to measure "
                    "in the same run, passes interleaved",
+        "against_python": "interpreter for the --against server: a venv where that checkout is "
+                          "installed (default: this interpreter, the checkout first on PYTHONPATH)",
+        "json": "also write each server's summary figures (JSON) to this file",
         "quick": "1 s passes and 1 s warm-up: a look, not the budget figure",
     }
     for field in dataclasses.fields(Args):
@@ -431,7 +449,7 @@ def main(argv: list[str] | None = None) -> None:
         servers.append(start_server("this checkout", str(REPO), first_port, args.workers))
         if args.against:
             servers.append(start_server(f"against {args.against}", str(Path(args.against).resolve()),
-                                        free_port(), args.workers))
+                                        free_port(), args.workers, args.against_python))
         started = time.perf_counter()
         for server in servers:
             wait_ready(server.port, server.proc)
@@ -452,8 +470,9 @@ def main(argv: list[str] | None = None) -> None:
                       f"p90 {p['p90']:.2f}  p99 {p['p99']:.2f}  max {p['max']:.2f} ms  "
                       f"failures {len(result.failures)}  (load average "
                       f"{os.getloadavg()[0]:.2f})", flush=True)
-        for server in servers:
-            report(server, args, args.seconds)
+        summaries = {server.label: report(server, args, args.seconds) for server in servers}
+        if args.json:
+            Path(args.json).write_text(json.dumps(summaries, indent=2), encoding="utf-8")
     finally:
         for server in servers:
             server.proc.terminate()
