@@ -1,6 +1,6 @@
 """Before/after for every performance budget, in one run: this checkout against an older revision.
 
-    python benchmarks/before_after.py --before REV [--rounds 3] [--work DIR] [--skip startup,server]
+    python benchmarks/before_after.py --before REV [--rounds 5] [--work DIR] [--skip startup,server]
                                       [--json out.json]
 
 Not a test: it prints one table (measure, before, after, gain, budget, met;
@@ -268,7 +268,7 @@ def _cell(value: Any) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="git revision to compare against (e.g. a release tag)")
-    parser.add_argument("--rounds", type=int, default=3, help="env_speed runs per side, alternating (default 3)")
+    parser.add_argument("--rounds", type=int, default=5, help="env_speed runs per side, alternating (default 5)")
     parser.add_argument("--work", type=Path, help="where the revision's tree, venv and home go")
     parser.add_argument("--skip", default="", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}")
     parser.add_argument("--json", type=Path, help="also write the table's figures here")
