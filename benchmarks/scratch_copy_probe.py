@@ -37,7 +37,7 @@ def probe(model_dir: Path, questions: int) -> dict[str, int]:
     env = gym.make("agentenv:MediaSearch-v0", split="validation", compact=True, kinds=["lookup"])
     tools = env.unwrapped.tools
 
-    def reply(messages: list[dict[str, Any]], max_new_tokens: int = 40) -> str:
+    def reply(messages: list[dict[str, Any]], max_new_tokens: int = 64) -> str:
         ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
                                             return_dict=True)["input_ids"]
         with torch.no_grad():

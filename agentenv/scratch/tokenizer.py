@@ -29,12 +29,35 @@ END_OF_TURN = "<|im_end|>"
 PAD = "<|endoftext|>"
 
 
-def train_tokenizer(texts: Iterable[str], *, vocab_size: int = 8192, min_frequency: int = 2) -> Any:
+#: Pre-tokens when spaces stand apart: runs of whitespace, of letters, of digits, of anything else.
+SPACES_APART_PATTERN = r"\s+|\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+"
+
+
+def train_tokenizer(
+    texts: Iterable[str], *, vocab_size: int = 8192, min_frequency: int = 2, spaces_apart: bool = False
+) -> Any:
     """Train a byte-level BPE on ``texts`` and wrap it as a ``PreTrainedTokenizerFast``.
 
     Every byte is in the alphabet, so any text encodes (no unknown token); the
     special tokens are never split; ``<answer>`` and the tool-call opening are
     whole tokens.
+
+    ``spaces_apart`` keeps whitespace out of word tokens, so that a name is the same
+    tokens wherever it stands. With GPT-2's pre-tokenizer (``False``) a
+    word carries the space before it: "Mississippi" is ``[" Miss", "iss", "ippi"]``
+    in a question but ``["M", "iss", "iss", "ippi"]`` after the quote that opens a
+    JSON string, so copying a name from the question into a tool call, or from a
+    tool output into ``<answer>``, is not a copy of tokens (after SFT the shipped
+    base wrote "Mississippi Masala" as "Camissippi Beruring"). The price is one token per space, and at the
+    shipped base's training budget the model copied worse with it (see
+    docs/llm-from-scratch.md), so it is off by default.
+
+        >>> tok = train_tokenizer(["Who directed Mississippi Masala?", '"query": "Mississippi Masala"'] * 50,
+        ...                       vocab_size=600, spaces_apart=True)
+        >>> tok.tokenize("Who directed Mississippi Masala?")[4:7]
+        ['Mississippi', 'Ġ', 'Masala']
+        >>> tok.tokenize('"query": "Mississippi Masala"')[-4:-1]
+        ['Mississippi', 'Ġ', 'Masala']
     """
     if vocab_size < 512:
         raise ValueError(f"vocab_size must be at least 512 (256 bytes plus merges and specials), got {vocab_size}")
@@ -42,7 +65,15 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int = 8192, min_frequen
     from transformers import PreTrainedTokenizerFast
 
     backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    if spaces_apart:
+        from tokenizers import Regex
+
+        backend.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(SPACES_APART_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    else:
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     backend.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
