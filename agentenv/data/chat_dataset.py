@@ -13,8 +13,13 @@ text; chat templates (Qwen3's, the from-scratch one) print a string argument as 
 >>> arrow_safe(row)["messages"][0]["tool_calls"][0]["function"]["arguments"]
 '{"title_id": "tt1"}'
 
-Tool schemas (a ``tools`` column) have the same problem and no such fix, since templates need
-them as dicts: rows keep them, and the union's ``null`` fields appear in the rendered schemas.
+Tool schemas (a ``tools`` column) have the same problem: each function's ``parameters`` would
+gain every other tool's properties as ``null``. They go in as JSON text too, one string per row;
+TRL's ``SFTTrainer`` decodes a string ``tools`` column before rendering (:func:`row_tools` does the
+same for other callers).
+
+>>> arrow_safe({"messages": [], "tools": [{"type": "function", "function": {"name": "search"}}]})["tools"]
+'[{"type": "function", "function": {"name": "search"}}]'
 """
 
 from __future__ import annotations
@@ -26,10 +31,17 @@ from typing import Any
 
 
 def arrow_safe(row: Mapping[str, Any], *, keep_tools: bool = True) -> dict[str, Any]:
-    """``row`` with every tool call's arguments as JSON text (and without ``tools`` unless kept)."""
-    out = {k: v for k, v in row.items() if k == "messages" or (keep_tools and k == "tools")}
-    out["messages"] = [_message(m) for m in row["messages"]]
+    """``row`` with every tool call's arguments and its ``tools`` as JSON text (``tools`` dropped unless kept)."""
+    out: dict[str, Any] = {"messages": [_message(m) for m in row["messages"]]}
+    if keep_tools and "tools" in row:
+        out["tools"] = _arguments(row["tools"])
     return out
+
+
+def row_tools(row: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The tool schemas of a stored row, for ``apply_chat_template(..., tools=...)``: decoded from JSON text."""
+    tools = row.get("tools")
+    return json.loads(tools) if isinstance(tools, str) else tools
 
 
 def _message(message: Mapping[str, Any]) -> dict[str, Any]:

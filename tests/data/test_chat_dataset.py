@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("datasets")
 pytest.importorskip("transformers")
 
-from agentenv.data.chat_dataset import chat_dataset  # noqa: E402
+from agentenv.data.chat_dataset import chat_dataset, row_tools  # noqa: E402
 
 
 def _call(name: str, arguments: dict) -> dict:
@@ -52,3 +52,24 @@ def test_without_it_arrow_gives_each_call_the_other_tools_arguments(tokenizers) 
     naive = Dataset.from_list(ROWS)
     rendered = tokenizers["from-scratch"].apply_chat_template(naive[0]["messages"], tokenize=False)
     assert '"title_id": null' in rendered or '"cast": null' in rendered
+
+
+TOOLS = [
+    {"type": "function", "function": {"name": "search", "description": "Search titles.", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}, "k": {"type": "integer"}}, "required": ["query"]}}},
+    {"type": "function", "function": {"name": "get_title", "description": "One title.", "parameters": {
+        "type": "object", "properties": {"title_id": {"type": "string"}}, "required": ["title_id"]}}},
+]
+
+
+def test_tool_schemas_render_as_exported(tokenizers) -> None:
+    """A ``tools`` column renders each schema as exported: no other tool's properties as ``null``."""
+    from datasets import Dataset
+
+    rows = [{**row, "tools": TOOLS} for row in ROWS]
+    qwen3 = tokenizers["qwen3"]
+    for row, stored in zip(rows, chat_dataset(rows), strict=True):
+        expected = qwen3.apply_chat_template(row["messages"], tools=TOOLS, tokenize=False)
+        assert qwen3.apply_chat_template(stored["messages"], tools=row_tools(stored), tokenize=False) == expected
+    naive = Dataset.from_list(rows)[0]["tools"]
+    assert naive[0]["function"]["parameters"]["properties"]["title_id"] is None  # what Arrow's union does

@@ -12,6 +12,7 @@ texts, they must differ across the group, and the update must move the weights.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,10 @@ def test_sft_steps_on_exported_data(tiny_qwen3: Path, export_dir: Path, tmp_path
     trained = [i for i, label in zip(first["input_ids"], first["labels"], strict=True) if label != -100]
     assert "<tool_call>" in trainer.processing_class.decode(trained)  # the loss covers the assistant's calls
     assert 0 < len(trained) < len(first["input_ids"]) // 4  # and not the prompt or the tool results
+    rendered = trainer.processing_class.decode(first["input_ids"])
+    schemas = rendered[rendered.index("<tools>\n"):rendered.rindex("</tools>")]
+    assert '"name": "get_title"' in schemas  # and no other tool's properties as null (only real defaults):
+    assert re.search(r'"(?!default")[a-z_]+": null', schemas) is None, schemas
     trainer.train()
     losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]
     assert len(losses) == 2 and all(math.isfinite(x) for x in losses)
