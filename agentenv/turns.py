@@ -240,20 +240,11 @@ def assistant_message(
     append anyway, and freezing a nested message after the fact costs more than the rest of
     a step. The arguments are written as compact JSON once (:func:`~agentenv.tools.encode_json`).
     """
-    if len(calls) == 1:  # the usual action: one call, built without a generator (a tenth of a step less)
-        call = calls[0]
-        tool_calls = FrozenList((FrozenDict(
-            id=call_ids[0], type="function", function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments))
-        ),))
-    else:
-        tool_calls = FrozenList(
-            FrozenDict(
-                id=call_ids[i],
-                type="function",
-                function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments)),
-            )
-            for i, call in enumerate(calls)
-        ) if calls else None
+    tool_calls = FrozenList([  # a list comprehension: some 0.1 µs faster than a generator here
+        FrozenDict(id=call_ids[i], type="function",
+                   function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments)))
+        for i, call in enumerate(calls)
+    ]) if calls else None
     if reasoning is None:
         if tool_calls is None:
             return FrozenDict(role="assistant", content=content)

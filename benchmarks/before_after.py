@@ -221,39 +221,52 @@ def server_rows(tree: Path, before_python: Path) -> dict[str, dict[str, Any]]:
     }
 
 
-HIGHER_IS_BETTER = {"two-turn MediaSearch episodes/s", "retrieval server, queries/s"}
-"""Rows where more is better; for the rest (times, ratios, memory) less is."""
+FLAT_RATIO = 1.2
+"""Turn 64 may cost at most this many times turn 1 for the step to count as flat."""
 
-BUDGETS: dict[str, tuple[str, Callable[[float], bool]]] = {
-    "constant-tool step / floor": ("≤ 3 (or step ≤ 8 µs)", lambda v: v <= 3.0),
-    "answer step beyond grading, µs": ("≤ 5", lambda v: v <= 5.0),
-    "ToolEnv step at turn 64 / turn 1": ("flat (≤ 1.2)", lambda v: v <= 1.2),
-    "TokenEnv step at turn 64 / turn 1": ("flat (≤ 1.2)", lambda v: v <= 1.2),
-    "two-turn MediaSearch episodes/s": ("≥ 5,000", lambda v: v >= 5000),
-    "peak RSS, every env loaded, MB": ("≤ 400", lambda v: v <= 400),
-    "MediaSearch search step, µs, this checkout alone": ("≤ 100", lambda v: v <= 100),
-    "MediaSearch get_title step, µs, this checkout alone": ("≤ 15", lambda v: v <= 15),
-    "cold gym.make MediaSearch-v0, s": ("≤ 8", lambda v: v <= 8),
-    "cold gym.make RareDiseaseDiagnosis-v0, s": ("≤ 8", lambda v: v <= 8),
-    "warm gym.make MediaSearch-v0, s": ("≤ 0.5", lambda v: v <= 0.5),
-    "warm gym.make RareDiseaseDiagnosis-v0, s": ("≤ 0.5", lambda v: v <= 0.5),
-    "retrieval server, queries/s": ("≥ 5,000", lambda v: v >= 5000),
-    "retrieval server, p99 ms": ("≤ 20", lambda v: v <= 20),
-    "retrieval server, failures": ("0", lambda v: v == 0),
-}
+
+def budgets() -> dict[str, tuple[str, float]]:
+    """Each budgeted row's comparison ("≤" or "≥") and limit, taken from the benchmark that owns it."""
+    from env_speed import ANSWER_BUDGET_US, EPISODES_BUDGET, FLOOR_RATIO_BUDGET, MEMORY_BUDGET_MB
+    from retrieval_server import BUDGET_P99_MS, BUDGET_QPS
+    from search_step import GET_TITLE_BUDGET_US, SEARCH_BUDGET_US
+    from startup import COLD_BUDGET_S, WARM_BUDGET_S
+
+    rows = {
+        "constant-tool step / floor": ("≤", FLOOR_RATIO_BUDGET),
+        "answer step beyond grading, µs": ("≤", ANSWER_BUDGET_US),
+        "ToolEnv step at turn 64 / turn 1": ("≤", FLAT_RATIO),
+        "TokenEnv step at turn 64 / turn 1": ("≤", FLAT_RATIO),
+        "two-turn MediaSearch episodes/s": ("≥", EPISODES_BUDGET),
+        "peak RSS, every env loaded, MB": ("≤", MEMORY_BUDGET_MB),
+        "MediaSearch search step, µs, this checkout alone": ("≤", SEARCH_BUDGET_US),
+        "MediaSearch get_title step, µs, this checkout alone": ("≤", GET_TITLE_BUDGET_US),
+        "retrieval server, queries/s": ("≥", BUDGET_QPS),
+        "retrieval server, p99 ms": ("≤", BUDGET_P99_MS),
+        "retrieval server, failures": ("≤", 0.0),
+    }
+    for env_id in ("MediaSearch-v0", "RareDiseaseDiagnosis-v0"):
+        rows[f"cold gym.make {env_id}, s"] = ("≤", COLD_BUDGET_S)
+        rows[f"warm gym.make {env_id}, s"] = ("≤", WARM_BUDGET_S)
+    return rows
 
 
 def print_table(rows: dict[str, dict[str, Any]]) -> None:
     """One line per measure; "gain" is how many times better after is (>1: improved, <1: worse)."""
-    print(f"\n{'measure':54} {'before':>10} {'after':>10} {'gain':>7}  {'budget':22} after meets it")
+    limits = budgets()
+    print(f"\n{'measure':54} {'before':>10} {'after':>10} {'gain':>7}  {'budget':10} after meets it")
     for name, row in rows.items():
         before, after = row.get("before"), row.get("after")
+        op, limit = limits.get(name, ("", 0.0))
+        more_is_better = op == "≥"  # where a budget says "at least", a gain is more; elsewhere less
         ratio = ""
         if all(isinstance(v, float | int) for v in (before, after)) and before and after:
-            ratio = f"{(after / before if name in HIGHER_IS_BETTER else before / after):.2f}x"
-        budget, test = BUDGETS.get(name, ("", None))
-        meets = ("yes" if test(after) else "NO") if test and isinstance(after, float | int) else ""
-        print(f"{name:54} {_cell(before):>10} {_cell(after):>10} {ratio:>7}  {budget:22} {meets}")
+            ratio = f"{(after / before if more_is_better else before / after):.2f}x"
+        meets = ""
+        if op and isinstance(after, float | int):
+            meets = "yes" if (after >= limit if more_is_better else after <= limit) else "NO"
+        budget = f"{op} {limit:,g}" if op else ""
+        print(f"{name:54} {_cell(before):>10} {_cell(after):>10} {ratio:>7}  {budget:10} {meets}")
         for side in ("before", "after"):
             if isinstance(row.get(side), str):
                 print(f"    {side}: {row[side]}")
