@@ -18,6 +18,10 @@ observation is the next text it must read.
       the reason. Agent input never raises, and an action longer than
       ``action_space.max_length`` is such an error, refused before it is read.
       A non-``str`` action is the caller's bug, not agent text: ``TypeError``;
+    - a well-formed call to an unknown tool, or with invalid arguments, is such an
+      error too, but the chat records it as a chat API would: the call in the
+      assistant message, the error in a ``tool`` message (as TRL's multi-turn
+      loop does, so rendered ids match a trainer's);
     - ``truncated=True`` when ``max_turns`` actions pass without an answer.
       A ``single_turn`` env has one action by definition: whatever it is, the
       episode *terminates* (an unparseable action is graded as no answer).
@@ -59,7 +63,7 @@ from typing import Any, ClassVar, Literal
 import gymnasium as gym
 
 from agentenv.frozen import MessageLog
-from agentenv.parsing import Answer, ParseError, ToolCalls, parse_action
+from agentenv.parsing import Answer, CallRejected, ToolCalls, parse_action
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
@@ -70,6 +74,7 @@ from agentenv.turns import (
     cost_counts,
     record_answer,
     record_invalid,
+    record_rejected_calls,
     run_tools,
     tool_observation,
 )
@@ -221,15 +226,18 @@ class ToolEnv(gym.Env[str, str]):
         ep.turn += 1
         max_length = self.action_space.max_length
         parsed = parse_action(action, max_length)
-        calls = None
-        if type(parsed) is ToolCalls:
-            calls = self.tools.validate(parsed)
-            if type(calls) is ParseError:
-                parsed = calls
         terminated = self.single_turn
         parse_error = None
-        if calls is not None and type(parsed) is ToolCalls:
-            obs = tool_observation(run_tools(ep, self.tools, parsed, calls))
+        if type(parsed) is ToolCalls:
+            calls = self.tools.validate(parsed)
+            if type(calls) is list:
+                obs = tool_observation(run_tools(ep, self.tools, parsed, calls))
+            elif type(calls) is CallRejected:  # well-formed but cannot run: answered in tool messages
+                obs = record_rejected_calls(ep, parsed, calls, max_length)
+                parse_error = calls.reason
+            else:
+                obs = record_invalid(ep, action, calls, max_length)
+                parse_error = calls.reason
         elif type(parsed) is Answer:
             record_answer(ep, parsed)
             terminated, obs = True, ""

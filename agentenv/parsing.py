@@ -95,6 +95,19 @@ class ParseError:
         return f"Error: {self.reason}. {self.expected}"
 
 
+@dataclass(frozen=True, slots=True)
+class CallRejected(ParseError):
+    """A well-formed tool call that cannot run: its tool is unknown or its arguments are invalid.
+
+    Why a type of its own: the env answers it in a ``tool`` message, as a chat API and TRL's
+    multi-turn loop answer a call that fails, so that the rendered conversation (and the token
+    ids a trainer optimises) is the same on both sides. ``index`` is the call's position in its
+    action, from 1.
+    """
+
+    index: int = 1
+
+
 ParsedAction = ToolCalls | Answer | ParseError
 
 

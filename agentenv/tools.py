@@ -41,7 +41,7 @@ from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_ori
 from pydantic import BaseModel, ValidationError
 
 from agentenv.frozen import freeze
-from agentenv.parsing import ParseError, ToolCalls
+from agentenv.parsing import CallRejected, ParseError, ToolCalls
 from agentenv.tool_deadline import WATCHDOG, ToolTimeout
 
 # One encoder for the hot path: json.dumps with keyword arguments builds a new encoder per call.
@@ -265,6 +265,9 @@ class ToolRegistry:
     def validate(self, action: ToolCalls) -> list[ValidatedCall] | ParseError:
         """Check every call's tool name and arguments; the first failure explains itself.
 
+        An unknown tool or invalid arguments is a :class:`~agentenv.parsing.CallRejected` (the env
+        answers it in a ``tool`` message); too many calls in one action is a plain ``ParseError``.
+
         Never raises: the arguments are agent text, and a family's validator that fails in an
         unexpected way (not a ``ValidationError``) is still an error observation, not a crash.
         """
@@ -279,9 +282,10 @@ class ToolRegistry:
             t = self._tools.get(call.name)
             if t is None:
                 known = ", ".join(self._tools) or "none"
-                return ParseError(
+                return CallRejected(
                     f"unknown tool {_clip(call.name)!r} in call {index}; known tools: {known}",
                     expected="Call one of the known tools with its documented arguments.",
+                    index=index,
                 )
             try:
                 args = self._check_args[t.name](call.arguments)
@@ -292,9 +296,10 @@ class ToolRegistry:
             else:
                 validated.append(ValidatedCall(t, args, call.arguments))
                 continue
-            return ParseError(
+            return CallRejected(
                 f"invalid arguments for {t.name} in call {index}: {reason}",
                 expected=f"Expected {t.signature()}.",
+                index=index,
             )
         return validated
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentenv.frozen import FrozenDict, FrozenList
-from agentenv.parsing import Answer, ParseError, ToolCalls, printable
+from agentenv.parsing import Answer, CallRejected, ParseError, ToolCalls, printable
 from agentenv.tools import ToolRegistry, ToolResult, ValidatedCall, encode_json
 
 if TYPE_CHECKING:
@@ -185,6 +185,41 @@ def record_invalid(ep: Episode, action: str, error: ParseError, max_length: int)
     ep.messages.append({"role": "assistant", "content": printable(action, max_length)})
     ep.messages.append({"role": "user", "content": message})
     return message
+
+
+def record_rejected_calls(ep: Episode, action: ToolCalls, error: CallRejected, max_length: int) -> str:
+    """Count a well-formed call that cannot run and answer it as a chat API would: the assistant
+    message with its calls as written, then one ``tool`` message per call (the rejected call's
+    error; "not run" for the others, since an action runs whole or not at all). Returns what
+    the agent reads.
+
+    Why not a user turn, as for unreadable text: TRL's multi-turn loop (and any OpenAI-style
+    client) answers a parsed call with a tool response, so the env's conversation, and the ids
+    :class:`~agentenv.tokens.TokenEnv` renders from it, match what a trainer saw.
+    """
+    ep.invalid_actions += 1
+    turn = ep.turn
+    messages = ep.messages
+    calls = FrozenList([
+        FrozenDict(id=f"call_{turn}_{i}", type="function",
+                   function=FrozenDict(name=printable(call.name, max_length), arguments=encode_json(call.arguments)))
+        for i, call in enumerate(action.calls)
+    ])
+    assistant: dict[str, Any] = {"role": "assistant", "content": printable(action.content, max_length)}
+    if action.reasoning is not None:
+        assistant["reasoning_content"] = printable(action.reasoning, max_length)
+    messages.append(FrozenDict(assistant, tool_calls=calls))
+    not_run = (f"Error: not run: call {error.index} of this action was rejected, and an action's calls "
+               "run all or none. Send them again with that call fixed.")
+    replies = []
+    for i, call in enumerate(calls, start=1):
+        content = error.message() if i == error.index else not_run
+        name = call["function"]["name"]
+        messages.append(FrozenDict(role="tool", tool_call_id=call["id"], name=name, content=content))
+        replies.append((name, content))
+    if len(replies) == 1:
+        return replies[0][1]
+    return "\n\n".join(f"[{name}]\n{content}" for name, content in replies)
 
 
 def record_answer(ep: Episode, answer: Answer) -> None:

@@ -68,6 +68,45 @@ def test_bad_actions_explain_themselves(action: str, fragment: str) -> None:
     assert (terminated, truncated, info["turn"]) == (False, False, 1)
 
 
+@pytest.mark.parametrize(
+    "action", [tool_call("square", n=-1), tool_call("square", n=1, m=2), tool_call("cube", n=2)]
+)
+def test_a_well_formed_call_that_cannot_run_is_answered_in_a_tool_message(action: str) -> None:
+    """As TRL's multi-turn loop and chat APIs answer it, so the rendered conversation matches a trainer's;
+    it still counts as an invalid action (no tool ran, format 0)."""
+    env = SquareEnv(max_turns=1)
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(action)
+    call, reply = info["messages"][-2:]
+    assert call["role"] == "assistant" and len(call["tool_calls"]) == 1
+    assert call["tool_calls"][0]["function"]["name"] in ("square", "cube")
+    assert reply == {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"],
+                     "name": call["tool_calls"][0]["function"]["name"], "content": obs}
+    assert obs.startswith("Error: ") and info["parse_error"] in obs
+    components = info["reward_components"]
+    assert (components["invalid_actions"], components["tool_calls"], components["format"]) == (1.0, 0.0, 0.0)
+
+
+def test_a_rejected_call_stops_the_whole_action_and_says_so_for_each_call() -> None:
+    env = SquareEnv()
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(tool_calls([("square", {"n": 2}), ("square", {"n": -1})]))
+    first, second = info["messages"][-2:]
+    assert [m["role"] for m in info["messages"][-3:]] == ["assistant", "tool", "tool"]
+    assert first["content"].startswith("Error: not run: call 2 of this action was rejected")
+    assert second["content"].startswith("Error: invalid arguments for square in call 2")
+    assert obs == f"[square]\n{first['content']}\n\n[square]\n{second['content']}"
+    assert info["tool_calls"] == 0
+
+
+def test_unreadable_text_is_still_answered_in_a_user_turn() -> None:
+    env = SquareEnv()
+    env.reset(seed=0)
+    obs, *_, info = env.step('<tool_call>{"name": "square", "arguments": {"n": 2}</tool_call>')
+    assert info["messages"][-1] == {"role": "user", "content": obs}
+    assert info["messages"][-2]["role"] == "assistant" and "tool_calls" not in info["messages"][-2]
+
+
 def test_tool_failures_become_observations() -> None:
     env = SquareEnv()
     env.reset(seed=0)
