@@ -68,6 +68,10 @@ class BaseConfig:
     """Spaces as tokens of their own, so a name is the same tokens wherever it stands (see
     :func:`~agentenv.scratch.tokenizer.train_tokenizer`). Off for the shipped base: at the same
     steps it copied worse (docs/llm-from-scratch.md), so GPT-2's pre-tokenizer stays."""
+    aligned_names: bool = False
+    """A space after every quote, ``>`` and newline before tokenizing (taken away again when
+    decoding), so a name copied into a tool call or an answer is the same tokens as where it was
+    read, at almost no extra tokens (see :func:`~agentenv.scratch.tokenizer.train_tokenizer`)."""
 
 
 def _sha256(path: Path) -> str:
@@ -98,7 +102,7 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
 
         rendered_for_bpe = [_render(c, CHAT_TEMPLATE) for c in conversations[:20_000]]
         tokenizer = train_tokenizer(all_prose + rendered_for_bpe + questions, vocab_size=config.vocab_size,
-                                    spaces_apart=config.spaces_apart)
+                                    spaces_apart=config.spaces_apart, aligned_names=config.aligned_names)
         tokenizer.save_pretrained(tokenizer_dir)
     log(f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} chat drills, {len(recalls)} recall drills, "
         f"{len(repeats)} repeat drills, {len(prose)} documents")
@@ -170,11 +174,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=DrillMix.repeat, help="repeat drills")
     parser.add_argument("--spaces-apart", action=argparse.BooleanOptionalAction, default=BaseConfig.spaces_apart,
                         help="spaces as tokens of their own (an experiment: off for the shipped base)")
+    parser.add_argument("--aligned-names", action=argparse.BooleanOptionalAction, default=BaseConfig.aligned_names,
+                        help="a space after every quote, '>' and newline, so copied names keep their tokens")
     args = parser.parse_args(argv)
     config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
                         pretrain=PretrainConfig(steps=args.steps, seed=args.seed),
                         copy_stage=replace(COPY_STAGE, steps=args.copy_steps, seed=args.seed),
-                        spaces_apart=args.spaces_apart)
+                        spaces_apart=args.spaces_apart, aligned_names=args.aligned_names)
     record = build_base(config, args.out)
     print(json.dumps({k: record[k] for k in ("parameters", "tokens", "final_loss", "wall_s")}))
     return 0

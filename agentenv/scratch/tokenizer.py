@@ -32,9 +32,18 @@ PAD = "<|endoftext|>"
 #: Pre-tokens when spaces stand apart: runs of whitespace, of letters, of digits, of anything else.
 SPACES_APART_PATTERN = r"\s+|\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+"
 
+#: Where a copied name can start without a space before it: inside a JSON string, after a tag
+#: such as ``<answer>``, at the start of a line. ``aligned_names`` puts a space after each.
+NAME_OPENERS = ('"', ">", "\n")
+
 
 def train_tokenizer(
-    texts: Iterable[str], *, vocab_size: int = 8192, min_frequency: int = 2, spaces_apart: bool = False
+    texts: Iterable[str],
+    *,
+    vocab_size: int = 8192,
+    min_frequency: int = 2,
+    spaces_apart: bool = False,
+    aligned_names: bool = False,
 ) -> Any:
     """Train a byte-level BPE on ``texts`` and wrap it as a ``PreTrainedTokenizerFast``.
 
@@ -52,6 +61,26 @@ def train_tokenizer(
     shipped base's training budget the model copied worse with it (see
     docs/llm-from-scratch.md), so it is off by default.
 
+    ``aligned_names`` gets the same effect at almost no extra tokens: a normalizer
+    writes a space after every ``"``, ``>`` and newline before the pre-tokenizer
+    runs, and the decoder takes exactly that space away again, so a name copied into a
+    JSON string, after ``<answer>`` or to the start of a line is the same space-led
+    tokens as in the question or the tool output it came from. The whole token for ``<answer>`` is then
+    ``<answer`` (its ``>`` and the space belong to the text after it, so the answer's first
+    word keeps its space; a whole token still starts the turn, so a prompt's ids stay a
+    prefix of the rendered conversation). Decoding is exact for any text the tokenizer encoded; it drops
+    one real space that a model writes straight after a marker that ends in ``>``, ``"``
+    or ``{`` (the chat format never has one there).
+
+        >>> tok = train_tokenizer(["Who directed Mississippi Masala?", '"query": "Mississippi Masala"'] * 50,
+        ...                       vocab_size=600, aligned_names=True)
+        >>> tok.tokenize("Who directed Mississippi Masala?")[2:4]
+        ['ĠMississippi', 'ĠMasala']
+        >>> tok.tokenize('{"query": "Mississippi Masala"}')[-5:-3]
+        ['ĠMississippi', 'ĠMasala']
+        >>> tok.decode(tok('<answer>Mira Nair</answer>')["input_ids"])
+        '<answer>Mira Nair</answer>'
+
         >>> tok = train_tokenizer(["Who directed Mississippi Masala?", '"query": "Mississippi Masala"'] * 50,
         ...                       vocab_size=600, spaces_apart=True)
         >>> tok.tokenize("Who directed Mississippi Masala?")[4:7]
@@ -61,7 +90,17 @@ def train_tokenizer(
     """
     if vocab_size < 512:
         raise ValueError(f"vocab_size must be at least 512 (256 bytes plus merges and specials), got {vocab_size}")
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    if spaces_apart and aligned_names:
+        raise ValueError("choose one of spaces_apart and aligned_names: both keep a name the same tokens everywhere")
+    from tokenizers import (
+        AddedToken,
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        trainers,
+    )
     from transformers import PreTrainedTokenizerFast
 
     backend = Tokenizer(models.BPE())
@@ -75,6 +114,11 @@ def train_tokenizer(
     else:
         backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     backend.decoder = decoders.ByteLevel()
+    whole_tokens = WHOLE_TOKENS
+    if aligned_names:
+        backend.normalizer = normalizers.Sequence([normalizers.Replace(c, c + " ") for c in NAME_OPENERS])
+        backend.decoder = decoders.Sequence([decoders.ByteLevel()] + [decoders.Replace(c + " ", c) for c in NAME_OPENERS])
+        whole_tokens = tuple("<answer" if t == "<answer>" else t for t in WHOLE_TOKENS)
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         min_frequency=min_frequency,
@@ -83,7 +127,7 @@ def train_tokenizer(
         show_progress=False,
     )
     backend.train_from_iterator(texts, trainer=trainer)
-    backend.add_tokens([AddedToken(t, special=False, normalized=False) for t in WHOLE_TOKENS])
+    backend.add_tokens([AddedToken(t, special=False, normalized=False) for t in whole_tokens])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend, eos_token=END_OF_TURN, pad_token=PAD, chat_template=CHAT_TEMPLATE,
     )

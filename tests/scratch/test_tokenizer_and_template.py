@@ -30,18 +30,23 @@ def _oracle_episodes(n: int) -> list[list[dict]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def tokenizer(tmp_path_factory):
+@pytest.fixture(scope="module", params=[False, True], ids=["gpt2_pretokens", "aligned_names"])
+def tokenizer(request, tmp_path_factory):
     episodes = _oracle_episodes(12)
     texts = [m["content"] or "" for e in episodes for m in e] + [str(e) for e in episodes]
-    tok = train_tokenizer(texts * 3, vocab_size=700)
+    tok = train_tokenizer(texts * 3, vocab_size=700, aligned_names=request.param)
     path = tmp_path_factory.mktemp("tok")
     tok.save_pretrained(path)
     return load_tokenizer(path)
 
 
+def _aligned(tokenizer) -> bool:
+    return tokenizer.backend_tokenizer.normalizer is not None
+
+
 def test_special_tokens_are_single_ids_and_text_round_trips(tokenizer) -> None:
-    for token in SPECIAL_TOKENS + ("<answer>", "</answer>"):
+    whole = ("<answer", "</answer>") if _aligned(tokenizer) else ("<answer>", "</answer>")
+    for token in SPECIAL_TOKENS + whole:
         assert len(tokenizer(token, add_special_tokens=False)["input_ids"]) == 1, token
     text = "Who directed Le Corbeau (1943)? Héléna Manson — <answer>Henri-Georges Clouzot</answer>"
     assert tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"]) == text
@@ -70,7 +75,8 @@ def test_token_env_trajectory_equals_the_rendered_conversation(tokenizer) -> Non
         assert info["reward_components"]["accuracy"] == 1.0
         expected = tokenizer.apply_chat_template(info["messages"], tokenize=True, return_dict=True)["input_ids"]
         got = list(info["input_ids"])
-        assert got == expected[: len(got)] and len(expected) - len(got) <= 1  # the last turn's closing newline
+        assert got == expected[: len(got)]
+        assert tokenizer.decode(expected[len(got):]) == "\n"  # only the last turn's closing newline is left
         checked += 1
     assert checked == 6
 
