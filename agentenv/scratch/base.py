@@ -49,6 +49,10 @@ COMPACT = {"compact": True}
 SHIPPED = Path(__file__).parent / "checkpoint"
 #: The copy stage's settings: a short warm-up, then the usual cosine decay over 600 steps.
 COPY_STAGE = PretrainConfig(steps=600, warmup=50)
+#: The main stage of the shipped base: 3,000 steps of 16 × 256 tokens (about 50 minutes on 2 cores).
+#: At 900 steps the same mix copied titles into ``search`` 3 times in 30, at 3,000 steps (with
+#: ``aligned_names``) 10 times (docs/llm-from-scratch.md).
+MAIN_STAGE = PretrainConfig(steps=3000)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ class BaseConfig:
     vocab_size: int = 8192
     size: ModelSize = field(default_factory=ModelSize)
     drills: DrillMix = field(default_factory=DrillMix)
-    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
+    pretrain: PretrainConfig = field(default_factory=lambda: MAIN_STAGE)
     prose_stride: int = 3
     """Read every third film description (copying, not prose, is the skill being taught)."""
     copy_stage: PretrainConfig = field(default_factory=lambda: COPY_STAGE)
@@ -68,10 +72,12 @@ class BaseConfig:
     """Spaces as tokens of their own, so a name is the same tokens wherever it stands (see
     :func:`~agentenv.scratch.tokenizer.train_tokenizer`). Off for the shipped base: at the same
     steps it copied worse (docs/llm-from-scratch.md), so GPT-2's pre-tokenizer stays."""
-    aligned_names: bool = False
+    aligned_names: bool = True
     """A space after every quote, ``>`` and newline before tokenizing (taken away again when
     decoding), so a name copied into a tool call or an answer is the same tokens as where it was
-    read, at almost no extra tokens (see :func:`~agentenv.scratch.tokenizer.train_tokenizer`)."""
+    read, at almost no extra tokens (see :func:`~agentenv.scratch.tokenizer.train_tokenizer`).
+    On for the shipped base; the base before it (GPT-2 pre-tokens, 900 steps) is compared in
+    docs/llm-from-scratch.md."""
 
 
 def _sha256(path: Path) -> str:
@@ -167,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentenv.scratch.base", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="output directory (resumes a run found there)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=PretrainConfig.steps, help="pre-training steps")
+    parser.add_argument("--steps", type=int, default=MAIN_STAGE.steps, help="pre-training steps")
     parser.add_argument("--copy-steps", type=int, default=COPY_STAGE.steps, help="copy-stage steps (repeat drills only)")
     parser.add_argument("--drills", type=int, default=DrillMix.copy_query, help="chat drills of each kind")
     parser.add_argument("--recall", type=int, default=DrillMix.recall, help="recall drills")
@@ -175,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spaces-apart", action=argparse.BooleanOptionalAction, default=BaseConfig.spaces_apart,
                         help="spaces as tokens of their own (an experiment: off for the shipped base)")
     parser.add_argument("--aligned-names", action=argparse.BooleanOptionalAction, default=BaseConfig.aligned_names,
-                        help="a space after every quote, '>' and newline, so copied names keep their tokens")
+                        help="a space after every quote, '>' and newline, so copied names keep their tokens (on for the shipped base)")
     args = parser.parse_args(argv)
     config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
                         pretrain=PretrainConfig(steps=args.steps, seed=args.seed),
