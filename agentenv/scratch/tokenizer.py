@@ -56,9 +56,9 @@ def train_tokenizer(
     word carries the space before it: "Mississippi" is ``[" Miss", "iss", "ippi"]``
     in a question but ``["M", "iss", "iss", "ippi"]`` after the quote that opens a
     JSON string, so copying a name from the question into a tool call, or from a
-    tool output into ``<answer>``, is not a copy of tokens (after SFT the shipped
-    base wrote "Mississippi Masala" as "Camissippi Beruring"). The price is one token per space, and at the
-    shipped base's training budget the model copied worse with it (see
+    tool output into ``<answer>``, is not a copy of tokens (after SFT the first
+    shipped base wrote "Mississippi Masala" as "Camissippi Beruring"). The price is one token per space, and at the
+    first shipped base's training budget the model copied worse with it (see
     docs/llm-from-scratch.md), so it is off by default.
 
     ``aligned_names`` gets the same effect at almost no extra tokens: a normalizer
