@@ -20,8 +20,9 @@ raised in one and warned in the other; a task dict was accepted by one and a
 * **Reading an action**: the parsed action's tool calls are validated against
   the env's tools (:func:`read_action`); a failure is the action's error.
 * **Recording a turn** in the OpenAI chat format: an unreadable action
-  (:func:`record_invalid`), an answer (:func:`record_answer`), tool calls run
-  under their limits with the episode's context (:func:`run_tools`); one
+  (:func:`record_invalid`), well-formed calls that cannot run
+  (:func:`record_rejected_calls`), an answer (:func:`record_answer`), tool calls
+  run under their limits with the episode's context (:func:`run_tools`); one
   :func:`assistant_message` writes every assistant message.
 * **Behaviour components** at the end (:func:`behaviour_components`):
   ``format`` (answered, nothing unreadable, and with ``require_think`` a
@@ -53,7 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentenv.frozen import FrozenDict, FrozenList
-from agentenv.parsing import Answer, CallRejected, ParseError, ToolCalls, printable
+from agentenv.parsing import Answer, CallRejected, ParseError, ToolCall, ToolCalls, printable
 from agentenv.tools import ToolRegistry, ToolResult, ValidatedCall, encode_json
 
 if TYPE_CHECKING:
@@ -199,27 +200,17 @@ def record_rejected_calls(ep: Episode, action: ToolCalls, error: CallRejected, m
     """
     ep.invalid_actions += 1
     turn = ep.turn
-    messages = ep.messages
-    calls = FrozenList([
-        FrozenDict(id=f"call_{turn}_{i}", type="function",
-                   function=FrozenDict(name=printable(call.name, max_length), arguments=encode_json(call.arguments)))
-        for i, call in enumerate(action.calls)
-    ])
-    assistant: dict[str, Any] = {"role": "assistant", "content": printable(action.content, max_length)}
-    if action.reasoning is not None:
-        assistant["reasoning_content"] = printable(action.reasoning, max_length)
-    messages.append(FrozenDict(assistant, tool_calls=calls))
+    shown = [ToolCall(printable(call.name, max_length), call.arguments) for call in action.calls]
+    call_ids = [f"call_{turn}_{i}" for i in range(len(shown))]
+    reasoning = None if action.reasoning is None else printable(action.reasoning, max_length)
+    ep.messages.append(assistant_message(printable(action.content, max_length), reasoning, shown, call_ids))
     not_run = (f"Error: not run: call {error.index} of this action was rejected, and an action's calls "
                "run all or none. Send them again with that call fixed.")
-    replies = []
-    for i, call in enumerate(calls, start=1):
-        content = error.message() if i == error.index else not_run
-        name = call["function"]["name"]
-        messages.append(FrozenDict(role="tool", tool_call_id=call["id"], name=name, content=content))
-        replies.append((name, content))
-    if len(replies) == 1:
-        return replies[0][1]
-    return "\n\n".join(f"[{name}]\n{content}" for name, content in replies)
+    replies = [ToolResult(call.name, error.message() if i == error.index else not_run, False, 0.0)
+               for i, call in enumerate(shown, start=1)]
+    for call_id, reply in zip(call_ids, replies, strict=True):
+        ep.messages.append(FrozenDict(role="tool", tool_call_id=call_id, name=reply.name, content=reply.content))
+    return tool_observation(replies)
 
 
 def record_answer(ep: Episode, answer: Answer) -> None:
@@ -240,7 +231,7 @@ def run_tools(ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequen
     call_ids = [f"call_{turn}_0"] if len(calls) == 1 else [f"call_{turn}_{i}" for i in range(len(calls))]
     messages = ep.messages
     append = list.append  # the messages below are built read-only: the log's freezing append has nothing to do
-    append(messages, assistant_message(action.content, action.reasoning, calls, call_ids))
+    append(messages, assistant_message(action.content, action.reasoning, action.calls, call_ids))
     context = ep.context
     execute = tools.execute
     results = []
@@ -267,9 +258,12 @@ def tool_observation(results: Sequence[ToolResult]) -> str:
 
 
 def assistant_message(
-    content: str, reasoning: str | None, calls: Sequence[ValidatedCall] = (), call_ids: Sequence[str] = ()
+    content: str, reasoning: str | None, calls: Sequence[ToolCall] = (), call_ids: Sequence[str] = ()
 ) -> dict[str, Any]:
     """An OpenAI-format assistant message, with ``reasoning_content`` and ``tool_calls`` when present.
+
+    ``calls`` are the calls as the action wrote them (validation keeps names and arguments as
+    they are), so a rejected call is written the same way as one that ran.
 
     Built read-only (:mod:`agentenv.frozen`) from the start: the chat log would freeze it on
     append anyway, and freezing a nested message after the fact costs more than the rest of
@@ -277,7 +271,7 @@ def assistant_message(
     """
     tool_calls = FrozenList([  # a list comprehension: some 0.1 µs faster than a generator here
         FrozenDict(id=call_ids[i], type="function",
-                   function=FrozenDict(name=call.tool.name, arguments=encode_json(call.arguments)))
+                   function=FrozenDict(name=call.name, arguments=encode_json(call.arguments)))
         for i, call in enumerate(calls)
     ]) if calls else None
     if reasoning is None:

@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a space after every quote, '>' and newline, so copied names keep their tokens (on for the shipped base)")
     args = parser.parse_args(argv)
     config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
-                        pretrain=PretrainConfig(steps=args.steps, seed=args.seed),
+                        pretrain=replace(MAIN_STAGE, steps=args.steps, seed=args.seed),
                         copy_stage=replace(COPY_STAGE, steps=args.copy_steps, seed=args.seed),
                         spaces_apart=args.spaces_apart, aligned_names=args.aligned_names)
     record = build_base(config, args.out)
