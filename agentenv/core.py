@@ -253,6 +253,8 @@ class ToolEnv(gym.Env[str, str]):
             ep.done = True
             components = self._components(ep)
             info["reward_components"] = components
+            if ep.answer_feedback is not None:
+                info["answer_feedback"] = ep.answer_feedback
             info["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
             reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep), components)
         elif self.reward_config.shaping:

@@ -92,6 +92,8 @@ class Episode:
     wall_ms: float = 0.0
     paid: float = 0.0
     answer: Answer | None = None
+    answer_feedback: str | None = None
+    """How the family's grammar read the answer, or why it is unreadable (``info["answer_feedback"]``)."""
     done: bool = False
 
 

@@ -304,6 +304,12 @@ class HpoKnowledgeBase:
         """Primary name of any disease in phenotype.hpoa (KeyError if unknown)."""
         return self._diseases["names"][self._all_disease_index[disease_id]]
 
+    def disease_names(self, disease_id: str) -> tuple[str, ...]:
+        """The primary name and then the synonyms of a disease: what an answer may call it (cheap,
+        unlike :meth:`disease`, which also builds the annotations)."""
+        k = self._all_disease_index[disease_id]
+        return (self._diseases["names"][k], *self._diseases["synonyms"][k])
+
     def disease(self, disease_id: str) -> DiseaseInfo:
         """Everything known about a disease of phenotype.hpoa (in or out of the universe)."""
         k = self._all_disease_index[disease_id]

@@ -61,7 +61,7 @@ from agentenv.envs.media_search.film_requests import (
     join_and,
     request_of,
 )
-from agentenv.envs.media_search.grading import grade_answer
+from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
     question_task,
@@ -203,7 +203,10 @@ class MediaConciergeEnv(DialogueEnv):
 
     def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
         session: Session = dialogue.context
-        correct = answer is not None and grade_answer(answer.text, task.case)
+        correct = False
+        if answer is not None:
+            reading = read_answer(answer.text, task.case)
+            dialogue.answer_feedback, correct = reading.feedback, reading.correct
         return {"accuracy": float(correct), "questions_asked": float(session.n_asked),
                 "held_back": float(len(session.held)), "revealed": float(len(session.revealed))}
 

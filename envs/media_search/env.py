@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.media import Catalog, load_catalog
-from agentenv.envs.media_search.grading import grade_answer
+from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
     SPLITS,
@@ -158,8 +158,11 @@ class MediaSearchEnv(ToolEnv):
 
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         question: Question = task.case
-        correct = answer is not None and grade_answer(answer.text, question)
-        return {"accuracy": float(correct)}
+        if answer is None:
+            return {"accuracy": 0.0}
+        reading = read_answer(answer.text, question)
+        episode.answer_feedback = reading.feedback
+        return {"accuracy": float(reading.correct)}
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return question_task_from_dict(data)

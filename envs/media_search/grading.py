@@ -1,73 +1,60 @@
-"""Rule-based grading of MediaSearch answers: normalise, then compare exactly.
+"""Rule-based grading of MediaSearch answers by a closed grammar: one catalog reference, or one integer.
 
-Why rules and not a judge: a reward must be deterministic and auditable, and
-the answers here are short canonical strings (a title, a name, a number), so
-a small set of normalisations captures the harmless variation (case, accents,
-punctuation, a leading article, "&" for "and", digits vs words) without
-accepting hedges: "Inception or Interstellar" is wrong, and so is an answer
-that names two different numbers.
+Why a grammar and not normalise-then-compare: erasing what the grader does
+not recognise credits ``¬Inception``, ``Inception？`` and ``~~Inception~~``.
+Here the answer must parse, or it is **unreadable** (accuracy 0, the reason
+in ``info["answer_feedback"]``). The grammar (the env page's "What counts as
+an answer" lists it with examples):
 
-* Text answers (``title``, ``person``) are correct when the normalised
-  answer equals the normalised gold answer or one of its aliases. Generated
-  title questions list the title id (``tt1375666``) and "Title (Year)" as
-  aliases, so ids are accepted in place of titles.
-* Numeric answers (``number``, ``year``) are correct when the answer states
-  exactly one number and it equals the gold number. "States exactly one
-  number" is checked token by token, so that nothing the grader cannot read
-  can hide a second number or a hedge:
-
-  - a number is ASCII digits (``7``, ``7.0``, ``1,994`` with thousands
-    commas) or English words below one hundred (``seven``, ``twenty-one``);
-  - every other word must be one of :data:`NEUTRAL_WORDS` (articles,
-    copulas and the units the questions ask in: "There are 7 films.", "In
-    1994.", "It runs 148 minutes.");
-  - punctuation is limited to ``. , : ; ! ( ) " ' -``.
-
-  Anything else makes the answer wrong, whatever else it says: a second
-  number in any form ("7 or 8", "7 or a dozen", "7 or VIII", "7 or ⁸"),
-  connectives and hedges ("or", "maybe", "about", a question mark), ordinals
-  and suffixes ("7th"), signs ("-7"), or other words ("Heat, Alien, Up or 7").
-  Repeating the same number ("7 (seven)") is fine.
-* A question mark is a hedge: a text answer holding one is wrong unless the
-  gold itself holds one ("Dude, Where's My Car?").
+* **One entry**: one non-blank line, with only the decoration of
+  :mod:`agentenv.answer_grammar` around it (a list marker, ``**bold**``,
+  quotes, a trailing period).
+* **Title answers**: a film of the catalog, written as its title (spelled by
+  :mod:`agentenv.spelling`: case, NFKC, hyphen = space, possessive ``'s``,
+  the title's own punctuation and accents optional), its title without a
+  leading article where that names no other film, ``Title (Year)``, or its
+  id (``tt1375666``). A title that several films share needs its year or id.
+  Credited when it is the gold film.
+* **Person answers**: a person credited in the catalog, spelled the same way;
+  credited when it is the gold person.
+* **Numbers** (counts, runtimes, years): an integer in ASCII digits, with or
+  without thousands separators (``1,994``); for counts and runtimes also a
+  number word up to twenty. No decimals, signs, ranges or unit words.
+* Questions you bring whose gold is no catalog film or person are matched
+  against the gold and its aliases with the same spelling rules.
 
 Example:
-    >>> normalize_answer("  The Lord of the Rings: The Two Towers ")
-    'lord of the rings the two towers'
-    >>> normalize_answer("Amélie & Nino")
-    'amelie and nino'
-    >>> parse_number("Twenty-one films")
-    21
-    >>> parse_number("7 or 8") is None, parse_number("7 or a dozen") is None, parse_number("7th") is None
-    (True, True, True)
+    >>> read_integer("1,994", words=False), read_integer("seven", words=True), read_integer("seven", words=False)
+    (1994, 7, None)
+    >>> [read_integer(t, words=True) for t in ("2005.9", "-7", "7 minutes", "twenty-one", "٧")]
+    [None, None, None, None, None]
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
-_NON_WORD = re.compile(r"[\W_]+")
-_APOSTROPHES = re.compile(r"['’ʼ`´]")
-_ARTICLES = ("the ", "a ", "an ")
+from agentenv.answer_grammar import answer_entries, quoted, strip_decoration
+from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
+from agentenv.spelling import SpellingIndex
 
 UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
          "fifteen sixteen seventeen eighteen nineteen").split()
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
         "eighty": 80, "ninety": 90}
-_WORD_VALUE = {w: i for i, w in enumerate(UNITS)} | TENS
-NEUTRAL_WORDS = frozenset(
-    "a an the it its is was are were there answer final total in of released "
-    "film films movie movies title titles year years minute minutes min mins runtime runs run long lasts".split()
-)
-"""Words a numeric answer may hold besides its number: none of them states or qualifies a number."""
-_ANSWER_TOKEN = re.compile(r"[0-9][0-9a-z.,]*|[a-z]+|\S")
-_DIGITS = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+(?:\.[0-9]+)?")
-_NEUTRAL_PUNCTUATION = frozenset(".,:;!()\"'-")
-_SIGNED = re.compile(r"(?<![0-9a-z])-[0-9]")
+ANSWER_WORDS = {w: i for i, w in enumerate(UNITS)} | {"twenty": 20}
+"""The number words an answer may use (counts and runtimes): zero to twenty."""
+MAX_REFERENCE_CHARS = 300
+"""Longer entries are no title, name or number (the longest catalog title has 126 characters)."""
+
+_INTEGER = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+")
+_FILM_ID = re.compile(r"tt[0-9]{7,8}")
+_TITLE_YEAR = re.compile(r"(?P<title>.+?)[ \t]*\((?P<year>[0-9]{4})\)", re.DOTALL)
+NUMERIC_TYPES = ("number", "year")
 
 
 class Gradable(Protocol):
@@ -78,37 +65,16 @@ class Gradable(Protocol):
     answer_type: str
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def normalize_answer(text: str) -> str:
-    """Return ``text`` lower-cased, without accents, punctuation or a leading article.
+@dataclass(frozen=True)
+class Reading:
+    """How an answer was read: whether it is correct, and what ``info["answer_feedback"]`` says."""
 
-    Cached: every grade normalises the gold and its aliases again, and a policy
-    repeats its answers.
-
-    Apostrophes are dropped (``"Schindler's"`` → ``"schindlers"``), other
-    punctuation becomes a space, ``&`` becomes ``and``, whitespace is collapsed.
-
-    Example:
-        >>> normalize_answer("Schindler’s List.")
-        'schindlers list'
-        >>> normalize_answer("A")
-        'a'
-    """
-    if text.isascii():  # no accents to strip: NFKD and the combining-mark filter change nothing
-        text = text.lower()
-    else:
-        text = unicodedata.normalize("NFKD", text.casefold())
-        text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = _APOSTROPHES.sub("", text.replace("&", " and "))
-    text = " ".join(_NON_WORD.sub(" ", text).split())
-    for article in _ARTICLES:
-        if text.startswith(article):
-            return text[len(article):]
-    return text
+    correct: bool
+    feedback: str
 
 
 def number_words(n: int) -> str | None:
-    """Return the English words for ``0 <= n < 100`` (else ``None``).
+    """Return the English words for ``0 <= n < 100`` (else ``None``); questions list them as aliases.
 
     Example:
         >>> number_words(42), number_words(7), number_words(100)
@@ -122,74 +88,122 @@ def number_words(n: int) -> str | None:
     return None
 
 
-def parse_number(text: str) -> int | float | None:
-    """Return the one number that ``text`` states, or ``None`` if it states none, several, or anything else.
-
-    Digits and English number words below one hundred are read; "twenty one"
-    and "twenty-one" are one number. Repeating the same number is fine. Any
-    token that is not a number, a :data:`NEUTRAL_WORDS` word or plain
-    punctuation makes the answer unreadable, so it states no number (see the
-    module docstring). One linear pass over the text.
-
-    Example:
-        >>> parse_number("It runs 148 minutes.")
-        148
-        >>> parse_number("seven") == parse_number("7 films") == parse_number("There are 7 (seven) films.") == 7
-        True
-        >>> [parse_number(t) for t in ("2 h 28 min", "7 or VIII", "1994 or the mid-nineties", "-7", "7?")]
-        [None, None, None, None, None]
-    """
-    text = _APOSTROPHES.sub("", text.casefold())
-    if not text.isascii() or _SIGNED.search(text):
-        return None
-    values: list[int | float] = []
-    pending_tens: int | None = None
-    for token in _ANSWER_TOKEN.findall(text):
-        value: int | float | None = None
-        if token[0].isdigit():
-            digits = token.rstrip(".,")
-            if not _DIGITS.fullmatch(digits):
-                return None
-            number = float(digits.replace(",", ""))
-            value = int(number) if number.is_integer() else number
-        elif token in _WORD_VALUE:
-            if pending_tens is not None and token in UNITS[1:10]:
-                values[-1] = pending_tens + UNITS.index(token)
-                pending_tens = None
-                continue
-            value = _WORD_VALUE[token]
-        elif token == "-" or token in NEUTRAL_WORDS or (len(token) == 1 and token in _NEUTRAL_PUNCTUATION):
-            if token != "-":
-                pending_tens = None
-            continue
-        else:
-            return None
-        values.append(value)
-        pending_tens = value if token in TENS else None
-    return values[0] if values and len(set(values)) == 1 else None
+def read_integer(text: str, *, words: bool) -> int | None:
+    """The integer ``text`` is, under the number grammar (module docstring), or None."""
+    text = unicodedata.normalize("NFKC", text)
+    if _INTEGER.fullmatch(text):
+        return int(text.replace(",", ""))
+    if words:
+        return ANSWER_WORDS.get(text.casefold())
+    return None
 
 
-def grade_answer(answer_text: str, question: Gradable) -> bool:
+def grade_answer(answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None) -> bool:
     """Return whether ``answer_text`` answers ``question`` correctly (see the module rules).
 
     Example:
         >>> from types import SimpleNamespace as Q
-        >>> q = Q(answer="Inception", aliases=("tt1375666", "Inception (2010)"), answer_type="title")
-        >>> [grade_answer(a, q) for a in ("inception", "TT1375666", "Inception (2010)", "Interstellar")]
-        [True, True, True, False]
         >>> n = Q(answer="7", aliases=("seven",), answer_type="number")
-        >>> [grade_answer(a, n) for a in ("7", "Seven films.", "7 or 8", "")]
-        [True, True, False, False]
+        >>> [grade_answer(a, n) for a in ("7", "**seven**", "7.", "7 or 8", "¬7", "7 films", "")]
+        [True, True, True, False, False, False, False]
     """
+    return read_answer(answer_text, question, catalog).correct
+
+
+def read_answer(answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None) -> Reading:
+    """Read ``answer_text`` by the grammar and grade it against ``question``; never raises on a ``str``."""
     if not isinstance(answer_text, str):
         raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
-    golds = (question.answer, *question.aliases)
-    if "?" in answer_text and not any("?" in g for g in golds):
-        return False
-    if question.answer_type in ("number", "year"):
-        got = parse_number(answer_text)
-        if got is None:
-            return False
-        return any(parse_number(g) == got for g in golds)
-    got_text = normalize_answer(answer_text)
-    return bool(got_text) and any(got_text == normalize_answer(g) for g in golds)
+    entries = list(answer_entries(answer_text, "\n", limit=2))
+    if not entries:
+        return _unreadable("the answer is empty")
+    if len(entries) > 1:
+        return _unreadable("a media answer is one title, name or number on one line; it has more than one line")
+    core = strip_decoration(entries[0][1])
+    if not core:
+        return _unreadable("nothing but decoration (a bullet, a number marker, bold)")
+    if len(core) > MAX_REFERENCE_CHARS:
+        return _unreadable(f"{len(core)} characters is no title, name or number")
+    if question.answer_type in NUMERIC_TYPES:
+        return _read_number(core, question)
+    cat = catalog if catalog is not None else answer_catalog()
+    if question.answer_type == "title":
+        return _read_title(core, question, cat)
+    return _read_person(core, question, cat)
+
+
+def _unreadable(reason: str) -> Reading:
+    return Reading(False, f"unreadable answer: {reason}")
+
+
+def _golds(question: Gradable) -> list[str]:
+    return [str(g) for g in (question.answer, *question.aliases)]
+
+
+def _read_number(core: str, question: Gradable) -> Reading:
+    words = question.answer_type == "number"
+    value = read_integer(core, words=words)
+    if value is None:
+        allowed = "digits, or a number word up to twenty" if words else "digits"
+        return _unreadable(f"{quoted(core)} is not an integer ({allowed}; no decimals, signs or units)")
+    gold = {read_integer(g, words=True) for g in _golds(question)} - {None}
+    return Reading(value in gold, f"read as the number {value}")
+
+
+def _gold_spelling(core: str, question: Gradable) -> bool:
+    """Whether ``core`` spells the gold or an alias (questions whose gold the catalog lacks)."""
+    return bool(SpellingIndex((g, g) for g in _golds(question)).lookup(core).refs)
+
+
+def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
+    gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
+    gold_candidates = (gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs
+    film, reason = _film_of(core, cat)
+    if film is None:
+        if not gold_candidates and _gold_spelling(core, question):
+            return Reading(True, f"read as the gold {quoted(core)}")
+        return _unreadable(reason)
+    shown = cat.catalog.get(film)
+    described = f"the film {shown.title!r} ({shown.year}, {film})" if shown is not None else film
+    if gold_candidates:
+        return Reading(film in gold_candidates, f"read as {described}")
+    return Reading(_gold_spelling(core, question), f"read as {described}")
+
+
+def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
+    """The one film ``core`` names, or None and why not."""
+    if _FILM_ID.fullmatch(core):
+        if cat.catalog.get(core) is None:
+            return None, f"no film of the catalog has the id {core}"
+        return core, ""
+    named = cat.titles.lookup(core)
+    if named.ref is not None:
+        return named.ref, ""
+    dated = _TITLE_YEAR.fullmatch(core)
+    if dated is not None:
+        year = int(dated.group("year"))
+        refs = [f for f, y in cat.years(cat.titles.lookup(dated.group("title"), narrow=False).refs).items() if y == year]
+        if len(refs) == 1:
+            return refs[0], ""
+        if not refs:
+            return None, f"no film {quoted(dated.group('title'))} from {year} is in the catalog"
+    if named.how == "ambiguous":
+        years = sorted(cat.years(named.refs).values())
+        return None, (f"{quoted(core)} is the title of {len(named.refs)} films ({', '.join(map(str, years[:5]))}): "
+                      "add the year, e.g. 'Title (Year)', or give the id")
+    return None, f"{quoted(core)} is not a film title of the catalog"
+
+
+def _read_person(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
+    named = cat.people.lookup(core)
+    if named.ref is None:
+        if _gold_spelling(core, question):
+            return Reading(True, f"read as the gold {quoted(core)}")
+        if named.how == "ambiguous":
+            return _unreadable(f"{quoted(core)} names {len(named.refs)} people")
+        return _unreadable(f"{quoted(core)} is not a person credited in the catalog")
+    gold_person = cat.people.lookup(question.answer).ref
+    person = cat.catalog.people[named.ref].name
+    if gold_person is None:
+        return Reading(_gold_spelling(core, question), f"read as the person {person!r}")
+    return Reading(named.ref == gold_person, f"read as the person {person!r}")

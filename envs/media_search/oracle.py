@@ -70,9 +70,34 @@ class MediaSearchOracle:
         assert task is not None, "reset() first"
         extract = getattr(task.case, "extract", None)
         if self._steps and extract is not None:
-            return execute_plan_extract(extract, self._outputs)
+            found = execute_plan_extract(extract, self._outputs)
+            if getattr(task.case, "answer_type", None) == "title":
+                return dated_title(found, self._outputs)
+            return found
         gold = task.gold
         return gold["answer"] if isinstance(gold, Mapping) and "answer" in gold else str(gold)
+
+
+def dated_title(title: str, outputs: Any) -> str:
+    """``Title (Year)`` when a film record in the outputs has this title and a year, else the title.
+
+    Why: a title that several catalog films share ("Walking Tall", 1973 and
+    2004) is credited only with its year, and the year is always accepted.
+
+    Example:
+        >>> dated_title("Heat", [{"results": [{"title": "Heat", "year": 1995}]}])
+        'Heat (1995)'
+    """
+    stack = [outputs]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if item.get("title") == title and isinstance(item.get("year"), int):
+                return f"{title} ({item['year']})"
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return title
 
 
 def _parsed(tool: str, text: str) -> Any:

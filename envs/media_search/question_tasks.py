@@ -22,7 +22,7 @@ from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from
 
 ANSWER_RULES = (
     "Give the final answer as <answer>…</answer> holding only the title, the person's name, "
-    "or the number asked for."
+    "or the number asked for in digits; a title that several films share needs its year: Title (Year)."
 )
 """The answer format of every media task, the last line of each media system prompt."""
 

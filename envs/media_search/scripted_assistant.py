@@ -71,8 +71,10 @@ def _filter_args(vocab: Vocabulary, texts: Sequence[str]) -> dict[str, Any]:
 
 
 def _first_title(output: Any) -> str:
+    """The first result as ``Title (Year)``: the year makes a title that several films share readable."""
     try:
-        return str(output["results"][0]["title"])
+        first = output["results"][0]
+        return f"{first['title']} ({first['year']})" if "year" in first else str(first["title"])
     except (KeyError, IndexError, TypeError):
         return "unknown"
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentenv.actions import tool_calls
 from agentenv.core import Task
-from agentenv.envs.media_search.grading import normalize_answer
+from agentenv.corpora.media import normalize_key
 
 MAX_NAMES = 8
 """People named in one question that are looked up (``find_person`` calls)."""
@@ -36,8 +36,6 @@ def named_in(question: str, keys: Any, longest: int = 6) -> list[str]:
         >>> named_in("Did Cary Grant work with Grace Kelly?", {"cary grant", "grace kelly", "grant"})
         ['cary grant', 'grace kelly']
     """
-    from agentenv.corpora.media import normalize_key
-
     words = normalize_key(question).split()
     found: list[str] = []
     taken = [False] * len(words)
@@ -60,7 +58,7 @@ def why_unreachable(env: Any, task: Task) -> str | None:
     if not {"search", "get_title"} <= names:
         return "this env offers no search and get_title tools (single-turn?); check the multi-turn id"
     gold = task.gold if isinstance(task.gold, dict) else {"answer": str(task.gold), "aliases": []}
-    forms = {normalize_answer(str(a)) for a in [gold.get("answer"), *gold.get("aliases", [])] if a is not None}
+    forms = {normalize_key(str(a)) for a in [gold.get("answer"), *gold.get("aliases", [])] if a is not None}
     forms.discard("")
     catalog = base.catalog
     people = named_in(task.prompt, catalog.people)[:MAX_NAMES]
@@ -74,7 +72,7 @@ def why_unreachable(env: Any, task: Task) -> str | None:
     ids = list(dict.fromkeys(ids))[:MAX_TITLES]
     if ids:
         outputs.append(base.step(tool_calls(("get_title", {"title_id": i}) for i in ids))[0])
-    seen = f" {normalize_answer(' '.join(outputs))} "
+    seen = f" {normalize_key(' '.join(outputs))} "
     if any(f" {form} " in seen for form in forms):
         return None
     looked = f"search(question), find_person on {len(people)} named people, get_title on {len(ids)} films"

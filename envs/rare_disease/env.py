@@ -141,7 +141,7 @@ class RareDiseaseEnv(ToolEnv):
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         patient: Patient = task.case
         consultation: Consultation = episode.context
-        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, consultation.questions)
+        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, consultation.questions, episode)
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)

@@ -14,7 +14,9 @@ than k. So the components keep the two things apart:
 * ``hit@1``, ``hit@k`` (e.g. ``hit@3``), ``hit@any`` and ``reciprocal_rank``
   (1/rank of the first accepted diagnosis anywhere in the list, 0 if absent)
   for analysis;
-* ``unresolved``: entries that named no disease (each is a wrong entry);
+* ``unresolved``: entries that named no disease. One such entry makes the
+  answer unreadable (see :mod:`~agentenv.envs.rare_disease.answers`): every
+  hit is then 0;
 * ``questions_asked``: ``ask_patient`` calls that were answered.
 
 A patient may accept several diagnoses (``Patient.diagnoses``: imported
@@ -42,6 +44,7 @@ from agentenv.envs.rare_disease.answers import ResolvedAnswer, resolve_answer
 if TYPE_CHECKING:
     from agentenv.corpora.hpo import HpoKnowledgeBase
     from agentenv.parsing import Answer
+    from agentenv.turns import Episode
 
 
 def component_names(k: int) -> tuple[str, ...]:
@@ -65,13 +68,23 @@ def component_names(k: int) -> tuple[str, ...]:
 
 
 def grade_answer_text(
-    kb: HpoKnowledgeBase, diagnoses: Sequence[str], answer: Answer | None, k: int, questions_asked: int
+    kb: HpoKnowledgeBase,
+    diagnoses: Sequence[str],
+    answer: Answer | None,
+    k: int,
+    questions_asked: int,
+    feedback_to: Episode | None = None,
 ) -> dict[str, float]:
-    """:func:`grade` of the agent's answer as sent (``None``: it never answered): resolve, then grade.
+    """:func:`grade` of the agent's answer as sent (``None``: it never answered): read, then grade.
 
-    The one grading path of the single-agent env and the doctor-patient dialogue.
+    The one grading path of the single-agent env and the doctor-patient
+    dialogue. With ``feedback_to``, how the answer was read (or why it is
+    unreadable) goes to that episode's ``answer_feedback``, which the env
+    reports as ``info["answer_feedback"]``.
     """
     resolved = resolve_answer(kb, answer.text) if answer is not None else None
+    if feedback_to is not None and resolved is not None:
+        feedback_to.answer_feedback = resolved.feedback
     return grade(resolved, diagnoses, k, questions_asked)
 
 

@@ -63,7 +63,8 @@ def answer_rules(k: int, universe: str, over_limit: str) -> str:
     ids = "OMIM ids (e.g. OMIM:154700)" if universe == "omim" else "OMIM or ORPHA ids (e.g. OMIM:154700, ORPHA:558)"
     text = (
         f"Give the final answer as <answer>…</answer> with up to {k} diseases, one per line, "
-        f"as {ids} or disease names, most likely first."
+        f"as {ids} or disease names, most likely first, and nothing else: "
+        "a line that is no disease makes the answer unreadable."
     )
     if over_limit == "zero":
         text += f" Listing more than {k} diseases scores 0."

@@ -30,6 +30,7 @@ class Target:
     env_id: str
     env: Any
     contexts: dict[int, AttackContext]
+    family: str = ""
 
     def answer(self, index: int, text: str) -> tuple[float, bool, dict[str, Any]]:
         """Reset to task ``index``, send ``<answer>text</answer>``: (reward, terminated, info)."""
@@ -57,10 +58,11 @@ def _family(env: Any) -> str:
 def target(env_id: str, per_type: int = 2) -> Target:
     """The env of ``env_id`` on its test split, with a few tasks of every answer type under attack."""
     env = build_env(env_id)
+    family = _family(env)
     build: Callable[[Any, Any, int], dict[int, AttackContext]] = (
-        _rare_contexts if _family(env) == "rare_disease" else _media_contexts
+        _rare_contexts if family == "rare_disease" else _media_contexts
     )
-    return Target(env_id, env, build(env, _tasks(env), per_type))
+    return Target(env_id, env, build(env, _tasks(env), per_type), family)
 
 
 def _prompt(env: Any, index: int) -> str:

@@ -18,6 +18,7 @@ import pytest
 from agentenv.corpora.media import Catalog, load_catalog, normalize_key, title_key
 from agentenv.envs.media_search import question_templates as tpl
 from agentenv.envs.media_search.grading import grade_answer
+from agentenv.envs.media_search.oracle import dated_title
 from agentenv.envs.media_search.questions import (
     KIND_SHARES,
     SPLIT_CHECKSUMS,
@@ -192,7 +193,10 @@ def run_plan(registry: ToolRegistry, q: Question) -> list:
 def test_every_test_question_is_answered_by_its_gold_plan(registry, splits):
     wrong = []
     for q in splits["test"]:
-        answer = execute_plan_extract(q.extract, run_plan(registry, q))
+        outputs = run_plan(registry, q)
+        answer = execute_plan_extract(q.extract, outputs)
+        if q.answer_type == "title":  # a title that several films share needs its year
+            answer = dated_title(answer, outputs)
         if not grade_answer(answer, q):
             wrong.append((q.question, q.answer, answer))
     assert not wrong, wrong[:5]

@@ -29,7 +29,8 @@ def test_a_good_file(tmp_path):
     assert all(q.kind == "custom" and q.plan is None and q.extract is None for q in questions)
     assert questions[1].id != questions[0].id
     assert grade_answer("nolan", questions[0]) and grade_answer("four", questions[1])
-    assert questions[2].answer == "1975" and grade_answer("in 1975", questions[2])
+    assert questions[2].answer == "1975" and grade_answer("1975", questions[2])
+    assert not grade_answer("in 1975", questions[2])  # no words around a number
 
 
 @pytest.mark.parametrize(("line", "message"), [

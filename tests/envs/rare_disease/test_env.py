@@ -107,7 +107,8 @@ def test_truncation_and_malformed_answers(multi_env: gym.Env) -> None:
     multi_env.reset(seed=1)
     _, reward, terminated, _, info = multi_env.step(answer("???\n1. \n<b>not a disease</b>"))
     assert terminated and reward == 0.0
-    assert info["reward_components"]["unresolved"] == 2.0 and info["reward_components"]["n_predictions"] == 2.0
+    assert info["reward_components"]["unresolved"] == 3.0 and info["reward_components"]["n_predictions"] == 3.0
+    assert info["answer_feedback"] == "unreadable answer: entry 1: '???' is not a disease name or id (and 2 more)"
 
 
 def test_k_sets_the_limit_and_the_components() -> None:

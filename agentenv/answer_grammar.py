@@ -1,0 +1,154 @@
+"""The closed grammar an ``<answer>`` is read by: entries, and the only decoration allowed around them.
+
+Why a closed grammar: a grader that erases what it does not recognise and
+then looks for a deny-list of hedges credits every negation or hedge that
+nobody listed (``¬G``, ``G？``, ``~~G~~``, ``<!-- G -->``). Here an answer is
+accepted only if it parses: a sequence of **entries**, one per line (a family
+may add ``;``), each one catalog reference that the family reads (see
+:mod:`agentenv.spelling`), inside this allow-list of decoration and nothing
+else:
+
+* whitespace (spaces, tabs and the Unicode space separators), and blank lines;
+* one list marker at the start of an entry, followed by whitespace: ``1.``,
+  ``1)``, ``-``, ``*``, ``•``;
+* ``**bold**`` or ``__bold__`` around the whole entry;
+* a pair of quotes around the whole entry: ``"…"``, ``'…'``, ``“…”``,
+  ``‘…’``, ``«…»``;
+* one trailing period.
+
+Anything else is part of the entry, and an entry that is not a reference
+makes the answer **unreadable**: accuracy 0, with the reason in
+``info["answer_feedback"]``. Nothing is silently dropped.
+
+Every function here is linear in the length of the text.
+
+Example:
+    >>> strip_decoration("1. **Marfan syndrome**.")
+    'Marfan syndrome'
+    >>> strip_decoration('- "Inception"'), strip_decoration("~~Inception~~")
+    ('Inception', '~~Inception~~')
+    >>> [(n, e) for n, e in answer_entries("1. A\\n\\n2. B; C", separators="\\n;")]
+    [(1, '1. A'), (2, '2. B'), (3, 'C')]
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+LIST_MARKER = re.compile(r"(?:[0-9]{1,3}[.)]|[-*•])[ \t]+")
+"""A list marker at the start of an entry: it must be followed by whitespace (``-7`` is a sign, not a bullet)."""
+QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("«", "»"))
+BOLD_MARKS = ("**", "__")
+DECORATION_ROUNDS = 3
+"""Bold, quotes and a trailing period may nest (``**"G"**.``); three rounds unwrap every order of the three."""
+WHITESPACE = " \t\r"
+"""What counts as whitespace besides the Unicode space separators (category Zs)."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Why an answer does not parse under its family's grammar (shown in ``info["answer_feedback"]``)."""
+
+    reason: str
+
+
+def is_space(ch: str) -> bool:
+    """Whether ``ch`` is whitespace under the grammar: space, tab, CR, or a Unicode space separator (Zs).
+
+    Why not :meth:`str.isspace`: it also calls the information separators
+    U+001C–U+001F and U+0085 whitespace, and those would then vanish from an
+    answer unread.
+
+    Example:
+        >>> is_space(" "), is_space("\\u00a0"), is_space("\\x1c"), is_space("\\u200b")
+        (True, True, False, False)
+    """
+    return ch in WHITESPACE or unicodedata.category(ch) == "Zs"
+
+
+def strip_space(text: str) -> str:
+    """``text`` without leading and trailing grammar whitespace (see :func:`is_space`)."""
+    start, end = 0, len(text)
+    while start < end and is_space(text[start]):
+        start += 1
+    while end > start and is_space(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def answer_entries(text: str, separators: str = "\n", limit: int | None = None) -> Iterator[tuple[int, str]]:
+    """``(entry number, raw entry)`` for every non-blank entry, in order; at most ``limit`` of them.
+
+    Entries are separated by any character of ``separators``; blank ones
+    (only whitespace) are skipped and not numbered.
+    """
+    if not separators:
+        raise ValueError("separators must name at least one character")
+    pattern = re.compile(f"[^{re.escape(separators)}]+")
+    number = 0
+    for match in pattern.finditer(text):
+        raw = strip_space(match.group(0))
+        if not raw:
+            continue
+        number += 1
+        yield number, raw
+        if limit is not None and number >= limit:
+            return
+
+
+def count_entries(text: str, separators: str = "\n") -> int:
+    """How many non-blank entries ``text`` has (counted, not read)."""
+    return sum(1 for _ in answer_entries(text, separators))
+
+
+def strip_decoration(entry: str) -> str:
+    """The reference inside one entry: the allow-listed decoration removed, everything else kept.
+
+    Returns ``""`` when nothing but decoration is left (an entry of only a
+    bullet is not a reference).
+
+    Example:
+        >>> [strip_decoration(e) for e in ("- G", "-G", "* **G**", "*G*", "'G'.", "G..", "2) G")]
+        ['G', '-G', 'G', '*G*', 'G', 'G..', 'G']
+    """
+    core = strip_space(entry)
+    marker = LIST_MARKER.match(core)
+    if marker:
+        core = core[marker.end():]
+    elif core in ("-", "*", "•"):
+        return ""
+    for _ in range(DECORATION_ROUNDS):
+        before = core
+        core = strip_space(core)
+        if core.endswith(".") and not core.endswith(".."):
+            core = strip_space(core[:-1])
+        for mark in BOLD_MARKS:
+            if len(core) > 2 * len(mark) and core.startswith(mark) and core.endswith(mark):
+                core = strip_space(core[len(mark):-len(mark)])
+                break
+        for left, right in QUOTE_PAIRS:
+            if len(core) > 2 and core[0] == left and core[-1] == right:
+                core = strip_space(core[1:-1])
+                break
+        if core == before:
+            break
+    return core
+
+
+def quoted(text: str, limit: int = 60) -> str:
+    """``text`` for a feedback message: shortened, with invisible characters shown as ``U+XXXX``.
+
+    Why: a reason that quotes ``'G\\u200b'`` as ``'G'`` explains nothing.
+
+    Example:
+        >>> quoted("G\\u200b"), quoted("x" * 70)[-3:]
+        ("'G<U+200B>'", "x…'")
+    """
+    shown = "".join(
+        f"<U+{ord(ch):04X}>" if unicodedata.category(ch)[0] in "CMZ" and ch != " " else ch
+        for ch in text[:limit]
+    )
+    return repr(shown + ("…" if len(text) > limit else ""))

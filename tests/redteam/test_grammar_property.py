@@ -1,0 +1,96 @@
+"""A property of the closed answer grammar, searched by hypothesis: nothing outside the allow-list is credited.
+
+Why a search and not a list: every deny-list grader passed its own list and
+fell to the next character nobody listed. Here hypothesis draws any
+character of the Unicode categories that carry meaning an answer could hide
+(math and other symbols, punctuation, dashes, brackets, combining marks,
+format characters, emoji, full-width forms) or a markup token (strikethrough,
+HTML and Markdown comments), and puts it before, inside or after an honest
+gold answer, or on a line of its own. The result must never be credited, on
+any registered id, under the strict reward.
+
+The allow-list is excluded from the draw: whitespace, and the decoration the
+grammar names (a trailing period, ``*``/``_`` of bold, quotes, the ``•``
+bullet). Run at a fixed seed in CI; ``-m slow`` runs a larger budget.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .contexts import ALL_IDS, Target, target
+
+CATEGORIES = ("Sm", "So", "Sk", "Sc", "Po", "Pd", "Ps", "Pe", "Pi", "Pf", "Pc", "Mn", "Me", "Cf")
+ALLOWED = frozenset('.*_"\'“”‘’«»•')
+"""Decoration characters the grammar names (never drawn: they are allowed by design)."""
+SEPARATORS = {"rare_disease": ";"}
+"""Entry separators besides the newline: a blank entry between them is whitespace, by design."""
+EMOJI = ("❌", "👎", "🚫", "✅", "🤔", "\u2753", "\u2757")
+FULL_WIDTH = tuple(chr(c) for c in range(0xFF01, 0xFF5F) if not chr(c).isalnum())
+WRAPPERS = (("~~", "~~"), ("<!-- ", " -->"), ("[//]: # (", ")"), ("<s>", "</s>"), ("<del>", "</del>"),
+            ("`", "`"), ("*", "*"), ("_", "_"), ("(", ")"), ("[", "]"), ("not ", ""), ("", " (unlikely)"))
+"""Markup and words around the whole gold: none of them is decoration."""
+
+poison_characters = st.one_of(
+    st.characters(categories=CATEGORIES).filter(lambda ch: ch not in ALLOWED),
+    st.sampled_from(EMOJI),
+    st.sampled_from(FULL_WIDTH),
+    st.sampled_from(("\u0336", "\u0338", "\u200b", "\u2060", "\ufeff", "\u00ad", "？", "¿", "‽", "⁇", "؟", "¬", "≠", "!", "~")),
+)
+CI_BUDGET = settings(max_examples=150, deadline=None, derandomize=True,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SLOW_BUDGET = settings(CI_BUDGET, max_examples=2500)
+
+
+@pytest.fixture(scope="module", params=ALL_IDS)
+def graded(request: pytest.FixtureRequest) -> Target:
+    return target(request.param, per_type=2)
+
+
+def honest_forms(t: Target, index: int) -> list[str]:
+    """The gold forms the grader credits for this task (checked first, so a 0 below means a refusal)."""
+    c = t.contexts[index]
+    return [g for g in (c.gold, c.gold_id) if g and t.answer(index, g)[0] == 1.0]
+
+
+@st.composite
+def poisoned(draw: st.DrawFn, t: Target) -> tuple[int, str]:
+    index = draw(st.sampled_from(sorted(t.contexts)))
+    golds = honest_forms(t, index)
+    gold = draw(st.sampled_from(golds))
+    where = draw(st.sampled_from(("before", "inside", "after", "line_before", "line_after", "wrap")))
+    if where == "wrap":
+        left, right = draw(st.sampled_from(WRAPPERS))
+        return index, f"{left}{gold}{right}"
+    ch = draw(poison_characters.filter(lambda c: c not in SEPARATORS.get(t.family, "")))
+    if where == "before":
+        return index, ch + gold
+    if where == "after":
+        return index, gold + ch
+    if where == "inside":
+        at = draw(st.integers(1, max(1, len(gold) - 1)))
+        return index, gold[:at] + ch + gold[at:]
+    return index, (f"{ch}\n{gold}" if where == "line_before" else f"{gold}\n{ch}")
+
+
+def _search(t: Target, budget: settings) -> None:
+    @budget
+    @given(data=st.data())
+    def search(data: st.DataObject) -> None:
+        index, text = data.draw(poisoned(t))
+        reward, terminated, info = t.answer(index, text)
+        assert terminated and reward == 0.0, (t.env_id, text, info.get("answer_feedback"))
+        assert info["reward_components"]["accuracy"] == 0.0
+
+    search()
+
+
+def test_no_character_outside_the_allow_list_is_credited(graded: Target) -> None:
+    _search(graded, CI_BUDGET)
+
+
+@pytest.mark.slow
+def test_no_character_outside_the_allow_list_is_credited_larger_budget(graded: Target) -> None:
+    _search(graded, SLOW_BUDGET)
