@@ -182,8 +182,10 @@ def turn_line(turn: int, max_turns: int | None) -> str:
 
 
 def final_summary(reward: float, info: Mapping[str, Any], *, truncated: bool = False) -> str:
-    """The reward, its components as a small table, and the gold answer."""
+    """The reward, how the answer was read, the components as a small table, and the gold answer."""
     lines = ["", "=" * 40, ("Out of turns. " if truncated else "Game over. ") + f"Reward: {reward:g}"]
+    if info.get("answer_feedback"):
+        lines.append(f"Answer: {info['answer_feedback']}")
     components = info.get("reward_components") or {}
     if components:
         lines.append("Components:")

@@ -110,6 +110,8 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
         "gold": info.get("gold"),
         "messages": info["messages"],
     }
+    if "answer_feedback" in info:
+        record["answer_feedback"] = info["answer_feedback"]
     if failure is not None:
         record["agent_failure"] = failure
     return record

@@ -52,7 +52,8 @@ MAX_REFERENCE_CHARS = 300
 """Longer entries are no title, name or number (the longest catalog title has 126 characters)."""
 
 _INTEGER = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+")
-_FILM_ID = re.compile(r"tt[0-9]{7,8}")
+_FILM_ID = re.compile(r"tt[0-9]{7,8}|m[0-9]{6,7}")
+"""The catalog's film ids: IMDb ids, and four ``m…`` ids of films IMDb lacks."""
 _TITLE_YEAR = re.compile(r"(?P<title>.+?)[ \t]*\((?P<year>[0-9]{4})\)", re.DOTALL)
 NUMERIC_TYPES = ("number", "year")
 

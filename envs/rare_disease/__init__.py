@@ -44,7 +44,7 @@ FAMILY = Family(
         "reciprocal_rank": "1 / rank of the gold, 0 if absent",
         "n_predictions": "how many predictions the answer listed",
         "over_limit": "1.0 if the answer listed more predictions than allowed; see RewardConfig.over_limit",
-        "unresolved": "predictions that matched no known disease",
+        "unresolved": "entries that are no disease reference (one makes the answer unreadable: every hit 0)",
         "questions_asked": "findings asked about: ask_patient calls, or findings named to the patient in dialogue",
     },
     docs="docs/envs/rare_disease.md",

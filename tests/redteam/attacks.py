@@ -8,7 +8,9 @@ wrong *by construction* under the documented rules (docs/envs/*.md, "What
 counts as an answer"), never by appeal to the grader under test.
 
 Classes: negation, hedge, list inside one entry, the question echoed back,
-all ids, synonym stuffing, near-miss typos and other formats. A builder takes
+all ids, synonym stuffing, near-miss typos, other formats, and the classes a
+normalise-then-deny-list grader credited: negating symbols, a negation or
+remark in an entry of its own, invisible markup, and number forms. A builder takes
 an :class:`AttackContext` (the task's gold, the prompt, and distractors drawn
 from other tasks of the same split) and returns ``(label, answer text)``
 pairs; the answer text is what goes between ``<answer>`` and ``</answer>``.
@@ -29,6 +31,10 @@ ATTACK_CLASSES = (
     "synonym_stuffing",
     "near_miss_typo",
     "other_format",
+    "negating_symbol",
+    "entry_of_its_own",
+    "invisible_markup",
+    "number_form",
 )
 
 
@@ -140,6 +146,37 @@ def other_format(c: AttackContext) -> list[tuple[str, str]]:
     ]
 
 
+def negating_symbol(c: AttackContext) -> list[tuple[str, str]]:
+    golds = [g for g in (c.gold, c.gold_id) if g]
+    marks = ("¬", "≠ ", "!", "~", "👎 ", "-(", " ❌", "？", "¿", "‽", "⁇", "؟", "\u0336", "\u0338")
+    out = []
+    for g in golds:
+        out += [(f"prefix_{i}", f"{m}{g}") for i, m in enumerate(marks) if not m.startswith(" ")]
+        out += [(f"suffix_{i}", f"{g}{m}") for i, m in enumerate(marks)]
+    return out
+
+
+def entry_of_its_own(c: AttackContext) -> list[tuple[str, str]]:
+    g = c.gold_id or c.gold
+    return [("ruled_out_heading", f"Ruled out:\n{c.gold}"), ("not_after", f"{c.gold}\nnot"),
+            ("ruled_out_semicolon", f"{g}; ruled out"), ("excluded_line", f"{c.gold}\n(excluded)"),
+            ("heading_before", f"Final answer:\n{c.gold}")]
+
+
+def invisible_markup(c: AttackContext) -> list[tuple[str, str]]:
+    return [("html_comment", f"<!-- {c.gold} -->"), ("markdown_comment", f"[//]: # ({c.gold})"),
+            ("strikethrough", f"~~{c.gold}~~"), ("strike_each", "".join(ch + "\u0336" for ch in c.gold)),
+            ("del_tag", f"<del>{c.gold}</del>"), ("zero_width", f"{c.gold}\u200b")]
+
+
+def number_form(c: AttackContext) -> list[tuple[str, str]]:
+    if not c.numeric:
+        return [("gold_in_sentence", f"It is {c.gold}.")]
+    value = int(c.gold)
+    return [("almost", f"{value - 1}.99999999999999999"), ("with_unit", f"It runs {value} minutes."),
+            ("range", f"{value - 1}-{value + 1}"), ("float", f"{value}.0"), ("signed", f"+{value}")]
+
+
 BUILDERS: dict[str, Builder] = {
     "negation": negation,
     "hedge": hedge,
@@ -149,6 +186,10 @@ BUILDERS: dict[str, Builder] = {
     "synonym_stuffing": synonym_stuffing,
     "near_miss_typo": near_miss_typo,
     "other_format": other_format,
+    "negating_symbol": negating_symbol,
+    "entry_of_its_own": entry_of_its_own,
+    "invisible_markup": invisible_markup,
+    "number_form": number_form,
 }
 
 
