@@ -37,6 +37,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 LIST_MARKER = re.compile(r"(?:[0-9]{1,3}[.)]|[-*•])[ \t]+")
 """A list marker at the start of an entry: it must be followed by whitespace (``-7`` is a sign, not a bullet)."""
@@ -71,6 +72,9 @@ def is_space(ch: str) -> bool:
 
 def strip_space(text: str) -> str:
     """``text`` without leading and trailing grammar whitespace (see :func:`is_space`)."""
+    text = text.strip(WHITESPACE)
+    if not text or (text[0].isascii() and text[-1].isascii()):
+        return text
     start, end = 0, len(text)
     while start < end and is_space(text[start]):
         start += 1
@@ -85,11 +89,8 @@ def answer_entries(text: str, separators: str = "\n", limit: int | None = None) 
     Entries are separated by any character of ``separators``; blank ones
     (only whitespace) are skipped and not numbered.
     """
-    if not separators:
-        raise ValueError("separators must name at least one character")
-    pattern = re.compile(f"[^{re.escape(separators)}]+")
     number = 0
-    for match in pattern.finditer(text):
+    for match in _entry_pattern(separators).finditer(text):
         raw = strip_space(match.group(0))
         if not raw:
             continue
@@ -97,6 +98,13 @@ def answer_entries(text: str, separators: str = "\n", limit: int | None = None) 
         yield number, raw
         if limit is not None and number >= limit:
             return
+
+
+@lru_cache(maxsize=8)
+def _entry_pattern(separators: str) -> re.Pattern[str]:
+    if not separators:
+        raise ValueError("separators must name at least one character")
+    return re.compile(f"[^{re.escape(separators)}]+")
 
 
 def count_entries(text: str, separators: str = "\n") -> int:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentenv.answer_grammar import answer_entries, quoted, strip_decoration
+from agentenv.answer_grammar import answer_entries, quoted, strip_decoration, strip_space
 from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
 from agentenv.spelling import SpellingIndex
 
@@ -115,12 +115,14 @@ def read_answer(answer_text: str, question: Gradable, catalog: AnswerCatalog | N
     """Read ``answer_text`` by the grammar and grade it against ``question``; never raises on a ``str``."""
     if not isinstance(answer_text, str):
         raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
-    entries = list(answer_entries(answer_text, "\n", limit=2))
-    if not entries:
+    if "\n" in answer_text:
+        entries = [raw for _, raw in answer_entries(answer_text, "\n", limit=2)]
+        if len(entries) > 1:
+            return _unreadable("a media answer is one title, name or number on one line; it has more than one line")
+        answer_text = entries[0] if entries else ""
+    if not strip_space(answer_text):
         return _unreadable("the answer is empty")
-    if len(entries) > 1:
-        return _unreadable("a media answer is one title, name or number on one line; it has more than one line")
-    core = strip_decoration(entries[0][1])
+    core = strip_decoration(answer_text)
     if not core:
         return _unreadable("nothing but decoration (a bullet, a number marker, bold)")
     if len(core) > MAX_REFERENCE_CHARS:
