@@ -47,7 +47,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agentenv.answer_grammar import is_space
 
@@ -57,6 +57,9 @@ _ASCII_MARK = r"!-/:-@\[-`{-~"
 _ASCII_TOKEN = re.compile(rf"[{_ASCII_MARK}]|[^ \t\r{_ASCII_MARK}]+")
 _ASCII_PUNCTUATION = frozenset(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum())
 """ASCII fast path: every ASCII punctuation or symbol character is a mark (all are Unicode P* or S*)."""
+
+RULES_VERSION = 1
+"""Bump when a benign rule changes: cached indexes (:mod:`agentenv.spelling_cache`) are then rebuilt."""
 
 Marks = tuple[tuple[int, str], ...]
 WordRule = Callable[[Sequence[str]], "list[str | None]"]
@@ -132,6 +135,16 @@ def apply_rule(rule: WordRule, spelling: Spelling) -> Spelling:
     return Spelling(tuple(kept), tuple((position[p], ch) for p, ch in spelling.marks))
 
 
+def _compact(table: dict[str, list[tuple[str, Marks]]]) -> Table:
+    """A tier with each lone, unmarked row stored as its bare ref (see :data:`Table`)."""
+    return {key: rows[0][0] if len(rows) == 1 and not rows[0][1] else rows for key, rows in table.items()}
+
+
+def _marks(marks: Any) -> Marks:
+    """Marks as tuples (a table loaded from JSON holds them as lists)."""
+    return marks if type(marks) is tuple else tuple(tuple(m) for m in marks)
+
+
 def is_subsequence(part: Marks, whole: Marks) -> bool:
     """Whether every mark of ``part`` appears in ``whole``, in order (linear).
 
@@ -165,6 +178,12 @@ class SpellingMatch:
         return self.refs[0] if len(self.refs) == 1 else None
 
 
+Table = dict[str, "str | list[tuple[str, Marks]]"]
+"""One tier: the words of a spelling joined by spaces (no word holds one) -> ``(ref, marks)`` of each name
+with those words, or just the ref where it is the only one and has no marks (most names: compact in
+memory, and quick to load from the disk cache)."""
+
+
 class SpellingIndex:
     """Catalog names by their spelling, in tiers: exact words first, then each family rule.
 
@@ -172,7 +191,8 @@ class SpellingIndex:
     name with the rule applied, and the answer is looked up with the same
     rule. ``extra`` are ``(tier name, [(ref, spelling)])`` tiers the family
     builds itself (e.g. titles without a leading article that collide with
-    no other title), tried last. Built once per catalog; read-only after.
+    no other title), tried last. Built once per catalog (or loaded from a
+    disk cache with :meth:`from_state`); read-only after.
     """
 
     def __init__(
@@ -182,7 +202,7 @@ class SpellingIndex:
         extra: Sequence[tuple[str, Iterable[tuple[str, Spelling]]]] = (),
     ) -> None:
         self.rules = tuple(rules)
-        self._tiers: list[tuple[str, WordRule | None, dict[tuple[str, ...], list[tuple[str, Marks]]]]] = [
+        tables: list[tuple[str, WordRule | None, Table]] = [
             ("exact", None, defaultdict(list)), *((name, rule, defaultdict(list)) for name, rule in self.rules)
         ]
         for ref, name in names:
@@ -192,15 +212,29 @@ class SpellingIndex:
                 plain = tuple(without_accents(w) for w in base.words)
                 if plain != base.words:
                     variants.append(Spelling(plain, base.marks))
-            for _, rule, table in self._tiers:
+            for _, rule, table in tables:
                 for spelling in variants:
                     ruled = apply_rule(rule, spelling) if rule is not None else spelling
-                    table[ruled.words].append((ref, ruled.marks))
+                    table[" ".join(ruled.words)].append((ref, ruled.marks))
         for tier_name, pairs in extra:
             table = defaultdict(list)
             for ref, spelling in pairs:
-                table[spelling.words].append((ref, spelling.marks))
-            self._tiers.append((tier_name, None, table))
+                table[" ".join(spelling.words)].append((ref, spelling.marks))
+            tables.append((tier_name, None, table))
+        self._tiers = [(how, rule, _compact(table)) for how, rule, table in tables]
+
+    def state(self) -> list[list[Any]]:
+        """The tables as JSON-ready data, for a disk cache (the rules are code: they are not stored)."""
+        return [[how, table] for how, _, table in self._tiers]
+
+    @classmethod
+    def from_state(cls, state: Sequence[Sequence[Any]], rules: Sequence[tuple[str, WordRule]] = ()) -> SpellingIndex:
+        """The index :meth:`state` described, with the same ``rules`` (in the same order) it was built with."""
+        index = cls.__new__(cls)
+        index.rules = tuple(rules)
+        rule_of = dict(index.rules)
+        index._tiers = [(how, rule_of.get(how), table) for how, table in state]
+        return index
 
     def lookup(self, text: str, *, narrow: bool = True) -> SpellingMatch:
         """The references whose names ``text`` spells, from the first tier with any (see the class).
@@ -217,7 +251,10 @@ class SpellingIndex:
             return SpellingMatch((), "none")
         for how, rule, table in self._tiers:
             probe = apply_rule(rule, spelling) if rule is not None else spelling
-            found = [(ref, marks) for ref, marks in table.get(probe.words, ()) if is_subsequence(probe.marks, marks)]
+            rows = table.get(" ".join(probe.words), ())
+            if type(rows) is str:
+                rows = ((rows, ()),)
+            found = [(ref, _marks(marks)) for ref, marks in rows if is_subsequence(probe.marks, _marks(marks))]
             refs = tuple(dict.fromkeys(ref for ref, _ in found))
             if len(refs) == 1:
                 return SpellingMatch(refs, how)

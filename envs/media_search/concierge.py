@@ -61,6 +61,7 @@ from agentenv.envs.media_search.film_requests import (
     join_and,
     request_of,
 )
+from agentenv.envs.media_search.answer_catalog import answer_catalog
 from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
@@ -130,6 +131,7 @@ class MediaConciergeEnv(DialogueEnv):
         if not kinds or not set(kinds) <= set(KINDS):
             raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds!r}")
         self.catalog = load_catalog()
+        self.answers = answer_catalog().load()  # built before any step: no step pays for it
         questions = split_questions(split)
         tools = ToolRegistry(make_media_tools(self.catalog, catalog_retriever(self.catalog, retriever)))
         self.vocabulary = vocabulary(self.catalog)
@@ -205,7 +207,7 @@ class MediaConciergeEnv(DialogueEnv):
         session: Session = dialogue.context
         correct = False
         if answer is not None:
-            reading = read_answer(answer.text, task.case)
+            reading = read_answer(answer.text, task.case, self.answers)
             dialogue.answer_feedback, correct = reading.feedback, reading.correct
         return {"accuracy": float(correct), "questions_asked": float(session.n_asked),
                 "held_back": float(len(session.held)), "revealed": float(len(session.revealed))}

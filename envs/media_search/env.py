@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.media import Catalog, load_catalog
+from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
 from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
@@ -99,6 +100,7 @@ class MediaSearchEnv(ToolEnv):
             raise TypeError(f"compact must be True or False, got {compact!r}")
         self.compact = compact
         self.catalog = catalog or load_catalog()
+        self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
         self._doc_text: dict[str, str] | None = None
         if tasks is None and split in SPLITS:
             prefetch_questions()  # with $AGENTENV_BUILD_WORKERS > 1, a first use draws them while the index builds
@@ -160,7 +162,7 @@ class MediaSearchEnv(ToolEnv):
         question: Question = task.case
         if answer is None:
             return {"accuracy": 0.0}
-        reading = read_answer(answer.text, question)
+        reading = read_answer(answer.text, question, self.answers)
         episode.answer_feedback = reading.feedback
         return {"accuracy": float(reading.correct)}
 

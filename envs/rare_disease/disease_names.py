@@ -32,6 +32,7 @@ from functools import lru_cache
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.spelling import SpellingIndex
+from agentenv.spelling_cache import cached_spelling_index
 
 MAX_NAME_CHARS = 400
 """Longer entries are never names (the longest OMIM name or synonym has 145 characters)."""
@@ -72,8 +73,17 @@ def numeral_rule(words: Sequence[str]) -> list[str | None]:
     return out
 
 
+NAME_RULES = (("numeral", numeral_rule),)
+NAME_RULES_VERSION = "disease-names-1"
+"""Bump when :func:`numeral_rule` or the names indexed change."""
+
+
 @lru_cache(maxsize=4)
 def disease_spelling_index(kb: HpoKnowledgeBase) -> SpellingIndex:
-    """The name index of a KB's universe, built on first use and shared by every env of the process."""
-    names = ((did, name) for did in kb.disease_ids for name in kb.disease_names(did))
-    return SpellingIndex(names, rules=(("numeral", numeral_rule),))
+    """The name index of a KB's universe, from the disk cache (or built), shared by every env of the process."""
+
+    def build() -> SpellingIndex:
+        names = ((did, name) for did in kb.disease_ids for name in kb.disease_names(did))
+        return SpellingIndex(names, rules=NAME_RULES)
+
+    return cached_spelling_index(f"diseases-{kb.universe}", kb.checksum, NAME_RULES_VERSION, build, NAME_RULES)

@@ -45,6 +45,7 @@ from typing import Any, Literal
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.documents import disease_retriever
+from agentenv.envs.rare_disease.disease_names import disease_spelling_index
 from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
 from agentenv.envs.rare_disease.patient_prompts import answer_rules, candidates_block, system_prompt
@@ -100,6 +101,7 @@ class RareDiseaseEnv(ToolEnv):
         self.mode, self.k, self.presentation, self.candidates = mode, k, presentation, candidates
         self.tools_in_prompt = bool(tools_in_prompt)
         self.kb = load_hpo_kb(universe)  # type: ignore[arg-type]
+        disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
         served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=multi,
                                sampler=sampler, tasks=tasks)
         self.sampler_params = served.sampler_params

@@ -61,3 +61,20 @@ def test_marks_may_be_left_out_never_added() -> None:
     assert index.lookup("lord of the rings the two towers").ref == "a"
     assert index.lookup("Airplane").ref == "b" and index.lookup("Airplane!!").ref is None
     assert index.lookup("!Airplane").ref is None and index.lookup("Air-plane").ref is None
+
+
+def test_an_index_read_back_from_its_json_state_answers_the_same(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    from agentenv.spelling_cache import cached_spelling_index
+    from agentenv.paths import home_at
+
+    names = [("a", "Neurofibromatosis, type II"), ("b", "Sjögren syndrome"), ("c", "Heat"), ("d", "Heat")]
+    built = SpellingIndex(names)
+    loaded = SpellingIndex.from_state(json.loads(json.dumps(built.state())))
+    probes = ("neurofibromatosis type II", "Neurofibromatosis, type II", "sjogren syndrome", "Heat", "Heat!", "x")
+    assert [built.lookup(p) for p in probes] == [loaded.lookup(p) for p in probes]
+    with home_at(tmp_path):
+        first = cached_spelling_index("demo", "sha", "v1", lambda: built)
+        again = cached_spelling_index("demo", "sha", "v1", lambda: pytest.fail("the cache was not used"))
+        assert [first.lookup(p) for p in probes] == [again.lookup(p) for p in probes]
