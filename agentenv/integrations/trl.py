@@ -259,8 +259,30 @@ def _split_tasks(factory: AgentEnvFactory, split: str, env: gym.Env | None = Non
                     other = _make(factory.env_id, {**factory.make_kwargs, "split": split})
                     tasks = other.unwrapped.tasks
                     other.close()
-                found = _SPLIT_TASKS[key] = (tasks, {t.id: i for i, t in enumerate(tasks)})
+                found = _SPLIT_TASKS[key] = (tasks, task_positions(tasks, split, factory.env_id))
     return found
+
+
+def task_positions(tasks: Sequence[Task], split: str, env_id: str) -> dict[str, int]:
+    """Each task id's position in ``tasks``; an id that two tasks share is refused.
+
+    Why refuse: a row's ``task_id`` must name the task its rollout played. A dict built
+    over shared ids keeps the last task, and the reward then grades the completion against
+    another task's gold. Every split's ids are unique (the families ensure it), so this
+    raises only for a family or task list that breaks that contract.
+
+    Raises:
+        ValueError: naming the id, both positions, the split and the env.
+    """
+    positions: dict[str, int] = {}
+    for i, task in enumerate(tasks):
+        first = positions.setdefault(task.id, i)
+        if first != i:
+            raise ValueError(
+                f"task_id {task.id!r} names tasks {first} and {i} of split {split!r} of {env_id}: a row's "
+                "task_id would not tell which one it played; task ids must be unique within a split"
+            )
+    return positions
 
 
 def _default_split(factory: AgentEnvFactory) -> str:

@@ -186,8 +186,10 @@ def generate_questions(
 
     Each kind draws from its own stream (``default_rng([seed, k])``), so
     changing one generator leaves the others' questions unchanged. A draft is
-    dropped if ambiguous, if its fact was already drawn, or if its split is
-    full; drawing stops when every split has its quota of the kind. Each
+    dropped if ambiguous, if its fact or its wording was already drawn (a task
+    id hashes the kind and the wording, so two questions worded alike would
+    share one), or if its split is full; drawing stops when every split has
+    its quota of the kind. Each
     split is sorted by question id.
     """
     from agentenv.envs.media_search.question_kinds import Context
@@ -217,6 +219,7 @@ def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> lis
     rng = np.random.default_rng([seed, k])
     need = {s: quota(s, kind, sizes) for s in sizes}
     seen: set[str] = set()
+    worded: set[str] = set()
     budget = 200 * sum(need.values()) + 10_000
     out: list[Question] = []
     while any(need.values()):
@@ -224,9 +227,10 @@ def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> lis
         if budget < 0:
             raise RuntimeError(f"could not generate enough {kind!r} questions: still need {need}")
         draft = generate(ctx, rng)
-        if draft is None or draft.fact in seen:
+        if draft is None or draft.fact in seen or draft.question in worded:
             continue
         seen.add(draft.fact)
+        worded.add(draft.question)
         split = split_of(draft.anchor)
         if need.get(split, 0) == 0:
             continue

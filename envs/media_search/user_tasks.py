@@ -102,7 +102,7 @@ def load_user_tasks(path: str | Path) -> list[Question]:
     if path.is_dir():
         raise UserInputError(f"{path}: is a directory; MediaSearch --tasks takes one JSONL file of questions, "
                              f"one JSON object per line, like {_EXAMPLE}")
-    questions = []
+    questions: list[tuple[str, Question]] = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
@@ -113,8 +113,27 @@ def load_user_tasks(path: str | Path) -> list[Question]:
             except json.JSONDecodeError as exc:
                 raise UserInputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
                                  f"one JSON object like {_EXAMPLE}") from None
-            questions.append(question_from_dict(row, where))
+            questions.append((where, question_from_dict(row, where)))
     if not questions:
         raise UserInputError(f"{path}: no questions (the file is empty); write one JSON object per line, "
                              f"like {_EXAMPLE}")
-    return questions
+    check_distinct_questions(questions)
+    return [q for _, q in questions]
+
+
+def check_distinct_questions(rows: list[tuple[str, Question]]) -> None:
+    """Refuse two rows that ask the same question (``(where, question)`` pairs), naming both.
+
+    Why: a task id hashes the question text, so two such rows would share an id; with
+    different answers no answer is right for both, with the same one they are duplicates.
+
+    Raises:
+        UserInputError: naming the first repeated question's rows and the fix.
+    """
+    first: dict[str, tuple[str, Question]] = {}
+    for where, q in rows:
+        seen = first.setdefault(q.question, (where, q))
+        if seen[1] is not q:
+            answers = "different answers" if seen[1].answer != q.answer else "the same answer"
+            raise UserInputError(f"{where}: the same question as {seen[0]} ({answers}): {q.question!r}; the two "
+                                 "would share a task id. Keep one row, with every accepted answer in 'aliases'")

@@ -7,10 +7,14 @@ dialogue needs no single-agent env to borrow them from.
 * ``tasks=None``: the split's diseases (:func:`~.splits.case_list`), one
   simulated patient per case, drawn by :class:`~.patients.PatientSampler`
   with a sampler preset (``multi_turn``: findings hidden until asked about;
-  ``calibrated``: none hidden, for single-turn) or explicit params;
+  ``calibrated``: none hidden, for single-turn) or explicit params; a case
+  whose presentation an earlier case of the split already shows is redrawn
+  or dropped (:mod:`~.unique_cases`), so that every task id names one task;
 * ``tasks=`` a JSONL file, a phenopacket folder or a list of dicts/patients
   (:func:`~.user_patients.load_user_patients`): split ``custom``, with the
-  import's warnings kept and shown once.
+  import's warnings kept and shown once. Two cases with the same presentation
+  (present and excluded terms, order aside) fail the load, naming both: their
+  task ids would be equal, and no answer could tell them apart.
 
 Patients are sampled and rendered on first access, so ``gym.make`` stays fast.
 """
@@ -20,13 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from agentenv.core import Task
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.patient_prompts import patient_task
 from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler, SamplerParams
 from agentenv.envs.rare_disease.splits import SPLITS, case_list
+from agentenv.envs.rare_disease.unique_cases import presentation_key, unique_cases
 from agentenv.envs.rare_disease.user_patients import load_user_patients, warn_import
 from agentenv.errors import UserInputError
 
@@ -34,23 +39,44 @@ TaskSource = str | Path | Sequence[Mapping[str, Any] | Patient]
 """What ``tasks=`` accepts: a file or folder path, or task dicts / patients."""
 
 
-class PatientTasks(Sequence[Task]):
-    """Patients viewed as Tasks, built on first access so that ``gym.make`` stays fast."""
+S = TypeVar("S")
 
-    def __init__(self, n: int, patient: Callable[[int], Patient], task: Callable[[Patient], Task]) -> None:
-        self._n, self._patient, self._task = n, patient, task
+
+class PatientTasks(Sequence[Task], Generic[S]):
+    """Patients viewed as Tasks, built on first access so that ``gym.make`` stays fast.
+
+    ``sources`` are what a patient is made from (cases, or imported patients);
+    ``patient`` makes it. Two built tasks with one id raise at once: the
+    presentations were meant to be distinct (a stale case plan, say), and a
+    ``task_id`` naming two tasks would grade one against the other's gold.
+    """
+
+    def __init__(self, sources: Sequence[S], patient: Callable[[S], Patient], task: Callable[[Patient], Task]) -> None:
+        self._sources, self._patient, self._task = sources, patient, task
         self._cache: dict[int, Task] = {}
+        self._built: dict[str, int] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._sources)
 
     def __len__(self) -> int:
-        return self._n
+        return len(self._sources)
 
     def __getitem__(self, index: int) -> Task:  # type: ignore[override]
-        if not isinstance(index, int) or not -self._n <= index < self._n:
-            raise IndexError(f"task index {index!r} out of range for {self._n} tasks")
-        index %= self._n
+        n = len(self._sources)
+        if not isinstance(index, int) or not -n <= index < n:
+            raise IndexError(f"task index {index!r} out of range for {n} tasks")
+        index %= n
         task = self._cache.get(index)
         if task is None:
-            task = self._cache[index] = self._task(self._patient(index))
+            task = self._task(self._patient(self._sources[index]))
+            other = self._built.setdefault(task.id, index)
+            if other != index:
+                raise RuntimeError(
+                    f"tasks {other} and {index} of split {task.split!r} share the id {task.id} (the same "
+                    "presentation); the split's case plan is stale: recompute it (envs/rare_disease/unique_cases.py)"
+                )
+            self._cache[index] = task
         return task
 
 
@@ -81,9 +107,9 @@ def patient_tasks(
         check_choice("split", split, SPLITS)
         params = sampler_params(sampler, multi_turn)
         patients = PatientSampler(kb, params)
-        cases = case_list(kb, split)  # type: ignore[arg-type]  # seeds hashed on access
+        cases = unique_cases(kb, patients, split, case_list(kb, split))  # type: ignore[arg-type]  # lazy
         task_set = PatientTasks(
-            len(cases), lambda i: patients.sample_case(*cases[i]), lambda p: patient_task(kb, p, presentation, split)
+            cases, lambda case: patients.sample_case(*case), lambda p: patient_task(kb, p, presentation, split)
         )
         return PatientTaskSet(task_set, split, params)
     if sampler is not None:
@@ -96,8 +122,34 @@ def patient_tasks(
             + ("; ".join(result.warnings[:3]) or "the input holds no case")
         )
     imported = result.patients
-    task_set = PatientTasks(len(imported), imported.__getitem__, lambda p: patient_task(kb, p, presentation, "custom"))
+    check_distinct_presentations(imported)
+    task_set = PatientTasks(imported, lambda p: p, lambda p: patient_task(kb, p, presentation, "custom"))
     return PatientTaskSet(task_set, "custom", None, tuple(result.warnings), dict(result.skipped))
+
+
+def check_distinct_presentations(patients: Sequence[Patient]) -> None:
+    """Refuse imported cases that show the same presentation, naming them (why: module docstring).
+
+    Raises:
+        UserInputError: naming up to five groups by their source (``file:line``) and saying
+            whether their diagnoses differ (unanswerable) or agree (a duplicate).
+    """
+    groups: dict[Any, list[int]] = {}
+    for i, p in enumerate(patients):
+        groups.setdefault(presentation_key(p), []).append(i)
+    repeated = [g for g in groups.values() if len(g) > 1]
+    if not repeated:
+        return
+    lines = []
+    for group in repeated[:5]:
+        golds = {frozenset(patients[i].diagnoses) for i in group}
+        why = "different diagnoses, so no answer can be right for all" if len(golds) > 1 else "the same diagnosis"
+        lines.append(" and ".join(f"case {i} ({patients[i].source})" for i in group) + f" ({why})")
+    more = f"; and {len(repeated) - 5} more groups" if len(repeated) > 5 else ""
+    raise UserInputError(
+        "tasks: cases with the same phenotypes and excluded terms would share a task id: "
+        + "; ".join(lines) + more + ". Keep one case of each group, or list every accepted diagnosis in one case"
+    )
 
 
 def patient_task_from_dict(kb: HpoKnowledgeBase, data: Mapping[str, Any], presentation: str) -> Task:

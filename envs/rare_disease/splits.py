@@ -150,6 +150,11 @@ class CaseList(Sequence[Case]):
     def __init__(self, diseases: tuple[str, ...], n: int) -> None:
         self._diseases, self._n = diseases, n
 
+    @property
+    def cases_per_disease(self) -> int:
+        """``n``: the seeds drawn per disease."""
+        return self._n
+
     def __len__(self) -> int:
         return len(self._diseases) * self._n
 
