@@ -38,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--agent", required=True, help="agent name: random, oracle, bm25, llm, phenotype-ranker, or one registered with "
                     "agentenv.evaluation.agents.register_agent / the agentenv.agents entry-point group")
     ev.add_argument("--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments")
-    ev.add_argument("--split", default="test", choices=["train", "validation", "test"],
-                    help="split to evaluate on (default: %(default)s; note gym.make and training default to train)")
+    ev.add_argument("--split", default="test", choices=["train", "validation", "test", "casual"],
+                    help="split to evaluate on; casual: MediaSearch's hand-written questions (default: %(default)s; "
+                    "note gym.make and training default to train)")
     ev.add_argument("--episodes", type=int, default=None,
                     help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks); "
                     "more episodes than tasks repeats tasks")
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="play an env in the terminal",
                           description="Play one episode by hand: type `help` in the game for the input forms.")
     play.add_argument("env_id", help="a Gymnasium id (MediaSearch-v0) or a multi-agent id (DiagnosisDialogue-v0)")
-    play.add_argument("--split", default="validation", choices=["train", "validation", "test"],
+    play.add_argument("--split", default="validation", choices=["train", "validation", "test", "casual"],
                       help="task split (default: %(default)s)")
     play.add_argument("--seed", type=int, default=None, help="task seed (default: a random task)")
     play.add_argument("--as", dest="side", metavar="AGENT", default=None,

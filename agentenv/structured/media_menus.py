@@ -6,6 +6,14 @@ answer a hit's title or a field of the opened film. ``media-passages``
 (``MediaSearch-SingleTurn-v0``) answers a passage's title or a field of the
 top passage. Which field to answer is the policy's to learn from the
 question cues in the features.
+
+The question is read by :func:`agentenv.question_reading.read_question`, the
+reader the ``bm25`` baseline and ``check-tasks`` use: the search template
+sends its rewritten query (no question words: "who wrote X" no longer
+retrieves films titled *Wrote*), the person template its first named span or
+the words left of a count question ("spielberg" finds Steven Spielberg), and
+the cue features add the field it reads from the question's meaning to the
+wording cues, so a casual "when was boyhood released (year)?" cues a year.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentenv.actions import answer, tool_call
+from agentenv.question_reading import read_question
 from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
 from agentenv.structured.reading import (
     CUES,
@@ -52,6 +61,20 @@ def field_value(record: dict[str, Any] | None, field: str, question: str) -> str
     return names[0]
 
 
+_ASKS_CUE = {"runtime": "runtime", "count": "count", "cast": "cast", "director": "director", "writer": "writer",
+             "year": "year", "compare": "comparison", "superlative": "superlative"}
+"""The cue of :data:`~agentenv.structured.reading.CUES` that each field :func:`read_question` reads turns on."""
+
+
+def reading_cues(question: str) -> dict[str, float]:
+    """The wording cues, plus the cue of the field the shared reader finds (same names, same order)."""
+    cues = question_cues(question)
+    cue = _ASKS_CUE.get(read_question(question).asks)
+    if cue is not None:
+        cues[cue] = 1.0
+    return cues
+
+
 class MediaToolsMenu(Menu):
     """Menu of ``MediaSearch-v0``: 4 tool templates, 5 hit titles, 5 fields of the opened film."""
 
@@ -75,15 +98,16 @@ class MediaToolsMenu(Menu):
 
     def _start(self) -> None:
         self.question = media_question(self.prompt)
-        self.cues = question_cues(self.question)
-        self.person = person_in_question(self.question)
+        self.reading = read_question(self.question)
+        self.cues = reading_cues(self.question)
+        self.person = person_in_question(self.question) or (self.reading.rest if self.reading.asks == "count" else None)
         self.hits: list[dict[str, Any]] = []
         self.record: dict[str, Any] | None = None
         self.person_found = 0.0
 
     def _render(self, index: int) -> Choice:
         if index == 0:
-            return Choice(tool_call("search", query=self.question[:500], k=SEARCH_K), self.labels[index], "tool")
+            return Choice(tool_call("search", query=self.reading.query, k=SEARCH_K), self.labels[index], "tool")
         if index in (1, 2):
             hit = self.hits[index - 1] if len(self.hits) >= index else None
             title_id = str(hit["id"]) if hit else "tt0000000"
@@ -140,7 +164,7 @@ class MediaPassagesMenu(Menu):
 
     def _start(self) -> None:
         self.question = media_question(self.prompt)
-        self.cues = question_cues(self.question)
+        self.cues = reading_cues(self.question)
         self.records = [parse_passage(p) for p in media_passages(self.prompt)]
 
     def _render(self, index: int) -> Choice:

@@ -1,27 +1,37 @@
-"""The ``bm25`` baseline's MediaSearch strategy: retrieve once, read the top hit, answer its asked-for field.
+"""The ``bm25`` baseline's MediaSearch strategy: read the question, search with a rewritten query, verify, answer.
 
-It is the floor every retrieval-augmented policy must clear: whatever BM25
-puts first is taken as the answer's source, and the answer is the field of
-that record that the question's wording asks for. It is the family's
+It is the floor every retrieval-augmented policy must clear, and it must
+survive questions as people ask them, not only as a template words them
+(issue 30: the old one-search-top-hit agent scored 0.48 on the generated test
+split and 0.05-0.17 on hand-written questions). It is the family's
 ``Family.bm25``; the generic ``bm25`` agent
 (:class:`agentenv.baselines.bm25_agent.BM25Agent`) delegates to it.
 
-* ``MediaSearch-SingleTurn-v0``: the prompt already holds the retrieved
-  passages. The top passage is looked up in the public film catalog
-  (:func:`agentenv.corpora.media.load_catalog`, the same public data the tools
-  serve), which acts as the agent's *reader*: it turns the passage into a
-  record whose fields (director, year, ...) can be answered.
-* ``MediaSearch-v0``: one ``search`` call with the question text; if the
-  question asks for a title (or for a count, which no record answers), the
-  top hit's title is the answer, otherwise one ``get_title`` call on the top
-  hit and its field.
+The question is read by :func:`agentenv.question_reading.read_question`
+(shared with the structured menus and ``check-tasks``): what it asks for, and
+a search query without its question words, with its quoted and capitalised
+spans, years and content words. Then, in ``MediaSearch-v0``:
 
-The field comes from the question's wording (:func:`question_field`):
-"Who directed" asks for the director, "what year" for the year, "How long"
-for the runtime, "which of these two actors" for the cast member named in
-the question. Where one record cannot answer the question (counts,
-comparisons of two films) the answer is the top title, so those questions
-score near zero by design.
+* a film's field or a film (``title``, ``director``, ``writer``, ``year``,
+  ``runtime``, ``cast``): ``search`` with the rewritten query, ``get_title`` on
+  the top :data:`VERIFY` hits in one turn, the best fit by
+  :func:`agentenv.film_match.match_score`, and the field asked for (for an
+  "A or B" cast question, the option in its cast);
+* ``compare`` ("which is older, A or B"): one ``search`` per option, the best
+  fit of each opened, and the one with the smaller or larger year, runtime or
+  rating;
+* ``superlative``: one ``filter_titles`` by the genre, year or decade and
+  runtime cap the question names, sorted as it asks; the first result;
+* ``count``: ``find_person`` on the words left once the question words, genre
+  and years are taken out (a partial name finds the full one), then a
+  ``filter_titles`` count by that person's role, years and genre (or the
+  person's own total).
+
+In ``MediaSearch-SingleTurn-v0`` the prompt holds the passages; the public
+catalog (:func:`agentenv.corpora.media.load_catalog`) acts as the reader that
+turns a passage into a record, the best-fitting passage is chosen the same
+way, and its field is the answer (comparisons and counts answer the best
+passage's title: one record cannot answer them).
 
 It reads only what a policy sees (the observation and ``info``) and is never
 handed the task. Everything is deterministic; there is no random choice.
@@ -29,87 +39,37 @@ handed the task. Everything is deterministic; there is no random choice.
 Example:
     >>> question_field("Who directed The Thing?"), question_field("How many minutes does Heat run?")
     ('director', 'runtime')
-    >>> question_field("In how many comedy films in the catalog does Cary Grant appear?")
-    'count'
+    >>> question_field("when was boyhood released (year)?")
+    'year'
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from agentenv.actions import answer, tool_call
+from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.core import Task
 from agentenv.evaluation.agents import UnsupportedEnv
+from agentenv.film_match import match_score
+from agentenv.question_reading import QuestionReading, fold, read_question
 
-Field = Literal["title", "director", "writer", "year", "runtime", "cast", "count"]
-
-DEFAULT_K = 5
-"""Hits the one search asks for when the agent's args name no ``k``; only the first is read."""
-
-# ------------------------------------------------------------------ reading the question
-
-_COUNT = re.compile(r"\bhow many\b.*\bfilms?\b|\bcount the\b", re.IGNORECASE)
-_RUNTIME = re.compile(r"\bhow long\b|\bruntime\b|\bhow many minutes\b", re.IGNORECASE)
-_CAST = re.compile(r"two actors|\bin its cast\b|\bwho is in its cast\b", re.IGNORECASE)
-_DIRECTOR = re.compile(r"\bwho directed\b|\bdirected by whom\b|\bdirector of\b|\bwhich filmmaker\b|who directed it",
-                       re.IGNORECASE)
-_WRITER = re.compile(r"\bwho wrote\b|\bwriter\b|\bscreenwriter\b", re.IGNORECASE)
-_YEAR = re.compile(r"\bwhat year\b|\bwhich year\b|\bin what year\b", re.IGNORECASE)
+SEARCH_K = 20
+"""Hits each search asks for (the tool's maximum): the film a casual question means is often not the top hit."""
+VERIFY = 5
+"""Search hits opened with ``get_title`` to pick the film the question means, when the agent's args name no ``k``."""
+COMPARE_VERIFY = 3
+"""Hits opened per option of a comparison."""
+NOTHING = "no film found"
 
 
-def question_field(question: str) -> Field:
-    """What a question asks for, from its wording alone (never from the task's hidden kind).
-
-    Order matters: "How many minutes" is a runtime before it is a count, and
-    "credit X as a writer" in a count question is a count before it is a writer.
-    """
-    if _RUNTIME.search(question):
-        return "runtime"
-    if _COUNT.search(question):
-        return "count"
-    if _CAST.search(question):
-        return "cast"
-    if _DIRECTOR.search(question):
-        return "director"
-    if _WRITER.search(question):
-        return "writer"
-    if _YEAR.search(question):
-        return "year"
-    return "title"
-
-
-def field_answer(record: Mapping[str, Any], field: Field, question: str) -> str:
-    """The value of ``field`` in a film record (a ``get_title`` output or ``Title.to_dict()``).
-
-    Where the record cannot answer (no director listed, a count) the title is the answer.
-
-    Example:
-        >>> film = {"title": "Heat", "year": 1995, "runtime": 170, "directors": ["Michael Mann"],
-        ...         "writers": [], "cast": ["Al Pacino", "Robert De Niro"]}
-        >>> field_answer(film, "year", ""), field_answer(film, "writer", "")
-        ('1995', 'Heat')
-        >>> field_answer(film, "cast", "Which of these two actors appears in Heat: Tom Hanks or Al Pacino?")
-        'Al Pacino'
-    """
-    from agentenv.corpora.media import normalize_key
-
-    title = str(record.get("title", ""))
-    if field == "director" and record.get("directors"):
-        return str(record["directors"][0])
-    if field == "writer" and record.get("writers"):
-        return str(record["writers"][0])
-    if field in ("year", "runtime") and record.get(field) is not None:
-        return str(record[field])
-    if field == "cast" and record.get("cast"):
-        asked = f" {normalize_key(question)} "
-        named = [name for name in record["cast"] if f" {normalize_key(str(name))} " in asked]
-        return str(named[0] if named else record["cast"][0])
-    return title
+def question_field(question: str) -> str:
+    """What a question asks for, from its meaning (see :func:`agentenv.question_reading.read_question`)."""
+    return read_question(question).asks
 
 
 def dated(record: Mapping[str, Any]) -> str:
@@ -124,9 +84,37 @@ def dated(record: Mapping[str, Any]) -> str:
     return f"{title} ({record['year']})" if isinstance(record.get("year"), int) else title
 
 
-# ------------------------------------------------------------------ reading the prompt
+def field_answer(record: Mapping[str, Any], reading: QuestionReading) -> str:
+    """The answer a film record gives to the question: the field asked for, else the film itself.
+
+    Example:
+        >>> film = {"title": "Heat", "year": 1995, "runtime": 170, "directors": ["Michael Mann"],
+        ...         "writers": [], "cast": ["Al Pacino", "Robert De Niro"]}
+        >>> field_answer(film, read_question("heat, what year")), field_answer(film, read_question("who wrote heat"))
+        ('1995', 'Heat (1995)')
+        >>> field_answer(film, read_question("was tom hanks or al pacino in heat?"))
+        'Al Pacino'
+    """
+    asks = reading.asks
+    if asks == "director" and record.get("directors"):
+        return str(record["directors"][0])
+    if asks == "writer" and record.get("writers"):
+        return str(record["writers"][0])
+    if asks in ("year", "runtime") and record.get(asks) is not None:
+        return str(record[asks])
+    if asks == "cast" and record.get("cast"):
+        cast = {fold(str(name)): str(name) for name in record["cast"]}
+        for option in reading.options or ():
+            if fold(option) in cast:
+                return cast[fold(option)]
+        return str(record["cast"][0])
+    return dated(record)
+
+
+# ------------------------------------------------------------------ reading the env's text
 
 _PASSAGE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+_HEADER = re.compile(r"^\[(search|filter_titles|get_title|find_person)\]\n", re.MULTILINE)
 
 
 def passages_and_question(prompt: str) -> tuple[list[str], str]:
@@ -140,38 +128,65 @@ def passages_and_question(prompt: str) -> tuple[list[str], str]:
     return [m.group(2) for m in _PASSAGE.finditer(head)], question.strip()
 
 
-def _json(text: str) -> Any:
+def tool_outputs(obs: str) -> list[Any]:
+    """The outputs of one turn's calls as data (``None`` for an error or unreadable output), in call order."""
+    parts = _HEADER.split(obs)
+    if len(parts) < 3:
+        return [_data(obs)]
+    return [_data(text.strip()) for text in parts[2::2]]
+
+
+def _data(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError:
         return None
 
 
+def best_record(reading: QuestionReading, records: Sequence[Mapping[str, Any] | None]) -> Mapping[str, Any] | None:
+    """The record that fits the question best (:func:`match_score`); the earlier one on a tie."""
+    best, best_score = None, -1e9
+    for rank, record in enumerate(records):
+        if not isinstance(record, Mapping) or "title" not in record:
+            continue
+        score = match_score(reading, record, rank)
+        if score > best_score:
+            best, best_score = record, score
+    return best
+
+
+def shortlist(reading: QuestionReading, hits: Sequence[Mapping[str, Any]], n: int = VERIFY) -> list[Mapping[str, Any]]:
+    """The ``n`` search hits worth opening: ranked by :func:`match_score` on what a hit shows (title, year,
+    directors), so the film a question names is opened even when search ranks it tenth."""
+    order = sorted(range(len(hits)), key=lambda i: (-match_score(reading, hits[i], i), i))
+    return [hits[i] for i in order[:n]]
+
+
 # ------------------------------------------------------------------ the strategy
 
 
 class MediaSearchBM25:
-    """Retrieve once, read the top hit, answer; see the module docstring.
+    """Read, search, verify, answer; see the module docstring.
 
-    ``args`` are the bm25 agent's knobs; only ``k`` (hits per search) is read.
+    ``args`` are the bm25 agent's knobs; only ``k`` is read: how many search hits are opened (default 5).
     """
 
     name = "bm25"
 
     def __init__(self, args: Any = None) -> None:
-        self.k = int(getattr(args, "k", DEFAULT_K))
+        self.k = int(getattr(args, "k", VERIFY))
         self._single = False
         self._prompt = ""
-        self._field: Field = "title"
-        self._step = 0
+        self._reading = read_question("")
+        self._stage = ""
         self._doc_ids: dict[str, str] | None = None
+        self._opened: list[list[str]] = []
 
     def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
               rng: np.random.Generator | None = None) -> None:
         tools = {t["function"]["name"] for t in info.get("tools") or ()}
         users = [m["content"] for m in info.get("messages", ()) if m.get("role") == "user"]
         self._prompt = users[0] if users else obs
-        self._step = 0
         if {"search", "get_title"} <= tools:
             self._single = False
         elif not tools and "Passages:" in self._prompt and "\n\nQuestion: " in self._prompt:
@@ -181,40 +196,142 @@ class MediaSearchBM25:
                 "the bm25 agent plays MediaSearch-v0 (search, get_title) and MediaSearch-SingleTurn-v0 (passages); "
                 f"this env offers tools {sorted(tools) or 'none'} and its prompt has no passages"
             )
+        self._filter = "filter_titles" in tools
+        self._people = "find_person" in tools
         question = passages_and_question(self._prompt)[1] if self._single else self._prompt
-        self._field = question_field(question)
+        self._reading = read_question(question)
+        self._stage = "start"
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        self._step += 1
         if self._single:
             return self._answer_from_passages()
-        return self._multi_turn(obs)
+        handler = getattr(self, f"_{self._stage}")
+        return handler(obs)
 
-    def _multi_turn(self, obs: str) -> str:
-        if self._step == 1:
-            return tool_call("search", query=self._prompt[:500], k=self.k)
-        output = _json(obs)
-        if self._step == 2:
-            results = (output or {}).get("results") or []
-            if not results:
-                return answer("no film found")
-            if self._field in ("title", "count"):  # nothing in one record answers these
-                return answer(dated(results[0]))
-            return tool_call("get_title", title_id=str(results[0]["id"]))
-        if not isinstance(output, Mapping):
-            return answer("no film found")
-        found = field_answer(output, self._field, self._prompt)
-        return answer(dated(output) if found == output.get("title") else found)
+    # -------------------------------------------------------------- multi-turn stages
+
+    def _start(self, obs: str) -> str:
+        r = self._reading
+        if r.asks == "compare" and r.options:
+            self._stage = "open_options"
+            return tool_calls(("search", {"query": o[:500], "k": SEARCH_K}) for o in r.options)
+        if r.asks == "superlative" and self._filter and r.genre and (r.years or r.years_between):
+            self._stage = "read_top"
+            return tool_call("filter_titles", **self._group_filter(), limit=3)
+        if r.asks == "count" and self._people and r.rest:
+            self._stage = "count_person"
+            return tool_call("find_person", name=r.rest[:200])
+        self._stage = "open_hits"
+        return tool_call("search", query=r.query, k=SEARCH_K)
+
+    def _open_hits(self, obs: str) -> str:
+        hits = self._hits(tool_outputs(obs)[0])
+        if not hits:
+            return answer(NOTHING)
+        self._stage = "pick"
+        return tool_calls(("get_title", {"title_id": str(h["id"])}) for h in shortlist(self._reading, hits, self.k))
+
+    def _pick(self, obs: str) -> str:
+        record = best_record(self._reading, tool_outputs(obs))
+        return answer(field_answer(record, self._reading) if record else NOTHING)
+
+    def _open_options(self, obs: str) -> str:
+        outputs = tool_outputs(obs)
+        options = self._reading.options or ()
+        self._opened = [[str(h["id"]) for h in shortlist(read_question(o), self._hits(out), COMPARE_VERIFY)]
+                        for o, out in zip(options, outputs, strict=False)]
+        if len(self._opened) != 2 or not all(self._opened):
+            return answer(NOTHING)
+        self._stage = "compare"
+        return tool_calls(("get_title", {"title_id": i}) for ids in self._opened for i in ids)
+
+    def _compare(self, obs: str) -> str:
+        outputs = tool_outputs(obs)
+        split = len(self._opened[0])
+        options = self._reading.options or ("", "")
+        records = [best_record(read_question(o), part)
+                   for o, part in zip(options, (outputs[:split], outputs[split:]), strict=True)]
+        records = [r for r in records if r is not None]
+        key, order = self._reading.sort or ("rating", "desc")
+        valued = [(r[key], i, r) for i, r in enumerate(records) if isinstance(r.get(key), (int, float))]
+        if not valued:
+            return answer(dated(records[0]) if records else NOTHING)
+        chosen = (max if order == "desc" else min)(valued, key=lambda v: (v[0], -v[1]))
+        return answer(dated(chosen[2]))
+
+    def _read_top(self, obs: str) -> str:
+        results = (tool_outputs(obs)[0] or {}).get("results") if isinstance(tool_outputs(obs)[0], Mapping) else None
+        return answer(dated(results[0]) if results else NOTHING)
+
+    def _count_person(self, obs: str) -> str:
+        out = tool_outputs(obs)[0]
+        people = out.get("people") if isinstance(out, Mapping) else None
+        if not people:
+            self._stage = "open_hits"
+            return tool_call("search", query=self._reading.query, k=SEARCH_K)
+        r = self._reading
+        role = r.role or ("acted" if r.genre else "directed")
+        person = max(people, key=lambda p: ((p.get("totals") or {}).get(role, 0), -people.index(p)))
+        name = str(person["name"])
+        if not r.genre and not r.years_between and not r.years:
+            return answer(str((person.get("totals") or {}).get(role, 0)))
+        args: dict[str, Any] = {"limit": 1}
+        if role == "directed":
+            args["director"] = name
+        elif role == "acted":
+            args["cast"] = [name]
+        else:  # no writer filter: the person's own total is the best a keyword agent has
+            return answer(str((person.get("totals") or {}).get(role, 0)))
+        if r.genre:
+            args["genre"] = r.genre
+        args.update(self._years())
+        self._stage = "read_count"
+        return tool_call("filter_titles", **args)
+
+    def _read_count(self, obs: str) -> str:
+        out = tool_outputs(obs)[0]
+        return answer(str(out["count"]) if isinstance(out, Mapping) and "count" in out else NOTHING)
+
+    # -------------------------------------------------------------- helpers
+
+    def _years(self) -> dict[str, int]:
+        r = self._reading
+        if r.years_between:
+            return {"year_min": r.years_between[0], "year_max": r.years_between[1]}
+        if r.years:
+            return {"year_min": min(r.years), "year_max": max(r.years)}
+        return {}
+
+    def _group_filter(self) -> dict[str, Any]:
+        r = self._reading
+        key, order = r.sort or ("rating", "desc")
+        args: dict[str, Any] = {"genre": r.genre, "feature_only": True, "sort_by": key, "order": order, **self._years()}
+        if r.runtime_under:
+            args["runtime_max"] = r.runtime_under - 1
+        return args
+
+    @staticmethod
+    def _hits(output: Any) -> list[Mapping[str, Any]]:
+        results = output.get("results") if isinstance(output, Mapping) else None
+        return [h for h in results or () if isinstance(h, Mapping) and "id" in h]
+
+    # -------------------------------------------------------------- single turn
 
     def _answer_from_passages(self) -> str:
-        passages, question = passages_and_question(self._prompt)
-        if not passages:
-            return answer("no film found")
-        record = self._read(passages[0])
-        if record is None:  # not a catalog passage: the passage's own title is all there is
-            return answer(passages[0].partition(" (")[0])
-        found = field_answer(record, self._field, question)
-        return answer(dated(record) if found == record.get("title") else found)
+        passages, _ = passages_and_question(self._prompt)
+        records = [self._read(p) for p in passages]
+        if not any(records):
+            return answer(passages[0].partition(" (")[0] if passages else NOTHING)
+        reading = self._reading
+        if reading.asks == "compare" and reading.options:
+            picked = [best_record(read_question(o), records) for o in reading.options]
+            key, order = reading.sort or ("rating", "desc")
+            valued = [(p[key], p) for p in picked if p and isinstance(p.get(key), (int, float))]
+            if len(valued) == 2 and valued[0][1] is not valued[1][1]:
+                chosen = (max if order == "desc" else min)(valued, key=lambda v: v[0])
+                return answer(dated(chosen[1]))
+        record = best_record(reading, records)
+        return answer(field_answer(record, reading) if record else NOTHING)
 
     def _read(self, passage: str) -> dict[str, Any] | None:
         """The catalog record a passage describes (the passage text is the title's indexed document)."""

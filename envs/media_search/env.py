@@ -44,9 +44,11 @@ from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_cata
 from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
+    EVAL_SPLITS,
     SPLITS,
     QuestionTasks,
     TaskSource,
+    question_set_checksum,
     question_task_from_dict,
     question_tasks,
     split_questions,
@@ -115,6 +117,9 @@ class MediaSearchEnv(ToolEnv):
         kwargs["single_turn"] = mode == "single_turn"
         super().__init__(served, tools, split=served.split, **kwargs)
         self.corpus_checksums = {"media": self.catalog.checksum}
+        questions = question_set_checksum(served.split)
+        if questions is not None:
+            self.corpus_checksums["questions"] = questions
 
     # ------------------------------------------------------------------ hooks
     def _system_prompt(self) -> str:
@@ -183,7 +188,8 @@ def only_kinds(served: QuestionTasks, kinds: Sequence[str]) -> QuestionTasks:
     if not wanted:
         raise ValueError(f"kinds is empty; give some of {', '.join(KINDS)}")
     # A generated split's questions directly: building all of its Tasks (an id hash each) would double the cost.
-    questions = split_questions(served.split) if served.split in SPLITS else [t.case for t in served]
+    questions = (split_questions(served.split) if served.split in SPLITS + EVAL_SPLITS
+                 else [t.case for t in served])
     present = {q.kind for q in questions}
     valid = sorted(set(KINDS) | present)
     unknown = [k for k in wanted if k not in valid]

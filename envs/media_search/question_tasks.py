@@ -27,6 +27,9 @@ ANSWER_RULES = (
 """The answer format of every media task, the last line of each media system prompt."""
 
 SPLITS = ("train", "validation", "test")
+"""The generated splits."""
+EVAL_SPLITS = ("casual",)
+"""Evaluation-only splits: ``casual`` holds hand-written questions (:mod:`agentenv.envs.media_search.casual`)."""
 
 TaskSource = str | Path | Sequence[Mapping[str, Any]]
 """What ``tasks=`` accepts: a JSONL path, or question dicts."""
@@ -75,10 +78,31 @@ def question_tasks(split: str, tasks: TaskSource | None = None) -> QuestionTasks
 
 
 def split_questions(split: str) -> Sequence[Question]:
-    """The generated questions of a split, each decoded on first access; an unknown split name is a ``ValueError``."""
+    """The questions of a split (generated ones decoded on first access); an unknown split name is a ``ValueError``."""
+    if split == "casual":
+        from agentenv.envs.media_search.casual import casual_questions
+
+        return casual_questions()
     if split not in SPLITS:
-        raise ValueError(f"split must be 'train', 'validation' or 'test', got {split!r}")
+        raise ValueError(f"split must be 'train', 'validation', 'test' or 'casual', got {split!r}")
     return question_rows(split)
+
+
+def question_set_checksum(split: str) -> str | None:
+    """The sha256 that names a split's question set, recorded with every result (``corpus_checksums["questions"]``).
+
+    Why: the leaderboard refuses to compare runs whose corpora differ, so tagging
+    the question set there keeps results on the template questions and on the
+    casual ones (or on the hand-written split) off one board. ``None`` for your
+    own tasks (their file's sha256 is recorded apart).
+    """
+    if split == "casual":
+        from agentenv.envs.media_search.casual import CASUAL_SHA256
+
+        return CASUAL_SHA256
+    from agentenv.envs.media_search.questions import SPLIT_CHECKSUMS
+
+    return SPLIT_CHECKSUMS.get(split)
 
 
 def question_task_from_dict(data: Mapping[str, Any]) -> Task:

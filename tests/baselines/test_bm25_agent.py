@@ -30,14 +30,15 @@ def test_bm25_is_between_random_and_the_oracle(env_id: str) -> None:
     bm25, records = accuracy(env_id, "bm25")
     random, _ = accuracy(env_id, "random")
     oracle, _ = accuracy(env_id, "oracle")
-    assert random + 0.2 < bm25 < oracle - 0.2, (random, bm25, oracle)
+    assert random + 0.2 < bm25 < oracle, (random, bm25, oracle)
     assert accuracy(env_id, "bm25")[1] == records  # deterministic
-    if env_id == "MediaSearch-v0":  # one search, at most one get_title, then the answer
-        assert {r["tool_calls"] for r in records} <= {1, 2} and all(r["terminated"] for r in records)
+    if env_id == "MediaSearch-v0":  # search (or filter, or find a person), open up to 5 hits per search, answer
+        assert max(r["tool_calls"] for r in records) <= 1 + 1 + 2 * 3 and all(r["terminated"] for r in records)
+        assert max(r["turns"] for r in records) <= 4
 
 
 def test_agent_args_arrive_as_strings() -> None:
-    agent = make_agent("bm25", k="3", max_diseases="none")
+    agent = make_agent("bm25", k="3", max_diseases="none")  # MediaSearch: hits opened per search
     assert agent.args.k == 3 and agent.args.max_diseases is None
     with pytest.raises(ValueError, match="k must be >= 1"):
         make_agent("bm25", k="0")
@@ -54,8 +55,11 @@ def test_agent_args_arrive_as_strings() -> None:
         ("Does Heat feature Al Pacino or Tom Hanks? Name the one in its cast.", "cast"),
         ("For how many films in the catalog is Michael Mann credited as writer?", "count"),
         ("Al Pacino and Robert De Niro share exactly one film in the catalog. Who directed it?", "director"),
-        ("Which film is older, Heat or Ronin?", "title"),
-        ("What is the longest 1995 crime feature film?", "title"),
+        ("Which film is older, Heat or Ronin?", "compare"),
+        ("What is the longest 1995 crime feature film?", "superlative"),
+        ("when was boyhood released (year)?", "year"),
+        ("who made the godfather? the director i mean", "director"),
+        ("what's the 1997 james cameron movie with kate winslet", "title"),
     ],
 )
 def test_question_field_reads_the_wording(question: str, field: str) -> None:

@@ -54,7 +54,7 @@ def test_manifest_describes_the_files(exported: Path, rows: Any) -> None:
     assert manifest["episodes"] == 8 and manifest["kept"] + manifest["dropped"] == 8
     assert manifest["kept"] == len(chat) == len(tokens) == len(manifest["task_ids"]) >= 6
     assert manifest["package_version"] == agentenv.__version__
-    assert set(manifest["corpus_checksums"]) == {"media"}
+    assert set(manifest["corpus_checksums"]) == {"media", "questions"}  # the question set is tagged too
     assert manifest["tokenizer"]["name"] == "qwen3-offline" and manifest["tokenizer"]["vocab_size"] == 151_669
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((exported / name).read_bytes()).hexdigest() == digest

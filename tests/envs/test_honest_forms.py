@@ -1,4 +1,4 @@
-"""Every gold of every test split is credited in each documented form of the answer grammar.
+"""Every gold of every test split (and of MediaSearch's casual split) is credited in each documented form.
 
 Why: a closed grammar that refuses attacks is worth little if it also refuses
 honest answers (``**2006**`` and ``Glaucoma - sleep apnea (OMIM:137763)``
@@ -105,6 +105,19 @@ def test_every_media_test_gold_is_credited_in_every_form() -> None:
                 refused.append((q.answer, form, text, reading.feedback))
     assert not refused, refused[:5]
     assert len(questions) == 1000 and shared_titles < 50, shared_titles
+
+
+def test_every_media_casual_gold_is_credited_in_every_form() -> None:
+    """The hand-written split too: its golds are credited in every documented form."""
+    refused = []
+    questions = split_questions("casual")
+    for q in questions:
+        for form, text in media_forms(q):
+            reading = read_answer(text, q)
+            if not reading.correct:
+                refused.append((q.answer, form, text, reading.feedback))
+    assert not refused, refused[:5]
+    assert len(questions) >= 100
 
 
 def _answer(env: Any, index: int, text: str) -> float:
