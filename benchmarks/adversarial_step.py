@@ -7,8 +7,13 @@ case. A policy under RL pressure finds the slowest inputs, so the figure that
 matters is the maximum over crafted inputs, not a mean. The inputs are the
 catalogue of ``tests/core/test_hostile_actions.py`` plus generated ones:
 every fragment of :data:`FRAGMENTS` repeated to the action limit (bare,
-inside ``<answer>``, inside a tool-call argument) and seeded random mixtures
-of fragments from 1 KB to 32 KB.
+inside ``<answer>``, inside a tool-call argument), floods of *distinct* ids
+(:func:`distinct_id_cases`: a repeated id is cheap to look up once, thousands
+of different ones are not), and seeded random mixtures of fragments from 1 KB
+to 32 KB. Dialogues also get the distinct-id flood as a ``<say>`` message
+sent on turns 1 to 6 (each earlier flood played untimed, with the other
+side's scripted reply), since per-dialogue state can make a later turn slower
+than the first.
 
 Each env runs in a worker process. A case that passes ``--timeout`` seconds
 is recorded as ">T s", the worker is killed and a fresh one continues with
@@ -89,6 +94,36 @@ def generated_cases(max_length: int, tool: str, arg: str, seed: int = 0, mixture
     return cases
 
 
+def distinct_ids(prefix: str, width: int, length: int, start: int = 1) -> str:
+    """``PREFIX:000…1, PREFIX:000…2, …`` up to ``length`` characters: every id a different one."""
+    out, size, number = [], 0, start
+    while True:
+        piece = f"{prefix}:{number:0{width}d}, "
+        if size + len(piece) > length:
+            return "".join(out)
+        out.append(piece)
+        size += len(piece)
+        number += 1
+
+
+def distinct_id_cases(max_length: int, tool: str, arg: str) -> list[tuple[str, str]]:
+    """Floods of distinct HPO and OMIM ids: bare, as an answer, as a message, as a tool argument."""
+    n = max_length - 80
+    cases = []
+    for label, body in (("HP", distinct_ids("HP", 7, n)), ("OMIM", distinct_ids("OMIM", 6, n, 100000))):
+        cases.append((f"distinct {label} ids", body))
+        cases.append((f"answer(distinct {label} ids)", f"<answer>{body}</answer>"))
+        cases.append((f"say(distinct {label} ids)", f"<say>Do you have {body}?</say>"))
+        quoted = json.dumps(distinct_ids(label, 7 if label == "HP" else 6, n - 80))
+        cases.append((f"argument(distinct {label} ids)",
+                      f'<tool_call>{{"name": "{tool}", "arguments": {{"{arg}": {quoted}}}}}</tool_call>'))
+    return cases
+
+
+FLOOD_TURNS = 6
+"""The distinct-id ``<say>`` flood is timed on each of the timed agent's turns 1..this."""
+
+
 def build(target: Target) -> Any:
     """The env of a target (gym.make with its registered wrappers, or the AEC dialogue)."""
     if target.role is None:
@@ -114,17 +149,40 @@ def ready(env: Any, target: Target) -> tuple[int, list[dict[str, Any]]]:
     return env.action_space(agent).max_length, env.infos[env.lead]["tools"]
 
 
-def cases_for(env: Any, target: Target) -> list[tuple[str, str]]:
-    """Catalogue and generated cases, sized for this env's action limit and tools."""
+def cases_for(env: Any, target: Target) -> list[tuple[str, str, int]]:
+    """Catalogue and generated cases, sized for this env's action limit and tools, as
+    ``(name, text, earlier turns)``: the text is sent that many times untimed before the timed step."""
     catalogue = load_catalogue()
     max_length, tools = ready(env, target)
     tool, arg = catalogue.string_tool(tools)
     listed = [(c.name, c.text) for c in catalogue.hostile_cases(max_length, tool, arg)]
-    return listed + generated_cases(max_length, tool, arg)
+    cases = [(name, text, 0) for name, text in
+             listed + generated_cases(max_length, tool, arg) + distinct_id_cases(max_length, tool, arg)]
+    if target.role is not None:
+        flood = next(text for name, text, _ in cases if name == "say(distinct HP ids)")
+        cases += [(f"say(distinct HP ids), turn {k}", flood, k - 1) for k in range(2, FLOOD_TURNS + 1)]
+    return cases
 
 
-def time_case(env: Any, target: Target, text: str) -> tuple[float, str]:
-    """Seconds of one step on a fresh episode, the minimum of up to three runs, and any exception.
+def replay(env: Any, target: Target, text: str, times: int) -> None:
+    """Send ``text`` as the timed agent ``times`` times, the other side answering with its scripted
+    policy, and stop when it is the timed agent's turn again (or the dialogue ended)."""
+    if target.role is None:
+        for _ in range(times):
+            env.step(text)
+        return
+    agent = env.lead if target.role == "lead" else env.other
+    for _ in range(times):
+        env.step(text)
+        while env.agents and env.agent_selection != agent:
+            other = env.agent_selection
+            policy = env.default_policy(other) if other == env.other else None
+            env.step(policy.act(env.observe(other), env.infos[other]) if policy else "<say>Go on.</say>")
+
+
+def time_case(env: Any, target: Target, text: str, earlier: int = 0) -> tuple[float, str]:
+    """Seconds of one step on a fresh episode (after ``earlier`` untimed sends of the same text),
+    the minimum of up to three runs, and any exception.
 
     A slow first run is always repeated: an index a family builds on first use (a disease-name
     index, say) is a one-off cost, not the input's. A run over 5 s is not repeated.
@@ -132,6 +190,9 @@ def time_case(env: Any, target: Target, text: str) -> tuple[float, str]:
     best = float("inf")
     for run in range(3):
         ready(env, target)
+        replay(env, target, text, earlier)
+        if target.role is not None and not env.agents:
+            return 0.0, ""  # the dialogue ended before this turn: nothing to time
         start = time.perf_counter()
         try:
             env.step(text)
@@ -147,9 +208,10 @@ def worker(target: Target, start: int, conn: Any) -> None:
     """Build the env, send the case names, then (index, seconds, exception) per case from ``start``."""
     env = build(target)
     cases = cases_for(env, target)
-    conn.send([name for name, _ in cases])
+    conn.send([name for name, _, _ in cases])
     for index in range(start, len(cases)):
-        seconds, error = time_case(env, target, cases[index][1])
+        _, text, earlier = cases[index]
+        seconds, error = time_case(env, target, text, earlier)
         conn.send((index, seconds, error))
     conn.close()
 

@@ -1,150 +1,193 @@
-"""Does asking the patient pay? A scripted asking doctor on RareDiseaseDiagnosis-v0, with transcripts.
+"""Does a blind sweep of questions pay? Scripted doctors in both rare-disease envs, under every preset.
 
-The doctor reads only its observations (never the task's private fields):
+The issue this answers: a patient that answered a broad question with every
+finding under it paid a policy that knows nothing of the case to sweep the
+ontology (157 broad terms revealed 99.4% of hidden findings; the sweep scored
+0.495 strict against 0.365 for the referral alone). The patient now answers a
+broad term with presence and names a finding only when asked about it or its
+direct parent (``envs/rare_disease/patient_answers.py``); a dialogue message
+asks about at most 20 findings, and each finding asked costs one tool call in
+both envs. This script checks that the sweep no longer pays.
 
-1. ``rank_by_phenotypes`` on the presented terms (top 10);
-2. ``get_disease`` on the top ``--candidates`` candidates;
-3. ``ask_patient`` about up to ``--questions`` of their frequent features
-   (obligate, very frequent, frequent) that were neither presented nor excluded;
-4. ``rank_by_phenotypes`` again on the presented terms plus every affirmed one;
-5. answers that ranking's top 3.
+Doctors (each reads only its own chat; none reads the task):
 
-It prints top-3 accuracy (with a bootstrap 95% CI) of this doctor and of
-answering the first ranking at once, on the same episodes, the mean number of
-questions, and ``--transcripts`` episodes in which the patient affirmed at least
-one question, each with the patient's record (read after the episode, for the
-reader; the doctor never sees it).
+* ``answer-at-once``: rank the referral, answer the top 3 (honest).
+* ``asking`` / ``asking-tool``: the tuned asking doctor (rank, read 10 profiles,
+  ask about 20 of their frequent findings, re-rank, reorder by the answers);
+  in ``RareDiseaseDiagnosis-v0`` it asks with parallel ``ask_patient`` calls (honest).
+* ``blind-sweep`` / ``blind-sweep-tool``: ask about the 157 terms below the
+  organ systems (20 per message, or 32 calls per action), rank the referral
+  plus the findings the patient named, answer the top 3 (blind).
+* ``+drill``: the same, then the children of the affirmed broad terms while
+  turns last (the dialogue has no turns left for it); ``+broad``: rank the
+  affirmed broad terms too.
+
+Episode ``i`` is task ``i`` of the split with seed ``i``. Each policy's episode
+components are scored under every preset with ``RewardConfig.combine`` (what
+the env itself pays). Printed: mean reward with a bootstrap 95% CI, and for
+each blind policy the paired difference to the best honest doctor of the same
+env and preset (CI over the same episodes). ``--transcripts N`` prints the
+first N single-agent asking-doctor episodes in which the patient affirmed
+something, with the patient's record (read after the episode, for the reader).
 
 Usage:
-    python benchmarks/asking_doctor.py [--split validation] [--episodes 200] [--transcripts 3]
+    python benchmarks/asking_doctor.py [--split validation] [--episodes 300] [--transcripts 0]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer, tool_call, tool_calls
+from agentenv.envs.rare_disease.blind_sweep import BlindSweepDoctor, second_level_terms
 from agentenv.envs.rare_disease.case_statistics import classify_terms
+from agentenv.envs.rare_disease.patient_answers import ask
+from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
+from agentenv.multiagent import make as make_dialogue
+from agentenv.multiagent.policy_helpers import PolicyLike, act_with
+from agentenv.multiagent.single_agent import as_single_agent
+from agentenv.rewards import PRESETS
 
-FREQUENT = ("obligate", "very frequent", "frequent")
-_HPO = re.compile(r"HP:\d{7}")
-
-
-def _sections(obs: str) -> list[dict]:
-    """The JSON bodies of a (possibly multi-call) tool observation."""
-    bodies = [part.split("\n", 1)[1] if part.startswith("[") else part for part in obs.split("\n\n[")]
-    return [json.loads(b) for b in bodies if b.strip().startswith("{")]
-
-
-def presented_and_excluded(first: str) -> tuple[list[str], list[str]]:
-    present, _, rest = first.partition("Excluded phenotypes:")
-    return _HPO.findall(present), _HPO.findall(rest)
+SINGLE, DIALOGUE = "RareDiseaseDiagnosis-v0", "DiagnosisDialogue-v0"
+BOOTSTRAP = 2000
 
 
-def run_episode(env: gym.Env, seed: int, questions: int, candidates: int) -> dict:
-    """One episode of the asking doctor; returns the transcript and both answers' outcomes."""
-    obs, info = env.reset(seed=seed)
-    transcript = [("observation", obs)]
-    present, excluded = presented_and_excluded(obs)
-
-    def act(action: str) -> tuple[str, float, dict]:
-        nonlocal obs
-        obs, reward, terminated, truncated, step_info = env.step(action)
-        transcript.append(("action", action))
-        transcript.append(("observation", obs))
-        return obs, float(reward), step_info
-
-    ranked = _sections(act(tool_call("rank_by_phenotypes", hpo_ids=present, k=10))[0])[0]["ranking"]
-    at_once = [r["id"] for r in ranked[:3]]
-    profiles = _sections(
-        act(tool_calls([("get_disease", {"disease_id": r["id"]}) for r in ranked[:candidates]]))[0]
-    )
-    seen = set(present) | set(excluded)
-    asked: list[str] = []
-    for i in range(max(len(p.get("phenotypes", [])) for p in profiles) if profiles else 0):
-        for p in profiles:  # round-robin over the candidates, most frequent features first
-            phenos = p.get("phenotypes", [])
-            if i < len(phenos) and phenos[i]["id"] not in seen and len(asked) < questions:
-                if phenos[i]["frequency"].startswith(FREQUENT):
-                    asked.append(phenos[i]["id"])
-                    seen.add(phenos[i]["id"])
-    affirmed: list[str] = []
-    if asked:
-        replies = _sections(act(tool_calls([("ask_patient", {"hpo_id": h}) for h in asked]))[0])
-        affirmed = [r["id"] for r in replies if r.get("answer") == "yes"]
-    final = at_once
-    if affirmed:
-        reranked = _sections(
-            act(tool_call("rank_by_phenotypes", hpo_ids=present + affirmed, k=3))[0]
-        )[0]["ranking"]
-        final = [r["id"] for r in reranked]
-    _, reward, step_info = act(answer(final))
-    gold = step_info["gold"]["diagnosis"]
-    patient = env.unwrapped.task.case  # read after the episode, for the reader only
+def doctors(kb: Any) -> dict[str, dict[str, tuple[PolicyLike, bool]]]:  # noqa: ANN401 - a KB
+    """Per env: name -> (policy, honest)."""
     return {
-        "record": patient,
-        "transcript": transcript,
-        "asking": float(reward),
-        "at_once": float(any(g in at_once for g in gold)),
-        "questions": len(asked),
-        "affirmed": len(affirmed),
-        "gold": gold,
+        SINGLE: {
+            "answer-at-once": (AnswerAtOnceDoctor(), True),
+            "asking-tool": (AskingDoctor(kb, ask_with="ask_patient"), True),
+            "blind-sweep-tool": (BlindSweepDoctor(kb, ask_with="ask_patient"), False),
+            "blind-sweep+drill-tool": (BlindSweepDoctor(kb, ask_with="ask_patient", drill=True), False),
+            "blind-sweep+broad-tool": (BlindSweepDoctor(kb, ask_with="ask_patient", broad=True), False),
+        },
+        DIALOGUE: {
+            "answer-at-once": (AnswerAtOnceDoctor(), True),
+            "asking": (AskingDoctor(kb), True),
+            "blind-sweep": (BlindSweepDoctor(kb), False),
+            "blind-sweep+broad": (BlindSweepDoctor(kb, broad=True), False),
+        },
     }
 
 
-def _kind(kb, disease_id: str, term: str) -> str:  # noqa: ANN001 - a KB
+def play(env: gym.Env, policy: PolicyLike, episodes: int, keep: Callable[[dict], bool] | None = None
+         ) -> tuple[list[dict[str, float]], list[dict[str, Any]]]:
+    """Episode components of ``policy`` on tasks 0..episodes-1 (seed = index); and kept chats."""
+    rows, kept = [], []
+    for i in range(episodes):
+        obs, info = env.reset(seed=i, options={"index": i})
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(act_with(policy, obs, info))
+            done = terminated or truncated
+        rows.append(dict(info["reward_components"]))
+        if keep is not None and keep(info):
+            kept.append({"messages": list(info["messages"]), "task": env.unwrapped.task, "gold": info["gold"],
+                         "reward": float(reward)})
+    return rows, kept
+
+
+def bootstrap(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """95% percentile interval of the mean."""
+    means = values[rng.integers(0, len(values), size=(BOOTSTRAP, len(values)))].mean(axis=1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def swept_share(kb: Any, tasks: Sequence[Any]) -> tuple[int, float]:  # noqa: ANN401 - a KB
+    """Hidden findings, and the share a sweep of the second-level terms names (``revealed``)."""
+    sweep, total, named = second_level_terms(kb), 0, 0
+    for task in tasks:
+        patient = task.case
+        hidden = {h for h in patient.hidden if h not in patient.present}
+        revealed = {t for q in sweep for t in ask(kb, patient, q).revealed}
+        total, named = total + len(hidden), named + len(hidden & revealed)
+    return total, named / max(total, 1)
+
+
+def _affirmed(info: Mapping[str, Any]) -> bool:
+    return any(m.get("role") == "tool" and '"answer": "yes"' in str(m.get("content")) for m in info["messages"])
+
+
+def _kind(kb: Any, disease_id: str, term: str) -> str:  # noqa: ANN401 - a KB
     kinds = classify_terms(kb, disease_id, [term])
     return next(k for k in ("exact", "ancestor", "descendant", "unrelated") if getattr(kinds, k))
 
 
-def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, n: int = 2000) -> tuple[float, float]:
-    means = values[rng.integers(0, len(values), size=(n, len(values)))].mean(axis=1)
-    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+def print_transcripts(kb: Any, kept: list[dict[str, Any]], max_chars: int) -> None:  # noqa: ANN401 - a KB
+    """The kept chats, each after its patient's record (terms labelled by relation to the gold)."""
+    for episode in kept:
+        p = episode["task"].case
+        gold = episode["gold"]["diagnosis"]
+        print("=" * 78)
+        print(f"gold {gold} {kb.disease_name(gold[0])}  reward {episode['reward']}")
+        print("patient record (not shown to the doctor): terms by relation to the gold's annotations")
+        for label, terms in (("presented", p.present), ("hidden", p.hidden), ("excluded", p.excluded)):
+            print(f"  {label}: " + "; ".join(f"{t} {kb.term_name(t)} [{_kind(kb, p.disease_id, t)}]" for t in terms))
+        for m in episode["messages"][1:]:
+            text = str(m.get("content") or "") + "".join(
+                f"\n{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or ())
+            more = len(text) - max_chars
+            cut = text if more <= 0 else text[:max_chars] + f" … [{more} more characters]"
+            print(f"--- {m['role']}\n{cut.strip()}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", default="validation")
-    parser.add_argument("--episodes", type=int, default=200)
-    parser.add_argument("--questions", type=int, default=20)
-    parser.add_argument("--candidates", type=int, default=5)
-    parser.add_argument("--transcripts", type=int, default=3)
-    parser.add_argument("--max-chars", type=int, default=700, help="cut each printed observation to this length")
+    parser.add_argument("--episodes", type=int, default=300)
+    parser.add_argument("--transcripts", type=int, default=0)
+    parser.add_argument("--max-chars", type=int, default=400, help="cut each printed message to this length")
     args = parser.parse_args()
-    env = gym.make("agentenv:RareDiseaseDiagnosis-v0", split=args.split, max_turns=10)
+    single = gym.make(f"agentenv:{SINGLE}", split=args.split)
+    dialogue = as_single_agent(make_dialogue(DIALOGUE, split=args.split), agent="doctor")
+    kb = single.unwrapped.kb
+    n = min(args.episodes, len(single.unwrapped.tasks))
     t0 = time.perf_counter()
-    runs = [run_episode(env, seed, args.questions, args.candidates) for seed in range(args.episodes)]
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    honest: dict[tuple[str, str], bool] = {}
+    kept: list[dict[str, Any]] = []
+    for env_id, env in ((SINGLE, single), (DIALOGUE, dialogue)):
+        for name, (policy, is_honest) in doctors(kb)[env_id].items():
+            keep = _affirmed if (env_id, name) == (SINGLE, "asking-tool") and args.transcripts else None
+            runs[env_id, name], chats = play(env, policy, n, keep)
+            honest[env_id, name] = is_honest
+            kept += chats
     wall = time.perf_counter() - t0
+    hidden, share = swept_share(kb, [single.unwrapped.tasks[i] for i in range(n)])
+    print(f"{args.split} split, tasks 0-{n - 1} (task i with seed i), {len(runs) * n} episodes in {wall:.1f} s; "
+          f"a sweep of the {len(second_level_terms(kb))} second-level terms names {share:.1%} "
+          f"of {hidden} hidden findings")
+    print("\nmean of each policy's questions, tool calls (questions included) and turns:")
+    for (env_id, name), rows in runs.items():
+        mean = {k: float(np.mean([r[k] for r in rows])) for k in ("questions_asked", "tool_calls", "turns", "accuracy")}
+        print(f"  {env_id:<24} {name:<24} accuracy {mean['accuracy']:.3f}  questions {mean['questions_asked']:6.1f}  "
+              f"tool calls {mean['tool_calls']:6.1f}  turns {mean['turns']:4.1f}")
     rng = np.random.default_rng(0)
-    for key, label in (("at_once", "answer the first ranking"), ("asking", "asking doctor")):
-        values = np.asarray([r[key] for r in runs])
-        lo, hi = bootstrap_ci(values, rng)
-        print(f"{label:<26} top-3 {values.mean():.3f} [{lo:.3f}, {hi:.3f}]")
-    print(
-        f"questions per episode {np.mean([r['questions'] for r in runs]):.2f}, affirmed "
-        f"{np.mean([r['affirmed'] for r in runs]):.2f}; {args.episodes} episodes of the "
-        f"{args.split} split (seeds 0..{args.episodes - 1}) in {wall:.1f} s\n"
-    )
-    kb = env.unwrapped.kb
-    shown = [r for r in runs if r["affirmed"]][: args.transcripts]  # episodes where asking found something
-    for r in shown:
-        print("=" * 78)
-        p = r["record"]
-        print(f"gold {r['gold']} {kb.disease_name(r['gold'][0])}  reward {r['asking']}")
-        print("patient record (not shown to the doctor): terms by relation to the gold's annotations")
-        for label, terms in (("presented", p.present), ("hidden", p.hidden), ("excluded", p.excluded)):
-            kinds = [_kind(kb, p.disease_id, t) for t in terms]
-            print(f"  {label}: " + "; ".join(f"{t} {kb.term_name(t)} [{k}]" for t, k in zip(terms, kinds, strict=True)))
-        for kind, text in r["transcript"]:
-            cut = text if len(text) <= args.max_chars else text[: args.max_chars] + f" … [{len(text) - args.max_chars} more characters]"
-            print(f"--- {kind}\n{cut}")
+    for preset, config in PRESETS.items():
+        print(f"\n[{preset}]")
+        for env_id in (SINGLE, DIALOGUE):
+            rewards = {name: np.asarray([config.combine(r) for r in rows])
+                       for (e, name), rows in runs.items() if e == env_id}
+            for name, values in rewards.items():
+                lo, hi = bootstrap(values, rng)
+                tag = "honest" if honest[env_id, name] else "blind "
+                print(f"  {env_id:<24} {tag} {name:<24} {values.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]")
+            best = max((name for name in rewards if honest[env_id, name]), key=lambda name: rewards[name].mean())
+            for name in (name for name in rewards if not honest[env_id, name]):
+                diff = rewards[name] - rewards[best]
+                lo, hi = bootstrap(diff, rng)
+                verdict = "does not beat" if diff.mean() <= 0 else "BEATS"
+                print(f"  {env_id:<24} {name} - {best} (best honest): {diff.mean():+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                      f"-> {verdict}")
+    if kept:
+        print_transcripts(kb, kept[: args.transcripts], args.max_chars)
 
 
 if __name__ == "__main__":

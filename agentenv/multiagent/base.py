@@ -9,6 +9,13 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   side then replies once, and the lead acts again. Tool calls, errors and
   messages each use one of the lead's ``max_turns``; replies use none. A
   family may let the simulated side open (``first``).
+* **Questions.** A message is charged per item it asks about: modelled
+  latency (:data:`SAY_LATENCY_MS` each) and, where the family sets
+  ``item_tool_calls``, tool calls, so that a question costs in the dialogue
+  what the single-agent tool it replaces costs under any reward that charges
+  tool calls. A family may refuse a message it cannot pass on (too many
+  items: :class:`SayRefused`); the refusal is an explained invalid action
+  and the other side never reads it.
 * **Reset** pins a task with ``options`` exactly as ``ToolEnv`` does
   (``task`` as a Task or a dict, ``task_id``, ``index``; at most one; any
   other key is ignored with a warning): one rule, :mod:`agentenv.turns`.
@@ -64,7 +71,7 @@ from agentenv.multiagent.dialogue_state import (
     TextObservation,
     speaker_components,
 )
-from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
+from agentenv.multiagent.messages import Say, lead_expected, parse_lead, parse_speaker
 from agentenv.multiagent.policy_helpers import PolicyLike
 from agentenv.parsing import Answer, ParseError, ToolCalls, printable
 from agentenv.rewards import RewardConfig, resolve_reward
@@ -82,10 +89,16 @@ from agentenv.turns import (
     tool_observation,
 )
 
-__all__ = ["SAY_LATENCY_MS", "DialogueEnv", "Judgment"]
+__all__ = ["SAY_LATENCY_MS", "DialogueEnv", "Judgment", "SayRefused"]
 
 SAY_LATENCY_MS = 2000.0
 """Modelled latency of one finding or detail asked of the other side (as ``ask_patient``)."""
+
+
+class SayRefused(Exception):
+    """Raised by a family's ``_heard`` for a message the other side will not take (e.g. too many
+    questions at once), before it changes any state. Its text is the reason the lead reads; the
+    message counts as an invalid action (``info["parse_error"]``) and is never passed on."""
 
 
 class DialogueEnv(AECEnv[str, str, str]):
@@ -95,6 +108,10 @@ class DialogueEnv(AECEnv[str, str, str]):
     lead: ClassVar[str] = "lead"
     other: ClassVar[str] = "other"
     first: ClassVar[str] = "lead"
+    item_tool_calls: ClassVar[int] = 0
+    """Tool calls charged per item a message asks about (at least one item per message): 1 where
+    the single-agent env answers each item with one tool call (rare disease's ``ask_patient``), so
+    a flood of questions in one message costs what the same questions cost as tool calls."""
 
     def __init__(
         self,
@@ -158,7 +175,10 @@ class DialogueEnv(AECEnv[str, str, str]):
         raise NotImplementedError
 
     def _heard(self, text: str, context: Any) -> int:
-        """The lead said ``text`` to the simulated side; return how many items it asks about."""
+        """The lead said ``text`` to the simulated side; return how many items it asks about.
+
+        Raise :class:`SayRefused` (before changing ``context``) to refuse the message.
+        """
         return 1
 
     def _judge(self, text: str | None, context: Any) -> Judgment:
@@ -303,20 +323,28 @@ class DialogueEnv(AECEnv[str, str, str]):
             d.last[lead] = ""
             d.log.append((lead, f"<answer>{parsed.text}</answer>"))
         elif isinstance(parsed, Say):
-            self._say(parsed)
+            try:
+                items = max(1, self._heard(parsed.text, d.context))
+            except SayRefused as refusal:
+                error = ParseError(str(refusal), lead_expected(other))
+                message = record_invalid(d, action, error, max_length)
+                d.last[lead] = message
+                d.log += [(lead, printable(action, max_length)), (f"error to {lead}", message)]
+                return {"parse_error": error.reason}
+            self._say(parsed, items)
         else:
             self._run_tools(parsed, calls)
         if self.reward_config.shaping and not d.done:
             self.rewards[lead], d.paid = self.reward_config.step_reward(d.paid, cost_counts(d))
         return {}
 
-    def _say(self, said: Say) -> None:
+    def _say(self, said: Say, items: int) -> None:
         """The lead's message to the simulated side: counted, charged per item asked, and passed on."""
         d, lead, other = self._dialogue, self.lead, self.other
         d.think_turns += said.reasoning is not None
-        items = max(1, self._heard(said.text, d.context))
         d.said += 1
         d.latency_ms += SAY_LATENCY_MS * items
+        d.tool_calls += self.item_tool_calls * items
         d.messages.append(assistant_message(f"{said.content}\n<say>{said.text}</say>".lstrip(), said.reasoning))
         d.chats[other].append({"role": "user", "content": said.text})
         d.last[other] = said.text

@@ -24,12 +24,21 @@ Doctor: ``<say>…</say>`` (a message to the patient), ``<tool_call>`` blocks
 (``search_diseases``, ``get_disease``, ``lookup_phenotype``,
 ``phenotype_relatives``, ``rank_by_phenotypes``; no ``ask_patient``), or
 ``<answer>…</answer>``; ``max_turns`` (10) in all. Patient: ``<say>…</say>``.
+A message may ask about at most
+:data:`~agentenv.envs.rare_disease.patient_claims.MAX_FINDINGS_PER_MESSAGE`
+(20) findings; a longer one is refused with an explanation (an invalid
+action, never passed on), as a person would not answer a catalogue. The
+patient answers a broad term with presence and names a hidden finding only
+when asked about it or its direct parent
+(:mod:`~agentenv.envs.rare_disease.patient_answers`).
 
 ## Rewards
 Doctor: the rare-disease components (``accuracy`` = hit@k, ``hit@1``,
 ``reciprocal_rank``, ``n_predictions``, ``over_limit``, ``questions_asked`` =
 findings asked about, ...) plus ``format``, ``tool_calls``, ``turns``,
 ``messages``, ``latency_ms`` (2 s per finding asked), weighted by ``reward``
+(``tool_calls`` counts each finding asked as one call, the ``ask_patient``
+call it stands for, so a question costs the same as in the single-agent env)
 (``strict`` by default). Patient: 1.0 per faithful reply (every claim true
 against its record, nothing asked left unanswered, no evasion, no diagnosis
 named, no unasked hidden finding volunteered), else 0.0.
@@ -55,7 +64,12 @@ from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
-from agentenv.envs.rare_disease.patient_claims import asked_terms, check_reply
+from agentenv.envs.rare_disease.patient_claims import (
+    MAX_FINDINGS_PER_MESSAGE,
+    AskedSoFar,
+    asked_terms,
+    check_reply,
+)
 from agentenv.envs.rare_disease.patient_prompts import answer_rules, system_prompt
 from agentenv.envs.rare_disease.patient_tasks import (
     TaskSource,
@@ -68,7 +82,7 @@ from agentenv.envs.rare_disease.patients import Patient, SamplerParams
 from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
 from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
 from agentenv.envs.rare_disease.tools import make_rare_disease_tools
-from agentenv.multiagent.base import DialogueEnv, Judgment
+from agentenv.multiagent.base import DialogueEnv, Judgment, SayRefused
 from agentenv.multiagent.dialogue_state import Dialogue
 from agentenv.multiagent.parallel import TurnBasedParallel
 from agentenv.multiagent.policy_helpers import PolicyLike
@@ -86,9 +100,10 @@ class Visit:
     patient: Patient
     private: dict[str, Any]
     """The patient's record, structured, for scripted patients (``info["private"]``)."""
+    asked_so_far: AskedSoFar
+    """Every term asked about so far (a set with its ancestor closure: linear over a dialogue)."""
     asked: tuple[str, ...] = ()
     """Terms the doctor's last message asked about."""
-    asked_so_far: list[str] = field(default_factory=list)
     stated: dict[str, str] = field(default_factory=dict)
     """Term -> the polarity the patient first stated for it (for contradictions)."""
     n_asked: int = 0
@@ -101,6 +116,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         "render_modes": ["ansi", "human"], "name": "DiagnosisDialogue-v0", "is_parallelizable": False,
     }
     lead, other, first = "doctor", "patient", "doctor"
+    item_tool_calls = 1  # a finding asked costs one tool call, as an ask_patient call does
 
     def __init__(
         self,
@@ -140,7 +156,9 @@ class DiagnosisDialogueEnv(DialogueEnv):
             system_prompt(self.kb, self.tools, self.max_turns, self._rules(), self.tools_in_prompt)
             + "\nThe patient is with you: talk to them with <say>…</say> (one message per turn); their "
             "reply is the next message. Ask about findings by name, with HPO ids when you have them, "
-            "e.g. <say>Do you have seizures (HP:0001250)?</say>."
+            f"e.g. <say>Do you have seizures (HP:0001250)?</say>, at most {MAX_FINDINGS_PER_MESSAGE} "
+            "findings per message. Each finding asked counts as one tool call. The patient answers a "
+            "broad finding with yes or no; ask about specific findings to learn which ones they have."
         )
 
     def _lead_opening(self, task: Task) -> str:
@@ -157,7 +175,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
             "present": list(p.present), "hidden": list(p.hidden), "excluded": list(p.excluded),
             "findings": list(p.findings or p.all_present), "closed_world": p.closed_world,
         }
-        return Visit(p, private)
+        return Visit(p, private, AskedSoFar(self.kb))
 
     def _other_briefing(self, task: Task, context: Visit) -> str:
         p, kb = context.patient, self.kb
@@ -176,17 +194,29 @@ class DiagnosisDialogueEnv(DialogueEnv):
             'Answer each question truthfully, one line per finding asked about: "Yes, I have …", '
             '"No, I don\'t have …" (or "I\'m not sure about …" when your record does not say). '
             "A finding counts as yes when you have it or a more specific form of it. Mention only what "
-            "you are asked about. Reply as <say>…</say>.",
+            "you are asked about: asked about a broad kind of finding, say yes or no without listing "
+            "your specific findings under it. Reply as <say>…</say>.",
         ])
 
     def _other_private(self, context: Visit) -> dict[str, Any]:
         return context.private
 
     def _heard(self, text: str, context: Visit) -> int:
-        context.asked = asked_terms(self.kb, text)
-        context.asked_so_far.extend(t for t in context.asked if t not in context.asked_so_far)
-        context.n_asked += len(context.asked)
-        return len(context.asked)
+        """Read the findings a message asks about; refuse one over the cap before changing anything.
+
+        Reading stops at the first finding past the cap, so a 32 KB flood costs what a question does.
+        """
+        asked = asked_terms(self.kb, text, limit=MAX_FINDINGS_PER_MESSAGE + 1)
+        if len(asked) > MAX_FINDINGS_PER_MESSAGE:
+            raise SayRefused(
+                f"the message asks about more than {MAX_FINDINGS_PER_MESSAGE} findings; the patient "
+                f"answers at most {MAX_FINDINGS_PER_MESSAGE} per message (nothing was passed on): ask "
+                "about the most telling ones first, and more in a later message"
+            )
+        context.asked = asked
+        context.asked_so_far.add(asked)
+        context.n_asked += len(asked)
+        return len(asked)
 
     def _judge(self, text: str | None, context: Visit) -> Judgment:
         if text is None:

@@ -9,7 +9,8 @@ is deterministic and shown:
   words that equal a term's label or an EXACT synonym (lay synonyms
   included), after :func:`~agentenv.envs.rare_disease.normalize.phrase_key`
   folding, are its terms. Names shared by two terms are not used. A
-  doctor's message is heard up to :data:`MAX_QUESTION_SENTENCES` sentences.
+  doctor's message is heard up to :data:`MAX_QUESTION_SENTENCES` sentences,
+  and may ask about at most :data:`MAX_FINDINGS_PER_MESSAGE` findings.
 * **Polarity** of a reply sentence: ``not sure`` / ``don't know`` → unsure;
   a leading ``yes`` → yes; a leading ``no`` or a negation (``don't``,
   ``never``, ``haven't``…) → no; ``I have`` / ``I've`` → yes. A bare "Yes."
@@ -19,8 +20,15 @@ is deterministic and shown:
   match it; "not sure" about a known fact is an *evasion*, not a lie.
 * **Leak:** the reply names the diagnosis (an id, the name or a synonym, as
   whole words), except names that are also phenotype names ("Microcephaly").
-* **Volunteered:** an affirmed term unrelated (neither ancestor nor
-  descendant) to anything asked so far and not already in the referral.
+* **Volunteered:** an affirmed term that is neither a term asked so far, nor
+  more general than one, nor a direct child of one (the details
+  :func:`~agentenv.envs.rare_disease.patient_answers.ask` discloses), nor at
+  or above a finding of the referral. Deeper findings under a broad question
+  were not asked for: a patient who recites them is answering a sweep.
+
+Cost: every check is a few set look-ups per claim (:class:`AskedSoFar` keeps
+the closure of what was asked, :func:`ask` a per-patient index), so a reply,
+and a whole dialogue, is judged in time linear in its text.
 
 Example (not run: it needs the KB):
 
@@ -31,7 +39,7 @@ Example (not run: it needs the KB):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -47,7 +55,8 @@ from agentenv.envs.rare_disease.normalize import (
     phrase_key,
     stem,
 )
-from agentenv.envs.rare_disease.patients import Patient, ask
+from agentenv.envs.rare_disease.patient_answers import ask
+from agentenv.envs.rare_disease.patients import Patient
 from agentenv.multiagent.messages import sentences
 
 Polarity = Literal["yes", "no", "unsure"]
@@ -110,15 +119,24 @@ def _name_prefixes(kb: HpoKnowledgeBase) -> frozenset[str]:
     return frozenset(prefixes)
 
 
-def terms_in(kb: HpoKnowledgeBase, text: str) -> list[str]:
+def terms_in(kb: HpoKnowledgeBase, text: str, limit: int | None = None) -> list[str]:
     """The terms one sentence mentions: its ids if it has any, else its longest name spans.
 
     Spans grow word by word only while they are a prefix of some name, so the
     scan is linear in the sentence (a span of unrelated words stops at once).
+    With ``limit``, reading stops once ``limit`` distinct terms are found.
     """
-    found = [kb.resolve_term(f"HP:{m.group(1)}") for m in _ID.finditer(text)]
-    if found:
-        return list(dict.fromkeys(t for t in found if t is not None))
+    ids: dict[str, None] = {}
+    any_id = False
+    for m in _ID.finditer(text):
+        any_id = True
+        term = kb.resolve_term(f"HP:{m.group(1)}")
+        if term is not None:
+            ids[term] = None
+            if limit is not None and len(ids) >= limit:
+                break
+    if any_id:
+        return list(ids)
     index, prefixes = name_index(kb), _name_prefixes(kb)
     pieces = [None if w in PHRASE_STOPWORDS else stem(w) for w in fold(_ID.sub(" ", text))]
     out: list[str] = []
@@ -139,6 +157,8 @@ def terms_in(kb: HpoKnowledgeBase, text: str) -> list[str]:
         else:
             i = best[0]
             out.append(best[1])
+            if limit is not None and len(dict.fromkeys(out)) >= limit:
+                break
     return list(dict.fromkeys(out))
 
 
@@ -146,13 +166,74 @@ MAX_QUESTION_SENTENCES = 64
 """A doctor's message is heard up to this many sentences: far more than any real question, and it
 bounds the patient's reading time on a 32 KB message (sentences past it ask nothing)."""
 
+MAX_FINDINGS_PER_MESSAGE = 20
+"""A patient answers at most this many findings per message, as a person takes a checklist, not a
+catalogue. Why 20: the scripted asking doctor's tuned question list fits in one message, while a
+sweep of the ontology's 157 terms below the organ systems takes eight. A longer message is refused
+with an explanation (``DiagnosisDialogue-v0``), and it bounds the patient's reply."""
 
-def asked_terms(kb: HpoKnowledgeBase, text: str) -> tuple[str, ...]:
-    """The terms a doctor's message asks about, in order of mention (first :data:`MAX_QUESTION_SENTENCES`)."""
-    out: list[str] = []
+
+def asked_terms(kb: HpoKnowledgeBase, text: str, limit: int | None = None) -> tuple[str, ...]:
+    """The terms a doctor's message asks about, in order of mention (first :data:`MAX_QUESTION_SENTENCES`).
+
+    With ``limit``, reading stops once ``limit`` distinct terms are found, so telling whether a
+    message is over a cap of ``n`` (``limit=n + 1``) costs the same on a 32 KB flood as on a question.
+    """
+    out: dict[str, None] = {}
     for sentence in sentences(text, limit=MAX_QUESTION_SENTENCES):
-        out.extend(terms_in(kb, sentence))
-    return tuple(dict.fromkeys(out))
+        left = None if limit is None else limit - len(out)
+        for term in terms_in(kb, sentence, left):
+            out[term] = None
+        if limit is not None and len(out) >= limit:
+            return tuple(out)[:limit]
+    return tuple(out)
+
+
+class AskedSoFar:
+    """The terms a doctor has asked about in one dialogue, with what a "yes" may disclose.
+
+    Why a class: the reply checker asks, for every claim, whether the doctor
+    asked about that finding, something more specific, or its direct parent. A
+    list searched per claim made a flood of questions quadratic over a
+    dialogue (a 32 KB message of distinct ids: 233 ms to 562 ms a step by
+    turn 6). Here each asked term adds its ancestors to a set once, and each
+    check is a few set look-ups.
+    """
+
+    def __init__(self, kb: HpoKnowledgeBase, terms: Iterable[str] = ()) -> None:
+        self.kb = kb
+        self._terms: dict[str, None] = {}
+        self._asked: set[int] = set()
+        self._covered: set[int] = set()
+        """Ancestors-or-self of every asked term: a "yes" to any of them is implied by a question."""
+        self.add(terms)
+
+    def add(self, terms: Iterable[str]) -> None:
+        """Record terms asked about (known primary ids; repeats are ignored)."""
+        graph = self.kb.graph
+        for term in terms:
+            if term in self._terms:
+                continue
+            self._terms[term] = None
+            i = graph.index[term]
+            self._asked.add(i)
+            self._covered.update(graph.ancestors(i).tolist())
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._terms
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._terms)
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def allows(self, term: str) -> bool:
+        """True when a "yes" about ``term`` answers a question asked so far: the term was asked,
+        or something more specific was, or its direct parent was (a detail ``ask`` discloses)."""
+        graph = self.kb.graph
+        i = graph.index[term]
+        return i in self._covered or not self._asked.isdisjoint(graph.parents(i).tolist())
 
 
 def polarity(sentence: str) -> Polarity | None:
@@ -212,15 +293,11 @@ def mentions_diagnosis(kb: HpoKnowledgeBase, text: str, diagnoses: Iterable[str]
     return False
 
 
-def related(kb: HpoKnowledgeBase, a: str, b: str) -> bool:
-    """True when one term is an ancestor of the other (or they are equal)."""
-    ia, ib = kb.graph.index[a], kb.graph.index[b]
-    return _holds(kb.graph.ancestors(ia), ib) or _holds(kb.graph.ancestors(ib), ia)
-
-
-def _holds(sorted_terms: np.ndarray, t: int) -> bool:
-    pos = int(np.searchsorted(sorted_terms, t))
-    return pos < len(sorted_terms) and int(sorted_terms[pos]) == t
+@lru_cache(maxsize=1024)
+def _referral_closure(kb: HpoKnowledgeBase, present: tuple[str, ...]) -> frozenset[int]:
+    """Ancestors-or-self of the referral's terms: affirming any of them volunteers nothing."""
+    graph = kb.graph
+    return frozenset(a for t in present if t in graph.index for a in graph.ancestors(graph.index[t]).tolist())
 
 
 def check_reply(
@@ -228,9 +305,16 @@ def check_reply(
     patient: Patient,
     text: str,
     asked: Sequence[str],
-    asked_so_far: Sequence[str],
+    asked_so_far: Iterable[str] | AskedSoFar,
 ) -> ReplyCheck:
-    """Judge one reply against the patient's record (see the module docstring)."""
+    """Judge one reply against the patient's record (see the module docstring).
+
+    ``asked_so_far``: every term the doctor asked about in the dialogue, this message included
+    (an :class:`AskedSoFar` kept across turns, or any iterable of term ids).
+    """
+    so_far = asked_so_far if isinstance(asked_so_far, AskedSoFar) else AskedSoFar(kb, asked_so_far)
+    referral = _referral_closure(kb, tuple(patient.present))
+    index = kb.graph.index
     claims = reply_claims(kb, text, asked)
     false, evasive = [], []
     for claim in claims:
@@ -243,11 +327,7 @@ def check_reply(
     covered = {c.term for c in claims}
     unanswered = tuple(t for t in asked if t not in covered)
     volunteered = tuple(
-        c.term
-        for c in claims
-        if c.polarity == "yes"
-        and not any(related(kb, c.term, q) for q in asked_so_far)
-        and not any(_holds(kb.graph.ancestors(kb.graph.index[v]), kb.graph.index[c.term]) for v in patient.present)
+        c.term for c in claims if c.polarity == "yes" and index[c.term] not in referral and not so_far.allows(c.term)
     )
     leak = mentions_diagnosis(kb, text, patient.diagnoses)
     return ReplyCheck(claims, tuple(false), tuple(evasive), unanswered, leak, volunteered)

@@ -27,8 +27,9 @@ use the generic steps below, in the order they use the random generator:
    diseases (a plausible incidental finding), neither an ancestor nor a
    descendant of any of the disease's phenotypes or other noise terms.
 3. **Hidden.** Each finding (noise included) is hidden with probability
-   ``hidden_fraction``; hidden findings are revealed only when asked about
-   (:func:`ask`). At least ``min_visible`` stay visible.
+   ``hidden_fraction``; a hidden finding is revealed only when asked about, or
+   its direct parent is (:func:`ask`, in :mod:`patient_answers`). At least
+   ``min_visible`` stay visible.
 4. **Imprecision.** Each visible finding is, with probability ``imprecision``,
    reported as an ancestor 1..``imprecision_max_steps`` ``is_a`` steps up --
    never the root (HP:0000001), 'Phenotypic abnormality' (HP:0000118) or an
@@ -59,12 +60,12 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Literal
 
 import numpy as np
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
+from agentenv.envs.rare_disease.patient_answers import AskAnswer, ask  # noqa: F401 - re-exported
 from agentenv.envs.rare_disease.patient_draws import RealisticDraws
 from agentenv.envs.rare_disease.term_sets import ancestors_of, in_sorted
 
@@ -256,49 +257,6 @@ class Patient:
     def diagnoses(self) -> tuple[str, ...]:
         """Every accepted diagnosis, the gold one first."""
         return (self.disease_id, *self.also_accept)
-
-
-@dataclass(frozen=True)
-class AskAnswer:
-    """The answer to "does the patient have <term>?".
-
-    ``revealed`` holds the findings the answer discloses: hidden (or imprecisely
-    reported) findings at or below the asked term. A question about a term too
-    general to be a finding (root, HP:0000118, organ-system roots) reveals nothing.
-    """
-
-    answer: Literal["yes", "no", "unknown"]
-    term_id: str
-    revealed: tuple[str, ...] = ()
-
-
-def ask(kb: HpoKnowledgeBase, patient: Patient, hpo_id: str) -> AskAnswer:
-    """Answer a yes/no question about one HPO term, as the patient's record would.
-
-    "yes" when the patient has the term or a more specific one; "no" when the
-    term (or a more general one) was reported absent, or -- for simulated,
-    closed-world patients -- when no finding lies at or below it; otherwise
-    "unknown".
-
-    Raises:
-        ValueError: an id the KB cannot resolve, naming it.
-    """
-    term = kb.resolve_term(hpo_id)
-    if term is None:
-        raise ValueError(f"unknown or obsolete HPO term {hpo_id!r}")
-    q = kb.graph.index[term]
-    index, ancestors = kb.graph.index, kb.graph.ancestors
-    below = [
-        f for f in (patient.findings or patient.all_present) if in_sorted(ancestors(index[f]), q)
-    ]
-    if below:
-        visible = set(patient.present)
-        revealed = () if kb.too_general[q] else tuple(f for f in below if f not in visible)
-        return AskAnswer("yes", term, revealed)
-    q_ancestors = ancestors(q)
-    if any(e in index and in_sorted(q_ancestors, index[e]) for e in patient.excluded):
-        return AskAnswer("no", term)
-    return AskAnswer("no" if patient.closed_world else "unknown", term)
 
 
 # ----- the sampler -----------------------------------------------------------------------

@@ -17,6 +17,12 @@ and everything else is read back from the chat, so they need no ``reset``.
   candidate up ``evidence`` places per frequent finding of its profile that
   the patient affirmed and down as much per denied one, answer the top k.
   (Defaults tuned on 300 validation cases: 20 questions over 10 candidates.)
+  ``ask_with="ask_patient"`` plays the same doctor in ``RareDiseaseDiagnosis-v0``:
+  the questions are parallel ``ask_patient`` calls and the answers are read
+  from their outputs, so the two envs can be compared doctor for doctor.
+
+The blind sweep, a policy that knows nothing of the case, is in
+:mod:`~agentenv.envs.rare_disease.blind_sweep`.
 
 Example:
     >>> referral_terms("Present phenotypes:\\n- HP:0000001 A\\n\\nExcluded phenotypes:\\n- HP:0000002 B")
@@ -31,12 +37,15 @@ from typing import Any
 
 from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.patient_claims import reply_claims
+from agentenv.envs.rare_disease.patient_claims import MAX_FINDINGS_PER_MESSAGE, Claim, reply_claims
 from agentenv.multiagent.policy_helpers import first_user_message, own_turns, say, tool_outputs
 
 FREQUENT = ("obligate", "very frequent", "frequent")
 RERANK = 20
 """Candidates the asking doctor re-ranks after the patient's answers."""
+ASK_WITH = ("say", "ask_patient")
+"""How a scripted doctor asks: a ``<say>`` message (the dialogue) or ``ask_patient`` calls (single-agent)."""
+_POLARITY = {"yes": "yes", "no": "no", "not sure": "unsure"}
 _HPO = re.compile(r"HP:\d{7}")
 
 
@@ -44,6 +53,17 @@ def referral_terms(text: str) -> tuple[list[str], list[str]]:
     """The present and excluded HPO ids of a referral (``presentation="hpo"`` or ``"both"``)."""
     present, _, excluded = text.partition("Excluded phenotypes:")
     return list(dict.fromkeys(_HPO.findall(present))), list(dict.fromkeys(_HPO.findall(excluded)))
+
+
+def tool_claims(outputs: Sequence[Any]) -> tuple[Claim, ...]:
+    """The claims in ``ask_patient`` outputs: each answer, and every detail of a yes as a yes."""
+    claims: list[Claim] = []
+    for out in outputs:
+        if not isinstance(out, Mapping) or out.get("answer") not in _POLARITY:
+            continue
+        claims.append(Claim(str(out.get("id")), _POLARITY[out["answer"]]))  # type: ignore[arg-type]
+        claims += [Claim(str(d.get("id")), "yes") for d in out.get("details", []) if isinstance(d, Mapping)]
+    return tuple(dict.fromkeys(claims))
 
 
 def _ranking(output: Any) -> list[str]:
@@ -75,11 +95,17 @@ class AskingDoctor:
     name = "asking"
 
     def __init__(self, kb: HpoKnowledgeBase, *, questions: int = 20, candidates: int = 10, k: int = 3,
-                 style: str = "ids", evidence: float = 2.0) -> None:
+                 style: str = "ids", evidence: float = 2.0, ask_with: str = "say") -> None:
         if style not in ("ids", "names"):
             raise ValueError(f"style must be 'ids' or 'names', got {style!r}")
+        if ask_with not in ASK_WITH:
+            raise ValueError(f"ask_with must be one of {ASK_WITH}, got {ask_with!r}")
+        if ask_with == "say" and not 1 <= questions <= MAX_FINDINGS_PER_MESSAGE:
+            raise ValueError(f"questions must be 1..{MAX_FINDINGS_PER_MESSAGE} (the patient's cap per message), "
+                             f"got {questions}")
         self.kb, self.questions, self.candidates, self.k, self.style = kb, questions, candidates, k, style
-        self.evidence = evidence
+        self.evidence, self.ask_with = evidence, ask_with
+        self.name = "asking" if ask_with == "say" else "asking-tool"
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         present, excluded = referral_terms(first_user_message(info))
@@ -91,6 +117,8 @@ class AskingDoctor:
             return tool_calls(("get_disease", {"disease_id": d}) for d in first)
         if stage == 2:
             asked = self._pick(tool_outputs(info, 1), set(present) | set(excluded))
+            if asked and self.ask_with == "ask_patient":
+                return tool_calls(("ask_patient", {"hpo_id": term}) for term, _ in asked)
             if asked:
                 shown = [f"{label} ({term})" if self.style == "ids" else label for term, label in asked]
                 return say("Do you have any of these? " + "; ".join(shown) + "?")
@@ -105,6 +133,8 @@ class AskingDoctor:
         turns = own_turns(info)
         if len(turns) < 3:
             return ()
+        if self.ask_with == "ask_patient":
+            return tool_claims(tool_outputs(info, 2))
         messages = list(info["messages"])
         replies = [m for m in messages[turns[2] + 1 :] if m.get("role") == "user"]
         asked = [t for t, _ in self._pick(tool_outputs(info, 1), set(present) | set(excluded))]

@@ -11,8 +11,12 @@ No leakage: every tool except ``ask_patient`` is a function of its arguments
 and the read-only KB alone, so it cannot reveal the patient's disease, the
 split or hidden findings; error messages name only the argument at fault.
 ``ask_patient`` answers truthfully from the patient's record (via
-:func:`~agentenv.envs.rare_disease.patients.ask`), which is the one intended
+:func:`~agentenv.envs.rare_disease.patient_answers.ask`), which is the one intended
 way to learn hidden findings, and is counted in ``questions_asked``. It
+answers as a person does: presence for a broad term, and a hidden finding
+only when asked about it or about its direct parent, so sweeping the
+ontology's broad terms reveals little. One call asks about one finding, and
+each call is a tool call (charged by any reward with a ``tool_call_cost``). It
 reads the episode's :class:`Consultation` (the env's per-episode context,
 passed by the turn engine: the tool ``takes_context``), so the tool bodies
 hold no reference to an env and serve every episode alike.
@@ -37,7 +41,8 @@ from typing import Any
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.corpora.hpoa import FREQUENCY_RANGES, FrequencyClass
 from agentenv.envs.rare_disease.answers import canonical_id, find_ids
-from agentenv.envs.rare_disease.patients import Patient, ask
+from agentenv.envs.rare_disease.patient_answers import ask
+from agentenv.envs.rare_disease.patients import Patient
 from agentenv.envs.rare_disease.phenotype_lookup import phenotype_index
 from agentenv.envs.rare_disease.phenotype_ranker import reference_ranker
 from agentenv.envs.rare_disease.tool_args import (
@@ -242,7 +247,8 @@ def make_rare_disease_tools(
             RankArgs, body.rank_by_phenotypes, latency_ms=250.0))
     if ask_patient:
         tools.append(Tool(
-            "ask_patient", "Ask the patient whether they have a finding; answers yes (with the "
-            "specific findings it covers), no, or not sure. Each question counts.",
+            "ask_patient", "Ask the patient whether they have one finding; answers yes, no, or not "
+            "sure. A yes names the patient's unreported findings that are this term or a direct child "
+            "of it (a broader term gets a plain yes: ask about specific findings). Each question counts.",
             AskPatientArgs, body.ask_patient, latency_ms=2000.0, takes_context=True))
     return tools
