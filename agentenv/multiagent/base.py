@@ -406,6 +406,8 @@ class DialogueEnv(AECEnv[str, str, str]):
             self.terminations[agent], self.truncations[agent] = not truncated, truncated
             info = dict(self.infos[agent])
             info.update(reward_components=components, gold=copy_plain(task.gold))
+            if agent == self.lead and d.answer_feedback is not None:
+                info["answer_feedback"] = d.answer_feedback
             self.infos[agent] = info
 
     # --------------------------------------------------------------- helpers

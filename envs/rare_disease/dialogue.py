@@ -239,7 +239,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
     def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
         patient: Patient = task.case
         visit: Visit = dialogue.context
-        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, visit.n_asked)
+        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, visit.n_asked, dialogue)
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)
