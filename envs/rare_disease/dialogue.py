@@ -62,6 +62,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from agentenv.core import Task
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.documents import disease_retriever
+from agentenv.envs.rare_disease.disease_names import disease_spelling_index
 from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
 from agentenv.envs.rare_disease.patient_claims import (
@@ -138,6 +139,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         check_choice("universe", universe, tuple(UNIVERSE_PREFIXES))
         check_choice("presentation", presentation, PRESENTATIONS)
         self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
+        disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
         served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=True,
                                sampler=sampler, tasks=tasks)
         self.import_warnings = served.import_warnings
