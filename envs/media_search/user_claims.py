@@ -58,6 +58,8 @@ _AT_LEAST = {"at least"}
 _CRITERIA = (("highest rated", ("rating", "desc")), ("best rated", ("rating", "desc")), ("top rated", ("rating", "desc")),
              ("lowest rated", ("rating", "asc")), ("worst rated", ("rating", "asc")),
              ("longest", ("runtime", "desc")), ("shortest", ("runtime", "asc")))
+_CRITERIA_WORDS = re.compile(r"\b(" + "|".join(re.escape(p) for p, _ in _CRITERIA) + r")\b")
+"""All criteria phrases in one pass (in :data:`_CRITERIA` order within the alternation: none is a prefix of another)."""
 _NONE = re.compile(r"\b(?:don t|do not) mind about the (release year|year|genre|director|cast|running time|runtime)\b"
                    r"|\bno preference (?:about|for|on) the (release year|year|genre|director|cast|running time|runtime)\b")
 _NEGATION = re.compile(r"\b(not|never|don t|doesn t|isn t|wasn t|didn t|no)\b")
@@ -117,26 +119,31 @@ def _names(request: Request | None) -> tuple[str, ...]:
 
 
 def _spans(vocab: Vocabulary, raw: list[str], keys: list[str], request: Request | None) -> list[tuple[int, int, str]]:
-    own = [normalize_key(n).split() for n in _names(request)]
+    """Named people, left to right: the request's own names first, else a 2–4-word catalog name written
+    with capitals. Only words that can start a name are visited (linear, and cheap on a long message)."""
+    own = sorted((name for n in _names(request) if (name := normalize_key(n).split())), key=len, reverse=True)
+    own_first = {name[0] for name in own}
+    upper = [w[:1].isupper() for w in raw]
     out: list[tuple[int, int, str]] = []
-    i = 0
-    while i < len(keys):
+    free = 0
+    for i in [i for i, key in enumerate(keys) if upper[i] or key in own_first]:
+        if i < free:
+            continue
         found = None
-        for name in sorted(own, key=len, reverse=True):
-            if name and keys[i : i + len(name)] == name:
+        for name in own:
+            if keys[i] == name[0] and keys[i : i + len(name)] == name:
                 found = (i, i + len(name), " ".join(name))
                 break
-        if found is None:
+        if found is None and upper[i]:
             for n in (4, 3, 2):
-                key = " ".join(keys[i : i + n])
-                if i + n <= len(keys) and key in vocab.people and raw[i][:1].isupper() and raw[i + n - 1][:1].isupper():
-                    found = (i, i + n, key)
-                    break
+                if i + n <= len(keys) and upper[i + n - 1]:
+                    key = " ".join(keys[i : i + n])
+                    if key in vocab.people:
+                        found = (i, i + n, key)
+                        break
         if found:
             out.append(found)
-            i = found[1]
-        else:
-            i += 1
+            free = found[1]
     return out
 
 
@@ -147,6 +154,16 @@ def _role(keys: list[str], start: int) -> str:
         if k in _CAST_CUES:
             return "cast"
     return "person"
+
+
+Reading = list[tuple[list[tuple["FieldClaim", tuple[int, ...]]], list[str]]]
+"""A message read sentence by sentence: each sentence's claims (with word positions) and words."""
+
+
+def read_message(vocab: Vocabulary, parts: Sequence[str], request: Request | None) -> Reading:
+    """Each sentence read once: :func:`check_user_message` needs them for the claims and again for the
+    title, and reading a 32 KB message twice cost twice the step budget."""
+    return [_sentence_claims(vocab, sentence, request) for sentence in parts]
 
 
 def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) -> tuple[list[tuple[FieldClaim, tuple[int, ...]]], list[str]]:
@@ -171,11 +188,10 @@ def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) 
         if i in used:
             continue
         year = _YEAR.match(k)
-        pair = " ".join(keys[i : i + 2])
         if year:
             used.add(i)
             claims.append((FieldClaim("year", "decade" if year.group(2) else "year", int(year.group(1))), (i,)))
-        elif i + 1 < len(keys) and i + 1 not in used and pair in vocab.genres:
+        elif i + 1 < len(keys) and i + 1 not in used and (pair := f"{k} {keys[i + 1]}") in vocab.genres:
             used.update((i, i + 1))
             claims.append((FieldClaim("genre", "genre", vocab.genres[pair]), (i, i + 1)))
         elif k in vocab.genres:
@@ -185,18 +201,19 @@ def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) 
         word, n = m.group(1), int(m.group(2))
         bound = n if word in _EXCLUSIVE_MAX or word in _AT_LEAST else n + 1
         claims.append((FieldClaim("runtime", "max" if word in _EXCLUSIVE_MAX | _INCLUSIVE_MAX else "min", bound), ()))
-    for phrase, criterion in _CRITERIA:
-        if re.search(rf"\b{phrase}\b", text):
-            claims.append((FieldClaim("criterion", "criterion", criterion), ()))
+    found = {m.group(1) for m in _CRITERIA_WORDS.finditer(text)}
+    claims += [(FieldClaim("criterion", "criterion", criterion), ()) for phrase, criterion in _CRITERIA if phrase in found]
     return claims, keys
 
 
-def user_claims(vocab: Vocabulary, text: str, request: Request | None = None) -> tuple[FieldClaim, ...]:
-    """Every checkable statement of a user message (see the module docstring)."""
-    out: list[FieldClaim] = []
-    for sentence in sentences(text, _names(request)):
-        out.extend(claim for claim, _ in _sentence_claims(vocab, sentence, request)[0])
-    return tuple(dict.fromkeys(out))
+def user_claims(
+    vocab: Vocabulary, text: str, request: Request | None = None, read: Reading | None = None
+) -> tuple[FieldClaim, ...]:
+    """Every checkable statement of a user message (see the module docstring); ``read``: the
+    message already read by :func:`read_message`."""
+    if read is None:
+        read = read_message(vocab, sentences(text, _names(request)), request)
+    return tuple(dict.fromkeys(claim for claims, _ in read for claim, _ in claims))
 
 
 def is_true(claim: FieldClaim, request: Request) -> bool:
@@ -229,16 +246,20 @@ def field_of(claim: FieldClaim, request: Request) -> str:
     return claim.field
 
 
-def mentions_title(vocab: Vocabulary, text: str, question: Any, request: Request | None = None) -> bool:
-    """True when the text names the film (title or id), the words that state true request values set aside."""
+def mentions_title(
+    vocab: Vocabulary, text: str, question: Any, request: Request | None = None, read: Reading | None = None
+) -> bool:
+    """True when the text names the film (title or id), the words that state true request values set aside;
+    ``read``: the message already read (split with the title protected), if the caller has it."""
     title = normalize_key(question.answer).split()
     if title and title[0] in ("the", "a", "an") and len(title) > 1:
         title = title[1:]
     ids = {normalize_key(a) for a in getattr(question, "aliases", ()) if re.fullmatch(r"(tt|m)\d+", a)}
     checkable = not all(w in ENGLISH_STOPWORDS for w in title)
     n = len(title)
-    for sentence in sentences(text, (*_names(request), question.answer)):
-        claims, keys = _sentence_claims(vocab, sentence, request)
+    if read is None:
+        read = read_message(vocab, sentences(text, (*_names(request), question.answer)), request)
+    for claims, keys in read:
         if ids & set(keys):
             return True
         if not checkable:
@@ -262,11 +283,12 @@ def check_user_message(
     held_back: Sequence[str],
 ) -> UserCheck:
     """Judge one user message: false claims, asked fields left unanswered, title leak, held-back fields volunteered."""
-    claims = user_claims(vocab, text, request)
+    read = read_message(vocab, sentences(text, (*_names(request), question.answer)), request)  # read once
+    claims = user_claims(vocab, text, request, read)
     false = tuple(c for c in claims if not is_true(c, request))
     spoken = {field_of(c, request) for c in claims}
     unanswered = tuple(f for f in asked if f not in spoken)
     volunteered = tuple(dict.fromkeys(
         f for c in claims if c.kind != "none" and (f := field_of(c, request)) in held_back and f not in asked_so_far
     ))
-    return UserCheck(claims, false, unanswered, mentions_title(vocab, text, question, request), volunteered)
+    return UserCheck(claims, false, unanswered, mentions_title(vocab, text, question, request, read), volunteered)
