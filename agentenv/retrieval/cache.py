@@ -79,6 +79,17 @@ def index_dir(kind: str, corpus_checksum: str, params: dict[str, Any]) -> Path:
     return cache_dir("indexes") / f"{kind}-{cache_key(kind, corpus_checksum, params)[:24]}"
 
 
+_IN_PROCESS: dict[str, Any] = {}
+"""Indexes loaded in this process, by cache entry path (so by home and key): every env of a process shares one read-only index
+(searches keep their scratch rows in a pool that each call pops from, so threads may share it too).
+Sixteen MediaSearch envs held 555 MB when each loaded its own copy."""
+
+
+def forget_loaded() -> None:
+    """Drop this process's shared indexes, as a new process would start (the disk entries stay)."""
+    _IN_PROCESS.clear()
+
+
 def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]) -> B:
     """Load the cached index for this key, or ``build()`` it, save it atomically and return it.
 
@@ -88,9 +99,14 @@ def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build:
     """
     key = cache_key(kind, corpus_checksum, params)
     final = index_dir(kind, corpus_checksum, params)
+    shared = _IN_PROCESS.get(str(final))
+    if shared is not None:
+        return shared  # type: ignore[no-any-return]
     if ENTRY.check(final, {"key": key}):
         try:
-            return load_backend(kind, final / "index")  # type: ignore[no-any-return]
+            backend = load_backend(kind, final / "index")
+            _IN_PROCESS[str(final)] = backend
+            return backend  # type: ignore[no-any-return]
         except Exception as err:
             log.warning("index cache entry %s failed to load (%s); rebuilding it", final, err)
     backend = build()
@@ -100,4 +116,5 @@ def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build:
         lambda tmp: backend.save(tmp / "index"),  # type: ignore[attr-defined]
         extra={"kind": kind, "corpus": corpus_checksum},
     )
+    _IN_PROCESS[str(final)] = backend
     return backend

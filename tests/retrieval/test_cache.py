@@ -8,7 +8,7 @@ import pytest
 
 from agentenv.retrieval import build_retriever
 from agentenv.retrieval.bm25 import BM25Retriever
-from agentenv.retrieval.cache import cache_key, cached_index, index_dir
+from agentenv.retrieval.cache import cache_key, cached_index, forget_loaded, index_dir
 from agentenv.retrieval.storage import MANIFEST
 from agentenv.retrieval.tokenize import Tokenizer
 
@@ -48,6 +48,14 @@ def test_built_once_then_loaded(home: Path) -> None:
     queries = film_queries(50, seed=51)
     assert second.search_batch(queries, 10) == first.search_batch(queries, 10)
     assert [p.name for p in (home / "indexes").iterdir()] == [entry().name]  # no temp dirs left
+
+
+def test_one_index_per_process_is_shared(home: Path) -> None:
+    build = Counter()
+    first = cached_index("bm25", "films-v1", PARAMS, build)
+    assert cached_index("bm25", "films-v1", PARAMS, build) is first  # every env of a process shares it
+    forget_loaded()
+    assert cached_index("bm25", "films-v1", PARAMS, build) is not first and build.builds == 1  # loaded, not built
 
 
 def test_key_covers_kind_corpus_and_params() -> None:
@@ -96,10 +104,12 @@ def test_damaged_entry_is_rebuilt(damage) -> None:  # type: ignore[no-untyped-de
     build = Counter()
     good = cached_index("bm25", "films-v1", PARAMS, build)
     damage(entry())
+    forget_loaded()  # a new process: the index this one shares is not read from disk again
     again = cached_index("bm25", "films-v1", PARAMS, build)
     assert build.builds == 2
     queries = film_queries(30, seed=52)
     assert again.search_batch(queries, 10) == good.search_batch(queries, 10)
+    forget_loaded()
     cached_index("bm25", "films-v1", PARAMS, build)  # the rebuilt entry is sound
     assert build.builds == 2
 
