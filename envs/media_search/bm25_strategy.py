@@ -249,9 +249,9 @@ class MediaSearchBM25:
         outputs = tool_outputs(obs)
         split = len(self._opened[0])
         options = self._reading.options or ("", "")
-        records = [best_record(read_question(o), part)
-                   for o, part in zip(options, (outputs[:split], outputs[split:]), strict=True)]
-        records = [r for r in records if r is not None]
+        picked = [best_record(read_question(o), part)
+                  for o, part in zip(options, (outputs[:split], outputs[split:]), strict=True)]
+        records = [r for r in picked if r is not None]
         key, order = self._reading.sort or ("rating", "desc")
         valued = [(r[key], i, r) for i, r in enumerate(records) if isinstance(r.get(key), (int, float))]
         if not valued:

@@ -22,7 +22,9 @@ retrieved passages are in the prompt; one answer.
 
 ## Splits
 ``train`` (≥ 20,000), ``validation`` (1,000) and ``test`` (1,000) generated
-questions; or your own JSONL via ``tasks=``.
+questions, mostly in casual forms (``question_style="varied"``, the default;
+``"template"`` serves the old template phrasings); ``casual``: 196 hand-written
+questions for evaluation; or your own JSONL via ``tasks=``.
 
 ## Options for small models
 ``compact=True``: a short system prompt and plain-text tool outputs
@@ -53,7 +55,13 @@ from agentenv.envs.media_search.question_tasks import (
     question_tasks,
     split_questions,
 )
-from agentenv.envs.media_search.questions import KIND_SHARES, Question, prefetch_questions
+from agentenv.envs.media_search.questions import (
+    DEFAULT_STYLE,
+    KIND_SHARES,
+    STYLES,
+    Question,
+    prefetch_questions,
+)
 from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
@@ -75,6 +83,9 @@ class MediaSearchEnv(ToolEnv):
     ``compact=True`` shortens the system prompt and writes tool outputs as plain
     lines (for small models with short contexts); ``kinds`` keeps only questions
     of those kinds. See "Options for small models" in the module docstring.
+    ``question_style="template"`` serves the generated splits in the old template
+    phrasings instead of the default ``varied`` ones (mostly casual); results
+    record the set served (``corpus_checksums["questions"]``).
     """
 
     def __init__(
@@ -89,6 +100,7 @@ class MediaSearchEnv(ToolEnv):
         tools_in_prompt: bool = False,
         compact: bool = False,
         kinds: Sequence[str] | None = None,
+        question_style: str = DEFAULT_STYLE,
         **kwargs: Any,
     ) -> None:
         if mode not in ("multi_turn", "single_turn"):
@@ -104,10 +116,13 @@ class MediaSearchEnv(ToolEnv):
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
         self._doc_text: dict[str, str] | None = None
+        if question_style not in STYLES:
+            raise ValueError(f"question_style must be one of {', '.join(STYLES)}, got {question_style!r}")
+        self.question_style = question_style
         if tasks is None and split in SPLITS:
-            prefetch_questions()  # with $AGENTENV_BUILD_WORKERS > 1, a first use draws them while the index builds
+            prefetch_questions(style=question_style)  # with $AGENTENV_BUILD_WORKERS > 1, drawn while the index builds
         self.retriever = catalog_retriever(self.catalog, retriever)
-        served = question_tasks(split, tasks)
+        served = question_tasks(split, tasks, question_style)
         if kinds is not None:
             served = only_kinds(served, kinds)
         self.kinds = None if kinds is None else tuple(kinds)
@@ -117,7 +132,7 @@ class MediaSearchEnv(ToolEnv):
         kwargs["single_turn"] = mode == "single_turn"
         super().__init__(served, tools, split=served.split, **kwargs)
         self.corpus_checksums = {"media": self.catalog.checksum}
-        questions = question_set_checksum(served.split)
+        questions = question_set_checksum(served.split, question_style)
         if questions is not None:
             self.corpus_checksums["questions"] = questions
 
@@ -188,7 +203,7 @@ def only_kinds(served: QuestionTasks, kinds: Sequence[str]) -> QuestionTasks:
     if not wanted:
         raise ValueError(f"kinds is empty; give some of {', '.join(KINDS)}")
     # A generated split's questions directly: building all of its Tasks (an id hash each) would double the cost.
-    questions = (split_questions(served.split) if served.split in SPLITS + EVAL_SPLITS
+    questions = (split_questions(served.split, served.style) if served.split in SPLITS + EVAL_SPLITS
                  else [t.case for t in served])
     present = {q.kind for q in questions}
     valid = sorted(set(KINDS) | present)
@@ -201,4 +216,4 @@ def only_kinds(served: QuestionTasks, kinds: Sequence[str]) -> QuestionTasks:
         raise ValueError(
             f"no question of kinds {wanted} in split {served.split!r}; its kinds: {', '.join(sorted(present))}"
         )
-    return QuestionTasks(chosen, served.split)
+    return QuestionTasks(chosen, served.split, served.style)

@@ -75,7 +75,11 @@ class MediaSearchOracle:
                 return dated_title(found, self._outputs)
             return found
         gold = task.gold
-        return gold["answer"] if isinstance(gold, Mapping) and "answer" in gold else str(gold)
+        if not isinstance(gold, Mapping) or "answer" not in gold:
+            return str(gold)
+        if gold.get("answer_type") == "title":  # "Title (Year)": read even where several films share the title
+            return next((a for a in gold.get("aliases", ()) if str(a).endswith(")")), gold["answer"])
+        return gold["answer"]
 
 
 def dated_title(title: str, outputs: Any) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from agentenv.corpora.media import Catalog, Title, normalize_key, title_key
+from agentenv.envs.media_search import question_styles as sty
 from agentenv.envs.media_search import question_templates as tpl
 from agentenv.envs.media_search.grading import number_words
 from agentenv.retrieval.tokenize import ENGLISH_STOPWORDS
@@ -79,7 +80,11 @@ def _number(n: int) -> tuple[str, tuple[str, ...]]:
 class Context:
     """Read-only look-ups shared by the generators, built once per generation run."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, style: str = "template") -> None:
+        if style not in sty.STYLES:
+            raise ValueError(f"question style must be one of {', '.join(sty.STYLES)}, got {style!r}")
+        self.style = style
+        self.refs = sty.References(catalog) if style != "template" else None
         self.catalog = catalog
         self.titles = catalog.titles
         self.people = catalog.people
@@ -105,6 +110,11 @@ class Context:
         self.writer_pool = [k for k in people if len(self.people[k].wrote) >= 3]
         self._top: dict[tuple[Any, ...], int | None] = {}
         self._in_years: dict[tuple[int, int], frozenset[int]] = {}
+
+    def casual(self, rng: np.random.Generator) -> bool:
+        """Whether this draft takes a casual form: never in the ``template`` style (which draws nothing more,
+        so its questions stay those of the old generator), else with probability :data:`~.question_styles.CASUAL_SHARE`."""
+        return self.style != "template" and rng.random() < sty.CASUAL_SHARE
 
     def in_years(self, first: int, last: int) -> frozenset[int]:
         """Positions of the titles released from ``first`` to ``last`` (inclusive); each range built once,
@@ -177,7 +187,8 @@ class Context:
 
 def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
     """One fact of a named film: director, writer, year, runtime or which actor is in it."""
-    t = ctx.titles[ctx.pick(rng, ctx.known)]
+    pos = ctx.pick(rng, ctx.known)
+    t = ctx.titles[pos]
     name = ctx.name_of(t)
     if name is None:
         return None
@@ -188,7 +199,7 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
         return None
     variant = ctx.pick(rng, options)
     template = ctx.pick(rng, tpl.LOOKUP[variant])
-    plan = (_step("search", query=name, k=5), _step("get_title", title_id=t.id))
+    plan: tuple[dict[str, Any], ...] = (_step("search", query=name, k=5), _step("get_title", title_id=t.id))
     constraints = 1
     if variant == "director":
         answer, aliases, kind, extract = t.directors[0], (), "person", _field("directors.0")
@@ -211,8 +222,39 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
         constraints = 2
     a, b = extract.get("options", ("", ""))
     text = template.format(film=name, a=a, b=b)
-    return Draft("lookup", text, answer, aliases, kind, difficulty(constraints, 1),
+    hops = 1
+    if ctx.casual(rng):
+        ref, plan, extra = _reference(ctx, pos, name, variant, plan, rng)
+        text = sty.casualise(sty.pick(rng, sty.LOOKUP[variant]), {"ref": ref, "a": a, "b": b}, rng)
+        constraints, hops = constraints + extra, 1 + (extra > 0)
+    return Draft("lookup", text, answer, aliases, kind, difficulty(constraints, hops),
                  plan, extract, t.id, f"lookup|{t.id}|{variant}")
+
+
+def _reference(ctx: Context, pos: int, name: str, variant: str, plan: tuple[dict[str, Any], ...],
+               rng: np.random.Generator) -> tuple[str, tuple[dict[str, Any], ...], int]:
+    """How a casual lookup names its film, the plan that reaches it, and the constraints the reference adds.
+
+    By title, by a partial title (searched for), or by a description from the
+    catalog's fields (a ``filter_titles`` that matches that film alone);
+    whichever the catalog cannot prove unique falls back to the title. A cast
+    question never describes its film by a cast member.
+    """
+    t = ctx.titles[pos]
+    roll = rng.random()
+    share_title, share_partial, _ = sty.REFERENCE_SHARES
+    if roll >= share_title + share_partial and variant != "cast" and ctx.refs is not None:
+        described = sty.describe(ctx, pos, rng, variant)
+        if described is not None:
+            text, args = described
+            return text, (_step("filter_titles", **args, limit=5), _step("get_title", title_id=t.id)), len(args) - 1
+    elif roll >= share_title and ctx.refs is not None:
+        partial = ctx.refs.partial_title(pos, rng)
+        if partial is not None:
+            ref = sty.with_aside(partial, t, variant, rng, ctx.known_cast(t) if variant != "cast" else [])
+            return ref, (_step("search", query=partial, k=5), _step("get_title", title_id=t.id)), 0
+    ref = sty.casual_title(name, rng) if name == t.title else name
+    return sty.with_aside(ref, t, variant, rng, ctx.known_cast(t) if variant != "cast" else []), plan, 0
 
 
 def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
@@ -261,6 +303,8 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
     desc, clauses = _describe(chosen)
     text = ctx.pick(rng, tpl.CONSTRAINT).format(desc=desc, clauses=clauses)
     text = text.replace(" ?", "?").replace(" .", ".").replace("  ", " ")  # when there are no clauses
+    if ctx.casual(rng):
+        text = sty.casualise(sty.pick(rng, sty.CONSTRAINT), {"desc": _casual_description(chosen, rng)}, rng)
     answer, aliases = ctx.title_answer(t)
     n = len(chosen) + len(chosen.get("cast", ())) - ("cast" in chosen)
     args = {k: chosen[k] for k in sorted(chosen)}
@@ -290,6 +334,46 @@ def _describe(c: dict[str, Any]) -> tuple[str, str]:
     return desc, ", ".join(clauses[:-1]) + " and " + clauses[-1]
 
 
+def _casual_description(c: dict[str, Any], rng: np.random.Generator) -> str:
+    """A constraint question's film as people describe it: "the 1995 spielberg comedy with A and B"."""
+    genre = f"{sty.casual_genre(c['genre'])} " if "genre" in c else ""
+    noun = sty.pick(rng, ("movie", "movie", "film", "one"))
+    year = ""
+    if "year_min" in c and c["year_min"] == c["year_max"]:
+        year = f"{c['year_min']} "
+    tail = f" from {sty.decade_words(c['year_min'], c['year_max'])}" if "year_min" in c and not year else ""
+    head = f"{year}{genre}{noun}"
+    if "director" in c:
+        form = rng.random()
+        if form < 0.5:
+            head = f"{year}{c['director']} {genre}{noun}"
+        else:
+            tail += f" directed by {c['director']}" if form < 0.8 else f" by {c['director']}"
+    parts = [head + tail]
+    cast = c.get("cast", [])
+    if len(cast) > 1 and rng.random() < 0.25:
+        parts.append(f"where {' and '.join(cast)} are both in it")
+    elif cast:
+        parts.append(sty.pick(rng, ("with", "with", "starring")) + " " + " and ".join(cast))
+    if "runtime_max" in c:
+        parts.append(f"under {c['runtime_max'] + 1} minutes")
+    if "runtime_min" in c:
+        parts.append(f"at least {c['runtime_min']} minutes long")
+    return " ".join(parts)
+
+
+def _top_of_all(ctx: Context, genre: str, y0: int, y1: int, cap: int | None, sort_by: str, order: str) -> int | None:
+    """The unique best film of a genre and year range among *all* films (shorts too), or ``None`` on a tie."""
+    sign = 1 if order == "asc" else -1
+    keyed = [(sign * v, i) for i in ctx.by_genre[genre] & ctx.in_years(y0, y1)
+             if (v := getattr(ctx.titles[i], sort_by)) is not None
+             and (cap is None or (ctx.titles[i].runtime is not None and ctx.titles[i].runtime <= cap - 1))]
+    if not keyed:
+        return None
+    best = min(keyed)
+    return best[1] if sum(k == best[0] for k, _ in keyed) == 1 else None
+
+
 def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     """The highest/lowest-rated or longest/shortest feature of a genre in a year or decade."""
     seed = ctx.titles[ctx.pick(rng, ctx.known)]
@@ -310,6 +394,13 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     desc = f"{when[0]}{adjective} feature film{when[1]}{limit}"
     descs = f"{when[0]}{adjective} feature films{when[1]}{limit}"
     text = ctx.pick(rng, tpl.SUPERLATIVE[(sort_by, order)]).format(desc=desc, descs=descs)
+    if ctx.casual(rng):
+        # "movie" only where no short film would top the group: else the question keeps "feature"
+        plain = _top_of_all(ctx, genre, y0, y1, cap, sort_by, order) == found
+        noun = sty.pick(rng, ("movie", "movie", "film")) if plain else "feature"
+        period = f"from {y0}" if not decade else f"of {sty.decade_words(y0, y1)}"
+        group = f"{sty.casual_genre(genre)} {noun} {period}" + (f" under {cap} minutes" if cap else "")
+        text = sty.casualise(sty.pick(rng, sty.SUPERLATIVE[(sort_by, order)]), {"desc": group}, rng)
     args: dict[str, Any] = {"genre": genre, "year_min": y0, "year_max": y1, "feature_only": True,
                             "sort_by": sort_by, "order": order, "limit": 3}
     if cap:
@@ -335,6 +426,8 @@ def two_hop(ctx: Context, rng: np.random.Generator) -> Draft | None:
                                ("year", True)) if ok]
     variant = ctx.pick(rng, options)
     text = ctx.pick(rng, tpl.TWO_HOP[variant]).format(a=a, b=b)
+    if ctx.casual(rng):
+        text = sty.casualise(sty.pick(rng, sty.TWO_HOP[variant]), {"a": a, "b": b}, rng)
     answer, kind, path = {"director": (t.directors[0] if t.directors else "", "person", "directors.0"),
                           "writer": (t.writers[0] if t.writers else "", "person", "writers.0"),
                           "year": (str(t.year), "year", "year")}[variant]
@@ -359,6 +452,9 @@ def comparison(ctx: Context, rng: np.random.Generator) -> Draft | None:
     winner = (a if va < vb else b) if op == "argmin" else (a if va > vb else b)
     first, second = (a, b) if rng.random() < 0.5 else (b, a)
     text = ctx.pick(rng, tpl.COMPARISON[variant]).format(a=first.title, b=second.title)
+    if ctx.casual(rng):
+        a_ref, b_ref = sty.casual_title(first.title, rng), sty.casual_title(second.title, rng)
+        text = sty.casualise(sty.pick(rng, sty.COMPARISON[variant]), {"a": a_ref, "b": b_ref}, rng)
     plan = (_step("search", query=first.title, k=5), _step("get_title", title_id=first.id),
             _step("search", query=second.title, k=5), _step("get_title", title_id=second.id))
     answer, aliases = ctx.title_answer(winner)
@@ -400,9 +496,26 @@ def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
         extract, fact, constraints = _field("people.0.totals.wrote"), f"count|wrote|{key}", 1
     if n < 2:
         return None
+    if ctx.casual(rng):
+        text = _casual_count(fact, person.name, plan, rng)
     answer, aliases = _number(n)
     return Draft("count", text, answer, aliases, "number", difficulty(constraints, 1), plan, extract,
                  f"person:{key}", fact)
+
+
+def _casual_count(fact: str, person: str, plan: tuple[dict[str, Any], ...], rng: np.random.Generator) -> str:
+    """A count question as people ask it; the years and genre come from the plan's own filter."""
+    role = fact.split("|")[1]
+    args = plan[0]["arguments"]
+    if role == "directed":
+        decade = sty.decade_words(args["year_min"], args["year_max"])
+        frames = sty.COUNT["directed_decade"] if decade and rng.random() < 0.7 else sty.COUNT["directed"]
+        values = {"person": person, "y0": args["year_min"], "y1": args["year_max"], "decade": decade}
+    elif role == "acted":
+        frames, values = sty.COUNT["acted"], {"person": person, "genre": sty.casual_genre(args["genre"])}
+    else:
+        frames, values = sty.COUNT["wrote"], {"person": person}
+    return sty.casualise(sty.pick(rng, frames), values, rng)
 
 
 GENERATORS: dict[str, Callable[[Context, np.random.Generator], Draft | None]] = {

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.core import Task
-from agentenv.envs.media_search.questions import Question, question_rows
+from agentenv.envs.media_search.questions import DEFAULT_STYLE, Question, question_rows
 from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
 
 ANSWER_RULES = (
@@ -38,10 +38,12 @@ TaskSource = str | Path | Sequence[Mapping[str, Any]]
 class QuestionTasks(Sequence[Task]):
     """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
 
-    def __init__(self, questions: Sequence[Question], split: str) -> None:
+    def __init__(self, questions: Sequence[Question], split: str, style: str = DEFAULT_STYLE) -> None:
         self._questions = questions
         self.split = split
         """The split name, or ``custom`` for the user's questions."""
+        self.style = style
+        """The question style of a generated split (see :data:`~agentenv.envs.media_search.questions.STYLES`)."""
         self._cache: dict[int, Task] = {}
 
     def __len__(self) -> int:
@@ -68,16 +70,16 @@ def question_task(q: Question, split: str) -> Task:
     )
 
 
-def question_tasks(split: str, tasks: TaskSource | None = None) -> QuestionTasks:
-    """The generated questions of ``split``, or the user's (``tasks=``, split ``custom``), as Tasks."""
+def question_tasks(split: str, tasks: TaskSource | None = None, style: str = DEFAULT_STYLE) -> QuestionTasks:
+    """The questions of ``split`` (generated ones in ``style``), or the user's (``tasks=``, split ``custom``), as Tasks."""
     if tasks is None:
-        return QuestionTasks(split_questions(split), split)
+        return QuestionTasks(split_questions(split, style), split, style)
     if isinstance(tasks, (str, Path)):
         return QuestionTasks(load_user_tasks(Path(tasks)), "custom")
     return QuestionTasks([question_from_dict(row, where=f"tasks[{i}]") for i, row in enumerate(tasks)], "custom")
 
 
-def split_questions(split: str) -> Sequence[Question]:
+def split_questions(split: str, style: str = DEFAULT_STYLE) -> Sequence[Question]:
     """The questions of a split (generated ones decoded on first access); an unknown split name is a ``ValueError``."""
     if split == "casual":
         from agentenv.envs.media_search.casual import casual_questions
@@ -85,10 +87,10 @@ def split_questions(split: str) -> Sequence[Question]:
         return casual_questions()
     if split not in SPLITS:
         raise ValueError(f"split must be 'train', 'validation', 'test' or 'casual', got {split!r}")
-    return question_rows(split)
+    return question_rows(split, style=style)
 
 
-def question_set_checksum(split: str) -> str | None:
+def question_set_checksum(split: str, style: str = DEFAULT_STYLE) -> str | None:
     """The sha256 that names a split's question set, recorded with every result (``corpus_checksums["questions"]``).
 
     Why: the leaderboard refuses to compare runs whose corpora differ, so tagging
@@ -100,9 +102,9 @@ def question_set_checksum(split: str) -> str | None:
         from agentenv.envs.media_search.casual import CASUAL_SHA256
 
         return CASUAL_SHA256
-    from agentenv.envs.media_search.questions import SPLIT_CHECKSUMS
+    from agentenv.envs.media_search.questions import PUBLISHED_CHECKSUMS
 
-    return SPLIT_CHECKSUMS.get(split)
+    return PUBLISHED_CHECKSUMS.get(style, {}).get(split)
 
 
 def question_task_from_dict(data: Mapping[str, Any]) -> Task:

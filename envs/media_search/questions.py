@@ -65,23 +65,39 @@ Split = Literal["train", "validation", "test"]
 
 GENERATION_SEED = 20260
 """Seed of the published splits."""
-QUESTIONS_FORMAT = 4
+QUESTIONS_FORMAT = 5
 """Bump when generation or the cache layout changes; cached splits of older formats are regenerated.
 
 4: the body holds one canonical JSON object per line (read one line at a
-time; the questions are the same as in format 3)."""
+time; the questions are the same as in format 3).
+5: a question style (``varied``, the default, or ``template``) in the cache
+file's name and header; ``template`` questions are those of format 4."""
+STYLES = ("varied", "template")
+"""Question styles (:mod:`~agentenv.envs.media_search.question_styles`): ``varied`` (default, mostly casual
+forms) and ``template`` (the phrasings of format 4, the same questions bit for bit)."""
+DEFAULT_STYLE = "varied"
 SPLIT_SIZES: dict[str, int] = {"train": 24_000, "validation": 1_000, "test": 1_000}
 KIND_SHARES: dict[str, float] = {"lookup": 0.2, "constraint": 0.2, "superlative": 0.15,
                                  "two_hop": 0.15, "comparison": 0.15, "count": 0.15}
 """Share of each kind in every split (sizes × shares are whole numbers)."""
 SPLIT_BUCKETS = {"test": 800, "validation": 1600}
 """A group whose hash bucket (0-9999) is below 800 is test, below 1600 validation, else train."""
-SPLIT_CHECKSUMS: dict[str, str] = {
-    "train": "53c4e31721fb8cc3ec4c31d328ce5ee4cdde8eaba42cbeaa416942eccb28b8ef",
-    "validation": "556db6db28b3ef6ffce220d00ef1e0b34ce3d2a089b45c0141921a7b93d6b200",
-    "test": "b33799c0d0b433413a30bc65ec0cee49c1d56f44625d19278f8205dc5912a8df",
+PUBLISHED_CHECKSUMS: dict[str, dict[str, str]] = {
+    "varied": {
+        "train": "6c68aa4fa2b591ebab195218f06cb8375e981479e35f16bb5aa535353fe74443",
+        "validation": "5e8e63986e14a4c310494ce2f5a8dc1f4ddc22fca1282e8736d3ab157218f1ca",
+        "test": "924ebe0fd823de9f59f65c2dfe733e109337094fdc593641d2e647237f967581",
+    },
+    "template": {
+        "train": "53c4e31721fb8cc3ec4c31d328ce5ee4cdde8eaba42cbeaa416942eccb28b8ef",
+        "validation": "556db6db28b3ef6ffce220d00ef1e0b34ce3d2a089b45c0141921a7b93d6b200",
+        "test": "b33799c0d0b433413a30bc65ec0cee49c1d56f44625d19278f8205dc5912a8df",
+    },
 }
-"""sha256 of each published split (see :func:`split_checksum`)."""
+"""sha256 of each published split per question style (see :func:`split_checksum`); a result records the
+served split's as ``corpus_checksums["questions"]``, so results on two styles never share a board."""
+SPLIT_CHECKSUMS: dict[str, str] = PUBLISHED_CHECKSUMS[DEFAULT_STYLE]
+"""The default style's checksums."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +196,8 @@ def quota(split: str, kind: str, sizes: Mapping[str, int] = SPLIT_SIZES) -> int:
 
 
 def generate_questions(
-    catalog: Catalog, seed: int = GENERATION_SEED, sizes: Mapping[str, int] = SPLIT_SIZES
+    catalog: Catalog, seed: int = GENERATION_SEED, sizes: Mapping[str, int] = SPLIT_SIZES,
+    style: str = DEFAULT_STYLE,
 ) -> dict[str, list[Question]]:
     """Generate every split from ``catalog`` with ``np.random.default_rng``.
 
@@ -190,11 +207,11 @@ def generate_questions(
     id hashes the kind and the wording, so two questions worded alike would
     share one), or if its split is full; drawing stops when every split has
     its quota of the kind. Each
-    split is sorted by question id.
+    split is sorted by question id. ``style`` picks the phrasings (:data:`STYLES`).
     """
     from agentenv.envs.media_search.question_kinds import Context
 
-    ctx = Context(catalog)
+    ctx = Context(catalog, style)
     out: dict[str, list[Question]] = {s: [] for s in sizes}
     for k in range(len(_kinds())):
         for q in _generate_kind(ctx, k, seed, sizes):
@@ -258,7 +275,7 @@ _WORKER_CONTEXT: Any = None
 
 
 def _kind_lines(job: tuple[int, int]) -> list[tuple[str, str, bytes]]:
-    """In a worker: ``(split, id, canonical JSON)`` of each question of one kind."""
+    """In a worker: ``(split, id, canonical JSON)`` of each question of one kind (the context holds the style)."""
     k, seed = job
     return [(q.split, q.id, canonical_json(q)) for q in _generate_kind(_WORKER_CONTEXT, k, seed, SPLIT_SIZES)]
 
@@ -299,7 +316,7 @@ class _Generation:
     so that the env builds its search index meanwhile; :meth:`lines` waits.
     """
 
-    def __init__(self, catalog: Catalog, seed: int, workers: int) -> None:
+    def __init__(self, catalog: Catalog, seed: int, workers: int, style: str = DEFAULT_STYLE) -> None:
         import multiprocessing as mp
 
         from agentenv.envs.media_search.question_kinds import Context
@@ -311,7 +328,7 @@ class _Generation:
         jobs = [(k, seed) for k in order]
         self._pool: Any = None
         self._parts: list[list[tuple[str, str, bytes]]] | None = None
-        _WORKER_CONTEXT = Context(catalog)
+        _WORKER_CONTEXT = Context(catalog, style)
         try:
             if workers > 1:
                 self._pool = mp.get_context("fork").Pool(workers)  # the workers inherit the context
@@ -337,36 +354,39 @@ class _Generation:
         return out
 
 
-_PENDING: dict[int, _Generation] = {}
+_PENDING: dict[tuple[int, str], _Generation] = {}
 
 
-def prefetch_questions(seed: int = GENERATION_SEED) -> None:
+def prefetch_questions(seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> None:
     """Start generating the questions in worker processes when they are not cached; return at once.
 
     :func:`question_rows` collects the result. Does nothing when every split
     is loaded or has a cache file (verified when read), or when there is one
     worker only (then the first :func:`question_rows` generates them).
     """
-    if seed in _PENDING or all((s, seed) in _LOADED or _cache_file(s, seed).is_file() for s in SPLIT_SIZES):
+    if (seed, style) in _PENDING or all(
+        (s, seed, style) in _LOADED or _cache_file(s, seed, style).is_file() for s in SPLIT_SIZES
+    ):
         return
     workers = generation_workers()
     if workers > 1:
         from agentenv.corpora.media import load_catalog
 
-        _PENDING[seed] = _Generation(load_catalog(), seed, workers)
+        _PENDING[seed, style] = _Generation(load_catalog(), seed, workers, style)
 
 
 # --------------------------------------------------------------------------- loading
 
 
-def _cache_file(split: str, seed: int) -> Any:
+def _cache_file(split: str, seed: int, style: str = DEFAULT_STYLE) -> Any:
     from agentenv.corpora.media import cache_path
 
-    return cache_path().with_name(f"questions-v{QUESTIONS_FORMAT}-seed{seed}-{split}.json")
+    return cache_path().with_name(f"questions-v{QUESTIONS_FORMAT}-{style}-seed{seed}-{split}.json")
 
 
-def _header(split: str, seed: int) -> dict[str, Any]:
-    return {"format": QUESTIONS_FORMAT, "source_sha256": MOVIES_DB_SHA256, "seed": seed, "split": split}
+def _header(split: str, seed: int, style: str = DEFAULT_STYLE) -> dict[str, Any]:
+    return {"format": QUESTIONS_FORMAT, "source_sha256": MOVIES_DB_SHA256, "seed": seed, "split": split,
+            "style": style}
 
 
 class QuestionRows(Sequence[Question]):
@@ -421,10 +441,10 @@ class QuestionRows(Sequence[Question]):
         return self._lines
 
 
-_LOADED: dict[tuple[str, int], QuestionRows] = {}
+_LOADED: dict[tuple[str, int, str], QuestionRows] = {}
 
 
-def load_questions(split: str, *, seed: int = GENERATION_SEED) -> list[Question]:
+def load_questions(split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> list[Question]:
     """Return the questions of ``split`` ("train", "validation" or "test").
 
     The first call generates all splits from the catalog (a few seconds) and
@@ -432,26 +452,28 @@ def load_questions(split: str, *, seed: int = GENERATION_SEED) -> list[Question]
     a corrupt file is regenerated). :func:`question_rows` is the same list,
     decoded on access.
     """
-    return list(question_rows(split, seed=seed))
+    return list(question_rows(split, seed=seed, style=style))
 
 
-def question_rows(split: str, *, seed: int = GENERATION_SEED) -> QuestionRows:
-    """The questions of ``split`` as a read-only sequence that decodes each on first access."""
+def question_rows(split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> QuestionRows:
+    """The questions of ``split`` in ``style`` as a read-only sequence that decodes each on first access."""
     if split not in SPLIT_SIZES:
         raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLIT_SIZES)}")
-    key = (split, seed)
+    if style not in STYLES:
+        raise ValueError(f"unknown question style {style!r}; use one of {', '.join(STYLES)}")
+    key = (split, seed, style)
     if key not in _LOADED:
-        rows = None if seed in _PENDING else _read_cached(split, seed)  # a started generation is collected
+        rows = None if (seed, style) in _PENDING else _read_cached(split, seed, style)  # a started one is collected
         if rows is None:
-            _generate_and_cache(seed)
+            _generate_and_cache(seed, style)
         else:
             _LOADED[key] = rows
     return _LOADED[key]
 
 
-def _read_cached(split: str, seed: int) -> QuestionRows | None:
-    path = _cache_file(split, seed)
-    found = unpack_bytes(path, _header(split, seed))
+def _read_cached(split: str, seed: int, style: str) -> QuestionRows | None:
+    path = _cache_file(split, seed, style)
+    found = unpack_bytes(path, _header(split, seed, style))
     if found is None:
         return None
     head, blob = found
@@ -466,29 +488,29 @@ def _read_cached(split: str, seed: int) -> QuestionRows | None:
     return rows
 
 
-def _generate_and_cache(seed: int) -> None:
+def _generate_and_cache(seed: int, style: str = DEFAULT_STYLE) -> None:
     from agentenv.corpora.media import load_catalog
     from agentenv.progress import build_step
 
-    with build_step("generating the MediaSearch questions of every split"):
-        generation = _PENDING.pop(seed, None) or _Generation(load_catalog(), seed, generation_workers())
+    with build_step(f"generating the MediaSearch questions of every split ({style} style)"):
+        generation = _PENDING.pop((seed, style), None) or _Generation(load_catalog(), seed, generation_workers(), style)
         splits = generation.lines()
         for name, lines in splits.items():
-            published = SPLIT_CHECKSUMS.get(name)
+            published = PUBLISHED_CHECKSUMS[style].get(name)
             if seed == GENERATION_SEED and published and _checksum_of_lines(lines) != published:
-                warnings.warn(f"the generated {name!r} split differs from the published one "
+                warnings.warn(f"the generated {name!r} split ({style} style) differs from the published one "
                               "(a different numpy?); results are not comparable", stacklevel=4)
-            header = {**_header(name, seed), "rows": len(lines)}
-            path = _cache_file(name, seed)
+            header = {**_header(name, seed, style), "rows": len(lines)}
+            path = _cache_file(name, seed, style)
             write_atomic(path, pack_bytes(header, b"\n".join(lines)))
-            _LOADED[(name, seed)] = QuestionRows(lines, where=str(path))
+            _LOADED[(name, seed, style)] = QuestionRows(lines, where=str(path))
 
 
-def question_stats(seed: int = GENERATION_SEED) -> dict[str, Any]:
+def question_stats(seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> dict[str, Any]:
     """Return sizes, checksums and counts per kind, difficulty and answer type, per split."""
     stats: dict[str, Any] = {}
     for split in SPLIT_SIZES:
-        questions = load_questions(split, seed=seed)
+        questions = load_questions(split, seed=seed, style=style)
         stats[split] = {
             "size": len(questions),
             "sha256": split_checksum(questions),

@@ -17,7 +17,7 @@ Steps, each one turn of parallel calls:
    its capitalised spans and on the words left once question words, years and
    genre are taken out (a partial name such as "spielberg" finds the full one);
    and, when the question names a genre and years, the **filter_titles**
-   group a superlative ranks;
+   group a superlative ranks, sorted each way (by rating and runtime, up and down);
 2. **filter_titles** counts for each person found, by the role, years and
    genre the question names (what a count question needs), and
 3. **get_title** on the best-fitting search hits, the films named in full,
@@ -106,12 +106,13 @@ def _first_calls(reading: QuestionReading, catalog: Any) -> list[tuple[str, dict
     for name in list(dict.fromkeys(people))[:MAX_NAMES]:
         calls.append(("find_person", {"name": name[:200]}))
     if reading.genre and (reading.years or reading.years_between):
-        years = _years(reading)
-        key, order = reading.sort or ("rating", "desc")
-        group = {"genre": reading.genre, "feature_only": True, "sort_by": key, "order": order, "limit": 5, **years}
-        if reading.runtime_under:
-            group["runtime_max"] = reading.runtime_under - 1
-        calls.append(("filter_titles", group))
+        # the group a superlative ranks, in each order (a misspelt "worst" must not hide the answer)
+        for key, order in (("rating", "desc"), ("rating", "asc"), ("runtime", "desc"), ("runtime", "asc")):
+            group = {"genre": reading.genre, "feature_only": True, "sort_by": key, "order": order, "limit": 3,
+                     **_years(reading)}
+            if reading.runtime_under:
+                group["runtime_max"] = reading.runtime_under - 1
+            calls.append(("filter_titles", group))
     return calls
 
 
@@ -154,7 +155,7 @@ def why_unreachable(env: Any, task: Task) -> str | None:
     texts = [json.dumps(o, ensure_ascii=False) for o in first_out if o is not None]
     ids: list[str] = []
     people: list[Mapping[str, Any]] = []
-    for (tool, args), out in zip(first, first_out, strict=False):
+    for (tool, _), out in zip(first, first_out, strict=False):
         if not isinstance(out, Mapping):
             continue
         if tool == "search":

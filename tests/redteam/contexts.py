@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 import agentenv  # noqa: F401  (registers the ids)
+from agentenv.envs.media_search.grading import read_answer
 from agentenv.multiagent import as_single_agent, env_ids, make
 
 from .attacks import AttackContext
@@ -89,8 +90,12 @@ def _media_contexts(env: Any, tasks: Any, per_type: int) -> dict[int, AttackCont
                 value = int(gold["answer"])
                 distractors = tuple(str(value + d) for d in (1, 2, 5))
             gold_id = next((a for a in gold["aliases"] if a.startswith("tt")), None)
+            honest = gold["answer"]
+            if kind == "title" and not read_answer(honest, tasks[i].case).correct:
+                # a title several films share is read only with its year: the honest answer is "Title (Year)"
+                honest = next(a for a in gold["aliases"] if a.endswith(")"))
             contexts[i] = AttackContext(
-                gold=gold["answer"], gold_id=gold_id, prompt=_prompt(env, i), distractors=distractors[:3],
+                gold=honest, gold_id=gold_id, prompt=_prompt(env, i), distractors=distractors[:3],
                 distractor_ids=tuple(t for t in title_ids if t != gold_id)[:3],
                 universe_ids=tuple(t for t in title_ids if t != gold_id), numeric=kind in ("number", "year"),
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from agentenv.envs.media_search.grading import grade_answer
 from agentenv.envs.media_search.oracle import dated_title
 from agentenv.envs.media_search.questions import (
     KIND_SHARES,
+    PUBLISHED_CHECKSUMS,
     SPLIT_CHECKSUMS,
     SPLIT_SIZES,
     Question,
@@ -80,6 +82,48 @@ def test_generation_is_deterministic_and_matches_the_published_checksums(catalog
         assert split_checksum(again[split]) == split_checksum(questions) == SPLIT_CHECKSUMS[split]
     stats = question_stats()
     assert stats["test"]["sha256"] == SPLIT_CHECKSUMS["test"]
+
+
+def test_the_template_style_is_the_old_question_set(catalog):
+    """Generated with ``style="template"`` the splits are those of format 4, bit for bit (the old checksums)."""
+    template = PUBLISHED_CHECKSUMS["template"]
+    assert template["test"] == "b33799c0d0b433413a30bc65ec0cee49c1d56f44625d19278f8205dc5912a8df"
+    for split in SPLIT_SIZES:
+        assert split_checksum(load_questions(split, style="template")) == template[split]
+    assert set(template.values()).isdisjoint(PUBLISHED_CHECKSUMS["varied"].values())
+
+
+def test_the_default_style_is_mostly_casual_and_varied(splits):
+    """At least half of the test questions in a casual form, with many openings and films named other than
+    by their exact title (issue 30); the figures of benchmarks/question_diversity.py."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "question_diversity.py"
+    spec = importlib.util.spec_from_file_location("question_diversity", path)
+    diversity = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diversity)
+    varied, template = diversity.figures(splits["test"]), diversity.figures(load_questions("test", style="template"))
+    assert varied["casual_form"] >= 0.5 and template["casual_form"] == 0.0
+    assert varied["openings_per_100"] > template["openings_per_100"] + 10
+    assert varied["title_verbatim"] < 0.6 < template["title_verbatim"]
+    assert varied["type_token_ratio"] > template["type_token_ratio"]
+
+
+def test_a_superlative_says_movie_only_where_no_short_film_tops_it(catalog, splits):
+    """A casual superlative without "feature" must have the same answer over all films, shorts included."""
+    checked = 0
+    for q in splits["test"]:
+        if q.kind != "superlative" or "feature" in q.question.lower():
+            continue
+        args = q.plan[0]["arguments"]
+        key, sign = args["sort_by"], (1 if args["order"] == "asc" else -1)
+        films = [t for t in catalog if args["year_min"] <= t.year <= args["year_max"] and args["genre"] in t.genres
+                 and getattr(t, key) is not None
+                 and ("runtime_max" not in args or (t.runtime is not None and t.runtime <= args["runtime_max"]))]
+        best = min(sign * getattr(t, key) for t in films)
+        assert [t.title for t in films if sign * getattr(t, key) == best] == [q.answer], q.question
+        checked += 1
+    assert checked > 20
 
 
 def test_every_kind_has_several_phrasings(splits):
@@ -147,14 +191,20 @@ class BruteForce:
             found = self.films_with(cast=steps["filter_titles"]["cast"])
             assert len(found) == 1 and found[0].id == steps["get_title"]["title_id"], q.question
             if q.answer_type == "person":
-                assert len(found[0].directors if "direct" in q.question else found[0].writers) == 1
+                assert len(found[0].directors if q.extract["path"].startswith("directors") else found[0].writers) == 1
         elif q.kind == "lookup":
             t = self.catalog.get(steps["get_title"]["title_id"])
-            if f"({t.year})" in q.question:
+            query = steps.get("search", {}).get("query")
+            if "filter_titles" in steps:  # described by catalog fields: the description matches this film alone
+                assert [x.id for x in self.films_with(**steps["filter_titles"])] == [t.id], q.question
+            elif query is not None and normalize_key(query) != normalize_key(t.title) and f"({t.year})" not in query:
+                key = f" {normalize_key(query)} "  # a partial title: no other title holds it as whole words
+                assert [x.id for x in self.catalog if key in f" {normalize_key(x.title)} "] == [t.id], q.question
+            elif f"({t.year})" in q.question:
                 assert self.name_years[(title_key(t.title), t.year)] == 1, q.question
             else:
                 assert self.names[title_key(t.title)] == 1, q.question
-            if "direct" in q.question:
+            if q.extract["path"].startswith("directors"):
                 assert t.directors == (q.answer,)
         elif q.kind == "comparison":
             a, b = (self.catalog.get(s["arguments"]["title_id"]) for s in q.plan if s["tool"] == "get_title")
