@@ -88,6 +88,10 @@ _RANGE = re.compile(r"\b(?:between|from)\s+((?:19|20)[0-9]{2})\s+(?:and|to|throu
                     re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _UNDER = re.compile(r"\b(?:under|less than|shorter than) ([0-9]{2,3}) minutes\b", re.IGNORECASE)
+_UNDER_HOURS = {r"\b(?:under|less than|shorter than) an hour and a half\b": 90,
+                r"\b(?:under|less than|shorter than) (?:two|2) hours\b": 120,
+                r"\b(?:under|less than|shorter than) (?:an|one|1) hour\b(?! and)": 60}
+"""Runtime caps said in hours, in minutes."""
 
 _COUNT = re.compile(r"\bhow many\b(?! minutes)|\bcount (?:of|the)\b|^count\b|\bnumber of\b(?! minutes)", re.I)
 _RUNTIME = re.compile(r"\bhow long\b|\bruntime\b|\brun ?time\b|\bhow many minutes\b|\bin minutes\b|\blength\b"
@@ -262,7 +266,9 @@ def _spans(question: str) -> list[str]:
 _PHRASES = re.compile(r"\b(?:how long|how many|what year|which year|came out|come out|comes out|in total|"
                       r"which one|the one|one with|i mean|just the name|of all time|in minutes|"
                       r"the most|like most|liked most|top rated|best rated|worst rated|feature films?|"
-                      r"running (?:under|at least|over) [0-9]+ minutes)\b")
+                      r"(?:running )?(?:under|at least|over|shorter than) [0-9]+ minutes|"
+                      r"(?:under|shorter than) (?:two|2) hours|"
+                      r"under an hour and a half)\b")
 
 
 def _content(text: str, drop: set[str]) -> list[str]:
@@ -298,7 +304,7 @@ def read_question(question: str) -> QuestionReading:
         question=text, asks=asks, query=query[:500], quoted=quoted, spans=spans, years=years,
         years_between=between, genre=genre, options=options, sort=_sort(text, asks),
         role=_role(text) if asks == "count" else None, rest=" ".join(rest_words),
-        runtime_under=int(cap.group(1)) if (cap := _UNDER.search(text)) else None,
+        runtime_under=_runtime_under(text),
     )
 
 
@@ -325,6 +331,22 @@ def _find_options(text: str) -> tuple[str, str] | None:
         a, b = _OPTION_CUT.sub("", found.group("a")), found.group("b")
     a, b = _strip_option(a), _strip_option(b)
     return (a, b) if a and b else None
+
+
+def _runtime_under(text: str) -> int | None:
+    """The runtime cap a question sets, in minutes: "under 90 minutes", "under two hours", "under an hour and a half".
+
+    Example:
+        >>> _runtime_under("best drama of 1999 under two hours"), _runtime_under("a film under 100 minutes")
+        (120, 100)
+    """
+    found = _UNDER.search(text)
+    if found:
+        return int(found.group(1))
+    for pattern, minutes in _UNDER_HOURS.items():
+        if re.search(pattern, text, re.IGNORECASE):
+            return minutes
+    return None
 
 
 def _strip_option(text: str) -> str:

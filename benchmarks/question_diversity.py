@@ -4,9 +4,10 @@ Why: issue 30 asks generated questions to read like the ones people type. This
 prints, for the test split in each question style and for the casual split:
 
 * the share of questions in a casual form (matching none of the template phrasings);
-* distinct openings (first two words, lower case) per 100 questions;
-* type/token ratio of the words, on 150 questions drawn with a fixed seed (the
-  ratio falls with length, so every set is measured at one size);
+* distinct openings (first two words, lower case) per 100 questions, and
+* the type/token ratio of the words, each on 150 questions (both fall with the
+  number of questions, so every set is measured at one size), averaged over 20
+  seeded draws;
 * the share of questions about a named film (their plan opens it with
   ``get_title``) that write its title verbatim, case and all;
 * the out-of-fold AUC of the classifier of ``agentenv data shift-check``
@@ -39,6 +40,8 @@ from agentenv.envs.media_search.question_tasks import split_questions
 from agentenv.envs.media_search.questions import STYLES, Question
 
 SIZE = 150
+DRAWS = 20
+"""Samples of :data:`SIZE` questions the openings and type/token ratio are averaged over (they depend on size)."""
 SAMPLE = 100
 DOC = Path(__file__).resolve().parents[1] / "docs" / "envs" / "media_search_questions.md"
 
@@ -68,9 +71,13 @@ def figures(questions: Sequence[Question], seed: int = 0) -> dict[str, float]:
     """The diversity figures of one question set (see the module docstring)."""
     catalog = load_catalog()
     rng = np.random.default_rng(seed)
-    sample = [questions[int(i)] for i in rng.choice(len(questions), min(SIZE, len(questions)), replace=False)]
-    words = [w for q in sample for w in re.findall(r"[a-z0-9']+", q.question.lower())]
-    openings = {" ".join(re.findall(r"[a-z0-9']+", q.question.lower())[:2]) for q in sample}
+    ratios, opening_counts = [], []
+    for _ in range(DRAWS):
+        sample = [questions[int(i)] for i in rng.choice(len(questions), min(SIZE, len(questions)), replace=False)]
+        words = [w for q in sample for w in re.findall(r"[a-z0-9']+", q.question.lower())]
+        ratios.append(len(set(words)) / max(len(words), 1))
+        openings = {" ".join(re.findall(r"[a-z0-9']+", q.question.lower())[:2]) for q in sample}
+        opening_counts.append(100 * len(openings) / len(sample))
     named = verbatim = 0
     for q in questions:
         films = [s["arguments"]["title_id"] for s in q.plan or () if s["tool"] == "get_title"]
@@ -80,8 +87,8 @@ def figures(questions: Sequence[Question], seed: int = 0) -> dict[str, float]:
     return {
         "questions": len(questions),
         "casual_form": sum(not is_template(q.question) for q in questions) / len(questions),
-        "openings_per_100": 100 * len(openings) / len(sample),
-        "type_token_ratio": len(set(words)) / max(len(words), 1),
+        "openings_per_100": float(np.mean(opening_counts)),
+        "type_token_ratio": float(np.mean(ratios)),
         "title_verbatim": verbatim / max(named, 1),
     }
 

@@ -399,7 +399,7 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
         plain = _top_of_all(ctx, genre, y0, y1, cap, sort_by, order) == found
         noun = sty.pick(rng, ("movie", "movie", "film")) if plain else "feature"
         period = f"from {y0}" if not decade else f"of {sty.decade_words(y0, y1)}"
-        group = f"{sty.casual_genre(genre)} {noun} {period}" + (f" under {cap} minutes" if cap else "")
+        group = f"{sty.casual_genre(genre)} {noun} {period}" + (f" {sty.runtime_cap(cap, rng)}" if cap else "")
         text = sty.casualise(sty.pick(rng, sty.SUPERLATIVE[(sort_by, order)]), {"desc": group}, rng)
     args: dict[str, Any] = {"genre": genre, "year_min": y0, "year_max": y1, "feature_only": True,
                             "sort_by": sort_by, "order": order, "limit": 3}

@@ -110,9 +110,9 @@ CONSTRAINT = [
 SUPERLATIVE = {
     ("rating", "desc"): ["best rated {desc}?", "what's the highest rated {desc}", "top rated {desc}",
                          "which {desc} did the critics like most?", "the best reviewed {desc}?",
-                         "what's the best {desc} according to critics"],
+                         "best {desc} according to critics?", "{desc} with the best reviews?"],
     ("rating", "asc"): ["worst rated {desc}?", "what's the lowest rated {desc}", "worst reviewed {desc}",
-                        "which {desc} did critics like least?", "what's the worst {desc} according to the critics"],
+                        "which {desc} did critics like least?", "the {desc} critics hated most?"],
     ("runtime", "desc"): ["longest {desc}?", "what's the longest {desc}", "which {desc} runs the longest",
                           "the longest running {desc}?"],
     ("runtime", "asc"): ["shortest {desc}?", "what's the shortest {desc}", "which {desc} is the shortest",
@@ -157,6 +157,15 @@ COUNT = {
 _DECADES = {1940: "the 40s", 1950: "the 50s", 1960: "the 60s", 1970: "the 70s", 1980: "the 80s",
             1990: "the 90s", 2000: "the 2000s", 2010: "the 2010s"}
 _PLACEHOLDER = re.compile(r"\{[a-z0-9_]+\}")
+
+
+_CAPS = {90: ("under an hour and a half", "under 90 minutes"), 100: ("under 100 minutes", "shorter than 100 minutes"),
+         120: ("under two hours", "under 2 hours", "shorter than two hours")}
+
+
+def runtime_cap(cap: int, rng: np.random.Generator) -> str:
+    """How people say a runtime cap: "under two hours" for 120 minutes, "under an hour and a half" for 90."""
+    return pick(rng, _CAPS.get(cap, (f"under {cap} minutes",)))
 
 
 def decade_words(y0: int, y1: int) -> str | None:

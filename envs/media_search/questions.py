@@ -84,9 +84,9 @@ SPLIT_BUCKETS = {"test": 800, "validation": 1600}
 """A group whose hash bucket (0-9999) is below 800 is test, below 1600 validation, else train."""
 PUBLISHED_CHECKSUMS: dict[str, dict[str, str]] = {
     "varied": {
-        "train": "6c68aa4fa2b591ebab195218f06cb8375e981479e35f16bb5aa535353fe74443",
-        "validation": "5e8e63986e14a4c310494ce2f5a8dc1f4ddc22fca1282e8736d3ab157218f1ca",
-        "test": "924ebe0fd823de9f59f65c2dfe733e109337094fdc593641d2e647237f967581",
+        "train": "62d6884b682487109b99e5569646acf3442cfb1955ab5522a0e2411bbb651b47",
+        "validation": "b4e19c39031709758dd1ccf4e41cd4ba34946d976d8e4dffe12a04371e8a2156",
+        "test": "5f330f86ce4ca32dedcb422254825ed986bf8fc82c6ca9b5a56b00c5e7ef5189",
     },
     "template": {
         "train": "53c4e31721fb8cc3ec4c31d328ce5ee4cdde8eaba42cbeaa416942eccb28b8ef",
