@@ -109,6 +109,11 @@ class Context:
         self.director_pool = [k for k in people if len(self.people[k].directed) >= 3]
         self.writer_pool = [k for k in people if len(self.people[k].wrote) >= 3]
         self._top: dict[tuple[Any, ...], int | None] = {}
+        self.shorts: dict[tuple[str, int], list[int]] = {}  # (genre, year) -> films that are no feature
+        for i, t in enumerate(self.titles):
+            if not t.is_feature:
+                for g in t.genres:
+                    self.shorts.setdefault((g, t.year), []).append(i)
         self._in_years: dict[tuple[int, int], frozenset[int]] = {}
 
     def casual(self, rng: np.random.Generator) -> bool:
@@ -362,16 +367,21 @@ def _casual_description(c: dict[str, Any], rng: np.random.Generator) -> str:
     return " ".join(parts)
 
 
-def _top_of_all(ctx: Context, genre: str, y0: int, y1: int, cap: int | None, sort_by: str, order: str) -> int | None:
-    """The unique best film of a genre and year range among *all* films (shorts too), or ``None`` on a tie."""
+def _no_short_tops(ctx: Context, winner: int, genre: str, y0: int, y1: int, cap: int | None, sort_by: str,
+                   order: str) -> bool:
+    """True when no film shorter than a feature (or of unknown runtime) in the group ties or beats the winner,
+    so the winner is the one answer over *all* films, shorts too. Only the few short films are scanned."""
     sign = 1 if order == "asc" else -1
-    keyed = [(sign * v, i) for i in ctx.by_genre[genre] & ctx.in_years(y0, y1)
-             if (v := getattr(ctx.titles[i], sort_by)) is not None
-             and (cap is None or (ctx.titles[i].runtime is not None and ctx.titles[i].runtime <= cap - 1))]
-    if not keyed:
-        return None
-    best = min(keyed)
-    return best[1] if sum(k == best[0] for k, _ in keyed) == 1 else None
+    best = sign * getattr(ctx.titles[winner], sort_by)
+    for y in range(y0, y1 + 1):
+        for i in ctx.shorts.get((genre, y), ()):
+            t = ctx.titles[i]
+            value = getattr(t, sort_by)
+            if value is None or (cap is not None and (t.runtime is None or t.runtime > cap - 1)):
+                continue
+            if sign * value <= best:
+                return False
+    return True
 
 
 def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
@@ -396,7 +406,7 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     text = ctx.pick(rng, tpl.SUPERLATIVE[(sort_by, order)]).format(desc=desc, descs=descs)
     if ctx.casual(rng):
         # "movie" only where no short film would top the group: else the question keeps "feature"
-        plain = _top_of_all(ctx, genre, y0, y1, cap, sort_by, order) == found
+        plain = _no_short_tops(ctx, found, genre, y0, y1, cap, sort_by, order)
         noun = sty.pick(rng, ("movie", "movie", "film")) if plain else "feature"
         period = f"from {y0}" if not decade else f"of {sty.decade_words(y0, y1)}"
         group = f"{sty.casual_genre(genre)} {noun} {period}" + (f" {sty.runtime_cap(cap, rng)}" if cap else "")
