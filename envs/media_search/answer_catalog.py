@@ -56,7 +56,7 @@ def title_index(films: Iterable[FilmLike]) -> SpellingIndex:
     films = list(films)
     spelled = [(f.id, spell_once(f.title)) for f in films]
     taken = {s.words for _, s in spelled}
-    taken |= {tuple(without_accents(w) for w in s.words) for (_, s), f in zip(spelled, films) if not f.title.isascii()}
+    taken |= {tuple(without_accents(w) for w in s.words) for (_, s), f in zip(spelled, films, strict=True) if not f.title.isascii()}
     shorter = []
     for ref, s in spelled:
         if len(s.words) > 1 and s.words[0] in ARTICLES and s.words[1:] not in taken:

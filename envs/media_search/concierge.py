@@ -52,6 +52,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from agentenv.core import Task
 from agentenv.corpora.media import load_catalog
+from agentenv.envs.media_search.answer_catalog import answer_catalog
 from agentenv.envs.media_search.film_requests import (
     FIELD_NAMES,
     Request,
@@ -61,7 +62,6 @@ from agentenv.envs.media_search.film_requests import (
     join_and,
     request_of,
 )
-from agentenv.envs.media_search.answer_catalog import answer_catalog
 from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,

@@ -8,8 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentenv.answer_grammar import answer_entries, count_entries, is_space, strip_decoration, strip_space
-from agentenv.spelling import Spelling, SpellingIndex, is_subsequence, spell_once
+from agentenv.answer_grammar import (
+    answer_entries,
+    count_entries,
+    is_space,
+    strip_decoration,
+    strip_space,
+)
+from agentenv.spelling import SpellingIndex, is_subsequence, spell_once
 
 
 @pytest.mark.parametrize(("entry", "core"), [
@@ -66,8 +72,8 @@ def test_marks_may_be_left_out_never_added() -> None:
 def test_an_index_read_back_from_its_json_state_answers_the_same(tmp_path) -> None:  # noqa: ANN001
     import json
 
-    from agentenv.spelling_cache import cached_spelling_index
     from agentenv.paths import home_at
+    from agentenv.spelling_cache import cached_spelling_index
 
     names = [("a", "Neurofibromatosis, type II"), ("b", "Sjögren syndrome"), ("c", "Heat"), ("d", "Heat")]
     built = SpellingIndex(names)
