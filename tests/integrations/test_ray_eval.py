@@ -104,19 +104,31 @@ def test_run_that_cannot_finish_names_the_missing_episodes(ray_cluster, slow_ora
 
 
 def test_cli_says_which_episodes_are_missing_and_exits_non_zero(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Workers died for good after episodes 0-2 finished: those stay in episodes.jsonl, the summary says the
+    run is incomplete, and --resume would run episodes 3 and 4."""
     from agentenv.integrations.ray import evaluation
 
+    def record(i: int) -> dict:
+        return {"episode": i, "task_id": f"t-{i}", "task_index": i, "kind": "k", "difficulty": "easy",
+                "reward": 1.0, "terminated": True, "truncated": False, "reward_components": {"accuracy": 1.0},
+                "turns": 1, "tool_calls": 0, "gold": None, "messages": []}
+
     def incomplete(config, address, **kwargs):
-        raise RunIncomplete([3, 4], {3: "t-3", 4: "t-4"}, [{"episode": 0}, {"episode": 1}, {"episode": 2}], 5)
+        kwargs["on_start"](config)
+        for i in range(3):
+            kwargs["on_record"](record(i))
+        raise RunIncomplete([3, 4], {3: "t-3", 4: "t-4"}, [record(i) for i in range(3)], 5)
 
     monkeypatch.setattr(evaluation, "run_on_ray", incomplete)
+    out = tmp_path / "run"
     code = main(["eval", "MediaSearch-v0", "--agent", "oracle", "--episodes", "5", "--ray", "local",
-                 "--out", str(tmp_path), "--no-progress"])
+                 "--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 4
-    assert "2 of 5 episodes could not run" in err and "3 (t-3), 4 (t-4)" in err
-    assert len((tmp_path / "episodes.partial.jsonl").read_text().splitlines()) == 3
-    assert not (tmp_path / "summary.json").exists()
+    assert "2 of 5 episodes could not run" in err and "3 (t-3), 4 (t-4)" in err and "--resume" in err
+    assert [json.loads(line)["episode"] for line in (out / "episodes.jsonl").read_text().splitlines()] == [0, 1, 2]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and summary["episodes"] == 3
 
 
 def test_agent_that_cannot_be_pickled_is_a_clear_error(ray_cluster) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -34,11 +34,17 @@ from tqdm import tqdm
 from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import AgentFactory, make_agent
 from agentenv.evaluation.runner import (
+    DEFAULT_MAX_AGENT_FAILURES,
     RunConfig,
     RunResult,
+    RunStopped,
+    build_agent,
+    build_env,
+    collect,
     env_metadata,
     episode_plan,
     make_env,
+    preflight,
     run_episode,
 )
 from agentenv.integrations.ray.cluster import connect, require_ray
@@ -139,8 +145,8 @@ class RayEvaluation:
             raise UserInputError("connect to Ray first: agentenv.integrations.ray.connect('local' or an address)")
         self.progress = progress
         start = time.perf_counter()
-        env = make_env(config)
-        env.reset(seed=config.seed)
+        env = build_env(config)
+        _, first_info = env.reset(seed=config.seed)
         self.meta = dict(env_metadata(config, env))
         if config.episodes is None:
             config = replace(config, episodes=self.meta["n_tasks"])
@@ -149,7 +155,7 @@ class RayEvaluation:
         tasks = env.unwrapped.tasks
         self.task_ids = {e: tasks[i].id for e, i in enumerate(self.plan)}
         env.close()
-        make_agent(config.agent, **dict(config.agent_args))  # a bad name or argument fails here, once
+        preflight(build_agent(config), first_info)  # a bad name, argument or endpoint fails here, once
         factories = shippable_factories(config.agent)
         try:
             self.ray.cloudpickle.dumps(config)
@@ -175,27 +181,24 @@ class RayEvaluation:
         """Stop the actors."""
         self.dispatcher.close()
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Every episode's record, in episode order; raises :class:`RunIncomplete` at the end if some are missing."""
-        jobs = list(enumerate(self.plan))
+    def records(self, start: int = 0) -> Iterator[dict[str, Any]]:
+        """The records of episodes ``start..N-1``, in episode order; raises :class:`RunIncomplete` at the end if
+        some are missing."""
+        jobs = list(enumerate(self.plan))[start:]
         chunks = [tuple(jobs[i : i + self.chunk]) for i in range(0, len(jobs), self.chunk)]
         done: dict[int, dict[str, Any]] = {}  # finished, waiting for the episodes before them
         seen: set[int] = set()
         kept: list[dict[str, Any]] = []
-        following = 0
-        bar = tqdm(total=len(jobs), desc=f"{self.config.agent} on {self.config.env_id} (ray)",
-                   disable=not self.progress)
+        following = start
         for _, records in self.dispatcher.run(chunks):
             fresh = [r for r in records if r["episode"] not in seen]  # each episode is kept once
             seen.update(r["episode"] for r in fresh)
             done.update((r["episode"], r) for r in fresh)
-            bar.update(len(fresh))
             while following in done:
                 record = done.pop(following)
                 kept.append(record)
                 yield record
                 following += 1
-        bar.close()
         missing = [e for e, _ in jobs if e >= following]
         if missing:
             finished = kept + [done[e] for e in sorted(done)]
@@ -207,26 +210,49 @@ class RayEvaluation:
                 "episodes_per_call": self.chunk, **self.dispatcher.stats.as_dict()}
 
 
-def run_on_ray(config: RunConfig, address: str = "local", *, progress: bool = True,
-               **options: Any) -> RunResult:
+def run_on_ray(config: RunConfig, address: str = "local", *, progress: bool = True, start: int = 0,
+               on_start: Callable[[RunConfig], None] | None = None, on_record: Callable[[dict[str, Any]], None] | None = None,
+               max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES, **options: Any) -> RunResult:
     """Run ``config`` on Ray (``local``, ``auto`` or an address) and return what :func:`~agentenv.evaluation.runner.run` would.
 
     ``meta["distributed"]`` adds the address, the nodes used, the episodes per
     actor call, and what fault tolerance cost (actors started and lost, episodes rerun). Ray started here is shut down here; a
     process already connected stays connected. ``options`` go to :class:`RayEvaluation`.
 
+    Episodes ``start..N-1`` run; each record goes to ``on_record`` in episode order as it is ready (the run
+    directory appends it), through the same bookkeeping as a local run
+    (:func:`~agentenv.evaluation.runner.collect`).
+
     Raises:
         RunIncomplete: some episodes could not run; it names them and holds the others.
+        RunStopped: Ctrl-C, SIGTERM or ``max_agent_failures`` agent failures in a row; it holds what finished.
         UserInputError: Ray is missing, the address answers not, or the agent cannot be sent to workers.
     """
     started = connect(address, num_cpus=max(os.cpu_count() or 1, config.workers) if address == "local" else None)
     try:
         with RayEvaluation(config, progress=progress, **options) as evaluation:
+            if on_start is not None:
+                on_start(evaluation.config)
             loop_start = time.perf_counter()
-            records = list(evaluation.records())
-            loop_s = time.perf_counter() - loop_start
-            meta = {**evaluation.meta, "distributed": {**evaluation.distributed(), "address": address}}
-            return RunResult(evaluation.config, records, evaluation.build_s, loop_s, meta)
+            records: list[dict[str, Any]] = []
+            bar = tqdm(total=evaluation.config.episodes, initial=start, disable=not progress,
+                       desc=f"{config.agent} on {config.env_id} (ray)")
+
+            def result() -> RunResult:
+                meta = {**evaluation.meta, "distributed": {**evaluation.distributed(), "address": address}}
+                return RunResult(evaluation.config, records, evaluation.build_s, time.perf_counter() - loop_start,
+                                 meta)
+
+            try:
+                stop = collect(evaluation.records(start), records, on_record=on_record,
+                               max_agent_failures=max_agent_failures, bar=bar)
+            except KeyboardInterrupt:
+                raise RunStopped("interrupted", "interrupted", result()) from None
+            finally:
+                bar.close()
+            if stop is not None:
+                raise RunStopped("agent failures", stop, result())
+            return result()
     finally:
         if started:
             require_ray().shutdown()

@@ -1,0 +1,205 @@
+"""Argument helpers shared by every ``agentenv`` sub-command: ``--env-arg``, ``--agent-args``, input paths.
+
+Why a module of its own: ``agentenv eval``, ``export-sft`` and ``check-tasks``
+read the same flags, and each sub-command module is imported only when it
+runs. Keeping the helpers here (not in :mod:`agentenv.cli`) means no
+sub-command imports the command-line entry point, so there is no import cycle.
+
+Every helper raises :class:`~agentenv.errors.UserInputError` with a message
+that names the bad value, which the command prints as one line (exit 2).
+
+Example:
+    >>> parse_env_args(["k=3", "presentation=text", "max_turns=12", "flag=true"])
+    {'k': 3, 'presentation': 'text', 'max_turns': 12, 'flag': True}
+    >>> key_values(["model=qwen", "temperature=0.7"])
+    (('model', 'qwen'), ('temperature', '0.7'))
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import os
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from agentenv.errors import UserInputError
+
+OWN_FLAGS = {"split": "--split", "tasks": "--tasks", "reward": "--reward"}
+"""gym.make keywords that have a flag of their own (``--env-arg split=…`` is refused, naming the flag)."""
+
+MAX_TASK_FILE_BYTES = 256 * 1024 * 1024
+"""Largest task file (or folder of case files) ``--tasks`` reads: far above any real task set."""
+MAX_TASK_LINE_BYTES = 1024 * 1024
+"""Longest line of a JSONL task file: a task is a question or a patient, never a megabyte."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An ``argparse`` parser whose usage errors are one line that names the command, the problem and
+    where to read more (argparse's own prints the whole wrapped usage first: 10+ lines for ``eval``)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``agentenv eval: error: MESSAGE (see agentenv eval --help)`` and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def parse_env_args(pairs: Sequence[str]) -> dict[str, object]:
+    """``--env-arg KEY=VALUE`` pairs as gym.make kwargs: a VALUE that parses as JSON is that value, else a string."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserInputError(f"--env-arg expects KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def key_values(pairs: Sequence[str], flag: str = "--agent-args") -> tuple[tuple[str, str], ...]:
+    """``K=V`` pairs as ``(key, value)`` strings, in order; a pair without ``=`` is a one-line error."""
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserInputError(f"{flag} expects K=V pairs, got {pair!r}")
+        out.append((key, value))
+    return tuple(out)
+
+
+def env_spec(env_id: str):  # noqa: ANN201 - a gymnasium EnvSpec; gymnasium is imported lazily
+    """The registered spec of ``env_id``, also in the ``module:Id`` form (the module is imported first,
+    as ``gym.make`` does); an unknown id is a one-line error."""
+    import importlib
+
+    import gymnasium as gym
+
+    import agentenv  # noqa: F401 - registers the ids
+
+    module, sep, bare = env_id.rpartition(":")
+    if sep:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise UserInputError(f"{env_id}: cannot import module {module!r} ({err}); is it on PYTHONPATH?") from None
+    from agentenv.families import family_of_env
+
+    bare = bare if sep else env_id
+    family_of_env(bare)  # an unknown id is a one-line error with a close match and the registered ids
+    try:
+        return gym.spec(bare)
+    except gym.error.Error as err:
+        raise UserInputError(f"{env_id}: not a registered env id ({err}); `agentenv list` shows them") from None
+
+
+def env_kwarg_names(env_id: str) -> set[str] | None:
+    """The keyword arguments ``gym.make(env_id, ...)`` accepts: the env class's ``__init__`` (and its
+    bases' while they pass ``**kwargs`` on) plus the registered ones; ``None`` when it takes any."""
+    import inspect
+
+    import gymnasium as gym
+
+    spec = env_spec(env_id)
+    creator = gym.envs.registration.load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) \
+        else spec.entry_point
+    names = set(spec.kwargs)
+    for depth, cls in enumerate(inspect.getmro(creator) if inspect.isclass(creator) else [creator]):
+        init = cls.__init__ if inspect.isclass(cls) else cls
+        if init is object.__init__:
+            break
+        params = inspect.signature(init).parameters.values()
+        # A base class's positional parameters (tasks, tools) are its subclass's to fill, not the user's.
+        keyword, either = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
+        kinds = (keyword, either) if depth == 0 else (keyword,)
+        names |= {p.name for p in params if p.kind in kinds and p.name != "self"}
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            return names
+        if not inspect.isclass(creator):
+            return None
+    return names
+
+
+def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
+    """Refuse ``--env-arg`` keys that have their own flag or that the env does not take, in one line."""
+    for key in env_args:
+        if key in OWN_FLAGS:
+            raise UserInputError(f"--env-arg {key}: use {OWN_FLAGS[key]} instead")
+    accepted = env_kwarg_names(env_id) if env_args else None
+    if accepted is None:
+        return
+    unknown = sorted(set(env_args) - accepted)
+    if unknown:
+        shown = ", ".join(sorted(accepted - set(OWN_FLAGS)))
+        raise UserInputError(f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}; it accepts: {shown}")
+
+
+def check_tasks_path(path: Path, flag: str = "--tasks") -> None:
+    """Refuse a task source that cannot be a task file before anything reads it, in one line.
+
+    A task source is a regular file or a folder of regular files, readable,
+    at most :data:`MAX_TASK_FILE_BYTES` in all, UTF-8 text without NUL bytes,
+    and (JSONL) no line over :data:`MAX_TASK_LINE_BYTES`. It is read once,
+    in 1 MiB blocks, so ``/dev/zero`` or a 10 GB file costs a stat, not memory.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise UserInputError(f"{flag} {path}: no such file or directory") from None
+    except OSError as err:
+        raise UserInputError(f"{flag} {path}: cannot read it ({err.strerror})") from None
+    if stat.S_ISDIR(mode):
+        files = sorted(f for f in path.rglob("*") if f.is_file())
+        if not files:
+            raise UserInputError(f"{flag} {path}: the folder holds no files; give a task file or a folder of them")
+    elif stat.S_ISREG(mode):
+        files = [path]
+    else:
+        raise UserInputError(f"{flag} {path}: not a regular file or folder (a device, pipe or socket)")
+    total = 0
+    for file in files:
+        total += file.stat().st_size
+        if total > MAX_TASK_FILE_BYTES:
+            raise UserInputError(f"{flag} {path}: larger than {MAX_TASK_FILE_BYTES >> 20} MiB; split the task set")
+    for file in files:
+        _check_task_text(file, flag)
+
+
+def _check_task_text(file: Path, flag: str) -> None:
+    if not os.access(file, os.R_OK):
+        raise UserInputError(f"{flag} {file}: not readable (permission denied)")
+    try:
+        handle = file.open("rb")
+    except OSError as err:
+        raise UserInputError(f"{flag} {file}: cannot read it ({err.strerror})") from None
+    with handle:
+        line, offset = 0, 0  # line: bytes of the current line so far
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        while block := handle.read(1 << 20):
+            if b"\0" in block:
+                raise UserInputError(f"{flag} {file}: a binary file (NUL bytes); a task file is UTF-8 text")
+            parts = block.split(b"\n")
+            lengths = [line + len(parts[0]), *(len(part) for part in parts[1:])]
+            line = lengths[-1]
+            if max(lengths) > MAX_TASK_LINE_BYTES:
+                raise UserInputError(f"{flag} {file}: a line longer than {MAX_TASK_LINE_BYTES >> 20} MiB; "
+                                     "one task per line")
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as err:
+                raise UserInputError(f"{flag} {file}: not UTF-8 text (byte {offset + err.start})") from None
+            offset += len(block)
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise UserInputError(f"{flag} {file}: not UTF-8 text (it ends inside a character)") from None
+
+
+def print_error(message: str) -> None:
+    """One ``agentenv: error:`` line on stderr."""
+    print(f"agentenv: error: {message}", file=sys.stderr)

@@ -1,0 +1,235 @@
+"""The run directory of ``agentenv eval``: the one writer of ``summary.json``, ``episodes.jsonl`` and ``run.json``.
+
+Why one writer: a run must never lose finished work and never overwrite
+another run by accident, whether it runs in local processes, on Ray, or from
+``reproduce``. So every path that writes a run goes through
+:class:`RunDirectory`:
+
+* ``open`` refuses a folder that already holds a run unless the caller asked
+  to ``overwrite`` it or to ``resume`` it, and refuses an ``--out`` that is a
+  file;
+* ``run.json`` records what defines the run (env id and kwargs, agent and its
+  arguments, split or task-file sha256, seed), written before the first
+  episode, so a resumed run can be checked against it even after a ``kill -9``;
+* each episode record is appended to ``episodes.jsonl`` (and flushed) as it
+  finishes, in episode order, so the file always holds episodes ``0..k-1``;
+* ``write_summary`` replaces ``summary.json`` atomically; an interrupted or
+  stopped run's summary says ``"complete": false``.
+
+A resumed run reads the finished records back, runs episodes ``k..N-1`` and
+appends them: since episode ``i`` is fully determined by ``(seed, i)``
+(:mod:`agentenv.evaluation.runner`), its ``episodes.jsonl`` is byte-identical
+to that of a run that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from agentenv.errors import UserInputError
+
+SUMMARY_FILE = "summary.json"
+EPISODES_FILE = "episodes.jsonl"
+IDENTITY_FILE = "run.json"
+RUN_FILES = (SUMMARY_FILE, EPISODES_FILE, IDENTITY_FILE)
+IDENTITY_KEYS = ("env_id", "env_kwargs", "agent", "agent_args", "split", "tasks_sha256", "seed")
+"""What must match for ``--resume`` to continue a run (``episodes`` may grow: a longer run's
+first episodes are the shorter run's)."""
+
+Mode = Literal["new", "overwrite", "resume"]
+
+
+def record_line(record: Mapping[str, Any]) -> str:
+    """One ``episodes.jsonl`` line: the record as JSON, non-ASCII kept, and a newline."""
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename, so a reader
+    (or an interrupt) sees the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def holds_run(path: Path) -> bool:
+    """Whether ``path`` already holds (part of) a run."""
+    return any((path / name).exists() for name in RUN_FILES)
+
+
+def refuse_file(path: Path, flag: str = "--out") -> None:
+    """A one-line error for an output location that is a file or lies under one."""
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                where = "is a file" if parent == path else f"is inside {parent}, which is a file"
+                raise UserInputError(f"{flag} {path}: {where}; give a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise UserInputError(f"{flag} {path}: cannot write in {parent} (permission denied)")
+            return
+
+
+class RunDirectory:
+    """One run's folder: opened once, appended to episode by episode, summarised at the end or on a stop.
+
+    Args:
+        path: the run directory (``--out``).
+        identity: what defines the run (see :data:`IDENTITY_KEYS`), plus ``episodes``, the planned count.
+        mode: ``new`` (refuse a folder holding a run), ``overwrite`` (remove its run files first) or
+            ``resume`` (check the identity, keep its finished episodes).
+    """
+
+    def __init__(self, path: Path, identity: Mapping[str, Any], mode: Mode = "new") -> None:
+        self.path = Path(path)
+        self.identity = dict(identity)
+        self.mode = mode
+        self.records: list[dict[str, Any]] = []
+        """The finished records read back on resume (those appended later are the caller's)."""
+        self._episodes: IO[str] | None = None
+        self._started = False
+        self._open()
+
+    @property
+    def done(self) -> int:
+        """Finished episodes found on resume: the run continues at this episode."""
+        return len(self.records)
+
+    def _open(self) -> None:
+        """Check what is there; nothing is written until :meth:`start` (a run that fails to build leaves no trace)."""
+        refuse_file(self.path)
+        exists = holds_run(self.path)
+        if self.mode == "new" and exists:
+            raise UserInputError(f"{self.path} already holds a run; pass --overwrite to replace it, "
+                                 "--resume to continue it, or choose another --out")
+        if self.mode == "resume":
+            if not exists:
+                raise UserInputError(f"--resume: {self.path} holds no run to continue; drop --resume to start one")
+            self._check_identity()
+            self.records = self._read_finished()
+
+    def start(self, *_: object) -> None:
+        """Write ``run.json`` (removing an overwritten run's files first) and open ``episodes.jsonl`` for appending.
+
+        Called once the env is built and the agent checked, just before the first episode.
+        """
+        if self._started:
+            return
+        self._started = True
+        self.path.mkdir(parents=True, exist_ok=True)
+        if self.mode != "resume":
+            for name in RUN_FILES:
+                (self.path / name).unlink(missing_ok=True)
+        write_atomic(self.path / IDENTITY_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
+        self._episodes = (self.path / EPISODES_FILE).open("a", encoding="utf-8")
+
+    def _check_identity(self) -> None:
+        file = self.path / IDENTITY_FILE
+        try:
+            recorded = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserInputError(f"--resume: {self.path} has no {IDENTITY_FILE} (written by an older agentenv), "
+                                 "so it cannot be checked; pass --overwrite to start again") from None
+        except (OSError, ValueError) as err:
+            raise UserInputError(f"--resume: {file} is unreadable ({err}); pass --overwrite to start again") from None
+        for key in IDENTITY_KEYS:
+            mine = json.loads(json.dumps(self.identity.get(key)))  # as JSON reads it back (tuples -> lists)
+            if recorded.get(key) != mine:
+                raise UserInputError(f"--resume: {self.path} was run with {key}={recorded.get(key)!r}, this run has "
+                                     f"{key}={mine!r}; resume with the same arguments, or pass --overwrite")
+
+    def _read_finished(self) -> list[dict[str, Any]]:
+        """The complete lines of ``episodes.jsonl``; a last line cut off by a kill is dropped from the file."""
+        file = self.path / EPISODES_FILE
+        if not file.exists():
+            return []
+        records: list[dict[str, Any]] = []
+        keep = 0
+        with file.open("rb") as f:
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    break  # cut off mid-write: this episode runs again
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    raise UserInputError(f"--resume: {file} line {len(records) + 1} is not JSON; "
+                                         "pass --overwrite to start again") from None
+                if record.get("episode") != len(records):
+                    raise UserInputError(f"--resume: {file} line {len(records) + 1} is episode "
+                                         f"{record.get('episode')!r}, expected {len(records)}; pass --overwrite")
+                records.append(record)
+                keep += len(raw)
+        if keep != file.stat().st_size:
+            with file.open("r+b") as f:
+                f.truncate(keep)
+        return records
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Append one finished episode's record, flushed, so an interrupt keeps it."""
+        self.start()
+        if self._episodes is None:
+            raise RuntimeError(f"{self.path}: the run directory is closed")
+        self._episodes.write(record_line(record))
+        self._episodes.flush()
+
+    def write_summary(self, summary_json: str) -> Path:
+        """Replace ``summary.json`` (atomically) and close ``episodes.jsonl``."""
+        self.start()
+        self.close()
+        path = self.path / SUMMARY_FILE
+        write_atomic(path, summary_json if summary_json.endswith("\n") else summary_json + "\n")
+        return path
+
+    def close(self) -> None:
+        """Close ``episodes.jsonl`` (everything appended is already on disk)."""
+        if self._episodes is not None:
+            self._episodes.close()
+            self._episodes = None
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Inside, SIGTERM raises :class:`KeyboardInterrupt` as Ctrl-C does, so a killed run writes what finished
+    (a batch scheduler's stop is a SIGTERM)."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def replace_folder(staged: Path, target: Path) -> None:
+    """Move a finished ``staged`` folder to ``target``; an existing ``target`` is moved aside first and
+    removed after, so ``target`` is always the whole old folder or the whole new one."""
+    aside = None
+    if target.exists():
+        aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+        os.replace(target, aside / target.name)
+    os.replace(staged, target)
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def staging_folder(target: Path) -> Path:
+    """An empty temporary folder beside ``target`` (same file system, so the final rename is atomic)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))

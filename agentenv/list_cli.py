@@ -1,0 +1,47 @@
+"""``agentenv list``: the registered env ids, family by family.
+
+Example:
+    >>> from agentenv.cli_args import ArgumentParser
+    >>> sub = ArgumentParser(prog="agentenv").add_subparsers(dest="command")
+    >>> add_parser(sub).parse_args(["--family-module", "capitals.family"]).family_module
+    ['capitals.family']
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from agentenv.errors import UserInputError
+
+COMMAND = "list"
+HELP = "list the registered env ids, family by family"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``list`` to an ``argparse`` sub-parser collection."""
+    ls = sub.add_parser(COMMAND, help=HELP)
+    ls.add_argument("--family-module", action="append", default=[], metavar="MODULE",
+                    help="import MODULE first, to list a family kept outside agentenv (repeatable)")
+    return ls
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print each family's ids with their one-line descriptions."""
+    import importlib
+
+    from agentenv.families import families
+
+    for module in args.family_module:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise UserInputError(f"--family-module {module}: cannot import it ({err}); is it on PYTHONPATH?") from None
+    for family in families():
+        print(f"{family.name}:")
+        for spec in family.envs:
+            print(f"  {spec.id:38s} {spec.description}")
+        for dialogue in family.dialogues:
+            agents = " + ".join(dialogue.agents)
+            print(f"  {dialogue.id:38s} (PettingZoo: {agents}) {dialogue.description}")
+    return 0

@@ -1,0 +1,153 @@
+"""One line for every mistake: each sub-command fed bad input exits 2, with no traceback, in at most 3
+lines that name the bad value (unknown flags, wrong types, bad values, empty, binary, huge and special
+files, folders, unreadable paths, missing extras); AGENTENV_DEBUG=1 shows the traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentenv.cli import COMMANDS, main
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("bad")
+    out = {
+        "empty": root / "empty.jsonl", "binary": root / "binary.jsonl", "huge_line": root / "huge.jsonl",
+        "folder": root / "folder", "empty_folder": root / "empty_folder", "file": root / "a_file",
+        "latin1": root / "latin1.jsonl", "unreadable": root / "unreadable.jsonl",
+    }
+    out["empty"].write_bytes(b"")
+    out["binary"].write_bytes(b"\x00\x01\x02PK\x03\x04" * 100)
+    out["huge_line"].write_bytes(b'{"question": "' + b"a" * (2 << 20) + b'", "answer": "x"}\n')
+    out["folder"].mkdir()
+    (out["folder"] / "x.bin").write_bytes(b"\x00" * 10)
+    out["empty_folder"].mkdir()
+    out["file"].write_text("not a folder")
+    out["latin1"].write_bytes('{"question": "caf\xe9"}\n'.encode("latin-1"))
+    out["unreadable"].write_text('{"question": "q", "answer": "a"}\n')
+    out["unreadable"].chmod(0)
+    out["root"] = root
+    return out
+
+
+EVAL = ["eval", "MediaSearch-v0", "--agent", "oracle", "--no-progress"]
+
+# (argv with {name} placeholders for the files above, what the message must name)
+CASES: list[tuple[list[str], str]] = [
+    (["evl"], "evl"),
+    (["--bogus"], "--bogus"),
+    ([*EVAL, "--bogus"], "--bogus"),
+    ([*EVAL, "--episodes", "x"], "'x'"),
+    ([*EVAL, "--episodes", "0"], "--episodes"),
+    ([*EVAL, "--workers", "0"], "--workers"),
+    ([*EVAL, "--seed", "1.5"], "'1.5'"),
+    ([*EVAL, "--split", "tset"], "'tset'"),
+    ([*EVAL, "--max-agent-failures", "-1"], "--max-agent-failures"),
+    ([*EVAL, "--reward", "lenient2"], "lenient2"),
+    ([*EVAL, "--env-arg", "max_turns=abc"], "abc"),
+    ([*EVAL, "--env-arg", "kk=3"], "kk"),
+    ([*EVAL, "--agent-args", "kk=3"], "kk"),
+    ([*EVAL, "--agent-args", "k"], "'k'"),
+    (["eval", "MediaSearch-v0", "--agent", "llm"], "model="),
+    (["eval", "MediaSearch-v0", "--agent", "llm", "--agent-args", "model=q", "base_url=localhost:8000"],
+     "localhost:8000"),
+    (["eval", "MediaSearch-v0", "--agent", "no-such-agent"], "no-such-agent"),
+    (["eval", "MediaSerch-v0", "--agent", "oracle"], "MediaSerch-v0"),
+    (["eval", "nosuchmodule:X-v0", "--agent", "oracle"], "nosuchmodule"),
+    ([*EVAL, "--out", "{file}"], "{file}"),
+    ([*EVAL, "--out", "{file}/run"], "{file}"),
+    ([*EVAL, "--tasks", "{root}/missing.jsonl"], "missing.jsonl"),
+    ([*EVAL, "--tasks", "{empty}"], "{empty}"),
+    ([*EVAL, "--tasks", "{binary}"], "{binary}"),
+    ([*EVAL, "--tasks", "{huge_line}"], "{huge_line}"),
+    ([*EVAL, "--tasks", "{latin1}"], "{latin1}"),
+    ([*EVAL, "--tasks", "{folder}"], "x.bin"),
+    ([*EVAL, "--tasks", "{empty_folder}"], "{empty_folder}"),
+    ([*EVAL, "--tasks", "{unreadable}"], "{unreadable}"),
+    ([*EVAL, "--tasks", "/dev/zero", "--episodes", "1"], "/dev/zero"),
+    (["play", "NoSuch-v0"], "NoSuch-v0"),
+    (["play", "MediaSearch-v0", "--seed", "x"], "'x'"),
+    (["play", "MediaSearch-v0", "--split", "tset"], "'tset'"),
+    (["list", "--family-module", "nosuchmodule"], "nosuchmodule"),
+    (["list", "--bogus"], "--bogus"),
+    (["leaderboard", "{root}/missing"], "missing"),
+    (["leaderboard", "{empty}"], "{empty}"),
+    (["leaderboard", "{binary}"], "{binary}"),
+    (["leaderboard", "{empty_folder}"], "{empty_folder}"),
+    (["check-tasks", "MediaSearch-v0", "--tasks", "{root}/missing.jsonl"], "missing.jsonl"),
+    (["check-tasks", "MediaSearch-v0", "--tasks", "{binary}"], "{binary}"),
+    (["check-tasks", "MediaSearch-v0", "--tasks", "/dev/zero"], "/dev/zero"),
+    (["check-tasks", "MediaSearch-v0", "--tasks", "{empty}"], "{empty}"),
+    (["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--episodes", "0"], "--episodes|agentenv["),
+    (["export-sft", "MediaSearch-v0", "--out", "{file}"], "{file}|agentenv["),
+    (["export-sft", "MediaSearch-v0"], "--out"),
+    (["data", "shift-check", "{root}/missing.jsonl", "{empty}"], "missing.jsonl"),
+    (["data", "shift-check", "{binary}", "{binary}"], "{binary}"),
+    (["data", "shift-check", "{folder}", "{folder}"], "{folder}"),
+    (["data", "bogus"], "bogus"),
+    (["simulator-check", "--env", "NoSuch-v0"], "NoSuch-v0"),
+    (["simulator-check", "--dialogues", "x"], "'x'"),
+    (["judge-consistency", "--episodes", "{root}/missing.jsonl", "--endpoint", "http://127.0.0.1:9"],
+     "missing.jsonl"),
+    (["judge-consistency", "--episodes", "{binary}", "--endpoint", "http://127.0.0.1:9"], "{binary}"),
+    (["reproduce", "no-such-lesson", "--out", "{root}/r"], "no-such-lesson"),
+    (["serve-retrieval", "--corpus", "nosuch"], "nosuch|agentenv["),
+    (["serve-retrieval", "--port", "x"], "'x'"),
+]
+
+
+def _fill(text: str, files: dict[str, Path]) -> str:
+    return text.format(**{k: str(v) for k, v in files.items()})
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str]:
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's usage errors and --help exit
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    return code, capsys.readouterr().err
+
+
+def test_every_sub_command_has_cases() -> None:
+    covered = {argv[0] for argv, _ in CASES}
+    assert set(COMMANDS) <= covered, set(COMMANDS) - covered
+
+
+@pytest.mark.parametrize(("argv", "named"), CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
+def test_a_mistake_is_one_line_naming_the_bad_value(argv: list[str], named: str, files, capsys) -> None:
+    if "{unreadable}" in " ".join(argv) and os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    argv = [_fill(a, files) for a in argv]
+    code, err = _run(argv, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert "Traceback" not in err and 1 <= len(lines) <= 3, err
+    assert any(_fill(n, files) in err for n in named.split("|")), err
+
+
+def test_agentenv_debug_shows_the_traceback(files) -> None:
+    argv = [*EVAL, "--reward", "lenient2", "--out", str(files["root"] / "dbg")]
+    quiet = subprocess.run([sys.executable, "-m", "agentenv.cli", *argv], capture_output=True, text=True)
+    loud = subprocess.run([sys.executable, "-m", "agentenv.cli", *argv], capture_output=True, text=True,
+                          env={**os.environ, "AGENTENV_DEBUG": "1"})
+    assert quiet.returncode == loud.returncode == 2
+    assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr
+    assert quiet.stderr.strip().splitlines()[-1] == loud.stderr.strip().splitlines()[-1]
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
+    """`agentenv eval ... | head -1`: the reader leaves early; no BrokenPipeError traceback."""
+    reader = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "agentenv.cli", *EVAL, "--episodes", "3", "--out",
+                           str(tmp_path / "run")], stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
+    reader.stdin.close()
+    reader.wait()
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 0
