@@ -233,6 +233,18 @@ class LLMAgent:
         self._seed = int(rng.integers(2**31 - 1)) if rng is not None else 0
         self._turn = 0
 
+    def preflight(self, info: Mapping[str, Any]) -> None:
+        """Check the endpoint once before a run (``info`` of a first reset): it answers, serves the model, and
+        takes tools when the env offers them and ``tool_format=native`` (see
+        :mod:`agentenv.baselines.llm_preflight`); one line and the fix otherwise."""
+        from agentenv.baselines.llm_preflight import check_endpoint
+
+        check_endpoint(self.args.base_url, self.args.model, api_key=self._api_key,
+                       tools=self.args.tool_format == "native" and bool(info.get("tools")),
+                       timeout_s=self.args.timeout_s, temperature=self.args.temperature,
+                       tool_hint=f"Start vLLM with `{VLLM_TOOL_FLAGS}` (Qwen3; other models name their own "
+                       "parser), or use --agent-args tool_format=hermes with --env-arg tools_in_prompt=true")
+
     # ------------------------------------------------------------------ chat path (text evaluation)
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:

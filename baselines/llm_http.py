@@ -61,6 +61,17 @@ def post_json(url: str, payload: bytes, *, timeout_s: float, api_key: str | None
         Retryable: a failure another attempt may fix.
         HTTPError: an error status that is not retried (the caller's request is wrong).
     """
+    return request_json("POST", url, payload, timeout_s=timeout_s, api_key=api_key)
+
+
+def get_json(url: str, *, timeout_s: float, api_key: str | None = None) -> Any:
+    """One GET (e.g. ``/v1/models``), bounded and typed like :func:`post_json`."""
+    return request_json("GET", url, None, timeout_s=timeout_s, api_key=api_key)
+
+
+def request_json(method: str, url: str, payload: bytes | None, *, timeout_s: float,
+                 api_key: str | None = None) -> Any:
+    """One request with a deadline over the whole exchange; the decoded JSON reply (see :func:`post_json`)."""
     parts = urlsplit(url)
     deadline = time.monotonic() + timeout_s
     connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -70,7 +81,7 @@ def post_json(url: str, payload: bytes, *, timeout_s: float, api_key: str | None
         headers["Authorization"] = f"Bearer {api_key}"
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     try:
-        conn.request("POST", path, body=payload, headers=headers)
+        conn.request(method, path, body=payload, headers=headers)
         _tighten(conn, deadline)
         response = conn.getresponse()
         data = _read_body(conn, response, deadline)

@@ -101,9 +101,12 @@ class FakeOpenAI:
         self,
         respond: Callable[[dict[str, Any]], Reply],
         complete: Callable[[dict[str, Any]], Reply] | None = None,
+        models: Sequence[str] | Reply = (),
     ) -> None:
         self.respond = respond
         self.complete = complete
+        self.models = models
+        """``GET /v1/models`` lists these ids (none: a server that lists nothing), or sends this reply."""
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
@@ -134,6 +137,14 @@ class FakeOpenAI:
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet tests
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                if self.path != "/v1/models":
+                    self._send(Reply({"error": f"no route {self.path}"}, status=404))
+                elif isinstance(fake.models, Reply):
+                    self._send(fake.models)
+                else:
+                    self._send(Reply({"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]}))
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))

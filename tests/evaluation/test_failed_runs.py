@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from agentenv.evaluation.report import (
 from agentenv.evaluation.runner import RunConfig
 from agentenv.evaluation.summary import Summary
 
+from ..baselines.fake_openai import FakeOpenAI, Reply
 from .test_leaderboard import save, summary
 
 
@@ -80,16 +80,14 @@ def test_a_mostly_failed_run_exits_non_zero_with_a_message(failed, total, code) 
         assert stream.getvalue() == "" and failed_run_message(s) is None
 
 
-def _dead_url() -> str:
-    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
 def _eval_dead_endpoint(out: Path) -> int:
-    return main(["eval", "MediaSearch-SingleTurn-v0", "--agent", "llm", "--agent-args", f"base_url={_dead_url()}",
-                 "model=x", "retries=0", "timeout_s=2", "--split", "validation", "--episodes", "3", "--out", str(out),
-                 "--no-progress"])
+    """An endpoint that passes the start-up check (it lists its models) and then drops every chat request:
+    a server that died after the run started. (One dead from the start is refused before the first
+    episode: tests/baselines/test_llm_preflight.py.)"""
+    with FakeOpenAI(lambda body: Reply(drop=True), models=["x"]) as server:
+        return main(["eval", "MediaSearch-SingleTurn-v0", "--agent", "llm", "--agent-args", f"base_url={server.url}",
+                     "model=x", "retries=0", "timeout_s=2", "--split", "validation", "--episodes", "3", "--out",
+                     str(out), "--no-progress"])
 
 
 def test_a_dead_endpoint_is_counted_in_summary_json(tmp_path) -> None:
