@@ -72,7 +72,7 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
             acc = s.intervals["accuracy"]
             calls = s.metrics.get("mean_tool_calls", 0.0)
             ax.errorbar(calls, acc.mean, yerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]], fmt="o",
-                        capsize=4, color=colours[entry.label], label=entry.label)
+                        capsize=4, color=colours[entry.label], label=entry.label, clip_on=False)
             # Agents on (nearly) the same point get their labels stacked instead of overprinted.
             stacked = sum(abs(x - calls) < 0.05 and abs(y - acc.mean) < 0.03 for x, y in placed)
             placed.append((calls, acc.mean))
@@ -82,7 +82,8 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
         ax.set_xlabel("mean tool calls per episode")
         ax.set_ylabel("accuracy (95% CI)")
         ax.set_ylim(-0.05, 1.05)
-        ax.set_xlim(left=-0.3, right=max([e.summary.metrics.get("mean_tool_calls", 0.0) for e in group] + [1.0]) * 1.3)
+        # Tool calls are never negative: the axis starts at 0 (a point there is drawn unclipped on the axis).
+        ax.set_xlim(left=0.0, right=max([e.summary.metrics.get("mean_tool_calls", 0.0) for e in group] + [1.0]) * 1.3)
         ax.grid(alpha=0.3)
     return _png(fig)
 
@@ -114,6 +115,10 @@ def accuracy_by_difficulty(groups: Groups) -> bytes:
             values = [entry.summary.per_difficulty_accuracy.get(d, 0.0) for d in levels]
             xs = [j - 0.4 + width * (i + 0.5) for j in range(len(levels))]
             ax.bar(xs, values, width=width, color=colours[entry.label], label=entry.label)
+            for x, value in zip(xs, values, strict=True):
+                if value < 0.005:  # a bar of height 0 is invisible: say 0 where it would stand
+                    ax.annotate("0", (x, 0.0), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7,
+                                color=colours[entry.label])
         ax.set_xticks(range(len(levels)), levels)
         ax.set_title(env_id)
         ax.set_xlabel("difficulty")
