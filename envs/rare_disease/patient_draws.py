@@ -80,12 +80,14 @@ class RealisticDraws:
 
     # -- draws --------------------------------------------------------------------------
 
-    def counts(self, rng: np.random.Generator) -> tuple[int, int]:
-        """(disease findings wanted, unrelated findings wanted) for one case."""
+    def counts(self, rng: np.random.Generator, profile_size: int | None = None) -> tuple[int, int]:
+        """(disease findings wanted, unrelated findings wanted) for one case of a disease with
+        ``profile_size`` annotated phenotypes (see :func:`unrelated_share`)."""
         assert self.params.term_count is not None
         median, sigma = self.params.term_count
         total = max(1, int(round(float(rng.lognormal(np.log(median), sigma)))))
-        unrelated = int(rng.binomial(total, self.params.unrelated_share))
+        share = unrelated_share(self.params, profile_size)
+        unrelated = int(rng.binomial(total, share))
         return max(1, total - unrelated), unrelated
 
     def disease_findings(
@@ -95,6 +97,11 @@ class RealisticDraws:
         terms = self.kb.phenotype_indices(d)
         n = min(n, len(terms))
         weights = np.maximum(probabilities, 1e-6)
+        if self.params.common_bias:  # clinicians record the common findings of a disease (see SamplerParams)
+            weights = weights * self.kb.n_diseases[terms].astype(np.float64) ** self.params.common_bias
+            # ... but never an organ system itself ("Abnormality of the genitourinary system"), which no real
+            # case lists and which the bias would otherwise favour most
+            weights = np.where(self.kb.too_general[terms], 1e-6, weights)
         # Weighted sampling without replacement (Efraimidis-Spirakis): the n largest u**(1/w).
         keys = rng.random(len(terms)) ** (1.0 / weights)
         chosen = terms[np.argsort(-keys, kind="stable")[:n]]
@@ -134,12 +141,20 @@ class RealisticDraws:
         systems = self._systems_of(findings or annotated.tolist())
         # Siblings are often opposites (microcephaly / macrocephaly, hypotonia / hypertonia):
         # an unrelated finding never shares a specific parent with one of the case's findings.
-        parents = {q for f in findings for q in self._specific_parents(f)}
+        finding_parents = {q for f in findings for q in self._specific_parents(f)}
+        parents = set(finding_parents)
         picked: list[int] = []
+        findings_set = set(findings)
+        p = self.params
         for _ in range(60 * n):
             if len(picked) == n:
                 break
-            if len(similar_terms) and rng.random() < self.params.similar_share:
+            clustered = bool(picked) and p.cluster_share > 0 and rng.random() < p.cluster_share
+            if clustered:  # a relative of an unrelated finding already drawn: real extra findings come in groups
+                t = self._relative(picked[int(rng.integers(len(picked)))], rng)
+            elif rng.random() < p.near_miss_share:
+                t = self._near_miss(annotated, findings_set, rng)
+            elif len(similar_terms) and rng.random() < p.similar_share:
                 t = int(similar_terms[rng.integers(len(similar_terms))])
             elif systems:
                 terms, cum = _system_pool(kb, systems[int(rng.integers(len(systems)))])
@@ -148,10 +163,10 @@ class RealisticDraws:
                 t = int(terms[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
             else:
                 continue
-            if kb.too_general[t] or in_sorted(closure, t) or np.intersect1d(kb.graph.ancestors(t), anchors).size:
+            if t < 0 or kb.too_general[t] or in_sorted(closure, t) or np.intersect1d(kb.graph.ancestors(t), anchors).size:
                 continue
             t_parents = self._specific_parents(t)
-            if parents.intersection(t_parents):
+            if (finding_parents if clustered else parents).intersection(t_parents):
                 continue
             picked.append(t)
             parents.update(t_parents)
@@ -193,6 +208,42 @@ class RealisticDraws:
 
     # -- helpers ------------------------------------------------------------------------
 
+    def _near_miss(self, annotated: np.ndarray, findings: set[int], rng: np.random.Generator) -> int:
+        """A close relative of an annotation the patient does not have, or -1.
+
+        Why: a clinician who records "Abnormal mitral valve morphology" where the
+        disease lists "Mitral valve prolapse" writes a near miss, not noise. The
+        relative hangs below a common ancestor 1..``near_miss_steps`` steps above
+        the annotation whose information content is at least
+        :data:`NEAR_MISS_MIN_IC` (a Resnik similarity of 3 or more), and is a
+        term some disease lists. The caller rejects it if it is related to the
+        disease's annotations or the case's findings.
+        """
+        free = [int(a) for a in annotated.tolist() if a not in findings]
+        if not free:
+            return -1
+        t = self._relative(free[int(rng.integers(len(free)))], rng)
+        return -1 if t < 0 or in_sorted(annotated, t) else t
+
+    def _relative(self, term: int, rng: np.random.Generator) -> int:
+        """A listed term below an ancestor of ``term`` 1..``near_miss_steps`` steps up whose information
+        content is at least :data:`NEAR_MISS_MIN_IC`, or -1 (the caller checks it is not ``term``'s kin)."""
+        kb = self.kb
+        current = term
+        steps = int(rng.integers(1, self.params.near_miss_steps + 1))
+        for _ in range(steps):
+            parents = [q for q in kb.graph.parents(current).tolist()
+                       if not kb.too_general[q] and kb.ic[q] >= NEAR_MISS_MIN_IC]
+            if not parents:
+                break
+            current = parents[int(rng.integers(len(parents)))]
+        if current == term:
+            return -1
+        pool, cum = _listed_below(kb, current)
+        if not len(pool):
+            return -1
+        return int(pool[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
+
     def _similar_terms(self, d: int) -> np.ndarray:
         similar = self.similar_diseases(d)
         if not len(similar):
@@ -206,6 +257,47 @@ class RealisticDraws:
     def _systems_of(self, terms: list[int]) -> list[int]:
         system_of = _organ_system_of(self.kb)
         return sorted({int(system_of[t]) for t in terms if system_of[t] >= 0})
+
+
+def unrelated_share(params: SamplerParams, profile_size: int | None) -> float:
+    """The expected share of unrelated findings in a case of a disease with ``profile_size`` annotations.
+
+    Why it depends on the profile: a case report lists what the clinicians saw,
+    whatever the annotation holds, so a thinly annotated disease's case is mostly
+    findings its profile lacks, and a richly annotated one's mostly annotated
+    findings. On the real cases the exact share rises from 0.29 (fewer than 4
+    annotations) to 0.73 (64 or more). The disease findings' share is
+    ``1 - params.unrelated_share`` at ``PROFILE_REFERENCE`` annotations, scaled by
+    ``(profile_size / PROFILE_REFERENCE) ** params.profile_slope`` and kept in [0.05, 0.95].
+    """
+    if profile_size is None or params.profile_slope == 0.0:
+        return params.unrelated_share
+    related = (1.0 - params.unrelated_share) * (max(profile_size, 1) / PROFILE_REFERENCE) ** params.profile_slope
+    return 1.0 - min(max(related, 0.05), 0.95)
+
+
+PROFILE_REFERENCE = 30
+"""Annotations of a typical published case's disease (the real cases' median is 33)."""
+
+NEAR_MISS_MIN_IC = 3.0
+"""A near miss shares an ancestor of at least this information content with an annotation
+(Resnik similarity >= 3, as measured on the real cases)."""
+
+
+@lru_cache(maxsize=8192)
+def _listed_below(kb: HpoKnowledgeBase, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """(terms, cumulative weights): descendants of ``q`` (itself excluded) that some disease lists, each
+    weighted by how many diseases list it (a relative a clinician writes down is a common finding)."""
+    below = kb.graph.descendants(q)
+    direct = _direct_counts(kb)
+    keep = below[(below != q) & (direct[below] > 0) & ~kb.too_general[below]].astype(np.int64)
+    return keep, np.cumsum(direct[keep].astype(np.float64))
+
+
+@lru_cache(maxsize=4)
+def _direct_counts(kb: HpoKnowledgeBase) -> np.ndarray:
+    """Per term, how many universe diseases list it directly."""
+    return np.bincount(kb.pheno_terms, minlength=kb.n_terms)
 
 
 @lru_cache(maxsize=4)

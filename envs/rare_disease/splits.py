@@ -155,6 +155,11 @@ class CaseList(Sequence[Case]):
         """``n``: the seeds drawn per disease."""
         return self._n
 
+    @property
+    def mix(self) -> str:
+        """The disease mix of this list (:mod:`~.disease_mix`): every disease alike."""
+        return "uniform"
+
     def __len__(self) -> int:
         return len(self._diseases) * self._n
 

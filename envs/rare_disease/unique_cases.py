@@ -41,6 +41,7 @@ from functools import cached_property
 
 from agentenv.checksummed_cache import unpack, write_pack
 from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.disease_mix import MixedCaseList
 from agentenv.envs.rare_disease.patients import Patient, PatientSampler, patients_fingerprint
 from agentenv.envs.rare_disease.splits import SPLIT_SALT, Case, CaseList
 from agentenv.envs.rare_disease.unique_case_plans import PUBLISHED_PLANS
@@ -107,9 +108,12 @@ def plan_cases(sampler: PatientSampler, cases: Sequence[Case]) -> CasePlan:
     return CasePlan(redrawn, tuple(dropped))
 
 
-def plan_key(kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases_per_disease: int) -> str:
-    """What decides a plan: the rule, the HPO files, the universe's diseases, the sampler, the split."""
-    parts = [PLAN_FORMAT, MAX_REDRAWS, kb.checksum, patients_fingerprint(kb, sampler.params), split, cases_per_disease]
+def plan_key(
+    kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases_per_disease: int, disease_mix: str = "uniform"
+) -> str:
+    """What decides a plan: the rule, the HPO files, the universe's diseases, the sampler, the split, the mix."""
+    parts = [PLAN_FORMAT, MAX_REDRAWS, kb.checksum, patients_fingerprint(kb, sampler.params, disease_mix), split,
+             cases_per_disease]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
@@ -117,9 +121,9 @@ _PLANS: dict[str, CasePlan] = {}
 """This process's plans by :func:`plan_key` (a few small dicts)."""
 
 
-def case_plan(kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: CaseList) -> CasePlan:
+def case_plan(kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList) -> CasePlan:
     """The plan of a split's cases: shipped, cached in this process or on disk, else computed and cached."""
-    key = plan_key(kb, sampler, split, cases.cases_per_disease)
+    key = plan_key(kb, sampler, split, cases.cases_per_disease, cases.mix)
     plan = _PLANS.get(key)
     if plan is None:
         shipped = PUBLISHED_PLANS.get(key)
@@ -128,7 +132,7 @@ def case_plan(kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: 
     return plan
 
 
-def _cached_plan(key: str, sampler: PatientSampler, split: str, cases: CaseList) -> CasePlan:
+def _cached_plan(key: str, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList) -> CasePlan:
     path = cache_dir("rare_disease", "case_plans") / f"{key}.json"
     header = {"format": PLAN_FORMAT, "key": key}
     body = unpack(path, header)
@@ -178,6 +182,8 @@ class UniqueCases(Sequence[Case]):
         return index
 
 
-def unique_cases(kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: CaseList) -> UniqueCases:
+def unique_cases(
+    kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList
+) -> UniqueCases:
     """The served cases of ``split`` (see the module docstring); the plan is resolved on first use."""
     return UniqueCases(cases, lambda: case_plan(kb, sampler, split, cases))
