@@ -48,8 +48,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                     "or one registered with agentenv.evaluation.agents.register_agent / the agentenv.agents "
                     "entry-point group")
     ev.add_argument("--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments")
-    ev.add_argument("--split", default="test", choices=["train", "validation", "test", "casual"],
-                    help="split to evaluate on; casual: MediaSearch's hand-written questions (default: %(default)s; "
+    ev.add_argument("--split", default="test", choices=["train", "validation", "test", "casual", "real"],
+                    help="split to evaluate on; casual: MediaSearch's hand-written questions; real: rare disease's "
+                    "published patients (default: %(default)s; "
                     "note gym.make and training default to train)")
     ev.add_argument("--episodes", type=int, default=None,
                     help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks; "

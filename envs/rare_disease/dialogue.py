@@ -61,8 +61,9 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from agentenv.core import Task
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
-from agentenv.envs.rare_disease.documents import disease_retriever
+from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX
 from agentenv.envs.rare_disease.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
 from agentenv.envs.rare_disease.patient_claims import (
@@ -133,6 +134,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         max_turns: int = 10,
         reward: Any = None,
         tools_in_prompt: bool = False,
+        disease_mix: str = DEFAULT_MIX,
         **kwargs: Any,
     ) -> None:
         self.tools_in_prompt = bool(tools_in_prompt)
@@ -141,7 +143,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
         served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=True,
-                               sampler=sampler, tasks=tasks)
+                               sampler=sampler, tasks=tasks, disease_mix=disease_mix)
         self.import_warnings = served.import_warnings
         search = retriever_argument(retriever, build=lambda spec: disease_retriever(self.kb, spec))
         tools = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, ask_patient=False, retriever=search)

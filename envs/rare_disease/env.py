@@ -32,9 +32,13 @@ JSON, then ``<answer>…</answer>``; at most ``max_turns`` (10) actions.
 ``reward="lenient"`` scores them on ``hit@any`` (hackable, for teaching).
 
 ## Splits
-By disease (80/10/10 by a stable hash of the id): ``train`` (6,718 diseases,
-5 patients each), ``validation`` (829) and ``test`` (804), one patient each;
-or your own patients via ``tasks=`` (JSONL task dicts or GA4GH phenopackets).
+By disease (80/10/10 by a stable hash of the id): ``train`` (6,569 diseases,
+32,845 cases), ``validation`` (815 diseases, 815 cases) and ``test`` (786, 786),
+golds drawn with the published cases' disease mix (``disease_mix="uniform"``:
+one case per disease and seed); ``real``: 536 published patients
+(phenopacket-store, BSD 3-Clause); or your own patients via ``tasks=`` (JSONL
+task dicts or GA4GH phenopackets). Real and imported cases are presented as
+simulated ones are (a seeded 40% of the findings hidden in multi-turn mode).
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
-from agentenv.envs.rare_disease.documents import disease_retriever
+from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX
 from agentenv.envs.rare_disease.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
 from agentenv.envs.rare_disease.patient_prompts import answer_rules, candidates_block, system_prompt
@@ -53,10 +58,11 @@ from agentenv.envs.rare_disease.patient_tasks import (
     TaskSource,
     check_choice,
     check_k,
+    patient_checksums,
     patient_task_from_dict,
     patient_tasks,
 )
-from agentenv.envs.rare_disease.patients import Patient, SamplerParams, patients_fingerprint
+from agentenv.envs.rare_disease.patients import Patient, SamplerParams
 from agentenv.envs.rare_disease.tools import Consultation, make_rare_disease_tools, reference_ranker
 from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
@@ -87,6 +93,7 @@ class RareDiseaseEnv(ToolEnv):
         tasks: TaskSource | None = None,
         retriever: str | Retriever = "bm25",
         tools_in_prompt: bool = False,
+        disease_mix: str = DEFAULT_MIX,
         **kwargs: Any,
     ) -> None:
         multi = check_choice("mode", mode, ("multi_turn", "single_turn")) == "multi_turn"
@@ -103,8 +110,9 @@ class RareDiseaseEnv(ToolEnv):
         self.kb = load_hpo_kb(universe)  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
         served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=multi,
-                               sampler=sampler, tasks=tasks)
+                               sampler=sampler, tasks=tasks, disease_mix=disease_mix)
         self.sampler_params = served.sampler_params
+        self.disease_mix = disease_mix
         self.import_warnings: tuple[str, ...] = served.import_warnings
         self.import_skipped: dict[str, int] = dict(served.import_skipped)
         tool_list = []
@@ -112,9 +120,7 @@ class RareDiseaseEnv(ToolEnv):
             search = retriever_argument(retriever, build=lambda spec: disease_retriever(self.kb, spec))
             tool_list = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, retriever=search)
         super().__init__(served.tasks, ToolRegistry(tool_list), split=served.split, **kwargs)
-        self.corpus_checksums = {"hpo": self.kb.checksum}
-        if self.sampler_params is not None:  # simulated patients: record which ones
-            self.corpus_checksums["patients"] = patients_fingerprint(self.kb, self.sampler_params)
+        self.corpus_checksums = patient_checksums(self.kb, served, disease_mix)
         self.metadata = {**ToolEnv.metadata, "hpo_release": self.kb.release, "hpo_citation": self.kb.citation}
 
     # ------------------------------------------------------------------ hooks

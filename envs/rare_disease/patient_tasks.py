@@ -4,7 +4,8 @@ Why apart from the env: the single-agent env and the doctor-patient dialogue
 serve the same cases, so both build them here from the shared KB, and the
 dialogue needs no single-agent env to borrow them from.
 
-* ``tasks=None``: the split's diseases (:func:`~.splits.case_list`), one
+* ``tasks=None``: the split's cases, drawn from its diseases by the disease
+  mix (:mod:`~.disease_mix`: ``published`` by default, ``uniform``), one
   simulated patient per case, drawn by :class:`~.patients.PatientSampler`
   with a sampler preset (``multi_turn``: findings hidden until asked about;
   ``calibrated``: none hidden, for single-turn) or explicit params; a case
@@ -14,7 +15,12 @@ dialogue needs no single-agent env to borrow them from.
   (:func:`~.user_patients.load_user_patients`): split ``custom``, with the
   import's warnings kept and shown once. Two cases with the same presentation
   (present and excluded terms, order aside) fail the load, naming both: their
-  task ids would be equal, and no answer could tell them apart.
+  task ids would be equal, and no answer could tell them apart;
+* ``split="real"``: the shipped published patients (:mod:`~.real_cases`).
+
+Real and imported records go through the simulated patients' presentation
+(:mod:`~.presentation`): a seeded share hidden in multi-turn mode, the patient
+answering from the full record in an open world.
 
 Patients are sampled and rendered on first access, so ``gym.make`` stays fast.
 """
@@ -28,15 +34,29 @@ from typing import Any, Generic, TypeVar
 
 from agentenv.core import Task
 from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX, DISEASE_MIXES, mixed_case_list
 from agentenv.envs.rare_disease.patient_prompts import patient_task
-from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler, SamplerParams
-from agentenv.envs.rare_disease.splits import SPLITS, case_list
+from agentenv.envs.rare_disease.patients import (
+    PRESETS,
+    Patient,
+    PatientSampler,
+    SamplerParams,
+    patients_fingerprint,
+)
+from agentenv.envs.rare_disease.presentation import present_records
+from agentenv.envs.rare_disease.real_cases import REAL_CASES_SHA256, real_split_patients
+from agentenv.envs.rare_disease.splits import SPLITS
 from agentenv.envs.rare_disease.unique_cases import presentation_key, unique_cases
 from agentenv.envs.rare_disease.user_patients import load_user_patients, warn_import
 from agentenv.errors import UserInputError
 
 TaskSource = str | Path | Sequence[Mapping[str, Any] | Patient]
 """What ``tasks=`` accepts: a file or folder path, or task dicts / patients."""
+
+REAL_SPLIT = "real"
+"""The split of the shipped published patients (:mod:`~.real_cases`)."""
+SERVED_SPLITS: tuple[str, ...] = (*SPLITS, REAL_SPLIT)
+"""Every split an env serves without ``tasks=``."""
 
 
 S = TypeVar("S")
@@ -101,19 +121,29 @@ def patient_tasks(
     multi_turn: bool,
     sampler: str | SamplerParams | None = None,
     tasks: TaskSource | None = None,
+    disease_mix: str = DEFAULT_MIX,
 ) -> PatientTaskSet:
-    """The patients of ``split`` (or of ``tasks``), as lazily built Tasks (see the module docstring)."""
-    if tasks is None:
-        check_choice("split", split, SPLITS)
+    """The patients of ``split`` (or of ``tasks``), as lazily built Tasks (see the module docstring).
+
+    ``disease_mix`` picks the simulated splits' golds (:mod:`~.disease_mix`). Real and imported
+    records are presented by the simulated patients' protocol (:mod:`~.presentation`): in
+    multi-turn mode the default sampler's share of findings is hidden, at least its
+    ``min_visible`` presented.
+    """
+    check_choice("disease_mix", disease_mix, DISEASE_MIXES)
+    if tasks is None and split != REAL_SPLIT:
+        check_choice("split", split, SERVED_SPLITS)
         params = sampler_params(sampler, multi_turn)
         patients = PatientSampler(kb, params)
-        cases = unique_cases(kb, patients, split, case_list(kb, split))  # type: ignore[arg-type]  # lazy
+        cases = unique_cases(kb, patients, split, mixed_case_list(kb, split, disease_mix))  # type: ignore[arg-type]  # lazy
         task_set = PatientTasks(
             cases, lambda case: patients.sample_case(*case), lambda p: patient_task(kb, p, presentation, split)
         )
         return PatientTaskSet(task_set, split, params)
     if sampler is not None:
-        raise ValueError("sampler applies to simulated patients only; drop it when passing tasks=")
+        raise ValueError("sampler applies to simulated patients only; drop it when passing tasks= or split='real'")
+    if tasks is None:  # the real split: shipped, already checked
+        return _records(kb, real_split_patients(kb), REAL_SPLIT, presentation, multi_turn)
     result = load_user_patients(kb, tasks)
     warn_import(result.warnings, stacklevel=4)  # each at the user's file:line; all kept in env.import_warnings
     if not result.patients:
@@ -123,8 +153,32 @@ def patient_tasks(
         )
     imported = result.patients
     check_distinct_presentations(imported)
-    task_set = PatientTasks(imported, lambda p: p, lambda p: patient_task(kb, p, presentation, "custom"))
-    return PatientTaskSet(task_set, "custom", None, tuple(result.warnings), dict(result.skipped))
+    served = _records(kb, imported, "custom", presentation, multi_turn)
+    return PatientTaskSet(served.tasks, "custom", None, tuple(result.warnings), dict(result.skipped))
+
+
+def _records(
+    kb: HpoKnowledgeBase, records: Sequence[Patient], split: str, presentation: str, multi_turn: bool
+) -> PatientTaskSet:
+    """Recorded cases presented by the one protocol, as Tasks of ``split``."""
+    protocol = sampler_params(None, multi_turn)
+    shown = present_records(records, protocol.hidden_fraction, protocol.min_visible)
+    task_set = PatientTasks(shown, lambda p: p, lambda p: patient_task(kb, p, presentation, split))
+    return PatientTaskSet(task_set, split, None)
+
+
+def patient_checksums(kb: HpoKnowledgeBase, served: PatientTaskSet, disease_mix: str) -> dict[str, str]:
+    """``corpus_checksums`` of an env: the HPO files, and which patients (simulated or real) it serves.
+
+    Why: the leaderboard refuses to rank runs whose checksums differ, so runs on another sampler,
+    disease mix or on the real cases are never ranked beside the default simulated ones.
+    """
+    out = {"hpo": kb.checksum}
+    if served.sampler_params is not None:
+        out["patients"] = patients_fingerprint(kb, served.sampler_params, disease_mix)
+    elif served.split == REAL_SPLIT:
+        out["patients"] = REAL_CASES_SHA256
+    return out
 
 
 def check_distinct_presentations(patients: Sequence[Patient]) -> None:
