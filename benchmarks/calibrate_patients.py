@@ -1,26 +1,32 @@
-"""Calibration of the simulated patients against real case statistics, and the reference ranker.
+"""Do simulated patients rank agents the way real ones do? Agents, case statistics and the ranker, in one run.
 
-Prints, in one run:
+Prints:
 
-1. **The calibration table**: every per-case statistic of
-   :mod:`agentenv.envs.rare_disease.case_statistics` for the simulated splits
-   (validation, where ``CALIBRATED`` was tuned, and the split asked for, test by
-   default) beside the two real collections and the +/-15% band around them,
-   with the v0.1 sampler (``legacy_calibrated``) for comparison. One patient per
-   case; the case seeds are the split's published ones.
-2. **Ranker accuracy per preset**: top-1/3/10 of the reference Phenomizer ranker
-   over the whole universe (``multi_turn`` twice: visible terms only, and all
-   present terms, what an agent can reach by asking).
-3. **Ties**: the v0.1 rule (smaller profile first) against the current rule
-   (exact matches, then the likelier presentation, then smaller profile), on
-   the same patients, and the textbook Marfan triad.
-4. **The universe** before and after leaving out OMIM susceptibility entries,
-   QTLs and non-diseases, per split.
-5. **Latency**: ms per ``PhenotypeRanker.rank`` against a straightforward
-   vectorised version (budget 1 ms per case).
+1. **Agents on simulated and real patients** (``--sections agents``): for each
+   shipped agent (phenotype-ranker, bm25, random, oracle; ``--sb3 RUN_DIR`` adds
+   a Stable-Baselines3 policy) and each rare-disease id, the accuracy (hit@k,
+   the strict reward's score) on the simulated split asked for (test by
+   default) and on the ``real`` split (536 published patients), both through
+   ``gym.make`` with the package defaults, so both go through the same
+   presentation protocol. Each side's 95% CI, and the ratio's, are resampled by
+   disease (cases of one disease move together); so is the ranker-minus-bm25
+   gap on each side. One pass over each split: task ``i`` with seed ``i``.
+2. **Case statistics** (``statistics``): every per-case statistic of
+   :mod:`agentenv.envs.rare_disease.case_statistics` for the real cases (the
+   target), the simulated validation and test splits (default sampler and
+   disease mix, every present term) and the previous default
+   (``summary_calibrated``, uniform mix), with the +/-15% band; and the
+   summary figures of two other collections that were the targets before.
+3. **Ranker accuracy per preset** (``presets``): top-1/3/10 of the reference
+   ranker on the split's patients under each sampler preset.
+4. **Latency** (``latency``): ms per ``PhenotypeRanker.rank`` against a
+   straightforward vectorised version (budget 1 ms).
+5. ``ties`` and ``universe`` (not run by default): the tie rule and the
+   universe filter of earlier changes.
 
 Usage:
-    python benchmarks/calibrate_patients.py [--split test] [--universe omim] [--limit 0]
+    python benchmarks/calibrate_patients.py [--split test] [--sections agents,statistics,presets,latency]
+        [--agents phenotype-ranker,bm25,random,oracle] [--limit 0] [--boot 2000]
 """
 
 from __future__ import annotations
@@ -29,22 +35,34 @@ import argparse
 import dataclasses
 import time
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
+
+import agentenv  # noqa: F401 - registers the ids
 
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
 from agentenv.corpora.omim_titles import non_clinical_reason
 from agentenv.envs.rare_disease.case_statistics import (
+    PUBLISHED_SUMMARIES,
     REAL_CASES,
-    REAL_TARGETS,
     STATISTICS,
     TOLERANCE,
     case_statistics,
     within_tolerance,
 )
+from agentenv.envs.rare_disease.disease_mix import mixed_case_list
 from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler
 from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker, resolve_terms, top_k
+from agentenv.envs.rare_disease.real_cases import load_real_patients
 from agentenv.envs.rare_disease.splits import SPLITS, split_cases, split_of
+from agentenv.evaluation.agents import make_agent
+from agentenv.evaluation.runner import RunConfig, run_episode
+
+IDS = ("RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0")
+AGENTS = ("phenotype-ranker", "bm25", "random", "oracle")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,9 +72,19 @@ class Args:
     universe: str = "omim"
     """Disease universe of the KB."""
     limit: int = 0
-    """Rank only the first N cases (0: all)."""
+    """Use only the first N cases of each split (0: all)."""
     repeats: int = 3
     """Timed passes over the calibrated cases (the best p50 is reported)."""
+    sections: str = "agents,statistics,presets,latency"
+    """Which tables to print (also: ties, universe)."""
+    agents: str = ",".join(AGENTS)
+    """Agents of the agents table."""
+    ids: str = ",".join(IDS)
+    """Env ids of the agents table."""
+    boot: int = 2000
+    """Bootstrap resamples (by disease) for the CIs."""
+    sb3: str = ""
+    """A Stable-Baselines3 run directory: adds the ``sb3`` agent to the agents table."""
 
 
 def straightforward_scores(
@@ -86,31 +114,87 @@ def accuracy(
 
 
 def calibration_table(kb: HpoKnowledgeBase, split: str, limit: int) -> None:
-    """Print the per-statistic table: real A, real B, band, simulated splits, legacy."""
-    columns: dict[str, dict[str, float]] = {}
-    for label, preset, name in (
-        ("validation", "calibrated", "validation"),
-        (split, "calibrated", split),
-        (f"{split} v0.1", "legacy_calibrated", split),
+    """Print the per-statistic table: the real cases, the band, simulated splits, the previous default."""
+    real = list(load_real_patients(kb))
+    columns: dict[str, dict[str, float]] = {"real": case_statistics(kb, real)}
+    for label, preset, name, mix in (
+        ("validation", "calibrated", "validation", "published"),
+        (split, "calibrated", split, "published"),
+        (f"{split} previous", "summary_calibrated", split, "uniform"),
     ):
-        cases = split_cases(kb, name)  # type: ignore[arg-type]
+        cases = mixed_case_list(kb, name, mix)  # type: ignore[arg-type]
         cases = cases[:limit] if limit else cases
         sampler = PatientSampler(kb, PRESETS[preset])
         columns[label] = case_statistics(kb, [sampler.sample_case(c.disease_id, c.seed) for c in cases])
-    head = f"{'statistic':<28}{'real A':>8}{'real B':>8}{'band ±15%':>15}" + "".join(
-        f"{c:>14}" for c in columns
-    )
+    head = f"{'statistic':<28}{'band ±15%':>14}" + "".join(f"{c:>16}" for c in columns) + f"{'summary A':>11}{'B':>7}"
     print(head)
     for stat in STATISTICS:
-        a, b = REAL_CASES[stat]
-        lo, hi = REAL_TARGETS[stat]
-        band = f"{lo * (1 - TOLERANCE):.3g}-{hi * (1 + TOLERANCE):.3g}"
+        target = REAL_CASES[stat]
+        band = f"{target * (1 - TOLERANCE):.3g}-{target * (1 + TOLERANCE):.3g}"
         cells = "".join(
-            f"{columns[c][stat]:>13.3f}{' ' if within_tolerance(stat, columns[c][stat]) else '!'}"
-            for c in columns
+            f"{columns[c][stat]:>15.3f}{' ' if within_tolerance(stat, columns[c][stat]) else '!'}" for c in columns
         )
-        print(f"{stat:<28}{a:>8.3g}{'—' if b is None else f'{b:.3g}':>8}{band:>15}{cells}")
-    print("('!' marks a figure outside the band)\n")
+        a, b = PUBLISHED_SUMMARIES[stat]
+        print(f"{stat:<28}{band:>14}{cells}{a:>11.3g}{'—' if b is None else f'{b:.3g}':>7}")
+    print("('!' marks a figure outside the band; summary A/B: the two collections' summary figures, the old targets)\n")
+
+
+def by_disease_ci(values: np.ndarray, groups: Sequence[str], rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` bootstrap means of ``values``, resampling whole diseases (their cases together)."""
+    keys = sorted(set(groups))
+    index = {k: i for i, k in enumerate(keys)}
+    g = np.asarray([index[x] for x in groups])
+    sums = np.bincount(g, weights=values, minlength=len(keys))
+    counts = np.bincount(g, minlength=len(keys)).astype(np.float64)
+    picks = rng.integers(0, len(keys), size=(n, len(keys)))
+    return sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+
+
+def play_split(env_id: str, agent: str, split: str, limit: int, agent_args: dict[str, str]) -> tuple[np.ndarray, list[str]]:
+    """Accuracy per task of one pass over ``split`` (task ``i``, seed ``i``) and each task's gold disease."""
+    config = RunConfig(env_id=env_id, agent=agent, split=split, agent_args=tuple(agent_args.items()))
+    env = gym.make(env_id, split=split)
+    bot = make_agent(agent, **agent_args)
+    n = len(env.unwrapped.tasks)
+    n = min(n, limit) if limit else n
+    scores, golds = [], []
+    for i in range(n):
+        record = run_episode(env, bot, config, i, i)
+        scores.append(float(record["reward_components"]["accuracy"]))
+        golds.append(env.unwrapped.tasks[i].gold["diagnosis"][0])
+    return np.asarray(scores), golds
+
+
+def agents_table(split: str, limit: int, agents: Sequence[str], ids: Sequence[str], boot: int, sb3: str) -> None:
+    """Print each agent's accuracy on simulated ``split`` against the real split, with the ratio (see the docstring)."""
+    rng = np.random.default_rng(0)
+    print(f"agents: accuracy (hit@k) on simulated {split} patients against the real split; 95% CIs resampled by disease")
+    print(f"{'id':<36}{'agent':<18}{'simulated ' + split:>22}{'real':>22}{'simulated / real':>24}")
+    runs: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    for env_id in ids:
+        for agent in (*agents, *(["sb3"] if sb3 else [])):
+            args = {"path": sb3} if agent == "sb3" else {}
+            t0 = time.perf_counter()
+            sim, sim_g = play_split(env_id, agent, split, limit, args)
+            real, real_g = play_split(env_id, agent, "real", limit, args)
+            bs, br = by_disease_ci(sim, sim_g, rng, boot), by_disease_ci(real, real_g, rng, boot)
+            runs[(env_id, agent)] = {"sim": bs, "real": br}
+            ratio = bs / np.where(br > 0, br, np.nan)
+            cell = "—" if real.mean() == 0 else (
+                f"×{sim.mean() / real.mean():.2f} [{np.nanpercentile(ratio, 2.5):.2f}, {np.nanpercentile(ratio, 97.5):.2f}]")
+            print(f"{env_id:<36}{agent:<18}{_mean_ci(sim.mean(), bs):>22}{_mean_ci(real.mean(), br):>22}{cell:>24}"
+                  f"   ({len(sim)} + {len(real)} episodes, {time.perf_counter() - t0:.0f} s)")
+    for env_id in ids:
+        if (env_id, "phenotype-ranker") in runs and (env_id, "bm25") in runs:
+            r, b = runs[(env_id, "phenotype-ranker")], runs[(env_id, "bm25")]
+            gaps = {side: r[side] - b[side] for side in ("sim", "real")}  # same resampled diseases per side
+            print(f"{env_id}: ranker - bm25 on simulated {_mean_ci(float(np.mean(gaps['sim'])), gaps['sim'])}, "
+                  f"on real {_mean_ci(float(np.mean(gaps['real'])), gaps['real'])}")
+    print()
+
+
+def _mean_ci(mean: float, samples: np.ndarray) -> str:
+    return f"{mean:.3f} [{np.percentile(samples, 2.5):.3f}, {np.percentile(samples, 97.5):.3f}]"
 
 
 def tie_rules(kb: HpoKnowledgeBase, ranker: PhenotypeRanker, split: str, limit: int) -> None:
@@ -166,39 +250,51 @@ def universe_sizes(kb: HpoKnowledgeBase) -> None:
 
 
 def main(args: Args) -> None:
+    sections = {x.strip() for x in args.sections.split(",") if x.strip()}
     t0 = time.perf_counter()
     kb = load_hpo_kb(args.universe)  # type: ignore[arg-type]
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     ranker = PhenotypeRanker(kb)
     init_s = time.perf_counter() - t0
-    cases = split_cases(kb, args.split)  # type: ignore[arg-type]
-    if args.limit:
-        cases = cases[: args.limit]
+    cases = mixed_case_list(kb, args.split)  # type: ignore[arg-type]  # the default (published) mix
+    cases = cases[: args.limit] if args.limit else cases[:]
     print(
-        f"HPO {kb.release}  universe={kb.universe} ({kb.n_universe} diseases)  split={args.split} ({len(cases)} cases)"
+        f"HPO {kb.release}  universe={kb.universe} ({kb.n_universe} diseases)  split={args.split} ({len(cases)} cases, "
+        "published disease mix)"
     )
     print(f"KB load {load_s * 1e3:.0f} ms (warm if cached)  ranker init {init_s * 1e3:.0f} ms\n")
-    calibration_table(kb, args.split, args.limit)
+    if "agents" in sections:
+        agents_table(args.split, args.limit, [a for a in args.agents.split(",") if a],
+                     [i for i in args.ids.split(",") if i], args.boot, args.sb3)
+    if "statistics" in sections:
+        calibration_table(kb, args.split, args.limit)
+    sampler = PatientSampler(kb, PRESETS["calibrated"])
+    calibrated = [sampler.sample_case(c.disease_id, c.seed) for c in cases]
+    if "presets" in sections:
+        print(f"{'preset':<28}{'top-1':>7}{'top-3':>7}{'top-10':>8}{'terms':>7}")
+        real = list(load_real_patients(kb))
+        for name, params in [*PRESETS.items(), ("real cases (all recorded)", None)]:
+            if params is None:
+                patients = real
+            else:
+                patients = [PatientSampler(kb, params).sample_case(c.disease_id, c.seed) for c in cases]
+            rows = [(name, False)] + ([(name + " (all present)", True)] if params and params.hidden_fraction else [])
+            for label, use_hidden in rows:
+                acc = accuracy(ranker, patients, use_hidden)
+                n = np.mean([len(p.all_present if use_hidden else p.present) for p in patients])
+                print(f"{label:<28}{acc[0]:>7.3f}{acc[1]:>7.3f}{acc[2]:>8.3f}{n:>7.1f}")
+        print("\nCALIBRATED =", PRESETS["calibrated"], "\n")
+    if "ties" in sections:
+        tie_rules(kb, ranker, args.split, args.limit)
+    if "universe" in sections:
+        universe_sizes(kb)
+    if "latency" in sections:
+        latency(kb, calibrated, args.repeats)
 
-    print(f"{'preset':<28}{'top-1':>7}{'top-3':>7}{'top-10':>8}{'terms':>7}")
-    calibrated: list[Patient] = []
-    for name, params in PRESETS.items():
-        sampler = PatientSampler(kb, params)
-        patients = [sampler.sample_case(c.disease_id, c.seed) for c in cases]
-        if name == "calibrated":
-            calibrated = patients
-        rows = [(name, False)] + (
-            [(name + " (all present)", True)] if params.hidden_fraction else []
-        )
-        for label, use_hidden in rows:
-            acc = accuracy(ranker, patients, use_hidden)
-            n = np.mean([len(p.all_present if use_hidden else p.present) for p in patients])
-            print(f"{label:<28}{acc[0]:>7.3f}{acc[1]:>7.3f}{acc[2]:>8.3f}{n:>7.1f}")
-    print("\nCALIBRATED =", PRESETS["calibrated"], "\n")
-    tie_rules(kb, ranker, args.split, args.limit)
-    universe_sizes(kb)
 
+def latency(kb: HpoKnowledgeBase, calibrated: list[Patient], repeats: int) -> None:
+    """Print the ranker's latency on the calibrated patients against a straightforward version."""
     queries = [p.present for p in calibrated]
     fresh = PhenotypeRanker(kb)
     t0 = time.perf_counter()
@@ -206,7 +302,7 @@ def main(args: Args) -> None:
         fresh.rank(q, k=10)
     first_ms = (time.perf_counter() - t0) / len(queries) * 1e3
     best: np.ndarray | None = None
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         times = []
         for q in queries:
             s = time.perf_counter()

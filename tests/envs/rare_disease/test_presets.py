@@ -9,8 +9,8 @@ from HPO 2025-01-16, as quoted in docs/envs/rare_disease.md):
 =============  ======  =======
 policy         strict  lenient
 =============  ======  =======
-honest top-3   0.43    0.43
-list 50        0.0     0.72
+honest top-3   0.435   0.435
+list 50        0.0     0.675
 =============  ======  =======
 """
 
@@ -61,7 +61,7 @@ def table() -> dict[tuple[str, str], float]:
 def test_listing_50_wins_under_lenient_and_scores_zero_under_strict(table: dict) -> None:
     assert table[("list 50", "strict")] == 0.0
     assert table[("list 50", "lenient")] > table[("honest top-3", "lenient")] + 0.2
-    assert table[("list 50", "lenient")] >= 0.7
+    assert table[("list 50", "lenient")] >= 0.65
 
 
 def test_the_honest_policy_is_unchanged_by_the_preset(table: dict) -> None:
@@ -70,8 +70,8 @@ def test_the_honest_policy_is_unchanged_by_the_preset(table: dict) -> None:
 
 
 def test_the_table_in_the_docstring(table: dict) -> None:
-    assert table[("honest top-3", "strict")] == pytest.approx(0.43)
-    assert table[("list 50", "lenient")] == pytest.approx(0.72)
+    assert table[("honest top-3", "strict")] == pytest.approx(0.435)
+    assert table[("list 50", "lenient")] == pytest.approx(0.675)
 
 
 def test_over_limit_answers_still_report_hit_at_k_of_the_first_k() -> None:
