@@ -217,7 +217,8 @@ def _one(env, templates, served, *, texts: list[str], thinking: bool, tool_forma
 
 CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "romance 1967", "k": 3}}\n</tool_call>'
 THINK = "<think>\nSearch first.\n</think>\n\n"
-ANSWER = "<answer>Love Affair, or the Case of the Missing Switchboard Operator</answer>"
+ANSWER = "<answer>George Clooney</answer>"
+"""The gold of validation task 0 ("who directed Ides"): a graded answer that scores 1."""
 
 
 def test_control_the_chat_path_matches_when_no_cause_occurs(env, templates, served) -> None:

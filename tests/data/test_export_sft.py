@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +140,8 @@ def test_reasoning_never_states_the_answer_before_the_evidence(rows: Any) -> Non
     chat, _, _ = rows
     for row in chat:
         final = row["messages"][-1]["content"]
-        answer = final.removeprefix("<answer>").removesuffix("</answer>")
-        seen = ""
+        answer = re.sub(r" \([0-9]{4}\)$", "", final.removeprefix("<answer>").removesuffix("</answer>"))
+        seen = ""  # a title answered as "Title (Year)" is shown as its title and a year field
         for message in row["messages"][1:]:
             if message["role"] == "assistant" and answer in message.get("reasoning_content", ""):
                 assert answer in seen, (answer, message["reasoning_content"])
@@ -182,7 +183,8 @@ def test_env_args_export_compact_conversations_of_chosen_kinds(tmp_path: Path, r
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["env_args"] == {"compact": True, "kinds": ["lookup", "count"]}
     chat = read_jsonl(out / "chat.jsonl")
-    assert len(chat) == 4 == manifest["kept"] == len(manifest["task_ids"])  # all solved
+    assert len(chat) == manifest["kept"] == len(manifest["task_ids"]) >= 3
+    assert manifest["kept"] + manifest["ungrounded"] == 4  # all solved; an oracle turn on an unseen id is dropped
     for row in chat:
         system = row["messages"][0]["content"]
         assert system.startswith("Tools: search(query, k)") and len(system.splitlines()) <= 3
