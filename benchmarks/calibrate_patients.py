@@ -36,13 +36,11 @@ import dataclasses
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
 from agentenv.corpora.omim_titles import non_clinical_reason
 from agentenv.envs.rare_disease.case_statistics import (

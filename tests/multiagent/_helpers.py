@@ -44,7 +44,8 @@ def with_dialogue_actions(env: DialogueEnv) -> DialogueEnv:
 
 
 class LyingPatient:
-    """The scripted patient with every yes and no swapped."""
+    """The scripted patient with every yes and no swapped, and a yes for what it is not sure about
+    (patients live in an open world: most questions are about findings their record does not hold)."""
 
     name = "lying-patient"
 
@@ -53,7 +54,8 @@ class LyingPatient:
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         text = self.inner.act(obs, info)
-        return text.replace("Yes, I have", "\0").replace("No, I don't have", "Yes, I have").replace("\0", "No, I don't have")
+        return (text.replace("Yes, I have", "\0").replace("No, I don't have", "Yes, I have")
+                .replace("I'm not sure about", "Yes, I have").replace("\0", "No, I don't have"))
 
 
 class LeakyPatient:

@@ -22,7 +22,9 @@ def test_asking_doctor_beats_answering_at_once(dx: DialogueEnv) -> None:
     a, b = _accuracy(at_once), _accuracy(asking)
     print(f"\nDiagnosisDialogue-v0, test cases 0-{N_DX - 1}: answer at once (ranker top-3) {a:.3f}, "
           f"ask about frequent findings first {b:.3f}")
-    assert b >= a + 0.05
+    # Asking pays less than when an unrecorded feature was a "no" (0.05 then): patients now live in an open
+    # world, as real ones do, and answer "not sure" about anything their record does not hold.
+    assert b >= a + 0.02
     assert all(r["questions_asked"] == 0 for r in at_once)
     assert sum(r["questions_asked"] > 0 for r in asking) > 0.9 * N_DX
     assert all(r["invalid_actions"] == 0 and r["tool_errors"] == 0 for r in at_once + asking)

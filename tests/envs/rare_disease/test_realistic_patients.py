@@ -16,6 +16,7 @@ import pytest
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.case_statistics import STATISTICS, case_statistics, within_tolerance
+from agentenv.envs.rare_disease.disease_mix import mixed_case_list
 from agentenv.envs.rare_disease.patients import (
     CALIBRATED,
     MULTI_TURN,
@@ -25,7 +26,6 @@ from agentenv.envs.rare_disease.patients import (
     ask,
 )
 from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
-from agentenv.envs.rare_disease.disease_mix import mixed_case_list
 from agentenv.envs.rare_disease.real_cases import load_real_patients
 from agentenv.envs.rare_disease.splits import split_cases
 
@@ -79,7 +79,7 @@ def test_unrelated_findings_are_real_findings(kb: HpoKnowledgeBase, validation: 
         closure = set(kb.closure(d).tolist())
         annotated = set(kb.phenotype_indices(d).tolist())
 
-        def related(tid: str) -> bool:
+        def related(tid: str, closure: set[int] = closure, annotated: set[int] = annotated) -> bool:
             t = kb.graph.index[tid]
             return t in closure or bool(annotated & set(kb.graph.ancestors(t).tolist()))
 
