@@ -143,8 +143,8 @@ def test_reasoning_never_states_the_answer_before_the_evidence(rows: Any) -> Non
         answer = re.sub(r" \([0-9]{4}\)$", "", final.removeprefix("<answer>").removesuffix("</answer>"))
         seen = ""  # a title answered as "Title (Year)" is shown as its title and a year field
         for message in row["messages"][1:]:
-            if message["role"] == "assistant" and answer in message.get("reasoning_content", ""):
-                assert answer in seen, (answer, message["reasoning_content"])
+            if message["role"] == "assistant" and answer.casefold() in message.get("reasoning_content", "").casefold():
+                assert answer.casefold() in seen.casefold(), (answer, message["reasoning_content"])  # casual questions write titles in lower case
             if message["role"] != "assistant":
                 seen += message["content"]
 
