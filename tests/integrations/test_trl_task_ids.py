@@ -24,7 +24,7 @@ from agentenv.integrations.trl import AgentEnvFactory, task_positions
 
 ENV_ID = "RareDiseaseDiagnosis-SingleTurn-v0"
 SPLIT = "validation"
-KWARGS = {"split": SPLIT, "sampler": "clean"}
+KWARGS = {"split": SPLIT, "sampler": "clean", "disease_mix": "uniform"}  # one case per disease, as case_list
 
 
 def once_shared_golds() -> list[set[str]]:
