@@ -14,6 +14,11 @@ catalog) in a child process, loopback only, each bounded in time:
 2. Dead worker: ``--workers`` (2) server processes under the same legitimate
    load; one is killed with SIGKILL. Printed: requests that failed, and the
    time from the kill until the replacement worker answers.
+3. Greedy clients: one legitimate client (one short query per request, closed
+   loop) beside 0, 1, 2 and 4 clients that each send requests at the limits
+   (256 queries of 2,048 characters, k=100) in a closed loop, ``--greedy-seconds``
+   each. Printed: the legitimate client's p50 and p99, and their ratio to the
+   run without greedy clients (the budget: p99 <= 50 ms on loopback).
 
 Before this server guarded its connections, scene 1 left every legitimate
 request with a 503 for as long as the idle sockets stayed open, and scene 2
@@ -61,6 +66,10 @@ class Args:
     """Server processes in scene 1 (one process holds every connection: the hard case)."""
     workers: int = 2
     """Server processes in scene 2."""
+    greedy_seconds: float = 8.0
+    """Duration of each run of scene 3."""
+    scenes: str = "1,2,3"
+    """Which scenes to run (comma-separated)."""
     seed: int = 0
 
 
@@ -344,6 +353,84 @@ def scene_dead_worker(args: Args, requests: list[bytes]) -> None:
     print(f"  supervisor: {restarted[0] if restarted else 'no restart logged'}")
 
 
+def _post(conn: object, body: bytes) -> None:
+    conn.request("POST", "/search", body=body, headers={"Content-Type": "application/json"})  # type: ignore[attr-defined]
+    response = conn.getresponse()  # type: ignore[attr-defined]
+    response.read()
+    if response.status != 200:
+        raise RuntimeError(f"HTTP {response.status}")
+
+
+def greedy_body(rng: np.random.Generator) -> bytes:
+    """A request at the documented limits: 256 queries of 2,048 characters of catalog words, k=100."""
+    words = [w for w in " ".join(sample_queries(rng, 4096)).split() if w.isascii()]
+    queries = []
+    for _ in range(256):
+        picked = rng.choice(words, size=600)
+        queries.append(" ".join(picked)[:2048])
+    return json.dumps({"queries": queries, "k": 100}).encode()
+
+
+def legit_latencies(port: int, queries: list[str], seconds: float, greedy: int, body: bytes) -> np.ndarray:
+    """The legitimate client's latencies (s) beside ``greedy`` clients at the limits."""
+    import http.client
+
+    stop = threading.Event()
+
+    def hog() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        while not stop.is_set():
+            try:
+                _post(conn, body)
+            except Exception:  # noqa: BLE001 - a refused greedy request tries again
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                time.sleep(0.05)
+        conn.close()
+
+    threads = [threading.Thread(target=hog, daemon=True) for _ in range(greedy)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5 if greedy else 0.0)  # the greedy requests are queued before measuring
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    latencies = []
+    end = time.perf_counter() + seconds
+    i = 0
+    while time.perf_counter() < end:
+        payload = json.dumps({"queries": [queries[i % len(queries)]], "k": 10}).encode()
+        began = time.perf_counter()
+        _post(conn, payload)
+        latencies.append(time.perf_counter() - began)
+        i += 1
+    stop.set()
+    conn.close()
+    for thread in threads:
+        thread.join(60)
+    return np.asarray(latencies)
+
+
+def scene_greedy(args: Args, rng: np.random.Generator) -> None:
+    port = free_port()
+    proc = subprocess.Popen(server_command(port, 1))
+    queries = sample_queries(rng, 2048)
+    body = greedy_body(rng)
+    try:
+        wait_ready(port, proc)
+        print(f"scene 3: one legit client (1 query, k=10, closed loop) beside clients at the limits "
+              f"(256 x 2,048 chars, k=100), {args.greedy_seconds:g} s each, 1 server process")
+        base = None
+        for greedy in (0, 1, 2, 4):
+            lat = legit_latencies(port, queries, args.greedy_seconds, greedy, body) * 1000.0
+            p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
+            if base is None:
+                base = (p50, p99)
+            print(f"  {greedy} greedy: {len(lat):,} requests, p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
+                  f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x){'' if p99 <= 50 else '  OVER the 50 ms budget'}")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in dataclasses.fields(Args):
@@ -354,8 +441,13 @@ def main(argv: list[str] | None = None) -> None:
     raise_fd_limit(2 * (args.idle + args.slowloris + args.clients) + 256)
     rng = np.random.default_rng(args.seed)
     requests = encode_requests(sample_queries(rng, 4096), 10)
-    scene_flood(args, requests)
-    scene_dead_worker(args, requests)
+    scenes = set(args.scenes.split(","))
+    if "1" in scenes:
+        scene_flood(args, requests)
+    if "2" in scenes:
+        scene_dead_worker(args, requests)
+    if "3" in scenes:
+        scene_greedy(args, rng)
     print(json.dumps({"args": dataclasses.asdict(args)}))
 
 

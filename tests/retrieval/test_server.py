@@ -541,3 +541,37 @@ def test_limits_reject_nonsense() -> None:
     with pytest.raises(ValueError, match="max_k must be positive"):
         ServerLimits(max_k=0)
     assert ServerLimits(max_wait_ms=0).max_wait_ms == 0
+
+
+def test_a_request_at_the_limits_cannot_starve_a_small_one() -> None:
+    """256 queries of 2,048 characters are answered one per batch, every other batch; a one-word request
+    that arrives meanwhile is answered by the next batch, with at most one long query beside it."""
+    retriever = ExactMatchRetriever(["a b", "b c"])
+    batches: list[list[str]] = []
+    search_batch = retriever.search_batch
+
+    def recording(queries: Sequence[str], k: int) -> list[list[Hit]]:
+        batches.append(list(queries))
+        return search_batch(queries, k)
+
+    retriever.search_batch = recording  # type: ignore[method-assign]
+    long_query = ("a b c " * 400)[:2048]
+
+    async def scenario() -> tuple[int, bool]:
+        batcher = MicroBatcher(retriever, max_wait_s=0.0)
+        await batcher.start()
+        greedy = batcher.submit([long_query] * 256, 100)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a batch or two of the greedy request has run
+        before = len(batches)
+        await batcher.submit(["b"], 5)
+        answered_after = len(batches) - before
+        results = await greedy
+        await batcher.stop()
+        return answered_after, len(results) == 256
+
+    answered_after, complete = asyncio.run(scenario())
+    assert complete
+    assert answered_after <= 2  # the small request's batch, and at most one before it
+    assert all(sum(q == long_query for q in batch) <= 1 for batch in batches)
+    assert sum(q == long_query for batch in batches for q in batch) == 256
