@@ -123,6 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"agentenv: error: this command needs {top}, which the core install lacks: "
                          f"pip install 'agentenv[{EXTRAS[top]}]' (or pip install -e \".[{EXTRAS[top]}]\")", 2)
         return _fail(f"agentenv: error: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
+    except ImportError as err:
+        if "extra" in str(err):  # a module that says which extra it needs
+            return _fail(f"agentenv: error: {err}", 2)
+        return _fail(f"agentenv: error: ImportError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
     except Exception as err:  # noqa: BLE001 - a bug still ends in one line; AGENTENV_DEBUG=1 shows where
         message = " ".join(str(err).split())[:300]
         return _fail(f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)", 1)

@@ -151,3 +151,26 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
     reader.wait()
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+@pytest.mark.parametrize(("argv", "module", "extra"), [
+    (["export-sft", "MediaSearch-v0", "--out", "{root}/sft-missing-extra", "--episodes", "1"], "tokenizers",
+     "tokens"),
+    (["serve-retrieval", "--corpus", "media", "--port", "{port}"], "starlette", "server"),
+])
+def test_a_missing_extra_is_named(argv: list[str], module: str, extra: str, files, capsys, monkeypatch) -> None:
+    """On a core install a command that needs an extra names it, instead of a bare ModuleNotFoundError."""
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)  # importing it raises ModuleNotFoundError
+    for name in [m for m in sys.modules if m.startswith(("agentenv.data", "agentenv.tokens", "agentenv.retrieval.serve",
+                                                         "agentenv.retrieval.server"))]:
+        monkeypatch.delitem(sys.modules, name)
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, err = _run([_fill(a.replace("{port}", str(port)), files) for a in argv], capsys)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) <= 3, err
+    assert f"agentenv[{extra}]" in err, err
