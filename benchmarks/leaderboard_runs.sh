@@ -10,7 +10,7 @@ size() {  # split env: how many tasks the split has (every board covers its whol
 }
 run() {  # split env agent
   agentenv eval "$2" --agent "$3" --split "$1" --episodes "$(size "$1" "$2")" --workers 2 --no-progress \
-    --out "$out/$1/$2/$3"
+    --overwrite --out "$out/$1/$2/$3"
 }
 if [[ "$which" != rare ]]; then
   for env in MediaSearch-v0 MediaSearch-SingleTurn-v0; do
