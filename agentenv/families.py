@@ -99,6 +99,10 @@ class Family:
         solvability: ``(env, task) -> str | None``: why a task (typically one of the
             user's own) cannot be solved with the env's tools, or ``None`` when it
             can; run by ``agentenv check-tasks``.
+        structured: the family's structured menus (``agentenv.structured.Menu``
+            subclasses; each is both the ``Discrete`` menu and the feature extractor),
+            a sequence: a menu with ``required_tools`` plays the ids that offer tools,
+            one without plays the single-turn ids. ``None``: no structured wrapper.
         components: reward components the family adds -> what each means.
         docs: the family's documentation page, for error messages and listings.
     """
@@ -112,6 +116,7 @@ class Family:
     gold_text: Ref | None = None
     reasoning: Ref | None = None
     solvability: Ref | None = None
+    structured: Ref | None = None
     components: Mapping[str, str] = field(default_factory=dict)
     docs: str = ""
 

@@ -7,6 +7,12 @@ the lessons import stable-baselines3, torch and matplotlib when they run
 """
 
 from agentenv.structured.menu import Choice, Menu
-from agentenv.structured.wrapper import MENUS, StructuredEnv, make_structured, menu_for
+from agentenv.structured.wrapper import (
+    StructuredEnv,
+    all_menus,
+    family_menus,
+    make_structured,
+    menu_for,
+)
 
-__all__ = ["MENUS", "Choice", "Menu", "StructuredEnv", "make_structured", "menu_for"]
+__all__ = ["Choice", "Menu", "StructuredEnv", "all_menus", "family_menus", "make_structured", "menu_for"]

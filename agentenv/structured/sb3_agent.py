@@ -23,7 +23,7 @@ from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import UnsupportedEnv
 from agentenv.structured.menu import Menu
 from agentenv.structured.rl_extra import algorithm
-from agentenv.structured.wrapper import MENUS
+from agentenv.structured.wrapper import all_menus
 
 
 @dataclass
@@ -59,9 +59,23 @@ def load_run(path: str | Path) -> tuple[Path, dict[str, Any]]:
             raise UserInputError(f"path={path}: {needed} not found; point path at a directory written by "
                                  "agentenv.structured.training.train (or agentenv reproduce)")
     data = json.loads(meta.read_text())
-    if data.get("menu") not in MENUS:
-        raise UserInputError(f"{meta}: unknown menu {data.get('menu')!r}; known: {sorted(MENUS)}")
+    menus = menus_for_run(data)
+    if data.get("menu") not in menus:
+        raise UserInputError(f"{meta}: unknown menu {data.get('menu')!r}; known: {sorted(menus)}")
     return model, data
+
+
+def menus_for_run(meta: Mapping[str, Any]) -> dict[str, type[Menu]]:
+    """Every registered menu by name, after importing the family of the run's env id (one kept outside agentenv too)."""
+    env_id = meta.get("env_id")
+    if isinstance(env_id, str) and env_id:
+        from agentenv.families import family_of_env
+
+        try:
+            family_of_env(env_id)
+        except UserInputError:
+            pass  # the menu name decides below, with the known menus listed
+    return all_menus()
 
 
 class SB3Agent:
@@ -73,7 +87,7 @@ class SB3Agent:
         self.args = args or SB3AgentArgs()
         model_path, self.meta = load_run(self.args.path)
         self.model = algorithm(self.meta["algo"]).load(model_path, device="cpu")
-        self.menu: Menu = MENUS[self.meta["menu"]]()
+        self.menu: Menu = menus_for_run(self.meta)[self.meta["menu"]]()
         self._first = True
         self._rng = np.random.default_rng(0)
 

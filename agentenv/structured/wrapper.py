@@ -7,7 +7,8 @@ and ``info`` keeps the whole text transcript (``info["messages"]``) plus the
 action text and menu label of the step (``info["structured"]``).
 
 The menu (:mod:`agentenv.structured.menu`) is chosen from the env's family
-and the tools it offers, and reads only the observation text; see
+(its ``Family.structured`` part, reached through the registry) and the tools
+the env offers, and reads only the observation text; see
 ``docs/structured.md`` for each menu and feature.
 
 Example:
@@ -28,29 +29,47 @@ import gymnasium as gym
 import numpy as np
 
 from agentenv.errors import UserInputError
-from agentenv.structured.diagnosis_menus import DiagnosisCandidatesMenu, DiagnosisToolsMenu
-from agentenv.structured.media_menus import MediaPassagesMenu, MediaToolsMenu
+from agentenv.families import Family, families, family_of_env, resolve
 from agentenv.structured.menu import Menu
 
-MENUS: dict[str, type[Menu]] = {
-    m.name: m for m in (MediaToolsMenu, MediaPassagesMenu, DiagnosisToolsMenu, DiagnosisCandidatesMenu)
-}
-"""Every menu by name."""
-_FAMILY_MENUS = {
-    ("media_search", True): MediaToolsMenu,
-    ("media_search", False): MediaPassagesMenu,
-    ("rare_disease", True): DiagnosisToolsMenu,
-    ("rare_disease", False): DiagnosisCandidatesMenu,
-}
 
-
-def menu_for(family: str, tool_names: set[str] | frozenset[str]) -> type[Menu]:
-    """The menu class for a family and the tools its env offers; a clear error for anything else."""
-    menu = _FAMILY_MENUS.get((family, bool(tool_names)))
-    if menu is None:
+def family_menus(family: Family) -> tuple[type[Menu], ...]:
+    """The menus a family declares in its ``structured`` part; a family without one is refused by name."""
+    if family.structured is None:
         raise UserInputError(
-            f"no structured menu for family {family!r}; structured wrappers cover media_search and rare_disease "
-            "(MediaSearch-v0, MediaSearch-SingleTurn-v0, RareDiseaseDiagnosis-v0, RareDiseaseDiagnosis-SingleTurn-v0)"
+            f"no structured menu for family {family.name!r}: its Family record sets no 'structured' field. "
+            "Declare structured='yourpkg.module:MENUS' (a tuple of agentenv.structured.Menu subclasses); "
+            "see docs/structured.md and examples/capitals/structured.py"
+        )
+    menus = tuple(resolve(family.structured))
+    if not menus or not all(isinstance(m, type) and issubclass(m, Menu) for m in menus):
+        raise UserInputError(
+            f"family {family.name!r}: 'structured' must name a non-empty sequence of agentenv.structured.Menu "
+            f"subclasses, got {family.structured!r}"
+        )
+    return menus
+
+
+def all_menus() -> dict[str, type[Menu]]:
+    """Every menu of every registered family, by name (what a trained policy's ``model.json`` names)."""
+    return {m.name: m for f in families() if f.structured is not None for m in family_menus(f)}
+
+
+def menu_for(family: str | Family, tool_names: set[str] | frozenset[str]) -> type[Menu]:
+    """The menu class for a family and the tools its env offers; a clear error for anything else.
+
+    A menu with ``required_tools`` plays an env that offers tools; one without plays a
+    single-turn env (no tools). The first of the family's menus of the right kind is chosen.
+    """
+    from agentenv.families import get_family
+
+    record = family if isinstance(family, Family) else get_family(family)
+    menus = family_menus(record)
+    menu = next((m for m in menus if bool(m.required_tools) == bool(tool_names)), None)
+    if menu is None:
+        kind = "with tools" if tool_names else "without tools (single-turn)"
+        raise UserInputError(
+            f"no structured menu for family {record.name!r} {kind}: its menus are {[m.name for m in menus]}"
         )
     missing = menu.required_tools - set(tool_names)
     if missing:
@@ -71,14 +90,13 @@ class StructuredEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def __init__(self, env: gym.Env) -> None:
         gym.utils.RecordConstructorArgs.__init__(self)  # so that env.spec.make() rebuilds the wrapper (check_env does)
         gym.Wrapper.__init__(self, env)
-        from agentenv.families import family_of_env
-
         spec = env.spec
         if spec is None:
             raise UserInputError("StructuredEnv wraps an env made with gym.make(id, ...), which has a spec; got none")
         inner = env.unwrapped
-        self.family = family_of_env(spec.id).name
-        self.menu: Menu = menu_for(self.family, frozenset(inner.tools.names))()
+        family = family_of_env(spec.id)
+        self.family = family.name
+        self.menu: Menu = menu_for(family, frozenset(inner.tools.names))()
         self.max_turns = int(getattr(inner, "max_turns", 1))
         self.action_space = gym.spaces.Discrete(self.menu.size)
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(len(self.menu.feature_names),), dtype=np.float32)

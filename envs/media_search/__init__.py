@@ -37,6 +37,7 @@ FAMILY = Family(
     bm25="agentenv.envs.media_search.bm25_strategy:MediaSearchBM25",
     gold_text="agentenv.envs.media_search.gold:gold_text",
     solvability="agentenv.envs.media_search.solvability:why_unreachable",
+    structured="agentenv.envs.media_search.structured:MENUS",
     reasoning="agentenv.envs.media_search.reasoning:reasoning_writer",
     components={
         "questions_asked": "concierge: the assistant's questions to the user, counted by field asked about",

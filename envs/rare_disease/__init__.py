@@ -38,6 +38,7 @@ FAMILY = Family(
     bm25="agentenv.envs.rare_disease.bm25_strategy:RareDiseaseBM25",
     gold_text="agentenv.envs.rare_disease.gold:gold_text",
     solvability="agentenv.envs.rare_disease.solvability:why_unreachable",
+    structured="agentenv.envs.rare_disease.structured:MENUS",
     components={
         "hit@K": "the gold is among the first K predictions (e.g. hit@1, hit@3)",
         "hit@any": "the gold is anywhere in the list, however long (the hackable reward, for teaching)",

@@ -14,6 +14,7 @@ FAMILY = register_family(Family(
     corpora={"capitals": "capitals.env:documents"},
     oracle="capitals.agents:CapitalsOracle",
     bm25="capitals.agents:CapitalsBM25",
+    structured="capitals.structured:MENUS",  # the structured wrapper's menus and features
     gold_text="builtins:str",  # a task's gold is the answer string
     docs="docs/new-family.md",
 ))

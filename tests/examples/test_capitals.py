@@ -134,6 +134,30 @@ def test_check_tool_env_passes(env_id: str) -> None:
     checker.check_tool_env(gym.make(env_id))
 
 
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_structured_wrapper_plays_the_family_through_its_declared_menus(env_id: str) -> None:
+    """``Family.structured`` is all it takes: check_env passes, and the menu's right field scores what the text env gives."""
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    from agentenv.structured import make_structured
+
+    env = make_structured(env_id, split="test")
+    assert env.menu.name == ("capitals-passages" if "SingleTurn" in env_id else "capitals-tools")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is different from the unwrapped version.*")
+        check_env(env, skip_render_check=True)
+    fields = ("capital", "country", "continent")
+    for index in range(len(env.unwrapped.tasks)):
+        env.reset(seed=index, options={"index": index})
+        field = fields.index(env.unwrapped.task.kind)  # the test picks the right entry; the menu never sees the kind
+        actions = [field] if "SingleTurn" in env_id else [0, 1, 2 + field]
+        for action in actions:
+            *_, info = env.step(action)
+        assert info["reward_components"]["accuracy"] == 1.0, (env_id, info["messages"])
+
+
 def test_scripted_agents_directly_through_the_env() -> None:
     """Without the agent registry: the Family's own oracle and bm25 factories, as the generic agents build them."""
     from agentenv.families import family_part

@@ -13,8 +13,15 @@ from gymnasium.utils.env_checker import check_env
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.errors import UserInputError
-from agentenv.families import env_specs
-from agentenv.structured import StructuredEnv, make_structured, menu_for
+from agentenv.families import (
+    EnvSpec,
+    Family,
+    env_specs,
+    get_family,
+    register_family,
+    unregister_family,
+)
+from agentenv.structured import StructuredEnv, family_menus, make_structured, menu_for
 
 IDS = [spec.id for spec in env_specs() if spec.id.startswith(("MediaSearch", "RareDisease"))]
 
@@ -69,9 +76,27 @@ def test_the_top_k_menu_lists_k_diseases() -> None:
     assert info["reward_components"]["over_limit"] == 1.0
 
 
+def test_shipped_menus_come_from_the_family_records() -> None:
+    """The wrapper holds no family's menus: each comes from the family's ``structured`` part in the registry."""
+    assert {m.name for m in family_menus(get_family("media_search"))} == {"media-tools", "media-passages"}
+    assert {m.name for m in family_menus(get_family("rare_disease"))} == {"diagnosis-tools", "diagnosis-candidates"}
+    assert menu_for("media_search", frozenset({"search", "get_title", "find_person"})).name == "media-tools"
+    assert menu_for("rare_disease", frozenset()).name == "diagnosis-candidates"
+
+
+def test_a_family_without_a_structured_menu_is_refused_naming_the_field() -> None:
+    bare = register_family(Family(
+        name="structless_test",
+        envs=(EnvSpec("Structless-v0", "agentenv.core:ToolEnv", description="no structured menu"),),
+    ))
+    try:
+        with pytest.raises(UserInputError, match=r"no structured menu for family 'structless_test'.*'structured'"):
+            menu_for(bare, frozenset())
+    finally:
+        unregister_family("structless_test")
+
+
 def test_menus_refuse_what_they_cannot_play() -> None:
-    with pytest.raises(UserInputError, match="no structured menu for family 'capitals'"):
-        menu_for("capitals", frozenset())
     with pytest.raises(UserInputError, match="rank_by_phenotypes"):
         StructuredEnv(gym.make("RareDiseaseDiagnosis-v0", split="validation", ranker_tool=False))
     env = make_structured("MediaSearch-SingleTurn-v0", split="validation")

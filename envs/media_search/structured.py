@@ -1,5 +1,7 @@
 """MediaSearch menus: tool-call templates filled from the question and earlier results, and answers.
 
+The family's ``structured`` part (:data:`MENUS`), which ``agentenv.structured`` reaches through the registry.
+
 ``media-tools`` (``MediaSearch-v0``) lets a policy search with the question,
 open the first or second hit, look up the person the question names, and
 answer a hit's title or a field of the opened film. ``media-passages``
@@ -21,19 +23,18 @@ from __future__ import annotations
 from typing import Any
 
 from agentenv.actions import answer, tool_call
-from agentenv.question_reading import read_question
-from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
-from agentenv.structured.reading import (
+from agentenv.envs.media_search.structured_reading import (
     CUES,
-    json_or_none,
     media_passages,
     media_question,
     named_in,
     parse_passage,
     person_in_question,
     question_cues,
-    squash,
 )
+from agentenv.question_reading import read_question
+from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
+from agentenv.structured.reading import json_or_none, squash
 
 SEARCH_K = 10
 """Hits asked of the menu's ``search``."""
@@ -63,7 +64,7 @@ def field_value(record: dict[str, Any] | None, field: str, question: str) -> str
 
 _ASKS_CUE = {"runtime": "runtime", "count": "count", "cast": "cast", "director": "director", "writer": "writer",
              "year": "year", "compare": "comparison", "superlative": "superlative"}
-"""The cue of :data:`~agentenv.structured.reading.CUES` that each field :func:`read_question` reads turns on."""
+"""The cue of :data:`~agentenv.envs.media_search.structured_reading.CUES` that each field :func:`read_question` reads turns on."""
 
 
 def reading_cues(question: str) -> dict[str, float]:
@@ -187,3 +188,7 @@ class MediaPassagesMenu(Menu):
             1.0 if top.get("directors") else 0.0, 1.0 if top.get("writers") else 0.0,
             1.0 if top.get("cast") else 0.0,
         ]
+
+
+MENUS = (MediaToolsMenu, MediaPassagesMenu)
+"""The family's structured menus, the ``Family.structured`` part: the tools menu, then the single-turn one."""

@@ -1,5 +1,7 @@
 """RareDiseaseDiagnosis menus: rank or search with the presented findings, then answer the top k or one candidate.
 
+The family's ``structured`` part (:data:`MENUS`), which ``agentenv.structured`` reaches through the registry.
+
 "Answer with the top k" for k in :data:`TOP_K` is on both menus, so that how
 many diseases to list is a choice a policy makes, and can learn: under
 ``strict`` listing more than the limit scores 0; under ``lenient`` it scores
@@ -16,17 +18,16 @@ default; ``gym.make(id, candidates=50)`` lists 50).
 from __future__ import annotations
 
 from agentenv.actions import answer, tool_call
-from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
-from agentenv.structured.reading import (
+from agentenv.envs.rare_disease.structured_reading import (
     disease_limit,
     excluded_phenotypes,
-    json_or_none,
     listed_candidates,
     presented_phenotypes,
     presented_query,
-    squash,
     warns_over_limit,
 )
+from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
+from agentenv.structured.reading import json_or_none, squash
 
 TOP_K = (1, 3, 5, 10, 50)
 """The "answer with the top k" entries."""
@@ -148,3 +149,7 @@ class DiagnosisCandidatesMenu(_DiagnosisMenu):
 
     def _features(self) -> list[float]:
         return self._pool_features()
+
+
+MENUS = (DiagnosisToolsMenu, DiagnosisCandidatesMenu)
+"""The family's structured menus, the ``Family.structured`` part: the tools menu, then the single-turn one."""
