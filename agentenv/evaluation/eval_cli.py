@@ -227,6 +227,9 @@ def _write_summary(run_dir: RunDirectory, result: RunResult, previous: list[dict
     meta.update(meta_extra, build_s=result.build_s, loop_s=result.loop_s)
     records = [*previous, *result.records]
     summary = summarize(result.config, records, result.wall_s, meta)
+    if previous:  # a resumed run: throughput is this session's episodes over this session's loop
+        summary = summary.model_copy(update={
+            "episodes_per_s": len(result.records) / result.loop_s if result.loop_s > 0 else 0.0})
     if "distributed" in meta:
         summary = summary.model_copy(update={"backend": "ray", "distributed": meta["distributed"]})
     if stopped is not None:
