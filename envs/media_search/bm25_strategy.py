@@ -7,7 +7,7 @@ split and 0.05-0.17 on hand-written questions). It is the family's
 ``Family.bm25``; the generic ``bm25`` agent
 (:class:`agentenv.baselines.bm25_agent.BM25Agent`) delegates to it.
 
-The question is read by :func:`agentenv.question_reading.read_question`
+The question is read by :func:`agentenv.envs.media_search.question_reading.read_question`
 (shared with the structured menus and ``check-tasks``): what it asks for, and
 a search query without its question words, with its quoted and capitalised
 spans, years and content words. Then, in ``MediaSearch-v0``:
@@ -15,7 +15,7 @@ spans, years and content words. Then, in ``MediaSearch-v0``:
 * a film's field or a film (``title``, ``director``, ``writer``, ``year``,
   ``runtime``, ``cast``): ``search`` with the rewritten query, ``get_title`` on
   the top :data:`VERIFY` hits in one turn, the best fit by
-  :func:`agentenv.film_match.match_score`, and the field asked for (for an
+  :func:`agentenv.envs.media_search.film_match.match_score`, and the field asked for (for an
   "A or B" cast question, the option in its cast);
 * ``compare`` ("which is older, A or B"): one ``search`` per option, the best
   fit of each opened, and the one with the smaller or larger year, runtime or
@@ -54,9 +54,9 @@ import numpy as np
 
 from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.core import Task
+from agentenv.envs.media_search.film_match import match_score
+from agentenv.envs.media_search.question_reading import QuestionReading, fold, read_question
 from agentenv.evaluation.agents import UnsupportedEnv
-from agentenv.film_match import match_score
-from agentenv.question_reading import QuestionReading, fold, read_question
 
 SEARCH_K = 20
 """Hits each search asks for (the tool's maximum): the film a casual question means is often not the top hit."""
@@ -68,7 +68,7 @@ NOTHING = "no film found"
 
 
 def question_field(question: str) -> str:
-    """What a question asks for, from its meaning (see :func:`agentenv.question_reading.read_question`)."""
+    """What a question asks for, from its meaning (see :func:`agentenv.envs.media_search.question_reading.read_question`)."""
     return read_question(question).asks
 
 

@@ -3,7 +3,7 @@
 Why: a question of your own has no gold tool plan, so the oracle can only
 answer its gold text, which proves that the grader accepts the gold and
 nothing more. This check plays the tools the way an agent would, reading the
-question with the shared reader (:func:`agentenv.question_reading.read_question`,
+question with the shared reader (:func:`agentenv.envs.media_search.question_reading.read_question`,
 as the ``bm25`` baseline does), so a question as people type it ("who directd
 goodfellas", "how many films did spielberg direct in the 90s") is not reported
 unreachable for its wording (issue 30: the raw-question check flagged 4 of 44
@@ -42,7 +42,7 @@ from agentenv.actions import tool_calls
 from agentenv.core import Task
 from agentenv.corpora.media import normalize_key
 from agentenv.envs.media_search.bm25_strategy import SEARCH_K, shortlist, tool_outputs
-from agentenv.question_reading import QuestionReading, read_question
+from agentenv.envs.media_search.question_reading import QuestionReading, read_question
 
 MAX_NAMES = 8
 """People looked up (``find_person`` calls) and entities searched for, each."""

@@ -9,7 +9,7 @@ answer a hit's title or a field of the opened film. ``media-passages``
 top passage. Which field to answer is the policy's to learn from the
 question cues in the features.
 
-The question is read by :func:`agentenv.question_reading.read_question`, the
+The question is read by :func:`agentenv.envs.media_search.question_reading.read_question`, the
 reader the ``bm25`` baseline and ``check-tasks`` use: the search template
 sends its rewritten query (no question words: "who wrote X" no longer
 retrieves films titled *Wrote*), the person template its first named span or
@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentenv.actions import answer, tool_call
+from agentenv.envs.media_search.question_reading import read_question
 from agentenv.envs.media_search.structured_reading import (
     CUES,
     media_passages,
@@ -32,7 +33,6 @@ from agentenv.envs.media_search.structured_reading import (
     person_in_question,
     question_cues,
 )
-from agentenv.question_reading import read_question
 from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
 from agentenv.structured.reading import json_or_none, squash
 

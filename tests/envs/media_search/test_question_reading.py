@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.film_match import match_score, title_named
-from agentenv.question_reading import fold, genre_of, read_question, years_between
+from agentenv.envs.media_search.film_match import match_score, title_named
+from agentenv.envs.media_search.question_reading import fold, genre_of, read_question, years_between
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ and De Niro?" one of four films called Heat. An agent that opens a few
 candidates can tell them apart by what the question says: the title named as a
 whole phrase, the people it names, its year or decade, its genre. This scores
 one record (a ``get_title`` output, or a passage read into the same fields) on
-those, from the :class:`~agentenv.question_reading.QuestionReading` alone.
+those, from the :class:`~agentenv.envs.media_search.question_reading.QuestionReading` alone.
 
 Example:
-    >>> from agentenv.question_reading import read_question
+    >>> from agentenv.envs.media_search.question_reading import read_question
     >>> r = read_question("what year did the first godfather movie come out")
     >>> one = {"title": "The Godfather", "year": 1972, "cast": [], "directors": [], "writers": []}
     >>> two = {"title": "The Godfather Part II", "year": 1974, "cast": [], "directors": [], "writers": []}
@@ -23,7 +23,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from agentenv.question_reading import QuestionReading, fold
+from agentenv.envs.media_search.question_reading import QuestionReading, fold
 
 _ARTICLES = ("the ", "a ", "an ")
 _SMALL = frozenset("the a an of and in on to for with at by from is it".split())

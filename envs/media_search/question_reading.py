@@ -10,8 +10,9 @@ template wording misreads a casual one ("when was boyhood released (year)?"
 asks for a year). So the three share this reader, and an improvement to it
 reaches all of them.
 
-It reads text alone, never a task or the catalog: it lives in ``agentenv/``
-(which imports no family) and is given only what the agent sees.
+It reads text alone, never a task or the catalog, and is given only what the
+agent sees. It is MediaSearch knowledge, so it lives in the family's folder,
+beside the three that use it.
 
 * :func:`read_question` returns a :class:`QuestionReading`: the field asked
   for (``asks``), the rewritten search query (question words and filler
