@@ -91,7 +91,8 @@ class Family:
         oracle: factory of the privileged scripted agent that proves every task
             solvable (the ``oracle`` agent delegates to it).
         bm25: factory of the ``bm25`` baseline's strategy for this family: an
-            agent that retrieves once and answers from what it read.
+            agent that retrieves once and answers from what it read. A strategy
+            may declare ``options``, a dataclass of its own ``--agent-args``.
         gold_text: how a task's gold renders as text, for the judge and SFT export.
         reasoning: factory ``(task, rng) -> writer`` of scripted ``<think>`` lines
             for SFT export (``turn_line(step, calls, previous_output)`` and

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,17 +67,31 @@ def _json(text: str) -> Any:
         return None
 
 
+@dataclass
+class RareDiseaseBM25Options:
+    """The family's own ``--agent-args`` of the bm25 agent (``--agent-args max_diseases=5``)."""
+
+    max_diseases: int | None = None
+    """How many diseases to answer; ``None`` reads the limit from the prompt (3 by default)."""
+
+    def __post_init__(self) -> None:
+        if self.max_diseases is not None and self.max_diseases < 1:
+            raise ValueError(f"max_diseases must be >= 1, got {self.max_diseases}")
+
+
 class RareDiseaseBM25:
     """One disease search (or the listed candidates), then the top hits; see the module docstring.
 
-    ``args`` are the bm25 agent's knobs; only ``max_diseases`` (``None``: read
-    the limit from the prompt) is read.
+    ``args`` are the bm25 agent's strategy args; only ``args.options.max_diseases``
+    (:class:`RareDiseaseBM25Options`; ``None``: read the limit from the prompt) is read.
     """
 
     name = "bm25"
+    options = RareDiseaseBM25Options
+    """The options this strategy adds to the bm25 agent's ``--agent-args``."""
 
     def __init__(self, args: Any = None) -> None:
-        self.max_diseases: int | None = getattr(args, "max_diseases", None)
+        self.max_diseases: int | None = getattr(getattr(args, "options", None), "max_diseases", None)
         self._single = False
         self._prompt = ""
         self._step = 0

@@ -38,10 +38,51 @@ def test_bm25_is_between_random_and_the_oracle(env_id: str) -> None:
 
 
 def test_agent_args_arrive_as_strings() -> None:
+    from agentenv.envs.rare_disease.bm25_strategy import RareDiseaseBM25Options
+
     agent = make_agent("bm25", k="3", max_diseases="none")  # MediaSearch: hits opened per search
-    assert agent.args.k == 3 and agent.args.max_diseases is None
+    assert agent.args.k == 3 and agent.args.family_options == {"rare_disease": RareDiseaseBM25Options(None)}
     with pytest.raises(ValueError, match="k must be >= 1"):
         make_agent("bm25", k="0")
+    with pytest.raises(ValueError, match="max_diseases must be >= 1"):
+        make_agent("bm25", max_diseases="0")
+    with pytest.raises(ValueError, match=r"unknown argument 'kk'.*known: k, .*max_diseases \(rare_disease\)"):
+        make_agent("bm25", kk="3")
+
+
+def test_a_family_strategy_declares_its_own_options() -> None:
+    """An outside family adds a bm25 option by declaring ``options`` on its strategy; other families never see it."""
+    from dataclasses import dataclass
+
+    from agentenv.families import EnvSpec, Family, register_family, unregister_family
+
+    @dataclass
+    class SpyOptions:
+        depth: int = 1
+
+    built = []
+
+    class Spy:
+        name = "spy"
+        options = SpyOptions
+
+        def __init__(self, args) -> None:
+            built.append(args)
+
+        def reset(self, obs, info, *, task, rng) -> None:
+            pass
+
+    register_family(Family(name="spy_options", envs=(EnvSpec("SpyOptions-v0", "agentenv.core:ToolEnv"),), bm25=Spy))
+    try:
+        agent = make_agent("bm25", depth="4")
+        agent.reset("q", {}, task=Task(prompt="q", gold={"answer": "x"}, family="spy_options"))
+        assert built[0].k == 5 and built[0].options == SpyOptions(depth=4)
+        make_agent("bm25").reset("q", {}, task=Task(prompt="q", gold={"answer": "x"}, family="spy_options"))
+        assert built[1].options == SpyOptions(depth=1)  # not given: the strategy's defaults
+    finally:
+        unregister_family("spy_options")
+    with pytest.raises(ValueError, match="unknown argument 'depth'"):
+        make_agent("bm25", depth="4")
 
 
 @pytest.mark.parametrize(
