@@ -5,7 +5,6 @@ uninterrupted run would have (with one worker or two)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
