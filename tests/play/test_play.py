@@ -43,7 +43,8 @@ def test_media_search_typo_is_free_and_shortcuts_reach_the_env(capsys):
     assert "Game over. Reward:" in out
     assert component(out, "tool_calls") == 2 and component(out, "invalid_actions") == 0
     assert component(out, "format") == 1 and component(out, "turns") == 3
-    assert "answer: Even the Rain" in out  # the gold, after the game
+    assert "answer: Roman de Gare" in out  # the gold, after the game
+    assert "Answer: read as the film 'Even the Rain' (2010" in out  # how the grammar read the answer
 
 
 def test_diagnosis_dialogue_as_doctor(capsys):
@@ -56,7 +57,7 @@ def test_diagnosis_dialogue_as_doctor(capsys):
     assert "type `say Do you have a big head?`" in out
     assert "to ask the patient, type `say ...`" in out
     assert "say TEXT               a message to the patient" in out  # help shows the shortcuts
-    assert "patient: No, I don't have" in out
+    assert "patient: I'm not sure about increased size of skull (HP:0000256)." in out  # unrecorded: open world
     assert all("turn 1/10" in p for p in script.prompts[:4])
     assert "turn 2/10" in script.prompts[4] and "turn 3/10" in script.prompts[5]
     assert "Game over. Reward:" in out
