@@ -62,7 +62,7 @@ def test_diagnosis_dialogue_as_doctor(capsys):
     assert "turn 2/10" in script.prompts[4] and "turn 3/10" in script.prompts[5]
     assert "Game over. Reward:" in out
     assert component(out, "invalid_actions") == 0 and component(out, "messages") == 1
-    assert component(out, "tool_calls") == 1
+    assert component(out, "tool_calls") == 2  # rank_by_phenotypes, and the one finding asked (as ask_patient costs)
 
 
 def test_diagnosis_dialogue_as_patient(capsys):
