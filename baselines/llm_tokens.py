@@ -22,7 +22,8 @@ in common cases (all four are tested in ``tests/baselines/test_llm_exact.py``):
 
 ``endpoint="chat"`` keeps that path for comparison (and for servers without a
 completions endpoint); such rollouts list the turns whose server-side prompt
-differed in ``prompt_mismatch_turns``.
+differed in ``prompt_mismatch_turns``. The rollout is a
+:class:`agentenv.tokens.TokenRollout`, the type the Ray pool returns too.
 
 Example:
     >>> rollout = TokenRollout([1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.1], [1.0], True, False, prompt_lengths=[1])
@@ -32,51 +33,17 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from agentenv.tokens.rollout import TokenRollout
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import gymnasium as gym
 
     from agentenv.baselines.llm_agent import LLMAgent
     from agentenv.tokens import ChatTemplate
-
-
-@dataclass
-class TokenRollout:
-    """One episode played through :class:`~agentenv.tokens.TokenEnv` with the server's sampled ids."""
-
-    input_ids: list[int]
-    """Prompt, sampled and env ids, interleaved, exactly as the episode ran."""
-    loss_mask: list[int]
-    """1 on sampled ids, 0 on env ids."""
-    logprobs: list[float | None]
-    """The server's logprob of each sampled id (None where it sent none), 0.0 on env ids."""
-    rewards: list[float]
-    """Reward of each step."""
-    terminated: bool
-    truncated: bool
-    prompt_mismatch_turns: list[int] = field(default_factory=list)
-    """Turns (1-based) where the prompt the server reports it conditioned on (``prompt_token_ids``)
-    differed from the trajectory so far: the model saw ids other than the ones trained on. Empty when
-    the server sends no prompt ids; always empty on the completions path with an honest server."""
-    prompt_lengths: list[int] = field(default_factory=list)
-    """Length of the trajectory before each turn: ``input_ids[:n]`` was (completions) or should have
-    been (chat) that turn's prompt."""
-    info: dict[str, Any] = field(default_factory=dict)
-    """The last step's info (``messages``, ``reward_components``, ...)."""
-
-    @property
-    def policy_ids(self) -> list[int]:
-        """The sampled ids, all turns together."""
-        return [i for i, m in zip(self.input_ids, self.loss_mask, strict=True) if m]
-
-    @property
-    def prompts(self) -> list[list[int]]:
-        """The prompt of each turn: the trajectory before it (a prefix of ``input_ids``)."""
-        return [self.input_ids[:n] for n in self.prompt_lengths]
 
 
 def llm_token_rollout(
@@ -147,4 +114,6 @@ def llm_token_rollout(
         prompt_mismatch_turns=mismatches,
         prompt_lengths=lengths,
         info=info,
+        reward_components=dict(info.get("reward_components") or {}),
+        messages=list(info.get("messages") or ()),
     )

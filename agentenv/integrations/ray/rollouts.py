@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -41,47 +40,11 @@ from agentenv.evaluation.agents import AgentFailure
 from agentenv.evaluation.runner import episode_plan
 from agentenv.integrations.ray.cluster import connect, require_ray
 from agentenv.integrations.ray.dispatch import Dispatcher
+from agentenv.tokens.rollout import TokenRollout
 
-
-@dataclass(frozen=True)
-class Rollout:
-    """One episode through ``TokenEnv``: the ids to train on and what the env made of them."""
-
-    episode: int
-    seed: int
-    task_id: str
-    task_index: int
-    group: int
-    """``episode // group_size``: the rollouts of one group share their task."""
-    input_ids: list[int]
-    """Prompt, sampled and env ids, interleaved exactly as the episode ran."""
-    loss_mask: list[int]
-    """1 on sampled ids, 0 on env ids."""
-    logprobs: list[float | None]
-    """The policy's logprob of each sampled id (None where it gave none), 0.0 on env ids."""
-    rewards: list[float]
-    """Reward of each step."""
-    terminated: bool
-    truncated: bool
-    reward_components: dict[str, float] = field(default_factory=dict)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    failure: str | None = None
-    """Why the policy gave up (an endpoint down after its retries); such a rollout ends early."""
-
-    @property
-    def episode_return(self) -> float:
-        """The sum of the step rewards."""
-        return float(sum(self.rewards))
-
-    @property
-    def prompt_length(self) -> int:
-        """Ids before the first sampled one (the prompt)."""
-        return self.loss_mask.index(1) if 1 in self.loss_mask else len(self.loss_mask)
-
-    @property
-    def policy_ids(self) -> list[int]:
-        """The sampled ids, all turns together."""
-        return [i for i, m in zip(self.input_ids, self.loss_mask, strict=True) if m]
+Rollout = TokenRollout
+"""The pool's rollouts are :class:`agentenv.tokens.TokenRollout` (one type with the served model's rollouts);
+the pool fills ``episode``, ``seed``, ``task_id``, ``task_index``, ``group`` and ``failure``."""
 
 
 class RolloutsIncomplete(RuntimeError):
@@ -275,8 +238,7 @@ def trl_fields(rollouts: Sequence[Rollout]) -> dict[str, list[Any]]:
     ``env_return`` (each episode's return) is handed on to reward functions.
 
     Example:
-        >>> r = Rollout(0, 0, "t", 0, 0, [1, 2, 3, 4, 5], [0, 0, 1, 0, 1], [0.0, 0.0, -0.5, 0.0, None],
-        ...             [0.0, 1.0], True, False)
+        >>> r = Rollout([1, 2, 3, 4, 5], [0, 0, 1, 0, 1], [0.0, 0.0, -0.5, 0.0, None], [0.0, 1.0], True, False)
         >>> trl_fields([r])
         {'prompt_ids': [[1, 2]], 'completion_ids': [[3, 4, 5]], 'logprobs': [[-0.5, 0.0, 0.0]], 'env_mask': [[1, 0, 1]], 'env_return': [1.0]}
     """
