@@ -47,9 +47,30 @@ first episodes are the shorter run's)."""
 Mode = Literal["new", "overwrite", "resume"]
 
 
+class RenderedRecord(dict):  # type: ignore[type-arg]
+    """A record whose ``episodes.jsonl`` line was rendered where the episode ran (a worker process).
+
+    Why: pickling each record's whole transcript back through the process pool, and encoding it again
+    in the parent, made ``--workers 2`` slower than one process. A worker sends the finished line (one
+    string, cheap to pickle) and a compact record without ``messages`` (what the summary reads); the
+    writer appends the line as it is, so ``episodes.jsonl`` is byte-identical for any worker count.
+    """
+
+    line: str
+
+
+def rendered(record: Mapping[str, Any], line: str) -> RenderedRecord:
+    """``record`` (compact) carrying its already-rendered ``line``."""
+    out = RenderedRecord(record)
+    out.line = line
+    return out
+
+
 def record_line(record: Mapping[str, Any]) -> str:
-    """One ``episodes.jsonl`` line: the record as JSON, non-ASCII kept, and a newline."""
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    """One ``episodes.jsonl`` line: the record as JSON, non-ASCII kept, and a newline (or the line a
+    worker already rendered, for a :class:`RenderedRecord`)."""
+    line = getattr(record, "line", None)
+    return line if line is not None else json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def write_atomic(path: Path, text: str) -> None:

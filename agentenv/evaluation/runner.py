@@ -12,9 +12,9 @@ so throughput is not diluted by a one-off corpus or index build.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
-import multiprocessing as mp
-import signal
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -44,6 +44,9 @@ class RunConfig:
     """``None``: one pass over the served tasks (the default of ``agentenv eval --tasks``)."""
     seed: int = 0
     workers: int = 1
+    concurrency: int = 1
+    """Episodes in flight on threads of this process (:mod:`agentenv.evaluation.threads`), for agents that
+    wait; not combined with ``workers``. Like ``workers``, it changes only speed."""
     agent_args: tuple[tuple[str, str], ...] = ()
     env_kwargs: tuple[tuple[str, Any], ...] = ()
 
@@ -146,28 +149,26 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
     return record
 
 
-_WORKER: dict[str, Any] = {}
+def _build_pair(config: RunConfig) -> tuple[gym.Env, Any]:
+    """A fresh ``(env, agent)`` of the run (for another thread or worker process)."""
+    env = make_env(config)
+    env.reset(seed=config.seed)
+    return env, make_agent(config.agent, **dict(config.agent_args))
 
 
-def _worker_init(config: RunConfig, ready: Any = None) -> None:
-    # Ctrl-C reaches the whole process group: the parent alone stops the run and writes what finished,
-    # so a worker ignores SIGINT and dies quietly on the SIGTERM of pool.terminate().
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _WORKER["config"] = config
-    _WORKER["env"] = make_env(config)
-    _WORKER["env"].reset(seed=config.seed)
-    _WORKER["agent"] = make_agent(config.agent, **dict(config.agent_args))
-    if ready is not None:
-        ready.wait()  # every worker has built its env before any episode is timed
+def _thread_slots(config: RunConfig, jobs: int, env: gym.Env, agent: Any) -> list[tuple[gym.Env, Any]]:
+    """One ``(env, agent)`` pair per thread of a ``concurrency`` run (no more than there are episodes); the
+    first is the run's own. Each further env costs about 13 ms and a few MB: the index is the process's."""
+    return [(env, agent), *(_build_pair(config) for _ in range(min(config.concurrency, jobs) - 1))]
 
 
-def _worker_ready(_: int) -> None:
-    return None
+def _episode(config: RunConfig, env: gym.Env, agent: Any, index: int, task_index: int) -> dict[str, Any]:
+    return run_episode(env, agent, config, index, task_index)
 
 
-def _worker_run(job: tuple[int, int]) -> dict[str, Any]:
-    return run_episode(_WORKER["env"], _WORKER["agent"], _WORKER["config"], *job)
+def _episode_fn(config: RunConfig) -> Callable[[gym.Env, Any, int, int], dict[str, Any]]:
+    """:func:`run_episode` bound to the run's config (a picklable partial, for spawned workers too)."""
+    return functools.partial(_episode, config)
 
 
 def env_metadata(config: RunConfig, env: gym.Env | None = None) -> Mapping[str, Any]:
@@ -251,7 +252,8 @@ def run(config: RunConfig, *, progress: bool = True, start: int = 0,
 
     ``build_s`` is env construction plus a first reset (in the workers too, with
     ``workers > 1``); ``loop_s`` is the episode loop alone. Episode ``i`` is the same
-    for any ``workers`` and any ``start``. ``on_start`` is called with the resolved config once the
+    for any ``workers``, ``concurrency`` and ``start``. With ``workers > 1`` the records in the result
+    are compact (no ``messages``: the workers wrote them into each record's ``episodes.jsonl`` line). ``on_start`` is called with the resolved config once the
     env is built and the agent checked (the run directory writes nothing before), ``on_record`` with
     each record in episode order.
 
@@ -276,19 +278,26 @@ def run(config: RunConfig, *, progress: bool = True, start: int = 0,
     build_s = 0.0
     stop: str | None = None
     try:
-        if config.workers <= 1:
+        if config.concurrency > 1:
+            from agentenv.evaluation.threads import threaded_records
+
+            slots = _thread_slots(config, len(jobs), env, agent)
+            build_s = time.perf_counter() - begin
+            with contextlib.closing(threaded_records(jobs, slots, _episode_fn(config))) as finished:
+                stop = collect(finished, records, on_record=on_record, max_agent_failures=max_agent_failures,
+                               bar=bar)
+        elif config.workers <= 1:
             build_s = time.perf_counter() - begin
             stop = collect((run_episode(env, agent, config, *job) for job in jobs), records, on_record=on_record,
                            max_agent_failures=max_agent_failures, bar=bar)
         else:
-            env.close()
-            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            ready = ctx.Barrier(config.workers)
-            with ctx.Pool(config.workers, initializer=_worker_init, initargs=(config, ready)) as pool:
-                pool.map(_worker_ready, range(config.workers), chunksize=1)
+            from agentenv.evaluation.processes import WorkerPool
+
+            with WorkerPool(config.workers, functools.partial(_build_pair, config), _episode_fn(config)) as pool:
                 build_s = time.perf_counter() - begin
-                stop = collect(pool.imap(_worker_run, jobs, chunksize=8), records, on_record=on_record,
+                stop = collect(pool.records(jobs, env, agent), records, on_record=on_record,
                                max_agent_failures=max_agent_failures, bar=bar)
+            env.close()
     except KeyboardInterrupt:
         bar.close()
         result = RunResult(config, records, build_s, time.perf_counter() - begin - build_s, meta)
