@@ -18,8 +18,8 @@ A patient's Task:
 
 Example:
     >>> print(answer_rules(3, "omim", "zero"))
-    Give the final answer as <answer>…</answer> with up to 3 diseases, one per line, as OMIM ids (e.g. OMIM:154700) or disease names, most likely first. Listing more than 3 diseases scores 0.
-    >>> answer_rules(3, "omim", "allow").endswith("most likely first.")
+    Give the final answer as <answer>…</answer> with up to 3 diseases, one per line, as OMIM ids (e.g. OMIM:154700) or disease names, most likely first, and nothing else: a line that is no disease makes the answer unreadable. Listing more than 3 diseases scores 0.
+    >>> answer_rules(3, "omim", "allow").endswith("makes the answer unreadable.")
     True
 """
 
