@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from .baselines.fake_openai import official_qwen3_template
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -14,3 +20,16 @@ def official() -> str:
     if text is None:
         pytest.skip("TRL (with its copy of the official Qwen3 chat template) is not installed")
     return text
+
+
+@pytest.fixture
+def capitals_on_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``examples/`` on sys.path for one test; afterwards the capitals family is unregistered and its modules
+    forgotten, so no later test (a corpus-name doctest, say) sees a third family."""
+    from agentenv.families import unregister_family
+
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    yield EXAMPLES
+    unregister_family("capitals")
+    for name in [m for m in sys.modules if m == "capitals" or m.startswith("capitals.")]:
+        del sys.modules[name]

@@ -72,9 +72,9 @@ def test_an_interrupted_export_leaves_the_old_one_whole(tmp_path: Path, capsys) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sft"]
 
 
-def test_a_family_outside_agentenv_exports_with_env_args(tmp_path: Path, monkeypatch) -> None:
+def test_a_family_outside_agentenv_exports_with_env_args(tmp_path: Path, capitals_on_path: Path) -> None:
     """`module:Id` with --env-arg (the repository's own example family) used to crash on gym.spec."""
-    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+
     out = tmp_path / "sft"
     assert main(["export-sft", "capitals.family:Capitals-v0", "--episodes", "3", "--env-arg", "max_turns=3",
                  "--out", str(out), "--no-progress"]) == 0

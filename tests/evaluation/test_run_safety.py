@@ -175,10 +175,10 @@ def test_out_that_is_a_file_is_one_line(tmp_path: Path, capsys) -> None:
     assert err.count("\n") == 1 and f"--out {file}: is a file" in err
 
 
-def test_a_family_outside_agentenv_runs_with_env_args(tmp_path: Path, monkeypatch) -> None:
+def test_a_family_outside_agentenv_runs_with_env_args(tmp_path: Path, capitals_on_path: Path) -> None:
     """The README's `PYTHONPATH=examples agentenv eval capitals.family:Capitals-v0 ... --env-arg max_turns=3`
     used to crash: the --env-arg check looked the `module:Id` form up without importing the module."""
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples"))
+
     out = tmp_path / "run"
     assert main(["eval", "capitals.family:Capitals-v0", "--agent", "oracle", "--episodes", "5", "--env-arg",
                  "max_turns=3", "--out", str(out), "--no-progress"]) == 0
