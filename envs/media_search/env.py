@@ -38,6 +38,7 @@ task ids; it filters ``tasks=`` questions too.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
@@ -67,6 +68,13 @@ from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import ToolRegistry
 from agentenv.turns import Episode
+
+
+@lru_cache(maxsize=4)
+def passage_texts(catalog: Catalog) -> dict[str, str]:
+    """Each title's passage text by id, one dict per catalog and process, read-only: built per env it cost
+    6.8 MB for every extra ``MediaSearch-SingleTurn-v0`` (``benchmarks/vector_memory.py``)."""
+    return dict(zip(*catalog.documents(), strict=False))
 
 __all__ = ["ANSWER_RULES", "KINDS", "MediaSearchEnv"]
 
@@ -115,7 +123,7 @@ class MediaSearchEnv(ToolEnv):
         self.compact = compact
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
-        self._doc_text: dict[str, str] | None = None
+        self._doc_text: Mapping[str, str] | None = None
         if question_style not in STYLES:
             raise ValueError(f"question_style must be one of {', '.join(STYLES)}, got {question_style!r}")
         self.question_style = question_style
@@ -173,7 +181,7 @@ class MediaSearchEnv(ToolEnv):
         if self.mode == "multi_turn":
             return task.prompt
         if self._doc_text is None:
-            self._doc_text = dict(zip(*self.catalog.documents(), strict=False))
+            self._doc_text = passage_texts(self.catalog)
         hits = self.retriever.search(task.prompt, self.passages)
         passages = "\n".join(f"[{i + 1}] {self._doc_text[h.doc_id]}" for i, h in enumerate(hits))
         return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"

@@ -1,0 +1,98 @@
+"""Memory and build time of ``gym.make_vec(id, num_envs=N)`` for every id, sync and async (not a test).
+
+    python benchmarks/vector_memory.py [--num-envs 64] [--modes sync async] [--ids ID ...]
+
+Each case runs in a fresh interpreter (so one case's caches do not help the
+next), builds the vector env, resets it and steps it once with a tool call,
+then reports the build time and the memory held: the RSS of the process for
+``sync``, and for ``async`` the proportional set size (PSS) of the parent and
+all its workers, so pages that forked workers share are counted once.
+Budget (issue 33): a 64-env ``MediaSearch-v0`` holds ≤ 400 MB and builds in ≤ 3 s warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench_common import print_machine  # noqa: E402
+
+CASE = r"""
+import json, os, sys, time
+import gymnasium as gym
+import agentenv
+from agentenv.actions import tool_call
+
+def pss_mb(pid):
+    try:
+        for line in open(f"/proc/{pid}/smaps_rollup"):
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return 0.0
+    return 0.0
+
+def children(pid):
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out += [int(c) for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        except OSError:
+            pass
+    return out
+
+env_id, n, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+base = pss_mb(os.getpid())
+start = time.perf_counter()
+vec = gym.make_vec(env_id, num_envs=n, vectorization_mode=mode)
+vec.reset(seed=0)
+build_s = time.perf_counter() - start
+vec.step(tuple(tool_call("search", query="a film from 1999") for _ in range(n)))
+pids = [os.getpid(), *children(os.getpid())]
+print(json.dumps({"build_s": build_s, "import_mb": base, "pss_mb": sum(pss_mb(p) for p in pids),
+                  "processes": len(pids)}))
+vec.close()
+"""
+
+
+def case(env_id: str, n: int, mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", CASE, env_id, str(n), mode], capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    import agentenv  # noqa: F401 - registers the ids
+    from agentenv.registration import env_ids
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--modes", nargs="+", default=["sync", "async"])
+    parser.add_argument("--ids", nargs="+", default=None)
+    args = parser.parse_args(argv)
+    print_machine(f"gym.make_vec memory, {args.num_envs} envs")
+    print("| id | mode | envs | build+reset s | memory MB (sync: RSS-like PSS; async: PSS of all processes) | "
+          "one env MB | per extra env MB |")
+    print("|---|---|---|---|---|---|---|")
+    for env_id in args.ids or env_ids():
+        for mode in args.modes:
+            one, many = case(env_id, 1, mode), case(env_id, args.num_envs, mode)
+            if "error" in one or "error" in many:
+                print(f"| {env_id} | {mode} | {args.num_envs} | error: {one.get('error') or many.get('error')} |||")
+                continue
+            extra = (many["pss_mb"] - one["pss_mb"]) / (args.num_envs - 1)
+            print(f"| {env_id} | {mode} | {args.num_envs} | {many['build_s']:.2f} | {many['pss_mb']:.0f} | "
+                  f"{one['pss_mb']:.0f} | {extra:+.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
