@@ -22,3 +22,17 @@ def test_envs_of_a_process_share_their_read_only_parts() -> None:
         env.reset(seed=0)
         outputs.append(env.step(tool_call("search", query="heat 1995 crime", k=3))[0])
     assert outputs[0] == outputs[1]
+
+
+def test_single_turn_envs_share_their_passage_texts() -> None:
+    """Each extra MediaSearch-SingleTurn-v0 held its own 17k-passage dict (+6.8 MB an env)."""
+    envs = [gym.make("MediaSearch-SingleTurn-v0").unwrapped for _ in range(2)]
+    prompts = [env.reset(seed=3)[0] for env in envs]
+    assert prompts[0] == prompts[1] and "Passages:" in prompts[0]
+    assert envs[0]._doc_text is envs[1]._doc_text
+
+
+def test_search_fragments_exist_before_the_first_search() -> None:
+    """Built at make, in the parent of an async vector env, so its forked workers share them."""
+    tools = gym.make("MediaSearch-v0").unwrapped.tools["search"].fn.__self__
+    assert tools._shared._prefixes is not None
