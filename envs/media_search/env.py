@@ -123,7 +123,9 @@ class MediaSearchEnv(ToolEnv):
         self.compact = compact
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
-        self._doc_text: Mapping[str, str] | None = None
+        # Made now, not at the first reset: an async vector env builds one env in the parent before it forks,
+        # so its workers share the passages instead of each building its own (~25 MB a worker).
+        self._doc_text: Mapping[str, str] | None = passage_texts(self.catalog) if mode == "single_turn" else None
         if question_style not in STYLES:
             raise ValueError(f"question_style must be one of {', '.join(STYLES)}, got {question_style!r}")
         self.question_style = question_style
