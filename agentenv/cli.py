@@ -91,6 +91,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_is_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone: only then is a ``BrokenPipeError`` the
+    reader leaving early. A broken socket (an LLM endpoint, a retrieval server) raises it too, and
+    silencing stdout then would hide every later line (in a test run, pytest's own report)."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentenv`` console script.
 
@@ -112,7 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"agentenv: error: {err}", 2)
     except KeyboardInterrupt:
         return _fail("agentenv: interrupted", INTERRUPTED_EXIT)
-    except BrokenPipeError:
+    except BrokenPipeError as err:
+        if not _stdout_is_closed():  # a socket, not our reader: an error like any other
+            return _fail(f"agentenv: error: BrokenPipeError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
         # The reader went away (`agentenv eval ... | head`): stop quietly, and keep Python from
         # complaining again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -174,3 +174,21 @@ def test_a_missing_extra_is_named(argv: list[str], module: str, extra: str, file
     code, err = _run([_fill(a.replace("{port}", str(port)), files) for a in argv], capsys)
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) <= 3, err
     assert f"agentenv[{extra}]" in err, err
+
+
+def test_a_broken_socket_does_not_silence_stdout(monkeypatch, capfd) -> None:
+    """A BrokenPipeError from a socket (a dead endpoint mid-run) is an error, not the reader of stdout
+    leaving: silencing stdout then hid every later line, pytest's own report included."""
+    import os
+
+    import agentenv.cli as cli
+
+    def broken(argv: list[str]) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    before = os.fstat(1)
+    assert cli.main(["list"]) == 1
+    after = os.fstat(1)
+    assert (before.st_dev, before.st_ino) == (after.st_dev, after.st_ino)  # stdout is still where it was
+    assert "BrokenPipeError" in capfd.readouterr().err
