@@ -43,7 +43,7 @@ poison_characters = st.one_of(
 )
 CI_BUDGET = settings(max_examples=150, deadline=None, derandomize=True,
                      suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-SLOW_BUDGET = settings(CI_BUDGET, max_examples=1500)
+SLOW_BUDGET = settings(CI_BUDGET, max_examples=1000)
 
 
 @pytest.fixture(scope="module", params=ALL_IDS)
