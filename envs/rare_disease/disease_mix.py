@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import overload
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from agentenv.envs.rare_disease.splits import (
     SPLIT_SALT,
     Case,
     CaseList,
+    IndexedCases,
     SplitName,
     case_list,
     case_seed,
@@ -93,7 +93,7 @@ def disease_weights(kb: HpoKnowledgeBase, diseases: Sequence[str], weights: Sequ
     return table[[bin_of(int(sizes[kb.disease_index[d]])) for d in diseases]]
 
 
-class MixedCaseList(Sequence[Case]):
+class MixedCaseList(IndexedCases):
     """A split's cases drawn with the published mix (see the module docstring); seeds computed on access."""
 
     def __init__(self, kb: HpoKnowledgeBase, split: SplitName, n_cases: int, cases_per_disease: int) -> None:
@@ -120,17 +120,7 @@ class MixedCaseList(Sequence[Case]):
     def __len__(self) -> int:
         return len(self._picks)
 
-    @overload
-    def __getitem__(self, index: int) -> Case: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Case, ...]: ...
-    def __getitem__(self, index: int | slice) -> Case | tuple[Case, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        size = len(self)
-        if not -size <= index < size:
-            raise IndexError(f"case index {index} out of range for {size} cases")
-        i = index % size
+    def _case(self, i: int) -> Case:
         disease_id = self._diseases[int(self._picks[i])]
         return Case(disease_id, case_seed(disease_id, int(self._k[i])))
 

@@ -144,7 +144,28 @@ def case_list(kb: HpoKnowledgeBase, split: SplitName, cases_per_disease: int | N
     return CaseList(_split_diseases(kb, split), n)
 
 
-class CaseList(Sequence[Case]):
+class IndexedCases(Sequence[Case]):
+    """A read-only sequence of cases computed from their position: one indexing rule (slices, bounds,
+    negative indices) for every case list; a list says only how it computes case ``i``."""
+
+    def _case(self, i: int) -> Case:
+        """Case ``i``, for ``0 <= i < len(self)``."""
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Case, ...]: ...
+    def __getitem__(self, index: int | slice) -> Case | tuple[Case, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(f"case index {index} out of range for {size} cases")
+        return self._case(index % size)
+
+
+class CaseList(IndexedCases):
     """The cases of ``diseases`` (in order), ``n`` seeds each: case ``i`` is seed ``i % n`` of disease ``i // n``."""
 
     def __init__(self, diseases: tuple[str, ...], n: int) -> None:
@@ -163,17 +184,8 @@ class CaseList(Sequence[Case]):
     def __len__(self) -> int:
         return len(self._diseases) * self._n
 
-    @overload
-    def __getitem__(self, index: int) -> Case: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Case, ...]: ...
-    def __getitem__(self, index: int | slice) -> Case | tuple[Case, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        size = len(self)
-        if not -size <= index < size:
-            raise IndexError(f"case index {index} out of range for {size} cases")
-        disease, k = divmod(index % size, self._n)
+    def _case(self, i: int) -> Case:
+        disease, k = divmod(i, self._n)
         disease_id = self._diseases[disease]
         return Case(disease_id, case_seed(disease_id, k))
 
