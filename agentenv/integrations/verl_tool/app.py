@@ -1,0 +1,204 @@
+"""The verl-tool tool server as a bare ASGI app: ``POST /get_observation``, ``GET /health``, ``GET /info``.
+
+Bare ASGI rather than a framework: the endpoint is the hot path (thousands of
+steps a second), and env steps are a few µs to a few hundred µs of Python, so
+they run inline on the event loop, one request after another. That also means
+no two requests ever step one env at once.
+
+One request is answered in three phases, so that a request refused for any
+reason has changed nothing:
+
+1. parse and check the body (:func:`~.protocol.parse_request`) and every new
+   trajectory's start fields; count the new trajectories against
+   ``max_live_envs`` (503 with ``Retry-After`` at the cap);
+2. start the new trajectories (an id seen for the first time takes an env from
+   the pool and resets it with its ``extra_fields``: ``seed``, ``index`` or
+   ``task_id``, ``split``); a start that fails undoes the others and answers 422;
+3. per item: ``finish`` ends the trajectory (``""``, done, valid, as
+   verl-tool's finish tool answers); a live id is stepped with its action; an
+   id that already ended gets an error observation naming why, done.
+
+Each observation is an object ``{"obs": text, "reward": step reward}``, the
+form verl-tool's agent loop reads a tool reward from; the step that ends an
+episode adds ``terminated``, ``truncated``, ``turns``, ``total_reward`` and
+``reward_components`` (and the env's ``messages`` when the trajectory's
+``extra_fields`` has ``"return_messages": true``). ``valids`` is False where
+the env could not parse the action; ``dones`` is True when the trajectory ended.
+
+Errors are one JSON line ``{"error": reason}`` and one log line, never a
+traceback: 400 malformed JSON, 404/405 unknown path or method, 408/431 (the
+connection guard), 413 body too large, 422 a body or start field that breaks
+the protocol (naming the field), 503 at ``max_live_envs``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.integrations.serve_env.sessions import (
+    Outcome,
+    StartError,
+    Trajectories,
+    start_from_fields,
+)
+from agentenv.integrations.verl_tool.protocol import Item, parse_request
+from agentenv.retrieval.server_app import _read_body
+from agentenv.retrieval.server_requests import RequestError
+
+logger = logging.getLogger("agentenv.serve_env.verl_tool")
+
+Headers = list[tuple[bytes, bytes]]
+
+
+class VerlToolApp:
+    """The ASGI app serving ``trajectories`` through verl-tool's protocol; ``info`` is echoed by ``/info``."""
+
+    def __init__(self, trajectories: Trajectories, info: Mapping[str, Any]) -> None:
+        self.trajectories = trajectories
+        self.limits: EnvServerLimits = trajectories.limits
+        self.info = dict(info)
+        self.state = types.SimpleNamespace(connections=None)
+        self.routes: dict[str, tuple[str, Callable[..., Any]]] = {
+            "/get_observation": ("POST", self.get_observation),
+            "/health": ("GET", self.health),
+            "/info": ("GET", self.show_info),
+        }
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send, on_shutdown=self.trajectories.close)
+            return
+        if scope["type"] != "http":
+            return
+        path, method = scope.get("path", ""), scope.get("method", "")
+        route = self.routes.get(path)
+        try:
+            if route is None:
+                raise RequestError(404, f"no endpoint {path[:100]!r}; endpoints are "
+                                        "POST /get_observation, GET /health, GET /info")
+            if method != route[0]:
+                raise RequestError(405, f"{path} takes {route[0]}, not {method[:10]}")
+            status, body, extra = await route[1](scope, receive)
+        except RequestError as err:
+            self.trajectories.stats.invalid_requests += 1
+            client = scope.get("client") or ("?", 0)
+            logger.warning("bad request from %s to %s: %d %s", client[0], path[:100], err.status, err.reason)
+            status, body, extra = err.status, _error_body(err.reason), []
+        except Exception as err:  # noqa: BLE001 - a bug still answers one JSON line
+            logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
+            status, body, extra = 500, _error_body(f"internal error: {type(err).__name__}"), []
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def health(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
+        # "healthy" is the word verl-tool's router waits for before routing to a server.
+        return 200, b'{"status":"healthy"}', []
+
+    async def show_info(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
+        trajectories = self.trajectories
+        body = {**self.info, "protocol": "verl-tool", "pid": os.getpid(),
+                "live_trajectories": len(trajectories.live), "envs_built": trajectories.pool.built,
+                "stats": dataclasses.asdict(trajectories.stats), "limits": dataclasses.asdict(self.limits)}
+        guard = self.state.connections
+        if guard is not None:
+            body["connections"] = dataclasses.asdict(guard.stats)
+        return 200, json.dumps(body).encode(), []
+
+    async def get_observation(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
+        body = await _read_body(scope, receive, self.limits.max_body_bytes)
+        items = parse_request(body, self.limits)
+        return self.answer(items)
+
+    def answer(self, items: list[Item]) -> tuple[int, bytes, Headers]:
+        """The three phases above, for parsed ``items``: (status, JSON body, extra headers)."""
+        trajectories = self.trajectories
+        trajectories.sweep()
+        new = []
+        for i, item in enumerate(items):
+            if not item.finish and item.trajectory_id not in trajectories.live \
+                    and item.trajectory_id not in trajectories.ended:
+                try:
+                    new.append((item.trajectory_id, start_from_fields(item.extra_fields)))
+                except StartError as err:
+                    raise RequestError(422, f"'extra_fields'[{i}]: {err}") from None
+        if new and not trajectories.room_for(len(new)):
+            trajectories.stats.refused += 1
+            wait = str(self.limits.retry_after_s)
+            reason = (f"server at its limit of {self.limits.max_live_envs} live trajectories; "
+                      f"retry after {wait} s (or finish trajectories)")
+            return 503, _error_body(reason), [(b"retry-after", wait.encode())]
+        started: list[str] = []
+        for tid, start in new:
+            try:
+                trajectories.start(tid, start)
+            except StartError as err:
+                for undo in started:
+                    trajectories.end(undo, "its request was refused")
+                    trajectories.ended.pop(undo, None)
+                raise RequestError(422, f"trajectory {tid[:80]!r}: {err}") from None
+            started.append(tid)
+        observations, dones, valids = [], [], []
+        for item in items:
+            obs, done, valid = self.one(item)
+            observations.append(obs)
+            dones.append(done)
+            valids.append(valid)
+        payload = {"observations": observations, "dones": dones, "valids": valids}
+        return 200, json.dumps(payload, default=_plain).encode(), []
+
+    def one(self, item: Item) -> tuple[str | dict[str, Any], bool, bool]:
+        """(observation, done, valid) for one item whose trajectory, if new, has started."""
+        trajectories, tid = self.trajectories, item.trajectory_id
+        if item.finish:
+            trajectories.finish(tid)
+            return "", True, True
+        if tid not in trajectories.live:
+            why = trajectories.ended.get(tid, "it is unknown")
+            return (f"Error: trajectory {tid[:80]!r} has ended: {why}. Start a new trajectory id for a new "
+                    "episode."), True, False
+        outcome = trajectories.step(tid, item.action, last_step=item.is_last_step)
+        return observation(outcome, messages=item.extra_fields.get("return_messages") is True), \
+            outcome.done, outcome.valid
+
+
+def observation(outcome: Outcome, *, messages: bool = False) -> dict[str, Any]:
+    """The observation object of one step (see the module docstring)."""
+    obs: dict[str, Any] = {"obs": outcome.observation, "reward": outcome.reward}
+    if outcome.done:
+        obs.update(terminated=outcome.terminated, truncated=outcome.truncated, turns=outcome.turns,
+                   total_reward=outcome.total_reward,
+                   reward_components=dict(outcome.info.get("reward_components") or {}))
+        if messages:
+            obs["messages"] = outcome.info.get("messages", [])
+    return obs
+
+
+def _plain(value: Any) -> Any:
+    """JSON for values ``json`` does not know (numpy scalars, tuples of them): their Python value, else text."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    return str(value)
+
+
+def _error_body(reason: str) -> bytes:
+    return json.dumps({"error": reason}).encode()
+
+
+async def _lifespan(receive: Any, send: Any, *, on_shutdown: Callable[[], None]) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            on_shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
