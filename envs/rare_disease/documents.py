@@ -19,12 +19,11 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.retrieval.base import Hit, Retriever
+from agentenv.retrieval.base import Retriever
 
 DOCUMENTS_VERSION = 1
 """Bump when the document text changes: it is part of :func:`documents_checksum`, the index cache key."""
@@ -63,39 +62,32 @@ def documents_checksum(kb: HpoKnowledgeBase) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class LazyRetriever:
-    """A :class:`Retriever` that builds its back-end on the first search.
+class DiseaseTexts(Sequence[str]):
+    """The documents' texts, built on first access; their count is known without them.
 
-    Why: building the documents takes ~0.5 s even when the index itself is
-    cached on disk, and many envs (vector workers, evaluation processes) never
-    search, so ``gym.make`` should not pay for it.
+    Why: building the documents takes ~0.3 s, and a warm index cache needs
+    only their count and ids (its key) to load the index. Handing the index
+    cache this sequence lets ``gym.make`` load the disease index from disk in
+    tens of milliseconds, and build the texts only on a cache miss.
     """
 
-    def __init__(self, build: Callable[[], Retriever]) -> None:
-        self._build = build
-        self._backend: Retriever | None = None
-        self._lock = threading.Lock()
+    def __init__(self, kb: HpoKnowledgeBase) -> None:
+        self._kb = kb
 
-    @property
-    def backend(self) -> Retriever:
-        """The real retriever, built on first access, once (a call that timed out does not start a second build)."""
-        if self._backend is None:
-            with self._lock:
-                if self._backend is None:
-                    self._backend = self._build()
-        return self._backend
+    def __len__(self) -> int:
+        return len(self._kb.disease_ids)
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        return self.backend.search(query, k)
-
-    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        return self.backend.search_batch(queries, k)
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # Sequence's int/slice overloads
+        return disease_documents(self._kb)[1][index]
 
 
 @lru_cache(maxsize=8)
 def disease_retriever(kb: HpoKnowledgeBase, spec: str = "bm25") -> Retriever:
-    """The disease index of ``search_diseases``: cached on disk, built lazily, shared in-process.
+    """The disease index of ``search_diseases``: loaded (or built) now, cached on disk, shared in-process.
 
+    Called when a rare-disease env with tools is made, so the first
+    ``search_diseases`` step searches and builds nothing (a first call that
+    built it took 0.4-1.0 s inside the step, under the tool's deadline).
     ``spec`` is a :func:`agentenv.retrieval.build_retriever` spec: ``"bm25"``
     (default), ``"dense"``, ``"hybrid"``, or the URL of a retrieval server
     serving the ``rare-disease`` corpus.
@@ -104,12 +96,8 @@ def disease_retriever(kb: HpoKnowledgeBase, spec: str = "bm25") -> Retriever:
 
     if spec.startswith(("http://", "https://")):
         return build_retriever(spec)
-
-    def build() -> Retriever:
-        ids, texts = disease_documents(kb)
-        return build_retriever(spec, list(texts), list(ids), corpus_checksum=documents_checksum(kb))
-
-    return LazyRetriever(build)
+    texts = DiseaseTexts(kb)
+    return build_retriever(spec, texts, list(kb.disease_ids), corpus_checksum=documents_checksum(kb))  # type: ignore[arg-type]
 
 
 def disease_corpus() -> tuple[tuple[str, ...], tuple[str, ...], str]:

@@ -92,9 +92,13 @@ def frequency_text(cls: FrequencyClass, value: float | None) -> str:
 class RareDiseaseTools:
     """The tool bodies over one KB; only ``ask_patient`` reads the episode (its :class:`Consultation`)."""
 
-    def __init__(self, kb: HpoKnowledgeBase, retriever: Retriever | None) -> None:
+    def __init__(self, kb: HpoKnowledgeBase, retriever: Retriever | None, *, ranker: bool = True) -> None:
         self.kb = kb
         self.retriever = retriever
+        # Loaded here, at make, from the disk caches and shared per process: a first call that
+        # built them took 0.4-1.4 s inside the step, under the tool's deadline.
+        self.phenotypes = phenotype_index(kb)
+        self.ranker = reference_ranker(kb) if ranker else None
 
     def _term(self, hpo_id: str) -> str:
         term = self.kb.resolve_term(hpo_id)
@@ -157,7 +161,7 @@ class RareDiseaseTools:
         return out
 
     def lookup_phenotype(self, args: LookupPhenotypeArgs) -> dict[str, Any]:
-        matches = phenotype_index(self.kb).lookup(args.text, args.limit)
+        matches = self.phenotypes.lookup(args.text, args.limit)
         rows = []
         for m in matches:
             row = {"id": m.id, "label": m.label, "match": m.how}
@@ -189,7 +193,8 @@ class RareDiseaseTools:
                 f"unknown or obsolete HPO id(s) {unknown} (HPO {self.kb.release}); "
                 "find current ids with lookup_phenotype"
             )
-        ranking = reference_ranker(self.kb).rank(args.hpo_ids, k=args.k)
+        ranker = self.ranker if self.ranker is not None else reference_ranker(self.kb)
+        ranking = ranker.rank(args.hpo_ids, k=args.k)
         return {
             "ranking": [
                 {"rank": i, "id": did, "name": self.kb.disease_name(did), "score": round(score, 3)}
@@ -225,8 +230,11 @@ def make_rare_disease_tools(
         ask_patient: include ``ask_patient``, which reads the episode's :class:`Consultation`
             (the env's context; an env without one makes it an error observation).
         retriever: the disease index of ``search_diseases`` (see :mod:`.documents`).
+
+    The indexes the tools read (phenotype lookup, the reference ranker) are loaded here, when the
+    env is made, so that no step pays for a one-time build (:mod:`.search_indexes`).
     """
-    body = RareDiseaseTools(kb, retriever)
+    body = RareDiseaseTools(kb, retriever, ranker=ranker_tool)
     tools = [
         Tool("search_diseases", "Search diseases by name or by findings (BM25 over names, synonyms and "
              "annotated phenotype labels); returns ids and names.", SearchDiseasesArgs,
