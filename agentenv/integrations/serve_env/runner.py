@@ -70,7 +70,7 @@ def uvicorn_server(app: Any, sock: Any, limits: EnvServerLimits, *, websockets: 
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-        http=_protocol(guard, limits, websockets), ws="websockets" if websockets else "none",
+        http=_protocol(guard, limits, websockets), ws="websockets-sansio" if websockets else "none",
         ws_max_size=limits.max_body_bytes, ws_ping_interval=None,
         limit_concurrency=None, proxy_headers=False, server_header=False,
         timeout_keep_alive=max(1, round(limits.idle_timeout_s)),

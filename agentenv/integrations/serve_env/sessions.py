@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -108,20 +109,25 @@ def _kind(value: object) -> str:
 
 
 class EnvPool:
-    """Built envs, per split, waiting to be reused; ``make(split)`` builds one when none waits."""
+    """Built envs, per split, waiting to be reused; ``make(split)`` builds one when none waits.
+
+    Thread-safe (OpenEnv's server creates and closes sessions on worker threads).
+    """
 
     def __init__(self, make: Callable[[str], Any], max_idle: int) -> None:
         self._make = make
         self._free: dict[str, list[Any]] = {}
         self._refused: dict[str, str] = {}
+        self._lock = threading.Lock()
         self.max_idle = max_idle
         self.built = 0
 
     def take(self, split: str) -> Any:
         """A built env of ``split``; raises StartError if the env refuses that split."""
-        free = self._free.get(split)
-        if free:
-            return free.pop()
+        with self._lock:
+            free = self._free.get(split)
+            if free:
+                return free.pop()
         if split in self._refused:
             raise StartError(self._refused[split])
         try:
@@ -136,18 +142,19 @@ class EnvPool:
 
     def give(self, split: str, env: Any) -> None:
         """Take ``env`` back for reuse (it is reset before its next episode), or close it if enough wait."""
-        free = self._free.setdefault(split, [])
-        if sum(len(envs) for envs in self._free.values()) < self.max_idle:
-            free.append(env)
-        else:
-            env.close()
+        with self._lock:
+            if sum(len(envs) for envs in self._free.values()) < self.max_idle:
+                self._free.setdefault(split, []).append(env)
+                return
+        env.close()
 
     def close(self) -> None:
         """Close every waiting env."""
-        for envs in self._free.values():
-            for env in envs:
-                env.close()
-        self._free.clear()
+        with self._lock:
+            waiting = [env for envs in self._free.values() for env in envs]
+            self._free.clear()
+        for env in waiting:
+            env.close()
 
 
 @dataclasses.dataclass

@@ -1,0 +1,119 @@
+"""The OpenEnv server for an agentenv env: OpenEnv's own FastAPI app, behind serve-env's hardening.
+
+OpenEnv builds the routes (``create_fastapi_app``: ``/ws`` sessions, the
+stateless ``/reset`` and ``/step``, ``/state``, ``/schema``, ``/health``,
+``/metadata``) and holds one env per WebSocket session, at most
+``max_live_envs`` of them (``ConcurrencyConfig``), reaping sessions idle for
+``trajectory_idle_s``. :class:`Hardened` wraps it with what the retrieval
+server's clients already get (the connection guard is added by
+:mod:`agentenv.integrations.serve_env.runner`):
+
+* an HTTP body is read in full before OpenEnv sees it, refused past
+  ``max_body_bytes`` (413, by header or while streaming), and a client
+  disconnecting mid-body is a 400, the same reader as the retrieval server's;
+* a WebSocket message is bounded by uvicorn's ``ws_max_size`` (the same
+  ``max_body_bytes``), and a WebSocket silent for ``idle_timeout_s`` is closed
+  (its session and env with it), so idle sockets cannot hold the env cap;
+* every error answer (status >= 400) is logged as one line, and a reset with
+  bad start fields is a 422 naming the field instead of a 500 with a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.integrations.serve_env.sessions import StartError
+from agentenv.retrieval.server_app import _read_body
+from agentenv.retrieval.server_requests import RequestError
+
+logger = logging.getLogger("agentenv.serve_env.openenv")
+
+
+def build_app(environment: type, limits: EnvServerLimits) -> Hardened:
+    """OpenEnv's FastAPI app for ``environment`` (an :class:`AgentEnvEnvironment` subclass), hardened."""
+    from fastapi.responses import JSONResponse
+    from openenv.core.env_server.http_server import create_fastapi_app
+    from openenv.core.env_server.types import ConcurrencyConfig
+
+    from agentenv.integrations.openenv.models import TextAction, TextObservation
+
+    app = create_fastapi_app(environment, TextAction, TextObservation, concurrency_config=ConcurrencyConfig(
+        max_concurrent_envs=limits.max_live_envs, session_timeout=limits.trajectory_idle_s))
+
+    async def start_error(request: Any, exc: Exception) -> Any:
+        return JSONResponse({"detail": f"reset: {exc}"}, status_code=422)
+
+    app.add_exception_handler(StartError, start_error)
+    return Hardened(app, limits)
+
+
+class Hardened:
+    """ASGI wrapper: bounded HTTP bodies, idle WebSockets closed, one log line per error answer."""
+
+    def __init__(self, app: Any, limits: EnvServerLimits) -> None:
+        self.app = app
+        self.limits = limits
+        self.state = app.state
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await self.http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await self.app(scope, self.idle_limited(receive), send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = str(scope.get("path", ""))[:100]
+        try:
+            body = await _read_body(scope, receive, self.limits.max_body_bytes)
+        except RequestError as err:
+            logger.warning("bad request to %s: %d %s", path, err.status, err.reason)
+            payload = json.dumps({"detail": err.reason}).encode()
+            await send({"type": "http.response.start", "status": err.status,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # waits for the disconnect, as a real receive does
+
+        status = 0
+
+        async def logged_send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and status >= 400 and not message.get("more_body"):
+                text = message.get("body", b"")[:300].decode(errors="replace")
+                logger.warning("bad request to %s: %d %s", path, status, " ".join(text.split()))
+            await send(message)
+
+        try:
+            await self.app(scope, replay, logged_send)
+        except Exception as err:  # noqa: BLE001 - Starlette has answered 500 already; log one line, not a traceback
+            logger.error("internal error answering %s: %s: %s", path, type(err).__name__,
+                         " ".join(str(err).split())[:200])
+
+    def idle_limited(self, receive: Any) -> Any:
+        """``receive`` that reports a disconnect after ``idle_timeout_s`` without a message."""
+        timeout = self.limits.idle_timeout_s
+
+        async def limited() -> dict[str, Any]:
+            try:
+                return await asyncio.wait_for(receive(), timeout)
+            except asyncio.TimeoutError:
+                logger.info("closing a WebSocket idle for %g s", timeout)
+                return {"type": "websocket.disconnect", "code": 1001}
+
+        return limited

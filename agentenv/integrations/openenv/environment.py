@@ -1,0 +1,112 @@
+"""An agentenv env as an OpenEnv ``Environment``: one instance per OpenEnv session (WebSocket).
+
+OpenEnv's server (``HTTPEnvServer``) calls the environment factory once per
+session, ``reset(**data)`` and ``step(action)`` on it, and ``close()`` when the
+session ends. This class takes a built env from the shared
+:class:`~agentenv.integrations.serve_env.sessions.EnvPool` on its first reset
+and gives it back on close.
+
+Steps run inline on the server's event loop (``reset_async``/``step_async``
+are overridden, so OpenEnv does not hop to a thread per step): an env step is
+µs to a few ms of Python, shorter than a thread hand-off is worth, and no two
+steps of one session can then overlap.
+
+Nothing an agent sends raises: text the env cannot parse is an error
+observation (``valid=False``), a step before ``reset`` or after the episode
+ended says so in the observation (``done=True``). A reset with bad start
+fields raises :class:`~agentenv.integrations.serve_env.sessions.StartError`,
+which the server answers as one JSON error naming the field.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from openenv.core.env_server.interfaces import Environment
+
+from agentenv.integrations.openenv.models import EpisodeState, TextAction, TextObservation
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.integrations.serve_env.sessions import EnvPool, StartError, start_from_fields
+
+
+class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
+    """One session's env. Subclassed per server by :func:`environment_class` (OpenEnv calls the class)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+    pool: EnvPool
+    default_split: str
+    limits: EnvServerLimits
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._env: Any = None
+        self._split: str | None = None
+        self._state = EpisodeState(done=True)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, index: int | None = None,
+              task_id: str | None = None, split: str | None = None) -> TextObservation:
+        """Start an episode: ``seed``, and ``index`` or ``task_id``, on ``split`` (as ``agentenv eval``)."""
+        start = start_from_fields({"seed": seed, "index": index, "task_id": task_id, "split": split})
+        split = start.split or self.default_split
+        if self._env is not None and split != self._split:
+            self.close()
+        if self._env is None:
+            self._env = self.pool.take(split)
+            self._split = split
+        try:
+            obs, info = self._env.reset(seed=start.seed, options=dict(start.options) if start.options else None)
+        except (ValueError, KeyError, IndexError, TypeError) as err:
+            raise StartError(f"cannot start an episode from {dict(start.options or {})}: "
+                             f"{' '.join(str(err).split())[:200]}") from None
+        self._state = EpisodeState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
+                                   task_id=info.get("task_id"), split=split)
+        return TextObservation(text=obs, done=False, reward=None, task_id=info.get("task_id"),
+                               tools=list(info.get("tools") or []), messages=list(info.get("messages") or []))
+
+    def step(self, action: TextAction, timeout_s: float | None = None, **kwargs: Any) -> TextObservation:
+        """Step the episode with the agent's text; the env never raises on it."""
+        state = self._state
+        if self._env is None or state.done:
+            why = "no episode has started: send reset first" if self._env is None else \
+                "the episode has ended: send reset to start another"
+            return TextObservation(text=f"Error: {why}.", done=True, reward=0.0, valid=False,
+                                   turn=state.step_count, parse_error=why)
+        obs, reward, terminated, truncated, info = self._env.step(action.text)
+        state.step_count += 1
+        state.total_reward += float(reward)
+        if not (terminated or truncated) and state.step_count >= self.limits.max_turns:
+            truncated = True
+        done = bool(terminated or truncated)
+        state.done = done
+        return TextObservation(
+            text=obs, done=done, reward=float(reward), turn=state.step_count, valid="parse_error" not in info,
+            parse_error=info.get("parse_error"), truncated=bool(truncated) and not terminated,
+            task_id=state.task_id, messages=list(info.get("messages") or []) if done else [],
+            reward_components={k: float(v) for k, v in (info.get("reward_components") or {}).items()}
+            if done else {})
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None, index: int | None = None,
+                          task_id: str | None = None, split: str | None = None) -> TextObservation:
+        return self.reset(seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split)
+
+    async def step_async(self, action: TextAction, timeout_s: float | None = None,
+                         **kwargs: Any) -> TextObservation:
+        return self.step(action)
+
+    @property
+    def state(self) -> EpisodeState:
+        return self._state
+
+    def close(self) -> None:
+        """Give the env back to the pool (the session ended, or the split changed)."""
+        if self._env is not None:
+            self.pool.give(self._split or self.default_split, self._env)
+            self._env = None
+        self._state = EpisodeState(done=True)
+
+
+def environment_class(pool: EnvPool, *, default_split: str, limits: EnvServerLimits,
+                      name: str = "AgentEnvEnvironment") -> type[AgentEnvEnvironment]:
+    """A subclass bound to ``pool``: OpenEnv's server calls it with no arguments, once per session."""
+    return type(name, (AgentEnvEnvironment,), {"pool": pool, "default_split": default_split, "limits": limits})
