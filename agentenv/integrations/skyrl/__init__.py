@@ -1,0 +1,1 @@
+"""SkyRL-gym: one ``BaseTextEnv`` per env id, registered in skyrl-gym's registry."""
