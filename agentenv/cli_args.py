@@ -18,24 +18,18 @@ Example:
 from __future__ import annotations
 
 import argparse
-import codecs
 import json
-import os
-import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from agentenv.errors import UserInputError
+from agentenv.task_files import MAX_TASK_FILE_BYTES, MAX_TASK_LINE_BYTES, check_task_source  # noqa: F401 - re-exported
 
 OWN_FLAGS = {"split": "--split", "tasks": "--tasks", "reward": "--reward"}
 """gym.make keywords that have a flag of their own (``--env-arg split=…`` is refused, naming the flag)."""
 
-MAX_TASK_FILE_BYTES = 256 * 1024 * 1024
-"""Largest task file (or folder of case files) ``--tasks`` reads: far above any real task set."""
-MAX_TASK_LINE_BYTES = 1024 * 1024
-"""Longest line of a JSONL task file: a task is a question or a patient, never a megabyte."""
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -140,64 +134,9 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
 
 
 def check_tasks_path(path: Path, flag: str = "--tasks") -> None:
-    """Refuse a task source that cannot be a task file before anything reads it, in one line.
-
-    A task source is a regular file or a folder of regular files, readable,
-    at most :data:`MAX_TASK_FILE_BYTES` in all, UTF-8 text without NUL bytes,
-    and (JSONL) no line over :data:`MAX_TASK_LINE_BYTES`. It is read once,
-    in 1 MiB blocks, so ``/dev/zero`` or a 10 GB file costs a stat, not memory.
-    """
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise UserInputError(f"{flag} {path}: no such file or directory") from None
-    except OSError as err:
-        raise UserInputError(f"{flag} {path}: cannot read it ({err.strerror})") from None
-    if stat.S_ISDIR(mode):
-        files = sorted(f for f in path.rglob("*") if f.is_file())
-        if not files:
-            raise UserInputError(f"{flag} {path}: the folder holds no files; give a task file or a folder of them")
-    elif stat.S_ISREG(mode):
-        files = [path]
-    else:
-        raise UserInputError(f"{flag} {path}: not a regular file or folder (a device, pipe or socket)")
-    total = 0
-    for file in files:
-        total += file.stat().st_size
-        if total > MAX_TASK_FILE_BYTES:
-            raise UserInputError(f"{flag} {path}: larger than {MAX_TASK_FILE_BYTES >> 20} MiB; split the task set")
-    for file in files:
-        _check_task_text(file, flag)
-
-
-def _check_task_text(file: Path, flag: str) -> None:
-    if not os.access(file, os.R_OK):
-        raise UserInputError(f"{flag} {file}: not readable (permission denied)")
-    try:
-        handle = file.open("rb")
-    except OSError as err:
-        raise UserInputError(f"{flag} {file}: cannot read it ({err.strerror})") from None
-    with handle:
-        line, offset = 0, 0  # line: bytes of the current line so far
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        while block := handle.read(1 << 20):
-            if b"\0" in block:
-                raise UserInputError(f"{flag} {file}: a binary file (NUL bytes); a task file is UTF-8 text")
-            parts = block.split(b"\n")
-            lengths = [line + len(parts[0]), *(len(part) for part in parts[1:])]
-            line = lengths[-1]
-            if max(lengths) > MAX_TASK_LINE_BYTES:
-                raise UserInputError(f"{flag} {file}: a line longer than {MAX_TASK_LINE_BYTES >> 20} MiB; "
-                                     "one task per line")
-            try:
-                decoder.decode(block)
-            except UnicodeDecodeError as err:
-                raise UserInputError(f"{flag} {file}: not UTF-8 text (byte {offset + err.start})") from None
-            offset += len(block)
-        try:
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            raise UserInputError(f"{flag} {file}: not UTF-8 text (it ends inside a character)") from None
+    """Refuse a task source that cannot be a task file before anything reads it, in one line
+    (the bounds of :mod:`agentenv.task_files`, which the families' readers apply from Python too)."""
+    check_task_source(path, flag)
 
 
 def print_error(message: str) -> None:

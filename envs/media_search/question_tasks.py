@@ -18,7 +18,11 @@ from typing import Any
 
 from agentenv.core import Task
 from agentenv.envs.media_search.questions import DEFAULT_STYLE, Question, question_rows
-from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+from agentenv.envs.media_search.user_tasks import (
+    load_user_tasks,
+    question_from_dict,
+    questions_from_rows,
+)
 
 ANSWER_RULES = (
     "Give the final answer as <answer>…</answer> holding only the title, the person's name, "
@@ -76,7 +80,7 @@ def question_tasks(split: str, tasks: TaskSource | None = None, style: str = DEF
         return QuestionTasks(split_questions(split, style), split, style)
     if isinstance(tasks, (str, Path)):
         return QuestionTasks(load_user_tasks(Path(tasks)), "custom")
-    return QuestionTasks([question_from_dict(row, where=f"tasks[{i}]") for i, row in enumerate(tasks)], "custom")
+    return QuestionTasks(questions_from_rows(tasks), "custom")
 
 
 def split_questions(split: str, style: str = DEFAULT_STYLE) -> Sequence[Question]:

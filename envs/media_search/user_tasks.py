@@ -10,7 +10,14 @@ write instead.
 Row format::
 
     {"question": "Who directed Inception?", "answer": "Christopher Nolan"}
-    {"question": "How many ...?", "answer": "7", "aliases": ["seven"]}
+    {"question": "How many ...?", "answer": "7", "aliases": ["seven"], "id": "q-2"}
+
+``id`` is optional, as in rare-disease task rows: a string under
+:func:`agentenv.task_files.check_row_id`'s grammar, unique within the file or
+list; it becomes the question's ``id`` (else a content hash) and names the
+row in messages. A file is bounded as every task source is
+(:func:`agentenv.task_files.check_task_source`), from the command or from
+``gym.make``; so is a list's length.
 
 Your questions have no gold tool plan (``plan is None``), ``kind == "custom"``,
 and an ``answer_type`` inferred from the answer: ``"year"`` for a year between
@@ -25,22 +32,25 @@ Example:
     >>> question_from_dict({"question": "Q?", "answer": "A", "anwser": "A"}, where="line 3")
     Traceback (most recent call last):
     ...
-    agentenv.errors.UserInputError: line 3: unknown field 'anwser' (did you mean 'answer'?); allowed fields are 'question', 'answer' and 'aliases' (fix the spelling or remove it)
+    agentenv.errors.UserInputError: line 3: unknown field 'anwser' (did you mean 'answer'?); allowed fields are 'question', 'answer', 'aliases' and 'id' (fix the spelling or remove it)
+    >>> question_from_dict({"question": "Year of Jaws?", "answer": "1975", "id": "jaws-year"}).id
+    'jaws-year'
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentenv.envs.media_search.questions import Question, question_id
 from agentenv.errors import UserInputError
+from agentenv.task_files import RowIds, check_row_count, check_row_id, check_task_source
 
 _EXAMPLE = '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
-_FIELDS = ("question", "answer", "aliases")
+_FIELDS = ("question", "answer", "aliases", "id")
 
 
 def infer_answer_type(answer: str) -> str:
@@ -70,8 +80,8 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
         if name not in _FIELDS:
             close = difflib.get_close_matches(str(name), _FIELDS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise UserInputError(f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer' "
-                                 "and 'aliases' (fix the spelling or remove it)")
+            raise UserInputError(f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer', "
+                                 "'aliases' and 'id' (fix the spelling or remove it)")
     for name in ("question", "answer"):
         if name not in row:
             raise UserInputError(f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
@@ -84,9 +94,10 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
         raise UserInputError(f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
                          'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out')
+    row_id = check_row_id(row["id"], where) if "id" in row else None
     question, answer = row["question"].strip(), row["answer"].strip()
     return Question(
-        id=question_id("custom", question, answer), question=question, answer=answer,
+        id=row_id or question_id("custom", question, answer), question=question, answer=answer,
         aliases=tuple(a.strip() for a in aliases), answer_type=infer_answer_type(answer),  # type: ignore[arg-type]
         kind="custom", difficulty="unknown", plan=None, extract=None, split="custom", group="custom",
     )
@@ -102,23 +113,48 @@ def load_user_tasks(path: str | Path) -> list[Question]:
     if path.is_dir():
         raise UserInputError(f"{path}: is a directory; MediaSearch --tasks takes one JSONL file of questions, "
                              f"one JSON object per line, like {_EXAMPLE}")
+    if not path.exists():
+        raise FileNotFoundError(f"tasks={str(path)!r}: no such file; give a JSONL file of questions like {_EXAMPLE}")
+    check_task_source(path)
     questions: list[tuple[str, Question]] = []
+    ids = RowIds()
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
+            check_row_count(len(questions) + 1, str(path))
             try:
                 row = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
                 raise UserInputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
                                  f"one JSON object like {_EXAMPLE}") from None
-            questions.append((where, question_from_dict(row, where)))
+            questions.append((where, _checked_row(row, where, ids)))
     if not questions:
         raise UserInputError(f"{path}: no questions (the file is empty); write one JSON object per line, "
                              f"like {_EXAMPLE}")
     check_distinct_questions(questions)
     return [q for _, q in questions]
+
+
+def questions_from_rows(rows: Sequence[Any]) -> list[Question]:
+    """The questions of a list of row dicts (``tasks=[...]`` from Python), checked as a file's rows are."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise UserInputError(f"tasks must be a path to a JSONL file or a list of question dicts like {_EXAMPLE}; "
+                             f"got {type(rows).__name__}")
+    check_row_count(len(rows), "tasks")
+    ids = RowIds()
+    questions = [(f"tasks[{i}]", _checked_row(row, f"tasks[{i}]", ids)) for i, row in enumerate(rows)]
+    check_distinct_questions(questions)
+    return [q for _, q in questions]
+
+
+def _checked_row(row: Any, where: str, ids: RowIds) -> Question:
+    """One row as a question, its ``id`` (if any) not already another row's."""
+    question = question_from_dict(row, where)
+    if "id" in row:
+        ids.add(question.id, where)
+    return question
 
 
 def check_distinct_questions(rows: list[tuple[str, Question]]) -> None:

@@ -5,9 +5,18 @@ take what researchers have at hand:
 
 * a ``.jsonl`` file of task dicts ``{"phenotypes": [...], "excluded"?: [...],
   "diagnosis": [...], "id"?: str}``, one per line (blank lines allowed);
-* a GA4GH Phenopacket v2 ``.json`` file, or a directory of them (recursive);
+* a GA4GH Phenopacket v2 ``.json`` file;
+* a folder of cases (searched recursively, in name order) holding only
+  ``.json`` phenopacket files and ``.jsonl`` files of task dicts (an allow-list:
+  any other file is refused, naming it, rather than skipped in silence);
 * a list whose items are task dicts or phenopacket dicts (a dict with
   ``phenotypicFeatures``), or :class:`~agentenv.envs.rare_disease.patients.Patient` objects.
+
+A path is bounded as every task source is (:func:`agentenv.task_files.check_task_source`:
+size, line length, text, at most :data:`~agentenv.task_files.MAX_TASK_ROWS` tasks), whether
+it comes from ``agentenv eval --tasks`` or from ``gym.make``; so is a list's length. A task
+dict's optional ``id`` follows :func:`agentenv.task_files.check_row_id` and is unique within
+its file or list.
 
 The reading itself is :mod:`agentenv.envs.rare_disease.phenopackets`: ids are
 mapped and unknown ones reported; cases outside the universe are skipped and
@@ -41,12 +50,21 @@ from agentenv.envs.rare_disease.phenopackets import (
     load_phenopackets,
 )
 from agentenv.errors import UserInputError
+from agentenv.task_files import (
+    RowIds,
+    check_row_count,
+    check_row_id,
+    check_task_source,
+    task_source_files,
+)
 
 UserTasks = str | Path | Sequence[Mapping[str, Any] | Patient]
 FORMATS = (
-    "a .jsonl file of task dicts, a phenopacket .json file or directory, "
+    "a .jsonl file of task dicts, a phenopacket .json file, a folder of .json and .jsonl case files, "
     "or a list of task dicts, phenopacket dicts or Patient objects"
 )
+CASE_SUFFIXES = (".json", ".jsonl")
+"""The files a folder of cases may hold: phenopackets and JSONL task files."""
 
 
 def is_phenopacket(obj: Mapping[str, Any]) -> bool:
@@ -75,6 +93,7 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
+            check_row_count(len(rows) + 1, str(path))
             try:
                 rows.append((n, json.loads(line)))
             except json.JSONDecodeError as err:
@@ -111,25 +130,51 @@ def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
         path = Path(tasks)
         if not path.exists():
             raise FileNotFoundError(f"tasks={str(tasks)!r}: no such file or directory; give {FORMATS}")
-        if path.is_file() and path.suffix == ".jsonl":
-            return _import_items(kb, read_jsonl_lines(path), str(path))
-        if path.is_dir() or path.suffix == ".json":
-            result = load_phenopackets(kb, path)
-            if path.is_dir() and not result.patients and not result.warnings:
-                raise UserInputError(f"tasks={str(tasks)!r}: no *.json phenopacket files in this directory; "
-                                     f"give {FORMATS}")
-            return result
-        raise UserInputError(f"tasks={str(tasks)!r}: unknown file type {path.suffix!r}; give {FORMATS}")
+        if path.is_dir():
+            return _load_folder(kb, path)
+        if path.suffix not in CASE_SUFFIXES:
+            raise UserInputError(f"tasks={str(tasks)!r}: unknown file type {path.suffix!r}; give {FORMATS}")
+        check_task_source(path)
+        return _load_file(kb, path)
     if isinstance(tasks, Mapping) or not isinstance(tasks, Sequence):
         raise UserInputError(f"tasks must be {FORMATS}; got {type(tasks).__name__}")
+    check_row_count(len(tasks), "tasks")
     return _import_items(kb, list(enumerate(tasks)), None)
+
+
+def _load_file(kb: HpoKnowledgeBase, path: Path) -> ImportResult:
+    """One case file: a JSONL file of task dicts, or a phenopacket ``.json`` file."""
+    if path.suffix == ".jsonl":
+        return _import_items(kb, read_jsonl_lines(path), str(path))
+    return load_phenopackets(kb, path)
+
+
+def _load_folder(kb: HpoKnowledgeBase, root: Path) -> ImportResult:
+    """Every case file under ``root`` in name order; a file of another kind is refused, naming it."""
+    files = task_source_files(root, "tasks=")
+    strays = [f for f in files if f.suffix not in CASE_SUFFIXES]
+    if strays:
+        raise UserInputError(
+            f"tasks={str(root)!r}: {strays[0]} is not a case file (a folder of cases holds only .json "
+            f"phenopackets and .jsonl task files{f'; {len(strays) - 1} more such files' if len(strays) > 1 else ''}); "
+            "move it out of the folder"
+        )
+    check_task_source(root)
+    result = ImportResult(())
+    for file in files:
+        result = result + _load_file(kb, file)
+    check_row_count(len(result.patients) + sum(result.skipped.values()), f"tasks={str(root)!r}")
+    return result
 
 
 def _import_items(kb: HpoKnowledgeBase, items: list[tuple[int, Any]], file: str | None) -> ImportResult:
     """Items numbered by file line (``file`` given) or by list index (``file`` None)."""
     result = ImportResult(())
+    ids = RowIds()
     for n, item in items:
         where, line = (f"{file}:{n}", n) if file is not None else (f"tasks[{n}]", None)
+        if isinstance(item, Mapping) and not is_phenopacket(item) and "id" in item:
+            ids.add(check_row_id(item["id"], where), where)
         if isinstance(item, Patient):
             if not kb.in_universe(item.disease_id):
                 raise UserInputError(

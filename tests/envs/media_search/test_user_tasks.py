@@ -91,3 +91,36 @@ def test_the_agentenv_command_prints_one_line(tmp_path, capsys):
         timed_run(RunConfig(env_id="MediaSearch-v0", agent="oracle", episodes=1,
                             env_kwargs=(("tasks", str(path)),)), progress=False)
     assert "\n" not in str(err.value) and str(err.value).startswith(f"{path}:1: invalid JSON")
+
+
+def test_rows_may_carry_an_id_as_rare_disease_rows_do(tmp_path):
+    path = write(tmp_path, [
+        json.dumps({"id": "nolan-1", "question": "Who directed Inception?", "answer": "Christopher Nolan"}),
+        json.dumps({"question": "Year of Jaws?", "answer": "1975"}),
+    ])
+    first, second = load_user_tasks(path)
+    assert first.id == "nolan-1" and second.id.startswith("mq-")
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([{"id": "a", "question": "Q1?", "answer": "A"}, {"id": "a", "question": "Q2?", "answer": "B"}],
+     r"mine\.jsonl:2: id 'a' is already the id of .*mine\.jsonl:1; give each row its own id"),
+    ([{"id": 3, "question": "Q1?", "answer": "A"}], r"mine\.jsonl:1: field 'id' must be a string .*; got int 3"),
+    ([{"id": "", "question": "Q1?", "answer": "A"}], r"mine\.jsonl:1: field 'id' must be a string"),
+])
+def test_a_bad_or_repeated_id_fails_early_naming_the_row(tmp_path, rows, message):
+    with pytest.raises(UserInputError, match=message):
+        load_user_tasks(write(tmp_path, [json.dumps(r) for r in rows]))
+
+
+def test_a_list_of_rows_is_checked_as_a_file_is():
+    import gymnasium as gym
+
+    rows = [{"id": "a", "question": "Q1?", "answer": "A"}, {"id": "a", "question": "Q2?", "answer": "B"}]
+    with pytest.raises(UserInputError, match=r"tasks\[1\]: id 'a' is already the id of tasks\[0\]"):
+        gym.make("MediaSearch-v0", tasks=rows)
+    same = [{"question": "Q1?", "answer": "A"}, {"question": "Q1?", "answer": "B"}]
+    with pytest.raises(UserInputError, match=r"tasks\[1\]: the same question as tasks\[0\]"):
+        gym.make("MediaSearch-v0", tasks=same)
+    env = gym.make("MediaSearch-v0", tasks=[{"id": "q-1", "question": "Year of Jaws?", "answer": "1975"}])
+    assert env.unwrapped.tasks[0].case.id == "q-1"

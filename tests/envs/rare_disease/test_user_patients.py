@@ -112,8 +112,11 @@ def test_bad_task_arguments(tmp_path: Path) -> None:
     (tmp_path / "cases.txt").write_text("x", encoding="utf-8")
     with pytest.raises(UserInputError, match="unknown file type"):
         RareDiseaseEnv(tasks=tmp_path / "cases.txt")
-    with pytest.raises(UserInputError, match="no \\*.json phenopacket files"):
+    with pytest.raises(UserInputError, match=r"cases\.txt is not a case file .*\.json phenopackets and \.jsonl task"):
         RareDiseaseEnv(tasks=tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserInputError, match="the folder holds no files"):
+        RareDiseaseEnv(tasks=tmp_path / "empty")
     with pytest.raises(UserInputError, match="tasks must be"):
         RareDiseaseEnv(tasks={"phenotypes": []})
 
@@ -159,3 +162,23 @@ def test_agentenv_eval_prints_a_bad_task_file_in_one_line(tmp_path: Path, conten
     assert done.returncode == 2, done.stderr[-2000:]
     (line,) = done.stderr.strip().splitlines()  # no traceback
     assert line.startswith(f"agentenv: error: {tmp_path}/{message}"), line
+
+
+def test_a_folder_reads_json_and_jsonl_case_files(packets: Path, kb: HpoKnowledgeBase) -> None:
+    _jsonl(packets / "nested" / "more.jsonl", [MARFAN, ACHONDROPLASIA])
+    with pytest.warns(UserWarning, match="old/alternative id"):  # MARFAN's HP:0001505
+        env = RareDiseaseEnv(mode="single_turn", tasks=packets)
+    assert len(env.tasks) == 6
+    assert sum(t.case.source.endswith("more.jsonl:1#marfan-1") for t in env.tasks) == 1
+    (packets / "README.md").write_text("my cases", encoding="utf-8")
+    with pytest.raises(UserInputError, match=r"README\.md is not a case file"):
+        RareDiseaseEnv(mode="single_turn", tasks=packets)
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([MARFAN, {**ACHONDROPLASIA, "id": "marfan-1"}], r"cases\.jsonl:2: id 'marfan-1' is already the id of .*cases\.jsonl:1"),
+    ([{**ACHONDROPLASIA, "id": 12}], r"cases\.jsonl:1: field 'id' must be a string .*; got int 12"),
+])
+def test_a_bad_or_repeated_id_fails_early_naming_the_row(tmp_path: Path, rows: list[dict], message: str) -> None:
+    with pytest.raises(UserInputError, match=message):
+        RareDiseaseEnv(tasks=_jsonl(tmp_path / "cases.jsonl", rows))
