@@ -15,6 +15,8 @@ from typing import Any
 LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
 LLM_LESSONS = ("sft-then-rl", "holdout-selection")
 """Lessons that train a from-scratch LLM (agentenv.scratch; need the trl extra)."""
+BC_LESSONS = ("sft-then-rl-classic", "holdout-selection-classic")
+"""Behaviour-cloning lessons on the classic policy network (classic_sft_then_rl, classic_holdout; rl extra)."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -23,11 +25,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "reproduce", help="train on a lesson's envs and write summary.json and plots (rl or trl extra)",
         description="Reproduce a workshop lesson as learning curves: reward-hacking (strict vs lenient on "
         "RareDiseaseDiagnosis-v0), tool-cost (free tools vs efficient on MediaSearch-v0), single-vs-multi (each "
-        "family's single- and multi-turn ids), with PPO on structured actions; sft-then-rl (SFT, then multi- or "
+        "family's single- and multi-turn ids), with PPO on structured actions; sft-then-rl-classic and "
+        "holdout-selection-classic (behaviour cloning from menu-oracle demonstrations, then PPO, on the same policy "
+        "network); sft-then-rl (SFT, then multi- or "
         "single-turn GRPO) and holdout-selection (SFT on holdout-loss selected data), with a from-scratch LLM "
         "from the shipped base checkpoint. Trains on the train split, scores on test with the evaluation "
         "runner, writes DIR/summary.json and DIR/*.png.")
-    p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS)
+    p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS)
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--quick", action="store_true", help="a small budget (about a minute on 2 cores)")
     p.add_argument("--seeds", type=int, default=None, help="training seeds per condition (default: 3; quick: 1)")
@@ -47,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the lesson and print its summary (without the per-seed detail)."""
     if args.lesson in LLM_LESSONS:
         return _run_llm_lesson(args)
+    if args.lesson in BC_LESSONS:
+        return _run_bc_lesson(args)
     from agentenv.structured.lessons import run_lesson
 
     summary = run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
@@ -67,6 +73,20 @@ def _run_llm_lesson(args: argparse.Namespace) -> int:
     shown = {k: {m: v[m] for m in ("accuracy", "ci", "tool_calls") if m in v}
              for k, v in summary.items() if isinstance(v, dict) and "accuracy" in v}
     print(json.dumps(shown, indent=2))
+    print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
+    return 0
+
+
+def _run_bc_lesson(args: argparse.Namespace) -> int:
+    from agentenv.structured import classic_holdout, classic_sft_then_rl
+
+    if args.lesson == "sft-then-rl-classic":
+        summary = classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
+                                          eval_episodes=args.eval_episodes, plots=not args.no_plots)
+    else:
+        summary = classic_holdout.run(args.out, quick=args.quick, seeds=args.seeds, eval_episodes=args.eval_episodes,
+                                      plots=not args.no_plots)
+    print(json.dumps(_drop({k: v for k, v in summary.items() if k not in ("meta", "shift")}, "per_seed"), indent=2))
     print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
     return 0
 
