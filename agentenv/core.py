@@ -45,9 +45,11 @@ A task family subclasses :class:`ToolEnv`, passes its tasks and tools to
 * ``_task_prompt(task)``, ``_system_prompt()``: what the agent reads;
 * ``_task_from_dict(data)``: a task from ``options={"task": {...}}``.
 
-The turn itself (choosing the task, reading the action, running tools, the
-chat messages, the behaviour components) is :mod:`agentenv.turns`, shared
-with the dialogue envs of :mod:`agentenv.multiagent`.
+The turn itself (choosing the task, taking the action in one step path,
+:func:`~agentenv.turns.take_action`: running tools, the chat messages, the
+behaviour components) is :mod:`agentenv.turns`, and the constructor options
+are checked by :func:`~agentenv.env_options.check_env_options`; both are
+shared with the dialogue envs of :mod:`agentenv.multiagent`.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
+from agentenv.env_options import check_env_options
 from agentenv.frozen import MessageLog
-from agentenv.parsing import Answer, CallRejected, ToolCalls, parse_action
+from agentenv.parsing import Answer, parse_action
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
@@ -72,11 +75,7 @@ from agentenv.turns import (
     TaskChooser,
     behaviour_components,
     cost_counts,
-    record_answer,
-    record_invalid,
-    record_rejected_calls,
-    run_tools,
-    tool_observation,
+    take_action,
 )
 
 __all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
@@ -152,14 +151,9 @@ class ToolEnv(gym.Env[str, str]):
         max_observation_length: int = 262_144,
         render_mode: str | None = None,
     ) -> None:
-        if observation_mode not in ("message", "transcript"):
-            raise ValueError(f"observation_mode must be 'message' or 'transcript', got {observation_mode!r}")
-        if not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if not tasks:
-            raise ValueError(f"no tasks in split {split!r}: pass tasks or choose another split")
+        check_env_options(max_turns=max_turns, single_turn=single_turn, observation_mode=observation_mode,
+                          max_action_length=max_action_length, max_observation_length=max_observation_length,
+                          render_mode=render_mode, render_modes=self.metadata["render_modes"], tasks=tasks, split=split)
         self.tasks = tasks
         self.tools = tools
         self.split = split
@@ -225,25 +219,8 @@ class ToolEnv(gym.Env[str, str]):
             raise TypeError(not_text(f"{type(self).__name__}.step", action))
         ep.turn += 1
         max_length = self.action_space.max_length
-        parsed = parse_action(action, max_length)
-        terminated = self.single_turn
-        parse_error = None
-        if type(parsed) is ToolCalls:
-            calls = self.tools.validate(parsed)
-            if type(calls) is list:
-                obs = tool_observation(run_tools(ep, self.tools, parsed, calls))
-            elif type(calls) is CallRejected:  # well-formed but cannot run: answered in tool messages
-                obs = record_rejected_calls(ep, parsed, calls, max_length)
-                parse_error = calls.reason
-            else:
-                obs = record_invalid(ep, action, calls, max_length)
-                parse_error = calls.reason
-        elif type(parsed) is Answer:
-            record_answer(ep, parsed)
-            terminated, obs = True, ""
-        else:
-            obs = record_invalid(ep, action, parsed, max_length)
-            parse_error = parsed.reason
+        obs, parse_error, _ = take_action(ep, action, parse_action(action, max_length), self.tools, max_length)
+        terminated = self.single_turn or ep.answer is not None  # an answer is the one action that ends
         truncated = not terminated and ep.turn >= self.max_turns
         info = self._info()
         if parse_error is not None:

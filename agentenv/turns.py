@@ -17,9 +17,10 @@ raised in one and warned in the other; a task dict was accepted by one and a
       layers, and PettingZoo's ``api_test`` passes ``{"options": 1}`` only to
       check that ``reset`` takes options at all;
     - no option: a task is drawn from the split with the env's ``np_random``.
-* **Reading an action**: the parsed action's tool calls are validated against
-  the env's tools (:func:`read_action`); a failure is the action's error.
-* **Recording a turn** in the OpenAI chat format: an unreadable action
+* **Taking an action** (:func:`take_action`), the one step path of both: the
+  parsed action's tool calls are validated against the env's tools and run, an
+  answer is kept, and a failure is the action's error; each is recorded in the
+  OpenAI chat format: an unreadable action
   (:func:`record_invalid`), well-formed calls that cannot run
   (:func:`record_rejected_calls`), an answer (:func:`record_answer`), tool calls
   run under their limits with the episode's context (:func:`run_tools`); one
@@ -51,7 +52,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentenv.frozen import FrozenDict, FrozenList
 from agentenv.parsing import Answer, CallRejected, ParseError, ToolCall, ToolCalls, printable
@@ -166,18 +167,42 @@ def _pinned_task(task: Any, from_dict: Callable[[Mapping[str, Any]], Task] | Non
     raise TypeError(f"options['task'] must be a Task or a task dict, not {type(task).__name__}")
 
 
-A = TypeVar("A")
+def take_action(
+    ep: Episode, action: str, parsed: object, tools: ToolRegistry, max_length: int,
+    *, rejected_calls: Literal["tool", "user"] = "tool",
+) -> tuple[str, str | None, Sequence[ToolResult]] | None:
+    """Read one parsed action of the acting agent and record its turn: the step path that ``ToolEnv``
+    and the dialogue lead share. Returns ``(observation, parse_error, results)``:
 
+    * tool calls that validate run (:func:`run_tools`): their output, ``None``, their results;
+    * an answer is kept (:func:`record_answer`): ``("", None, ())``; the env decides what ends;
+    * an unreadable action, or calls that cannot run, are an invalid action: the error the agent
+      reads, its reason (``info["parse_error"]``), ``()``. A well-formed call to an unknown tool or
+      with bad arguments (:class:`~agentenv.parsing.CallRejected`) is answered in ``tool`` messages
+      (:func:`record_rejected_calls`), or with ``rejected_calls="user"`` in a user turn, as the
+      dialogue envs answer it;
+    * ``None`` for a kind of action the engine does not read (a dialogue's ``<say>``): the
+      caller's, and nothing is recorded.
 
-def read_action(parsed: A, tools: ToolRegistry) -> tuple[A | ParseError, list[ValidatedCall]]:
-    """The parsed action with its tool calls validated: ``(action, calls)``, or ``(error, [])``
-    when a call names an unknown tool or has bad arguments."""
-    if isinstance(parsed, ToolCalls):
-        validated = tools.validate(parsed)
-        if isinstance(validated, ParseError):
-            return validated, []
-        return parsed, validated
-    return parsed, []
+    ``action`` is the text as sent (an invalid action is written to the chat as it was). The
+    common kinds are told apart by exact type first, since this runs on every step of every env
+    (an ``isinstance`` chain costs a tool step some 0.2 µs); subclasses still take their kind's path.
+    """
+    kind = type(parsed)
+    if kind is ToolCalls or (kind is not Answer and isinstance(parsed, ToolCalls)):
+        calls = tools.validate(parsed)
+        if type(calls) is list:
+            results = run_tools(ep, tools, parsed, calls)
+            return tool_observation(results), None, results
+        if type(calls) is CallRejected and rejected_calls == "tool":
+            return record_rejected_calls(ep, parsed, calls, max_length), calls.reason, ()
+        return record_invalid(ep, action, calls, max_length), calls.reason, ()
+    if kind is Answer or isinstance(parsed, Answer):
+        record_answer(ep, parsed)
+        return "", None, ()
+    if isinstance(parsed, ParseError):
+        return record_invalid(ep, action, parsed, max_length), parsed.reason, ()
+    return None
 
 
 def record_invalid(ep: Episode, action: str, error: ParseError, max_length: int) -> str:

@@ -45,9 +45,12 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   gold and private facts are copies, and messages are read-only.
 
 A family subclasses :class:`DialogueEnv` and fills the hooks marked below. The
-lead's turns (reading an action, running tools, the chat messages, its
+lead's turns (taking an action through the single-agent step path,
+:func:`~agentenv.turns.take_action`, with its tools, chat messages and
 behaviour components) are the shared engine's, :mod:`agentenv.turns`, so they
-follow the single-agent rules to the letter. The family's per-episode state is
+follow the single-agent rules to the letter; only a ``<say>`` is the
+dialogue's own. The constructor options are checked as ``ToolEnv`` checks them
+(:func:`~agentenv.env_options.check_env_options`). The family's per-episode state is
 the context its ``_start_episode(task)`` returns: the engine hands it to the
 hooks that read or update it, and keeps it in ``Dialogue.context``, so a family
 keeps no episode state on the env.
@@ -64,6 +67,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from agentenv.core import Task, copy_plain, render_transcript
+from agentenv.env_options import check_env_options
 from agentenv.frozen import MessageLog
 from agentenv.multiagent.dialogue_state import (
     Dialogue,
@@ -73,20 +77,17 @@ from agentenv.multiagent.dialogue_state import (
 )
 from agentenv.multiagent.messages import Say, lead_expected, parse_lead, parse_speaker
 from agentenv.multiagent.policy_helpers import PolicyLike
-from agentenv.parsing import Answer, ParseError, ToolCalls, printable
+from agentenv.parsing import Answer, ParseError, printable
 from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
-from agentenv.tools import ToolRegistry, ValidatedCall
+from agentenv.tools import ToolRegistry
 from agentenv.turns import (
     TaskChooser,
     assistant_message,
     behaviour_components,
     cost_counts,
-    read_action,
-    record_answer,
     record_invalid,
-    run_tools,
-    tool_observation,
+    take_action,
 )
 
 __all__ = ["SAY_LATENCY_MS", "DialogueEnv", "Judgment", "SayRefused"]
@@ -127,14 +128,9 @@ class DialogueEnv(AECEnv[str, str, str]):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        if observation_mode not in ("message", "transcript"):
-            raise ValueError(f"observation_mode must be 'message' or 'transcript', got {observation_mode!r}")
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if not tasks:
-            raise ValueError(f"no tasks in split {split!r}")
+        check_env_options(max_turns=max_turns, observation_mode=observation_mode, max_action_length=max_action_length,
+                          max_observation_length=max_observation_length, render_mode=render_mode,
+                          render_modes=self.metadata["render_modes"], tasks=tasks, split=split)
         self.tasks, self.tools, self.split = tasks, tools, split
         self.max_turns = max_turns
         self.reward_config: RewardConfig = resolve_reward(reward)
@@ -311,36 +307,37 @@ class DialogueEnv(AECEnv[str, str, str]):
         d, lead, other = self._dialogue, self.lead, self.other
         d.turn += 1
         max_length = self._action_spaces[lead].max_length
-        parsed, calls = read_action(parse_lead(action, other, max_length), self.tools)
-        if isinstance(parsed, ParseError):
-            message = record_invalid(d, action, parsed, max_length)
+        parsed = parse_lead(action, other, max_length)
+        # the single-agent step path; a rejected call is answered in a user turn, as any invalid action here
+        taken = take_action(d, action, parsed, self.tools, max_length, rejected_calls="user")
+        if taken is None:  # a <say>: the engine's only unknown kind here
+            return self._lead_says(action, parsed, max_length)
+        observation, parse_error, results = taken
+        d.last[lead] = observation
+        if parse_error is not None:
+            d.log += [(lead, printable(action, max_length)), (f"error to {lead}", observation)]
+            return {"parse_error": parse_error}
+        if d.answer is not None:
+            d.done = True
+            d.log.append((lead, f"<answer>{d.answer.text}</answer>"))
+        else:
+            for call, result in zip(parsed.calls, results, strict=True):
+                d.log += [(lead, f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"),
+                          (f"tool {result.name}", result.content)]
+        return self._shaped()
+
+    def _lead_says(self, action: str, said: Say, max_length: int) -> dict[str, Any]:
+        """The lead's message to the simulated side: refused by the family (an invalid action, never
+        passed on), or counted, charged per item asked, and passed on."""
+        d, lead, other = self._dialogue, self.lead, self.other
+        try:
+            items = max(1, self._heard(said.text, d.context))
+        except SayRefused as refusal:
+            error = ParseError(str(refusal), lead_expected(other))
+            message = record_invalid(d, action, error, max_length)
             d.last[lead] = message
             d.log += [(lead, printable(action, max_length)), (f"error to {lead}", message)]
-            return {"parse_error": parsed.reason}
-        if isinstance(parsed, Answer):
-            record_answer(d, parsed)
-            d.done = True
-            d.last[lead] = ""
-            d.log.append((lead, f"<answer>{parsed.text}</answer>"))
-        elif isinstance(parsed, Say):
-            try:
-                items = max(1, self._heard(parsed.text, d.context))
-            except SayRefused as refusal:
-                error = ParseError(str(refusal), lead_expected(other))
-                message = record_invalid(d, action, error, max_length)
-                d.last[lead] = message
-                d.log += [(lead, printable(action, max_length)), (f"error to {lead}", message)]
-                return {"parse_error": error.reason}
-            self._say(parsed, items)
-        else:
-            self._run_tools(parsed, calls)
-        if self.reward_config.shaping and not d.done:
-            self.rewards[lead], d.paid = self.reward_config.step_reward(d.paid, cost_counts(d))
-        return {}
-
-    def _say(self, said: Say, items: int) -> None:
-        """The lead's message to the simulated side: counted, charged per item asked, and passed on."""
-        d, lead, other = self._dialogue, self.lead, self.other
+            return {"parse_error": error.reason}
         d.think_turns += said.reasoning is not None
         d.said += 1
         d.latency_ms += SAY_LATENCY_MS * items
@@ -350,14 +347,14 @@ class DialogueEnv(AECEnv[str, str, str]):
         d.last[other] = said.text
         d.log.append((lead, f"<say>{said.text}</say>"))
         self.agent_selection = other
+        return self._shaped()
 
-    def _run_tools(self, parsed: ToolCalls, calls: Sequence[ValidatedCall]) -> None:
-        d, lead = self._dialogue, self.lead
-        results = run_tools(d, self.tools, parsed, calls)
-        for call, result in zip(calls, results, strict=True):
-            d.log += [(lead, f"{call.tool.name}({json.dumps(call.arguments, ensure_ascii=False)})"),
-                      (f"tool {result.name}", result.content)]
-        d.last[lead] = tool_observation(results)
+    def _shaped(self) -> dict[str, Any]:
+        """Pay the lead its shaped costs after a turn that did not end the dialogue; no extra info."""
+        d = self._dialogue
+        if self.reward_config.shaping and not d.done:
+            self.rewards[self.lead], d.paid = self.reward_config.step_reward(d.paid, cost_counts(d))
+        return {}
 
     def _other_step(self, action: str) -> dict[str, Any]:
         d, lead, other = self._dialogue, self.lead, self.other
