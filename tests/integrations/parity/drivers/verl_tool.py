@@ -1,0 +1,61 @@
+"""verl-tool: the script through ``serve-env --protocol verl-tool`` over loopback, as verl-tool's agent loop calls it.
+
+verl-tool does not install from the package registry, so its client cannot run here; each request
+is the one its agent loop builds (``VerlToolAgentLoop.interact_with_tool_server``: one trajectory id,
+its action, ``finish=[False]``, ``is_last_step``, the row's ``extra_info`` as ``extra_fields``), and
+the episode ends with the ``finish=[True]`` request its ``close_traj_tool_threads`` sends. The
+record is what came back: the rewards in the observations, the turns and transcript of the last one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import itertools
+from typing import Any
+
+from ..scripts import ParityRecord, Script
+
+REQUIRES = "uvicorn"
+_ids = itertools.count()
+
+
+@functools.cache
+def _server(env_id: str) -> tuple[Any, Any]:
+    import httpx
+
+    from agentenv.integrations.serve_env.runner import BackgroundServer
+    from agentenv.integrations.verl_tool import create_app
+
+    server = BackgroundServer(create_app(env_id, split="train")).start()
+    client = httpx.Client(base_url=server.url, timeout=30)
+    atexit.register(server.stop)
+    atexit.register(client.close)
+    return server, client
+
+
+def run(env_id: str, script: Script) -> ParityRecord:
+    _, client = _server(env_id)
+    trajectory = f"parity-{env_id}-{script.name}-{next(_ids)}"
+    # The row's extra_info, as the verl data preparation writes it; return_messages asks for the transcript.
+    extra = {"seed": script.seed, "index": script.task_index, "split": script.split, "return_messages": True}
+    total, obs = 0.0, {}
+    for turn, action in enumerate(script.actions, start=1):
+        reply = client.post("/get_observation", json={
+            "trajectory_ids": [trajectory], "actions": [action], "finish": [False],
+            "is_last_step": [False], "extra_fields": [extra]})
+        reply.raise_for_status()
+        body = reply.json()
+        obs = body["observations"][0]
+        assert body["valids"][0] in (True, False) and isinstance(obs, dict), body
+        total += obs["reward"]
+        if body["dones"][0]:
+            break
+    else:
+        raise AssertionError(f"{script.name}: the episode did not end after {turn} actions")
+    closing = client.post("/get_observation", json={
+        "trajectory_ids": [trajectory], "actions": [""], "finish": [True], "is_last_step": [True]})
+    assert closing.json() == {"observations": [""], "dones": [True], "valids": [True]}, closing.text
+    assert obs["total_reward"] == total
+    return ParityRecord(reward=total, turns=obs["turns"], messages=obs["messages"],
+                        terminated=obs["terminated"], truncated=obs["truncated"])
