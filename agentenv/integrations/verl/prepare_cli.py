@@ -1,0 +1,59 @@
+"""``agentenv prepare-verl``: write verl's parquet rows for an env id's split or task file.
+
+The rows are ``agentenv eval``'s episodes for the same ``--split``/``--tasks``, ``--seed`` and
+``--episodes``: the same tasks in the same order, reset with the same seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agentenv.errors import UserInputError
+
+COMMAND = "prepare-verl"
+HELP = "write verl's training rows (parquet) for an env id's split or task file"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``prepare-verl`` to an ``argparse`` sub-parser collection."""
+    p = sub.add_parser(COMMAND, help=HELP)
+    p.add_argument("env_id")
+    p.add_argument("--split", default="train", choices=["train", "validation", "test", "casual", "real"],
+                   help="split to write (default: %(default)s; write the validation split for verl's val_files)")
+    p.add_argument("--tasks", type=Path, help="your own tasks instead of the split (as agentenv eval --tasks)")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="rows to write (default: one pass over the tasks); more than tasks repeats tasks")
+    p.add_argument("--seed", type=int, default=0, help="run seed, as agentenv eval --seed (default: %(default)s)")
+    p.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="keyword argument for gym.make, as agentenv eval --env-arg (repeatable)")
+    p.add_argument("--agent-loop", default="agentenv", choices=["agentenv", "agentenv_qwen3"],
+                   help="agent_name of the rows: agentenv renders env turns with the model tokenizer's chat "
+                   "template, agentenv_qwen3 with agentenv's offline Qwen3 format (default: %(default)s)")
+    p.add_argument("--out", type=Path, required=True, help="parquet file to write")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from agentenv.cli_args import check_env_args, check_tasks_path, env_spec, parse_env_args
+    from agentenv.integrations.row_episodes import EnvPool, episode_specs
+    from agentenv.integrations.verl.rows import verl_row, write_parquet
+
+    if args.episodes is not None and args.episodes < 1:
+        raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
+    if args.out.suffix != ".parquet":
+        raise UserInputError(f"--out must name a .parquet file, got {args.out}")
+    env_spec(args.env_id)
+    env_kwargs = parse_env_args(args.env_arg)
+    check_env_args(args.env_id, env_kwargs)
+    if args.tasks is not None:
+        check_tasks_path(args.tasks)
+        env_kwargs["tasks"] = str(args.tasks.resolve())
+    specs = episode_specs(args.env_id, split=args.split, episodes=args.episodes, seed=args.seed,
+                          env_kwargs=env_kwargs)
+    pool = EnvPool()
+    n = write_parquet((verl_row(s, pool, agent_loop=args.agent_loop) for s in specs), args.out)
+    print(f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
+          f"seed {args.seed}) to {args.out}")
+    return 0

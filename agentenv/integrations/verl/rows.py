@@ -1,0 +1,45 @@
+"""verl's training rows for agentenv episodes, and the parquet file verl reads them from.
+
+A verl row (``verl.utils.dataset.RLHFDataset``) carries ``prompt`` (chat messages; verl filters and
+logs by it, the agent loop renders its own from the env), ``data_source``, ``agent_name`` (which
+agent loop rolls it out), ``reward_model.ground_truth`` and ``extra_info``. Here ``extra_info`` holds
+the episode (env id, split, task index and id, reset seed, env kwargs: see
+:mod:`agentenv.integrations.row_episodes`) and ``ground_truth`` the task id: the gold answer stays
+inside the env, which grades.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agentenv.errors import UserInputError
+from agentenv.integrations.row_episodes import EnvPool, EpisodeSpec, first_messages
+from agentenv.integrations.verl import AGENT_LOOP, DATA_SOURCE_PREFIX
+
+
+def verl_row(spec: EpisodeSpec, pool: EnvPool, *, agent_loop: str = AGENT_LOOP) -> dict[str, Any]:
+    """One row: the episode's opening messages as ``prompt``, the episode in ``extra_info``."""
+    messages, _ = first_messages(spec, pool)
+    return {
+        "data_source": DATA_SOURCE_PREFIX + spec.env_id,
+        "agent_name": agent_loop,
+        "prompt": [{"role": m["role"], "content": m["content"]} for m in messages],
+        "ability": "tool-use",
+        "reward_model": {"style": "rule", "ground_truth": spec.task_id},
+        "extra_info": {**spec.fields(), "index": spec.episode},
+    }
+
+
+def write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> int:
+    """Write rows to ``path`` (pyarrow, installed with the verl extra); returns the row count."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as err:
+        raise UserInputError("writing parquet needs pyarrow: pip install 'agentenv[verl]'") from err
+    table = pa.Table.from_pylist(list(rows))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+    return table.num_rows
