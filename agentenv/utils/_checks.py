@@ -1,5 +1,6 @@
-"""Pieces shared by the single-agent and the dialogue checkers: the error, the report, and the
-contract checks on one ``info`` that both step contracts share.
+"""Pieces shared by the single-agent and the dialogue checkers: the error, the report, the checker
+base, and the contract checks on one ``info`` that both step contracts share (the table of checks
+is :mod:`agentenv.utils.check_table`).
 
 Why apart: both checkers test the same contract (:mod:`agentenv.core`, seen
 from one agent or from each agent of a dialogue), so they must fail the same
@@ -12,12 +13,16 @@ import ast
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from agentenv.rewards import RewardConfig
+from agentenv.utils.check_table import EnvKind, checks_for
+
+T = TypeVar("T")
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 """The OpenAI chat roles ``info["messages"]`` may use."""
@@ -89,8 +94,36 @@ class Failer:
             raise self(check, what)
 
 
-ALWAYS = ("info_keys", "no_gold_before_end")
-"""Checks made on every info of every episode a checker runs: they cannot be skipped."""
+class Checker:
+    """What both checkers share: the failure messages of their checks (:mod:`agentenv.utils.check_table`),
+    the report, the seed and the skipped checks, timing a check, and the checks that read no episode."""
+
+    def __init__(self, env: Any, name: str, kind: EnvKind, seed: int, skip: Collection[str]) -> None:
+        self.env, self.name, self.seed, self.skip = env, name, seed, set(skip)
+        self.fail = Failer(name, checks_for(kind))
+        self.report = CheckReport(name)
+        for attr in ("max_turns", "reward_config"):
+            if not hasattr(env, attr):
+                raise self.fail("truncation" if attr == "max_turns" else "reward_mix",
+                                f"the env has no {attr!r} attribute; the checker reads it from env.unwrapped")
+        self.max_turns: int = env.max_turns
+
+    def timed(self, name: str, fn: Callable[..., T], *args: Any) -> T | None:
+        """``fn(*args)``, its seconds added to the report under ``name``; ``None`` when ``name`` is skipped."""
+        if name in self.skip:
+            return None
+        start = time.perf_counter()
+        out = fn(*args)
+        self.report.seconds[name] = self.report.seconds.get(name, 0.0) + time.perf_counter() - start
+        return out
+
+    def components_documented(self) -> None:
+        """Every component name seen at an episode's end (``report.components``) has a documented meaning."""
+        from agentenv.components import undocumented
+
+        missing = undocumented(self.report.components)
+        self.fail.expect(not missing, "components_documented", f"reward components {missing} have no documented meaning")
+
 
 INFO_KEYS: dict[str, type | tuple[type, ...]] = {
     "messages": list, "tools": list, "turn": int, "task_id": str, "split": str, "reward_components": dict,

@@ -58,13 +58,12 @@ from typing import Any
 
 from agentenv.actions import answer
 from agentenv.utils._checks import (
-    ALWAYS,
     BAD_ACTIONS,
     INFO_KEYS,
     TOOL_USER_KEYS,
     UNPARSEABLE,
+    Checker,
     CheckReport,
-    Failer,
     check_info,
     first_difference,
     probe_configs,
@@ -73,31 +72,13 @@ from agentenv.utils._checks import (
     short,
     tool_call_actions,
 )
+from agentenv.utils.check_table import checks_for, refuse_unknown_skips
 
 __all__ = ["DIALOGUE_CHECKS", "check_dialogue_env"]
 
-#: Check name -> why it matters (the second line of every failure message).
-DIALOGUE_CHECKS: dict[str, str] = {
-    "pettingzoo_api": "multi-agent trainers and PettingZoo's wrappers assume its AEC protocol (agent "
-    "selection, rewards, terminations, the one None step of an agent that is done)",
-    "pettingzoo_parallel_api": "the parallel version (turn-based conversion) is what parallel trainers "
-    "step; it must keep PettingZoo's parallel API",
-    "info_keys": "each agent's policy is prompted from its info['messages'] and info['tools']; a missing or "
-    "mistyped key breaks a training run at its first dialogue, far from the env",
-    "no_gold_before_end": "a lead that can read the gold learns to copy it, and the reward then measures "
-    "nothing; after the end, graders and logs need it",
-    "answer_terminates": "the lead's answer must end the dialogue for every agent and be graded, or the "
-    "return never includes accuracy",
-    "components_documented": "a reward component without a documented meaning cannot be weighted or "
-    "interpreted; document it in agentenv.components or the family's Family.components",
-    "same_seed_same_transcript": "RL runs, evaluations and bug reports must replay bit for bit from a seed",
-    "unparseable_action": "a model's malformed output (lead or simulated side) must be an error observation "
-    "that says what was expected; an exception kills the rollout worker",
-    "truncation": "the lead's turn budget bounds every dialogue; without truncation at exactly max_turns a "
-    "looping lead never ends, and turn costs mean something else than configured",
-    "reward_mix": "the lead's reward must be the configured mix of its components, and the simulated side's "
-    "its faithful messages, or what you log is not what you optimise",
-}
+DIALOGUE_CHECKS: dict[str, str] = checks_for("dialogue")
+"""Check name -> why it matters (the second line of every failure message): the rows of
+:data:`agentenv.utils.check_table.CHECKS` that apply to dialogue envs."""
 
 
 _FALLBACK_REPLY = "<say>I am not sure.</say>"
@@ -128,22 +109,15 @@ class _Dialogue:
     ended: bool = False
 
 
-class _DialogueChecker:
+class _DialogueChecker(Checker):
     def __init__(self, env: Any, seed: int, skip: Collection[str], speaker: Speaker | None) -> None:
-        self.outer, self.env = env, env.unwrapped
-        name = str(self.env)
-        self.name = name if name and "<" not in name else type(self.env).__name__
-        self.fail = Failer(self.name, DIALOGUE_CHECKS)
-        self.seed, self.skip = seed, set(skip)
-        self.report = CheckReport(self.name)
+        name = str(env.unwrapped)
+        super().__init__(env.unwrapped, name if name and "<" not in name else type(env.unwrapped).__name__,
+                         "dialogue", seed, skip)
+        self.outer = env
         agents = list(self.env.possible_agents)
         self.lead: str = getattr(self.env, "lead", agents[0])
         self.others = [a for a in agents if a != self.lead]
-        for attr in ("max_turns", "reward_config"):
-            if not hasattr(self.env, attr):
-                raise self.fail("truncation" if attr == "max_turns" else "reward_mix",
-                                f"the env has no {attr!r} attribute; the checker reads it from env.unwrapped")
-        self.max_turns: int = self.env.max_turns
         self.given_speaker = speaker
         self.speaker: Speaker = speaker or self._default_speaker()
 
@@ -166,14 +140,6 @@ class _DialogueChecker:
 
     def required(self, agent: str) -> dict[str, type | tuple[type, ...]]:
         return TOOL_USER_KEYS if agent == self.lead else INFO_KEYS
-
-    def timed(self, name: str, fn: Any, *args: Any) -> Any:
-        if name in self.skip:
-            return None
-        start = time.perf_counter()
-        out = fn(*args)
-        self.report.seconds[name] = self.report.seconds.get(name, 0.0) + time.perf_counter() - start
-        return out
 
     # ----------------------------------------------------------- dialogues
     def reset(self, seed: int | None, check: str) -> None:
@@ -309,12 +275,6 @@ class _DialogueChecker:
                          f"after the lead's <answer>, (terminated, truncated) is {wrong}; expected (True, False) for every agent")
         return d
 
-    def components_documented(self) -> None:
-        from agentenv.components import undocumented
-
-        missing = undocumented(self.report.components)
-        self.fail.expect(not missing, "components_documented", f"reward components {missing} have no documented meaning")
-
     def determinism(self, script: Sequence[str], first: _Dialogue) -> None:
         self.play(self.seed + 1, script, "same_seed_same_transcript")
         again = self.play(self.seed, script, "same_seed_same_transcript")
@@ -430,12 +390,7 @@ def check_dialogue_env(
             failed, and why it matters.
         ValueError: ``skip`` names an unknown check, or one that always runs.
     """
-    bad = (set(skip) - set(DIALOGUE_CHECKS)) | (set(skip) & set(ALWAYS))
-    if bad:
-        raise ValueError(
-            f"cannot skip {sorted(bad)}: skip takes {sorted(set(DIALOGUE_CHECKS) - set(ALWAYS))} "
-            f"({', '.join(ALWAYS)} run on every dialogue)"
-        )
+    refuse_unknown_skips("dialogue", skip)
     c = _DialogueChecker(env, seed, skip, speaker)
     c.timed("pettingzoo_api", c.pettingzoo_api, num_cycles)
     if parallel:

@@ -68,13 +68,12 @@ import gymnasium as gym
 
 from agentenv.actions import answer
 from agentenv.utils._checks import (
-    ALWAYS,
     BAD_ACTIONS,
     TOOL_USER_KEYS,
     UNPARSEABLE,
+    Checker,
     CheckReport,
     EnvCheckError,
-    Failer,
     check_info,
     first_difference,
     probe_configs,
@@ -83,31 +82,13 @@ from agentenv.utils._checks import (
     short,
     tool_call_actions,
 )
+from agentenv.utils.check_table import checks_for, refuse_unknown_skips
 
 __all__ = ["TOOL_CHECKS", "EnvCheckError", "check_tool_env"]
 
-#: Check name -> why it matters (the second line of every failure message).
-TOOL_CHECKS: dict[str, str] = {
-    "gymnasium": "vector envs, wrappers and RL libraries assume Gymnasium's API (spaces, reset/step "
-    "signatures, seeding); they fail far from the env when it is broken",
-    "info_keys": "trainers build chat-template inputs from info['messages'] and info['tools'] and log the "
-    "other keys; a missing or mistyped key breaks a training run at its first episode, far from the env",
-    "no_gold_before_end": "a policy that can read the gold learns to copy it, and the reward then measures "
-    "nothing; after the end, graders and logs need it",
-    "answer_terminates": "an answer must end the episode and be graded, or the return never includes accuracy",
-    "components_documented": "a reward component without a documented meaning cannot be weighted or "
-    "interpreted; document it in agentenv.components or the family's Family.components",
-    "same_seed_same_transcript": "RL runs, evaluations and bug reports must replay bit for bit from a seed",
-    "unparseable_action": "a model's malformed output must cost a turn and say what was expected; an "
-    "exception kills the rollout worker, and a silent repair trains nothing",
-    "single_turn": "a single-turn env has one action by definition; a second one would let a policy retry "
-    "a graded answer",
-    "truncation": "the turn budget bounds every episode; without truncation at exactly max_turns a looping "
-    "policy never ends, and turn costs and budgets mean something else than configured",
-    "reward_mix": "the reward must be the configured mix of the reported components, or what you log is not "
-    "what you optimise (and RewardConfig presets and wrappers change nothing)",
-}
-
+TOOL_CHECKS: dict[str, str] = checks_for("single-agent")
+"""Check name -> why it matters (the second line of every failure message): the rows of
+:data:`agentenv.utils.check_table.CHECKS` that apply to single-agent envs."""
 
 
 @dataclass
@@ -129,19 +110,11 @@ class _Trace:
         return [list(self.reset), *[list(s[1:]) for s in self.steps]]
 
 
-class _ToolEnvChecker:
+class _ToolEnvChecker(Checker):
     def __init__(self, env: gym.Env[Any, Any], seed: int, skip: Collection[str]) -> None:
-        self.env = env.unwrapped
-        spec = getattr(self.env, "spec", None) or getattr(env, "spec", None)
-        self.name = spec.id if spec is not None else type(self.env).__name__
-        self.fail = Failer(self.name, TOOL_CHECKS)
-        self.seed, self.skip = seed, set(skip)
-        self.report = CheckReport(self.name)
-        for attr in ("max_turns", "reward_config"):
-            if not hasattr(self.env, attr):
-                raise self.fail("truncation" if attr == "max_turns" else "reward_mix",
-                                f"the env has no {attr!r} attribute; the checker reads it from env.unwrapped")
-        self.max_turns: int = self.env.max_turns
+        spec = getattr(env.unwrapped, "spec", None) or getattr(env, "spec", None)
+        name = spec.id if spec is not None else type(env.unwrapped).__name__
+        super().__init__(env.unwrapped, name, "single-agent", seed, skip)
         self.single_turn = bool(getattr(self.env, "single_turn", False))
 
     # ------------------------------------------------------------ episodes
@@ -189,14 +162,6 @@ class _ToolEnvChecker:
         return [*tool_call_actions(tools, min(6, self.max_turns - 1)), answer("I do not know.")]
 
     # -------------------------------------------------------------- checks
-    def timed(self, name: str, fn: Any, *args: Any) -> Any:
-        if name in self.skip:
-            return None
-        start = time.perf_counter()
-        out = fn(*args)
-        self.report.seconds[name] = self.report.seconds.get(name, 0.0) + time.perf_counter() - start
-        return out
-
     def gymnasium(self, skip_render_check: bool, skip_close_check: bool) -> None:
         from gymnasium.utils.env_checker import check_env
 
@@ -223,13 +188,6 @@ class _ToolEnvChecker:
                          f"an <answer> on the first turn gave terminated={terminated}, truncated={truncated}; "
                          "expected terminated=True, truncated=False")
         return trace
-
-    def components_documented(self) -> None:
-        from agentenv.components import undocumented
-
-        missing = undocumented(self.report.components)
-        self.fail.expect(not missing, "components_documented",
-                         f"reward components {missing} have no documented meaning")
 
     def determinism(self, actions: Sequence[str], first: _Trace) -> None:
         self.run(self.seed + 1, actions, "same_seed_same_transcript")  # state must not carry over
@@ -334,12 +292,7 @@ def check_tool_env(
             failed, and why it matters.
         ValueError: ``skip`` names an unknown check.
     """
-    unknown = set(skip) - set(TOOL_CHECKS)
-    if unknown or set(skip) & set(ALWAYS):
-        raise ValueError(
-            f"cannot skip {sorted(unknown | set(skip) & set(ALWAYS))}: skip takes {sorted(set(TOOL_CHECKS) - set(ALWAYS))} "
-            f"({', '.join(ALWAYS)} run on every episode)"
-        )
+    refuse_unknown_skips("single-agent", skip)
     c = _ToolEnvChecker(env, seed, skip)
     c.timed("gymnasium", c.gymnasium, skip_render_check, skip_close_check)
 

@@ -320,6 +320,19 @@ def test_dialogue_skip_names_are_checked(dialogue: Any) -> None:
         check_dialogue_env(dialogue, skip=("info_keys",))
 
 
+def test_the_checkers_share_one_table_of_checks() -> None:
+    from agentenv.utils.check_table import CHECKS
+
+    assert len({c.name for c in CHECKS}) == len(CHECKS)
+    shared = [c.name for c in CHECKS if c.applies == "both"]
+    assert shared == [name for name in TOOL_CHECKS if name in DIALOGUE_CHECKS]
+    assert all(TOOL_CHECKS[name] is DIALOGUE_CHECKS[name] for name in shared)  # one reason, not two copies
+    assert set(TOOL_CHECKS) ^ set(DIALOGUE_CHECKS) == {"gymnasium", "single_turn", "pettingzoo_api",
+                                                      "pettingzoo_parallel_api"}
+    with pytest.raises(ValueError, match=r"cannot skip \['gymnasium'\]"):  # a single-agent check, not a dialogue's
+        check_dialogue_env(object(), skip=("gymnasium",))
+
+
 # ------------------------------------------------------------------ helpers
 def test_example_arguments_prefer_the_schema_examples() -> None:
     schema = {"function": {"parameters": {"required": ["ids", "k", "mode", "name"], "properties": {
