@@ -17,7 +17,7 @@ import dataclasses
 import json
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from agentenv.retrieval.base import Hit, Retriever
@@ -41,11 +41,27 @@ class BatchStats:
     largest_batch: int = 0
 
 
-QUERY_COST_PER_K = 8
-"""Cost units of one requested hit (ranking and encoding it)."""
-QUERY_COST_EXPONENT = 1.5
-"""A query costs ``characters ** 1.5`` units: longer queries have more terms, and their terms reach more
-postings (measured on BM25 over the film catalog: a 4-word query 0.03 ms, a 2,048-character one 23 ms)."""
+QUERY_OVERHEAD = 6_000
+"""Work units of one query besides the postings it reads: tokenizing it, a dozen numpy calls, ranking.
+
+Work is counted in postings read (:meth:`~agentenv.retrieval.bm25.BM25Retriever.query_work`):
+measured on BM25 over the film catalog at 1x to 16x its size, a query costs about 2.5 ns a
+posting plus about 15 us, i.e. 6,000 postings."""
+HIT_COST = 200
+"""Work units of one requested hit (ranking and encoding it, about 0.5 us)."""
+CHARACTER_EXPONENT = 1.5
+"""For back-ends that cannot count postings: a query costs ``100 * characters ** 1.5`` units (longer
+queries have more terms, and their terms reach more postings; measured on BM25 over the film catalog: a
+4-word query 0.03 ms, a 2,048-character one 23 ms)."""
+
+
+def character_work(query: str) -> int:
+    """The work of ``query`` estimated from its length alone (see :data:`CHARACTER_EXPONENT`).
+
+    >>> character_work("a b c d")
+    1852
+    """
+    return int(100 * len(query) ** CHARACTER_EXPONENT)
 
 
 @dataclasses.dataclass
@@ -59,10 +75,16 @@ class _Job:
     """The first query not yet taken into a batch."""
     answers: list[bytes] = dataclasses.field(default_factory=list)
     answered: int = 0
+    costs: list[int] = dataclasses.field(default_factory=list)
+    """The cost of each query looked at so far (computed once: estimating a query's work tokenizes it)."""
 
-    def cost(self, i: int) -> int:
-        """What query ``i`` costs a batch (see :data:`QUERY_COST_EXPONENT`, :data:`QUERY_COST_PER_K`)."""
-        return int(len(self.queries[i]) ** QUERY_COST_EXPONENT) + QUERY_COST_PER_K * self.k
+    def cost(self, i: int, work: Callable[[str], int]) -> int:
+        """What query ``i`` costs a batch: its ``work`` (postings read), :data:`QUERY_OVERHEAD`, and
+        :data:`HIT_COST` per requested hit."""
+        costs = self.costs
+        while len(costs) <= i:
+            costs.append(work(self.queries[len(costs)]) + QUERY_OVERHEAD + HIT_COST * self.k)
+        return costs[i]
 
 
 def _number(value: float) -> str:
@@ -153,8 +175,10 @@ class MicroBatcher:
     instead, for back-ends that release the GIL (faiss, torch), so the event
     loop keeps reading requests while a batch runs.
 
-    Fair shares: a batch holds what fits ``max_batch_cost`` (about 10 ms of BM25
-    work; see :meth:`_Job.cost`), split evenly between the requests waiting, plus
+    Fair shares: a batch holds what fits ``max_batch_cost``, counted in work, not
+    in queries (about 10 ms of BM25 work: the postings its queries read, from the
+    back-end's ``query_work`` where it has one, else estimated from their length;
+    see :meth:`_Job.cost`), split evenly between the requests waiting, plus
     at most one query that fits no share, and that only every other batch (see
     :meth:`_take`). So a request at the limits (256 queries of 2,048 characters,
     k=100: seconds of CPU in one batch) is answered one query per two batches,
@@ -174,8 +198,9 @@ class MicroBatcher:
 
     def __init__(self, retriever: Retriever, *, max_batch_queries: int = 512,
                  max_wait_s: float = 0.001, max_inflight_queries: int = 8192,
-                 offload: bool = False, max_batch_cost: int = 40_000) -> None:
+                 offload: bool = False, max_batch_cost: int = 4_000_000) -> None:
         self.retriever = retriever
+        self._work: Callable[[str], int] = getattr(retriever, "query_work", None) or character_work
         self.max_batch_queries = max_batch_queries
         self.max_batch_cost = max_batch_cost
         self.max_wait_s = max_wait_s
@@ -304,7 +329,7 @@ class MicroBatcher:
             start = stop = job.next
             mine = 0
             while stop < len(job.queries) and count < self.max_batch_queries:
-                c = job.cost(stop)
+                c = job.cost(stop, self._work)
                 if mine + c > share or cost + c > self.max_batch_cost:
                     break
                 mine += c

@@ -221,6 +221,36 @@ def test_sparse_path_on_the_film_catalog(film_index: BM25Retriever) -> None:
     assert all(not row.any() for row in film_index._scratch)
 
 
+def test_a_batch_scored_together_equals_scoring_every_document(film_index: BM25Retriever) -> None:
+    """Batches go through one sparse product for their queries without dense terms: same ids, same floats."""
+    queries = film_queries(200, seed=26)
+    together = [q for q in queries if len(film_index._term_ids(film_index.tokenizer(q))) > 1
+                and not any(t in film_index._dense_rows for t in film_index._term_ids(film_index.tokenizer(q)))]
+    assert len(together) > 20  # the product path is taken
+    for k in (1, 5, 20):
+        got = [[(h.doc_id, h.score) for h in hits] for hits in film_index.search_batch(queries, k)]
+        assert got == [_full_path(film_index, q, k) for q in queries], k
+
+
+def test_a_batch_with_ties_and_repeated_terms_equals_scoring_every_document() -> None:
+    rng = np.random.default_rng(13)
+    rare = [f"r{i}" for i in range(30)]
+    for trial in range(20):
+        docs = [[str(w) for w in rng.choice(rare, size=int(rng.integers(1, 5)))] for _ in range(int(rng.integers(20, 120)))]
+        index = BM25Retriever.from_tokens(docs, tokenizer=RAW, idf="lucene")
+        queries = [" ".join(str(w) for w in rng.choice(rare, size=int(rng.integers(2, 6)))) for _ in range(12)]
+        k = int(rng.integers(1, 15))
+        got = [[(h.doc_id, h.score) for h in hits] for hits in index.search_batch(queries, k)]
+        assert got == [_full_path(index, q, k) for q in queries], (trial, k)
+
+
+def test_query_work_counts_the_postings_a_query_reads(film_index: BM25Retriever) -> None:
+    common, rare = film_index.query_work("drama"), film_index.query_work("nolan")
+    assert common > 100 * rare > 0
+    assert film_index.query_work("nolan drama") == common + rare
+    assert film_index.query_work("zzzqqq") == 0
+
+
 def test_pickled_index_searches_alike(film_index: BM25Retriever) -> None:
     import pickle
 

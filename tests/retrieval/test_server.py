@@ -575,3 +575,37 @@ def test_a_request_at_the_limits_cannot_starve_a_small_one() -> None:
     assert answered_after <= 2  # the small request's batch, and at most one before it
     assert all(sum(q == long_query for q in batch) <= 1 for batch in batches)
     assert sum(q == long_query for batch in batches for q in batch) == 256
+
+
+def test_a_batch_is_capped_by_the_postings_its_queries_read_not_by_their_number() -> None:
+    """With a back-end that counts its postings (BM25), frequent-term queries split into several batches
+    while as many rare-term queries share one."""
+    from agentenv.retrieval.batching import HIT_COST, QUERY_OVERHEAD
+    from agentenv.retrieval.bm25 import BM25Retriever
+
+    texts = [f"common doc{i}" for i in range(20_000)]  # "common" reads 20,000 postings, "doc7" one
+    retriever = BM25Retriever.from_texts(texts)
+    sizes: list[int] = []
+    search_batch = retriever.search_batch
+
+    def recording(queries: Sequence[str], k: int) -> list[list[Hit]]:
+        sizes.append(len(queries))
+        return search_batch(queries, k)
+
+    retriever.search_batch = recording  # type: ignore[method-assign]
+    one_common = retriever.query_work("common") + QUERY_OVERHEAD + HIT_COST
+
+    async def run(queries: list[str]) -> list[bytes]:
+        batcher = MicroBatcher(retriever, max_wait_s=0.0, max_batch_cost=4 * one_common)
+        await batcher.start()
+        answers = await batcher.submit(queries, 1)
+        await batcher.stop()
+        return answers
+
+    answers = asyncio.run(run(["common"] * 8))
+    assert len(answers) == 8 and len(sizes) == 2 and max(sizes) <= 5  # 4 fit; a fifth may join (see _take)
+    sizes.clear()
+    rare = [f"doc{i}" for i in range(8)]
+    answers = asyncio.run(run(rare))
+    assert sizes == [8]
+    assert [json.loads(a)[0]["doc_id"] for a in answers] == [str(i) for i in range(8)]
