@@ -78,10 +78,10 @@ def task_source_files(path: Path, where: str) -> list[Path]:
     raise UserInputError(f"{where} {path}: not a regular file or folder (a device, pipe or socket)")
 
 
-def check_task_source(path: str | os.PathLike[str], where: str = "tasks=") -> None:
+def check_task_source(path: str | os.PathLike[str], where: str = "tasks") -> None:
     """Refuse a task source that cannot be a task file before anything reads it, in one line.
 
-    ``where`` names the input in the message (``--tasks`` for the command, ``tasks=`` for Python).
+    ``where`` names the input in the message (``--tasks`` for the command, ``tasks`` for Python).
 
     Raises:
         UserInputError: the file or folder breaks a bound of the module docstring.

@@ -71,10 +71,11 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def one_pass(env_id: str) -> dict[str, tuple[float, float]]:
-    """Every timed phase of one fresh process: ``{phase: (wall s, cpu s)}``."""
+def one_pass(env_id: str, home: str | None = None) -> dict[str, tuple[float, float]]:
+    """Every timed phase of one fresh process: ``{phase: (wall s, cpu s)}`` (``home``: its ``$AGENTENV_HOME``)."""
+    env = dict(os.environ, **({"AGENTENV_HOME": home} if home else {}))
     proc = subprocess.run([sys.executable, "-c", PASS_CODE, env_id, json.dumps(CALLS[env_id])],
-                          capture_output=True, text=True, check=True, env=dict(os.environ))
+                          capture_output=True, text=True, check=True, env=env)
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     return {k: tuple(v) for k, v in json.loads(line[7:]).items()}  # type: ignore[misc]
 
@@ -107,6 +108,8 @@ def main() -> None:
             record[env_id][phase] = {"wall_ms": walls, "cpu_ms": cpus}
         total = [sum(v[0] for k, v in p.items() if not k.startswith("again ")) * 1e3 for p in passes]
         print(f"| make + reset + first tool steps + first answer | {statistics.median(total):.0f} | | |")
+        worst = [max(v[0] for k, v in p.items() if k.startswith("first ")) * 1e3 for p in passes]
+        print(f"| worst first step after reset | {statistics.median(worst):.1f} | | |")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(record, f, indent=1)

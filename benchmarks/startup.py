@@ -19,6 +19,10 @@ process, as a user meets it (nothing is reused from this process):
 * **import agentenv**: its time in a fresh process (median of the warm
   passes), that it creates no cache folder, and the largest costs reported by
   ``python -X importtime``;
+* **first steps**, per id that ``benchmarks/first_steps.py`` knows: make +
+  reset + the first call of every tool + the first answer in a fresh process
+  over a warm home, and the worst of those first steps (a one-time build left
+  inside a step shows there);
 * **first eval**: ``agentenv eval MediaSearch-v0 --agent oracle --episodes 200``
   (the README's first job) in a fresh home, broken down into interpreter start,
   imports, each corpus and index build, question generation, the rest of the
@@ -285,6 +289,29 @@ def import_section(passes: int, scratch: Path) -> dict[str, Any]:
     return imp
 
 
+def first_steps_section(ids: list[str], passes: int, scratch: Path) -> dict[str, Any]:
+    """make + reset + each tool's first call + the first answer, warm home (details: benchmarks/first_steps.py)."""
+    from first_steps import CALLS, one_pass  # this folder is on sys.path when the script runs
+
+    chosen = [i for i in ids if i in CALLS]
+    if not chosen:
+        return {}
+    print(f"\n## first steps, warm home (warm-up + {passes} passes): make + reset + the first call of every "
+          "tool + the first answer; ms, median (min–max)")
+    out: dict[str, Any] = {}
+    for env_id in chosen:
+        home = scratch / f"home-first-{env_id}"
+        one_pass(env_id, str(home))  # builds the caches
+        runs = [one_pass(env_id, str(home)) for _ in range(passes)]
+        total = [sum(v[0] for k, v in r.items() if not k.startswith("again ")) * 1e3 for r in runs]
+        worst = [max(v[0] for k, v in r.items() if k.startswith("first ")) * 1e3 for r in runs]
+        out[env_id] = {"total_ms": stats(total), "worst_first_step_ms": stats(worst)}
+        print(f"{env_id:36} make+reset+first steps+answer {cell(out[env_id]['total_ms'], 0)}; worst first step "
+              f"{cell(out[env_id]['worst_first_step_ms'], 1)}", flush=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return out
+
+
 def eval_section(episodes: int, scratch: Path) -> dict[str, Any]:
     ev = first_eval(episodes, scratch)
     print(f"\n## first eval, fresh home: agentenv eval MediaSearch-v0 --agent oracle "
@@ -331,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             record["envs"] = make_table(ids, args.cold_passes, args.warm_passes, scratch)
         if not args.eval_only:
             record["import"] = import_section(args.warm_passes, scratch)
+            record["first_steps"] = first_steps_section(ids, args.warm_passes, scratch)
         if not args.no_eval:
             record["first_eval"] = eval_section(args.eval_episodes, scratch)
     finally:

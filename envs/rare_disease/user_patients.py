@@ -151,7 +151,7 @@ def _load_file(kb: HpoKnowledgeBase, path: Path) -> ImportResult:
 
 def _load_folder(kb: HpoKnowledgeBase, root: Path) -> ImportResult:
     """Every case file under ``root`` in name order; a file of another kind is refused, naming it."""
-    files = task_source_files(root, "tasks=")
+    files = task_source_files(root, "tasks")
     strays = [f for f in files if f.suffix not in CASE_SUFFIXES]
     if strays:
         raise UserInputError(

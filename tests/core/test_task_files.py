@@ -40,7 +40,7 @@ def test_gym_make_refuses_a_device_an_oversized_file_and_a_long_line(env_id: str
     huge = tmp_path / "huge.jsonl"
     with huge.open("wb") as f:  # sparse: refused on its size, before a byte is read
         f.truncate(task_files.MAX_TASK_FILE_BYTES + 1)
-    with pytest.raises(UserInputError, match=r"tasks= .*huge\.jsonl: larger than 256 MiB; split the task set"):
+    with pytest.raises(UserInputError, match=r"tasks .*huge\.jsonl: larger than 256 MiB; split the task set"):
         gym.make(env_id, tasks=str(huge))
     long_line = tmp_path / "long.jsonl"
     long_line.write_text('{"question": "' + "x" * task_files.MAX_TASK_LINE_BYTES + '"}\n', encoding="utf-8")
