@@ -60,8 +60,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                     help="processes (default: %(default)s); results are identical for any value")
     ev.add_argument("--concurrency", type=int, default=1, metavar="N",
                     help="episodes in flight on threads of one process, for agents that wait on an endpoint (llm): "
-                    "64 in flight cost 64 threads, not 64 processes; results are identical for any value; not "
-                    "with --workers or --ray (default: %(default)s)")
+                    "64 in flight cost 64 threads, not 64 processes; with --workers, threads in each worker; "
+                    "results are identical for any value; not with --ray (default: %(default)s)")
     ev.add_argument("--ray", metavar="local|auto|ADDRESS", default=None,
                     help="run the --workers on Ray actors: local (start Ray here), auto (the cluster this machine "
                     "joined) or the head's HOST:PORT; results are identical to a local run (default: none, local "
@@ -98,8 +98,9 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise UserInputError(f"--workers must be at least 1, got {args.workers}")
     if args.concurrency < 1:
         raise UserInputError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.concurrency > 1 and (args.workers > 1 or args.ray is not None):
-        raise UserInputError("--concurrency runs threads in one process: use it without --workers and --ray")
+    if args.concurrency > 1 and args.ray is not None:
+        raise UserInputError("--concurrency runs threads in local processes, not on Ray actors (each runs one "
+                             "episode at a time): drop --ray, or ask Ray for more actors with --workers")
     if args.max_agent_failures < 0:
         raise UserInputError(f"--max-agent-failures must be 0 (never stop) or more, got {args.max_agent_failures}")
     env_spec(args.env_id)  # an unknown id is a one-line error

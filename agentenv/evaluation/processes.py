@@ -15,8 +15,14 @@ through the pool and encoded again in the parent. Now:
   while slow ones (an LLM endpoint) travel one by one and reach the run
   directory as they finish.
 
+With ``concurrency > 1`` (``--workers N --concurrency M``) each worker builds
+``M`` envs and agents and runs each pool task's episodes on ``M`` threads
+(:func:`~agentenv.evaluation.threads.threaded_records`): ``N x M`` episodes in
+flight, for agents that wait on an endpoint faster than one process can keep up
+with. A pool task then holds at least ``M`` episodes, so every thread has one.
+
 Records come back in episode order, so ``episodes.jsonl`` is byte-identical
-for any number of workers.
+for any number of workers and threads.
 """
 
 from __future__ import annotations
@@ -43,12 +49,15 @@ EpisodeFn = Callable[[gym.Env, Any, int, int], dict[str, Any]]
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(build: Callable[[], tuple[gym.Env, Any]], episode: EpisodeFn, ready: Any = None) -> None:
+def _worker_init(build: Callable[[], tuple[gym.Env, Any]], episode: EpisodeFn, ready: Any = None,
+                 concurrency: int = 1) -> None:
     # Ctrl-C reaches the whole process group: the parent alone stops the run and writes what finished,
     # so a worker ignores SIGINT and dies quietly on the SIGTERM of pool.terminate().
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER["env"], _WORKER["agent"] = build()
+    # Built here, before any thread runs: builds fill the process's shared caches (see evaluation.threads).
+    _WORKER["slots"] = [(_WORKER["env"], _WORKER["agent"]), *(build() for _ in range(concurrency - 1))]
     _WORKER["episode"] = episode
     if ready is not None:
         ready.wait()  # every worker has built its env before any episode is timed
@@ -65,6 +74,19 @@ def _worker_run(job: tuple[int, int]) -> tuple[dict[str, Any], str]:
     line = record_line(record)
     del record["messages"]
     return record, line
+
+
+def _worker_run_threaded(jobs: list[tuple[int, int]]) -> list[tuple[dict[str, Any], str]]:
+    """A pool task of ``--concurrency M`` episodes and more, run on the worker's ``M`` threads; results in job
+    order, each as :func:`_worker_run` returns it."""
+    from agentenv.evaluation.threads import threaded_records
+
+    out = []
+    for record in threaded_records(jobs, _WORKER["slots"], _WORKER["episode"], close=False):
+        line = record_line(record)
+        del record["messages"]
+        out.append((record, line))
+    return out
 
 
 def chunksize(jobs: int, workers: int, episode_s: float) -> int:
@@ -85,12 +107,14 @@ class WorkerPool:
     picklable where the platform has no ``fork``.
     """
 
-    def __init__(self, workers: int, build: Callable[[], tuple[gym.Env, Any]], episode: EpisodeFn) -> None:
+    def __init__(self, workers: int, build: Callable[[], tuple[gym.Env, Any]], episode: EpisodeFn,
+                 concurrency: int = 1) -> None:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         ready = ctx.Barrier(workers)
         self.workers = workers
+        self.concurrency = concurrency
         self.episode = episode
-        self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(build, episode, ready))
+        self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(build, episode, ready, concurrency))
 
     def __enter__(self) -> WorkerPool:
         self._pool.__enter__()
@@ -112,7 +136,13 @@ class WorkerPool:
             probes += 1
             yield record
         rest = jobs[probes:]
-        if rest:
+        if rest and self.concurrency > 1:  # tasks of at least one episode per thread, run on the threads
+            size = max(self.concurrency, chunksize(len(rest), self.workers, episode_s / self.concurrency))
+            tasks = [rest[i : i + size] for i in range(0, len(rest), size)]
+            for done in self._pool.imap(_worker_run_threaded, tasks):
+                for record, line in done:
+                    yield rendered(record, line)
+        elif rest:
             size = chunksize(len(rest), self.workers, episode_s)
             for record, line in self._pool.imap(_worker_run, rest, chunksize=size):
                 yield rendered(record, line)

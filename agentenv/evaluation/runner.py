@@ -45,8 +45,8 @@ class RunConfig:
     seed: int = 0
     workers: int = 1
     concurrency: int = 1
-    """Episodes in flight on threads of this process (:mod:`agentenv.evaluation.threads`), for agents that
-    wait; not combined with ``workers``. Like ``workers``, it changes only speed."""
+    """Episodes in flight on threads (:mod:`agentenv.evaluation.threads`), for agents that wait: of this
+    process, or with ``workers > 1`` of each worker process. Like ``workers``, it changes only speed."""
     agent_args: tuple[tuple[str, str], ...] = ()
     env_kwargs: tuple[tuple[str, Any], ...] = ()
 
@@ -278,7 +278,7 @@ def run(config: RunConfig, *, progress: bool = True, start: int = 0,
     build_s = 0.0
     stop: str | None = None
     try:
-        if config.concurrency > 1:
+        if config.concurrency > 1 and config.workers <= 1:
             from agentenv.evaluation.threads import threaded_records
 
             slots = _thread_slots(config, len(jobs), env, agent)
@@ -293,7 +293,8 @@ def run(config: RunConfig, *, progress: bool = True, start: int = 0,
         else:
             from agentenv.evaluation.processes import WorkerPool
 
-            with WorkerPool(config.workers, functools.partial(_build_pair, config), _episode_fn(config)) as pool:
+            with WorkerPool(config.workers, functools.partial(_build_pair, config), _episode_fn(config),
+                            concurrency=config.concurrency) as pool:
                 build_s = time.perf_counter() - begin
                 stop = collect(pool.records(jobs, env, agent), records, on_record=on_record,
                                max_agent_failures=max_agent_failures, bar=bar)

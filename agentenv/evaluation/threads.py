@@ -1,5 +1,8 @@
 """Episodes in threads, for agents that wait (an LLM endpoint): ``agentenv eval --concurrency N``.
 
+With ``--workers N`` each worker process runs its own ``--concurrency`` threads
+(:mod:`agentenv.evaluation.processes`): ``N x M`` episodes in flight.
+
 Why threads and not processes: an agent that waits on a model endpoint spends
 its episode blocked on a socket, and a blocked thread costs a stack, not a
 process with its own interpreter and env build. So 64 episodes in flight
@@ -29,14 +32,15 @@ EpisodeFn = Callable[[Any, Any, int, int], dict[str, Any]]
 
 
 def threaded_records(jobs: Iterable[tuple[int, int]], slots: list[tuple[Any, Any]],
-                     episode: EpisodeFn) -> Iterator[dict[str, Any]]:
+                     episode: EpisodeFn, *, close: bool = True) -> Iterator[dict[str, Any]]:
     """Run ``jobs`` (``(episode, task_index)`` pairs) on one thread per slot; yield records in job order.
 
     ``slots`` are the ``(env, agent)`` pairs, built beforehand (their build is build time, not loop time);
     each thread takes one on its first episode and keeps it; they are closed when every episode ran. At most
     ``2 * concurrency`` episodes are started ahead of the one awaited, so memory stays bounded. When the
     caller stops reading (an interrupt, too many agent failures), episodes not yet started are dropped and
-    those in flight finish in the background; their records are discarded.
+    those in flight finish in the background; their records are discarded. ``close=False`` keeps the slots
+    open for another call (a worker process of ``--workers N --concurrency M`` runs each pool task so).
     """
     if not slots:
         raise ValueError("threaded_records needs at least one (env, agent) slot")
@@ -75,5 +79,6 @@ def threaded_records(jobs: Iterable[tuple[int, int]], slots: list[tuple[Any, Any
         pool.shutdown(wait=False, cancel_futures=True)
         if not window:  # every episode finished: no thread is using an env
             pool.shutdown(wait=True)
-            for env, _ in slots:
-                env.close()
+            if close:
+                for env, _ in slots:
+                    env.close()

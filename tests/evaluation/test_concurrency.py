@@ -139,7 +139,26 @@ def test_the_llm_agent_against_a_loopback_endpoint_gives_the_sequential_result(t
     assert endpoint.counter.most >= 4  # the episodes waited on the endpoint together
 
 
-@pytest.mark.parametrize("extra", [["--concurrency", "0"], ["--concurrency", "4", "--workers", "2"]])
+def test_threads_inside_worker_processes_write_what_the_sequential_run_writes(tmp_path: Path, capsys) -> None:
+    one = _eval(tmp_path / "seq", "--agent", "bm25", "--episodes", "40")
+    both = _eval(tmp_path / "both", "--agent", "bm25", "--episodes", "40", "--workers", "2", "--concurrency", "4")
+    assert both[0] == one[0]  # every line, transcripts included
+    assert {k: v for k, v in both[1].items() if k not in ("workers", "concurrency", "config")} == {
+        k: v for k, v in one[1].items() if k not in ("workers", "concurrency", "config")}
+
+
+def test_the_llm_agent_on_workers_with_threads_waits_in_every_worker(tmp_path: Path, capsys) -> None:
+    endpoint = _Endpoint()
+    with FakeOpenAI(endpoint, models=["m"]) as server:
+        agent = ["--agent", "llm", "--agent-args", f"base_url={server.url}", "model=m", "--episodes", "16"]
+        one = _eval(tmp_path / "seq", *agent)
+        endpoint.counter.most = 0
+        both = _eval(tmp_path / "both", *agent, "--workers", "2", "--concurrency", "3")
+    assert both[0] == one[0]
+    assert endpoint.counter.most > 3  # more requests waited together than one worker's three threads hold
+
+
+@pytest.mark.parametrize("extra", [["--concurrency", "0"], ["--concurrency", "4", "--ray", "local"]])
 def test_a_bad_concurrency_is_refused_in_one_line(extra: list[str], tmp_path: Path, capsys) -> None:
     assert main([*RUN, "--agent", "random", "--out", str(tmp_path / "run"), *extra]) == 2
     err = capsys.readouterr().err
