@@ -16,6 +16,7 @@ it never sees the env, ``info`` or the task.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +76,33 @@ class Menu:
         self._pending = index
         return self._render(index)
 
+    def fork(self) -> Menu:
+        """An independent copy of the state (containers copied one level down; menus assign what they read)."""
+        twin = copy.copy(self)
+        for name, value in vars(twin).items():
+            if isinstance(value, (list, dict, set, np.ndarray)):
+                setattr(twin, name, value.copy())
+        return twin
+
+    def preview(self, index: int) -> Choice:
+        """The action entry ``index`` would send now, without taking it (the state is unchanged)."""
+        return self._render(int(index))
+
+    def action_mask(self) -> np.ndarray:
+        """Which entries may be taken now (bool per entry): a masked entry would repeat a call, call a tool
+        on evidence that is not there yet, run out the turn budget without answering, or answer with
+        nothing. Never all False: with nothing valid, every answer entry is allowed.
+
+        ``MaskablePPO`` samples only allowed entries (``StructuredEnv.action_masks``), and so does the
+        ``sb3`` agent for a policy trained with masks.
+        """
+        mask = np.asarray(self._mask(), dtype=bool)
+        if self.turn >= self.max_turns - 1:  # the last turn: only an answer is graded
+            mask &= np.asarray([self._render(i).kind == "answer" for i in range(self.size)])
+        if not mask.any():
+            mask = np.asarray([self._render(i).kind == "answer" for i in range(self.size)])
+        return mask
+
     def observe(self, obs: str) -> None:
         """Read the env's reply to the last action (a tool output, or an error message)."""
         self.last_error = 1.0 if obs.startswith("Error") else 0.0
@@ -100,6 +128,10 @@ class Menu:
 
     def _features(self) -> list[float]:
         raise NotImplementedError
+
+    def _mask(self) -> list[bool]:
+        """The menu's own validity rules (every entry allowed unless a menu says otherwise)."""
+        return [True] * self.size
 
 
 COMMON_FEATURES = ("turn_fraction", "last_reply_was_error")

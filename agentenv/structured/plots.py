@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 BINS = 20
-_STYLES = {"random": ":", "bm25": "--", "oracle": "-."}
+_STYLES = {"random": ":", "bm25": "--", "oracle": "-.", "best fixed sequence": (0, (6, 2, 1, 2, 1, 2))}
 _COLORS = ("tab:blue", "tab:red", "tab:green", "tab:purple")
 
 
@@ -54,6 +54,19 @@ def _pyplot() -> Any:
     return plt
 
 
+def mean_of(value: Any) -> float:
+    """A summary metric's mean: the value itself, or its ``mean`` entry."""
+    return float(value["mean"]) if isinstance(value, Mapping) else float(value)
+
+
+def with_fixed(baselines: Mapping[str, Any] | None, fixed: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The baseline arms of a condition plus its best fixed sequence (drawn as one more reference line)."""
+    arms = dict(baselines or {})
+    if fixed:
+        arms["best fixed sequence"] = fixed
+    return arms
+
+
 def _panel(ax: Any, runs: Sequence[Mapping[str, Any]], key: str, test_key: str | None, total: int, label: str,
            color: str, baselines: Mapping[str, Mapping[str, Any]] | None, baseline_key: str | None,
            offset: int = 0) -> None:
@@ -70,7 +83,7 @@ def _panel(ax: Any, runs: Sequence[Mapping[str, Any]], key: str, test_key: str |
                        label=f"{label} (test, per seed)")
     for agent, metrics in (baselines or {}).items():
         if baseline_key and baseline_key in metrics:
-            ax.axhline(metrics[baseline_key]["mean"], color=color, linestyle=_STYLES.get(agent, ":"), linewidth=1,
+            ax.axhline(mean_of(metrics[baseline_key]), color=color, linestyle=_STYLES.get(agent, ":"), linewidth=1,
                        alpha=0.8, label=f"{agent} on {label} (test)")
 
 
@@ -86,11 +99,13 @@ def _by(runs: Sequence[Mapping[str, Any]], key: str, group: str = "") -> list[Ma
 
 
 def plot_lesson(name: str, runs: Sequence[Mapping[str, Any]], baselines: Mapping[str, Any], out: Path,
-                total: int, warm: int = 0) -> list[str]:
+                total: int, warm: int = 0, fixed: Mapping[str, Any] | None = None) -> list[str]:
     """Write the lesson's PNGs into ``out``; returns their file names.
 
     With a warm start of ``warm`` steps, its curve fills ``[0, warm]`` and the conditions continue after it.
+    ``fixed`` (``{condition label: arm}``) adds each condition's best fixed sequence as a reference line.
     """
+    fixed = fixed or {}
     plt = _pyplot()
     written: list[str] = []
 
@@ -103,10 +118,11 @@ def plot_lesson(name: str, runs: Sequence[Mapping[str, Any]], baselines: Mapping
     if name == "reward-hacking":
         fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
         for ax, key, color in zip(axes, ("strict", "lenient"), _COLORS[:2], strict=True):
-            _panel(ax, _by(runs, key), "return", "reward", total, f"reward ({key})", color, baselines.get(key), "reward")
+            _panel(ax, _by(runs, key), "return", "reward", total, f"reward ({key})", color,
+                   with_fixed(baselines.get(key), fixed.get(key)), "reward")
             x, mean, _, _ = binned([r["curve"] for r in _by(runs, key)], "accuracy", total)
             ax.plot(x, mean, color="black", linewidth=1, label="top-3 accuracy (training)")
-            ax.set_title(f"PPO on RareDiseaseDiagnosis-v0, reward = {key}")
+            ax.set_title(f"masked PPO on RareDiseaseDiagnosis-v0, reward = {key}")
             ax.set_xlabel("training steps")
             ax.legend(fontsize=7)
         axes[0].set_ylabel("per-episode value")
@@ -129,11 +145,13 @@ def plot_lesson(name: str, runs: Sequence[Mapping[str, Any]], baselines: Mapping
                        None, None)
                 ax.axvline(warm, color="grey", linewidth=0.8)
             for key, color in zip(("accuracy_only", "efficient"), _COLORS, strict=False):
-                _panel(ax, _by(runs, key), metric, metric, total, key, color, None, None, warm)
+                _panel(ax, _by(runs, key), metric, metric, total, key, color,
+                       {"best fixed sequence": fixed[key]} if key in fixed and metric == "accuracy" else None,
+                       metric, warm)
             for agent, metrics in baselines.get("accuracy_only", {}).items():  # tool calls and accuracy do not
-                ax.axhline(metrics[metric]["mean"], color="black", linestyle=_STYLES.get(agent, ":"),  # depend on
+                ax.axhline(mean_of(metrics[metric]), color="black", linestyle=_STYLES.get(agent, ":"),  # depend on
                            linewidth=1, alpha=0.7, label=f"{agent} (test)")  # the reward: one line per baseline
-            ax.set_title(f"{title}, PPO on MediaSearch-v0")
+            ax.set_title(f"{title}, masked PPO on MediaSearch-v0")
             ax.set_xlabel("training steps")
             ax.set_ylabel(metric.replace("_", " "))
             ax.legend(fontsize=7)
@@ -145,7 +163,7 @@ def plot_lesson(name: str, runs: Sequence[Mapping[str, Any]], baselines: Mapping
                 mine = _by(runs, key, family)
                 label = mine[0]["condition"].env_id if mine else key
                 _panel(ax, mine, "accuracy", "accuracy", total, label, color,
-                       baselines.get(f"{family} {key}"), "accuracy")
+                       with_fixed(baselines.get(f"{family} {key}"), fixed.get(f"{family} {key}")), "accuracy")
             ax.set_title(f"{family}: single- vs multi-turn (strict)")
             ax.set_xlabel("training steps")
             ax.legend(fontsize=6)

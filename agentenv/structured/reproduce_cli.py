@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
+
+from agentenv.structured.rl_extra import ALGORITHMS
 
 LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
 LLM_LESSONS = ("sft-then-rl", "holdout-selection")
@@ -34,12 +37,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS)
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--quick", action="store_true", help="a small budget (about a minute on 2 cores)")
-    p.add_argument("--seeds", type=int, default=None, help="training seeds per condition (default: 3; quick: 1)")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="train seeds 0..N-1 per condition (default: 3; quick: 1)")
+    p.add_argument("--seed-list", type=_seed_list, default=None, metavar="A,B,...",
+                   help="train these seeds instead, e.g. 3,4 (not with --seeds)")
     p.add_argument("--timesteps", type=int, default=None, help="training steps per run (default: the lesson's)")
     p.add_argument("--eval-episodes", type=int, default=None, help="test episodes per trained policy")
     p.add_argument("--baseline-episodes", type=int, default=None,
-                   help="test episodes per baseline agent (0: no baselines)")
-    p.add_argument("--algo", default="ppo", choices=["ppo", "a2c", "dqn"], help="SB3 algorithm (default: %(default)s)")
+                   help="test episodes of each seed's plan that random, bm25 and oracle play (default: all the "
+                   "policies' episodes; 0: no baselines)")
+    p.add_argument("--algo", default="maskable_ppo", choices=list(ALGORITHMS),
+                   help="algorithm (default: %(default)s, sb3-contrib's MaskablePPO: only allowed menu entries sampled)")
+    p.add_argument("--no-fixed-sequences", action="store_true",
+                   help="skip scoring every fixed menu sequence (the best-fixed-sequence arm)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--base", type=Path, default=None,
                    help="LLM lessons: the model directory to start from (default: the shipped base checkpoint)")
@@ -50,6 +60,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the lesson and print its summary (without the per-seed detail)."""
     if args.lesson in LLM_LESSONS:
+        if args.seeds is not None or args.seed_list is not None:
+            print(f"agentenv reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
+                  "the LLM lessons train one seed", file=sys.stderr)
+            return 2
         return _run_llm_lesson(args)
     if args.lesson in BC_LESSONS:
         return _run_bc_lesson(args)
@@ -57,11 +71,23 @@ def run(args: argparse.Namespace) -> int:
 
     summary = run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
                          eval_episodes=args.eval_episodes, baseline_episodes=args.baseline_episodes, algo=args.algo,
-                         plots=not args.no_plots)
-    shown = {k: v for k, v in summary.items() if k not in ("baselines",)}
+                         plots=not args.no_plots, seed_list=args.seed_list,
+                         fixed_sequences=not args.no_fixed_sequences)
+    shown = {k: v for k, v in summary.items() if k not in ("baselines", "best_fixed_sequence")}
     print(json.dumps(_drop(shown, "per_seed"), indent=2))
     print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
     return 0
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seed-list 3,4``: comma-separated seeds >= 0."""
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 3,4, got {text!r}") from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise argparse.ArgumentTypeError(f"expected seeds >= 0 like 3,4, got {text!r}")
+    return seeds
 
 
 def _run_llm_lesson(args: argparse.Namespace) -> int:

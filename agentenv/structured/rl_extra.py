@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-INSTALL_HINT = 'pip install -e ".[rl]"  (stable-baselines3==2.9.2 and torch==2.13.0)'
+INSTALL_HINT = 'pip install -e ".[rl]"  (stable-baselines3==2.9.2, sb3-contrib==2.9.2 and torch==2.13.0)'
 
 
 class MissingRLExtra(ImportError):
@@ -26,10 +26,20 @@ def sb3() -> ModuleType:
     return stable_baselines3
 
 
+ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
+"""``maskable_ppo`` is sb3-contrib's ``MaskablePPO``: PPO that samples only the entries the menu allows."""
+
+
 def algorithm(name: str) -> type:
-    """The SB3 algorithm class for ``ppo``, ``a2c`` or ``dqn``."""
+    """The algorithm class for ``maskable_ppo``, ``ppo``, ``a2c`` or ``dqn``."""
     module = sb3()
+    if name == "maskable_ppo":
+        try:
+            from sb3_contrib import MaskablePPO
+        except ImportError as err:
+            raise MissingRLExtra(f"maskable_ppo needs sb3-contrib from the rl extra: {INSTALL_HINT} ({err})") from err
+        return MaskablePPO
     classes = {"ppo": module.PPO, "a2c": module.A2C, "dqn": module.DQN}
     if name not in classes:
-        raise ValueError(f"algo must be one of {sorted(classes)}, got {name!r}")
+        raise ValueError(f"algo must be one of {list(ALGORITHMS)}, got {name!r}")
     return classes[name]

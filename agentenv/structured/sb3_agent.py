@@ -109,19 +109,24 @@ class SB3Agent:
             self.menu.observe(obs)
         self._first = False
         features = self.menu.features()
+        mask = self.menu.action_mask() if self.meta["algo"] == "maskable_ppo" else None
         if self.args.deterministic or not hasattr(self.model.policy, "get_distribution"):
-            action, _ = self.model.predict(features, deterministic=True)
+            kwargs = {} if mask is None else {"action_masks": mask}
+            action, _ = self.model.predict(features, deterministic=True, **kwargs)
         else:
-            probs = action_probabilities(self.model, features)
+            probs = action_probabilities(self.model, features, mask)
             action = self._rng.choice(probs.size, p=probs)
         return self.menu.act(int(action)).text
 
 
-def action_probabilities(model: Any, features: np.ndarray) -> np.ndarray:
-    """The policy's probability of each menu entry for one feature vector (PPO/A2C)."""
+def action_probabilities(model: Any, features: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """The policy's probability of each menu entry for one feature vector (PPO/A2C); with ``mask`` (a
+    policy trained with masks) the disallowed entries get probability 0, as ``MaskablePPO`` samples."""
     import torch
 
     obs, _ = model.policy.obs_to_tensor(features)
     with torch.no_grad():
         probs = model.policy.get_distribution(obs).distribution.probs[0].cpu().numpy().astype(np.float64)
+    if mask is not None:
+        probs = np.where(np.asarray(mask, dtype=bool), probs, 0.0)
     return probs / probs.sum()

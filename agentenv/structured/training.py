@@ -30,7 +30,7 @@ import numpy as np
 
 from agentenv.errors import UserInputError
 from agentenv.structured.budget_end import BudgetEndsEpisode
-from agentenv.structured.rl_extra import algorithm, sb3
+from agentenv.structured.rl_extra import ALGORITHMS, algorithm, sb3
 from agentenv.structured.task_pool import TaskPool
 from agentenv.structured.wrapper import StructuredEnv
 
@@ -43,7 +43,8 @@ class TrainConfig:
     """One training run. Defaults are the ones the lessons use unless they say otherwise."""
 
     env_id: str
-    algo: str = "ppo"
+    algo: str = "maskable_ppo"
+    """``maskable_ppo`` (sb3-contrib: only the entries the menu allows are sampled), ``ppo``, ``a2c`` or ``dqn``."""
     reward: Any = "strict"
     """A preset name, or a reward dict (``agentenv.rewards.resolve_reward``)."""
     timesteps: int = 20_000
@@ -69,8 +70,8 @@ class TrainConfig:
         if "split" in self.env_kwargs:
             raise UserInputError("env_kwargs: 'split' is not allowed; training uses the train split "
                                  "(evaluate on validation/test with agentenv eval --agent sb3)")
-        if self.algo not in ("ppo", "a2c", "dqn"):
-            raise UserInputError(f"algo must be one of ['a2c', 'dqn', 'ppo'], got {self.algo!r}")
+        if self.algo not in ALGORITHMS:
+            raise UserInputError(f"algo must be one of {list(ALGORITHMS)}, got {self.algo!r}")
         for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs"):
             if int(getattr(self, name)) < 1:
                 raise UserInputError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -138,7 +139,7 @@ def _algo_kwargs(config: TrainConfig) -> dict[str, Any]:
     policy_kwargs = {"net_arch": list(config.net)}
     common: dict[str, Any] = {"learning_rate": config.learning_rate, "gamma": config.gamma, "seed": config.seed,
                               "policy_kwargs": policy_kwargs, "device": "cpu", "verbose": 0}
-    if config.algo == "ppo":
+    if config.algo in ("ppo", "maskable_ppo"):
         return {**common, "n_steps": config.n_steps, "batch_size": config.batch_size, "n_epochs": config.n_epochs,
                 "ent_coef": config.ent_coef}
     if config.algo == "a2c":

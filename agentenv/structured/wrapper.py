@@ -114,6 +114,10 @@ class StructuredEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.menu.observe(obs)
         return self.menu.features(), reward, terminated, truncated, self._info(info, choice)
 
+    def action_masks(self) -> np.ndarray:
+        """The entries the menu allows now (``MaskablePPO`` reads this; see :meth:`Menu.action_mask`)."""
+        return self.menu.action_mask()
+
     def _info(self, info: dict[str, Any], choice: Any) -> dict[str, Any]:
         out = dict(info)
         out["structured"] = {

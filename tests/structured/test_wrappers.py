@@ -80,7 +80,7 @@ def test_shipped_menus_come_from_the_family_records() -> None:
     """The wrapper holds no family's menus: each comes from the family's ``structured`` part in the registry."""
     assert {m.name for m in family_menus(get_family("media_search"))} == {"media-tools", "media-passages"}
     assert {m.name for m in family_menus(get_family("rare_disease"))} == {"diagnosis-tools", "diagnosis-candidates"}
-    assert menu_for("media_search", frozenset({"search", "get_title", "find_person"})).name == "media-tools"
+    assert menu_for("media_search", frozenset({"search", "get_title", "find_person", "filter_titles"})).name == "media-tools"
     assert menu_for("rare_disease", frozenset()).name == "diagnosis-candidates"
 
 
