@@ -1,6 +1,7 @@
 """First steps in a fresh process: make + reset + each tool's first call + the first answer.
 
-    python benchmarks/first_steps.py [--ids RareDiseaseDiagnosis-v0 MediaSearch-v0] [--passes 3] [--json out.json]
+    python benchmarks/first_steps.py [--ids RareDiseaseDiagnosis-v0 MediaSearch-v0] [--passes 3]
+                                     [--before REV] [--json out.json]
 
 Not a test: it prints a table. Why it exists: a one-time build (an index, a
 lookup table) that runs inside a step makes that step slow once per process,
@@ -13,6 +14,11 @@ and then the same tool calls again in the same episode (no build left to
 do), so the ratio of a first call to its repeat shows what the first one
 still builds. Median and spread over ``--passes`` passes; CPU seconds beside
 wall seconds, since wall figures of a loaded machine are not comparable.
+
+``--before REV`` also runs an older revision of the repository (installed as
+``benchmarks/before_after.py`` does: its own venv over this interpreter's
+packages, its own warm home), passes alternating with this checkout's, and
+prints both columns, so the two sides meet the same load.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -71,45 +79,71 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def one_pass(env_id: str, home: str | None = None) -> dict[str, tuple[float, float]]:
+def one_pass(env_id: str, home: str | None = None, python: str = sys.executable) -> dict[str, tuple[float, float]]:
     """Every timed phase of one fresh process: ``{phase: (wall s, cpu s)}`` (``home``: its ``$AGENTENV_HOME``)."""
     env = dict(os.environ, **({"AGENTENV_HOME": home} if home else {}))
-    proc = subprocess.run([sys.executable, "-c", PASS_CODE, env_id, json.dumps(CALLS[env_id])],
-                          capture_output=True, text=True, check=True, env=env)
+    proc = subprocess.run([python, "-c", PASS_CODE, env_id, json.dumps(CALLS[env_id])],
+                          capture_output=True, text=True, check=True, env=env, cwd=os.path.dirname(__file__))
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     return {k: tuple(v) for k, v in json.loads(line[7:]).items()}  # type: ignore[misc]
+
+
+def _median_cell(passes: list[dict[str, tuple[float, float]]], phase: str) -> str:
+    walls = [p[phase][0] * 1e3 for p in passes]
+    cpus = [p[phase][1] * 1e3 for p in passes]
+    return f"{statistics.median(walls):.1f} [{min(walls):.1f}-{max(walls):.1f}] / {statistics.median(cpus):.0f}"
+
+
+def _totals(passes: list[dict[str, tuple[float, float]]]) -> tuple[list[float], list[float]]:
+    total = [sum(v[0] for k, v in p.items() if not k.startswith("again ")) * 1e3 for p in passes]
+    worst = [max(v[0] for k, v in p.items() if k.startswith("first ")) * 1e3 for p in passes]
+    return total, worst
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ids", nargs="+", default=list(CALLS), choices=list(CALLS))
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--before", default=None, help="also run this git revision, passes alternating")
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args()
+    sides: dict[str, tuple[str | None, str]] = {"after": (None, sys.executable)}
+    if args.before:
+        from before_after import prepare_before
+
+        _, python, home = prepare_before(args.before, Path(tempfile.gettempdir()) / f"agentenv-before-{args.before}")
+        sides = {"before": (str(home), str(python)), **sides}
     print(f"# first steps in a fresh process (warm cache); {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}; median [min-max] of {args.passes} passes")
+          f"load average {os.getloadavg()[0]:.2f}; median [min-max] of {args.passes} passes, wall ms / cpu ms"
+          + (f"; before = {args.before}, passes alternating" if args.before else ""))
     record: dict[str, Any] = {}
     for env_id in args.ids:
-        one_pass(env_id)  # fills the disk caches, so every timed pass meets a warm home
-        passes = [one_pass(env_id) for _ in range(args.passes)]
-        print(f"\n## {env_id}\n\n| phase | wall ms | cpu ms | first / again |\n|---|---|---|---|")
-        record[env_id] = {}
-        for phase in passes[0]:
+        runs: dict[str, list[dict[str, tuple[float, float]]]] = {side: [] for side in sides}
+        for home, python in sides.values():
+            one_pass(env_id, home, python)  # fills the disk caches, so every timed pass meets a warm home
+        for _ in range(args.passes):
+            for side, (home, python) in sides.items():
+                runs[side].append(one_pass(env_id, home, python))
+        names = list(sides)
+        print(f"\n## {env_id}\n\n| phase | " + " | ".join(names) + " | first / again (after) |\n"
+              + "|---" * (len(names) + 2) + "|")
+        after = runs["after"]
+        for phase in after[0]:
             if phase.startswith("again "):
                 continue
-            walls = [p[phase][0] * 1e3 for p in passes]
-            cpus = [p[phase][1] * 1e3 for p in passes]
             again = phase.replace("first ", "again ", 1)
             ratio = ""
-            if phase.startswith("first ") and again in passes[0]:
-                ratio = f"{statistics.median(p[phase][0] / max(p[again][0], 1e-6) for p in passes):.1f}x"
-            print(f"| {phase} | {statistics.median(walls):.1f} [{min(walls):.1f}-{max(walls):.1f}] "
-                  f"| {statistics.median(cpus):.0f} | {ratio} |")
-            record[env_id][phase] = {"wall_ms": walls, "cpu_ms": cpus}
-        total = [sum(v[0] for k, v in p.items() if not k.startswith("again ")) * 1e3 for p in passes]
-        print(f"| make + reset + first tool steps + first answer | {statistics.median(total):.0f} | | |")
-        worst = [max(v[0] for k, v in p.items() if k.startswith("first ")) * 1e3 for p in passes]
-        print(f"| worst first step after reset | {statistics.median(worst):.1f} | | |")
+            if phase.startswith("first ") and again in after[0]:
+                ratio = f"{statistics.median(p[phase][0] / max(p[again][0], 1e-6) for p in after):.1f}x"
+            cells = [_median_cell(runs[n], phase) if phase in runs[n][0] else "-" for n in names]
+            print(f"| {phase} | " + " | ".join(cells) + f" | {ratio} |")
+        sums = {n: _totals(runs[n]) for n in names}
+        print("| make + reset + first tool steps + first answer, wall ms | "
+              + " | ".join(f"{statistics.median(sums[n][0]):.0f}" for n in names) + " | |")
+        print("| worst first step after reset, wall ms | "
+              + " | ".join(f"{statistics.median(sums[n][1]):.1f}" for n in names) + " | |")
+        record[env_id] = {n: {"passes": runs[n], "total_ms": sums[n][0], "worst_first_step_ms": sums[n][1]}
+                          for n in names}
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(record, f, indent=1)
