@@ -60,7 +60,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1",
                         help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)")
     parser.add_argument("--port", type=int, default=8710, help="TCP port (default: %(default)s)")
-    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
+                        help="server log level; bad requests are logged at warning, one line each "
+                             "(default: %(default)s)")
     defaults = EnvServerLimits()
     for flag, field in _LIMIT_FLAGS.items():
         value = getattr(defaults, field)

@@ -1,0 +1,91 @@
+"""``serve-env --protocol openenv`` over loopback, driven by OpenEnv's own clients (``EnvClient``, ``GenericEnvClient``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("openenv")
+httpx = pytest.importorskip("httpx")
+
+from openenv.core.generic_client import GenericEnvClient  # noqa: E402
+
+import agentenv  # noqa: E402, F401 - registers the ids
+from agentenv.actions import answer, tool_call  # noqa: E402
+from agentenv.integrations.openenv import create_app  # noqa: E402
+from agentenv.integrations.openenv.client import AgentEnvClient  # noqa: E402
+from agentenv.integrations.openenv.models import TextAction  # noqa: E402
+from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
+from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
+
+SEARCH = tool_call("search", query="heat")
+LIMITS = EnvServerLimits(max_live_envs=2, max_body_bytes=65536)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[BackgroundServer]:
+    with BackgroundServer(create_app("MediaSearch-v0", split="test", limits=LIMITS), LIMITS, websockets=True) as running:
+        yield running
+
+
+def test_openenv_client_plays_the_episode_the_env_plays(server: BackgroundServer) -> None:
+    env = gym.make("MediaSearch-v0", split="test")
+    prompt, info = env.reset(seed=4, options={"index": 2})
+    gold = env.unwrapped.task.gold
+    actions = [SEARCH, "no tags", answer(gold if isinstance(gold, str) else str(gold))]
+    expected = [env.step(a) for a in actions]
+    with AgentEnvClient(base_url=server.url).sync() as client:
+        first = client.reset(seed=4, index=2, split="test")
+        assert first.observation.text == prompt and first.observation.tools == info["tools"]
+        assert first.observation.messages == info["messages"] and not first.done
+        results = [client.step(TextAction(text=a)) for a in actions]
+        state = client.state()
+    for (obs, reward, terminated, truncated, step_info), result in zip(expected, results, strict=True):
+        assert (result.observation.text, result.reward, result.done) == (obs, reward, terminated or truncated)
+        assert result.observation.valid == ("parse_error" not in step_info)
+    last = results[-1].observation
+    assert last.messages == expected[-1][4]["messages"] and last.reward_components == expected[-1][4]["reward_components"]
+    assert state.step_count == 3 and state.task_id == info["task_id"] and state.done
+
+
+def test_generic_client_and_steps_outside_an_episode(server: BackgroundServer) -> None:
+    with GenericEnvClient(base_url=server.url).sync() as client:
+        before = client.step({"text": SEARCH})  # no reset yet: an error observation, not a crash
+        assert before.done and not before.observation["valid"] and "send reset first" in before.observation["text"]
+        client.reset(seed=0, index=0)
+        assert client.step({"text": "x" * 40000}).observation["valid"] is False  # over the env's action cap
+        with pytest.raises(RuntimeError, match="'index' must be a non-negative integer"):
+            client.reset(index=-1)
+
+
+def test_the_session_cap_and_idle_websockets() -> None:
+    from websockets.sync.client import connect
+
+    limits = EnvServerLimits(max_live_envs=2, idle_timeout_s=0.5)
+    with BackgroundServer(create_app("MediaSearch-v0", split="test", limits=limits), limits, websockets=True) as server:
+        holders = [AgentEnvClient(base_url=server.url).sync() for _ in range(2)]
+        for holder in holders:
+            holder.reset(seed=0)
+        ws_url = server.url.replace("http://", "ws://") + "/ws"
+        with connect(ws_url) as third:  # OpenEnv refuses a session past max_concurrent_envs at once
+            assert '"CAPACITY_REACHED"' in third.recv(timeout=10)
+        time.sleep(2.0)  # idle_timeout_s=0.5: the server has closed both silent sessions
+        with AgentEnvClient(base_url=server.url).sync() as fresh:
+            assert not fresh.reset(seed=0).done
+        for holder in holders:
+            with pytest.raises(Exception):  # noqa: B017 - closed by the server (the exception type is websockets')
+                holder.step(TextAction(text=SEARCH))
+            holder.close()
+
+
+def test_http_errors_are_one_json_line(server: BackgroundServer) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        assert client.get("/health").status_code == 200
+        too_big = client.post("/step", content=b"x" * 70000)
+        assert too_big.status_code == 413 and "at most 65536" in too_big.json()["detail"]
+        bad_task = client.post("/reset", json={"index": 10**9})
+        assert bad_task.status_code == 422 and "cannot start an episode" in bad_task.json()["detail"]
+        assert client.post("/reset", json={"seed": 0, "index": 1}).json()["observation"]["text"]

@@ -1,0 +1,129 @@
+"""serve-env's trajectories: created on first sight, ended on finish, idle or budget, capped, envs reused."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import agentenv  # noqa: F401 - registers the ids
+from agentenv.actions import answer, tool_call
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.integrations.serve_env.sessions import (
+    EnvPool,
+    StartError,
+    Trajectories,
+    start_from_fields,
+)
+
+SEARCH = tool_call("search", query="heat")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FailsOn(gym.Wrapper):
+    """An env with a bug: it raises on one action (agent text never makes a real env raise)."""
+
+    def step(self, action: str):  # noqa: ANN201 - gymnasium's step tuple
+        if action == "boom":
+            raise RuntimeError("a bug in a tool")
+        return self.env.step(action)
+
+
+@pytest.fixture()
+def made() -> list[gym.Env]:
+    return []
+
+
+@pytest.fixture()
+def trajectories(made: list[gym.Env]) -> Trajectories:
+    def make(split: str) -> gym.Env:
+        env = FailsOn(gym.make("MediaSearch-v0", split=split))
+        made.append(env)
+        return env
+
+    limits = EnvServerLimits(max_live_envs=2, trajectory_idle_s=10.0, max_turns=3, remembered_ended=2)
+    return Trajectories(EnvPool(make, max_idle=2), limits, default_split="test", clock=Clock())
+
+
+def test_a_trajectory_plays_the_episode_eval_plays(trajectories: Trajectories) -> None:
+    env = gym.make("MediaSearch-v0", split="test")
+    prompt, _ = env.reset(seed=3, options={"index": 5})
+    served_prompt, _ = trajectories.start("a", start_from_fields({"seed": 3, "index": 5}))
+    assert served_prompt == prompt
+    for action in (SEARCH, "not an action", answer("Heat")):
+        expected = env.step(action)
+        got = trajectories.step("a", action)
+        assert (got.observation, got.reward, got.terminated, got.truncated) == expected[:4]
+        assert got.valid == ("parse_error" not in expected[4])
+    assert "a" not in trajectories.live and trajectories.ended["a"].startswith("it terminated")
+
+
+def test_envs_are_reused_and_the_cap_counts_live_trajectories(trajectories: Trajectories, made: list) -> None:
+    for tid in ("a", "b"):
+        trajectories.start(tid, start_from_fields({"seed": 0}))
+    assert not trajectories.room_for(1)  # max_live_envs=2
+    assert trajectories.finish("a") and not trajectories.finish("a")
+    assert trajectories.room_for(1)
+    trajectories.start("c", start_from_fields({"seed": 1}))
+    assert len(made) == 2  # c took a's env back from the pool
+    assert trajectories.stats.finished == 1 and trajectories.stats.started == 3
+
+
+def test_idle_trajectories_are_evicted_and_their_ids_remembered(trajectories: Trajectories) -> None:
+    trajectories.start("old", start_from_fields({}))
+    trajectories.clock.now = 5.0
+    trajectories.start("new", start_from_fields({}))
+    trajectories.clock.now = 12.0  # old idle 12 s > 10 s, new 7 s
+    assert trajectories.sweep() == 1
+    assert list(trajectories.live) == ["new"] and "idle" in trajectories.ended["old"]
+    trajectories.step("new", SEARCH)  # a step keeps it alive
+    trajectories.clock.now = 20.0
+    assert trajectories.sweep() == 0
+    for tid in ("x", "y"):  # remembered_ended=2: the oldest ended id is forgotten
+        trajectories.end(tid, "test")
+    assert list(trajectories.ended) == ["x", "y"]
+
+
+def test_the_turn_budget_and_the_last_step_truncate(trajectories: Trajectories) -> None:
+    trajectories.start("budget", start_from_fields({}))
+    outcomes = [trajectories.step("budget", SEARCH) for _ in range(3)]  # max_turns=3 (the env allows 8)
+    assert [o.truncated for o in outcomes] == [False, False, True] and outcomes[-1].turns == 3
+    trajectories.start("last", start_from_fields({}))
+    outcome = trajectories.step("last", SEARCH, last_step=True)
+    assert outcome.truncated and not outcome.terminated and "last" not in trajectories.live
+
+
+def test_an_env_that_raises_ends_only_its_trajectory(trajectories: Trajectories, made: list) -> None:
+    trajectories.start("bug", start_from_fields({}))
+    outcome = trajectories.step("bug", "boom")
+    assert outcome.done and not outcome.valid and "RuntimeError: a bug in a tool" in outcome.observation
+    assert trajectories.stats.step_errors == 1
+    trajectories.start("next", start_from_fields({}))
+    assert len(made) == 2  # the failed env was closed, not put back
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"seed": -1}, "'seed' must be a non-negative integer"),
+    ({"seed": True}, "'seed' must be a non-negative integer"),
+    ({"index": 1, "task_id": "t"}, "not both"),
+    ({"index": "0"}, "'index' must be a non-negative integer"),
+    ({"task_id": ""}, "'task_id' must be a task id string"),
+    ({"split": "../etc"}, "'split' must be a split name"),
+])
+def test_bad_start_fields_name_the_field(fields: dict, message: str) -> None:
+    with pytest.raises(StartError, match=message):
+        start_from_fields(fields)
+
+
+def test_a_start_the_env_refuses_leaves_nothing_live(trajectories: Trajectories) -> None:
+    with pytest.raises(StartError, match="'split' 'nosuch' is not a split"):
+        trajectories.start("a", start_from_fields({"split": "nosuch"}))
+    with pytest.raises(StartError, match="cannot start an episode"):
+        trajectories.start("b", start_from_fields({"index": 10**9}))
+    assert not trajectories.live
