@@ -40,7 +40,7 @@ def run(env_id: str, script: Script) -> ParityRecord:
     # The row's extra_info, as the verl data preparation writes it; return_messages asks for the transcript.
     extra = {"seed": script.seed, "index": script.task_index, "split": script.split, "return_messages": True}
     total, obs = 0.0, {}
-    for turn, action in enumerate(script.actions, start=1):
+    for action in script.actions:
         reply = client.post("/get_observation", json={
             "trajectory_ids": [trajectory], "actions": [action], "finish": [False],
             "is_last_step": [False], "extra_fields": [extra]})
@@ -52,7 +52,7 @@ def run(env_id: str, script: Script) -> ParityRecord:
         if body["dones"][0]:
             break
     else:
-        raise AssertionError(f"{script.name}: the episode did not end after {turn} actions")
+        raise AssertionError(f"{script.name}: the episode did not end after {len(script.actions)} actions")
     closing = client.post("/get_observation", json={
         "trajectory_ids": [trajectory], "actions": [""], "finish": [True], "is_last_step": [True]})
     assert closing.json() == {"observations": [""], "dones": [True], "valids": [True]}, closing.text
