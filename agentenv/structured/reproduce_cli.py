@@ -8,7 +8,6 @@ sub-command with ``reproduce_cli.add_parser(sub)``. See
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "from the shipped base checkpoint. Trains on the train split, scores on test with the evaluation "
         "runner, writes DIR/summary.json and DIR/*.png.")
     p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS)
-    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--out", type=Path, required=True,
+                   help="output directory; one that holds a run is refused unless --overwrite")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run in --out (kept until the new one completes, and given back if it stops)")
     p.add_argument("--quick", action="store_true", help="a small budget (about a minute on 2 cores)")
     p.add_argument("--seeds", type=int, default=None,
                    help="train seeds 0..N-1 per condition (default: 3; quick: 1)")
@@ -58,7 +60,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the lesson and print its summary (without the per-seed detail)."""
+    """Run the lesson into ``--out`` through the lesson writer (:mod:`agentenv.evaluation.lesson_runs`): a folder
+    holding a run is refused unless ``--overwrite``; ``--quick`` is labelled a smoke run in ``summary.json`` and
+    in the output; the headline figures print as a short table."""
+    from agentenv.evaluation.lesson_runs import finish, lesson_output
+
+    with lesson_output(args.out, overwrite=args.overwrite):
+        status = _run(args)
+    return status if status else finish(args.out, args.lesson, args.quick)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the lesson, which writes ``summary.json`` and its plots into ``args.out``."""
     if args.lesson in LLM_LESSONS:
         if args.seeds is not None or args.seed_list is not None:
             print(f"agentenv reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
@@ -69,13 +82,10 @@ def run(args: argparse.Namespace) -> int:
         return _run_bc_lesson(args)
     from agentenv.structured.lessons import run_lesson
 
-    summary = run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
+    run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
                          eval_episodes=args.eval_episodes, baseline_episodes=args.baseline_episodes, algo=args.algo,
                          plots=not args.no_plots, seed_list=args.seed_list,
                          fixed_sequences=not args.no_fixed_sequences)
-    shown = {k: v for k, v in summary.items() if k not in ("baselines", "best_fixed_sequence")}
-    print(json.dumps(_drop(shown, "per_seed"), indent=2))
-    print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
     return 0
 
 
@@ -94,12 +104,7 @@ def _run_llm_lesson(args: argparse.Namespace) -> int:
     from agentenv.scratch.lessons import DEFAULT, QUICK, run_lesson, with_overrides
 
     scale = with_overrides(QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes)
-    summary = run_lesson(args.lesson, args.out, quick=args.quick, base=args.base, scale=scale,
-                         plots=not args.no_plots)
-    shown = {k: {m: v[m] for m in ("accuracy", "ci", "tool_calls") if m in v}
-             for k, v in summary.items() if isinstance(v, dict) and "accuracy" in v}
-    print(json.dumps(shown, indent=2))
-    print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
+    run_lesson(args.lesson, args.out, quick=args.quick, base=args.base, scale=scale, plots=not args.no_plots)
     return 0
 
 
@@ -107,17 +112,9 @@ def _run_bc_lesson(args: argparse.Namespace) -> int:
     from agentenv.structured import classic_holdout, classic_sft_then_rl
 
     if args.lesson == "sft-then-rl-classic":
-        summary = classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
-                                          eval_episodes=args.eval_episodes, plots=not args.no_plots)
+        classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
+                                eval_episodes=args.eval_episodes, plots=not args.no_plots)
     else:
-        summary = classic_holdout.run(args.out, quick=args.quick, seeds=args.seeds, eval_episodes=args.eval_episodes,
-                                      plots=not args.no_plots)
-    print(json.dumps(_drop({k: v for k, v in summary.items() if k not in ("meta", "shift")}, "per_seed"), indent=2))
-    print(f"wrote {args.out / 'summary.json'} in {summary['meta']['wall_s']:.0f} s")
+        classic_holdout.run(args.out, quick=args.quick, seeds=args.seeds, eval_episodes=args.eval_episodes,
+                            plots=not args.no_plots)
     return 0
-
-
-def _drop(data: Any, key: str) -> Any:
-    if isinstance(data, dict):
-        return {k: _drop(v, key) for k, v in data.items() if k != key}
-    return data

@@ -29,6 +29,7 @@ def holdout_selection(tmp_path_factory):
 
 def test_sft_then_rl_reports_each_arm_with_a_ci_and_its_plots(sft_then_rl) -> None:
     out, summary = sft_then_rl
+    assert summary["smoke_run"] is True and "not results" in summary["smoke_note"]  # --quick is labelled
     for arm in ("sft", "sft_rl_multi_turn", "sft_rl_single_turn", "random"):
         low, high = summary[arm]["ci"]
         assert 0.0 <= low <= summary[arm]["accuracy"] <= high <= 1.0, arm
