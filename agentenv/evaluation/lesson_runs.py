@@ -48,7 +48,7 @@ from agentenv.evaluation.run_dir import (
 
 __all__ = ["SMOKE_NOTE", "finish", "label_summary", "lesson_output", "summary_table"]
 
-SMOKE_NOTE = ("a smoke run (--quick): it checks that the lesson runs end to end on a tiny budget; "
+SMOKE_NOTE = ("--quick is a smoke run: it checks that the lesson runs end to end on a tiny budget; "
               "its figures are not results (run without --quick for those)")
 _NOT_FIGURES = ("meta", "baselines", "shift", "per_seed", "train")
 
@@ -136,7 +136,7 @@ def finish(out: Path, lesson: str, quick: bool) -> int:
     """Label the summary, print the table (headed by the smoke-run line for ``--quick``) and where it went."""
     summary = label_summary(out, quick)
     if quick:
-        print(f"SMOKE RUN: {lesson} --quick is {SMOKE_NOTE}")
+        print(f"SMOKE RUN ({lesson}): {SMOKE_NOTE}")
     print(summary_table(summary))
     wall = summary.get("meta", {}).get("wall_s") if isinstance(summary.get("meta"), Mapping) else None
     took = f" in {wall:.0f} s" if isinstance(wall, (int, float)) else ""

@@ -67,7 +67,7 @@ def test_quick_is_labelled_a_smoke_run_in_the_summary_and_the_output(
     assert list(summary)[:2] == ["smoke_run", "smoke_note"] and summary["smoke_run"] is True
     assert summary["smoke_note"] == SMOKE_NOTE and "not results" in SMOKE_NOTE
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("SMOKE RUN: reward-hacking --quick is a smoke run") and "not results" in printed[0]
+    assert printed[0].startswith("SMOKE RUN (reward-hacking): --quick is a smoke run") and "not results" in printed[0]
     assert "accuracy 0.250 [0.100, 0.400]" in printed[1] and "effects/a_minus_b" in printed[2]
     assert printed[-1].endswith("(smoke run: not results)") and len(printed) == 4  # a table, not 100 lines of JSON
     assert main(["reproduce", "reward-hacking", "--out", str(tmp_path / "full")]) == 0
