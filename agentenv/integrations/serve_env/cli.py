@@ -96,20 +96,26 @@ def run(args: argparse.Namespace) -> int:
     _require_extra()
     make = env_factory(args.env_id, env_kwargs)
     try:
-        make(args.split).close()  # a bad kwarg or split fails here, in one line, not at the first request
+        # A bad kwarg or split fails here, in one line, not at the first request; the env built
+        # (corpus and index loaded) serves the first trajectory.
+        built = [make(args.split)]
     except (ValueError, TypeError, KeyError) as err:
         given = ", ".join(f"{k}={v!r}" for k, v in env_kwargs.items()) or "no keyword arguments"
         raise UserInputError(f"{args.env_id} with split={args.split!r} and {given}: "
                              f"{' '.join(str(err).split())[:300]}") from None
+
+    def make_first_built(split: str) -> Any:
+        return built.pop() if built and split == args.split else make(split)
+
     if args.protocol == "verl-tool":
         from agentenv.integrations.verl_tool import create_app
 
-        app = create_app(args.env_id, split=args.split, env_kwargs=env_kwargs, limits=limits)
+        app = create_app(args.env_id, split=args.split, limits=limits, make=make_first_built)
         websockets = False
     else:
         from agentenv.integrations.openenv import create_app as create_openenv_app
 
-        app = create_openenv_app(args.env_id, split=args.split, env_kwargs=env_kwargs, limits=limits)
+        app = create_openenv_app(args.env_id, split=args.split, limits=limits, make=make_first_built)
         websockets = True
     print(f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
           f"http://{args.host}:{args.port}", file=sys.stderr, flush=True)

@@ -17,6 +17,7 @@ is the caller's deliberate choice, and it is logged.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import threading
 import time
@@ -103,7 +104,12 @@ def serve(app: Any, host: str, port: int, limits: EnvServerLimits, *, websockets
     _require_extra()
     limits = checked_limits(host, limits)
     sock = _bind(host, port)
-    uvicorn_server(app, sock, limits, websockets=websockets, log_level=log_level).run(sockets=[sock])
+    server = uvicorn_server(app, sock, limits, websockets=websockets, log_level=log_level)
+    # The env's corpora and indexes are built and immutable: out of the collector's sight, full
+    # collections do not walk them while requests wait (as the retrieval server does).
+    gc.collect()
+    gc.freeze()
+    server.run(sockets=[sock])
 
 
 class BackgroundServer:

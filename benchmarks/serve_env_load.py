@@ -1,0 +1,382 @@
+"""Load on ``serve-env --protocol verl-tool`` over loopback, beside the in-process path, in one run.
+
+Budgets (issue 34): at 64 concurrent trajectories, >= 2,000 steps/s with p99 <= 20 ms for
+constant-tool steps, and >= 95% of the in-process episodes/s for MediaSearch search steps.
+
+The server runs in a child process (this script with ``--serve``), loopback only; this process
+drives it with 64 trajectories over keep-alive connections from one thread (non-blocking sockets
+and a selector, as ``benchmarks/retrieval_server.py`` does: an asyncio or httpx client would
+spend most of a core). Two request shapes, both in verl-tool's protocol:
+
+* **agent loop**: 64 connections, one trajectory each, one action per request, then the
+  ``finish`` request, as verl-tool's agent loop sends them (``interact_with_tool_server``,
+  ``close_traj_tool_threads``);
+* **batched**: ``--batch`` trajectories per request (the protocol's lists), 64 / batch
+  connections, no finish (the server ends a trajectory when its episode ends).
+
+Episodes:
+
+* **constant tool**: ``ConstantToolEnv`` (``benchmarks/_step_floor.py``), 7 tool calls and an
+  answer (8 steps, its turn budget); steps/s counts env steps, latency is per request;
+* **MediaSearch**: ``MediaSearch-v0`` (train split), the two-turn episode of
+  ``benchmarks/env_speed.py`` (search the question, answer), on task ``i % tasks``; the
+  in-process path is that loop in this process (reset, search, answer) on the env as
+  ``gym.make`` returns it (the object the server steps), timed in passes interleaved with the
+  server's, so load on the shared machine falls on both. Beside the rates, the CPU each path
+  spends per episode (this process's for the loop, the server process's for the server) shows
+  the server's own cost whatever the load.
+
+Printed: the machine and its load average at the start and the end (figures from a busy
+machine are only as good as that), each case's median and spread over passes, latency
+percentiles pooled over passes, failures (any non-200, a wrong ``dones`` pattern, a dropped
+connection), the server's CPU per step, and the ratios to the budgets. Bounded: every pass is
+``--seconds`` long, the whole run a few times ``passes x cases x seconds``.
+
+Usage:
+    python benchmarks/serve_env_load.py                # 3 passes x 3 s per case
+    python benchmarks/serve_env_load.py --quick        # 2 passes x 1 s
+    python benchmarks/serve_env_load.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench_common import print_machine  # noqa: E402
+from retrieval_server import _complete, free_port, process_cpu_s, wait_ready  # noqa: E402
+
+TRAJECTORIES = 64
+CONSTANT_STEPS = 8
+STEPS_BUDGET, P99_BUDGET_MS, INPROCESS_RATIO_BUDGET = 2000.0, 20.0, 0.95
+
+
+# -- the server (child process) ----------------------------------------------------------------------
+
+def serve(kind: str, port: int) -> None:
+    """``--serve KIND``: the verl-tool app over ``ConstantToolEnv`` or ``MediaSearch-v0``, until killed."""
+    from agentenv.integrations.serve_env.limits import EnvServerLimits
+    from agentenv.integrations.serve_env.runner import serve as run_server
+    from agentenv.integrations.verl_tool import create_app
+
+    limits = EnvServerLimits()
+    if kind == "constant":
+        from _step_floor import ConstantToolEnv
+
+        app = create_app(make=lambda split: ConstantToolEnv(max_turns=CONSTANT_STEPS), split="test", limits=limits,
+                         info={"env_id": "ConstantToolEnv"})
+    else:
+        app = create_app("MediaSearch-v0", split="train", limits=limits)
+    pool, split = app.trajectories.pool, app.trajectories.default_split
+    # The pool's steady state under 64 trajectories: 64 built envs waiting (a first episode
+    # would otherwise pay gym.make, about 30 ms for MediaSearch, inside the measurement).
+    built = [pool.take(split) for _ in range(TRAJECTORIES)]
+    for env in built:
+        pool.give(split, env)
+    run_server(app, "127.0.0.1", port, limits, log_level="error")
+
+
+# -- the episodes ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Workload:
+    """Episodes as lists of actions, and how each trajectory starts."""
+
+    name: str
+    episode: Callable[[int], list[str]]
+    """Task number -> the episode's actions."""
+    start: Callable[[int], dict]
+    """Task number -> the trajectory's ``extra_fields``."""
+
+
+def constant_workload() -> Workload:
+    from _step_floor import ANSWER_ACTION, TOOL_ACTION
+
+    actions = [TOOL_ACTION] * (CONSTANT_STEPS - 1) + [ANSWER_ACTION]
+    return Workload("constant tool", lambda task: actions, lambda task: {})
+
+
+def media_workload() -> tuple[Workload, Callable[[float], tuple[float, float]]]:
+    """The MediaSearch workload and its in-process pass (``seconds -> (episodes/s, CPU s per episode)``)."""
+    import gymnasium as gym
+
+    import agentenv  # noqa: F401 - registers the ids
+    from agentenv.actions import answer, tool_call
+
+    # The env as gym.make returns it, wrappers and all: the object the server steps.
+    env = gym.make("MediaSearch-v0", split="train")
+    searches = [tool_call("search", query=task.prompt[:200]) for task in env.unwrapped.tasks]
+    final = answer("Inception")
+    n_tasks = len(searches)
+
+    def in_process(seconds: float) -> tuple[float, float]:
+        """(episodes/s, CPU seconds per episode) of ``seconds`` of the loop."""
+        episodes, start, cpu = 0, time.perf_counter(), time.process_time()
+        while time.perf_counter() - start < seconds:
+            index = episodes % n_tasks
+            env.reset(options={"index": index})
+            env.step(searches[index])
+            env.step(final)
+            episodes += 1
+        return episodes / (time.perf_counter() - start), (time.process_time() - cpu) / episodes
+
+    workload = Workload("MediaSearch", lambda task: [searches[task % n_tasks], final],
+                        lambda task: {"index": task % n_tasks})
+    return workload, in_process
+
+
+# -- the load generator ---------------------------------------------------------------------------
+
+def http_post(body: bytes) -> bytes:
+    return (b"POST /get_observation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+@dataclass
+class _Conn:
+    """One keep-alive connection and the trajectories it drives (in lockstep when batched)."""
+
+    sock: socket.socket
+    plan: Iterator[tuple[bytes, int, list[bool] | None, list[str]]]
+    """(request, env steps in it, the dones expected (None for a finish request), its trajectory ids)."""
+    buf: bytes = b""
+    sent_at: float = 0.0
+    steps: int = 0
+    expected: list[bool] | None = None
+    ids: list[str] = field(default_factory=list)
+
+
+def plan(workload: Workload, tag: str, conn: int, batch: int,
+         finish: bool) -> Iterator[tuple[bytes, int, list[bool] | None, list[str]]]:
+    """Requests of connection ``conn``: episode after episode of its ``batch`` trajectories."""
+    round_ = 0
+    while True:
+        tasks = [(round_ * TRAJECTORIES + conn * batch + b) for b in range(batch)]
+        ids = [f"{tag}-c{conn}-r{round_}-t{b}" for b in range(batch)]
+        episodes = [workload.episode(task) for task in tasks]
+        length = len(episodes[0])
+        for step in range(length):
+            payload = {"trajectory_ids": ids, "actions": [episode[step] for episode in episodes],
+                       "finish": [False] * batch, "is_last_step": [False] * batch}
+            if step == 0:
+                payload["extra_fields"] = [workload.start(task) for task in tasks]
+            yield http_post(json.dumps(payload).encode()), batch, [step == length - 1] * batch, ids
+        if finish:
+            yield finish_request(ids), 0, None, ids
+        round_ += 1
+
+
+def finish_request(ids: list[str]) -> bytes:
+    """verl-tool's ``close_traj_tool_threads`` request for ``ids``."""
+    n = len(ids)
+    payload = {"trajectory_ids": ids, "actions": [""] * n, "finish": [True] * n, "is_last_step": [True] * n}
+    return http_post(json.dumps(payload).encode())
+
+
+@dataclass
+class Result:
+    seconds: float
+    steps: int = 0
+    requests: int = 0
+    episodes: int = 0
+    latencies: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: float, settle: float,
+          tag: str) -> Result:
+    """``settle`` + ``seconds`` of closed-loop load from ``64 / batch`` connections; bounded in time.
+
+    At the end every trajectory still in flight is finished, as a client that stops does, so
+    that no pass leaves live trajectories (and their envs) to the next.
+    """
+    sel = selectors.DefaultSelector()
+    conns = []
+    for c in range(TRAJECTORIES // batch):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        requests = plan(workload, tag, c, batch, finish)
+        conn = _Conn(sock, requests)
+        conns.append(conn)
+        sel.register(sock, selectors.EVENT_READ, conn)
+    result = Result(seconds)
+
+    def send(conn: _Conn) -> None:
+        request, conn.steps, conn.expected, conn.ids = next(conn.plan)
+        conn.sent_at = time.perf_counter()
+        conn.sock.sendall(request)
+
+    for conn in conns:
+        send(conn)
+    begin = time.perf_counter()
+    measure_from, stop_at = begin + settle, begin + settle + seconds
+    while True:
+        now = time.perf_counter()
+        if now >= stop_at:
+            break
+        for key, _ in sel.select(0.05):
+            conn = key.data
+            try:
+                data = conn.sock.recv(1 << 20)
+            except OSError as exc:
+                data, _ = b"", result.failures.append(f"{type(exc).__name__}")
+            if not data:
+                sel.unregister(conn.sock)
+                result.failures.append("connection closed by server")
+                continue
+            conn.buf += data
+            done, status = _complete(conn.buf)
+            if not done:
+                continue
+            finished = time.perf_counter()
+            if conn.sent_at >= measure_from:
+                result.latencies.append(finished - conn.sent_at)
+                result.requests += 1
+                result.steps += conn.steps
+                if not status.startswith(b"HTTP/1.1 200"):
+                    result.failures.append(status.decode(errors="replace"))
+                elif conn.expected is not None:
+                    body = json.loads(conn.buf[conn.buf.find(b"\r\n\r\n") + 4:])
+                    if body["dones"] != conn.expected or not all(body["valids"]):
+                        result.failures.append("unexpected dones/valids")
+                    elif conn.expected[0]:
+                        result.episodes += len(conn.expected)
+            conn.buf = b""
+            send(conn)
+    for conn in conns:
+        conn.sock.close()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as closing:
+        closing.sendall(finish_request([tid for conn in conns for tid in conn.ids]))
+        answer = b""
+        while not _complete(answer)[0]:
+            answer += closing.recv(1 << 20)
+    return result
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+class Server:
+    def __init__(self, kind: str) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", kind, "--port", str(self.port)])
+        wait_ready(self.port, self.proc)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def percentiles(latencies: list[float]) -> str:
+    lat = np.asarray(latencies) * 1000.0
+    if not len(lat):
+        return "no requests"
+    p50, p90, p99 = np.percentile(lat, [50, 90, 99])
+    return f"p50 {p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms, max {lat.max():.2f} ms"
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per pass and case")
+    parser.add_argument("--settle", type=float, default=0.5, help="unmeasured seconds at the start of each pass")
+    parser.add_argument("--batch", type=int, default=16, help="trajectories per request in the batched shape")
+    parser.add_argument("--quick", action="store_true", help="2 passes of 1 s")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--serve", choices=["constant", "media"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.serve, args.port)
+        return
+    if args.quick:
+        args.passes, args.seconds = 2, 1.0
+    if TRAJECTORIES % args.batch:
+        parser.error(f"--batch must divide {TRAJECTORIES}")
+    machine = print_machine("serve-env (verl-tool protocol) under load, loopback")
+    media, in_process = media_workload()
+    constant = constant_workload()
+    servers = {"constant": Server("constant"), "media": Server("media")}
+    shapes = {"agent loop (1 per request + finish)": (1, True), f"batched ({args.batch} per request)": (args.batch, False)}
+    cases: dict[str, tuple[str, Workload, int, bool]] = {}
+    for shape, (batch, finish) in shapes.items():
+        cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish)
+        cases[f"MediaSearch, {shape}"] = ("media", media, batch, finish)
+    results: dict[str, list[Result]] = {name: [] for name in cases}
+    in_process_rates: list[float] = []
+    in_process_cpu: list[float] = []
+    cpu = dict.fromkeys(cases, 0.0)
+    try:
+        for round_ in range(args.passes + 1):  # round 0 warms up (builds the pools' envs)
+            in_rate, in_cpu = in_process(args.seconds)
+            if round_:
+                in_process_rates.append(in_rate)
+                in_process_cpu.append(in_cpu)
+            for name, (kind, workload, batch, finish) in cases.items():
+                before = process_cpu_s(servers[kind].proc.pid)
+                result = drive(servers[kind].port, workload, batch=batch, finish=finish, seconds=args.seconds,
+                               settle=args.settle, tag=f"p{round_}-{name}")
+                if round_:
+                    results[name].append(result)
+                    cpu[name] += process_cpu_s(servers[kind].proc.pid) - before
+    finally:
+        for server in servers.values():
+            server.stop()
+    end_load = [round(x, 2) for x in os.getloadavg()]
+    figures: dict[str, object] = {"machine": machine, "load_avg_at_end": end_load,
+                                  "in_process_episodes_per_s": in_process_rates,
+                                  "in_process_cpu_s_per_episode": in_process_cpu}
+    print(f"# load average at the end: {end_load}")
+    print(f"\n{TRAJECTORIES} concurrent trajectories; {args.passes} passes x {args.seconds:g} s per case, "
+          "median (min-max) over passes")
+    in_median, in_cpu_us = statistics.median(in_process_rates), statistics.median(in_process_cpu) * 1e6
+    print(f"in-process MediaSearch (reset, search, answer in this process): {spread(in_process_rates)} episodes/s, "
+          f"{in_cpu_us:.0f} us CPU per episode")
+    for name, passes in results.items():
+        rates = [r.steps / r.seconds for r in passes]
+        episodes = [r.episodes / r.seconds for r in passes]
+        latencies = [x for r in passes for x in r.latencies]
+        failures = [f for r in passes for f in r.failures]
+        lat = np.asarray(latencies) * 1000.0
+        p99 = float(np.percentile(lat, 99)) if len(lat) else float("nan")
+        line = f"{name}: {spread(rates)} steps/s, {spread(episodes)} episodes/s; {percentiles(latencies)}; " \
+               f"{len(failures)} failures"
+        n_steps, n_episodes = sum(r.steps for r in passes), sum(r.episodes for r in passes)
+        server_us = cpu[name] / max(n_steps, 1) * 1e6
+        line += f"; server CPU {server_us:.1f} us per step"
+        if name.startswith("constant"):
+            line += (f"; budget: steps/s {statistics.median(rates) / STEPS_BUDGET:.2f}x of 2,000, "
+                     f"p99 {p99 / P99_BUDGET_MS:.2f}x of 20 ms")
+        else:
+            ratio = statistics.median(episodes) / in_median
+            per_episode_us = cpu[name] / max(n_episodes, 1) * 1e6
+            line += (f", {per_episode_us:.0f} us per episode; {ratio:.1%} of in-process episodes/s "
+                     f"(budget >= 95%); in-process CPU / server CPU per episode {in_cpu_us / per_episode_us:.1%}")
+        print(line)
+        figures[name] = {"steps_per_s": rates, "episodes_per_s": episodes, "p99_ms": p99,
+                         "server_cpu_us_per_step": server_us, "failures": len(failures),
+                         "failure_kinds": sorted(set(failures))[:5]}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
