@@ -1,4 +1,4 @@
-"""``agentenv prepare-verl``: write verl's parquet rows for an env id's split or task file.
+"""``agentenv prepare-verl``: write verl's (or, with ``--trainer skyrl``, SkyRL's) parquet rows for an env id's split or task file.
 
 The rows are ``agentenv eval``'s episodes for the same ``--split``/``--tasks``, ``--seed`` and
 ``--episodes``: the same tasks in the same order, reset with the same seeds.
@@ -31,6 +31,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--agent-loop", default="agentenv", choices=["agentenv", "agentenv_qwen3"],
                    help="agent_name of the rows: agentenv renders env turns with the model tokenizer's chat "
                    "template, agentenv_qwen3 with agentenv's offline Qwen3 format (default: %(default)s)")
+    p.add_argument("--trainer", default="verl", choices=["verl", "skyrl"],
+                   help="row format: verl's (agent_name, reward_model) or SkyRL's (env_class, reward_spec); "
+                   "both carry the episode in extra_info (default: %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="parquet file to write")
     return p
 
@@ -38,7 +41,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from agentenv.cli_args import check_env_args, check_tasks_path, env_spec, parse_env_args
     from agentenv.integrations.row_episodes import EnvPool, episode_specs
-    from agentenv.integrations.verl.rows import verl_row, write_parquet
+    from agentenv.integrations.verl.rows import skyrl_row, verl_row, write_parquet
 
     if args.episodes is not None and args.episodes < 1:
         raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
@@ -53,7 +56,11 @@ def run(args: argparse.Namespace) -> int:
     specs = episode_specs(args.env_id, split=args.split, episodes=args.episodes, seed=args.seed,
                           env_kwargs=env_kwargs)
     pool = EnvPool()
-    n = write_parquet((verl_row(s, pool, agent_loop=args.agent_loop) for s in specs), args.out)
+    if args.trainer == "skyrl":
+        rows = (skyrl_row(s, pool) for s in specs)
+    else:
+        rows = (verl_row(s, pool, agent_loop=args.agent_loop) for s in specs)
+    n = write_parquet(rows, args.out)
     print(f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
           f"seed {args.seed}) to {args.out}")
     return 0

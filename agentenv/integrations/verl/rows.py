@@ -1,4 +1,4 @@
-"""verl's training rows for agentenv episodes, and the parquet file verl reads them from.
+"""verl's (and SkyRL's) training rows for agentenv episodes, and the parquet file they read them from.
 
 A verl row (``verl.utils.dataset.RLHFDataset``) carries ``prompt`` (chat messages; verl filters and
 logs by it, the agent loop renders its own from the env), ``data_source``, ``agent_name`` (which
@@ -30,6 +30,16 @@ def verl_row(spec: EpisodeSpec, pool: EnvPool, *, agent_loop: str = AGENT_LOOP) 
         "reward_model": {"style": "rule", "ground_truth": spec.task_id},
         "extra_info": {**spec.fields(), "index": spec.episode},
     }
+
+
+def skyrl_row(spec: EpisodeSpec, pool: EnvPool) -> dict[str, Any]:
+    """The same row for SkyRL: ``env_class`` names :mod:`agentenv.integrations.skyrl`'s env, ``reward_spec``
+    replaces ``reward_model``, ``extra_info`` (the episode) reaches the env among its extras."""
+    from agentenv.integrations.skyrl import PREFIX
+
+    row = verl_row(spec, pool)
+    del row["agent_name"], row["reward_model"]
+    return {**row, "env_class": PREFIX + spec.env_id, "reward_spec": {"method": "rule", "ground_truth": spec.task_id}}
 
 
 def write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> int:

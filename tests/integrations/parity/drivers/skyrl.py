@@ -11,15 +11,19 @@ REQUIRES = "skyrl_gym"
 def run(env_id: str, script: Script) -> ParityRecord:
     import skyrl_gym
 
-    from agentenv.integrations.row_episodes import EpisodeSpec
-    from agentenv.integrations.skyrl import PREFIX, register_envs
+    from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
+    from agentenv.integrations.skyrl import register_envs
+    from agentenv.integrations.verl.rows import skyrl_row
 
     register_envs()
-    extras = {"env_class": PREFIX + env_id, "reward_spec": {"method": "rule", "ground_truth": None},
-              **EpisodeSpec(env_id, script.split, script.task_index, script.seed).fields()}
-    env = skyrl_gym.make(PREFIX + env_id, env_config={}, extras=extras)
+    # The row as `agentenv prepare-verl --trainer skyrl` writes it; SkyRL passes the row's fields but
+    # prompt and env_class to the env as its extras.
+    row = skyrl_row(EpisodeSpec(env_id, script.split, script.task_index, script.seed), SHARED_POOL)
+    extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+    env = skyrl_gym.make(row["env_class"], env_config={}, extras=extras)
     try:
-        chat, _ = env.init([])
+        chat, _ = env.init(row["prompt"])
+        assert chat[:2] == [{"role": m["role"], "content": m["content"]} for m in row["prompt"]]
         reward, done, metadata = 0.0, False, {}
         for action in script.actions:
             chat.append({"role": "assistant", "content": action})
