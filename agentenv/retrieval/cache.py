@@ -31,14 +31,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentenv.paths import cache_dir
+from agentenv.paths import agentenv_home, cache_dir
 from agentenv.retrieval.storage import ENTRY, load_backend
+from agentenv.utils.fork_sharing import share_heap_with_forks
 
-__all__ = ["cache_key", "cached_index", "index_dir"]
+__all__ = ["cache_key", "cached_index", "index_dir", "loaded_for"]
 
 log = logging.getLogger(__name__)
 B = TypeVar("B")
@@ -82,12 +83,36 @@ def index_dir(kind: str, corpus_checksum: str, params: dict[str, Any]) -> Path:
 _IN_PROCESS: dict[str, Any] = {}
 """Indexes loaded in this process, by cache entry path (so by home and key): every env of a process shares one read-only index
 (searches keep their scratch rows in a pool that each call pops from, so threads may share it too).
-Sixteen MediaSearch envs held 555 MB when each loaded its own copy."""
+Sixteen MediaSearch envs held 555 MB when each loaded its own copy. Forked processes share it too: the
+collector leaves the parent's objects alone in them (:mod:`agentenv.utils.fork_sharing`)."""
+
+
+_BY_CALLER: dict[tuple[Hashable, ...], Any] = {}
+"""What :func:`loaded_for` returned, by home and caller's key."""
 
 
 def forget_loaded() -> None:
     """Drop this process's shared indexes, as a new process would start (the disk entries stay)."""
     _IN_PROCESS.clear()
+    _BY_CALLER.clear()
+
+
+def loaded_for(key: tuple[Hashable, ...], load: Callable[[], B]) -> B:
+    """``load()`` once per process, home and ``key``, for as long as the index it returned stays loaded here.
+
+    Why: finding the cache entry of a corpus hashes the corpus's ids (17,472 for the film catalog) on every
+    call, which in a forked worker (an async vector env's) also writes to every shared title object's
+    page: 11 MB of private memory per worker. A caller that knows what identifies its corpus (a checksum)
+    asks here first. What ``load`` returns is kept only while it is one of this process's loaded indexes
+    (so :func:`forget_loaded` forgets it too); anything else (a server's client) is loaded each time.
+    """
+    full = (str(agentenv_home()), *key)
+    known = _BY_CALLER.get(full)
+    if known is not None and any(known is index for index in _IN_PROCESS.values()):
+        return known  # type: ignore[no-any-return]
+    loaded = load()
+    _BY_CALLER[full] = loaded
+    return loaded
 
 
 def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]) -> B:
@@ -102,6 +127,7 @@ def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build:
     shared = _IN_PROCESS.get(str(final))
     if shared is not None:
         return shared  # type: ignore[no-any-return]
+    share_heap_with_forks()  # forked workers (async vector envs, eval workers) keep sharing what loads here
     if ENTRY.check(final, {"key": key}):
         try:
             backend = load_backend(kind, final / "index")

@@ -408,4 +408,9 @@ def catalog_retriever(catalog: Catalog, retriever: str | Retriever) -> Retriever
         ids, texts = catalog.documents()
         return build_retriever(spec, texts, ids, corpus_checksum=catalog.checksum)
 
+    if isinstance(retriever, str):  # every later env of the process skips the corpus's cache key
+        from agentenv.retrieval.cache import loaded_for
+
+        spec = retriever
+        return loaded_for(("media", catalog.checksum, spec), lambda: retriever_argument(spec, build=build))
     return retriever_argument(retriever, build=build)

@@ -99,6 +99,55 @@ def resolve_terms(kb: HpoKnowledgeBase, terms: Iterable[str], what: str = "term"
     return out
 
 
+ARRAY_NAMES = ("ic32", "col_idx", "col_ptr", "is_hub", "hub_row", "rows", "profile_size", "direct_idx",
+               "direct_ptr", "all_absent", "direct_log_ratio")
+"""The arrays a :class:`PhenotypeRanker` ranks with, all derived from its KB (see :func:`ranker_arrays`)."""
+
+
+def ranker_arrays(kb: HpoKnowledgeBase, hub_min_diseases: int = DEFAULT_HUB_MIN_DISEASES) -> dict[str, np.ndarray]:
+    """Everything a ranker precomputes from ``kb`` (about 2 s and 21 MB for OMIM): a pure function of the KB
+    and the hub threshold, so it can be cached on disk and shared (:mod:`~agentenv.envs.rare_disease.ranker_cache`)."""
+    n_terms, n_dis = kb.n_terms, kb.n_universe
+    ic32 = kb.ic.astype(np.float32)
+
+    # Term -> diseases whose closure holds the term (transpose of the closure CSR).
+    dis_of_entry = np.repeat(np.arange(n_dis, dtype=np.int32), np.diff(kb.closure_indptr))
+    order = np.argsort(kb.closure_indices, kind="stable")
+    col_idx = dis_of_entry[order]
+    col_ptr = np.zeros(n_terms + 1, dtype=np.int64)
+    col_ptr[1:] = np.cumsum(np.bincount(kb.closure_indices, minlength=n_terms))
+
+    graph = kb.graph
+    is_hub = kb.n_diseases >= max(int(hub_min_diseases), 1)
+    hubs = np.flatnonzero(is_hub)
+    hub_row = np.full(n_terms, -1, dtype=np.int32)
+    hub_row[hubs] = np.arange(len(hubs), dtype=np.int32)
+    rows = np.zeros((len(hubs), n_dis), dtype=np.float32)
+    # Hubs in ancestor-first order: a term's ancestors are all hubs, so count them to sort.
+    depth = np.diff(graph.ancestors_indptr)[hubs]
+    for h in hubs[np.argsort(depth, kind="stable")].tolist():
+        row = rows[hub_row[h]]
+        for p in graph.parents(h).tolist():
+            np.maximum(row, rows[hub_row[p]], out=row)
+        row[col_idx[col_ptr[h] : col_ptr[h + 1]]] = ic32[h]
+    profile_size = np.diff(kb.pheno_indptr)
+    # Term -> diseases annotated with exactly that term (transpose of the phenotype CSR), with
+    # each annotation's log-likelihood ratio log f - log(1 - f) for the tie-break.
+    dis_of_pheno = np.repeat(np.arange(n_dis, dtype=np.int32), profile_size)
+    by_term = np.argsort(kb.pheno_terms, kind="stable")
+    direct_idx = dis_of_pheno[by_term]
+    direct_ptr = np.zeros(n_terms + 1, dtype=np.int64)
+    direct_ptr[1:] = np.cumsum(np.bincount(kb.pheno_terms, minlength=n_terms))
+    freq = annotation_frequencies(kb)
+    all_absent = np.zeros(n_dis)
+    nonempty = profile_size > 0
+    all_absent[nonempty] = np.add.reduceat(np.log1p(-freq), kb.pheno_indptr[:-1][nonempty])
+    direct_log_ratio = (np.log(freq) - np.log1p(-freq))[by_term]
+    return {"ic32": ic32, "col_idx": col_idx, "col_ptr": col_ptr, "is_hub": is_hub, "hub_row": hub_row,
+            "rows": rows, "profile_size": profile_size, "direct_idx": direct_idx, "direct_ptr": direct_ptr,
+            "all_absent": all_absent, "direct_log_ratio": direct_log_ratio}
+
+
 class PhenotypeRanker:
     """Rank every disease of a KB's universe by Phenomizer similarity to a patient.
 
@@ -106,6 +155,8 @@ class PhenotypeRanker:
         kb: the knowledge base (its universe and IC are used).
         excluded_penalty: weight of the excluded-term penalty (see module doc); 0 ignores them.
         hub_min_diseases: hub threshold (speed/memory trade-off only; scores do not change).
+        arrays: what :func:`ranker_arrays` computes from ``kb`` and ``hub_min_diseases``, already built
+            (e.g. memory-mapped from the disk cache); computed here when not given.
     """
 
     def __init__(
@@ -114,48 +165,25 @@ class PhenotypeRanker:
         *,
         excluded_penalty: float = 0.0,
         hub_min_diseases: int = DEFAULT_HUB_MIN_DISEASES,
+        arrays: dict[str, np.ndarray] | None = None,
     ) -> None:
         if excluded_penalty < 0:
             raise ValueError(f"excluded_penalty must be >= 0, got {excluded_penalty}")
         self.kb = kb
         self.excluded_penalty = float(excluded_penalty)
-        n_terms, n_dis = kb.n_terms, kb.n_universe
-        self._ic32 = kb.ic.astype(np.float32)
-
-        # Term -> diseases whose closure holds the term (transpose of the closure CSR).
-        dis_of_entry = np.repeat(np.arange(n_dis, dtype=np.int32), np.diff(kb.closure_indptr))
-        order = np.argsort(kb.closure_indices, kind="stable")
-        self._col_idx = dis_of_entry[order]
-        self._col_ptr = np.zeros(n_terms + 1, dtype=np.int64)
-        self._col_ptr[1:] = np.cumsum(np.bincount(kb.closure_indices, minlength=n_terms))
-
-        graph = kb.graph
-        is_hub = kb.n_diseases >= max(int(hub_min_diseases), 1)
-        self._is_hub = is_hub
-        hubs = np.flatnonzero(is_hub)
-        self._hub_row = np.full(n_terms, -1, dtype=np.int32)
-        self._hub_row[hubs] = np.arange(len(hubs), dtype=np.int32)
-        self._rows = np.zeros((len(hubs), n_dis), dtype=np.float32)
-        # Hubs in ancestor-first order: a term's ancestors are all hubs, so count them to sort.
-        depth = np.diff(graph.ancestors_indptr)[hubs]
-        for h in hubs[np.argsort(depth, kind="stable")].tolist():
-            row = self._rows[self._hub_row[h]]
-            for p in graph.parents(h).tolist():
-                np.maximum(row, self._rows[self._hub_row[p]], out=row)
-            row[self._col(h)] = self._ic32[h]
-        self._profile_size = np.diff(kb.pheno_indptr)
-        # Term -> diseases annotated with exactly that term (transpose of the phenotype CSR), with
-        # each annotation's log-likelihood ratio log f - log(1 - f) for the tie-break.
-        dis_of_pheno = np.repeat(np.arange(n_dis, dtype=np.int32), self._profile_size)
-        by_term = np.argsort(kb.pheno_terms, kind="stable")
-        self._direct_idx = dis_of_pheno[by_term]
-        self._direct_ptr = np.zeros(n_terms + 1, dtype=np.int64)
-        self._direct_ptr[1:] = np.cumsum(np.bincount(kb.pheno_terms, minlength=n_terms))
-        freq = annotation_frequencies(kb)
-        self._all_absent = np.zeros(n_dis)
-        nonempty = self._profile_size > 0
-        self._all_absent[nonempty] = np.add.reduceat(np.log1p(-freq), kb.pheno_indptr[:-1][nonempty])
-        self._direct_log_ratio = (np.log(freq) - np.log1p(-freq))[by_term]
+        if arrays is None:
+            arrays = ranker_arrays(kb, hub_min_diseases)
+        missing = set(ARRAY_NAMES) - set(arrays)
+        if missing:
+            raise ValueError(f"ranker arrays lack {sorted(missing)}")
+        # Read-only from here on: arrays loaded from the disk cache are memory-mapped files that every
+        # process ranking with this KB shares (see envs/rare_disease/ranker_cache.py).
+        self._ic32 = arrays["ic32"]
+        self._col_idx, self._col_ptr = arrays["col_idx"], arrays["col_ptr"]
+        self._is_hub, self._hub_row, self._rows = arrays["is_hub"], arrays["hub_row"], arrays["rows"]
+        self._profile_size = arrays["profile_size"]
+        self._direct_idx, self._direct_ptr = arrays["direct_idx"], arrays["direct_ptr"]
+        self._all_absent, self._direct_log_ratio = arrays["all_absent"], arrays["direct_log_ratio"]
         self._plans: dict[int, tuple[np.ndarray, list[tuple[np.ndarray, np.float32]]]] = {}
 
     def _col(self, t: int) -> np.ndarray:
@@ -287,8 +315,14 @@ def annotation_frequencies(kb: HpoKnowledgeBase) -> np.ndarray:
 @lru_cache(maxsize=4)
 def reference_ranker(kb: HpoKnowledgeBase) -> PhenotypeRanker:
     """The reference ranker of a KB, built once per process and shared (the env's tools and
-    prompt candidates, the simulator's similar diseases, the baseline agent)."""
-    return PhenotypeRanker(kb)
+    prompt candidates, the simulator's similar diseases, the baseline agent).
+
+    Its arrays come from the disk cache, memory-mapped (:func:`~agentenv.envs.rare_disease.ranker_cache.cached_ranker_arrays`):
+    the first process of a home computes them (about 2 s); every later one maps the same file pages, so the
+    workers of an async vector env share one copy (each computed its own 21 MB before)."""
+    from agentenv.envs.rare_disease.ranker_cache import cached_ranker_arrays
+
+    return PhenotypeRanker(kb, arrays=cached_ranker_arrays(kb, DEFAULT_HUB_MIN_DISEASES))
 
 
 def top_k(
@@ -322,7 +356,10 @@ def top_k(
     if tiebreak is None:
         breakers: list[np.ndarray] = []
     elif callable(tiebreak):
-        tied = np.unique(scores[candidates]).size < len(candidates)
+        # Whether two candidates tie: sorted neighbours, not np.unique, which imports numpy.ma at its first
+        # call (6 MB in every process, every async vector env worker included).
+        values = np.sort(scores[candidates])
+        tied = bool((values[1:] == values[:-1]).any())
         breakers = list(tiebreak(candidates)) if tied else []  # no tie: the keys cannot matter
     elif isinstance(tiebreak, np.ndarray):
         breakers = [tiebreak[candidates]]

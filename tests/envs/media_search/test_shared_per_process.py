@@ -36,3 +36,21 @@ def test_search_fragments_exist_before_the_first_search() -> None:
     """Built at make, in the parent of an async vector env, so its forked workers share them."""
     tools = gym.make("MediaSearch-v0").unwrapped.tools["search"].fn.__self__
     assert tools._shared._prefixes is not None
+
+
+def test_a_later_env_finds_the_loaded_index_without_hashing_the_catalog(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Hashing the 17,472 ids for the index's cache key, in each forked worker, cost 11 MB of private memory."""
+    from agentenv.corpora.media import Catalog
+    from agentenv.retrieval.cache import forget_loaded
+
+    first = gym.make("MediaSearch-v0").unwrapped.retriever
+
+    def not_again(self: Catalog) -> None:
+        raise AssertionError("the catalog's documents were read again for a loaded index")
+
+    monkeypatch.setattr(Catalog, "documents", not_again)
+    assert gym.make("MediaSearch-v0").unwrapped.retriever is first
+    monkeypatch.undo()
+    forget_loaded()  # as a new process: found again through the cache key, from disk
+    again = gym.make("MediaSearch-v0").unwrapped.retriever
+    assert again is not first and again.search("heat 1995 crime", 3) == first.search("heat 1995 crime", 3)

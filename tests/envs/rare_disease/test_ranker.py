@@ -135,3 +135,24 @@ def test_top_k_is_deterministic() -> None:
     assert top_k(scores, 2).tolist() == [1, 2]
     assert top_k(scores, 3, tiebreak=np.array([0, 5, 5, 0, 1])).tolist() == [4, 1, 2]
     assert top_k(scores, 10).tolist() == [1, 2, 4, 3, 0]
+
+
+def test_the_reference_ranker_maps_its_arrays_from_the_disk_cache(
+    kb: HpoKnowledgeBase, ranker: PhenotypeRanker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cached arrays are the computed ones, read-only file pages; a later process maps them without computing."""
+    from agentenv.envs.rare_disease import ranker_cache
+    from agentenv.envs.rare_disease.phenotype_ranker import ARRAY_NAMES, DEFAULT_HUB_MIN_DISEASES, reference_ranker
+
+    cached = ranker_cache.cached_ranker_arrays(kb, DEFAULT_HUB_MIN_DISEASES)
+    for name in ARRAY_NAMES:
+        assert isinstance(cached[name], np.memmap) and not cached[name].flags.writeable, name
+        assert np.array_equal(cached[name], getattr(ranker, f"_{name}")), name
+
+    def no_compute(*_: object) -> None:
+        raise AssertionError("computed again although the cache holds the arrays")
+
+    monkeypatch.setattr(ranker_cache, "ranker_arrays", no_compute)
+    again = PhenotypeRanker(kb, arrays=ranker_cache.cached_ranker_arrays(kb, DEFAULT_HUB_MIN_DISEASES))
+    marfan = ["HP:0001166", "HP:0001519", "HP:0001083", "HP:0002616"]
+    assert again.rank(marfan, k=10) == ranker.rank(marfan, k=10) == reference_ranker(kb).rank(marfan, k=10)
