@@ -142,7 +142,11 @@ def test_the_reference_ranker_maps_its_arrays_from_the_disk_cache(
 ) -> None:
     """Cached arrays are the computed ones, read-only file pages; a later process maps them without computing."""
     from agentenv.envs.rare_disease import ranker_cache
-    from agentenv.envs.rare_disease.phenotype_ranker import ARRAY_NAMES, DEFAULT_HUB_MIN_DISEASES, reference_ranker
+    from agentenv.envs.rare_disease.phenotype_ranker import (
+        ARRAY_NAMES,
+        DEFAULT_HUB_MIN_DISEASES,
+        reference_ranker,
+    )
 
     cached = ranker_cache.cached_ranker_arrays(kb, DEFAULT_HUB_MIN_DISEASES)
     for name in ARRAY_NAMES:
