@@ -20,6 +20,14 @@ catalog) in a child process, loopback only, each bounded in time:
    each. Printed: the legitimate client's p50 and p99, and their ratio to the
    run without greedy clients (the budget: p99 <= 50 ms on loopback).
 
+4. serve-env under the idle flood: scene 1 against ``agentenv serve-env MediaSearch-v0
+   --protocol verl-tool`` (the same connection guard), the legitimate clients each playing
+   one-step episodes (a new trajectory id per request, answered and graded).
+5. serve-env beside greedy and malformed clients: one legitimate client (one-step episodes,
+   closed loop) beside 0, 1, 2 and 3 clients sending requests at serve-env's limits (256
+   trajectories, each a 16,000-character final answer to grade, just under the 4 MiB body
+   cap), then beside 4 clients sending malformed bodies (each one JSON error, one log line).
+
 Before this server guarded its connections, scene 1 left every legitimate
 request with a 503 for as long as the idle sockets stayed open, and scene 2
 stopped the whole server.
@@ -27,6 +35,7 @@ stopped the whole server.
 Usage:
     python benchmarks/retrieval_server_hostile.py             # full: 30 s of flood
     python benchmarks/retrieval_server_hostile.py --seconds 3 # quick look
+    python benchmarks/retrieval_server_hostile.py --scenes 4,5 --seconds 10 --greedy-seconds 4  # serve-env
 """
 
 from __future__ import annotations
@@ -68,8 +77,8 @@ class Args:
     """Server processes in scene 2."""
     greedy_seconds: float = 8.0
     """Duration of each run of scene 3."""
-    scenes: str = "1,2,3"
-    """Which scenes to run (comma-separated)."""
+    scenes: str = "1,2,3,4,5"
+    """Which scenes to run (comma-separated); 4 and 5 are serve-env's."""
     seed: int = 0
 
 
@@ -268,9 +277,9 @@ def summary(load: Load, seconds: float) -> str:
     return text
 
 
-def scene_flood(args: Args, requests: list[bytes]) -> None:
+def scene_flood(args: Args, requests: list[bytes], command: list[str] | None = None, title: str = "scene 1") -> None:
     port = free_port()
-    proc = subprocess.Popen(server_command(port, args.flood_workers))
+    proc = subprocess.Popen(command(port) if command else server_command(port, args.flood_workers))
     try:
         wait_ready(port, proc)
         reference_s = min(args.seconds, 10.0)
@@ -281,7 +290,7 @@ def scene_flood(args: Args, requests: list[bytes]) -> None:
         load = Load(port, requests, args.clients)
         load.add_idle(args.idle)
         load.add_slowloris(args.slowloris, time.perf_counter())
-        print(f"scene 1: {args.idle} idle + {args.slowloris} slowloris connections "
+        print(f"{title}: {args.idle} idle + {args.slowloris} slowloris connections "
               f"(reconnecting, <= {args.reconnect_rate:g}/s) and {args.clients} legit clients, "
               f"{args.seconds:g} s, {args.flood_workers} server process(es)")
         load.run(args.seconds, args.reconnect_rate)
@@ -353,8 +362,8 @@ def scene_dead_worker(args: Args, requests: list[bytes]) -> None:
     print(f"  supervisor: {restarted[0] if restarted else 'no restart logged'}")
 
 
-def _post(conn: object, body: bytes) -> None:
-    conn.request("POST", "/search", body=body, headers={"Content-Type": "application/json"})  # type: ignore[attr-defined]
+def _post(conn: object, body: bytes, path: str = "/search") -> None:
+    conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})  # type: ignore[attr-defined]
     response = conn.getresponse()  # type: ignore[attr-defined]
     response.read()
     if response.status != 200:
@@ -371,8 +380,12 @@ def greedy_body(rng: np.random.Generator) -> bytes:
     return json.dumps({"queries": queries, "k": 100}).encode()
 
 
-def legit_latencies(port: int, queries: list[str], seconds: float, greedy: int, body: bytes) -> np.ndarray:
-    """The legitimate client's latencies (s) beside ``greedy`` clients at the limits."""
+def legit_latencies(port: int, queries: list[str], seconds: float, greedy: int, body: object,
+                    legit_body: object = None, path: str = "/search") -> np.ndarray:
+    """The legitimate client's latencies (s) beside ``greedy`` clients sending ``body`` (or ``body()``) in a closed loop.
+
+    ``legit_body(i)`` is the legitimate client's i-th request body (default: one query of ``queries``).
+    """
     import http.client
 
     stop = threading.Event()
@@ -381,8 +394,8 @@ def legit_latencies(port: int, queries: list[str], seconds: float, greedy: int, 
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         while not stop.is_set():
             try:
-                _post(conn, body)
-            except Exception:  # noqa: BLE001 - a refused greedy request tries again
+                _post(conn, body() if callable(body) else body, path)
+            except Exception:  # noqa: BLE001 - a refused (or malformed) greedy request tries again
                 conn.close()
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
                 time.sleep(0.05)
@@ -397,9 +410,12 @@ def legit_latencies(port: int, queries: list[str], seconds: float, greedy: int, 
     end = time.perf_counter() + seconds
     i = 0
     while time.perf_counter() < end:
-        payload = json.dumps({"queries": [queries[i % len(queries)]], "k": 10}).encode()
+        if callable(legit_body):
+            payload = legit_body(i)
+        else:
+            payload = json.dumps({"queries": [queries[i % len(queries)]], "k": 10}).encode()
         began = time.perf_counter()
-        _post(conn, payload)
+        _post(conn, payload, path)
         latencies.append(time.perf_counter() - began)
         i += 1
     stop.set()
@@ -431,6 +447,78 @@ def scene_greedy(args: Args, rng: np.random.Generator) -> None:
         proc.wait(10)
 
 
+def serve_env_command(port: int) -> list[str]:
+    """The real ``agentenv serve-env`` (verl-tool protocol) over MediaSearch-v0."""
+    return [sys.executable, "-m", "agentenv.cli", "serve-env", "MediaSearch-v0", "--protocol", "verl-tool",
+            "--split", "train", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
+
+
+def episode_body(tag: str, i: int) -> bytes:
+    """A one-step episode: a new trajectory id whose action is a final answer (started, graded, ended)."""
+    return json.dumps({"trajectory_ids": [f"{tag}-{i}"], "actions": ["<answer>Inception</answer>"],
+                       "extra_fields": [{"index": i % 1000}]}).encode()
+
+
+def serve_env_requests(tag: str, n: int) -> list[bytes]:
+    """``n`` pre-encoded one-step episodes (distinct ids; ``Load`` gives client c the ones from c x 997)."""
+    out = []
+    for i in range(n):
+        body = episode_body(tag, i)
+        out.append(b"POST /get_observation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                   b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    return out
+
+
+def serve_env_greedy_body(rng: np.random.Generator) -> object:
+    """Requests at serve-env's limits: 256 new trajectories each, each a 16,000-character final answer.
+
+    The answers are graded (the costliest step: any action up to 32 K is parsed and graded) and
+    end their episodes, so a greedy client holds no trajectory. Returns a function giving a body
+    with new trajectory ids on every call (the same ids again would only get "has ended").
+    """
+    words = [w for w in " ".join(sample_queries(rng, 4096)).split() if w.isascii() and w.isalnum()]
+    actions = ["<answer>" + " ".join(rng.choice(words, size=4000))[:15980] + "</answer>" for _ in range(256)]
+    tail = b', "actions": ' + json.dumps(actions).encode() + b"}"
+    calls = iter(range(1 << 62))
+
+    def body() -> bytes:
+        call = next(calls)
+        return b'{"trajectory_ids": ' + json.dumps([f"greedy-{call}-{i}" for i in range(256)]).encode() + tail
+
+    return body
+
+
+def scene_serve_env_greedy(args: Args, rng: np.random.Generator) -> None:
+    port = free_port()
+    proc = subprocess.Popen(serve_env_command(port))
+    greedy = serve_env_greedy_body(rng)
+    malformed = b'{"trajectory_ids": ["x"], "actions": [' + b"[" * 5000 + b"]" * 5000 + b"]}"
+    counter = iter(range(1 << 62))
+    try:
+        wait_ready(port, proc)
+        print(f"scene 5: serve-env; one legit client (one-step episodes, closed loop) beside clients at the "
+              f"limits ({len(greedy()):,}-byte requests of 256 new trajectories), {args.greedy_seconds:g} s each")
+        base = None
+        # Three, not four: four requests of 256 new trajectories in flight reach max_live_envs (1,024),
+        # and a new trajectory then gets 503 with Retry-After until slots free (the cap at work).
+        runs = [(n, greedy, f"{n} greedy") for n in (0, 1, 2, 3)] + [(4, malformed, "4 malformed")]
+        for n, body, label in runs:
+            lat = legit_latencies(port, [], args.greedy_seconds, n, body,
+                                  legit_body=lambda i: episode_body(f"legit-{next(counter)}", i),
+                                  path="/get_observation") * 1000.0
+            p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
+            if base is None:
+                base = (p50, p99)
+            print(f"  {label}: {len(lat):,} episodes, p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
+                  f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)")
+        info = info_over_new_connection(port)
+        print(f"  server: {info['live_trajectories']} live trajectories; " + ", ".join(
+            f"{k} {v}" for k, v in info["stats"].items()))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in dataclasses.fields(Args):
@@ -448,6 +536,10 @@ def main(argv: list[str] | None = None) -> None:
         scene_dead_worker(args, requests)
     if "3" in scenes:
         scene_greedy(args, rng)
+    if "4" in scenes:
+        scene_flood(args, serve_env_requests("flood", 64 * 997 + 1024), serve_env_command, "scene 4 (serve-env)")
+    if "5" in scenes:
+        scene_serve_env_greedy(args, rng)
     print(json.dumps({"args": dataclasses.asdict(args)}))
 
 

@@ -96,12 +96,23 @@ def checked_limits(host: str, limits: EnvServerLimits) -> EnvServerLimits:
     return limits
 
 
+def configure_logging(log_level: str) -> None:
+    """serve-env's own log lines (one per bad request, at warning) on stderr, at ``log_level`` and above."""
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s serve-env %(levelname)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(log_level.upper())
+
+
 def serve(app: Any, host: str, port: int, limits: EnvServerLimits, *, websockets: bool = False,
           log_level: str = "warning") -> None:
     """Serve ``app`` on ``host:port`` until interrupted (Ctrl-C / SIGTERM)."""
     from agentenv.retrieval.server import _bind
 
     _require_extra()
+    configure_logging(log_level)
     limits = checked_limits(host, limits)
     sock = _bind(host, port)
     server = uvicorn_server(app, sock, limits, websockets=websockets, log_level=log_level)

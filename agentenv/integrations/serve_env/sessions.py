@@ -213,6 +213,8 @@ class Trajectories:
         self.clock = clock
         self.live: OrderedDict[str, Trajectory] = OrderedDict()
         self.ended: OrderedDict[str, str] = OrderedDict()
+        self.reserved = 0
+        """Slots promised to trajectories about to start (a request starting several yields between them)."""
         self.stats = TrajectoryStats()
 
     def sweep(self) -> int:
@@ -229,11 +231,15 @@ class Trajectories:
         return evicted
 
     def room_for(self, new: int) -> bool:
-        """Whether ``new`` more trajectories fit under ``max_live_envs`` (after evicting idle ones)."""
-        if len(self.live) + new <= self.limits.max_live_envs:
+        """Whether ``new`` more trajectories fit under ``max_live_envs`` (after evicting idle ones).
+
+        Counts the reserved slots; a caller that will start them later reserves them at once
+        (``reserved += new``) and gives each back as it starts it.
+        """
+        if len(self.live) + self.reserved + new <= self.limits.max_live_envs:
             return True
         self.sweep()
-        return len(self.live) + new <= self.limits.max_live_envs
+        return len(self.live) + self.reserved + new <= self.limits.max_live_envs
 
     def start(self, tid: str, start: Start) -> tuple[str, Mapping[str, Any]]:
         """Start trajectory ``tid``: an env from the pool, reset as ``start`` says; return (obs, info).

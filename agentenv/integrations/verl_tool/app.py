@@ -1,9 +1,11 @@
 """The verl-tool tool server as a bare ASGI app: ``POST /get_observation``, ``GET /health``, ``GET /info``.
 
 Bare ASGI rather than a framework: the endpoint is the hot path (thousands of
-steps a second), and env steps are a few µs to a few hundred µs of Python, so
-they run inline on the event loop, one request after another. That also means
-no two requests ever step one env at once.
+steps a second), and env steps are a few µs to a few ms of Python, so they run
+inline on the event loop (a thread hand-off would cost more than most steps).
+A request of many trajectories lets other requests in between its steps every
+millisecond, so a batch at the limits cannot hold the server; a step itself is
+never interrupted, so no two requests ever step one env at once.
 
 One request is answered in three phases, so that a request refused for any
 reason has changed nothing:
@@ -13,7 +15,8 @@ reason has changed nothing:
    ``max_live_envs`` (503 with ``Retry-After`` at the cap);
 2. start the new trajectories (an id seen for the first time takes an env from
    the pool and resets it with its ``extra_fields``: ``seed``, ``index`` or
-   ``task_id``, ``split``); a start that fails undoes the others and answers 422;
+   ``task_id``, ``split``); a start that fails undoes this request's others and
+   answers 422;
 3. per item: ``finish`` ends the trajectory (``""``, done, valid, as
    verl-tool's finish tool answers); a live id is stepped with its action; an
    id that already ended gets an error observation naming why, done.
@@ -33,10 +36,12 @@ the protocol (naming the field), 503 at ``max_live_envs``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
 import os
+import time
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -55,6 +60,9 @@ from agentenv.retrieval.server_requests import RequestError
 logger = logging.getLogger("agentenv.serve_env.verl_tool")
 
 Headers = list[tuple[bytes, bytes]]
+
+YIELD_EVERY_S = 0.001
+"""How long a request steps its trajectories before letting other requests in (see ``answer``)."""
 
 
 class VerlToolApp:
@@ -115,10 +123,17 @@ class VerlToolApp:
     async def get_observation(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
         body = await _read_body(scope, receive, self.limits.max_body_bytes)
         items = parse_request(body, self.limits)
-        return self.answer(items)
+        return await self.answer(items)
 
-    def answer(self, items: list[Item]) -> tuple[int, bytes, Headers]:
-        """The three phases above, for parsed ``items``: (status, JSON body, extra headers)."""
+    async def answer(self, items: list[Item]) -> tuple[int, bytes, Headers]:
+        """The three phases above, for parsed ``items``: (status, JSON body, extra headers).
+
+        Phase 1 runs without yielding and reserves the new trajectories' slots under the cap;
+        phases 2 and 3 yield to the event loop whenever ``YIELD_EVERY_S`` has passed, so one
+        request of 256 costly starts or steps delays another client's request by one start or
+        step (~15 ms to build an env when the pool has none waiting; µs to ms for a step), not
+        by the whole batch.
+        """
         trajectories = self.trajectories
         trajectories.sweep()
         new = []
@@ -136,17 +151,33 @@ class VerlToolApp:
                       f"retry after {wait} s (or finish trajectories)")
             return 503, _error_body(reason), [(b"retry-after", wait.encode())]
         started: list[str] = []
-        for tid, start in new:
-            try:
-                trajectories.start(tid, start)
-            except StartError as err:
-                for undo in started:
-                    trajectories.end(undo, "its request was refused")
-                    trajectories.ended.pop(undo, None)
-                raise RequestError(422, f"trajectory {tid[:80]!r}: {err}") from None
-            started.append(tid)
+        pending = len(new)
+        trajectories.reserved += pending
+        last_yield = time.perf_counter()
+        try:
+            for tid, start in new:
+                if time.perf_counter() - last_yield > YIELD_EVERY_S:  # building an env takes ~15 ms
+                    await asyncio.sleep(0)
+                    last_yield = time.perf_counter()
+                pending -= 1
+                trajectories.reserved -= 1
+                if tid in trajectories.live or tid in trajectories.ended:  # another request started it meanwhile
+                    continue
+                try:
+                    trajectories.start(tid, start)
+                except StartError as err:
+                    for undo in started:
+                        trajectories.end(undo, "its request was refused")
+                        trajectories.ended.pop(undo, None)
+                    raise RequestError(422, f"trajectory {tid[:80]!r}: {err}") from None
+                started.append(tid)
+        finally:
+            trajectories.reserved -= pending
         observations, dones, valids = [], [], []
         for item in items:
+            if time.perf_counter() - last_yield > YIELD_EVERY_S:
+                await asyncio.sleep(0)
+                last_yield = time.perf_counter()
             obs, done, valid = self.one(item)
             observations.append(obs)
             dones.append(done)
@@ -156,7 +187,7 @@ class VerlToolApp:
 
     def one(self, item: Item) -> tuple[str | dict[str, Any], bool, bool]:
         """(observation, done, valid) for one item whose trajectory, if new, has started."""
-        trajectories, tid = self.trajectories, item.trajectory_id
+        trajectories, tid = self.trajectories, item.trajectory_id  # another request may have ended tid
         if item.finish:
             trajectories.finish(tid)
             return "", True, True
