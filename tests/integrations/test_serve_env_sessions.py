@@ -70,6 +70,9 @@ def test_envs_are_reused_and_the_cap_counts_live_trajectories(trajectories: Traj
     assert not trajectories.room_for(1)  # max_live_envs=2
     assert trajectories.finish("a") and not trajectories.finish("a")
     assert trajectories.room_for(1)
+    trajectories.reserved = 1  # a request has promised the free slot to a trajectory it is starting
+    assert not trajectories.room_for(1)
+    trajectories.reserved = 0
     trajectories.start("c", start_from_fields({"seed": 1}))
     assert len(made) == 2  # c took a's env back from the pool
     assert trajectories.stats.finished == 1 and trajectories.stats.started == 3
