@@ -2,7 +2,7 @@
 
     python benchmarks/retrieval.py [--scale 1,4,16] [--queries 1000] [--peer-queries 300]
                                    [--ref-queries 100] [--check 300] [--passes 5] [--seed 0]
-                                   [--clock wall|cpu] [--no-dense] [--json out.json]
+                                   [--clock wall|cpu] [--no-dense] [--baseline BM25_PY] [--json out.json]
 
 Lexical: our :class:`BM25Retriever` vs ``bm25s`` vs ``rank_bm25.BM25Okapi``, all three on
 the same tokens (our tokenizer, timed inside every query) and the same queries, top-10,
@@ -13,7 +13,8 @@ from query string to ranked ids:
   text), so term statistics grow like a real catalog s times larger and every match has
   s near-identical rivals (ties broken by row, the hard case for an exact top-k);
 * single-query latency (p50 and mean per pass) and, for ours and bm25s, latency per query
-  in batches of 64; index build time (tokenization excluded: shared, reported once) and
+  in batches of 64; for ours also in batches of 32 (the server's typical batch), with the
+  ratio batch / single on the same queries (budget: <= 1.1 at every scale); index build time (tokenization excluded: shared, reported once) and
   approximate index memory; ratios: peer time / our time on the *same* queries;
 * the slow peers are timed on a sample, the same for both at one scale: ``--peer-queries``
   for bm25s and ``--ref-queries`` for rank_bm25, divided by the scale for rank_bm25 (about
@@ -28,6 +29,10 @@ pass every back-end runs its queries in turn (the order rotates from pass to pas
 noisy neighbour slows all of them alike; the tables give the median over passes and the
 spread (min-max). ``--clock cpu`` times this process's CPU time instead of wall time,
 steadier when other jobs share the cores.
+
+``--baseline BM25_PY``: an older ``agentenv/retrieval/bm25.py`` (e.g. from ``git show
+REV:agentenv/retrieval/bm25.py``), built on the same tokens and timed in the same passes,
+single and in batches of 32 (rows ``baseline ...``); its results must equal ours.
 
 Dense: the default encoder with a faiss Flat and an HNSW index (faiss on one thread):
 build time, single-query latency (same passes) and HNSW recall@10 against Flat, at 1x.
@@ -56,6 +61,7 @@ from agentenv.retrieval.topk import top_k_rows
 
 K = 10
 BATCH = 64
+SERVER_BATCH = 32
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 clock = time.perf_counter  # set by --clock
 OURS = "ours (BM25Retriever)"
@@ -145,8 +151,20 @@ def reference_top(okapi: Any, tokens: list[str], k: int) -> list[int]:
     return top_k_rows(rows, scores[rows], k)[0].tolist()
 
 
-def batches(queries: Sequence[str]) -> list[list[str]]:
-    return [list(queries[lo : lo + BATCH]) for lo in range(0, len(queries), BATCH)]
+def batches(queries: Sequence[str], size: int = BATCH) -> list[list[str]]:
+    return [list(queries[lo : lo + size]) for lo in range(0, len(queries), size)]
+
+
+def load_baseline(path: str) -> Any:
+    """The ``BM25Retriever`` class of an older ``bm25.py`` (see ``--baseline``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("baseline_bm25", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_bm25"] = module
+    spec.loader.exec_module(module)
+    return module.BM25Retriever
 
 
 def lexical(
@@ -185,14 +203,27 @@ def lexical(
         return np.argsort(scores)[::-1][:K].tolist()  # what BM25Okapi.get_top_n does
 
     ours_peer, ours_ref, ours_batch = f"{OURS} [bm25s sample]", f"{OURS} [rank_bm25 sample]", f"{OURS} batch64"
+    ours_batch32 = f"{OURS} batch32"
     measures: dict[str, Measure] = {
         OURS: (lambda q: ours.search(q, K), queries, False),
         ours_peer: (lambda q: ours.search(q, K), peer_q, False),
         ours_ref: (lambda q: ours.search(q, K), ref_q, False),
         ours_batch: (lambda qs: ours.search_batch(qs, K), batches(peer_q), True),
+        ours_batch32: (lambda qs: ours.search_batch(qs, K), batches(queries, SERVER_BATCH), True),
         REF: (rank_bm25_search, ref_q, False),
     }
     out["ratio_base"] = {REF: ours_ref}
+    out["batch_ratio"] = {OURS: (ours_batch32, OURS)}
+    if args.baseline:
+        old = load_baseline(args.baseline).from_tokens(corpus, corpus_ids)
+        for q in queries[:200]:
+            if old.search(q, K) != ours.search(q, K):
+                raise SystemExit(f"the baseline's top-{K} differs from ours at {scale}x for {q!r}")
+        measures["baseline (older bm25.py)"] = (lambda q: old.search(q, K), queries, False)
+        measures["baseline (older bm25.py) batch32"] = (lambda qs: old.search_batch(qs, K),
+                                                        batches(queries, SERVER_BATCH), True)
+        out["batch_ratio"]["baseline (older bm25.py)"] = ("baseline (older bm25.py) batch32", "baseline (older bm25.py)")
+        out["ratio_base"].update({"baseline (older bm25.py)": OURS, "baseline (older bm25.py) batch32": ours_batch32})
     try:
         import bm25s
     except ImportError:
@@ -232,6 +263,9 @@ def print_lexical(res: dict[str, Any]) -> None:
         print(line)
     print("x = peer time / our time on the same queries (rows in [brackets]: ours on a peer's sample); "
           "batch64 rows: ms per query in batches of 64; spread: min - max of the pass p50s.")
+    for name, (batched, single) in res.get("batch_ratio", {}).items():
+        print(f"{name}: batch of {SERVER_BATCH} / single, mean ms per query on the same queries: "
+              f"{lat[batched]['mean_ms'] / lat[single]['mean_ms']:.2f} (budget: <= 1.1)")
 
 
 def print_scaling(results: list[dict[str, Any]]) -> None:
@@ -303,6 +337,7 @@ def main(argv: list[str] | None = None) -> None:
         "--clock", choices=sorted(CLOCKS), default="wall",
         help="wall: perf_counter; cpu: this process's CPU time, steadier when other jobs share the cores",
     )
+    ap.add_argument("--baseline", metavar="BM25_PY", help="an older bm25.py to time beside ours")
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args(argv)
     args.passes = max(args.passes, 5)
