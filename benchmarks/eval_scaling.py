@@ -13,7 +13,9 @@ writes it. MediaSearch-v0, validation split:
 * a stub endpoint agent that waits 50 ms per turn (one search, then an answer):
   sequential against ``--concurrency 64`` threads, with the turn throughput against the ideal 64 / 0.05 s (budget: ≥ 0.8×);
 * the shipped ``llm`` agent against a stub OpenAI-compatible model on loopback HTTP
-  that answers after 50 ms: sequential against ``--concurrency 64``.
+  that answers after 50 ms: sequential against ``--concurrency 64`` in one process and
+  against ``--workers 2 --concurrency 32`` (64 in flight too, the agents' own request
+  building spread over two processes).
 
 Why it exists: issue 33 measured ``--workers 2`` at 0.64× ``--workers 1`` for bm25,
 because each record's whole transcript was pickled through the process pool.
@@ -191,15 +193,21 @@ def main(argv: list[str] | None = None) -> int:
     http = interleaved({
         "llm loopback sequential": eval_pass(RunConfig(**{**llm.__dict__, "episodes": seq_config.episodes}), []),
         "llm loopback concurrency=64": eval_pass(RunConfig(**{**llm.__dict__, "concurrency": 64}), llm_turns),
+        "llm loopback workers=2 concurrency=32": eval_pass(
+            RunConfig(**{**llm.__dict__, "workers": 2, "concurrency": 32}), []),
     }, passes=args.passes, warmup=1)
     model.terminate()
     model.join()
     for name, figure in http.items():
-        print(f"{name:<28} {spread_text(figure)} episodes/s")
+        print(f"{name:<38} {spread_text(figure)} episodes/s")
     ratio = http["llm loopback concurrency=64"]["median"] / http["llm loopback sequential"]["median"]
     turn_rate = http["llm loopback concurrency=64"]["median"] * llm_turns[-1] / args.endpoint_episodes
     print(f"ratio llm concurrency 64 / sequential: {ratio:.1f}; turns/s {turn_rate:.0f} = "
           f"{turn_rate / (64 / 0.05):.2f} x the ideal")
+    both = http["llm loopback workers=2 concurrency=32"]["median"]
+    print(f"ratio llm workers 2 x concurrency 32 / concurrency 64: {both / http['llm loopback concurrency=64']['median']:.2f}; "
+          f"turns/s {both * llm_turns[-1] / args.endpoint_episodes:.0f} = "
+          f"{both * llm_turns[-1] / args.endpoint_episodes / (64 / 0.05):.2f} x the ideal")
     return 0
 
 
