@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.normalize import phrase_key, phrase_tokens
 
@@ -80,13 +82,15 @@ class PhenotypeIndex:
         self.kinds: list[int] = state["kinds"]
         self.n_tokens: list[int] = state["n_tokens"]
         self._exact_keys: list[str] = state["exact_keys"]
-        self._exact_ptr: list[int] = state["exact_ptr"]
-        self._exact_entries: list[int] = state["exact_entries"]
         self._words: list[str] = state["words"]
-        self._post_ptr: list[int] = state["post_ptr"]
-        self._post_entries: list[int] = state["post_entries"]
+        # Offsets and entries as int32 arrays (a query slices a few rows): as Python lists they held 8 MB.
+        self._exact_ptr = np.asarray(state["exact_ptr"], dtype=np.int32)
+        self._exact_entries = np.asarray(state["exact_entries"], dtype=np.int32)
+        self._post_ptr = np.asarray(state["post_ptr"], dtype=np.int32)
+        self._post_entries = np.asarray(state["post_entries"], dtype=np.int32)
         self._exact = {key: row for row, key in enumerate(self._exact_keys)}
         self._postings = {word: row for row, word in enumerate(self._words)}
+        self._order = self._word_order()
 
     @classmethod
     def build(cls, kb: HpoKnowledgeBase) -> PhenotypeIndex:
@@ -125,16 +129,30 @@ class PhenotypeIndex:
     def state(self) -> dict[str, Any]:
         """Everything :meth:`__init__` needs, as lists of ints and of one-line strings (for the cache)."""
         return {"terms": self.terms, "texts": self.texts, "kinds": self.kinds, "n_tokens": self.n_tokens,
-                "exact_keys": self._exact_keys, "exact_ptr": self._exact_ptr, "exact_entries": self._exact_entries,
-                "words": self._words, "post_ptr": self._post_ptr, "post_entries": self._post_entries}
+                "exact_keys": self._exact_keys, "exact_ptr": self._exact_ptr.tolist(),
+                "exact_entries": self._exact_entries.tolist(), "words": self._words,
+                "post_ptr": self._post_ptr.tolist(), "post_entries": self._post_entries.tolist()}
 
     def _exact_for(self, key: str) -> list[int]:
         row = self._exact.get(key)
-        return [] if row is None else self._exact_entries[self._exact_ptr[row] : self._exact_ptr[row + 1]]
+        return [] if row is None else self._exact_entries[self._exact_ptr[row] : self._exact_ptr[row + 1]].tolist()
 
-    def _posting(self, word: str) -> set[int]:
+    def _posting(self, word: str) -> np.ndarray:
+        """The entries whose name has ``word``, ascending (empty when none)."""
         row = self._postings.get(word)
-        return set() if row is None else set(self._post_entries[self._post_ptr[row] : self._post_ptr[row + 1]])
+        return self._post_entries[:0] if row is None else self._post_entries[self._post_ptr[row] : self._post_ptr[row + 1]]
+
+    def _word_order(self) -> np.ndarray:
+        """Each entry's place in the word tiers' order: fewer words, label before synonyms, the commoner
+        term (more diseases), the lower id, then the entry (:func:`_rank_key`); computed at load."""
+        terms = np.asarray(self.terms, dtype=np.int64)
+        id_rank = np.empty(len(self.kb.graph.ids), dtype=np.int64)
+        id_rank[np.argsort(np.asarray(self.kb.graph.ids))] = np.arange(len(self.kb.graph.ids))
+        by = np.lexsort((np.arange(len(terms)), id_rank[terms], -self.kb.n_diseases[terms].astype(np.int64),
+                         np.asarray(self.kinds), np.asarray(self.n_tokens)))
+        order = np.empty(len(terms), dtype=np.int64)
+        order[by] = np.arange(len(terms))
+        return order
 
     def lookup(self, text: str, limit: int = 10) -> list[PhenotypeMatch]:
         """Up to ``limit`` terms for ``text``, best first (see the module docstring)."""
@@ -151,17 +169,26 @@ class PhenotypeIndex:
         self._add(out, self._exact_for(phrase_key(text)), "exact", limit)
         if len(out) < limit:
             postings = [self._posting(token) for token in sorted(tokens)]
-            every = set.intersection(*postings) if all(postings) else set()
-            self._add(out, every, "all words", limit)
-            if not every and len(out) < limit and len(tokens) > 1:
-                counts: dict[int, int] = defaultdict(int)
-                for posting in postings:
-                    for e in posting:
-                        counts[e] += 1
-                best = max(counts.values(), default=0)
+            every = postings[0]
+            for posting in postings[1:]:
+                every = np.intersect1d(every, posting, assume_unique=True)
+            self._add_ranked(out, every, "all words", limit)
+            if not len(every) and len(out) < limit and len(tokens) > 1:
+                entries, counts = np.unique(np.concatenate(postings), return_counts=True)
+                best = int(counts.max()) if len(counts) else 0
                 if best * 2 >= len(tokens):
-                    self._add(out, [e for e, c in counts.items() if c == best], "some words", limit)
+                    self._add_ranked(out, entries[counts == best], "some words", limit)
         return list(out.values())
+
+    def _add_ranked(self, out: dict[int, PhenotypeMatch], entries: np.ndarray, how: str, limit: int) -> None:
+        """:meth:`_add` for the word tiers, ordered by the precomputed :meth:`_word_order`."""
+        kb, ids = self.kb, self.kb.graph.ids
+        for e in entries[np.argsort(self._order[entries])].tolist():
+            if len(out) >= limit:
+                return
+            t = self.terms[e]
+            if t not in out:
+                out[t] = PhenotypeMatch(ids[t], kb.term_names[t], self.texts[e], how)
 
     def _add(self, out: dict[int, PhenotypeMatch], entries: Iterable[int], how: str, limit: int) -> None:
         kb, ids = self.kb, self.kb.graph.ids

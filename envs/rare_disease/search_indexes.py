@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
 _TEXT_FIELDS = ("texts", "exact_keys", "words")
+_ARRAY_FIELDS = ("exact_ptr", "exact_entries", "post_ptr", "post_entries")
 
 
 @lru_cache(maxsize=1)
@@ -94,6 +95,8 @@ def decode_state(blob: bytes) -> dict[str, Any]:
             if name in _TEXT_FIELDS:
                 count = int(data[f"{name}__count"][0])
                 state[name] = data[name].tobytes().decode("utf-8").split("\n") if count else []
+            elif name in _ARRAY_FIELDS:
+                state[name] = data[name]  # kept as an array (PhenotypeIndex holds these as int32 arrays)
             else:
                 state[name] = data[name].tolist()
     return state
