@@ -9,8 +9,12 @@ of JSON that read like results.
 
 :func:`lesson_output` applies the run directory's rule to a lesson's folder:
 
-* a folder that holds anything is refused in one line, unless ``--overwrite``;
-* with ``--overwrite`` the old folder is moved aside while the lesson runs,
+* a folder that holds a run (its ``reproduce.json``, written when a lesson
+  starts, or a ``summary.json``) is refused in one line, unless ``--overwrite``;
+* a folder that holds anything else is always refused: ``--overwrite`` replaces
+  a run, never a folder of other files (``--out .`` in a project must not
+  delete the project);
+* with ``--overwrite`` the old run is moved aside while the lesson runs,
   deleted once the new one is complete, and put back if the run fails or is
   interrupted (Ctrl-C, SIGTERM), so ``--out`` holds the whole old run or the
   whole new one, never a mix;
@@ -46,10 +50,12 @@ from agentenv.evaluation.run_dir import (
     write_atomic,
 )
 
-__all__ = ["SMOKE_NOTE", "finish", "label_summary", "lesson_output", "summary_table"]
+__all__ = ["MARKER", "SMOKE_NOTE", "finish", "label_summary", "lesson_output", "summary_table"]
 
 SMOKE_NOTE = ("--quick is a smoke run: it checks that the lesson runs end to end on a tiny budget; "
               "its figures are not results (run without --quick for those)")
+MARKER = "reproduce.json"
+"""Written first into a lesson's folder: what makes a folder a run that ``--overwrite`` may replace."""
 _NOT_FIGURES = ("meta", "baselines", "shift", "per_seed", "train")
 
 
@@ -58,17 +64,25 @@ def holds_anything(path: Path) -> bool:
     return path.is_dir() and any(path.iterdir())
 
 
+def holds_run(path: Path) -> bool:
+    """Whether ``path`` holds a lesson run (or an ``eval`` run): its :data:`MARKER` or a ``summary.json``."""
+    return (path / MARKER).is_file() or (path / SUMMARY_FILE).is_file()
+
+
 @contextlib.contextmanager
-def lesson_output(out: Path, *, overwrite: bool = False) -> Iterator[Path]:
+def lesson_output(out: Path, lesson: str, *, overwrite: bool = False, quick: bool = False) -> Iterator[Path]:
     """The folder a lesson writes into, under the rules of the module docstring.
 
     Raises:
-        UserInputError: ``out`` is a file, or holds something and ``overwrite`` is off.
+        UserInputError: ``out`` is a file, holds a run and ``overwrite`` is off, or holds other files.
     """
     out = Path(out)
     refuse_file(out)
     aside: Path | None = None
     if holds_anything(out):
+        if not holds_run(out):
+            raise UserInputError(f"{out} holds files that are not an agentenv run; give a new or empty --out "
+                                 "(--overwrite replaces only a run)")
         if not overwrite:
             raise UserInputError(f"{out} already holds a run; pass --overwrite to replace it or choose another "
                                  "--out (a lesson cannot be resumed: its training restarts from the first step)")
@@ -76,6 +90,7 @@ def lesson_output(out: Path, *, overwrite: bool = False) -> Iterator[Path]:
         out.replace(aside / out.name)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        write_atomic(out / MARKER, json.dumps({"command": "agentenv reproduce", "lesson": lesson, "quick": quick}) + "\n")
         with sigterm_as_interrupt():  # a scheduler's stop restores the old run as Ctrl-C does
             yield out
     except BaseException:

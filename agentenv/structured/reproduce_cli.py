@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     in the output; the headline figures print as a short table."""
     from agentenv.evaluation.lesson_runs import finish, lesson_output
 
-    with lesson_output(args.out, overwrite=args.overwrite):
+    with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
         status = _run(args)
     return status if status else finish(args.out, args.lesson, args.quick)
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agentenv.cli import main
-from agentenv.evaluation.lesson_runs import SMOKE_NOTE
+from agentenv.evaluation.lesson_runs import MARKER, SMOKE_NOTE
 
 SUMMARY = {"strict": {"accuracy": 0.25, "accuracy_ci": [0.1, 0.4], "per_seed": [{"seed": 0}]},
            "effects": {"a_minus_b": {"mean": 0.1, "ci": [-0.2, 0.3]}}, "meta": {"wall_s": 3.0}}
@@ -80,6 +80,19 @@ def test_overwrite_replaces_the_whole_run(lesson: list[Path], tmp_path: Path) ->
     assert main(["reproduce", "reward-hacking", "--quick", "--overwrite", "--out", str(out)]) == 0
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # nothing left aside
+    assert json.loads((out / MARKER).read_text()) == {"command": "agentenv reproduce", "lesson": "reward-hacking",
+                                                      "quick": True}
+
+
+def test_overwrite_never_replaces_a_folder_that_is_not_a_run(
+    lesson: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "code.py").write_text("x = 1\n", encoding="utf-8")
+    assert main(["reproduce", "reward-hacking", "--overwrite", "--out", str(project)]) == 2
+    assert "holds files that are not an agentenv run" in capsys.readouterr().err
+    assert (project / "src" / "code.py").read_text() == "x = 1\n" and lesson == []
 
 
 def test_an_interrupted_overwrite_gives_the_old_run_back(
