@@ -92,12 +92,13 @@ def run(args: argparse.Namespace) -> int:
 
     Why: an interrupted export over an earlier one must not leave the old
     ``manifest.json`` beside new rows. The old export stays whole until the new
-    one is complete; an existing ``--out`` is refused unless ``--overwrite``.
+    one is complete; an existing export in ``--out`` is refused unless ``--overwrite``, and a folder of
+    other files always is (``--overwrite`` replaces the whole folder, so it may only replace an export).
     """
     from dataclasses import replace
 
     from agentenv.cli_args import check_env_args, env_spec
-    from agentenv.data.sft import export_sft
+    from agentenv.data.sft import MANIFEST_FILE, export_sft
     from agentenv.errors import UserInputError
     from agentenv.evaluation.run_dir import (
         refuse_file,
@@ -114,9 +115,13 @@ def run(args: argparse.Namespace) -> int:
         # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
         check_env_args(config.env_id, dict(config.env_args))
     refuse_file(config.out)
-    if config.out.exists() and any(config.out.iterdir()) and not args.overwrite:
-        raise UserInputError(f"{config.out} already holds files; pass --overwrite to replace them, "
-                             "or choose another --out")
+    if config.out.exists() and any(config.out.iterdir()):
+        if not (config.out / MANIFEST_FILE).is_file():  # --out . in a project must not delete the project
+            raise UserInputError(f"{config.out} holds files that are not an SFT export; give a new or empty --out "
+                                 f"(--overwrite replaces only an export: a folder with its {MANIFEST_FILE})")
+        if not args.overwrite:
+            raise UserInputError(f"{config.out} already holds an export; pass --overwrite to replace it, "
+                                 "or choose another --out")
     template = None
     if args.tokenizer:
         from transformers import AutoTokenizer

@@ -37,6 +37,15 @@ def test_an_existing_export_is_refused_then_replaced_whole_with_overwrite(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sft"]  # no temporary folder left
 
 
+def test_overwrite_never_replaces_a_folder_that_is_not_an_export(tmp_path: Path, capsys) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "code.py").write_text("x = 1\n", encoding="utf-8")
+    assert _export(project, "--overwrite") == 2
+    assert "holds files that are not an SFT export" in capsys.readouterr().err
+    assert (project / "src" / "code.py").read_text() == "x = 1\n"
+
+
 class _InterruptedOracle:
     """The oracle, until Ctrl-C arrives in the middle of the third episode."""
 
