@@ -67,15 +67,17 @@ def timed(name, fn):
     return result
 env = timed("make", lambda: gym.make(env_id, max_turns=2 * len(calls) + 2))
 timed("reset", lambda: env.reset(seed=0))
+failed = []
 for name, args in calls:
     obs = timed(f"first {name}", lambda: env.step(tool_call(name, **args)))[0]
-    assert "error" not in obs[:40].lower() or name == "get_title", obs[:200]
+    if "error" in obs[:40].lower() and name != "get_title":  # e.g. a first call that ran past the tool's deadline
+        failed.append(name)
 for name, args in calls:
     timed(f"again {name}", lambda: env.step(tool_call(name, **args)))
 gold = env.unwrapped.task.gold
 text = gold.get("name") or gold.get("answer")
 timed("first answer", lambda: env.step(answer(str(text))))
-print("RESULT " + json.dumps(out))
+print("RESULT " + json.dumps({"timings": out, "failed": failed}))
 """
 
 
@@ -85,7 +87,13 @@ def one_pass(env_id: str, home: str | None = None, python: str = sys.executable)
     proc = subprocess.run([python, "-c", PASS_CODE, env_id, json.dumps(CALLS[env_id])],
                           capture_output=True, text=True, check=True, env=env, cwd=os.path.dirname(__file__))
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    return {k: tuple(v) for k, v in json.loads(line[7:]).items()}  # type: ignore[misc]
+    result = json.loads(line[7:])
+    FAILED.setdefault((env_id, python), []).extend(result["failed"])
+    return {k: tuple(v) for k, v in result["timings"].items()}  # type: ignore[misc]
+
+
+FAILED: dict[tuple[str, str], list[str]] = {}
+"""First tool calls whose observation was an error (a build that ran past the tool's deadline), per id and side."""
 
 
 def _median_cell(passes: list[dict[str, tuple[float, float]]], phase: str) -> str:
@@ -142,6 +150,8 @@ def main() -> None:
               + " | ".join(f"{statistics.median(sums[n][0]):.0f}" for n in names) + " | |")
         print("| worst first step after reset, wall ms | "
               + " | ".join(f"{statistics.median(sums[n][1]):.1f}" for n in names) + " | |")
+        print("| first calls that failed (all passes, warm-up included) | "
+              + " | ".join(", ".join(FAILED.get((env_id, sides[n][1]), [])) or "none" for n in names) + " | |")
         record[env_id] = {n: {"passes": runs[n], "total_ms": sums[n][0], "worst_first_step_ms": sums[n][1]}
                           for n in names}
     if args.json:
