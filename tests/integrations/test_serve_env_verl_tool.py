@@ -31,7 +31,7 @@ LIMITS = EnvServerLimits(max_live_envs=4, max_actions_per_request=8, max_body_by
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[BackgroundServer]:
-    with BackgroundServer(create_app("MediaSearch-v0", split="test", limits=LIMITS), LIMITS) as running:
+    with BackgroundServer(create_app("MediaSearch-v0", split="test", env_kwargs={}, limits=LIMITS), LIMITS) as running:
         yield running
 
 
@@ -102,6 +102,15 @@ def test_at_the_cap_a_request_is_refused_whole(client: httpx.Client, server: Bac
      "'extra_fields'[0]: 'seed' must be a non-negative integer"),
     (b'{"trajectory_ids": ["a"], "actions": ["x"], "extra_fields": [{"split": "nosuch"}]}', 422,
      "'split' 'nosuch' is not a split"),
+    (json.dumps({"trajectory_ids": ["a"], "actions": ["x"], "extra_fields": [
+        {"env_id": "RareDiseaseDiagnosis-v0", "split": "test", "task_index": 0, "seed": 0}]}).encode(), 422,
+     "the row is for 'RareDiseaseDiagnosis-v0'; this server serves 'MediaSearch-v0'"),
+    (json.dumps({"trajectory_ids": ["a"], "actions": ["x"], "extra_fields": [
+        {"env_id": "MediaSearch-v0", "split": "test", "task_index": 0, "seed": 0, "task_id": "task-0"}]}).encode(),
+     422, "the row says 'task-0': rewrite the rows"),
+    (json.dumps({"trajectory_ids": ["a"], "actions": ["x"], "extra_fields": [
+        {"env_id": "MediaSearch-v0", "split": "test", "task_index": 0, "seed": 0, "env_kwargs": '{"k": 3}'}]}).encode(),
+     422, "the row was written for env kwargs"),
     (json.dumps({"trajectory_ids": ["a"], "actions": ["x" * 5000]}).encode(), 422, "at most 4096"),
     (json.dumps({"trajectory_ids": ["a"], "actions": ["x" * 70000]}).encode(), 413, "at most 65536"),
     (b'{"trajectory_ids": ["a"], "actions": ["\\ud800"]}', 422, "unpaired surrogate"),

@@ -52,4 +52,6 @@ def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: M
         make = env_factory(env_id, env_kwargs or {})
     pool = EnvPool(make, max_idle=limits.max_live_envs)
     name = "".join(ch for ch in (env_id or "Custom") if ch.isalnum()) + "Environment"
-    return build_app(environment_class(pool, default_split=split, limits=limits, name=name), limits)
+    environment = environment_class(pool, default_split=split, limits=limits, name=name, env_id=env_id,
+                                    env_kwargs=env_kwargs)
+    return build_app(environment, limits)

@@ -15,7 +15,9 @@ server's clients already get (the connection guard is added by
   ``max_body_bytes``), and a WebSocket silent for ``idle_timeout_s`` is closed
   (its session and env with it), so idle sockets cannot hold the env cap;
 * every error answer (status >= 400) is logged as one line, and a reset with
-  bad start fields is a 422 naming the field instead of a 500 with a traceback.
+  bad start fields is a 422 naming the field instead of a 500 with a traceback;
+  a session that ends (the client gone) logs nothing, where OpenEnv's handler
+  would end in a ``WebSocketDisconnect`` traceback.
 """
 
 from __future__ import annotations
@@ -63,7 +65,14 @@ class Hardened:
         if scope["type"] == "http":
             await self.http(scope, receive, send)
         elif scope["type"] == "websocket":
-            await self.app(scope, self.idle_limited(receive), send)
+            try:
+                await self.app(scope, self.idle_limited(receive), send)
+            except Exception as err:  # noqa: BLE001 - a session's end is one log line, never a traceback
+                # OpenEnv closes the socket after the client has gone, which Starlette reports as
+                # WebSocketDisconnect (code 1006): the ordinary end of a session.
+                if type(err).__name__ != "WebSocketDisconnect":
+                    logger.error("WebSocket session ended by %s: %s", type(err).__name__,
+                                 " ".join(str(err).split())[:200])
         else:
             await self.app(scope, receive, send)
 

@@ -21,13 +21,15 @@ which the server answers as one JSON error naming the field.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
 
 from agentenv.integrations.openenv.models import EpisodeState, TextAction, TextObservation
 from agentenv.integrations.serve_env.limits import EnvServerLimits
-from agentenv.integrations.serve_env.sessions import EnvPool, StartError, start_from_fields
+from agentenv.integrations.serve_env.sessions import EnvPool, check_env_kwargs, start_from_fields
+from agentenv.integrations.serve_env.sessions import reset as reset_env
 
 
 class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
@@ -37,6 +39,8 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
     pool: EnvPool
     default_split: str
     limits: EnvServerLimits
+    env_id: str | None = None
+    env_kwargs: Mapping[str, Any] | None = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -45,20 +49,22 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         self._state = EpisodeState(done=True)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, index: int | None = None,
-              task_id: str | None = None, split: str | None = None) -> TextObservation:
-        """Start an episode: ``seed``, and ``index`` or ``task_id``, on ``split`` (as ``agentenv eval``)."""
-        start = start_from_fields({"seed": seed, "index": index, "task_id": task_id, "split": split})
+              task_id: str | None = None, split: str | None = None, **row: Any) -> TextObservation:
+        """Start an episode: ``seed``, and ``index`` or ``task_id``, on ``split`` (as ``agentenv eval``).
+
+        A row's fields (``agentenv prepare-verl``'s ``extra_info``: ``task_index`` and the rest)
+        may be passed instead, as keyword arguments.
+        """
+        fields = {"seed": seed, "index": index, "task_id": task_id, "split": split, **row}
+        start = start_from_fields({k: v for k, v in fields.items() if v is not None}, env_id=self.env_id)
+        check_env_kwargs(start, self.env_kwargs)
         split = start.split or self.default_split
         if self._env is not None and split != self._split:
             self.close()
         if self._env is None:
             self._env = self.pool.take(split)
             self._split = split
-        try:
-            obs, info = self._env.reset(seed=start.seed, options=dict(start.options) if start.options else None)
-        except (ValueError, KeyError, IndexError, TypeError) as err:
-            raise StartError(f"cannot start an episode from {dict(start.options or {})}: "
-                             f"{' '.join(str(err).split())[:200]}") from None
+        obs, info = reset_env(self._env, start)
         self._state = EpisodeState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
                                    task_id=info.get("task_id"), split=split)
         return TextObservation(text=obs, done=False, reward=None, task_id=info.get("task_id"),
@@ -87,8 +93,8 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
             if done else {})
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, index: int | None = None,
-                          task_id: str | None = None, split: str | None = None) -> TextObservation:
-        return self.reset(seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split)
+                          task_id: str | None = None, split: str | None = None, **row: Any) -> TextObservation:
+        return self.reset(seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split, **row)
 
     async def step_async(self, action: TextAction, timeout_s: float | None = None,
                          **kwargs: Any) -> TextObservation:
@@ -106,7 +112,8 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         self._state = EpisodeState(done=True)
 
 
-def environment_class(pool: EnvPool, *, default_split: str, limits: EnvServerLimits,
-                      name: str = "AgentEnvEnvironment") -> type[AgentEnvEnvironment]:
+def environment_class(pool: EnvPool, *, default_split: str, limits: EnvServerLimits, name: str = "AgentEnvEnvironment",
+                      env_id: str | None = None, env_kwargs: Mapping[str, Any] | None = None) -> type[AgentEnvEnvironment]:
     """A subclass bound to ``pool``: OpenEnv's server calls it with no arguments, once per session."""
-    return type(name, (AgentEnvEnvironment,), {"pool": pool, "default_split": default_split, "limits": limits})
+    return type(name, (AgentEnvEnvironment,), {"pool": pool, "default_split": default_split, "limits": limits,
+                                               "env_id": env_id, "env_kwargs": env_kwargs})

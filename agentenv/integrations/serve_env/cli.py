@@ -110,12 +110,13 @@ def run(args: argparse.Namespace) -> int:
     if args.protocol == "verl-tool":
         from agentenv.integrations.verl_tool import create_app
 
-        app = create_app(args.env_id, split=args.split, limits=limits, make=make_first_built)
+        app = create_app(args.env_id, split=args.split, env_kwargs=env_kwargs, limits=limits, make=make_first_built)
         websockets = False
     else:
         from agentenv.integrations.openenv import create_app as create_openenv_app
 
-        app = create_openenv_app(args.env_id, split=args.split, limits=limits, make=make_first_built)
+        app = create_openenv_app(args.env_id, split=args.split, env_kwargs=env_kwargs, limits=limits,
+                                 make=make_first_built)
         websockets = True
     print(f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
           f"http://{args.host}:{args.port}", file=sys.stderr, flush=True)

@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -47,7 +48,8 @@ from typing import Any
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 
 START_FIELDS = ("seed", "index", "task_id", "split")
-"""The fields that pick a trajectory's episode (verl-tool's ``extra_fields``, OpenEnv's reset data)."""
+"""The fields that pick a trajectory's episode (verl-tool's ``extra_fields``, OpenEnv's reset data);
+a row written by ``agentenv prepare-verl`` (``task_index`` and the rest) is read as such."""
 
 
 class StartError(ValueError):
@@ -61,23 +63,36 @@ class Start:
     seed: int | None = None
     options: Mapping[str, Any] | None = None
     split: str | None = None
+    expect_task_id: str | None = None
+    """The task id the row was written for, checked after reset (rows for other tasks fail loudly)."""
+    env_kwargs: Mapping[str, Any] | None = None
+    """The env kwargs the row was written for, checked against the server's."""
 
 
-def start_from_fields(fields: Mapping[str, Any]) -> Start:
+def start_from_fields(fields: Mapping[str, Any], *, env_id: str | None = None) -> Start:
     """Read the start fields (``seed``, and ``index`` or ``task_id``, and ``split``); other keys are ignored.
 
-    Trainers carry these in each row's ``extra_info`` (verl) or pass them to
-    ``reset`` (OpenEnv). The same fields give the same episode as
-    ``agentenv eval`` with ``reset(seed=seed, options={"index": index})``.
+    Trainers pass them to ``reset`` (OpenEnv) or carry them in each row's
+    ``extra_info`` (verl-tool sends it as ``extra_fields``). The same fields give
+    the same episode as ``agentenv eval`` with ``reset(seed=seed, options={"index": index})``.
+    A row written by ``agentenv prepare-verl`` (it has ``task_index``; its
+    ``index`` is the row's number, its ``task_id`` a check) is read as
+    :class:`~agentenv.integrations.row_episodes.EpisodeSpec` reads it, and must
+    name ``env_id`` when given.
 
     Example:
         >>> start_from_fields({"seed": 3, "index": 7, "split": "test", "images": None})
-        Start(seed=3, options={'index': 7}, split='test')
+        Start(seed=3, options={'index': 7}, split='test', expect_task_id=None, env_kwargs=None)
+        >>> start_from_fields({"env_id": "MediaSearch-v0", "split": "test", "task_index": 2, "task_id": "t",
+        ...                    "seed": 9, "episode": 0, "env_kwargs": "{}", "index": 0}).options
+        {'index': 2}
         >>> start_from_fields({"seed": "3"})
         Traceback (most recent call last):
         ...
         agentenv.integrations.serve_env.sessions.StartError: 'seed' must be a non-negative integer, got str
     """
+    if "task_index" in fields:
+        return _start_from_row(fields, env_id)
     seed = fields.get("seed")
     if seed is not None and not _natural(seed):
         raise StartError(f"'seed' must be a non-negative integer, got {_kind(seed)}")
@@ -99,6 +114,23 @@ def start_from_fields(fields: Mapping[str, Any]) -> Start:
     return Start(seed=seed, options=options, split=split)
 
 
+def _start_from_row(fields: Mapping[str, Any], env_id: str | None) -> Start:
+    """A ``prepare-verl`` row's episode (see :class:`~agentenv.integrations.row_episodes.EpisodeSpec`)."""
+    from agentenv.integrations.row_episodes import EpisodeSpec
+
+    for name in ("task_index", "seed"):
+        if not _natural(fields.get(name)):
+            raise StartError(f"'{name}' must be a non-negative integer, got {_kind(fields.get(name))}")
+    try:
+        spec = EpisodeSpec.from_fields(fields, env_id=None if "env_id" in fields else env_id or "")
+    except (ValueError, TypeError) as err:  # UserInputError is a ValueError; so is bad env_kwargs JSON
+        raise StartError(f"the row's episode fields: {' '.join(str(err).split())[:200]}") from None
+    if env_id and spec.env_id != env_id:
+        raise StartError(f"the row is for {spec.env_id[:80]!r}; this server serves {env_id!r}")
+    return Start(seed=spec.seed, options={"index": spec.task_index}, split=spec.split,
+                 expect_task_id=spec.task_id or None, env_kwargs=dict(spec.env_kwargs))
+
+
 def _natural(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
@@ -106,6 +138,27 @@ def _natural(value: object) -> bool:
 def _kind(value: object) -> str:
     text = repr(value)
     return type(value).__name__ if len(text) > 40 or isinstance(value, str) else f"{type(value).__name__} {text}"
+
+
+def check_env_kwargs(start: Start, served: Mapping[str, Any] | None) -> None:
+    """Refuse a row written for other env kwargs than the server's (``served`` None: not checked)."""
+    if start.env_kwargs is not None and served is not None and start.env_kwargs != served:
+        raise StartError(f"the row was written for env kwargs {json.dumps(start.env_kwargs)[:200]}; this server "
+                         f"serves {json.dumps(dict(served))[:200]} (start it with the row's --env-arg values)")
+
+
+def reset(env: Any, start: Start) -> tuple[str, Mapping[str, Any]]:
+    """``env.reset`` as ``start`` says; a task the env refuses, or not the row's, is a StartError."""
+    try:
+        obs, info = env.reset(seed=start.seed, options=dict(start.options) if start.options else None)
+    except (ValueError, KeyError, IndexError, TypeError) as err:
+        raise StartError(f"cannot start an episode from {dict(start.options or {})}: "
+                         f"{' '.join(str(err).split())[:200]}") from None
+    if start.expect_task_id and info.get("task_id") != start.expect_task_id:
+        raise StartError(f"task {dict(start.options or {}).get('index')} of split {start.split!r} is "
+                         f"{info.get('task_id')!r}, the row says {start.expect_task_id[:80]!r}: rewrite the rows "
+                         "for these tasks")
+    return obs, info
 
 
 class EnvPool:
@@ -206,10 +259,15 @@ class Trajectories:
     """Live trajectories by id, oldest-active first, with the ended ids remembered."""
 
     def __init__(self, pool: EnvPool, limits: EnvServerLimits, *, default_split: str,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, env_id: str | None = None,
+                 env_kwargs: Mapping[str, Any] | None = None) -> None:
         self.pool = pool
         self.limits = limits
         self.default_split = default_split
+        self.env_id = env_id
+        """The served id, which rows must name (None: not checked)."""
+        self.env_kwargs = dict(env_kwargs) if env_kwargs is not None else None
+        """The served env kwargs, which rows must match (None: not checked)."""
         self.clock = clock
         self.live: OrderedDict[str, Trajectory] = OrderedDict()
         self.ended: OrderedDict[str, str] = OrderedDict()
@@ -247,14 +305,14 @@ class Trajectories:
         Raises:
             StartError: the split, seed or task cannot start an episode (the env stays in the pool).
         """
+        check_env_kwargs(start, self.env_kwargs)
         split = start.split or self.default_split
         env = self.pool.take(split)
         try:
-            obs, info = env.reset(seed=start.seed, options=dict(start.options) if start.options else None)
-        except (ValueError, KeyError, IndexError, TypeError) as err:
+            obs, info = reset(env, start)
+        except StartError:
             self.pool.give(split, env)
-            raise StartError(f"cannot start an episode from {dict(start.options or {})}: "
-                             f"{' '.join(str(err).split())[:200]}") from None
+            raise
         self.live[tid] = Trajectory(env, split, self.clock())
         self.ended.pop(tid, None)
         self.stats.started += 1

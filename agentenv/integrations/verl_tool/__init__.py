@@ -40,7 +40,9 @@ def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: M
                info: Mapping[str, Any] | None = None) -> VerlToolApp:
     """The verl-tool app serving ``env_id`` (``gym.make(env_id, split=..., **env_kwargs)``), or ``make(split)``.
 
-    ``split`` is the trajectories' split unless their ``extra_fields`` name another.
+    ``split`` is the trajectories' split unless their ``extra_fields`` name another. A row
+    written by ``agentenv prepare-verl`` must name ``env_id`` and, when ``env_kwargs`` is given
+    (``None``: not checked), was written for the same kwargs.
     """
     from agentenv.integrations.serve_env.limits import EnvServerLimits
     from agentenv.integrations.serve_env.sessions import EnvPool, Trajectories, env_factory
@@ -52,6 +54,6 @@ def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: M
             raise ValueError("create_app needs an env id or a make(split) factory")
         make = env_factory(env_id, env_kwargs or {})
     pool = EnvPool(make, max_idle=limits.max_live_envs)
-    trajectories = Trajectories(pool, limits, default_split=split)
+    trajectories = Trajectories(pool, limits, default_split=split, env_id=env_id, env_kwargs=env_kwargs)
     return VerlToolApp(trajectories, {"env_id": env_id, "split": split, **(info or {})})
 

@@ -141,7 +141,7 @@ class VerlToolApp:
             if not item.finish and item.trajectory_id not in trajectories.live \
                     and item.trajectory_id not in trajectories.ended:
                 try:
-                    new.append((item.trajectory_id, start_from_fields(item.extra_fields)))
+                    new.append((item.trajectory_id, start_from_fields(item.extra_fields, env_id=trajectories.env_id)))
                 except StartError as err:
                     raise RequestError(422, f"'extra_fields'[{i}]: {err}") from None
         if new and not trajectories.room_for(len(new)):

@@ -2,7 +2,8 @@
 
 verl-tool does not install from the package registry, so its client cannot run here; each request
 is the one its agent loop builds (``VerlToolAgentLoop.interact_with_tool_server``: one trajectory id,
-its action, ``finish=[False]``, ``is_last_step``, the row's ``extra_info`` as ``extra_fields``), and
+its action, ``finish=[False]``, ``is_last_step``, the row's ``extra_info`` as ``extra_fields``, here
+the one ``agentenv prepare-verl`` writes), and
 the episode ends with the ``finish=[True]`` request its ``close_traj_tool_threads`` sends. The
 record is what came back: the rewards in the observations, the turns and transcript of the last one.
 """
@@ -14,7 +15,7 @@ import functools
 import itertools
 from typing import Any
 
-from ..scripts import ParityRecord, Script
+from ..scripts import ParityRecord, Script, shared_env
 
 REQUIRES = "uvicorn"
 _ids = itertools.count()
@@ -34,11 +35,21 @@ def _server(env_id: str) -> tuple[Any, Any]:
     return server, client
 
 
+def _row_extra_info(env_id: str, script: Script) -> dict[str, Any]:
+    from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
+    from agentenv.integrations.verl.rows import verl_row
+
+    task_id = shared_env(env_id, script.split).unwrapped.tasks[script.task_index].id
+    spec = EpisodeSpec(env_id, script.split, script.task_index, script.seed, task_id)
+    return dict(verl_row(spec, SHARED_POOL)["extra_info"])
+
+
 def run(env_id: str, script: Script) -> ParityRecord:
     _, client = _server(env_id)
     trajectory = f"parity-{env_id}-{script.name}-{next(_ids)}"
-    # The row's extra_info, as the verl data preparation writes it; return_messages asks for the transcript.
-    extra = {"seed": script.seed, "index": script.task_index, "split": script.split, "return_messages": True}
+    # The row's extra_info as `agentenv prepare-verl` writes it (verl-tool's agent loop sends it as
+    # extra_fields); return_messages asks for the transcript in the last observation.
+    extra = {**_row_extra_info(env_id, script), "return_messages": True}
     total, obs = 0.0, {}
     for action in script.actions:
         reply = client.post("/get_observation", json={
