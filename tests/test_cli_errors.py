@@ -97,6 +97,9 @@ CASES: list[tuple[list[str], str]] = [
      "missing.jsonl"),
     (["judge-consistency", "--episodes", "{binary}", "--endpoint", "http://127.0.0.1:9"], "{binary}"),
     (["reproduce", "no-such-lesson", "--out", "{root}/r"], "no-such-lesson"),
+    (["reproduce", "reward-hacking", "--quick", "--out", "{file}"], "{file}"),
+    (["reproduce", "reward-hacking", "--overwrite", "--out", "{folder}"], "{folder}"),
+    (["export-sft", "MediaSearch-v0", "--overwrite", "--out", "{folder}"], "{folder}|agentenv["),
     (["serve-retrieval", "--corpus", "nosuch"], "nosuch|agentenv["),
     (["serve-retrieval", "--port", "x"], "'x'"),
 ]
