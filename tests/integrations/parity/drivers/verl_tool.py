@@ -5,7 +5,9 @@ is the one its agent loop builds (``VerlToolAgentLoop.interact_with_tool_server`
 its action, ``finish=[False]``, ``is_last_step``, the row's ``extra_info`` as ``extra_fields``, here
 the one ``agentenv prepare-verl`` writes), and
 the episode ends with the ``finish=[True]`` request its ``close_traj_tool_threads`` sends. The
-record is what came back: the rewards in the observations, the turns and transcript of the last one.
+record is what came back: the reward that ``agentenv.integrations.verl_tool.reward.compute_score``
+reads from the observations (kept as verl-tool's loop keeps them), the turns and transcript of the
+last one.
 """
 
 from __future__ import annotations
@@ -45,12 +47,14 @@ def _row_extra_info(env_id: str, script: Script) -> dict[str, Any]:
 
 
 def run(env_id: str, script: Script) -> ParityRecord:
+    from agentenv.integrations.verl_tool.reward import compute_score
+
     _, client = _server(env_id)
     trajectory = f"parity-{env_id}-{script.name}-{next(_ids)}"
     # The row's extra_info as `agentenv prepare-verl` writes it (verl-tool's agent loop sends it as
     # extra_fields); return_messages asks for the transcript in the last observation.
     extra = {**_row_extra_info(env_id, script), "return_messages": True}
-    total, obs = 0.0, {}
+    total, obs, interact_info = 0.0, {}, []
     for action in script.actions:
         reply = client.post("/get_observation", json={
             "trajectory_ids": [trajectory], "actions": [action], "finish": [False],
@@ -60,6 +64,7 @@ def run(env_id: str, script: Script) -> ParityRecord:
         obs = body["observations"][0]
         assert body["valids"][0] in (True, False) and isinstance(obs, dict), body
         total += obs["reward"]
+        interact_info.append(dict(obs))  # what verl-tool's loop keeps per turn (tool_interact_info)
         if body["dones"][0]:
             break
     else:
@@ -67,6 +72,8 @@ def run(env_id: str, script: Script) -> ParityRecord:
     closing = client.post("/get_observation", json={
         "trajectory_ids": [trajectory], "actions": [""], "finish": [True], "is_last_step": [True]})
     assert closing.json() == {"observations": [""], "dones": [True], "valids": [True]}, closing.text
-    assert obs["total_reward"] == total
-    return ParityRecord(reward=total, turns=obs["turns"], messages=obs["messages"],
+    # The reward as training sees it: the verl_tool reward function over the turns the loop kept.
+    score = compute_score(f"agentenv/{env_id}", script.actions[-1], None, {"tool_interact_info": interact_info})
+    assert obs["total_reward"] == total and score["turns"] == obs["turns"]
+    return ParityRecord(reward=score["score"], turns=obs["turns"], messages=obs["messages"],
                         terminated=obs["terminated"], truncated=obs["truncated"])
