@@ -177,7 +177,7 @@ def holdout_gains(policy: Any, candidates: Sequence[Demonstration], holdout: Seq
     import torch
     from torch.func import functional_call
 
-    module = _LossModule.of(policy)
+    module = _loss_module(policy)
     params = {name: p.detach() for name, p in module.named_parameters()}
     h_obs, h_act = (torch.as_tensor(a) for a in stacked(holdout))
     with torch.no_grad():
@@ -194,22 +194,19 @@ def holdout_gains(policy: Any, candidates: Sequence[Demonstration], holdout: Seq
     return gains
 
 
-class _LossModule:
-    """A torch module whose forward is :func:`bc_loss` of the wrapped policy (what ``functional_call`` needs)."""
+def _loss_module(policy: Any) -> Any:
+    """A torch module whose forward is :func:`bc_loss` of ``policy`` (``functional_call`` swaps its parameters)."""
+    import torch
 
-    @staticmethod
-    def of(policy: Any) -> Any:
-        import torch
+    class BCLoss(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.policy = policy
 
-        class BCLoss(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.policy = policy
+        def forward(self, obs: Any, actions: Any) -> Any:
+            return bc_loss(self.policy, obs, actions)
 
-            def forward(self, obs: Any, actions: Any) -> Any:
-                return bc_loss(self.policy, obs, actions)
-
-        return BCLoss()
+    return BCLoss()
 
 
 def new_model(config: Any) -> Any:

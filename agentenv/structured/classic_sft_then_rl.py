@@ -14,8 +14,10 @@ under ``strict``:
 * **BC + PPO**: PPO for ``timesteps`` steps from the cloned policy, with the
   PPO lessons' settings (:class:`~agentenv.structured.training.TrainConfig`).
 * **PPO**: the same PPO from scratch, the same steps.
-* **bm25** and the **best fixed sequence** (the menu sequence with the best
-  mean reward over the demonstration tasks' tables, chosen on train), on the
+* **bm25**, the **best fixed sequence** (every fixed menu sequence scored on
+  these test episodes by :mod:`agentenv.structured.fixed_sequences`, the best
+  one, as in the other classic lessons) and the **fixed sequence chosen on
+  train** (the best mean over the demonstration tasks' oracle tables), on the
   same test episodes.
 
 Each seed's policies and the baselines play the runner's test episodes for
@@ -87,6 +89,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
         new_model,
         save_run,
     )
+    from agentenv.structured.fixed_sequences import best_fixed_sequence
     from agentenv.structured.training import TrainConfig, train
     from agentenv.structured.wrapper import make_structured
 
@@ -106,7 +109,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
         labels = [env.menu.labels[a] for a in sequence]
         log(f"{NAME}: {env_id}: {len(demos.episodes)} demonstrations ({demos.pairs} pairs) from {demos.tasks} "
             f"train tasks in {demo_s:.0f} s; best fixed sequence on train {labels} ({train_mean:.3f})")
-        acc: dict[str, dict[int, list[float]]] = {a: {} for a in (*ARMS, "bm25", "best_fixed_sequence")}
+        acc: dict[str, dict[int, list[float]]] = {a: {} for a in (*ARMS, "bm25", "fixed_sequence_chosen_on_train")}
         per_seed: list[dict[str, Any]] = []
         curves[key] = {"bc_ppo": [], "ppo": [], "bc_loss": []}
         for seed in range(budget.seeds):
@@ -133,7 +136,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
                 acc[name][seed] = accuracy_of(records)
             acc["bm25"][seed] = accuracy_of(score_agent("bm25", env_id, REWARD, episodes=budget.eval_episodes,
                                                         seed=seed))
-            acc["best_fixed_sequence"][seed] = accuracy_of(
+            acc["fixed_sequence_chosen_on_train"][seed] = accuracy_of(
                 score_sequence(env_id, REWARD, sequence, episodes=budget.eval_episodes, seed=seed))
             per_seed.append({"seed": seed, "bc_loss_first": round(losses[0], 4), "bc_loss_last": round(losses[-1], 4),
                              "bc_agreement_train": round(agree, 4), "bc_wall_s": round(bc_s, 1),
@@ -141,13 +144,28 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
                              **{f"{a}_accuracy": round(float(np.mean(acc[a][seed])), 4) for a in acc}})
             log(f"{NAME}: {key} seed {seed}: BC loss {losses[0]:.3f} -> {losses[-1]:.3f}, agreement {agree:.3f}; "
                 + ", ".join(f"{a} {np.mean(acc[a][seed]):.3f}" for a in acc))
+        t3 = time.perf_counter()
+        fixed_scores, fixed_arm = best_fixed_sequence(env_id, REWARD, {}, episodes=budget.eval_episodes,
+                                                      seeds=list(range(budget.seeds)))
+        fixed = np.asarray(fixed_scores.accuracy[fixed_scores.best()], dtype=np.float64)
+        acc["best_fixed_sequence"] = {s: fixed[i * budget.eval_episodes:(i + 1) * budget.eval_episodes].tolist()
+                                      for i, s in enumerate(range(budget.seeds))}
+        for row in per_seed:
+            row["best_fixed_sequence_accuracy"] = round(float(np.mean(acc["best_fixed_sequence"][row["seed"]])), 4)
+        log(f"{NAME}: {key}: best fixed sequence on the test episodes {fixed_arm['sequence']}: "
+            f"{np.mean(fixed):.3f} ({time.perf_counter() - t3:.0f} s)")
         summary[key] = {
             "env_id": env_id, "reward": REWARD,
             **{a: arm(acc[a]) for a in ARMS},
             "bm25": arm(acc["bm25"]),
-            "best_fixed_sequence": arm(acc["best_fixed_sequence"], sequence=labels, actions=list(sequence),
-                                       chosen_on="train (the demonstration tasks' sequence tables)",
-                                       train_accuracy=round(train_mean, 4)),
+            "best_fixed_sequence": arm(acc["best_fixed_sequence"], sequence=fixed_arm["sequence"],
+                                       chosen_on="these test episodes (agentenv.structured.fixed_sequences)",
+                                       search=fixed_arm["search"],
+                                       hindsight_best_per_episode=fixed_arm["hindsight_best_per_episode"]),
+            "fixed_sequence_chosen_on_train": arm(acc["fixed_sequence_chosen_on_train"], sequence=labels,
+                                                  actions=list(sequence),
+                                                  chosen_on="train (the demonstration tasks' oracle tables)",
+                                                  train_accuracy=round(train_mean, 4)),
             "rl_gain_over_bc": paired_gain_ci(pooled(acc["bc_ppo"]), pooled(acc["bc"])),
             "bc_ppo_minus_ppo": paired_gain_ci(pooled(acc["bc_ppo"]), pooled(acc["ppo"])),
             "bc_ppo_minus_best_fixed": paired_gain_ci(pooled(acc["bc_ppo"]), pooled(acc["best_fixed_sequence"])),

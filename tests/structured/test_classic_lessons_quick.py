@@ -42,7 +42,7 @@ def single_demos() -> tuple[object, object]:
 def test_demonstrations_are_solved_episodes_the_wrapper_replays(single_demos: tuple[object, object]) -> None:
     env, demos = single_demos
     assert demos.tasks == 60 and 0 < len(demos.episodes) == demos.planned_solved < 60
-    assert demos.replayed_reward == pytest.approx(len(demos.episodes) / 60)
+    assert demos.replayed_reward == pytest.approx(len(demos.episodes) / 60, abs=1e-4)
     for d in demos.episodes:
         assert d.reward == 1.0 and d.observations.shape == (len(d.actions), env.observation_space.shape[0])
     # the oracle beats any one fixed answer: it picks per task in hindsight
@@ -97,7 +97,7 @@ def test_quick_sft_then_rl_classic_summary(tmp_path: Path) -> None:
     summary = run(tmp_path, quick=True, plots=False, log=lambda _: None)
     for key in ("multi_turn", "single_turn"):
         block = summary[key]
-        for name in ("bc", "bc_ppo", "ppo", "bm25", "best_fixed_sequence"):
+        for name in ("bc", "bc_ppo", "ppo", "bm25", "best_fixed_sequence", "fixed_sequence_chosen_on_train"):
             lo, hi = block[name]["ci"]
             assert lo <= block[name]["accuracy"] <= hi
         seed0 = block["per_seed"][0]
