@@ -11,7 +11,7 @@ Budget (issue 33): a 64-env ``MediaSearch-v0`` holds â‰¤ 400 MB and builds in â‰
 
 ``--compare-old`` adds, for each ``async`` case, a row with what lets workers share
 memory switched off inside that case's interpreter, as before it existed: no heap freeze
-around forks (:mod:`agentenv.utils.fork_sharing`), every env finding its index's cache
+around forks (:mod:`agentenv.fork_sharing`), every env finding its index's cache
 entry by hashing the corpus ids again (:func:`agentenv.retrieval.cache.loaded_for`), and
 the rare-disease phenotype ranker computed in each process instead of memory-mapped from
 its disk cache (:mod:`agentenv.envs.rare_disease.ranker_cache`). Old and new then run in
@@ -57,7 +57,7 @@ def children(pid):
 
 env_id, n, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if len(sys.argv) > 4 and sys.argv[4] == "old":  # the sharing of issue 33 switched off (see --compare-old)
-    import agentenv.utils.fork_sharing as fork_sharing
+    import agentenv.fork_sharing as fork_sharing
     import agentenv.envs.rare_disease.ranker_cache as ranker_cache
     import agentenv.retrieval.cache as index_cache
     fork_sharing._registered = True  # never registers its fork hooks

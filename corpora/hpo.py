@@ -390,7 +390,7 @@ def load_hpo_kb(universe: Universe = "omim", *, rebuild: bool = False) -> HpoKno
 
 @lru_cache(maxsize=8)
 def _load_cached(universe: str, path: str) -> HpoKnowledgeBase:
-    from agentenv.utils.fork_sharing import share_heap_with_forks
+    from agentenv.fork_sharing import share_heap_with_forks
 
     share_heap_with_forks()  # forked workers (async vector envs, eval workers) keep sharing the KB's objects
     files = hpo_files()

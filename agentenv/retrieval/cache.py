@@ -35,9 +35,9 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentenv.fork_sharing import share_heap_with_forks
 from agentenv.paths import agentenv_home, cache_dir
 from agentenv.retrieval.storage import ENTRY, load_backend
-from agentenv.utils.fork_sharing import share_heap_with_forks
 
 __all__ = ["cache_key", "cached_index", "index_dir", "loaded_for"]
 
@@ -84,7 +84,7 @@ _IN_PROCESS: dict[str, Any] = {}
 """Indexes loaded in this process, by cache entry path (so by home and key): every env of a process shares one read-only index
 (searches keep their scratch rows in a pool that each call pops from, so threads may share it too).
 Sixteen MediaSearch envs held 555 MB when each loaded its own copy. Forked processes share it too: the
-collector leaves the parent's objects alone in them (:mod:`agentenv.utils.fork_sharing`)."""
+collector leaves the parent's objects alone in them (:mod:`agentenv.fork_sharing`)."""
 
 
 _BY_CALLER: dict[tuple[Hashable, ...], Any] = {}
