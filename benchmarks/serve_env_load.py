@@ -10,7 +10,8 @@ spend most of a core). Two request shapes, both in verl-tool's protocol:
 
 * **agent loop**: 64 connections, one trajectory each, one action per request, then the
   ``finish`` request, as verl-tool's agent loop sends them (``interact_with_tool_server``,
-  ``close_traj_tool_threads``);
+  ``close_traj_tool_threads``); in closed loop (the most the server does), and paced at
+  ``--rate`` steps/s (2,000, the budget's) on a fixed schedule, for the latency at that rate;
 * **batched**: ``--batch`` trajectories per request (the protocol's lists), 64 / batch
   connections, no finish (the server ends a trajectory when its episode ends).
 
@@ -41,6 +42,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import os
 import selectors
@@ -158,6 +160,7 @@ class _Conn:
     steps: int = 0
     expected: list[bool] | None = None
     ids: list[str] = field(default_factory=list)
+    index: int = 0
 
 
 def plan(workload: Workload, tag: str, conn: int, batch: int,
@@ -198,11 +201,16 @@ class Result:
 
 
 def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: float, settle: float,
-          tag: str) -> Result:
-    """``settle`` + ``seconds`` of closed-loop load from ``64 / batch`` connections; bounded in time.
+          tag: str, rate: float = 0.0) -> Result:
+    """``settle`` + ``seconds`` of load from ``64 / batch`` connections; bounded in time.
 
-    At the end every trajectory still in flight is finished, as a client that stops does, so
-    that no pass leaves live trajectories (and their envs) to the next.
+    Closed loop (``rate`` 0): each connection sends its next request as soon as the last is
+    answered, the most the server can do; with 64 connections the mean latency is then 64 /
+    throughput (Little's law), so it measures queueing. Paced (``rate`` requests/s in all):
+    requests leave on a fixed schedule, and latency runs from the scheduled time, so a slow
+    answer also counts against the requests it delays. At the end every trajectory still in
+    flight is finished, as a client that stops does, so no pass leaves live trajectories (and
+    their envs) to the next.
     """
     sel = selectors.DefaultSelector()
     conns = []
@@ -211,25 +219,30 @@ def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: f
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setblocking(False)
         requests = plan(workload, tag, c, batch, finish)
-        conn = _Conn(sock, requests)
+        conn = _Conn(sock, requests, index=c)
         conns.append(conn)
         sel.register(sock, selectors.EVENT_READ, conn)
     result = Result(seconds)
 
-    def send(conn: _Conn) -> None:
+    def send(conn: _Conn, scheduled: float) -> None:
         request, conn.steps, conn.expected, conn.ids = next(conn.plan)
-        conn.sent_at = time.perf_counter()
+        conn.sent_at = scheduled
         conn.sock.sendall(request)
 
-    for conn in conns:
-        send(conn)
+    interval = len(conns) / rate if rate > 0 else 0.0
     begin = time.perf_counter()
+    due = [(begin + (c / len(conns)) * interval, c) for c in range(len(conns))]  # (send time, connection)
+    heapq.heapify(due)
     measure_from, stop_at = begin + settle, begin + settle + seconds
     while True:
         now = time.perf_counter()
         if now >= stop_at:
             break
-        for key, _ in sel.select(0.05):
+        while due and due[0][0] <= now:
+            scheduled, c = heapq.heappop(due)
+            send(conns[c], scheduled if interval else now)
+        timeout = min(max(due[0][0] - now, 0.0), 0.05) if due else 0.05
+        for key, _ in sel.select(timeout):
             conn = key.data
             try:
                 data = conn.sock.recv(1 << 20)
@@ -257,7 +270,7 @@ def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: f
                     elif conn.expected[0]:
                         result.episodes += len(conn.expected)
             conn.buf = b""
-            send(conn)
+            heapq.heappush(due, (conn.sent_at + interval if interval else finished, conn.index))
     for conn in conns:
         conn.sock.close()
     with socket.create_connection(("127.0.0.1", port), timeout=30) as closing:
@@ -299,6 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per pass and case")
     parser.add_argument("--settle", type=float, default=0.5, help="unmeasured seconds at the start of each pass")
     parser.add_argument("--batch", type=int, default=16, help="trajectories per request in the batched shape")
+    parser.add_argument("--rate", type=float, default=STEPS_BUDGET, help="steps/s offered in the paced case")
     parser.add_argument("--quick", action="store_true", help="2 passes of 1 s")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--serve", choices=["constant", "media"], help=argparse.SUPPRESS)
@@ -316,10 +330,14 @@ def main(argv: list[str] | None = None) -> None:
     constant = constant_workload()
     servers = {"constant": Server("constant"), "media": Server("media")}
     shapes = {"agent loop (1 per request + finish)": (1, True), f"batched ({args.batch} per request)": (args.batch, False)}
-    cases: dict[str, tuple[str, Workload, int, bool]] = {}
+    cases: dict[str, tuple[str, Workload, int, bool, float]] = {}
     for shape, (batch, finish) in shapes.items():
-        cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish)
-        cases[f"MediaSearch, {shape}"] = ("media", media, batch, finish)
+        cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish, 0.0)
+        cases[f"MediaSearch, {shape}"] = ("media", media, batch, finish, 0.0)
+    # The budget's rate, offered on a schedule: 2,000 steps/s of 8-step episodes is 2,250 requests/s
+    # with the finish requests; the p99 is the latency a trainer sees at that rate.
+    paced = f"constant tool, agent loop paced at {args.rate:,.0f} steps/s"
+    cases[paced] = ("constant", constant, 1, True, args.rate * (CONSTANT_STEPS + 1) / CONSTANT_STEPS)
     results: dict[str, list[Result]] = {name: [] for name in cases}
     in_process_rates: list[float] = []
     in_process_cpu: list[float] = []
@@ -330,10 +348,10 @@ def main(argv: list[str] | None = None) -> None:
             if round_:
                 in_process_rates.append(in_rate)
                 in_process_cpu.append(in_cpu)
-            for name, (kind, workload, batch, finish) in cases.items():
+            for name, (kind, workload, batch, finish, rate) in cases.items():
                 before = process_cpu_s(servers[kind].proc.pid)
                 result = drive(servers[kind].port, workload, batch=batch, finish=finish, seconds=args.seconds,
-                               settle=args.settle, tag=f"p{round_}-{name}")
+                               settle=args.settle, tag=f"p{round_}-{name}", rate=rate)
                 if round_:
                     results[name].append(result)
                     cpu[name] += process_cpu_s(servers[kind].proc.pid) - before
