@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,14 @@ KNOWN_FILM_REVIEWS = 20
 """A film counts as "known" (may anchor a question) with at least this many critics' reviews."""
 KNOWN_ACTOR_FILMS = 4
 """An actor may be named in a question with at least this many acting credits."""
+FAMOUS = {"film_share": 0.12, "actor_films": 15, "director_films": 6, "writer_films": 5}
+"""The ``varied`` style's stricter pools: people ask about films and people they have heard of (the
+hand-written casual questions name films with a median of about 140 critics' reviews, mostly from the
+1970s to the 2000s, and actors with 25-90 credits; the template pools admit 20 reviews and 4 credits).
+A film anchors a varied question when its reviews are among the top ``film_share`` of its decade's
+films (review counts grow with the year: a 1970s classic has fewer than an average 2000s release); an
+actor is named with ``actor_films`` acting credits; a count asks about a director, actor or writer with
+this many films in that role. The ``template`` style keeps the pools above."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,31 @@ class Draft:
     extract: dict[str, Any]
     anchor: str  # the group that decides the split (a film id, a film pair, a person)
     fact: str  # what is asked, independent of wording: drafts with one fact are duplicates
+
+
+SURNAME_SHARE = 0.5
+"""Share of the times a ``varied`` question names a famous director (:data:`FAMOUS_DIRECTOR_FILMS`) whose
+surname no other director shares by the surname alone ("the hitchcock film with ...")."""
+FAMOUS_DIRECTOR_FILMS = 10
+LEADS = 4
+"""How many of a film's best known actors a ``varied`` question may name."""
+
+
+_PARTICLES = frozenset({"de", "del", "della", "di", "da", "du", "la", "le", "van", "von", "der"})
+_FAMILY_NAME_FIRST = frozenset({"zhang", "chen", "hou", "wong", "kim", "park", "jia", "tsai", "hong", "bong",
+                                "wang", "feng", "tsui", "lou", "wu", "ang", "im", "lee"})
+
+
+def _surname_last(key: str) -> bool:
+    """Whether a normalised name ends in a one-word surname people would say alone: two or more words, the
+    last alphabetic, no particle before it ("brian de palma"), not a family name written first ("zhang yimou").
+
+    >>> _surname_last("alfred hitchcock"), _surname_last("brian de palma"), _surname_last("zhang yimou")
+    (True, False, False)
+    """
+    words = key.split()
+    return (len(words) > 1 and words[-1].isalpha() and len(words[-1]) >= 4 and words[-2] not in _PARTICLES
+            and words[0] not in _FAMILY_NAME_FIRST)
 
 
 def difficulty(constraints: int, hops: int) -> str:
@@ -85,10 +119,13 @@ class Context:
             raise ValueError(f"question style must be one of {', '.join(sty.STYLES)}, got {style!r}")
         self.style = style
         self.refs = sty.References(catalog) if style != "template" else None
+        self.surnames: dict[str, str] = {}
         self.catalog = catalog
         self.titles = catalog.titles
         self.people = catalog.people
         self.known = [i for i, t in enumerate(self.titles) if (t.reviews or 0) >= KNOWN_FILM_REVIEWS]
+        self.seeds = self.known
+        """Films whose genre and year seed a superlative (never named in the question)."""
         self.by_year: dict[int, list[int]] = {}
         for i, t in enumerate(self.titles):
             self.by_year.setdefault(t.year, []).append(i)
@@ -108,6 +145,8 @@ class Context:
         self.actor_pool = [k for k in people if len(self.people[k].acted) >= 5]
         self.director_pool = [k for k in people if len(self.people[k].directed) >= 3]
         self.writer_pool = [k for k in people if len(self.people[k].wrote) >= 3]
+        if style != "template":
+            self._famous_pools(people)
         self._top: dict[tuple[Any, ...], int | None] = {}
         self.shorts: dict[tuple[str, int], list[int]] = {}  # (genre, year) -> films that are no feature
         for i, t in enumerate(self.titles):
@@ -115,6 +154,34 @@ class Context:
                 for g in t.genres:
                     self.shorts.setdefault((g, t.year), []).append(i)
         self._in_years: dict[tuple[int, int], frozenset[int]] = {}
+
+    def _famous_pools(self, people: Sequence[str]) -> None:
+        """Narrow the anchor films and the people named to the :data:`FAMOUS` ones (``varied`` style only)."""
+        by_decade: dict[int, list[int]] = {}
+        for t in self.titles:
+            by_decade.setdefault(t.year // 10, []).append(t.reviews or 0)
+        floor = {d: float(np.quantile(v, 1 - FAMOUS["film_share"])) for d, v in by_decade.items()}
+        self.known = [i for i in self.known if (self.titles[i].reviews or 0) > floor[self.titles[i].year // 10]]
+        self.known_by_genre = {}
+        for i in self.known:
+            for g in self.titles[i].genres:
+                self.known_by_genre.setdefault(g, []).append(i)
+        self.known_actors = {k for k in people if len(self.people[k].acted) >= FAMOUS["actor_films"]}
+        self.actor_pool = sorted(self.known_actors)
+        self.director_pool = [k for k in people if len(self.people[k].directed) >= FAMOUS["director_films"]]
+        self.writer_pool = [k for k in people if len(self.people[k].wrote) >= FAMOUS["writer_films"]]
+        directors = [k for k in people if self.people[k].directed]
+        shared = Counter(k.split()[-1] for k in directors)
+        title_words = {w for t in self.titles for w in normalize_key(t.title).split()}
+        self.surnames = {k: self.people[k].name.split()[-1] for k in directors
+                         if shared[k.split()[-1]] == 1 and len(self.people[k].directed) >= FAMOUS_DIRECTOR_FILMS
+                         and _surname_last(k) and k.split()[-1] not in title_words}
+
+    def director_word(self, name: str, rng: np.random.Generator) -> str | None:
+        """A famous director's surname ("Hitchcock"), :data:`SURNAME_SHARE` of the times the catalog lets it
+        stand for the director alone (no other director has it); else ``None`` (say the full name)."""
+        surname = self.surnames.get(normalize_key(name))
+        return surname if surname is not None and rng.random() < SURNAME_SHARE else None
 
     def casual(self, rng: np.random.Generator) -> bool:
         """Whether this draft takes a casual form: never in the ``template`` style (which draws nothing more,
@@ -178,8 +245,14 @@ class Context:
         return result
 
     def known_cast(self, t: Title) -> list[str]:
-        """The cast members of ``t`` that are well enough known to be named in a question."""
-        return [c for c in t.cast if normalize_key(c) in self.known_actors]
+        """The cast members of ``t`` that are well enough known to be named in a question; in the ``varied``
+        style only its :data:`LEADS` best known (by acting credits: the catalog's cast has no billing order,
+        and people name a film's stars, not its supporting cast), in cast order."""
+        known = [c for c in t.cast if normalize_key(c) in self.known_actors]
+        if self.style == "template" or len(known) <= LEADS:
+            return known
+        stars = set(sorted(known, key=lambda c: (-len(self.people[normalize_key(c)].acted), c))[:LEADS])
+        return [c for c in known if c in stars]
 
     def films(self, name: str, role: str) -> set[int]:
         """Positions of the films where ``name`` has ``role`` (directed / wrote / acted)."""
@@ -202,7 +275,11 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
                                ("cast", bool(ctx.known_cast(t)))) if ok]
     if not options:
         return None
-    variant = ctx.pick(rng, options)
+    if ctx.style == "template":
+        variant = ctx.pick(rng, options)
+    else:  # "who directed X" is the commonest question about a film, "was A or B in X" a rare one
+        weights = np.array([sty.LOOKUP_FIELD_WEIGHTS[v] for v in options])
+        variant = options[int(rng.choice(len(options), p=weights / weights.sum()))]
     template = ctx.pick(rng, tpl.LOOKUP[variant])
     plan: tuple[dict[str, Any], ...] = (_step("search", query=name, k=5), _step("get_title", title_id=t.id))
     constraints = 1
@@ -229,21 +306,23 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
     text = template.format(film=name, a=a, b=b)
     hops = 1
     if ctx.casual(rng):
-        ref, plan, extra = _reference(ctx, pos, name, variant, plan, rng)
-        text = sty.casualise(sty.pick(rng, sty.LOOKUP[variant]), {"ref": ref, "a": a, "b": b}, rng)
+        phrasing = sty.frame(rng, sty.LOOKUP[variant])
+        ref, plan, extra = _reference(ctx, pos, name, variant, plan, rng, sty.aside_fits(phrasing))
+        text = sty.casualise(phrasing, {"ref": ref, "a": a, "b": b}, rng)
         constraints, hops = constraints + extra, 1 + (extra > 0)
     return Draft("lookup", text, answer, aliases, kind, difficulty(constraints, hops),
                  plan, extract, t.id, f"lookup|{t.id}|{variant}")
 
 
 def _reference(ctx: Context, pos: int, name: str, variant: str, plan: tuple[dict[str, Any], ...],
-               rng: np.random.Generator) -> tuple[str, tuple[dict[str, Any], ...], int]:
+               rng: np.random.Generator, aside: bool = True) -> tuple[str, tuple[dict[str, Any], ...], int]:
     """How a casual lookup names its film, the plan that reaches it, and the constraints the reference adds.
 
     By title, by a partial title (searched for), or by a description from the
     catalog's fields (a ``filter_titles`` that matches that film alone);
     whichever the catalog cannot prove unique falls back to the title. A cast
-    question never describes its film by a cast member.
+    question never describes its film by a cast member. An aside ("heat, the 1995 one") is added only where
+    ``aside`` says the phrasing has the film at its start or end, never mid-sentence.
     """
     t = ctx.titles[pos]
     roll = rng.random()
@@ -256,9 +335,15 @@ def _reference(ctx: Context, pos: int, name: str, variant: str, plan: tuple[dict
     elif roll >= share_title and ctx.refs is not None:
         partial = ctx.refs.partial_title(pos, rng)
         if partial is not None:
-            ref = sty.with_aside(partial, t, variant, rng, ctx.known_cast(t) if variant != "cast" else [])
+            ref = partial
+            if aside:
+                ref = sty.with_aside(partial, t, variant, rng, ctx.known_cast(t) if variant != "cast" else [])
             return ref, (_step("search", query=partial, k=5), _step("get_title", title_id=t.id)), 0
-    ref = sty.casual_title(name, rng) if name == t.title else name
+    if name != t.title:  # a shared title with its year: "heist from 2001" as often as "heist (2001)"
+        return sty.dated(sty.casual_title(t.title, rng), t.year, rng), plan, 0
+    ref = sty.casual_title(name, rng)
+    if not aside:
+        return ref, plan, 0
     return sty.with_aside(ref, t, variant, rng, ctx.known_cast(t) if variant != "cast" else []), plan, 0
 
 
@@ -268,6 +353,9 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
     t = ctx.titles[pos]
     cast = ctx.known_cast(t)
     parts = ["time", "genre", "director", "cast", "cast", "runtime"]
+    genres = t.genres
+    if ctx.style != "template":  # people describe a film by what they remember: no runtime, no "drama"
+        parts, genres = parts[:-1], tuple(g for g in t.genres if g in sty.SAYABLE_GENRES)
     order = [parts[i] for i in rng.permutation(len(parts))]
     order.sort(key=lambda p: p == "runtime")  # a runtime bound only ever narrows what is there
     chosen: dict[str, Any] = {}
@@ -283,8 +371,8 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
             else:
                 chosen["year_min"], chosen["year_max"] = t.year - t.year % 10, t.year - t.year % 10 + 9
             found = ctx.in_years(chosen["year_min"], chosen["year_max"])
-        elif part == "genre" and t.genres:
-            chosen["genre"] = ctx.pick(rng, t.genres)
+        elif part == "genre" and genres:
+            chosen["genre"] = ctx.pick(rng, genres)
             found = ctx.by_genre[chosen["genre"]]
         elif part == "director" and t.directors:
             chosen["director"] = ctx.pick(rng, t.directors)
@@ -308,13 +396,17 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
     desc, clauses = _describe(chosen)
     text = ctx.pick(rng, tpl.CONSTRAINT).format(desc=desc, clauses=clauses)
     text = text.replace(" ?", "?").replace(" .", ".").replace("  ", " ")  # when there are no clauses
+    args = {k: chosen[k] for k in sorted(chosen)}
+    plan: tuple[dict[str, Any], ...] = (_step("filter_titles", **args),)
     if ctx.casual(rng):
-        text = sty.casualise(sty.pick(rng, sty.CONSTRAINT), {"desc": _casual_description(chosen, rng)}, rng)
+        surname = ctx.director_word(chosen["director"], rng) if "director" in chosen else None
+        text = sty.casualise(sty.frame(rng, sty.CONSTRAINT), {"desc": _casual_description(chosen, rng, surname)}, rng)
+        if surname is not None:  # the director's full name is found first
+            plan = (_step("find_person", name=surname), *plan)
     answer, aliases = ctx.title_answer(t)
     n = len(chosen) + len(chosen.get("cast", ())) - ("cast" in chosen)
-    args = {k: chosen[k] for k in sorted(chosen)}
     return Draft("constraint", text, answer, aliases, "title", difficulty(n, 1),
-                 (_step("filter_titles", **args),), {"op": "only", "step": -1, "field": "title"},
+                 plan, {"op": "only", "step": -1, "field": "title"},
                  t.id, f"constraint|{sorted(args.items())}")
 
 
@@ -339,27 +431,29 @@ def _describe(c: dict[str, Any]) -> tuple[str, str]:
     return desc, ", ".join(clauses[:-1]) + " and " + clauses[-1]
 
 
-def _casual_description(c: dict[str, Any], rng: np.random.Generator) -> str:
-    """A constraint question's film as people describe it: "the 1995 spielberg comedy with A and B"."""
-    genre = f"{sty.casual_genre(c['genre'])} " if "genre" in c else ""
-    noun = sty.pick(rng, ("movie", "movie", "film", "one"))
+def _casual_description(c: dict[str, Any], rng: np.random.Generator, surname: str | None = None) -> str:
+    """A constraint question's film as people describe it: "1995 spielberg comedy with A and B" (the
+    director by ``surname`` when given)."""
+    group = sty.genre_group(c["genre"], rng) if "genre" in c else sty.pick(rng, ("movie", "movie", "film", "one"))
     year = ""
     if "year_min" in c and c["year_min"] == c["year_max"]:
         year = f"{c['year_min']} "
     tail = f" from {sty.decade_words(c['year_min'], c['year_max'])}" if "year_min" in c and not year else ""
-    head = f"{year}{genre}{noun}"
+    head = f"{year}{group}"
     if "director" in c:
         form = rng.random()
-        if form < 0.5:
-            head = f"{year}{c['director']} {genre}{noun}"
+        if surname is not None:
+            head = f"{year}{surname} {group}"
+        elif form < 0.6:
+            head = f"{year}{c['director']} {group}"
         else:
-            tail += f" directed by {c['director']}" if form < 0.8 else f" by {c['director']}"
+            tail += f" by {c['director']}" if form < 0.85 else f" directed by {c['director']}"
     parts = [head + tail]
     cast = c.get("cast", [])
-    if len(cast) > 1 and rng.random() < 0.25:
+    if len(cast) > 1 and rng.random() < 0.15:
         parts.append(f"where {' and '.join(cast)} are both in it")
     elif cast:
-        parts.append(sty.pick(rng, ("with", "with", "starring")) + " " + " and ".join(cast))
+        parts.append(sty.pick(rng, ("with", "with", "with", "with", "starring")) + " " + " and ".join(cast))
     if "runtime_max" in c:
         parts.append(f"under {c['runtime_max'] + 1} minutes")
     if "runtime_min" in c:
@@ -386,14 +480,19 @@ def _no_short_tops(ctx: Context, winner: int, genre: str, y0: int, y1: int, cap:
 
 def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     """The highest/lowest-rated or longest/shortest feature of a genre in a year or decade."""
-    seed = ctx.titles[ctx.pick(rng, ctx.known)]
+    seed = ctx.titles[ctx.pick(rng, ctx.seeds)]  # the seed is never named: any known film will do
     if not seed.genres:
         return None
-    genre = ctx.pick(rng, seed.genres)
+    if ctx.style == "template":
+        genre = ctx.pick(rng, seed.genres)
+    else:  # a genre people name where the film has one ("best western of 1955", not "best drama")
+        genre = ctx.pick(rng, [g for g in seed.genres if g in sty.SAYABLE_GENRES] or seed.genres)
     decade = rng.random() < 0.4
     y0, y1 = (seed.year - seed.year % 10, seed.year - seed.year % 10 + 9) if decade else (seed.year, seed.year)
     sort_by, order = ctx.pick(rng, list(tpl.SUPERLATIVE))
     cap = int(ctx.pick(rng, (90, 100, 120))) if sort_by == "rating" and rng.random() < 0.35 else None
+    if ctx.style != "template":
+        cap = None  # people do not add a runtime cap to "the best rated comedy of 1995"
     found = ctx.top_feature(genre, y0, y1, cap, sort_by, order)
     if found is None:
         return None
@@ -407,10 +506,10 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     if ctx.casual(rng):
         # "movie" only where no short film would top the group: else the question keeps "feature"
         plain = _no_short_tops(ctx, found, genre, y0, y1, cap, sort_by, order)
-        noun = sty.pick(rng, ("movie", "movie", "film")) if plain else "feature"
-        period = f"from {y0}" if not decade else f"of {sty.decade_words(y0, y1)}"
-        group = f"{sty.casual_genre(genre)} {noun} {period}" + (f" {sty.runtime_cap(cap, rng)}" if cap else "")
-        text = sty.casualise(sty.pick(rng, sty.SUPERLATIVE[(sort_by, order)]), {"desc": group}, rng)
+        name = sty.genre_group(genre, rng) if plain else f"{sty.casual_genre(genre)} feature"
+        period = sty.pick(rng, (f"from {y0}", f"of {y0}")) if not decade else f"of {sty.decade_words(y0, y1)}"
+        group = f"{name} {period}" + (f" {sty.runtime_cap(cap, rng)}" if cap else "")
+        text = sty.casualise(sty.frame(rng, sty.SUPERLATIVE[(sort_by, order)]), {"desc": group}, rng)
     args: dict[str, Any] = {"genre": genre, "year_min": y0, "year_max": y1, "feature_only": True,
                             "sort_by": sort_by, "order": order, "limit": 3}
     if cap:
@@ -437,7 +536,10 @@ def two_hop(ctx: Context, rng: np.random.Generator) -> Draft | None:
     variant = ctx.pick(rng, options)
     text = ctx.pick(rng, tpl.TWO_HOP[variant]).format(a=a, b=b)
     if ctx.casual(rng):
-        text = sty.casualise(sty.pick(rng, sty.TWO_HOP[variant]), {"a": a, "b": b}, rng)
+        movie = sty.pick(rng, ("movie", "movie", "film"))
+        if variant != "year" and rng.random() < 0.35:
+            movie = f"{t.year} {movie}"
+        text = sty.casualise(sty.frame(rng, sty.TWO_HOP[variant]), {"a": a, "b": b, "movie": movie}, rng)
     answer, kind, path = {"director": (t.directors[0] if t.directors else "", "person", "directors.0"),
                           "writer": (t.writers[0] if t.writers else "", "person", "writers.0"),
                           "year": (str(t.year), "year", "year")}[variant]
@@ -464,7 +566,7 @@ def comparison(ctx: Context, rng: np.random.Generator) -> Draft | None:
     text = ctx.pick(rng, tpl.COMPARISON[variant]).format(a=first.title, b=second.title)
     if ctx.casual(rng):
         a_ref, b_ref = sty.casual_title(first.title, rng), sty.casual_title(second.title, rng)
-        text = sty.casualise(sty.pick(rng, sty.COMPARISON[variant]), {"a": a_ref, "b": b_ref}, rng)
+        text = sty.casualise(sty.frame(rng, sty.COMPARISON[variant]), {"a": a_ref, "b": b_ref}, rng)
     plan = (_step("search", query=first.title, k=5), _step("get_title", title_id=first.id),
             _step("search", query=second.title, k=5), _step("get_title", title_id=second.id))
     answer, aliases = ctx.title_answer(winner)
@@ -493,6 +595,8 @@ def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
         genre = ctx.pick(rng, ctx.titles[ctx.pick(rng, person.acted)].genres or ("",))
         if not genre:
             return None
+        if ctx.style != "template" and genre not in sty.SAYABLE_GENRES:
+            return None
         n = sum(genre in ctx.titles[i].genres for i in person.acted)
         text = ctx.pick(rng, tpl.COUNT["acted"]).format(person=person.name, genre=tpl.genre_adjective(genre))
         plan = (_step("filter_titles", genre=genre, cast=[person.name], limit=5),)
@@ -507,7 +611,10 @@ def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
     if n < 2:
         return None
     if ctx.casual(rng):
-        text = _casual_count(fact, person.name, plan, rng)
+        surname = ctx.director_word(person.name, rng) if fact.startswith("count|directed") else None
+        text = _casual_count(fact, surname or person.name, plan, rng)
+        if surname is not None:  # the director's full name is found first
+            plan = (_step("find_person", name=surname), *plan)
     answer, aliases = _number(n)
     return Draft("count", text, answer, aliases, "number", difficulty(constraints, 1), plan, extract,
                  f"person:{key}", fact)
@@ -522,10 +629,10 @@ def _casual_count(fact: str, person: str, plan: tuple[dict[str, Any], ...], rng:
         frames = sty.COUNT["directed_decade"] if decade and rng.random() < 0.7 else sty.COUNT["directed"]
         values = {"person": person, "y0": args["year_min"], "y1": args["year_max"], "decade": decade}
     elif role == "acted":
-        frames, values = sty.COUNT["acted"], {"person": person, "genre": sty.casual_genre(args["genre"])}
+        frames, values = sty.COUNT["acted"], {"person": person, "genres": sty.genre_group(args["genre"], rng, True)}
     else:
         frames, values = sty.COUNT["wrote"], {"person": person}
-    return sty.casualise(sty.pick(rng, frames), values, rng)
+    return sty.casualise(sty.frame(rng, frames), values, rng)
 
 
 GENERATORS: dict[str, Callable[[Context, np.random.Generator], Draft | None]] = {

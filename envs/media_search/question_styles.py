@@ -5,13 +5,25 @@ templates instead of the task (issue 30: a keyword agent scored 3-10x more on
 generated than on hand-written questions). In the default ``varied`` style,
 each generator draws, with its own seeded RNG, a casual form for most
 questions (:data:`CASUAL_SHARE`): one of many phrasings per kind and field
-(questions, commands, asides, informal register), lower case, no final
+(questions, commands, asides, informal register), the plainest one most often
+(:data:`PLAIN_SHARE`: people mostly type "who directed X"), lower case, no final
 question mark, and a seeded rate of typos in the phrasing's own words. A named
 film may be referred to by a partial title or by a description built from the
 catalog's own fields (year, genre, a cast member, the director); the
 generators keep such a reference only when the catalog proves it picks out
-that one film (:class:`References`). The ``template`` style is the old
-behaviour: the same draws, the same questions, bit for bit.
+that one film (:class:`References`). Films and people are those people ask
+about (the best reviewed of each decade, actors with many credits, a famous
+director by surname; see ``question_kinds.FAMOUS``), genres only those people
+name (:data:`SAYABLE_GENRES`), and no runtime bounds in descriptions. The
+``template`` style is the old behaviour: the same draws, the same questions,
+bit for bit.
+
+What the ``varied`` forms were checked against: the out-of-fold classifier of
+``agentenv data shift-check`` (``benchmarks/question_diversity.py``) reading the
+first 111 hand-written casual questions only; its most telling n-grams were
+generator habits (uniform draws over rare phrasings, "starring", "drama",
+runtime caps, "(2001)" after titles, obscure films and actors), each fixed here
+at its cause. The later 130 casual questions were never read while tuning.
 
 Typos touch only the phrasing's words, never a title or a name, so every
 question keeps exactly one answer that the tools can reach. Placeholders are
@@ -51,108 +63,122 @@ REFERENCE_SHARES = (0.45, 0.25, 0.30)
 """How a casual lookup refers to its film: by title, by a partial title, by a description."""
 ASIDE_SHARE = 0.3
 """Share of casual title references followed by an aside from the film's own fields ("heat, the 1995 one")."""
-ASIDES = {"year": ["{ref}, the {year} one", "{ref} from {year}", "{ref} ({year})"],
+PLAIN_SHARE = 0.2
+"""Share of casual questions of each kind and field asked in its plainest form, the first phrasing of its
+list ("who directed {ref}"): people mostly ask the plain way, and a uniform draw over many phrasings
+makes rare forms ("anyone know ...", "number of ...") as common as the plain one."""
+ASIDES = {"year": ["{ref}, the {year} one", "{ref} from {year}"],
           "cast": ["{ref}, the one with {actor}", "{ref} with {actor}"],
-          "director": ["{ref}, the {director} movie", "{director}'s {ref}"],
-          "genre": ["{ref} (the {genre} one)", "the {genre} movie {ref}"]}
+          "director": ["{ref}, the {director} movie", "{director}'s {ref}"]}
 """Asides people add to a title; each adds only a true fact of the film, so the answer stays the same."""
 
 LOOKUP = {
     "director": [
-        "who directed {ref}", "who was the director of {ref}?", "{ref} - who directed it?", "{ref}, director?",
-        "tell me who directed {ref}", "i forgot who directed {ref}", "need the director of {ref}",
-        "who made {ref}? the director i mean", "quick one: who's the director of {ref}?",
-        "who was behind the camera on {ref}?", "director of {ref} please", "do you know who directed {ref}?",
-        "what's the name of the guy who directed {ref}",
+        "who directed {ref}", "who directed {ref}?", "who was the director of {ref}?", "{ref} - who directed it?",
+        "{ref} director?", "tell me who directed {ref}", "i forgot who directed {ref}",
+        "who made {ref}? the director i mean", "quick one: who's the director of {ref}?", "who's the director of {ref}",
+        "{ref}, who directed that", "director of {ref}?", "{ref}: who directed it", "{ref} - director?",
     ],
     "writer": [
-        "who wrote {ref}", "who wrote the screenplay for {ref}?", "{ref} - who wrote it?",
-        "screenwriter of {ref}?", "tell me who wrote {ref}", "who's credited with writing {ref}?",
-        "who did the script for {ref}", "{ref} was written by who?", "anyone know who wrote {ref}?",
+        "who wrote {ref}", "who wrote {ref}?", "who wrote the screenplay for {ref}?", "{ref} - who wrote it?",
+        "tell me who wrote {ref}", "who did the script for {ref}", "{ref} was written by who?",
+        "who's the writer of {ref}", "{ref} writer?", "{ref}: who wrote the script?",
     ],
     "year": [
         "what year did {ref} come out", "when was {ref} released?", "{ref} came out in what year?",
-        "release year of {ref}?", "when did {ref} come out", "{ref}, what year was that?",
-        "what year is {ref} from", "tell me the year {ref} was released", "do you know when {ref} came out?",
+        "what year was {ref}", "when did {ref} come out", "{ref}, what year was that?",
+        "what year is {ref} from", "what year was {ref} released", "{ref} - what year?", "{ref} release year?",
     ],
     "runtime": [
         "how long is {ref}", "how many minutes is {ref}?", "{ref} runtime?", "how long does {ref} run",
-        "what's the runtime of {ref} in minutes", "{ref}, how long is it?", "length of {ref} in minutes?",
-        "is {ref} long? how many minutes",
+        "what's the runtime of {ref}", "{ref}, how long is it?", "how long is {ref} in minutes",
+        "{ref} - how many minutes?",
     ],
     "cast": [
         "was {a} or {b} in {ref}?", "who's in {ref}, {a} or {b}?", "is it {a} or {b} in {ref}",
-        "{ref}: {a} or {b}, which one is in it?", "in {ref}, was it {a} or {b}?",
-        "which of {a} and {b} acted in {ref}?",
+        "in {ref}, was it {a} or {b}?", "which one was in {ref}, {a} or {b}",
     ],
 }
-"""Casual phrasings of a lookup, per field; ``{ref}`` is the film's title, partial title or description."""
+"""Casual phrasings of a lookup, per field (the plainest first); ``{ref}`` is the film's title, partial title
+or description."""
+
+LOOKUP_FIELD_WEIGHTS = {"director": 0.35, "writer": 0.2, "year": 0.2, "runtime": 0.15, "cast": 0.1}
+"""How often a varied lookup asks each field (renormalised over the fields a film allows): people ask who
+directed a film far more often than which of two actors is in it (the template style draws them evenly)."""
 
 DESCRIPTIONS = {
     ("year", "cast"): ["that {year} movie with {actor}", "the {year} film {actor} was in",
-                       "the movie {actor} made in {year}"],
+                       "the movie {actor} made in {year}", "the {year} one with {actor}"],
     ("year", "genre", "cast"): ["that {year} {genre} movie with {actor}", "the {genre} film {actor} did in {year}",
-                                "the {year} {genre} one starring {actor}"],
-    ("year", "director"): ["the {year} film directed by {director}", "the movie {director} directed in {year}",
-                           "{director}'s {year} film"],
-    ("cast", "director"): ["the {director} movie with {actor}", "the film {director} directed with {actor} in it",
-                           "that {director} film starring {actor}"],
+                                "the {year} {genre} one with {actor}"],
+    ("year", "director"): ["{director}'s {year} film", "the movie {director} directed in {year}",
+                           "the {year} {director} movie"],
+    ("cast", "director"): ["the {director} movie with {actor}", "that {director} film with {actor} in it",
+                           "the {director} one with {actor}"],
 }
 """Descriptions that stand for a film's title, keyed by the catalog fields they name."""
 
 CONSTRAINT = [
-    "what's that {desc}?", "what's the {desc} called", "looking for the {desc}", "name of the {desc}?",
-    "i'm trying to remember the {desc}", "what was the {desc} called", "the {desc} - what's it called?",
-    "the {desc}, what's it called?", "find me the {desc}", "title of the {desc}?", "what was that {desc}",
+    "what's the {desc}", "what's that {desc} called", "what was the {desc} called", "name of the {desc}?",
+    "the {desc}, what's it called?", "what was that {desc}", "looking for the {desc}", "title of the {desc}?",
+    "the {desc} - what was it called", "that {desc}, what was it called?",
 ]
-"""Casual phrasings of a constraint question; ``{desc}`` is e.g. "1995 comedy movie with X directed by Y"."""
+"""Casual phrasings of a constraint question; ``{desc}`` is e.g. "1995 spielberg comedy with X"."""
 
 SUPERLATIVE = {
     ("rating", "desc"): ["best rated {desc}?", "what's the highest rated {desc}", "top rated {desc}",
                          "which {desc} did the critics like most?", "the best reviewed {desc}?",
-                         "best {desc} according to critics?", "{desc} with the best reviews?"],
+                         "best {desc} according to critics?"],
     ("rating", "asc"): ["worst rated {desc}?", "what's the lowest rated {desc}", "worst reviewed {desc}",
                         "which {desc} did critics like least?", "the {desc} critics hated most?"],
     ("runtime", "desc"): ["longest {desc}?", "what's the longest {desc}", "which {desc} runs the longest",
-                          "the longest running {desc}?"],
+                          "the longest {desc}, which one?"],
     ("runtime", "asc"): ["shortest {desc}?", "what's the shortest {desc}", "which {desc} is the shortest",
                          "the shortest {desc}, which one?"],
 }
-"""Casual phrasings of a superlative; ``{desc}`` is e.g. "horror feature from 1980" or "comedy feature of the 90s"."""
+"""Casual phrasings of a superlative; ``{desc}`` is e.g. "horror movie from 1980" or "comedy of the 90s"."""
 
 TWO_HOP = {
-    "director": ["who directed the movie {a} and {b} were both in", "{a} and {b} made one movie together - who directed it?",
-                 "the film with both {a} and {b}, who directed that?", "director of the movie with {a} and {b}?",
-                 "who directed the one with {a} and {b} in it", "the movie where {a} and {b} are both in it - director?"],
-    "writer": ["who wrote the movie {a} and {b} were both in", "{a} and {b} were in one movie, who wrote it?",
-               "the film with both {a} and {b} - who wrote the script?", "who wrote the one with {a} and {b}"],
-    "year": ["what year did {a} and {b} make their movie", "when did the film with {a} and {b} come out?",
-             "{a} and {b} were both in one movie, what year was it?", "what year is the movie with {a} and {b} from"],
+    "director": ["who directed the {movie} with {a} and {b}", "who directed the {movie} with {a} and {b}?",
+                 "the {movie} with both {a} and {b}, who directed that?", "who directed the {movie} {a} and {b} were in",
+                 "{a} and {b} made a movie together - who directed it?", "director of the {movie} with {a} and {b}?"],
+    "writer": ["who wrote the {movie} with {a} and {b}", "who wrote the {movie} {a} and {b} were in?",
+               "the {movie} with both {a} and {b} - who wrote it?", "{a} and {b} were in a movie together, who wrote it?"],
+    "year": ["what year did the movie with {a} and {b} come out", "when did the film with {a} and {b} come out?",
+             "{a} and {b} were in a movie together, what year was it?", "what year is the movie with {a} and {b} from"],
 }
-"""Casual phrasings of a two-hop question: find the one film two actors share, then read its field."""
+"""Casual phrasings of a two-hop question: find the one film two actors share, then read its field. ``{movie}``
+is "movie", "film" or, for a director or writer, "1990 movie" (a true fact of the film; it changes no answer)."""
 
 COMPARISON = {
-    "year": ["{a} or {b}, which came out first?", "which is older, {a} or {b}", "which came out first: {a} or {b}?",
-             "{a} vs {b} - which one is older?", "was {a} or {b} released first?"],
-    "runtime": ["which one's longer, {a} or {b}?", "{a} vs {b}: which runs longer", "which is longer, {a} or {b}",
-                "{a} or {b} - which has the longer runtime?"],
-    "rating": ["did critics like {a} or {b} more?", "which got better reviews, {a} or {b}",
-               "{a} vs {b}, which is rated higher by critics?", "which did critics rate higher: {a} or {b}?"],
+    "year": ["which came out first, {a} or {b}", "which is older, {a} or {b}", "{a} or {b}, which came out first?",
+             "was {a} or {b} released first?", "which one's older: {a} or {b}", "{a} or {b} - which is older?"],
+    "runtime": ["which is longer, {a} or {b}", "which one's longer, {a} or {b}?", "which runs longer: {a} or {b}",
+                "{a} or {b} - which is longer?", "{a} or {b}, which one's longer?"],
+    "rating": ["did critics like {a} or {b} more", "which got better reviews, {a} or {b}",
+               "which did critics rate higher: {a} or {b}?", "{a} or {b}, which has the better reviews?",
+               "{a} or {b} - which did critics like more?"],
 }
 """Casual phrasings of a comparison of two named films."""
 
 COUNT = {
     "directed": ["how many movies did {person} direct between {y0} and {y1}",
-                 "number of films {person} directed from {y0} to {y1}?",
-                 "how many films did {person} direct from {y0} through {y1}?"],
+                 "how many films did {person} direct from {y0} to {y1}?",
+                 "how many films did {person} make between {y0} and {y1}"],
     "directed_decade": ["how many films did {person} direct in {decade}", "how many movies did {person} make in {decade}?",
-                        "number of films {person} directed in {decade}"],
-    "acted": ["how many {genre} movies has {person} been in", "count the {genre} films with {person}",
-              "how many {genre} films did {person} act in?", "number of {genre} movies starring {person}?"],
+                        "how many movies did {person} direct in {decade}"],
+    "acted": ["how many {genres} has {person} been in", "how many {genres} did {person} act in?",
+              "how many {genres} is {person} in", "count the {genres} with {person}"],
     "wrote": ["how many films has {person} written", "how many movies did {person} write?",
-              "number of films written by {person}", "how many screenplays is {person} credited on"],
+              "how many screenplays has {person} written", "how many films did {person} write"],
 }
-"""Casual phrasings of a count question."""
+"""Casual phrasings of a count question; ``{genres}`` is a plural ("comedies", "horror movies")."""
+
+SAYABLE_GENRES = frozenset({"Action", "Animation", "Comedy", "Documentary", "Fantasy", "Horror", "Musical",
+                            "Sci-Fi", "Sport", "War", "Western"})
+"""Genres people name when they describe a film or a group ("the spielberg sci-fi movie", "best western of
+1955"). Nearly every film is a drama, a romance or a thriller by the catalog's tags, and nobody
+describes one that way; a varied question names only these genres."""
 
 _DECADES = {1940: "the 40s", 1950: "the 50s", 1960: "the 60s", 1970: "the 70s", 1980: "the 80s",
             1990: "the 90s", 2000: "the 2000s", 2010: "the 2010s"}
@@ -225,6 +251,8 @@ def casual_title(title: str, rng: np.random.Generator) -> str:
 
 _CASUAL_GENRES = {"Sci-Fi": "sci-fi", "Animation": "animated", "Biography": "biopic", "History": "historical",
                   "Sport": "sports"}
+_GENRE_NOUNS = {"Comedy": ("comedy", "comedies"), "Western": ("western", "westerns"),
+                "Musical": ("musical", "musicals"), "Documentary": ("documentary", "documentaries")}
 
 
 def casual_genre(genre: str) -> str:
@@ -232,24 +260,57 @@ def casual_genre(genre: str) -> str:
     return _CASUAL_GENRES.get(genre, genre.lower())
 
 
+def genre_group(genre: str, rng: np.random.Generator, plural: bool = False) -> str:
+    """A genre's films as people name them: "comedy" / "comedies" (genres that are nouns, half the time),
+    else "horror movie" / "horror movies", "sci-fi film" / "sci-fi films".
+
+    >>> genre_group("Horror", np.random.default_rng(0), plural=True), genre_group("War", np.random.default_rng(1))
+    ('horror films', 'war movie')
+    """
+    nouns = _GENRE_NOUNS.get(genre)
+    if nouns is not None and rng.random() < 0.5:
+        return nouns[plural]
+    noun = pick(rng, ("movie", "movie", "film"))
+    return f"{casual_genre(genre)} {noun}{'s' if plural else ''}"
+
+
 def with_aside(ref: str, t: Any, asked: str, rng: np.random.Generator, known_cast: Sequence[str]) -> str:
     """``ref`` with an aside from the film's fields (:data:`ASIDES`), never the field asked for; or ``ref``."""
     if rng.random() >= ASIDE_SHARE:
         return ref
-    fields = [f for f in ASIDES if f != asked and (f != "cast" or known_cast) and (f != "genre" or t.genres)
+    fields = [f for f in ASIDES if f != asked and (f != "cast" or known_cast)
               and (f != "director" or len(t.directors) == 1)]
     if not fields:
         return ref
     field = pick(rng, fields)
     return pick(rng, ASIDES[field]).format(
         ref=ref, year=t.year, actor=pick(rng, known_cast) if field == "cast" else "",
-        director=t.directors[0] if field == "director" else "",
-        genre=casual_genre(pick(rng, t.genres)) if field == "genre" else "")
+        director=t.directors[0] if field == "director" else "")
+
+
+def aside_fits(phrasing: str) -> bool:
+    """Whether a phrasing has its film at its start or end, where an aside reads naturally ("who directed
+    heat, the 1995 one"; not "what year did heat, the 1995 one come out").
+
+    >>> aside_fits("who directed {ref}?"), aside_fits("when did {ref} come out")
+    (True, False)
+    """
+    return phrasing.startswith("{ref}") or phrasing.rstrip("?").endswith("{ref}")
+
+
+def dated(title: str, year: int, rng: np.random.Generator) -> str:
+    """A title that several films share, with its year as people add it: "heist (2001)" or "heist from 2001"."""
+    return pick(rng, (f"{title} ({year})", f"{title} from {year}"))
 
 
 def pick(rng: np.random.Generator, options: Sequence[Any]) -> Any:
     """One of ``options``, drawn with ``rng``."""
     return options[int(rng.integers(len(options)))]
+
+
+def frame(rng: np.random.Generator, frames: Sequence[str]) -> str:
+    """A casual phrasing: the plainest (the first) with probability :data:`PLAIN_SHARE`, else any of them."""
+    return frames[0] if rng.random() < PLAIN_SHARE else pick(rng, frames)
 
 
 class References:
@@ -310,7 +371,8 @@ def describe(ctx: Any, pos: int, rng: np.random.Generator, asked: str = "") -> t
         return None  # a description never gives away the field the question asks for
     actor = pick(rng, cast) if cast else None
     director = t.directors[0] if len(t.directors) == 1 else None
-    genre = pick(rng, t.genres) if t.genres else None
+    sayable = [g for g in t.genres if g in SAYABLE_GENRES]
+    genre = pick(rng, sayable) if sayable else None
     args: dict[str, Any] = {}
     sets: list[Any] = []
     if "year" in shape:

@@ -65,13 +65,16 @@ Split = Literal["train", "validation", "test"]
 
 GENERATION_SEED = 20260
 """Seed of the published splits."""
-QUESTIONS_FORMAT = 5
+QUESTIONS_FORMAT = 6
 """Bump when generation or the cache layout changes; cached splits of older formats are regenerated.
 
 4: the body holds one canonical JSON object per line (read one line at a
 time; the questions are the same as in format 3).
 5: a question style (``varied``, the default, or ``template``) in the cache
-file's name and header; ``template`` questions are those of format 4."""
+file's name and header; ``template`` questions are those of format 4.
+6: ``varied`` questions about the films and people people ask about, asked mostly
+the plain way (:mod:`~agentenv.envs.media_search.question_styles`); ``template``
+questions unchanged."""
 STYLES = ("varied", "template")
 """Question styles (:mod:`~agentenv.envs.media_search.question_styles`): ``varied`` (default, mostly casual
 forms) and ``template`` (the phrasings of format 4, the same questions bit for bit)."""
@@ -84,9 +87,9 @@ SPLIT_BUCKETS = {"test": 800, "validation": 1600}
 """A group whose hash bucket (0-9999) is below 800 is test, below 1600 validation, else train."""
 PUBLISHED_CHECKSUMS: dict[str, dict[str, str]] = {
     "varied": {
-        "train": "62d6884b682487109b99e5569646acf3442cfb1955ab5522a0e2411bbb651b47",
-        "validation": "b4e19c39031709758dd1ccf4e41cd4ba34946d976d8e4dffe12a04371e8a2156",
-        "test": "5f330f86ce4ca32dedcb422254825ed986bf8fc82c6ca9b5a56b00c5e7ef5189",
+        "train": "c4cfe8fbfbeb7fd68a1d3ffbf69ed194a8455a4a689a63c78d37b7ec8dba04ab",
+        "validation": "0d44deaebf9762d711018f1dcb752f0824b1e8c13e573660a363beeb501718de",
+        "test": "b0f2749cf2c523b3bc593d0d743e53f1e083a5e10c0e76200562fd8b5aa06b95",
     },
     "template": {
         "train": "53c4e31721fb8cc3ec4c31d328ce5ee4cdde8eaba42cbeaa416942eccb28b8ef",

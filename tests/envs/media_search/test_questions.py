@@ -200,7 +200,7 @@ class BruteForce:
             elif query is not None and normalize_key(query) != normalize_key(t.title) and f"({t.year})" not in query:
                 key = f" {normalize_key(query)} "  # a partial title: no other title holds it as whole words
                 assert [x.id for x in self.catalog if key in f" {normalize_key(x.title)} "] == [t.id], q.question
-            elif f"({t.year})" in q.question:
+            elif f"({t.year})" in q.question or f"from {t.year}" in q.question:  # a shared title with its year
                 assert self.name_years[(title_key(t.title), t.year)] == 1, q.question
             else:
                 assert self.names[title_key(t.title)] == 1, q.question
