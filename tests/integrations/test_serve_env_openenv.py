@@ -59,6 +59,13 @@ def test_generic_client_and_steps_outside_an_episode(server: BackgroundServer) -
         assert client.step({"text": "x" * 40000}).observation["valid"] is False  # over the env's action cap
         with pytest.raises(RuntimeError, match="'index' must be a non-negative integer"):
             client.reset(index=-1)
+        env = gym.make("MediaSearch-v0", split="test")
+        prompt, info = env.reset(seed=4, options={"index": 2})
+        row = {"env_id": "MediaSearch-v0", "split": "test", "task_index": 2, "seed": 4, "task_id": info["task_id"],
+               "episode": 0, "env_kwargs": "{}", "index": 0}  # a row as `agentenv prepare-verl` writes it
+        assert client.reset(**row).observation["text"] == prompt
+        with pytest.raises(RuntimeError, match="the row is for 'RareDiseaseDiagnosis-v0'"):
+            client.reset(**{**row, "env_id": "RareDiseaseDiagnosis-v0"})
 
 
 def test_the_session_cap_and_idle_websockets() -> None:

@@ -111,7 +111,6 @@ def test_at_the_cap_a_request_is_refused_whole(client: httpx.Client, server: Bac
     (json.dumps({"trajectory_ids": ["a"], "actions": ["x"], "extra_fields": [
         {"env_id": "MediaSearch-v0", "split": "test", "task_index": 0, "seed": 0, "env_kwargs": '{"k": 3}'}]}).encode(),
      422, "the row was written for env kwargs"),
-    (json.dumps({"trajectory_ids": ["a"], "actions": ["x" * 5000]}).encode(), 422, "at most 4096"),
     (json.dumps({"trajectory_ids": ["a"], "actions": ["x" * 70000]}).encode(), 413, "at most 65536"),
     (b'{"trajectory_ids": ["a"], "actions": ["\\ud800"]}', 422, "unpaired surrogate"),
     pytest.param(b"[" * 20000 + b"]" * 20000, 400, "nests too deeply", id="deep"),
@@ -135,3 +134,24 @@ def test_other_paths_methods_and_slow_clients(client: httpx.Client, server: Back
         answer_bytes = slow.recv(4096)
     assert answer_bytes == b"" or b"408" in answer_bytes.split(b"\r\n")[0]
     assert client.get("/info").json()["connections"]["header_timeouts"] >= 1
+
+
+NASTY = ["\x00\x01\x1b[2J", "<tool_call>" * 500, "<answer>unclosed", "<tool_call>{\"name\": \"search\", "
+         "\"arguments\": {\"query\": \"\u202eheat\ufeff\"}}</tool_call>", "{" * 4000, "\U0001f3ac" * 1000,
+         '{"tool_calls": [{"name": "drop_table", "arguments": {}}]}', "<answer></answer>" * 100]
+
+
+def test_agent_text_never_crashes_the_server(client: httpx.Client, server: BackgroundServer) -> None:
+    replies = []
+    for first in (0, 4):  # max_live_envs=4 here: four trajectories at a time, then finished
+        ids = [f"nasty-{i}" for i in range(first, first + 4)]
+        reply = post(client, ids, NASTY[first:first + 4])
+        assert reply.status_code == 200
+        replies.append(reply.json())
+        post(client, ids, [""] * 4, finish=[True] * 4).raise_for_status()
+    valids = [v for body in replies for v in body["valids"]]
+    assert len(valids) == len(NASTY) and not all(valids)  # the env explained what it expected instead
+    assert server.app.trajectories.stats.step_errors == 0
+    long_one = replies[0]["observations"][1]  # over max_action_chars: not stepped, an error observation
+    assert "has 5500 characters; this server steps at most 4096" in long_one["obs"] and not replies[0]["dones"][1]
+    assert client.get("/health").status_code == 200

@@ -21,6 +21,9 @@ reason has changed nothing:
    verl-tool's finish tool answers); a live id is stepped with its action; an
    id that already ended gets an error observation naming why, done.
 
+An action longer than ``max_action_chars`` is not stepped: its trajectory gets an
+error observation saying so (valid False, not done), and the batch goes on.
+
 Each observation is an object ``{"obs": text, "reward": step reward}``, the
 form verl-tool's agent loop reads a tool reward from; the step that ends an
 episode adds ``terminated``, ``truncated``, ``turns``, ``total_reward`` and
@@ -195,6 +198,10 @@ class VerlToolApp:
             why = trajectories.ended.get(tid, "it is unknown")
             return (f"Error: trajectory {tid[:80]!r} has ended: {why}. Start a new trajectory id for a new "
                     "episode."), True, False
+        if len(item.action) > self.limits.max_action_chars:  # not stepped: the env's turn budget is untouched
+            return {"obs": f"Error: the action has {len(item.action)} characters; this server steps at most "
+                           f"{self.limits.max_action_chars}. Write a shorter tool call or answer.", "reward": 0.0}, \
+                False, False
         outcome = trajectories.step(tid, item.action, last_step=item.is_last_step)
         return observation(outcome, messages=item.extra_fields.get("return_messages") is True), \
             outcome.done, outcome.valid

@@ -72,7 +72,9 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
         raise RequestError(422, "'trajectory_ids' is empty; expected at least one trajectory id")
     if len(set(ids)) != len(ids):
         raise RequestError(422, "'trajectory_ids' repeats an id; send one action per trajectory per request")
-    actions = _strings(payload, "actions", limits.max_action_chars, limits, expected=len(ids))
+    # Actions are agent text: one over max_action_chars is that trajectory's error observation
+    # (see app.py), not a refusal of the whole batch.
+    actions = _strings(payload, "actions", None, limits, expected=len(ids))
     finish = _flags(payload, "finish", len(ids))
     last = _flags(payload, "is_last_step", len(ids))
     extra = payload.get("extra_fields")
@@ -94,7 +96,7 @@ def _check_list(value: object, name: str, expected: int | None) -> None:
         raise RequestError(422, f"'{name}' has {len(value)} items; expected one per trajectory id ({expected})")
 
 
-def _strings(payload: dict[str, Any], name: str, max_chars: int, limits: EnvServerLimits,
+def _strings(payload: dict[str, Any], name: str, max_chars: int | None, limits: EnvServerLimits,
              expected: int | None = None) -> list[str]:
     if name not in payload:
         raise RequestError(422, f"missing field '{name}'; expected {EXPECTED}")
@@ -106,7 +108,7 @@ def _strings(payload: dict[str, Any], name: str, max_chars: int, limits: EnvServ
     for i, value in enumerate(values):
         if not isinstance(value, str):
             raise RequestError(422, f"'{name}'[{i}] must be a string, got {_kind(value)}")
-        if len(value) > max_chars:
+        if max_chars is not None and len(value) > max_chars:
             raise RequestError(422, f"'{name}'[{i}] has {len(value)} characters; at most {max_chars}")
         if not value.isascii():
             try:
