@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from .parity import drivers as drivers_package
-from .parity.scripts import SCRIPT_NAMES, SINGLE_AGENT_IDS, reference, script
+from .parity.scripts import SCRIPT_NAMES, SINGLE_AGENT_IDS, hit_deadline, reference, script
 
 DRIVERS: tuple[str, ...] = tuple(sorted(m.name for m in pkgutil.iter_modules(drivers_package.__path__)))
 
@@ -65,6 +65,8 @@ def test_adapter_matches_agentenv_eval(driver: str, env_id: str, name: str) -> N
     s = script(env_id, name)
     expected = reference(env_id, s)
     got = module.run(env_id, s)
+    if hit_deadline(got.messages) or hit_deadline(expected.messages):
+        pytest.skip("a tool call ran past its deadline (a busy machine): its output is timing, not the script's")
     assert round(got.reward, 10) == expected.reward
     assert got.turns == expected.turns
     assert got.messages == expected.messages
