@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 
 import gymnasium as gym
@@ -155,3 +156,14 @@ def test_agent_text_never_crashes_the_server(client: httpx.Client, server: Backg
     long_one = replies[0]["observations"][1]  # over max_action_chars: not stepped, an error observation
     assert "has 5500 characters; this server steps at most 4096" in long_one["obs"] and not replies[0]["dones"][1]
     assert client.get("/health").status_code == 200
+
+
+def test_idle_trajectories_are_evicted_without_further_requests() -> None:
+    limits = EnvServerLimits(trajectory_idle_s=0.2)
+    with BackgroundServer(create_app("MediaSearch-v0", split="test", limits=limits), limits) as idle_server, \
+            httpx.Client(base_url=idle_server.url, timeout=10) as c:
+        post(c, ["left"], [SEARCH]).raise_for_status()  # then the client goes quiet
+        time.sleep(1.0)
+        assert idle_server.app.trajectories.stats.evicted == 1 and not idle_server.app.trajectories.live
+        late = post(c, ["left"], [SEARCH]).json()
+        assert late["dones"] == [True] and "idle for more than 0.2 s" in late["observations"][0]

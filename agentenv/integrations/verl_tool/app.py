@@ -84,7 +84,7 @@ class VerlToolApp:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send, on_shutdown=self.trajectories.close)
+            await _lifespan(receive, send, trajectories=self.trajectories)
             return
         if scope["type"] != "http":
             return
@@ -231,12 +231,25 @@ def _error_body(reason: str) -> bytes:
     return json.dumps({"error": reason}).encode()
 
 
-async def _lifespan(receive: Any, send: Any, *, on_shutdown: Callable[[], None]) -> None:
+async def _lifespan(receive: Any, send: Any, *, trajectories: Trajectories) -> None:
+    """Start the idle sweep with the server; end every trajectory when it stops."""
+    sweeper: asyncio.Task[None] | None = None
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            sweeper = asyncio.create_task(_sweep_forever(trajectories))
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            on_shutdown()
+            if sweeper is not None:
+                sweeper.cancel()
+            trajectories.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+async def _sweep_forever(trajectories: Trajectories) -> None:
+    """Evict idle trajectories even while no request arrives (requests also sweep, at once)."""
+    every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
+    while True:
+        await asyncio.sleep(every_s)
+        trajectories.sweep()
