@@ -22,7 +22,13 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
 
 
 def eval_records() -> list[dict]:
-    from agentenv.evaluation.runner import RunConfig, build_agent, build_env, episode_plan, run_episode
+    from agentenv.evaluation.runner import (
+        RunConfig,
+        build_agent,
+        build_env,
+        episode_plan,
+        run_episode,
+    )
 
     config = RunConfig(env_id=ENV_ID, agent="oracle", split="test", episodes=4, seed=5)
     env, agent = build_env(config), build_agent(config)

@@ -16,7 +16,12 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field
 
-from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec, episode_specs, first_messages
+from agentenv.integrations.row_episodes import (
+    SHARED_POOL,
+    EpisodeSpec,
+    episode_specs,
+    first_messages,
+)
 
 __all__ = ["AgentenvEnv", "AgentenvTaskset"]
 

@@ -25,7 +25,12 @@ import time
 from typing import Any
 from uuid import uuid4
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
+from verl.experimental.agent_loop.agent_loop import (
+    AgentLoopBase,
+    AgentLoopMetrics,
+    AgentLoopOutput,
+    register,
+)
 
 from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
 from agentenv.integrations.verl import AGENT_LOOP, AGENT_LOOP_QWEN3

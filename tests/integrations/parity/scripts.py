@@ -214,8 +214,9 @@ def _reference(env_id: str, s: Script) -> ParityRecord:
         record = _eval_episode(env_id, ReplayAgent(s.actions), split=s.split, task_index=s.task_index, seed=s.seed)
     ids = mask = None
     try:
-        import agentenv.tokens.qwen3_tokenizer  # noqa: F401
         import tokenizers  # noqa: F401
+
+        import agentenv.tokens.qwen3_tokenizer  # noqa: F401
     except ImportError:  # without the tokens extra there are no ids to compare
         pass
     else:

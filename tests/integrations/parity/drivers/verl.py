@@ -31,7 +31,11 @@ def agent_loop(server: ScriptedServer, name: str = "agentenv_qwen3", **rollout: 
     """The agent loop ``name`` as verl's ``AgentLoopWorker._run_agent_loop`` instantiates it."""
     import hydra.utils
     from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap, _agent_loop_registry
+    from verl.experimental.agent_loop.agent_loop import (
+        DictConfigWrap,
+        ToolListWrap,
+        _agent_loop_registry,
+    )
 
     import agentenv.integrations.verl.agent_loop  # noqa: F401 - registers the loops
     from agentenv.tokens.qwen3_tokenizer import load_tokenizer
