@@ -22,8 +22,9 @@ Episodes:
 * **MediaSearch**: ``MediaSearch-v0`` (train split), the two-turn episode of
   ``benchmarks/env_speed.py`` (search the question, answer), on task ``i % tasks``; the
   in-process path is that loop in this process (reset, search, answer) on the env as
-  ``gym.make`` returns it (the object the server steps), timed in passes interleaved with the
-  server's, so load on the shared machine falls on both. Beside the rates, the CPU each path
+  ``gym.make`` returns it (the object the server steps), on one env and on 64 envs in lockstep
+  (64 concurrent trajectories in one process, as the server holds them), timed in passes
+  interleaved with the server's, so load on the shared machine falls on both. Beside the rates, the CPU each path
   spends per episode (this process's for the loop, the server process's for the server) shows
   the server's own cost whatever the load.
 
@@ -112,28 +113,36 @@ def constant_workload() -> Workload:
     return Workload("constant tool", lambda task: actions, lambda task: {})
 
 
-def media_workload() -> tuple[Workload, Callable[[float], tuple[float, float]]]:
-    """The MediaSearch workload and its in-process pass (``seconds -> (episodes/s, CPU s per episode)``)."""
+def media_workload() -> tuple[Workload, Callable[[float, int], tuple[float, float]]]:
+    """The MediaSearch workload and its in-process pass (``(seconds, envs) -> (episodes/s, CPU s per episode)``)."""
     import gymnasium as gym
 
     import agentenv  # noqa: F401 - registers the ids
     from agentenv.actions import answer, tool_call
 
     # The env as gym.make returns it, wrappers and all: the object the server steps.
-    env = gym.make("MediaSearch-v0", split="train")
-    searches = [tool_call("search", query=task.prompt[:200]) for task in env.unwrapped.tasks]
+    envs = [gym.make("MediaSearch-v0", split="train") for _ in range(TRAJECTORIES)]
+    searches = [tool_call("search", query=task.prompt[:200]) for task in envs[0].unwrapped.tasks]
     final = answer("Inception")
     n_tasks = len(searches)
 
-    def in_process(seconds: float) -> tuple[float, float]:
-        """(episodes/s, CPU seconds per episode) of ``seconds`` of the loop."""
+    def in_process(seconds: float, n_envs: int) -> tuple[float, float]:
+        """(episodes/s, CPU seconds per episode) of ``seconds`` of the loop over ``n_envs`` envs in lockstep.
+
+        One env: the plain loop. 64 envs: reset all, search on all, answer on all, as 64 concurrent
+        trajectories step in one process (and as the server steps them), with 64 envs' memory in play.
+        """
         episodes, start, cpu = 0, time.perf_counter(), time.process_time()
+        group = envs[:n_envs]
         while time.perf_counter() - start < seconds:
-            index = episodes % n_tasks
-            env.reset(options={"index": index})
-            env.step(searches[index])
-            env.step(final)
-            episodes += 1
+            first = episodes
+            for k, env in enumerate(group):
+                env.reset(options={"index": (first + k) % n_tasks})
+            for k, env in enumerate(group):
+                env.step(searches[(first + k) % n_tasks])
+            for env in group:
+                env.step(final)
+            episodes += len(group)
         return episodes / (time.perf_counter() - start), (time.process_time() - cpu) / episodes
 
     workload = Workload("MediaSearch", lambda task: [searches[task % n_tasks], final],
@@ -341,13 +350,18 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, list[Result]] = {name: [] for name in cases}
     in_process_rates: list[float] = []
     in_process_cpu: list[float] = []
+    in_process_64_rates: list[float] = []
+    in_process_64_cpu: list[float] = []
     cpu = dict.fromkeys(cases, 0.0)
     try:
         for round_ in range(args.passes + 1):  # round 0 warms up (builds the pools' envs)
-            in_rate, in_cpu = in_process(args.seconds)
+            in_rate, in_cpu = in_process(args.seconds, 1)
+            in_rate_64, in_cpu_64 = in_process(args.seconds, TRAJECTORIES)
             if round_:
                 in_process_rates.append(in_rate)
                 in_process_cpu.append(in_cpu)
+                in_process_64_rates.append(in_rate_64)
+                in_process_64_cpu.append(in_cpu_64)
             for name, (kind, workload, batch, finish, rate) in cases.items():
                 before = process_cpu_s(servers[kind].proc.pid)
                 result = drive(servers[kind].port, workload, batch=batch, finish=finish, seconds=args.seconds,
@@ -361,13 +375,18 @@ def main(argv: list[str] | None = None) -> None:
     end_load = [round(x, 2) for x in os.getloadavg()]
     figures: dict[str, object] = {"machine": machine, "load_avg_at_end": end_load,
                                   "in_process_episodes_per_s": in_process_rates,
-                                  "in_process_cpu_s_per_episode": in_process_cpu}
+                                  "in_process_cpu_s_per_episode": in_process_cpu,
+                                  "in_process_64_envs_episodes_per_s": in_process_64_rates,
+                                  "in_process_64_envs_cpu_s_per_episode": in_process_64_cpu}
     print(f"# load average at the end: {end_load}")
     print(f"\n{TRAJECTORIES} concurrent trajectories; {args.passes} passes x {args.seconds:g} s per case, "
           "median (min-max) over passes")
     in_median, in_cpu_us = statistics.median(in_process_rates), statistics.median(in_process_cpu) * 1e6
-    print(f"in-process MediaSearch (reset, search, answer in this process): {spread(in_process_rates)} episodes/s, "
-          f"{in_cpu_us:.0f} us CPU per episode")
+    in64_median, in64_cpu_us = statistics.median(in_process_64_rates), statistics.median(in_process_64_cpu) * 1e6
+    print(f"in-process MediaSearch (reset, search, answer in this process), 1 env: {spread(in_process_rates)} "
+          f"episodes/s, {in_cpu_us:.0f} us CPU per episode")
+    print(f"in-process MediaSearch, 64 envs in lockstep (64 concurrent trajectories): {spread(in_process_64_rates)} "
+          f"episodes/s, {in64_cpu_us:.0f} us CPU per episode")
     for name, passes in results.items():
         rates = [r.steps / r.seconds for r in passes]
         episodes = [r.episodes / r.seconds for r in passes]
@@ -384,10 +403,11 @@ def main(argv: list[str] | None = None) -> None:
             line += (f"; budget: steps/s {statistics.median(rates) / STEPS_BUDGET:.2f}x of 2,000, "
                      f"p99 {p99 / P99_BUDGET_MS:.2f}x of 20 ms")
         else:
-            ratio = statistics.median(episodes) / in_median
             per_episode_us = cpu[name] / max(n_episodes, 1) * 1e6
-            line += (f", {per_episode_us:.0f} us per episode; {ratio:.1%} of in-process episodes/s "
-                     f"(budget >= 95%); in-process CPU / server CPU per episode {in_cpu_us / per_episode_us:.1%}")
+            line += (f", {per_episode_us:.0f} us per episode; of in-process episodes/s (budget >= 95%): "
+                     f"{statistics.median(episodes) / in_median:.1%} (1 env), "
+                     f"{statistics.median(episodes) / in64_median:.1%} (64 envs); in-process CPU per episode / "
+                     f"server's: {in_cpu_us / per_episode_us:.1%} (1 env), {in64_cpu_us / per_episode_us:.1%} (64 envs)")
         print(line)
         figures[name] = {"steps_per_s": rates, "episodes_per_s": episodes, "p99_ms": p99,
                          "server_cpu_us_per_step": server_us, "failures": len(failures),

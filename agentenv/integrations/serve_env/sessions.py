@@ -210,7 +210,7 @@ class EnvPool:
             env.close()
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Trajectory:
     """One live trajectory: its env, split and counters."""
 
@@ -221,9 +221,9 @@ class Trajectory:
     total_reward: float = 0.0
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class Outcome:
-    """One step of a trajectory as the protocols report it."""
+    """One step of a trajectory as the protocols report it (slotted, not frozen: built on every step)."""
 
     observation: str
     reward: float
