@@ -15,7 +15,9 @@ around forks (:mod:`agentenv.fork_sharing`), every env finding its index's cache
 entry by hashing the corpus ids again (:func:`agentenv.retrieval.cache.loaded_for`), and
 the rare-disease phenotype ranker computed in each process instead of memory-mapped from
 its disk cache (:mod:`agentenv.envs.rare_disease.ranker_cache`). Old and new then run in
-the same run, under the same load.
+the same run, under the same load. Not undone there: the ranker's tie check no longer calls
+``np.unique`` (whose first call imported ``numpy.ma``, about 6 MB), so the old rare-disease rows
+are a little lighter than the old code was.
 """
 
 from __future__ import annotations
