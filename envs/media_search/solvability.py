@@ -19,9 +19,13 @@ Steps, each one turn of parallel calls:
    and, when the question names a genre and years, the **filter_titles**
    group a superlative ranks, sorted each way (by rating and runtime, up and down);
 2. **filter_titles** counts for each person found, by the role, years and
-   genre the question names (what a count question needs), and
-3. **get_title** on the best-fitting search hits, the films named in full,
-   and the films the people found are credited on.
+   genre the question names (what a count question needs), and the films
+   that narrow the people down as an agent would: each person's films as
+   director and as cast within the genre and years the question names, and the
+   films the people named share (a famous actor has more films than can be
+   opened one by one; "the sci-fi movie from the 2000s with liam neeson"), and
+3. **get_title** on those narrowed films first, then the best-fitting search
+   hits, the films named in full, and the films the people found are credited on.
 
 The task is reachable when the gold answer (or an alias) appears in those
 outputs, after the grader's normalisation. Otherwise the reason names the step
@@ -79,7 +83,8 @@ def named_in(question: str, keys: Any, longest: int = 6) -> list[str]:
 
 def titles_starting(catalog: Any, name: str, most: int = 3) -> list[int]:
     """Positions of the films titled ``name`` (without a leading article), then of those whose title begins
-    with it as whole words (a partial title, "E.T."), the most reviewed first.
+    with it as whole words (a partial title, "E.T."), then of those that hold it as whole words elsewhere
+    ("will rock" for *Cradle Will Rock*), the most reviewed first within each group.
 
     Example:
         >>> from agentenv.corpora.media import load_catalog
@@ -92,7 +97,10 @@ def titles_starting(catalog: Any, name: str, most: int = 3) -> list[int]:
     exact = list(catalog.by_title.get(key, ()))
     found = [i for title, positions in catalog.by_title.items() if title.startswith(key + " ") for i in positions]
     found.sort(key=lambda i: (-(catalog[i].reviews or 0), i))
-    return (exact + found)[:most]
+    inside = [i for title, positions in catalog.by_title.items()
+              if f" {key} " in f" {title} " and not title.startswith(key + " ") and title != key for i in positions]
+    inside.sort(key=lambda i: (-(catalog[i].reviews or 0), i))
+    return (exact + found + inside)[:most]
 
 
 def _first_calls(reading: QuestionReading, catalog: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -139,6 +147,23 @@ def _counts(reading: QuestionReading, people: list[Mapping[str, Any]]) -> list[t
     return calls
 
 
+def _narrowing(reading: QuestionReading, leads: list[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Step 2: the ``filter_titles`` calls that narrow the people found (the best match of each look-up,
+    ``leads``) by the genre and years the question names, and the films the people named share."""
+    names = list(dict.fromkeys(str(p.get("name", "")) for p in leads if p.get("name")))[:MAX_NAMES]
+    scope: dict[str, Any] = dict(_years(reading))
+    if reading.genre:
+        scope["genre"] = reading.genre
+    calls: list[tuple[str, dict[str, Any]]] = []
+    if len(names) >= 2:
+        calls.append(("filter_titles", {"cast": names[:2], "limit": PER_SEARCH}))
+    if scope:
+        for name in names:
+            calls.append(("filter_titles", {"director": name, "limit": PER_SEARCH, **scope}))
+            calls.append(("filter_titles", {"cast": [name], "limit": PER_SEARCH, **scope}))
+    return calls
+
+
 def why_unreachable(env: Any, task: Task) -> str | None:
     """``None`` when the gold answer shows up in the tool outputs reachable from the question, else why not."""
     base = env.unwrapped
@@ -155,6 +180,7 @@ def why_unreachable(env: Any, task: Task) -> str | None:
     texts = [json.dumps(o, ensure_ascii=False) for o in first_out if o is not None]
     ids: list[str] = []
     people: list[Mapping[str, Any]] = []
+    leads: list[Mapping[str, Any]] = []
     for (tool, _), out in zip(first, first_out, strict=False):
         if not isinstance(out, Mapping):
             continue
@@ -164,16 +190,23 @@ def why_unreachable(env: Any, task: Task) -> str | None:
         elif tool == "find_person":
             found = list(out.get("people") or ())[:PER_PERSON]
             people += found
+            leads += found[:1]
             for person in found:
                 for role in ("directed", "wrote", "acted"):
                     ids += [str(f["id"]) for f in person.get(role) or () if isinstance(f, Mapping)]
         elif tool == "filter_titles":
             ids += [str(r["id"]) for r in out.get("results") or () if isinstance(r, Mapping)]
     ids += [catalog[i].id for key in named_in(task.prompt, catalog.by_title) for i in catalog.by_title[key]]
-    ids += [catalog[i].id for name in reading.names for i in titles_starting(catalog, name)]
+    ids += [catalog[i].id for name in dict.fromkeys([*reading.names, reading.query]) if name
+            for i in titles_starting(catalog, name)]
     counts = _counts(reading, people)
     if counts:
         texts += [json.dumps(o) for o in tool_outputs(base.step(tool_calls(counts))[0]) if o is not None]
+    narrowing = _narrowing(reading, leads)
+    if narrowing:  # its own turn: with the counts it could pass the env's cap on calls per action
+        narrowed = [str(r["id"]) for o in tool_outputs(base.step(tool_calls(narrowing))[0]) if isinstance(o, Mapping)
+                    for r in o.get("results") or () if isinstance(r, Mapping) and "id" in r]
+        ids = narrowed + ids
     ids = list(dict.fromkeys(ids))[:MAX_TITLES]
     if ids:
         texts += [json.dumps(o, ensure_ascii=False)

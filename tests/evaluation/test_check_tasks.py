@@ -79,3 +79,16 @@ def test_partial_names_are_followed_and_the_failed_step_is_named(tmp_path: Path)
     assert n == 3 and [u[0] for u in unreachable] == [2]
     reason = unreachable[0][3]
     assert "search with" in reason and "find_person on ['aunt']" in reason and "found no one" in reason
+
+
+def test_famous_people_are_narrowed_and_mid_title_fragments_found(tmp_path: Path) -> None:
+    """A famous actor has more films than are opened one by one: the check filters them by the genre and
+    years named, and by the films two people share; a partial title may sit inside the title."""
+    tasks = _write(tmp_path / "q.jsonl", [
+        {"question": "what's the sci-fi movie from the 2000s with liam neeson",
+         "answer": "Star Wars: Episode II – Attack of the Clones"},
+        {"question": "who directed the movie Liam Neeson and Peter Dinklage were in", "answer": "Andrew Adamson"},
+        {"question": "will rock director?", "answer": "Tim Robbins"},
+    ])
+    n, unreachable, _ = check_tasks("MediaSearch-v0", tasks)
+    assert n == 3 and unreachable == []
