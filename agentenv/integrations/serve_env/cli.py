@@ -94,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.integrations.serve_env.sessions import env_factory
 
     _require_extra()
+    if args.protocol == "openenv":  # before building anything: a missing extra is one line at once
+        from importlib.util import find_spec
+
+        if find_spec("openenv") is None:
+            raise ImportError("the OpenEnv server needs the 'openenv' extra: pip install 'agentenv[openenv]'")
     make = env_factory(args.env_id, env_kwargs)
     try:
         # A bad kwarg or split fails here, in one line, not at the first request; the env built
