@@ -88,7 +88,7 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
     Raises:
         UserInputError: a line that is not JSON, naming the file, line and column.
     """
-    rows = []
+    rows: list[tuple[int, Any]] = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
