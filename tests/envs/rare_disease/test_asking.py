@@ -9,7 +9,6 @@ price of one turn.
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import gymnasium as gym
 import numpy as np
@@ -122,22 +121,21 @@ def test_a_message_over_the_cap_is_refused_with_an_explanation(kb: HpoKnowledgeB
     assert f"at most {MAX_FINDINGS_PER_MESSAGE}" in dialogue.infos["doctor"]["messages"][0]["content"]
 
 
-def test_a_distinct_id_flood_is_fast_on_every_turn(kb: HpoKnowledgeBase, dialogue: DiagnosisDialogueEnv) -> None:
+def test_a_distinct_id_flood_is_refused_on_every_turn(kb: HpoKnowledgeBase, dialogue: DiagnosisDialogueEnv) -> None:
+    # 32 KB of different ids, real or not, as the flood: every turn is refused with a parse
+    # error and the episode goes on (its cost per turn is timed by benchmarks/asking_doctor.py).
     ids, size, number = [], 0, 1
-    while size < 32_000:  # 32 KB of different ids, real or not, as the flood
+    while size < 32_000:
         ids.append(f"HP:{number:07d}")
         size += 12
         number += 1
     flood = _ids_message(ids)
     assert len(flood) <= dialogue.action_space("doctor").max_length
     dialogue.reset(seed=0, options={"index": 0})
-    times = []
     for _ in range(6):
-        start = time.perf_counter()
         dialogue.step(flood)
-        times.append(time.perf_counter() - start)
         assert "parse_error" in dialogue.infos["doctor"]
-    assert max(times) < 0.020  # was 46-98 ms on the first turn and 233-562 ms by turns 2-6
+        assert not dialogue.terminations["doctor"]
 
 
 def test_the_reply_stays_under_the_patient_limit_whatever_the_record(kb: HpoKnowledgeBase,
