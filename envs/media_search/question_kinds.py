@@ -154,6 +154,8 @@ class Context:
                 for g in t.genres:
                     self.shorts.setdefault((g, t.year), []).append(i)
         self._in_years: dict[tuple[int, int], frozenset[int]] = {}
+        self.short_free: dict[tuple[Any, ...], bool] = {}
+        """Memo of :func:`_no_short_tops` per superlative group and winner."""
 
     def _famous_pools(self, people: Sequence[str]) -> None:
         """Narrow the anchor films and the people named to the :data:`FAMOUS` ones (``varied`` style only)."""
@@ -505,7 +507,10 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     text = ctx.pick(rng, tpl.SUPERLATIVE[(sort_by, order)]).format(desc=desc, descs=descs)
     if ctx.casual(rng):
         # "movie" only where no short film would top the group: else the question keeps "feature"
-        plain = _no_short_tops(ctx, found, genre, y0, y1, cap, sort_by, order)
+        key = (found, genre, y0, y1, cap, sort_by, order)  # the same groups are drawn many times: memoised
+        plain = ctx.short_free.get(key)
+        if plain is None:
+            plain = ctx.short_free[key] = _no_short_tops(ctx, found, genre, y0, y1, cap, sort_by, order)
         name = sty.genre_group(genre, rng) if plain else f"{sty.casual_genre(genre)} feature"
         period = sty.pick(rng, (f"from {y0}", f"of {y0}")) if not decade else f"of {sty.decade_words(y0, y1)}"
         group = f"{name} {period}" + (f" {sty.runtime_cap(cap, rng)}" if cap else "")
