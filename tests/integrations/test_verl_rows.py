@@ -69,3 +69,13 @@ def test_prepare_verl_rejects_a_bad_out_in_one_line(tmp_path: Path, capsys: pyte
     assert main(["prepare-verl", ENV_ID, "--out", str(tmp_path / "rows.csv")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--out must name a .parquet file" in err[0]
+
+
+def test_prepare_verl_never_replaces_rows_unless_told(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rows.parquet"
+    assert main(["prepare-verl", ENV_ID, "--episodes", "2", "--out", str(out)]) == 0
+    before = out.read_bytes()
+    assert main(["prepare-verl", ENV_ID, "--episodes", "3", "--out", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and out.read_bytes() == before
+    assert main(["prepare-verl", ENV_ID, "--episodes", "3", "--out", str(out), "--overwrite"]) == 0
+    assert pq.read_table(out).num_rows == 3 and [p.name for p in tmp_path.iterdir()] == ["rows.parquet"]

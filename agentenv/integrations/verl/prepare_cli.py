@@ -34,7 +34,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--trainer", default="verl", choices=["verl", "skyrl"],
                    help="row format: verl's (agent_name, reward_model) or SkyRL's (env_class, reward_spec); "
                    "both carry the episode in extra_info (default: %(default)s)")
-    p.add_argument("--out", type=Path, required=True, help="parquet file to write")
+    p.add_argument("--out", type=Path, required=True, help="parquet file to write (an existing one is refused)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     return p
 
 
@@ -47,20 +48,37 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
     if args.out.suffix != ".parquet":
         raise UserInputError(f"--out must name a .parquet file, got {args.out}")
+    _check_out(args.out, overwrite=args.overwrite)
     env_spec(args.env_id)
     env_kwargs = parse_env_args(args.env_arg)
     check_env_args(args.env_id, env_kwargs)
     if args.tasks is not None:
         check_tasks_path(args.tasks)
         env_kwargs["tasks"] = str(args.tasks.resolve())
-    specs = episode_specs(args.env_id, split=args.split, episodes=args.episodes, seed=args.seed,
-                          env_kwargs=env_kwargs)
+    try:
+        specs = episode_specs(args.env_id, split=args.split, episodes=args.episodes, seed=args.seed,
+                              env_kwargs=env_kwargs)
+    except (ValueError, TypeError) as err:  # the env refused its kwargs: user input, one line
+        raise UserInputError(f"{args.env_id} ({', '.join(args.env_arg) or 'no --env-arg'}): {err}") from err
     pool = EnvPool()
     if args.trainer == "skyrl":
         rows = (skyrl_row(s, pool) for s in specs)
     else:
         rows = (verl_row(s, pool, agent_loop=args.agent_loop) for s in specs)
-    n = write_parquet(rows, args.out)
+    staged = args.out.with_name(f".{args.out.name}.partial")
+    n = write_parquet(rows, staged)
+    staged.replace(args.out)  # whole or not at all: an interrupted write never leaves a half file at --out
     print(f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
           f"seed {args.seed}) to {args.out}")
     return 0
+
+
+def _check_out(out: Path, *, overwrite: bool) -> None:
+    """Refuse, in one line, an --out that would lose work or cannot be written."""
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UserInputError(f"--out {out}: {parent} is a file, not a folder; name a path under a folder")
+    if out.is_dir():
+        raise UserInputError(f"--out {out} is a folder; name a .parquet file")
+    if out.exists() and not overwrite:
+        raise UserInputError(f"--out {out} exists: pass --overwrite to replace it, or name another file")
