@@ -83,9 +83,10 @@ QUICK = HoldoutBudget(seeds=1, candidate_tasks=40, holdout_tasks=12, reference_s
                       eval_episodes=10)
 
 
-def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episodes: int | None = None,
+def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: Sequence[int] | None = None,
+        eval_episodes: int | None = None,
         plots: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the lesson; writes ``out/summary.json``, ``out/*.png``, ``out/runs/`` and ``out/data/``; returns the summary."""
+    """Run the lesson for seeds ``0..seeds-1`` (or the seeds of ``seed_list``); writes ``out/summary.json``, ``out/*.png``, ``out/runs/`` and ``out/data/``; returns the summary."""
     from agentenv.data.selection import select_random, select_top
     from agentenv.structured.behaviour_cloning import (
         agreement,
@@ -101,6 +102,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
     budget = QUICK if quick else DEFAULT
     budget = replace(budget, **{k: v for k, v in {"seeds": seeds, "eval_episodes": eval_episodes}.items()
                                 if v is not None})
+    seed_values = list(seed_list) if seed_list is not None else list(range(budget.seeds))
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     train_env = make_structured(ENV_ID, split="train", reward=REWARD)
@@ -118,7 +120,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
     per_seed: list[dict[str, Any]] = []
     chosen0: dict[str, list[Any]] = {}
     indices = list(range(len(candidates)))
-    for seed in range(budget.seeds):
+    for seed in seed_values:
         config = TrainConfig(ENV_ID, algo=ALGO, reward=REWARD, seed=seed)
         reference = new_model(config)
         clone(reference.policy, candidates, steps=budget.reference_steps, rng=np.random.default_rng(seed))
@@ -174,7 +176,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
                            "wall_s": round(demo_s, 1)},
         "per_seed": per_seed,
         "meta": {"lesson": NAME, "quick": quick, "algo": ALGO, "env_id": ENV_ID, "reward": REWARD, "budget": asdict(budget),
-                 "seeds": list(range(budget.seeds)), "mismatched_kind": MISMATCHED_KIND,
+                 "seeds": seed_values, "mismatched_kind": MISMATCHED_KIND,
                  "demonstrator": "menu oracle (hindsight best menu sequence), solved tasks only",
                  "holdout_split": "validation", "eval_split": "test", "shift_check_wall_s": round(shift_s, 1),
                  "test_policy": "sampled from the policy with each episode's generator (sb3 agent)",

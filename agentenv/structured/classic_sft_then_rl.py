@@ -21,7 +21,7 @@ under ``strict``:
   same test episodes.
 
 Each seed's policies and the baselines play the runner's test episodes for
-that seed (seeds 0..N-1). The claim is marked reproduced when BC + PPO beats
+that seed (seeds 0..N-1, or the ``--seed-list``). The claim is marked reproduced when BC + PPO beats
 BC on the multi-turn id (paired 95% CI above 0) and that gain exceeds the
 single-turn one (95% CI of the difference above 0). The budgets were set
 before any test run; nothing was tuned on test.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -79,9 +79,10 @@ DEFAULT = SFTBudget()
 QUICK = SFTBudget(seeds=1, demo_tasks=24, bc_steps=200, timesteps=256, eval_episodes=8, train_tasks=100)
 
 
-def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episodes: int | None = None,
+def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: Sequence[int] | None = None,
+        eval_episodes: int | None = None,
         timesteps: int | None = None, plots: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the lesson; writes ``out/summary.json``, ``out/*.png`` and ``out/runs/``; returns the summary."""
+    """Run the lesson for seeds ``0..seeds-1`` (or the seeds of ``seed_list``); writes ``out/summary.json``, ``out/*.png`` and ``out/runs/``; returns the summary."""
     from agentenv.structured.behaviour_cloning import (
         agreement,
         clone,
@@ -96,6 +97,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
     budget = QUICK if quick else DEFAULT
     budget = replace(budget, **{k: v for k, v in {"seeds": seeds, "eval_episodes": eval_episodes,
                                                   "timesteps": timesteps}.items() if v is not None})
+    seed_values = list(seed_list) if seed_list is not None else list(range(budget.seeds))
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {}
@@ -112,7 +114,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
         acc: dict[str, dict[int, list[float]]] = {a: {} for a in (*ARMS, "bm25", "fixed_sequence_chosen_on_train")}
         per_seed: list[dict[str, Any]] = []
         curves[key] = {"bc_ppo": [], "ppo": [], "bc_loss": []}
-        for seed in range(budget.seeds):
+        for seed in seed_values:
             config = TrainConfig(env_id, algo=ALGO, reward=REWARD, timesteps=budget.timesteps, seed=seed,
                                  train_tasks=budget.train_tasks)
             runs = out / "runs" / key
@@ -146,10 +148,10 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
                 + ", ".join(f"{a} {np.mean(acc[a][seed]):.3f}" for a in acc))
         t3 = time.perf_counter()
         fixed_scores, fixed_arm = best_fixed_sequence(env_id, REWARD, {}, episodes=budget.eval_episodes,
-                                                      seeds=list(range(budget.seeds)))
+                                                      seeds=seed_values)
         fixed = np.asarray(fixed_scores.accuracy[fixed_scores.best()], dtype=np.float64)
         acc["best_fixed_sequence"] = {s: fixed[i * budget.eval_episodes:(i + 1) * budget.eval_episodes].tolist()
-                                      for i, s in enumerate(range(budget.seeds))}
+                                      for i, s in enumerate(seed_values)}
         for row in per_seed:
             row["best_fixed_sequence_accuracy"] = round(float(np.mean(acc["best_fixed_sequence"][row["seed"]])), 4)
         log(f"{NAME}: {key}: best fixed sequence on the test episodes {fixed_arm['sequence']}: "
@@ -179,7 +181,7 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, eval_episod
     for key in IDS:
         summary[key].pop("_acc")
     summary["meta"] = {
-        "lesson": NAME, "quick": quick, "algo": ALGO, "budget": asdict(budget), "seeds": list(range(budget.seeds)),
+        "lesson": NAME, "quick": quick, "algo": ALGO, "budget": asdict(budget), "seeds": seed_values,
         "demonstrator": "menu oracle (hindsight best menu sequence, beam: up to 2 distinct tool entries then an "
                         "answer entry), solved train tasks only",
         "test_policy": "sampled from the policy with each episode's generator (sb3 agent, deterministic=false)",

@@ -111,10 +111,13 @@ def _run_llm_lesson(args: argparse.Namespace) -> int:
 def _run_bc_lesson(args: argparse.Namespace) -> int:
     from agentenv.structured import classic_holdout, classic_sft_then_rl
 
+    if args.seeds is not None and args.seed_list is not None:
+        print(f"agentenv reproduce {args.lesson}: give --seeds or --seed-list, not both", file=sys.stderr)
+        return 2
     if args.lesson == "sft-then-rl-classic":
-        classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
-                                eval_episodes=args.eval_episodes, plots=not args.no_plots)
+        classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, seed_list=args.seed_list,
+                                timesteps=args.timesteps, eval_episodes=args.eval_episodes, plots=not args.no_plots)
     else:
-        classic_holdout.run(args.out, quick=args.quick, seeds=args.seeds, eval_episodes=args.eval_episodes,
-                            plots=not args.no_plots)
+        classic_holdout.run(args.out, quick=args.quick, seeds=args.seeds, seed_list=args.seed_list,
+                            eval_episodes=args.eval_episodes, plots=not args.no_plots)
     return 0
