@@ -2,8 +2,9 @@
 
 Why an oracle on the menu and not the text oracle or bm25: behaviour cloning
 needs (features, menu action) pairs, and the text agents' actions are often
-not on the menu (bm25 opens five hits in one turn and filters titles; the
-text oracle answers the gold text, which no menu entry may render). The menu
+not menu entries (bm25's calls carry their own arguments and turn plans,
+which the menu's templates do not all render; the text oracle answers the
+gold text, which no menu entry may render). The menu
 oracle acts only through the menu, so everything it demonstrates is
 something the policy can do; it is an oracle because it picks the sequence
 by its graded outcome, in hindsight.
