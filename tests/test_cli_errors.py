@@ -97,6 +97,8 @@ CASES: list[tuple[list[str], str]] = [
      "missing.jsonl"),
     (["judge-consistency", "--episodes", "{binary}", "--endpoint", "http://127.0.0.1:9"], "{binary}"),
     (["reproduce", "no-such-lesson", "--out", "{root}/r"], "no-such-lesson"),
+    (["reproduce", "reward-hacking", "--seeds", "2", "--seed-list", "3,4", "--out", "{root}/r2"], "not both"),
+    (["reproduce", "sft-then-rl", "--seed-list", "3", "--out", "{root}/r3"], "one seed"),
     (["reproduce", "reward-hacking", "--quick", "--out", "{file}"], "{file}"),
     (["reproduce", "reward-hacking", "--overwrite", "--out", "{folder}"], "{folder}"),
     (["export-sft", "MediaSearch-v0", "--overwrite", "--out", "{folder}"], "{folder}|agentenv["),
@@ -141,6 +143,12 @@ def test_a_mistake_is_one_line_naming_the_bad_value(argv: list[str], named: str,
     assert code == 2, err
     assert "Traceback" not in err and 1 <= len(lines) <= 3, err
     assert any(_fill(n, files) in err for n in named.split("|")), err
+
+
+def test_a_refused_reproduce_leaves_nothing_in_out(files, capsys) -> None:
+    out = files["root"] / "refused-lesson"
+    code, err = _run(["reproduce", "reward-hacking", "--seeds", "2", "--seed-list", "3,4", "--out", str(out)], capsys)
+    assert code == 2 and "not both" in err and not out.exists()
 
 
 def test_agentenv_debug_shows_the_traceback(files) -> None:

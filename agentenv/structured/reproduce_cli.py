@@ -8,7 +8,6 @@ sub-command with ``reproduce_cli.add_parser(sub)``. See
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     in the output; the headline figures print as a short table."""
     from agentenv.evaluation.lesson_runs import finish, lesson_output
 
+    _check_seeds(args)  # before the writer touches --out: a refused command leaves nothing behind
     with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
         status = _run(args)
     return status if status else finish(args.out, args.lesson, args.quick)
@@ -73,10 +73,6 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run the lesson, which writes ``summary.json`` and its plots into ``args.out``."""
     if args.lesson in LLM_LESSONS:
-        if args.seeds is not None or args.seed_list is not None:
-            print(f"agentenv reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
-                  "the LLM lessons train one seed", file=sys.stderr)
-            return 2
         return _run_llm_lesson(args)
     if args.lesson in BC_LESSONS:
         return _run_bc_lesson(args)
@@ -87,6 +83,19 @@ def _run(args: argparse.Namespace) -> int:
                          plots=not args.no_plots, seed_list=args.seed_list,
                          fixed_sequences=not args.no_fixed_sequences)
     return 0
+
+
+def _check_seeds(args: argparse.Namespace) -> None:
+    """Refuse seed flags that cannot apply, in one line."""
+    from agentenv.errors import UserInputError
+
+    if args.lesson in LLM_LESSONS and (args.seeds is not None or args.seed_list is not None):
+        raise UserInputError(f"reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
+                             "the LLM lessons train one seed (drop the flag)")
+    if args.seeds is not None and args.seed_list is not None:
+        raise UserInputError("give --seeds N (seeds 0..N-1) or --seed-list A,B,..., not both")
+    if args.seeds is not None and args.seeds < 1:
+        raise UserInputError(f"--seeds must be at least 1, got {args.seeds}")
 
 
 def _seed_list(text: str) -> list[int]:
@@ -111,9 +120,6 @@ def _run_llm_lesson(args: argparse.Namespace) -> int:
 def _run_bc_lesson(args: argparse.Namespace) -> int:
     from agentenv.structured import classic_holdout, classic_sft_then_rl
 
-    if args.seeds is not None and args.seed_list is not None:
-        print(f"agentenv reproduce {args.lesson}: give --seeds or --seed-list, not both", file=sys.stderr)
-        return 2
     if args.lesson == "sft-then-rl-classic":
         classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, seed_list=args.seed_list,
                                 timesteps=args.timesteps, eval_episodes=args.eval_episodes, plots=not args.no_plots)
