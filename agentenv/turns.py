@@ -185,11 +185,15 @@ def take_action(
       caller's, and nothing is recorded.
 
     ``action`` is the text as sent (an invalid action is written to the chat as it was). The
-    common kinds are told apart by exact type first, since this runs on every step of every env
-    (an ``isinstance`` chain costs a tool step some 0.2 µs); subclasses still take their kind's path.
+    fast path: this runs on every step of every env, so the common kinds are told apart by exact
+    type first (an answer, then tool calls) and an answer returns one shared tuple; subclasses
+    still take their kind's path, through ``isinstance`` after it.
     """
     kind = type(parsed)
-    if kind is ToolCalls or (kind is not Answer and isinstance(parsed, ToolCalls)):
+    if kind is Answer:
+        record_answer(ep, parsed)
+        return _ANSWERED
+    if kind is ToolCalls or isinstance(parsed, ToolCalls):
         calls = tools.validate(parsed)
         if type(calls) is list:
             results = run_tools(ep, tools, parsed, calls)
@@ -197,12 +201,16 @@ def take_action(
         if type(calls) is CallRejected and rejected_calls == "tool":
             return record_rejected_calls(ep, parsed, calls, max_length), calls.reason, ()
         return record_invalid(ep, action, calls, max_length), calls.reason, ()
-    if kind is Answer or isinstance(parsed, Answer):
+    if isinstance(parsed, Answer):
         record_answer(ep, parsed)
-        return "", None, ()
+        return _ANSWERED
     if isinstance(parsed, ParseError):
         return record_invalid(ep, action, parsed, max_length), parsed.reason, ()
     return None
+
+
+_ANSWERED: tuple[str, None, tuple[()]] = ("", None, ())
+"""What :func:`take_action` returns for an answer: one shared tuple, built once."""
 
 
 def record_invalid(ep: Episode, action: str, error: ParseError, max_length: int) -> str:

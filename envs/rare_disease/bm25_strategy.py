@@ -10,17 +10,21 @@ the family's ``Family.bm25``; the generic ``bm25`` agent
 * ``RareDiseaseDiagnosis-SingleTurn-v0``: the top listed candidates.
 
 It reads only what a policy sees (the observation and ``info``) and is never
-handed the task. Everything is deterministic.
+handed the task; the prompt through the family's readers
+(:mod:`~agentenv.envs.rare_disease.structured_reading`), the ones its
+structured menus use. Everything is deterministic.
 
 Example:
-    >>> disease_limit("List up to 5 diseases, most likely first.", None), disease_limit("", 2)
-    (5, 2)
+    >>> prompt = "Candidates:\\n 1. OMIM:100100 A\\n 2. ORPHA:2 B\\n 3. OMIM:3 C\\nList up to 2 diseases."
+    >>> strategy = RareDiseaseBM25()
+    >>> strategy.reset(prompt, {"tools": [], "messages": [{"role": "user", "content": prompt}]})
+    >>> strategy.act("", {})
+    '<answer>OMIM:100100\\nORPHA:2</answer>'
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,35 +33,12 @@ import numpy as np
 
 from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.envs.rare_disease.structured_reading import (
+    disease_limit,
+    listed_candidates,
+    presented_query,
+)
 from agentenv.evaluation.agents import UnsupportedEnv
-
-_CANDIDATE = re.compile(r"^\s*\d+\.\s+((?:OMIM|ORPHA):\d+)\b", re.MULTILINE)
-_LIMIT = re.compile(r"up to (\d+) diseases")
-_HPO_LINE = re.compile(r"^-\s+HP:\d+\s+(.*)$")
-
-
-def presented_findings(prompt: str) -> str:
-    """The presented phenotypes as a search query: their labels, or the lay sentence.
-
-    Example:
-        >>> presented_findings("Present phenotypes:\\n- HP:0001166 Arachnodactyly\\n- HP:0000545 Myopia\\n\\n"
-        ...                    "Excluded phenotypes:\\n- HP:0001250 Seizure")
-        'Arachnodactyly Myopia'
-    """
-    block = prompt.partition("Present phenotypes:\n")[2].partition("\n\n")[0]
-    labels = [m.group(1).strip() for line in block.splitlines() if (m := _HPO_LINE.match(line.strip()))]
-    if labels:
-        return " ".join(labels)
-    sentence = re.search(r"The patient presents with (.*?)\.(?:\s|$)", prompt, re.DOTALL)
-    return sentence.group(1) if sentence else prompt
-
-
-def disease_limit(prompt: str, override: int | None) -> int:
-    """How many diseases to answer: the override, else the prompt's "up to N diseases", else 3."""
-    if override is not None:
-        return override
-    found = _LIMIT.search(prompt)
-    return int(found.group(1)) if found else 3
 
 
 def _json(text: str) -> Any:
@@ -104,7 +85,7 @@ class RareDiseaseBM25:
         self._step = 0
         if "search_diseases" in tools:
             self._single = False
-        elif not tools and _CANDIDATE.search(self._prompt):
+        elif not tools and listed_candidates(self._prompt):
             self._single = True
         else:
             raise UnsupportedEnv(
@@ -115,10 +96,10 @@ class RareDiseaseBM25:
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         self._step += 1
-        limit = disease_limit(self._prompt, self.max_diseases)
+        limit = disease_limit(self._prompt) if self.max_diseases is None else self.max_diseases
         if self._single:
-            return answer(_CANDIDATE.findall(self._prompt)[:limit])
+            return answer(listed_candidates(self._prompt)[:limit])
         if self._step == 1:
-            return tool_call("search_diseases", query=presented_findings(self._prompt)[:500], k=min(limit, 20))
+            return tool_call("search_diseases", query=presented_query(self._prompt)[:500], k=min(limit, 20))
         results = (_json(obs) or {}).get("results") or []
         return answer([str(r["id"]) for r in results] or ["no diagnosis found"])

@@ -1,10 +1,11 @@
-"""Readers of RareDiseaseDiagnosis's public prompt for its structured menus: findings, candidates, the limit.
+"""Readers of RareDiseaseDiagnosis's public prompt: findings, candidates, the limit; the family's one set.
 
-Why a module of its own: everything a structured diagnosis policy knows comes
-through these functions (and the tool outputs its menus decode as JSON), so
-the no-leakage promise is checkable here. Each reader takes the prompt the env
-showed the agent and nothing else. The patterns follow the documented prompt
-format (docs/envs/rare_disease.md).
+Why a module of its own: everything the family's prompt-reading policies know
+comes through these functions (the structured menus, ``structured.py``, with
+the tool outputs they decode as JSON; the bm25 strategy, ``bm25_strategy.py``),
+so the no-leakage promise is checkable here, and a change to the prompt format
+(docs/envs/rare_disease.md) is followed in one place. Each reader takes the
+prompt the env showed the agent and nothing else.
 
 Example:
     >>> disease_limit("List up to 5 diseases."), listed_candidates(" 1. OMIM:100100 Some syndrome")
@@ -36,7 +37,15 @@ def excluded_phenotypes(prompt: str) -> list[tuple[str, str]]:
 
 
 def presented_query(prompt: str) -> str:
-    """The presented findings as a search query: their labels, or the lay sentence, or the prompt."""
+    """The presented findings as a search query: their labels, or the lay sentence, or the prompt.
+
+    Example:
+        >>> presented_query("Present phenotypes:\\n- HP:0001166 Arachnodactyly\\n- HP:0000545 Myopia\\n\\n"
+        ...                 "Excluded phenotypes:\\n- HP:0001250 Seizure")
+        'Arachnodactyly Myopia'
+        >>> presented_query("The patient presents with long fingers and short sight. Who is it?")
+        'long fingers and short sight'
+    """
     labels = [label for _, label in presented_phenotypes(prompt) if label]
     if labels:
         return " ".join(labels)
