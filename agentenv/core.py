@@ -182,6 +182,24 @@ class ToolEnv(gym.Env[str, str]):
             f"<answer>...</answer>. You have at most {self.max_turns} turns."
         )
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Accept a family written for the earlier two-argument ``_grade(task, answer)`` hook.
+
+        The engine calls ``_grade(task, answer, episode)``; a subclass whose ``_grade`` takes two
+        arguments is adapted once, here, so it keeps working instead of failing with a ``TypeError``
+        at its first graded step.
+        """
+        super().__init_subclass__(**kwargs)
+        grade = cls.__dict__.get("_grade")
+        if grade is not None and _positional_count(grade) == 3:  # self, task, answer
+            def _grade(self: ToolEnv, task: Task, answer: Answer | None, episode: Episode,
+                       _two_argument: Any = grade) -> dict[str, float]:
+                return _two_argument(self, task, answer)
+
+            _grade.__doc__ = grade.__doc__
+            _grade.__wrapped__ = grade  # type: ignore[attr-defined]
+            cls._grade = _grade  # type: ignore[method-assign]
+
     def _start_episode(self, task: Task) -> Any:
         """The family's per-episode state for ``task`` (``episode.context``); None by default."""
         return None
@@ -309,3 +327,16 @@ def render_transcript(messages: Sequence[Mapping[str, Any]]) -> str:
         body.extend(f"\n-> {c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls", ()))
         lines.append(f"{role}: {''.join(body).strip()}")
     return "\n\n".join(lines)
+
+
+def _positional_count(function: Any) -> int | None:
+    """How many positional parameters ``function`` takes (None when it takes ``*args``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)

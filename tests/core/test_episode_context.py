@@ -68,3 +68,18 @@ def test_each_episode_gets_a_fresh_context() -> None:
 def test_contract_attributes_have_defaults() -> None:
     env = TapEnv()
     assert dict(env.corpus_checksums) == {} and env.reward_config.name == "strict" and len(env.tools) == 2
+
+
+def test_a_family_written_for_the_two_argument_grade_hook_still_grades() -> None:
+    from .toy_env import SquareEnv
+
+    class OldStyleSquares(SquareEnv):
+        def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:  # the earlier hook
+            return {"accuracy": float(answer is not None and answer.text.strip() == task.gold["answer"])}
+
+    env = OldStyleSquares()
+    env.reset(seed=0, options={"index": 3})
+    _, reward, terminated, _, info = env.step("<answer>9</answer>")
+    assert terminated and reward > 0 and info["reward_components"]["accuracy"] == 1.0
+    env.reset(seed=0, options={"index": 3})
+    assert env.step("<answer>8</answer>")[4]["reward_components"]["accuracy"] == 0.0
