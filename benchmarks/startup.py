@@ -1,7 +1,13 @@
 """Start-up budgets: cold corpus and index build, warm ``gym.make``, ``import agentenv``, a first eval.
 
     python benchmarks/startup.py [--ids MediaSearch-v0 ...] [--cold-passes 3] [--warm-passes 5]
-                                 [--eval-episodes 200] [--no-eval | --eval-only] [--json out.json]
+                                 [--eval-episodes 200] [--no-eval | --eval-only] [--warm-only]
+                                 [--baseline DIR] [--json out.json]
+
+The warm-make budget alone, against an older checkout in the same run::
+
+    git worktree add --detach /tmp/base HEAD~5
+    python benchmarks/startup.py --warm-only --baseline /tmp/base
 
 Not a test: it prints tables. Every figure comes from a fresh Python
 process, as a user meets it (nothing is reused from this process):
@@ -15,7 +21,17 @@ process, as a user meets it (nothing is reused from this process):
   ``--cold-passes`` passes, against the 8 s budget;
 * **warm**, per id: ``gym.make`` in a fresh process after ``import agentenv``,
   the cache already built; a warm-up pass, then the median and spread of
-  ``--warm-passes`` passes, against the 0.5 s budget;
+  ``--warm-passes`` passes, against the 0.3 s budget (issue 33). The
+  dialogue ids (``MediaConcierge-v0``, ``DiagnosisDialogue-v0``) are made with
+  ``agentenv.multiagent.make``. Modules are compiled to bytecode once, in the
+  warm-up (into a scratch ``PYTHONPYCACHEPREFIX``, even where
+  ``PYTHONDONTWRITEBYTECODE`` is set), as they are in an installed package:
+  otherwise every pass would time the compiler. ``--warm-only`` runs just
+  this table, and ``--home DIR`` runs it over an existing home (e.g. the
+  default one, already built) rather than a scratch one; ``--baseline DIR`` adds, pass by pass, the same make of the tree
+  checked out in ``DIR`` (its ``agentenv``, ``envs``, ``corpora`` and
+  ``baselines`` folders imported in place of this tree's), over the same warm
+  home, and the ratio of the two medians;
 * **import agentenv**: its time in a fresh process (median of the warm
   passes), that it creates no cache folder, and the largest costs reported by
   ``python -X importtime``;
@@ -50,10 +66,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-COLD_BUDGET_S, WARM_BUDGET_S = 8.0, 0.5
+COLD_BUDGET_S, WARM_BUDGET_S = 8.0, 0.3
 EVAL_ARGS = ("eval", "MediaSearch-v0", "--agent", "oracle", "--no-progress")
 
-MAKE_CODE = r"""
+# argv: env id, then the root of another checkout to import agentenv from ("" for this one).
+TREE_PRELUDE = r"""
+import sys
+if len(sys.argv) > 2 and sys.argv[2]:
+    import importlib.util, os
+    _ROOT, _MAP = sys.argv[2], {"agentenv": "agentenv", "agentenv.envs": "envs", "agentenv.corpora": "corpora",
+                               "agentenv.baselines": "baselines"}
+    class _TreeFinder:  # ahead of the editable install's finder: this checkout's packages instead
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name not in _MAP:
+                return None
+            folder = os.path.join(_ROOT, _MAP[name])
+            return importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                          submodule_search_locations=[folder])
+    sys.meta_path.insert(0, _TreeFinder)
+"""
+
+MAKE_CODE = TREE_PRELUDE + r"""
 import json, sys, time, resource
 def cpu():  # this process and its children that have ended (a build's worker processes)
     r, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -61,8 +95,13 @@ def cpu():  # this process and its children that have ended (a build's worker pr
 t0, c0 = time.perf_counter(), cpu()
 import gymnasium as gym
 import agentenv
+assert sys.argv[2] in agentenv.__file__, agentenv.__file__
 t1, c1 = time.perf_counter(), cpu()
-env = gym.make(sys.argv[1])
+if sys.argv[1] in gym.registry:
+    env = gym.make(sys.argv[1])
+else:  # a dialogue id
+    from agentenv import multiagent
+    env = multiagent.make(sys.argv[1])
 t2, c2 = time.perf_counter(), cpu()
 env.reset(seed=0)
 t3, c3 = time.perf_counter(), cpu()
@@ -152,9 +191,16 @@ def machine() -> dict[str, Any]:
             "python": platform.python_version(), "platform": platform.platform(terse=True)}
 
 
-def child(code: str, *args: str, home: Path, cwd: Path) -> tuple[dict[str, Any], float]:
-    """Run ``code`` in a fresh interpreter with ``$AGENTENV_HOME=home``; return its RESULT and the wall time."""
+def child(code: str, *args: str, home: Path, cwd: Path, bytecode: Path | None = None) -> tuple[dict[str, Any], float]:
+    """Run ``code`` in a fresh interpreter with ``$AGENTENV_HOME=home``; return its RESULT and the wall time.
+
+    ``bytecode``: a folder to keep compiled modules in (``PYTHONPYCACHEPREFIX``), so that passes after the
+    first load bytecode as an installed package does, even where ``PYTHONDONTWRITEBYTECODE`` is set.
+    """
     env = dict(os.environ, AGENTENV_HOME=str(home))
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -176,28 +222,48 @@ def cell(figure: dict[str, float], digits: int = 2) -> str:
 # --------------------------------------------------------------------------- measures
 
 
-def cold_and_warm(env_id: str, cold_passes: int, warm_passes: int, scratch: Path) -> dict[str, Any]:
-    """Cold passes, each in a fresh home; then warm passes over the last cold pass's home."""
+def cold_and_warm(env_id: str, cold_passes: int, warm_passes: int, scratch: Path,
+                  baseline: Path | None = None, warm_home: Path | None = None) -> dict[str, Any]:
+    """Cold passes, each in a fresh home; then warm passes over the last cold pass's home.
+
+    With ``baseline``, each warm pass also makes the id from that checkout (alternating which goes first).
+    ``warm_home``: an existing home for the warm passes (left in place), instead of the cold passes' one.
+    """
     cold: list[dict[str, Any]] = []
-    home = None
-    for i in range(cold_passes):
-        if home is not None:
-            shutil.rmtree(home, ignore_errors=True)
-        home = scratch / f"home-{env_id}-{i}"
-        cold.append(child(MAKE_CODE, env_id, home=home, cwd=scratch)[0])
-    assert home is not None
-    child(MAKE_CODE, env_id, home=home, cwd=scratch)  # warm-up (and the page cache)
-    warm = [child(MAKE_CODE, env_id, home=home, cwd=scratch)[0] for _ in range(warm_passes)]
-    shutil.rmtree(home, ignore_errors=True)
-    return {
-        "cold_make_s": stats([r["make_s"] for r in cold]),
-        "cold_make_cpu": stats([r["make_cpu"] for r in cold]),
-        "cold_reset_s": stats([r["reset_s"] for r in cold]),
-        "warm_make_s": stats([r["make_s"] for r in warm]),
-        "warm_make_cpu": stats([r["make_cpu"] for r in warm]),
-        "warm_reset_s": stats([r["reset_s"] for r in warm]),
-        "import_s": stats([r["import_s"] for r in warm]),
-    }
+    home = scratch / f"home-{env_id}"
+    bytecode = scratch / "bytecode"
+    trees = {"": ""} if baseline is None else {"": "", "baseline": str(baseline)}
+    for _ in range(cold_passes):
+        shutil.rmtree(home, ignore_errors=True)
+        cold.append(child(MAKE_CODE, env_id, "", home=home, cwd=scratch)[0])
+    if warm_home is not None:
+        shutil.rmtree(home, ignore_errors=True)
+        home = warm_home
+    for tree in trees.values():  # builds what is missing (each tree its own cache files), compiles, warms the page cache
+        child(MAKE_CODE, env_id, tree, home=home, cwd=scratch, bytecode=bytecode)
+        child(MAKE_CODE, env_id, tree, home=home, cwd=scratch, bytecode=bytecode)
+    warm: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for i in range(warm_passes):
+        for name in (list(trees) if i % 2 == 0 else list(reversed(trees))):
+            warm[name].append(child(MAKE_CODE, env_id, trees[name], home=home, cwd=scratch, bytecode=bytecode)[0])
+    if warm_home is None:
+        shutil.rmtree(home, ignore_errors=True)
+    out: dict[str, Any] = {}
+    if cold:
+        out.update({
+            "cold_make_s": stats([r["make_s"] for r in cold]),
+            "cold_make_cpu": stats([r["make_cpu"] for r in cold]),
+            "cold_reset_s": stats([r["reset_s"] for r in cold]),
+        })
+    for name, runs in warm.items():
+        prefix = f"{name}_" if name else ""
+        out.update({
+            f"{prefix}warm_make_s": stats([r["make_s"] for r in runs]),
+            f"{prefix}warm_make_cpu": stats([r["make_cpu"] for r in runs]),
+            f"{prefix}warm_reset_s": stats([r["reset_s"] for r in runs]),
+            f"{prefix}import_s": stats([r["import_s"] for r in runs]),
+        })
+    return out
 
 
 def import_costs(passes: int, scratch: Path) -> dict[str, Any]:
@@ -260,20 +326,33 @@ def first_eval(episodes: int, scratch: Path) -> dict[str, Any]:
             "unwrapped": result["missing"]}
 
 
-def make_table(ids: list[str], cold_passes: int, warm_passes: int, scratch: Path) -> dict[str, Any]:
+def make_table(ids: list[str], cold_passes: int, warm_passes: int, scratch: Path,
+               baseline: Path | None = None, warm_home: Path | None = None) -> dict[str, Any]:
     print(f"\n## gym.make: cold (fresh $AGENTENV_HOME, {cold_passes} passes) and warm "
           f"(cache built, warm-up + {warm_passes} passes); seconds, median (min–max)")
-    print(f"{'id':36} {'cold wall':>24} {'cold cpu':>24} {'÷ 8 s':>6} {'warm wall':>24} "
-          f"{'warm cpu':>24} {'÷ 0.5 s':>7}")
+    head = f"{'id':36} {'cold wall':>24} {'cold cpu':>24} {'÷ 8 s':>6} " if cold_passes else f"{'id':36} "
+    head += f"{'warm wall':>24} {'warm cpu':>24} {'÷ 0.3 s':>7}"
+    if baseline is not None:
+        head += f" {'baseline warm wall':>24} {'baseline warm cpu':>24} {'÷ 0.3 s':>7} {'new/base':>8}"
+    print(head)
     figures = {}
     for env_id in ids:
-        fig = figures[env_id] = cold_and_warm(env_id, cold_passes, warm_passes, scratch)
-        print(f"{env_id:36} {cell(fig['cold_make_s']):>24} {cell(fig['cold_make_cpu']):>24} "
-              f"{fig['cold_make_s']['median'] / COLD_BUDGET_S:6.2f} {cell(fig['warm_make_s'], 3):>24} "
-              f"{cell(fig['warm_make_cpu'], 3):>24} {fig['warm_make_s']['median'] / WARM_BUDGET_S:7.2f}",
-              flush=True)
-    print("(first reset after a cold make, median s: "
-          + ", ".join(f"{i} {figures[i]['cold_reset_s']['median']:.3f}" for i in ids) + ")")
+        fig = figures[env_id] = cold_and_warm(env_id, cold_passes, warm_passes, scratch, baseline, warm_home)
+        row = f"{env_id:36} "
+        if cold_passes:
+            row += (f"{cell(fig['cold_make_s']):>24} {cell(fig['cold_make_cpu']):>24} "
+                    f"{fig['cold_make_s']['median'] / COLD_BUDGET_S:6.2f} ")
+        row += (f"{cell(fig['warm_make_s'], 3):>24} {cell(fig['warm_make_cpu'], 3):>24} "
+                f"{fig['warm_make_s']['median'] / WARM_BUDGET_S:7.2f}")
+        if baseline is not None:
+            row += (f" {cell(fig['baseline_warm_make_s'], 3):>24} {cell(fig['baseline_warm_make_cpu'], 3):>24} "
+                    f"{fig['baseline_warm_make_s']['median'] / WARM_BUDGET_S:7.2f} "
+                    f"{fig['warm_make_s']['median'] / fig['baseline_warm_make_s']['median']:8.2f}")
+        print(row, flush=True)
+    if cold_passes:
+        print("(first reset after a cold make, median s: "
+              + ", ".join(f"{i} {figures[i]['cold_reset_s']['median']:.3f}" for i in ids) + ")")
+    print(f"(load average at the end: {[round(x, 2) for x in os.getloadavg()]})")
     return figures
 
 
@@ -337,10 +416,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-episodes", type=int, default=200)
     parser.add_argument("--no-eval", action="store_true", help="skip the first-eval breakdown")
     parser.add_argument("--eval-only", action="store_true", help="only the first-eval breakdown")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="only the warm gym.make table (no cold passes, import, first steps or eval)")
+    parser.add_argument("--baseline", type=Path, help="an older checkout whose warm make is timed alongside")
+    parser.add_argument("--home", type=Path,
+                        help="warm passes over this existing $AGENTENV_HOME (used, never deleted) instead of a "
+                             "scratch one built by a cold make")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args(argv)
-    if args.cold_passes < 1 or args.warm_passes < 1:
-        parser.error("--cold-passes and --warm-passes must be at least 1")
+    if args.cold_passes < 0 or args.warm_passes < 1:
+        parser.error("--cold-passes must be at least 0 and --warm-passes at least 1")
+    if args.baseline is not None and not (args.baseline / "agentenv" / "__init__.py").is_file():
+        parser.error(f"--baseline: {args.baseline} holds no agentenv/__init__.py; give the root of a checkout")
+    if args.warm_only:
+        args.cold_passes, args.no_eval = 0, True
 
     record: dict[str, Any] = {"machine": machine()}
     m = record["machine"]
@@ -349,14 +438,15 @@ def main(argv: list[str] | None = None) -> int:
           f"Python {m['python']} on {m['platform']}")
     ids = [] if args.eval_only else args.ids
     if not ids and not args.eval_only:
-        probe = subprocess.run([sys.executable, "-c", "import agentenv; print(*agentenv.env_ids())"],
+        probe = subprocess.run([sys.executable, "-c", "import agentenv, agentenv.multiagent as m; "
+                                "print(*agentenv.env_ids(), *m.env_ids())"],
                                capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
         ids = probe.stdout.split()
     scratch = Path(tempfile.mkdtemp(prefix="agentenv-startup-"))
     try:
         if ids:
-            record["envs"] = make_table(ids, args.cold_passes, args.warm_passes, scratch)
-        if not args.eval_only:
+            record["envs"] = make_table(ids, args.cold_passes, args.warm_passes, scratch, args.baseline, args.home)
+        if not args.eval_only and not args.warm_only:
             record["import"] = import_section(args.warm_passes, scratch)
             record["first_steps"] = first_steps_section(ids, args.warm_passes, scratch)
         if not args.no_eval:
