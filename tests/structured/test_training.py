@@ -15,7 +15,7 @@ from agentenv.structured.lessons import score  # noqa: E402
 from agentenv.structured.training import TrainConfig, train  # noqa: E402
 
 
-@pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
+@pytest.mark.parametrize("algo", ["maskable_ppo", "ppo", "a2c", "dqn"])
 def test_each_algorithm_trains_and_plays_under_the_harness(algo: str, tmp_path: Path) -> None:
     config = TrainConfig("RareDiseaseDiagnosis-SingleTurn-v0", algo=algo, timesteps=600, n_envs=2, train_tasks=40)
     result = train(config, tmp_path)
