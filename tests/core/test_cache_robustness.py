@@ -424,7 +424,7 @@ def test_corrupt_people_cache_is_rebuilt_with_a_warning(
     tiny_catalog: Callable, caplog: pytest.LogCaptureFixture
 ) -> None:
     tiny_catalog()
-    people = media.cache_path().with_name(f"people-v{media.CACHE_FORMAT}.json")
+    people = media.people_cache_path()
     flip_last_byte(people)
     caplog.set_level(logging.WARNING)
     assert tiny_catalog().person("Actor A") is not None
