@@ -134,6 +134,6 @@ def _ids_digest(ids: list[str] | None, n: int) -> str:
     import hashlib
 
     h = hashlib.sha256(str(n).encode())
-    for i in ids if ids is not None else ():
-        h.update(b"\0" + str(i).encode())
+    if ids:  # the bytes of one update per id (b"\0" + id), in one call: 17,472 calls were 8 ms of a warm make
+        h.update(("\0" + "\0".join(map(str, ids))).encode())
     return h.hexdigest()[:16]
