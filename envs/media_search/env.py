@@ -37,7 +37,7 @@ task ids; it filters ``tasks=`` questions too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -70,11 +70,34 @@ from agentenv.tools import ToolRegistry
 from agentenv.turns import Episode
 
 
+class PassageTexts(Mapping[str, str]):
+    """Each title's passage text (:meth:`Title.document`) by id, written when a prompt asks for it.
+
+    Why not a dict of all 17,472: written at make they were a tenth of a warm ``gym.make`` (about
+    40 ms), and per env 6.8 MB (``benchmarks/vector_memory.py``); a prompt needs ``passages`` of
+    them, a few microseconds each. Holds nothing but the catalog, so it is shared as is.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __getitem__(self, doc_id: str) -> str:
+        title = self.catalog.get(doc_id)
+        if title is None:
+            raise KeyError(doc_id)
+        return title.document()
+
+    def __iter__(self) -> Iterator[str]:
+        return (t.id for t in self.catalog)
+
+    def __len__(self) -> int:
+        return len(self.catalog)
+
+
 @lru_cache(maxsize=4)
-def passage_texts(catalog: Catalog) -> dict[str, str]:
-    """Each title's passage text by id, one dict per catalog and process, read-only: built per env it cost
-    6.8 MB for every extra ``MediaSearch-SingleTurn-v0`` (``benchmarks/vector_memory.py``)."""
-    return dict(zip(*catalog.documents(), strict=False))
+def passage_texts(catalog: Catalog) -> PassageTexts:
+    """The :class:`PassageTexts` of a catalog, one per process."""
+    return PassageTexts(catalog)
 
 __all__ = ["ANSWER_RULES", "KINDS", "MediaSearchEnv"]
 
@@ -123,8 +146,7 @@ class MediaSearchEnv(ToolEnv):
         self.compact = compact
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
-        # Made now, not at the first reset: an async vector env builds one env in the parent before it forks,
-        # so its workers share the passages instead of each building its own (~25 MB a worker).
+        # One per process; it writes each passage when a prompt needs it (no dict of all of them to build or copy).
         self._doc_text: Mapping[str, str] | None = passage_texts(self.catalog) if mode == "single_turn" else None
         if question_style not in STYLES:
             raise ValueError(f"question_style must be one of {', '.join(STYLES)}, got {question_style!r}")
