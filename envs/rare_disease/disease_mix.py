@@ -88,9 +88,10 @@ def fit_weights(kb: HpoKnowledgeBase, golds: Sequence[str]) -> tuple[float, ...]
 
 def disease_weights(kb: HpoKnowledgeBase, diseases: Sequence[str], weights: Sequence[float] = PUBLISHED_WEIGHTS) -> np.ndarray:
     """The draw weight of each of ``diseases``, by its annotation-count bin."""
-    sizes = profile_sizes(kb)
+    sizes = profile_sizes(kb)[[kb.disease_index[d] for d in diseases]]
     table = np.asarray(weights, dtype=np.float64)
-    return table[[bin_of(int(sizes[kb.disease_index[d]])) for d in diseases]]
+    # bin_of of every size in one searchsorted: per disease it was 20 ms of a warm make
+    return table[np.searchsorted(np.asarray(BIN_EDGES), sizes, side="right") - 1]
 
 
 class MixedCaseList(IndexedCases):
