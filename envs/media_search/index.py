@@ -100,14 +100,18 @@ class CatalogIndex:
         self.rating = np.array([np.nan if t.rating is None else t.rating for t in titles], dtype=np.float64)
         self.feature = self.runtime >= FEATURE_MIN_RUNTIME  # NaN compares False
         self.genres: dict[str, str] = {}  # normalised key -> display name
-        masks: dict[str, np.ndarray] = {}
+        positions: dict[str, list[int]] = {}
         for i, t in enumerate(titles):
             for g in t.genres:
                 key = normalize_key(g)
-                if key not in masks:
+                if key not in positions:
                     self.genres[key] = g
-                    masks[key] = np.zeros(self.size, dtype=bool)
-                masks[key][i] = True
+                    positions[key] = []
+                positions[key].append(i)
+        masks: dict[str, np.ndarray] = {}
+        for key, rows in positions.items():  # one assignment per genre: one per (title, genre) was 13 ms of a make
+            masks[key] = np.zeros(self.size, dtype=bool)
+            masks[key][rows] = True
         self._genre_masks = masks
         self._id_rank = np.argsort(np.array([t.id for t in titles]), kind="stable").argsort()
         # Sort orders are worked out on first use (a few ms to 25 ms each, inside the tool's time
