@@ -7,19 +7,27 @@ checksummed cache entry under ``$AGENTENV_HOME/spelling`` they take tens of
 milliseconds, so an env loads them at ``make``. An entry is keyed by the
 source's checksum, :data:`~agentenv.spelling.RULES_VERSION` and the family's
 own rules version; a stale or damaged entry is rebuilt (see
-:mod:`agentenv.checksummed_cache`).
+:mod:`agentenv.checksummed_cache`). The body is the index's JSON state as
+:mod:`marshal` data: the same lists and strings, read about three times
+faster than JSON (the film people's index: 41 -> 15 ms of every warm make).
 """
 
 from __future__ import annotations
 
 import gc
+import json
+import logging
+import marshal
 from collections.abc import Callable, Sequence
 
-from agentenv.checksummed_cache import unpack, write_pack
-from agentenv.paths import cache_dir
+from agentenv.checksummed_cache import pack_bytes, unpack_bytes
+from agentenv.paths import atomic_write_bytes, cache_dir
 from agentenv.spelling import RULES_VERSION, SpellingIndex, WordRule
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+"""2: a marshal body (``.bin``) instead of JSON (``.json``, format 1)."""
+
+log = logging.getLogger(__name__)
 
 
 def cached_spelling_index(
@@ -34,17 +42,25 @@ def cached_spelling_index(
     ``rules`` must be the word rules ``build`` uses (they are code, not data).
     """
     header = {"format": CACHE_FORMAT, "rules": RULES_VERSION, "family": family_version,
-              "source_sha256": source_checksum, "name": name}
-    path = cache_dir("spelling") / f"{name}.json"
+              "source_sha256": source_checksum, "name": name, "marshal": marshal.version}
+    path = cache_dir("spelling") / f"{name}.bin"
     enabled = gc.isenabled()
     gc.disable()  # tens of thousands of small containers: collection passes would triple the load time
     try:
-        state = unpack(path, header)
+        found = unpack_bytes(path, header)
+        state = None
+        if found is not None:
+            try:
+                state = marshal.loads(found[1])
+            except (EOFError, TypeError, ValueError):
+                log.warning("cache file %s is corrupt: its body is not marshal data; rebuilding it", path)
     finally:
         if enabled:
             gc.enable()
-    if state is not None:
+    if isinstance(state, list):
         return SpellingIndex.from_state(state, rules)
     index = build()
-    write_pack(path, header, index.state())
+    # Through JSON first: the state read back is exactly what a JSON cache gave (lists, string keys).
+    plain = json.loads(json.dumps(index.state(), ensure_ascii=False))
+    atomic_write_bytes(path, pack_bytes(header, marshal.dumps(plain)))
     return index
