@@ -47,12 +47,14 @@ FEATURE_MIN_RUNTIME = 60
 """Minimum runtime in minutes for a *feature film* (the AFI/Academy threshold is
 40; 60 keeps TV-length documentaries out of "feature" questions)."""
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 """Bump when the cleaned layout changes; older cache files are then rebuilt.
 
 4: binary bodies (:mod:`marshal` rows for the titles, a packed table for the
 people, :class:`People`) instead of JSON: a warm ``gym.make`` spent most of
 its time parsing JSON and building 64k people it never reads.
+5: equal strings and tuples are written once (marshal references): 3.5
+instead of 6.0 MB, faster to read, and one object per name in memory.
 """
 
 _NON_WORD = re.compile(r"[\W_]+")
@@ -403,7 +405,15 @@ def _cache_header() -> dict[str, Any]:
 def _to_body(titles: Sequence[Title]) -> bytes:
     """The titles as one :mod:`marshal` list of field tuples: as fast to load as any format tried, and its
     rows need no conversion (JSON turned tuples into lists and needed one split per list field)."""
-    return marshal.dumps([tuple(getattr(t, f) for f in _FIELDS) for t in titles])
+    pool: dict[Any, Any] = {}
+
+    def shared(value: Any) -> Any:  # one object per equal string or tuple: marshal then writes it once
+        if type(value) is tuple:
+            value = tuple(shared(item) for item in value)
+            return pool.setdefault((tuple, value), value)
+        return pool.setdefault(value, value) if type(value) is str else value
+
+    return marshal.dumps([tuple(shared(getattr(t, f)) for f in _FIELDS) for t in titles])
 
 
 def _from_body(body: bytes) -> list[Title]:
