@@ -35,5 +35,8 @@ def ray_session() -> Iterator[Any]:
 def ray_cluster(ray_session: Any) -> Any:
     """The ``ray`` module, connected to a local 2-CPU cluster (started on first use)."""
     if not ray_session.is_initialized():
-        ray_session.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+        from agentenv.integrations.ray.cluster import keeping_sigterm
+
+        with keeping_sigterm():  # forked pools in later tests must still die on terminate()
+            ray_session.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
     return ray_session

@@ -164,3 +164,18 @@ def test_unreachable_address_is_a_clear_error(monkeypatch) -> None:
         connect("127.0.0.1:1")
     with pytest.raises(UserInputError, match="expected local, auto, HOST:PORT"):
         connect("not an address")
+
+
+def test_starting_ray_leaves_this_processs_sigterm_handler_alone(ray_cluster) -> None:
+    # ray.init installs a SIGTERM handler that forked children inherit, after which a
+    # multiprocessing pool's terminate() cannot stop its workers; the cluster was started
+    # through keeping_sigterm, so the handler is still the default one.
+    import signal
+
+    from agentenv.integrations.ray.cluster import keeping_sigterm
+
+    assert ray_cluster.is_initialized()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    with keeping_sigterm():
+        signal.signal(signal.SIGTERM, lambda *_: None)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -23,7 +23,11 @@ Example:
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -70,6 +74,24 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
+@contextmanager
+def keeping_sigterm() -> Iterator[None]:
+    """Run ``ray.init`` without letting it replace this process's SIGTERM handler.
+
+    ``ray.init`` installs a SIGTERM handler in the driver that every process forked
+    afterwards inherits: a ``multiprocessing`` pool's ``terminate()`` then no longer
+    kills its workers and hangs (seen in a test process). A library should leave
+    the caller's signal disposition as it found it; ``agentenv eval`` turns SIGTERM
+    into a clean stop of its own, and the caller shuts Ray down.
+    """
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if threading.current_thread() is threading.main_thread() and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def connect(address: str = "local", *, num_cpus: int | None = None) -> bool:
     """Connect this process to Ray; returns whether this call did (and so must ``ray.shutdown()``).
 
@@ -83,12 +105,14 @@ def connect(address: str = "local", *, num_cpus: int | None = None) -> bool:
     quiet: dict[str, Any] = {"log_to_driver": False, "configure_logging": True, "logging_level": "warning"}
     if address == "local":
         cpus = num_cpus if num_cpus is not None else os.cpu_count() or 1
-        ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
+        with keeping_sigterm():
+            ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
         return True
     if address != "auto":
         _check_reachable(address)
     try:
-        ray.init(address=address, **quiet)
+        with keeping_sigterm():
+            ray.init(address=address, **quiet)
     except (ConnectionError, ray.exceptions.AuthenticationError) as err:
         where = "RAY_ADDRESS" if os.environ.get("RAY_ADDRESS") else "this machine"
         found_none = "Could not find any running Ray instance" in str(err)
