@@ -188,7 +188,7 @@ def test_token_rollout_feeds_the_sampled_ids_into_token_env_exactly(env) -> None
     eos = template.eos_ids[0]
     # Compact JSON, as a model may sample it; the env re-serialises it with spaces in the chat.
     texts = ['<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>',
-             "<answer>George Clooney</answer>"]  # the gold of validation task 0
+             f"<answer>{env.unwrapped.tasks[0].gold['answer']}</answer>"]  # the gold of validation task 0
     sent: list[list[int]] = []
     sent_logprobs: list[list[float]] = []
     prompts: list[list[int]] = []

@@ -19,6 +19,7 @@ path must show zero mismatches; the chat path must show some in every mode
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -217,31 +218,35 @@ def _one(env, templates, served, *, texts: list[str], thinking: bool, tool_forma
 
 CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "romance 1967", "k": 3}}\n</tool_call>'
 THINK = "<think>\nSearch first.\n</think>\n\n"
-ANSWER = "<answer>George Clooney</answer>"
-"""The gold of validation task 0 ("who directed Ides"): a graded answer that scores 1."""
+@functools.cache
+def gold_answer() -> str:
+    """The gold of validation task 0 as an answer action: a graded answer that scores 1 (read from the task,
+    so a new question set does not break the tests)."""
+    task = gym.make(ENV_ID, split="validation").unwrapped.tasks[0]
+    return f"<answer>{task.gold['answer']}</answer>"
 
 
 def test_control_the_chat_path_matches_when_no_cause_occurs(env, templates, served) -> None:
     """Canonical ids, native tools, think mode, no invalid turn: the fake's chat rendering equals
     the trajectory, so the mismatches elsewhere come from the four causes, not from the fake."""
-    assert _one(env, templates, served, texts=[THINK + CALL, THINK + CALL, THINK + ANSWER], thinking=True) == []
+    assert _one(env, templates, served, texts=[THINK + CALL, THINK + CALL, THINK + gold_answer()], thinking=True) == []
 
 
 def test_cause_hermes_mode_sends_no_tools(env, templates, served) -> None:
-    assert _one(env, templates, served, texts=[CALL, ANSWER], thinking=True, tool_format="hermes") == [1, 2]
+    assert _one(env, templates, served, texts=[CALL, gold_answer()], thinking=True, tool_format="hermes") == [1, 2]
 
 
 def test_cause_an_invalid_turn_drops_earlier_think(env, templates, served) -> None:
-    texts = [THINK + CALL, THINK + "Not sure yet.", THINK + CALL, THINK + ANSWER]
+    texts = [THINK + CALL, THINK + "Not sure yet.", THINK + CALL, THINK + gold_answer()]
     assert _one(env, templates, served, texts=texts, thinking=True) == [3, 4]
 
 
 def test_cause_compact_tool_call_json_is_reserialised(env, templates, served) -> None:
-    assert _one(env, templates, served, texts=[compact(CALL), ANSWER], thinking=True) == [2]
+    assert _one(env, templates, served, texts=[compact(CALL), gold_answer()], thinking=True) == [2]
 
 
 def test_cause_no_think_mode_without_chat_template_kwargs(env, templates, served) -> None:
-    assert _one(env, templates, served, texts=[CALL, ANSWER], thinking=False) == [1, 2]
+    assert _one(env, templates, served, texts=[CALL, gold_answer()], thinking=False) == [1, 2]
 
 
 # ---------------------------------------------------------------------------- the requests
@@ -251,7 +256,7 @@ def test_completion_request_fields(served, env, templates) -> None:
     model, server = served
     template = templates[True]
     model.queue.clear()
-    model.queue.append(template.encode(ANSWER) + [template.eos_ids[0]])
+    model.queue.append(template.encode(gold_answer()) + [template.eos_ids[0]])
     start = len(server.requests)
     agent = LLMAgent(LLMAgentArgs(base_url=server.url + "/v1", model="qwen3", max_tokens=77, retries=0))
     rollout = llm_token_rollout(env, template, agent, seed=0, options={"index": 0})
