@@ -29,8 +29,8 @@ import numpy as np
 from agentenv.checksummed_cache import ChecksummedDir
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.phenotype_ranker import ARRAY_NAMES, ranker_arrays
-from agentenv.paths import cache_dir
 from agentenv.fork_sharing import share_heap_with_forks
+from agentenv.paths import cache_dir
 
 __all__ = ["cached_ranker_arrays", "ranker_cache_path"]
 
