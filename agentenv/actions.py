@@ -40,7 +40,9 @@ def think(text: str, action: str) -> str:
     return f"<think>\n{text}\n</think>\n\n{action}"
 
 
-def action_from_message(message: Mapping[str, Any], tool_format: Literal["native", "hermes"]) -> str:
+def action_from_message(
+    message: Mapping[str, Any], tool_format: Literal["native", "hermes"]
+) -> str:
     """The action text of one OpenAI assistant message, as an env's parser reads it.
 
     One rule set for every path that turns a model's reply into an action (the ``llm``
@@ -66,11 +68,15 @@ def action_from_message(message: Mapping[str, Any], tool_format: Literal["native
     calls = message.get("tool_calls") or []
     if calls and (tool_format == "native" or not content.strip()):
         # Hermes text normally carries its own calls; a server that parsed them anyway still gets them rendered.
-        action = "\n".join(([content.strip()] if content.strip() else []) + [_render_call(c) for c in calls])
+        action = "\n".join(
+            ([content.strip()] if content.strip() else []) + [_render_call(c) for c in calls]
+        )
     else:
         action = content
     reasoning = message.get("reasoning_content") or message.get("reasoning")
-    return think(str(reasoning).strip(), action) if reasoning and "<think>" not in action else action
+    return (
+        think(str(reasoning).strip(), action) if reasoning and "<think>" not in action else action
+    )
 
 
 def _render_call(call: Mapping[str, Any]) -> str:

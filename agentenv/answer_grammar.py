@@ -83,7 +83,9 @@ def strip_space(text: str) -> str:
     return text[start:end]
 
 
-def answer_entries(text: str, separators: str = "\n", limit: int | None = None) -> Iterator[tuple[int, str]]:
+def answer_entries(
+    text: str, separators: str = "\n", limit: int | None = None
+) -> Iterator[tuple[int, str]]:
     """``(entry number, raw entry)`` for every non-blank entry, in order; at most ``limit`` of them.
 
     Entries are separated by any character of ``separators``; blank ones
@@ -125,7 +127,7 @@ def strip_decoration(entry: str) -> str:
     core = strip_space(entry)
     marker = LIST_MARKER.match(core)
     if marker:
-        core = core[marker.end():]
+        core = core[marker.end() :]
     elif core in ("-", "*", "•"):
         return ""
     for _ in range(DECORATION_ROUNDS):
@@ -135,7 +137,7 @@ def strip_decoration(entry: str) -> str:
             core = strip_space(core[:-1])
         for mark in BOLD_MARKS:
             if len(core) > 2 * len(mark) and core.startswith(mark) and core.endswith(mark):
-                core = strip_space(core[len(mark):-len(mark)])
+                core = strip_space(core[len(mark) : -len(mark)])
                 break
         for left, right in QUOTE_PAIRS:
             if len(core) > 2 and core[0] == left and core[-1] == right:

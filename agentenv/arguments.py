@@ -58,8 +58,12 @@ def args_from_strings(cls: type[T], values: Mapping[str, Any]) -> T:
     converted: dict[str, Any] = {}
     for key, value in values.items():
         if key not in fields:
-            raise ValueError(f"unknown argument {key!r} for {cls.__name__}; known: {', '.join(fields)}")
-        converted[key] = convert(value, hints[key], f"{cls.__name__}.{key}") if isinstance(value, str) else value
+            raise ValueError(
+                f"unknown argument {key!r} for {cls.__name__}; known: {', '.join(fields)}"
+            )
+        converted[key] = (
+            convert(value, hints[key], f"{cls.__name__}.{key}") if isinstance(value, str) else value
+        )
     return cls(**converted)
 
 
@@ -116,7 +120,9 @@ def convert(text: str, annotation: Any, where: str = "value") -> Any:
         try:
             return annotation(text)
         except ValueError:
-            raise ValueError(f"{where} must be {'an int' if annotation is int else 'a number'}, got {text!r}") from None
+            raise ValueError(
+                f"{where} must be {'an int' if annotation is int else 'a number'}, got {text!r}"
+            ) from None
     if annotation is str or annotation is Any:
         return text
     raise ValueError(f"{where}: cannot convert a string to {annotation!r}")

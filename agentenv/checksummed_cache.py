@@ -57,7 +57,15 @@ from typing import Any
 from agentenv.checksums import sha256_file
 from agentenv.paths import atomic_write_bytes, discard, make_temp_dir, normal_mode
 
-__all__ = ["ChecksummedDir", "header_problem", "pack", "pack_bytes", "unpack", "unpack_bytes", "write_pack"]
+__all__ = [
+    "ChecksummedDir",
+    "header_problem",
+    "pack",
+    "pack_bytes",
+    "unpack",
+    "unpack_bytes",
+    "write_pack",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +79,9 @@ def header_problem(found: Mapping[str, Any], expected: Mapping[str, Any]) -> str
         >>> print(header_problem({"format": 1}, {"format": 2, "source": "a"}))
         stale (format is 1, expected 2; source is None, expected 'a')
     """
-    stale = [f"{k} is {found.get(k)!r}, expected {v!r}" for k, v in expected.items() if found.get(k) != v]
+    stale = [
+        f"{k} is {found.get(k)!r}, expected {v!r}" for k, v in expected.items() if found.get(k) != v
+    ]
     return f"stale ({'; '.join(stale)})" if stale else None
 
 
@@ -95,7 +105,9 @@ def pack_bytes(header: Mapping[str, Any], blob: bytes, *, digest: str | None = N
     return json.dumps(head, sort_keys=True).encode() + b"\n" + blob
 
 
-def write_pack(path: Path, header: Mapping[str, Any], body: Any, *, legacy: Iterable[str] = ()) -> None:
+def write_pack(
+    path: Path, header: Mapping[str, Any], body: Any, *, legacy: Iterable[str] = ()
+) -> None:
     """Write a :func:`pack` file atomically (``legacy`` as in :func:`agentenv.paths.sweep_leftovers`)."""
     atomic_write_bytes(path, pack(header, body), legacy=legacy)
 
@@ -175,7 +187,11 @@ class ChecksummedDir:
     def _listed(self, root: Path) -> list[str]:
         if self.files is not None:
             return list(self.files)
-        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name != self.manifest)
+        return sorted(
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_file() and p.name != self.manifest
+        )
 
     def _digests_of(self, manifest: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if isinstance(self.digests, str):
@@ -190,7 +206,11 @@ class ChecksummedDir:
         hashes = {name: sha256_file(root / name) for name in self._listed(root)}
         if isinstance(self.digests, str):
             return {**header, **(extra or {}), self.digests: hashes}
-        return {**header, **(extra or {}), **{field: hashes[name] for name, field in self.digests.items()}}
+        return {
+            **header,
+            **(extra or {}),
+            **{field: hashes[name] for name, field in self.digests.items()},
+        }
 
     def write_manifest(
         self, root: Path, header: Mapping[str, Any], extra: Mapping[str, Any] | None = None
@@ -280,7 +300,9 @@ class ChecksummedDir:
             try:
                 os.replace(tmp, root)
             except OSError:
-                if not self.is_valid(root, header):  # another process won only if it left a valid entry
+                if not self.is_valid(
+                    root, header
+                ):  # another process won only if it left a valid entry
                     raise
                 log.info("%s %s was written concurrently; keeping it", self.what, root)
         finally:

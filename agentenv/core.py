@@ -151,9 +151,17 @@ class ToolEnv(gym.Env[str, str]):
         max_observation_length: int = 262_144,
         render_mode: str | None = None,
     ) -> None:
-        check_env_options(max_turns=max_turns, single_turn=single_turn, observation_mode=observation_mode,
-                          max_action_length=max_action_length, max_observation_length=max_observation_length,
-                          render_mode=render_mode, render_modes=self.metadata["render_modes"], tasks=tasks, split=split)
+        check_env_options(
+            max_turns=max_turns,
+            single_turn=single_turn,
+            observation_mode=observation_mode,
+            max_action_length=max_action_length,
+            max_observation_length=max_observation_length,
+            render_mode=render_mode,
+            render_modes=self.metadata["render_modes"],
+            tasks=tasks,
+            split=split,
+        )
         self.tasks = tasks
         self.tools = tools
         self.split = split
@@ -192,8 +200,14 @@ class ToolEnv(gym.Env[str, str]):
         super().__init_subclass__(**kwargs)
         grade = cls.__dict__.get("_grade")
         if grade is not None and _positional_count(grade) == 3:  # self, task, answer
-            def _grade(self: ToolEnv, task: Task, answer: Answer | None, episode: Episode,
-                       _two_argument: Any = grade) -> dict[str, float]:
+
+            def _grade(
+                self: ToolEnv,
+                task: Task,
+                answer: Answer | None,
+                episode: Episode,
+                _two_argument: Any = grade,
+            ) -> dict[str, float]:
                 return _two_argument(self, task, answer)
 
             _grade.__doc__ = grade.__doc__
@@ -213,10 +227,14 @@ class ToolEnv(gym.Env[str, str]):
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         """Build a task from a user dict given as ``options={"task": {...}}``."""
-        raise TypeError(f"{type(self).__name__} builds no tasks from dicts: pass options={{'task': Task}}")
+        raise TypeError(
+            f"{type(self).__name__} builds no tasks from dicts: pass options={{'task': Task}}"
+        )
 
     # --------------------------------------------------------------- contract
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         task = self._chooser.choose(
             self.tasks, options, self.np_random, split=self.split, from_dict=self._task_from_dict
@@ -225,7 +243,10 @@ class ToolEnv(gym.Env[str, str]):
         prompt = self._task_prompt(task)
         if self._system_text is None:
             self._system_text = self._system_prompt()
-        messages = [{"role": "system", "content": self._system_text}, {"role": "user", "content": prompt}]
+        messages = [
+            {"role": "system", "content": self._system_text},
+            {"role": "user", "content": prompt},
+        ]
         self._episode = Episode(task=task, messages=MessageLog(messages), context=context)
         return self._observe(prompt), self._info()
 
@@ -237,8 +258,12 @@ class ToolEnv(gym.Env[str, str]):
             raise TypeError(not_text(f"{type(self).__name__}.step", action))
         ep.turn += 1
         max_length = self.action_space.max_length
-        obs, parse_error, _ = take_action(ep, action, parse_action(action, max_length), self.tools, max_length)
-        terminated = self.single_turn or ep.answer is not None  # an answer is the one action that ends
+        obs, parse_error, _ = take_action(
+            ep, action, parse_action(action, max_length), self.tools, max_length
+        )
+        terminated = (
+            self.single_turn or ep.answer is not None
+        )  # an answer is the one action that ends
         truncated = not terminated and ep.turn >= self.max_turns
         info = self._info()
         if parse_error is not None:
@@ -272,7 +297,10 @@ class ToolEnv(gym.Env[str, str]):
 
     # ---------------------------------------------------------------- helpers
     def _components(self, ep: Episode) -> dict[str, float]:
-        return {**self._grade(ep.task, ep.answer, ep), **behaviour_components(ep, self.reward_config.require_think)}
+        return {
+            **self._grade(ep.task, ep.answer, ep),
+            **behaviour_components(ep, self.reward_config.require_think),
+        }
 
     def _observe(self, text: str) -> str:
         if self.observation_mode == "transcript" and self._episode is not None:
@@ -324,7 +352,10 @@ def render_transcript(messages: Sequence[Mapping[str, Any]]) -> str:
     for m in messages:
         role = m["role"].upper() if m["role"] != "tool" else f"TOOL {m.get('name', '')}".rstrip()
         body = [m.get("content") or ""]
-        body.extend(f"\n-> {c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls", ()))
+        body.extend(
+            f"\n-> {c['function']['name']}({c['function']['arguments']})"
+            for c in m.get("tool_calls", ())
+        )
         lines.append(f"{role}: {''.join(body).strip()}")
     return "\n\n".join(lines)
 

@@ -55,20 +55,31 @@ def check_env_options(
     ``render_modes`` is the env's ``metadata["render_modes"]``; ``tasks`` (with its ``split``
     for the message) is checked only when given.
     """
-    for name, value in (("max_turns", max_turns), ("max_action_length", max_action_length),
-                        ("max_observation_length", max_observation_length)):
+    for name, value in (
+        ("max_turns", max_turns),
+        ("max_action_length", max_action_length),
+        ("max_observation_length", max_observation_length),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             why = "a bool is not a count; " if isinstance(value, bool) else ""
-            raise ValueError(f"{name} must be a positive int, got {value!r}: {why}pass a whole number, "
-                             f"e.g. {name}={_EXAMPLES[name]}")
+            raise ValueError(
+                f"{name} must be a positive int, got {value!r}: {why}pass a whole number, "
+                f"e.g. {name}={_EXAMPLES[name]}"
+            )
     if not isinstance(single_turn, bool):
-        raise ValueError(f"single_turn must be True or False, got {single_turn!r}: pass single_turn=True for "
-                         "a one-action env")
+        raise ValueError(
+            f"single_turn must be True or False, got {single_turn!r}: pass single_turn=True for "
+            "a one-action env"
+        )
     if observation_mode not in OBSERVATION_MODES:
-        raise ValueError(f"observation_mode must be 'message' or 'transcript', got {observation_mode!r}: pass "
-                         "observation_mode='message' (the newest message) or 'transcript' (the whole conversation)")
+        raise ValueError(
+            f"observation_mode must be 'message' or 'transcript', got {observation_mode!r}: pass "
+            "observation_mode='message' (the newest message) or 'transcript' (the whole conversation)"
+        )
     if render_mode is not None and render_mode not in render_modes:
-        raise ValueError(f"render_mode must be one of {list(render_modes)}, got {render_mode!r}: pass one of "
-                         "them, or leave it out (None) to render nothing")
+        raise ValueError(
+            f"render_mode must be one of {list(render_modes)}, got {render_mode!r}: pass one of "
+            "them, or leave it out (None) to render nothing"
+        )
     if tasks is not None and not len(tasks):
         raise ValueError(f"no tasks in split {split!r}: pass tasks or choose another split")

@@ -127,9 +127,14 @@ class Family:
                 f"Family.name must be lower case letters, digits and underscores, starting with a letter; "
                 f"got {self.name!r}"
             )
-        for where, specs, kind in (("envs", self.envs, EnvSpec), ("dialogues", self.dialogues, DialogueSpec)):
+        for where, specs, kind in (
+            ("envs", self.envs, EnvSpec),
+            ("dialogues", self.dialogues, DialogueSpec),
+        ):
             if not isinstance(specs, tuple) or not all(isinstance(s, kind) for s in specs):
-                raise UserInputError(f"Family {self.name!r}: {where} must be a tuple of {kind.__name__}")
+                raise UserInputError(
+                    f"Family {self.name!r}: {where} must be a tuple of {kind.__name__}"
+                )
             for s in specs:
                 if ":" not in s.entry_point:
                     raise UserInputError(
@@ -155,14 +160,20 @@ def register_family(family: Family) -> Family:
     import gymnasium as gym
 
     if not isinstance(family, Family):
-        raise UserInputError(f"register_family takes an agentenv.families.Family, got {type(family).__name__}")
+        raise UserInputError(
+            f"register_family takes an agentenv.families.Family, got {type(family).__name__}"
+        )
     known = _FAMILIES.get(family.name)
     if known is not None and known != family:
-        raise UserInputError(f"task family {family.name!r} is already registered with another record")
+        raise UserInputError(
+            f"task family {family.name!r} is already registered with another record"
+        )
     for other in _FAMILIES.values():
         if other.name != family.name and set(other.ids) & set(family.ids):
             taken = sorted(set(other.ids) & set(family.ids))
-            raise UserInputError(f"family {family.name!r}: ids {taken} already belong to family {other.name!r}")
+            raise UserInputError(
+                f"family {family.name!r}: ids {taken} already belong to family {other.name!r}"
+            )
     _FAMILIES[family.name] = family
     for spec in family.envs:
         if spec.id not in gym.registry:
@@ -195,7 +206,9 @@ def load_installed_families() -> None:
         try:
             family = ep.load()
         except Exception as err:
-            raise ImportError(f"task family entry point {ep.name} = {ep.value} failed to load: {err}") from err
+            raise ImportError(
+                f"task family entry point {ep.name} = {ep.value} failed to load: {err}"
+            ) from err
         register_family(family)
 
 
@@ -210,7 +223,9 @@ def get_family(name: str) -> Family:
     load_installed_families()
     family = _FAMILIES.get(name)
     if family is None:
-        raise UserInputError(f"unknown task family {name!r}; registered: {', '.join(_FAMILIES) or 'none'}")
+        raise UserInputError(
+            f"unknown task family {name!r}; registered: {', '.join(_FAMILIES) or 'none'}"
+        )
     return family
 
 
@@ -274,7 +289,9 @@ def load_corpus(name: str) -> tuple[list[str], list[str], str]:
         if name in family.corpora:
             ids, texts, checksum = resolve(family.corpora[name])()
             return list(ids), list(texts), str(checksum)
-    raise UserInputError(f"unknown corpus {name!r}; registered corpora: {', '.join(corpus_names()) or 'none'}")
+    raise UserInputError(
+        f"unknown corpus {name!r}; registered corpora: {', '.join(corpus_names()) or 'none'}"
+    )
 
 
 def resolve(ref: Ref) -> Any:
@@ -294,5 +311,7 @@ def family_part(family: Family, part: str) -> Callable[..., Any]:
     """A family's callable ``part`` (``"oracle"``, ``"bm25"``, …), resolved; a missing one is a clear error."""
     ref = getattr(family, part)
     if ref is None:
-        raise UserInputError(f"task family {family.name!r} defines no {part!r}; see docs/new-family.md")
+        raise UserInputError(
+            f"task family {family.name!r} defines no {part!r}; see docs/new-family.md"
+        )
     return resolve(ref)

@@ -41,7 +41,9 @@ _froze: list[bool] = [False]
 
 
 def _before_fork() -> None:
-    if "numpy" in sys.modules and "numpy.ma" not in sys.modules:  # runs before the fork takes the import lock
+    if (
+        "numpy" in sys.modules and "numpy.ma" not in sys.modules
+    ):  # runs before the fork takes the import lock
         import numpy.ma  # noqa: F401 - imported here once, not in every child
     _froze[0] = gc.get_freeze_count() == 0
     gc.freeze()

@@ -57,7 +57,9 @@ class FrozenList(list):  # type: ignore[type-arg]
     """A ``list`` that refuses every change after it is built."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = (
+        clear
+    ) = sort = reverse = _refuse  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))

@@ -32,8 +32,13 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
-        if (default is None or default is False or default == [] or default is argparse.SUPPRESS
-                or "default" in text.lower()):
+        if (
+            default is None
+            or default is False
+            or default == []
+            or default is argparse.SUPPRESS
+            or "default" in text.lower()
+        ):
             return text
         return super()._get_help_string(action)
 

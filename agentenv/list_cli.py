@@ -21,8 +21,13 @@ HELP = "list the registered env ids, family by family"
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``list`` to an ``argparse`` sub-parser collection."""
     ls = sub.add_parser(COMMAND, help=HELP)
-    ls.add_argument("--family-module", action="append", default=[], metavar="MODULE",
-                    help="import MODULE first, to list a family kept outside agentenv (repeatable)")
+    ls.add_argument(
+        "--family-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first, to list a family kept outside agentenv (repeatable)",
+    )
     return ls
 
 
@@ -36,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             importlib.import_module(module)
         except ImportError as err:
-            raise UserInputError(f"--family-module {module}: cannot import it ({err}); is it on PYTHONPATH?") from None
+            raise UserInputError(
+                f"--family-module {module}: cannot import it ({err}); is it on PYTHONPATH?"
+            ) from None
     for family in families():
         print(f"{family.name}:")
         for spec in family.envs:

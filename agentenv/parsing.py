@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 EXPECTED = (
-    "Expected either one or more <tool_call>{\"name\": TOOL, \"arguments\": {...}}</tool_call> "
+    'Expected either one or more <tool_call>{"name": TOOL, "arguments": {...}}</tool_call> '
     "blocks, or a final <answer>...</answer> (optionally after <think>...</think>)."
 )
 
@@ -50,7 +50,10 @@ _CALL_KEYS = frozenset(("name", "arguments", "id", "type"))
 _OPENAI_CALL_KEYS = frozenset(("id", "type", "function", "index"))
 _EMPTY_MESSAGE_KEYS = frozenset(("refusal", "function_call", "audio", "annotations"))
 """Keys of a server's assistant message that carry nothing an env can act on: accepted when empty."""
-_MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "reasoning_content", "reasoning", "name")) | _EMPTY_MESSAGE_KEYS
+_MESSAGE_KEYS = (
+    frozenset(("role", "content", "tool_calls", "reasoning_content", "reasoning", "name"))
+    | _EMPTY_MESSAGE_KEYS
+)
 _NO_ARGUMENTS: dict[str, Any] = {}
 """Marks a call without ``"arguments"`` (each such call gets a fresh empty dict)."""
 _TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>", "<think>", "</think>")
@@ -122,7 +125,9 @@ def parse_action(text: str, max_length: int | None = None) -> ParsedAction:
     unreadable = check_text(text, max_length)
     if unreadable is not None:
         return unreadable
-    if text.count("<") == 2:  # one bare block and no other tag: read directly, as the scan below would
+    if (
+        text.count("<") == 2
+    ):  # one bare block and no other tag: read directly, as the scan below would
         if text.startswith("<tool_call>") and text.endswith("</tool_call>"):
             return _parse_tagged_calls([text[11:-12]], "", None)
         if text.startswith("<answer>") and text.endswith("</answer>"):
@@ -161,7 +166,9 @@ def check_text(text: str, max_length: int | None = None) -> ParseError | None:
         )
     at = surrogate_at(text)
     if at >= 0:
-        return ParseError(f"lone surrogate \\u{ord(text[at]):04x} at character {at}: send valid UTF-8 text")
+        return ParseError(
+            f"lone surrogate \\u{ord(text[at]):04x} at character {at}: send valid UTF-8 text"
+        )
     return None
 
 
@@ -231,7 +238,9 @@ def _parse_tagged(body: str, reasoning: str | None) -> ParsedAction:
                 )
     content = rest.strip() if rest else ""
     if calls_raw and answers:
-        return ParseError("an action may call tools or answer, not both: send the <answer> after the tool results")
+        return ParseError(
+            "an action may call tools or answer, not both: send the <answer> after the tool results"
+        )
     if len(answers) > 1:
         return ParseError(f"{len(answers)} <answer> blocks: give exactly one final answer")
     if answers:
@@ -244,7 +253,9 @@ def _parse_tagged(body: str, reasoning: str | None) -> ParsedAction:
     return _parse_tagged_calls(calls_raw, content, reasoning)
 
 
-def _parse_tagged_calls(calls_raw: list[str], content: str, reasoning: str | None) -> ToolCalls | ParseError:
+def _parse_tagged_calls(
+    calls_raw: list[str], content: str, reasoning: str | None
+) -> ToolCalls | ParseError:
     """The bodies of ``<tool_call>`` blocks as calls; the first unreadable one explains itself."""
     calls = []
     index = 0
@@ -258,7 +269,9 @@ def _parse_tagged_calls(calls_raw: list[str], content: str, reasoning: str | Non
                 continue
         if isinstance(parsed, ParseError):
             return parsed
-        call = _tool_call_from_object(parsed, f"<tool_call> block {index}", arguments_as_string=False)
+        call = _tool_call_from_object(
+            parsed, f"<tool_call> block {index}", arguments_as_string=False
+        )
         if isinstance(call, ParseError):
             return call
         calls.append(call)
@@ -304,7 +317,7 @@ def _parse_openai_json(text: str, reasoning: str | None) -> ParsedAction:
         return parsed
     if not isinstance(parsed, dict):
         return ParseError(
-            "the JSON action must be an object with \"tool_calls\" or \"answer\", "
+            'the JSON action must be an object with "tool_calls" or "answer", '
             "or an OpenAI assistant message"
         )
     return _from_openai_object(parsed, reasoning)
@@ -318,27 +331,33 @@ def _from_openai_object(parsed: dict[str, Any], reasoning: str | None) -> Parsed
         answer = parsed["answer"]
         if isinstance(answer, list):
             answer = "\n".join(str(a) for a in answer)
-        if not isinstance(answer, (str, int, float)) or isinstance(answer, bool) or not str(answer).strip():
-            return ParseError("\"answer\" must be a non-empty string")
+        if (
+            not isinstance(answer, (str, int, float))
+            or isinstance(answer, bool)
+            or not str(answer).strip()
+        ):
+            return ParseError('"answer" must be a non-empty string')
         return Answer(text=str(answer).strip(), reasoning=reasoning)
     if keys != {"tool_calls"}:
         return ParseError(
-            f"the JSON action has keys {sorted(keys)}; it must have exactly \"tool_calls\" or \"answer\", "
-            "or be an OpenAI assistant message (\"role\", \"content\", \"tool_calls\")"
+            f'the JSON action has keys {sorted(keys)}; it must have exactly "tool_calls" or "answer", '
+            'or be an OpenAI assistant message ("role", "content", "tool_calls")'
         )
     return _openai_tool_calls(parsed["tool_calls"], "", reasoning)
 
 
-def _openai_tool_calls(raw_calls: Any, content: str, reasoning: str | None) -> ToolCalls | ParseError:
+def _openai_tool_calls(
+    raw_calls: Any, content: str, reasoning: str | None
+) -> ToolCalls | ParseError:
     if not isinstance(raw_calls, list) or not raw_calls:
-        return ParseError("\"tool_calls\" must be a non-empty list")
+        return ParseError('"tool_calls" must be a non-empty list')
     calls = []
     for index, obj in enumerate(raw_calls, start=1):
         if isinstance(obj, dict) and "function" in obj:
             if obj.get("type", "function") != "function" or not set(obj) <= _OPENAI_CALL_KEYS:
                 extra = sorted(set(obj) - _OPENAI_CALL_KEYS)
                 return ParseError(
-                    f"tool call {index} must be {{\"id\", \"type\": \"function\", \"function\": {{...}}}}"
+                    f'tool call {index} must be {{"id", "type": "function", "function": {{...}}}}'
                     + (f"; unexpected keys {extra}" if extra else "")
                 )
             obj = obj["function"]
@@ -360,21 +379,27 @@ def _from_assistant_message(message: dict[str, Any], reasoning: str | None) -> P
     extra = sorted(key for key in message if key not in _MESSAGE_KEYS)
     if extra:
         return ParseError(
-            f"the assistant message has unexpected keys {extra}; use \"role\", \"content\" and \"tool_calls\""
+            f'the assistant message has unexpected keys {extra}; use "role", "content" and "tool_calls"'
         )
     if message.get("role", "assistant") != "assistant":
-        return ParseError(f"the JSON message has role {str(message['role'])[:40]!r}; an action is an \"assistant\" message")
+        return ParseError(
+            f'the JSON message has role {str(message["role"])[:40]!r}; an action is an "assistant" message'
+        )
     filled = sorted(key for key in _EMPTY_MESSAGE_KEYS if message.get(key))
     if filled:
-        return ParseError(f"the assistant message has {filled} set; send a tool call or an <answer> instead")
+        return ParseError(
+            f"the assistant message has {filled} set; send a tool call or an <answer> instead"
+        )
     content = _message_text(message.get("content"))
     if content is None:
-        return ParseError("\"content\" of the assistant message must be a string, null, or a list of text parts")
+        return ParseError(
+            '"content" of the assistant message must be a string, null, or a list of text parts'
+        )
     thought = None
     for key in ("reasoning_content", "reasoning"):
         value = message.get(key)
         if value is not None and not isinstance(value, str):
-            return ParseError(f"\"{key}\" of the assistant message must be a string or null")
+            return ParseError(f'"{key}" of the assistant message must be a string or null')
         if value and value.strip():
             thought = value.strip()
     if thought is not None:
@@ -383,17 +408,17 @@ def _from_assistant_message(message: dict[str, Any], reasoning: str | None) -> P
     if raw_calls:
         if "<answer>" in content or "<tool_call>" in content:
             return ParseError(
-                "the assistant message has \"tool_calls\" and tags in its \"content\": "
+                'the assistant message has "tool_calls" and tags in its "content": '
                 "call tools or answer, not both (send the <answer> after the tool results)"
             )
         return _openai_tool_calls(raw_calls, content.strip(), reasoning)
     if raw_calls is not None and not isinstance(raw_calls, list):
-        return ParseError("\"tool_calls\" must be a list")
+        return ParseError('"tool_calls" must be a list')
     if not content.strip():
-        return ParseError("the assistant message has neither \"tool_calls\" nor \"content\"")
+        return ParseError('the assistant message has neither "tool_calls" nor "content"')
     if "<answer>" not in content and "<tool_call>" not in content:
         return ParseError(
-            "the assistant message has no \"tool_calls\", and its \"content\" has no <answer>…</answer>: "
+            'the assistant message has no "tool_calls", and its "content" has no <answer>…</answer>: '
             "plain content is not a final answer"
         )
     body, inner, error = _strip_think(content)
@@ -413,7 +438,11 @@ def _message_text(content: Any) -> str | None:
     if isinstance(content, list):
         parts = []
         for part in content:
-            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+            if (
+                not isinstance(part, dict)
+                or part.get("type") != "text"
+                or not isinstance(part.get("text"), str)
+            ):
                 return None
             parts.append(part["text"])
         return "".join(parts)
@@ -504,20 +533,24 @@ def _json_problem(raw: str, value: Any) -> str | None:
     return None
 
 
-def _tool_call_from_object(obj: Any, where: str, *, arguments_as_string: bool) -> ToolCall | ParseError:
+def _tool_call_from_object(
+    obj: Any, where: str, *, arguments_as_string: bool
+) -> ToolCall | ParseError:
     if not isinstance(obj, dict):
-        return ParseError(f"{where} must be a JSON object with \"name\" and \"arguments\"")
+        return ParseError(f'{where} must be a JSON object with "name" and "arguments"')
     extra = [key for key in obj if key not in _CALL_KEYS]
     if extra:
-        return ParseError(f"{where} has unexpected keys {sorted(extra)}; use only \"name\" and \"arguments\"")
+        return ParseError(
+            f'{where} has unexpected keys {sorted(extra)}; use only "name" and "arguments"'
+        )
     name = obj.get("name")
     if not isinstance(name, str) or not name:
-        return ParseError(f"{where} is missing a string \"name\"")
+        return ParseError(f'{where} is missing a string "name"')
     arguments = obj.get("arguments", {})
     if arguments_as_string and isinstance(arguments, str):
         arguments = _load_json(arguments, f"the arguments of {where}")
         if isinstance(arguments, ParseError):
             return arguments
     if not isinstance(arguments, dict):
-        return ParseError(f"\"arguments\" of {where} ({name}) must be a JSON object")
+        return ParseError(f'"arguments" of {where} ({name}) must be a JSON object')
     return ToolCall(name=name, arguments=arguments)

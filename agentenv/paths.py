@@ -353,7 +353,9 @@ def atomic_write_bytes(path: Path, data: bytes, *, legacy: Iterable[str] = ()) -
         raise
 
 
-def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8", legacy: Iterable[str] = ()) -> None:
+def atomic_write_text(
+    path: Path, text: str, *, encoding: str = "utf-8", legacy: Iterable[str] = ()
+) -> None:
     """:func:`atomic_write_bytes` for text."""
     atomic_write_bytes(path, text.encode(encoding), legacy=legacy)
 

@@ -42,12 +42,18 @@ def _described_tools(entry_point: object) -> dict[str, bool]:
 
     try:
         cls = resolve(entry_point) if isinstance(entry_point, str) else entry_point
-        return {"tools_in_prompt": True} if "tools_in_prompt" in inspect.signature(cls).parameters else {}
+        return (
+            {"tools_in_prompt": True}
+            if "tools_in_prompt" in inspect.signature(cls).parameters
+            else {}
+        )
     except (ImportError, AttributeError, TypeError, ValueError):
         return {}
 
 
-def _dialogue(env_id: str, split: str, side: str | None) -> tuple[gym.Env, str, str, int | None] | None:
+def _dialogue(
+    env_id: str, split: str, side: str | None
+) -> tuple[gym.Env, str, str, int | None] | None:
     """The single-agent view of a multi-agent id for ``side``, or None for a Gymnasium id."""
     from agentenv.multiagent import registry
     from agentenv.multiagent.single_agent import as_single_agent
@@ -59,7 +65,9 @@ def _dialogue(env_id: str, split: str, side: str | None) -> tuple[gym.Env, str, 
     aec = registry.make(env_id, split=split, **_described_tools(registry.spec(env_id).entry_point))
     side = side or aec.lead
     if side not in aec.possible_agents:
-        raise UserInputError(f"--as must be one of {', '.join(aec.possible_agents)} for {env_id}, got {side!r}")
+        raise UserInputError(
+            f"--as must be one of {', '.join(aec.possible_agents)} for {env_id}, got {side!r}"
+        )
     others = {}
     for name in aec.possible_agents:
         if name == side:
@@ -70,7 +78,12 @@ def _dialogue(env_id: str, split: str, side: str | None) -> tuple[gym.Env, str, 
             leads = aec.scripted_leads()
             others[name] = leads.get("asking") or next(iter(leads.values()))
     other = next(a for a in aec.possible_agents if a != side)
-    return as_single_agent(aec, agent=side, others=others), side, other, aec.max_turns if side == aec.lead else None
+    return (
+        as_single_agent(aec, agent=side, others=others),
+        side,
+        other,
+        aec.max_turns if side == aec.lead else None,
+    )
 
 
 def play(
@@ -112,7 +125,11 @@ def play(
 
     print(f"== {env_id}" + (f": you are the {role}; the {say_to} is scripted" if role else ""))
     messages = info.get("messages") or []
-    if messages and messages[0].get("role") == "system" and str(messages[0]["content"]).strip() not in obs:
+    if (
+        messages
+        and messages[0].get("role") == "system"
+        and str(messages[0]["content"]).strip() not in obs
+    ):
         print(briefing(str(messages[0]["content"]), names))
     print("\n" + "-" * 40)
     print(obs)
@@ -120,7 +137,9 @@ def play(
     forms = ["TOOL key=value", "TOOL VALUE"] if tools else []
     forms += [f"say TEXT (to the {say_to})"] if say_to else []
     forms += ["answer TEXT"] if can_answer else []
-    intro = (f"Tools: {', '.join(names)}.  " if names else "") + f"Type {', '.join(forms)}; `help` explains."
+    intro = (
+        f"Tools: {', '.join(names)}.  " if names else ""
+    ) + f"Type {', '.join(forms)}; `help` explains."
     print(textwrap.fill(intro, width(), subsequent_indent="  "))
     last_output = ""
     while True:
@@ -132,8 +151,14 @@ def play(
         try:
             parsed = parse_line(line, tools, say_to=say_to, can_answer=can_answer)
         except InputError as err:
-            print(textwrap.fill(f"! {err}  (nothing was sent; no turn used)", width(), initial_indent="  ",
-                                subsequent_indent="    "))
+            print(
+                textwrap.fill(
+                    f"! {err}  (nothing was sent; no turn used)",
+                    width(),
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                )
+            )
             continue
         if parsed.command == "help":
             print(shortcuts(tools, say_to=say_to, can_answer=can_answer))

@@ -21,15 +21,29 @@ HELP = "play an env in the terminal"
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``play`` to an ``argparse`` sub-parser collection."""
-    play = sub.add_parser(COMMAND, help=HELP,
-                          description="Play one episode by hand: type `help` in the game for the input forms.")
-    play.add_argument("env_id", help="a Gymnasium id (MediaSearch-v0) or a multi-agent id (DiagnosisDialogue-v0)")
-    play.add_argument("--split", default="validation", choices=["train", "validation", "test", "casual", "real"],
-                      help="task split (default: %(default)s)")
+    play = sub.add_parser(
+        COMMAND,
+        help=HELP,
+        description="Play one episode by hand: type `help` in the game for the input forms.",
+    )
+    play.add_argument(
+        "env_id", help="a Gymnasium id (MediaSearch-v0) or a multi-agent id (DiagnosisDialogue-v0)"
+    )
+    play.add_argument(
+        "--split",
+        default="validation",
+        choices=["train", "validation", "test", "casual", "real"],
+        help="task split (default: %(default)s)",
+    )
     play.add_argument("--seed", type=int, default=None, help="task seed (default: a random task)")
-    play.add_argument("--as", dest="side", metavar="AGENT", default=None,
-                      help="multi-agent ids: the side you play, e.g. doctor or patient, assistant or user "
-                           "(default: the lead); a scripted policy plays the other")
+    play.add_argument(
+        "--as",
+        dest="side",
+        metavar="AGENT",
+        default=None,
+        help="multi-agent ids: the side you play, e.g. doctor or patient, assistant or user "
+        "(default: the lead); a scripted policy plays the other",
+    )
     return play
 
 

@@ -48,7 +48,14 @@ from typing import Any
 
 from agentenv.actions import answer, tool_call
 
-LOCAL_COMMANDS = {"help": "help", "?": "help", "full": "full", "quit": "quit", "exit": "quit", "q": "quit"}
+LOCAL_COMMANDS = {
+    "help": "help",
+    "?": "help",
+    "full": "full",
+    "quit": "quit",
+    "exit": "quit",
+    "q": "quit",
+}
 _RAW_TAGS = ("<tool_call>", "<answer>", "<say>", "<think>")
 _KEY = re.compile(r"(?:(?<=\s)|^)([A-Za-z_][A-Za-z0-9_]*)=")
 _ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
@@ -82,7 +89,11 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
 
 
 def parse_line(
-    line: str, tools: Sequence[Mapping[str, Any]], *, say_to: str | None = None, can_answer: bool = True
+    line: str,
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    say_to: str | None = None,
+    can_answer: bool = True,
 ) -> Parsed:
     """Turn one typed line into a :class:`Parsed`; raise :class:`InputError` for anything a person mistyped.
 
@@ -104,20 +115,33 @@ def parse_line(
         if not can_answer:
             raise InputError(f"only the {say_to} gives the final answer; reply with `say TEXT`")
         if not rest:
-            raise InputError("`answer` needs the answer text, e.g. `answer Inception` (several: `answer A; B; C`)")
+            raise InputError(
+                "`answer` needs the answer text, e.g. `answer Inception` (several: `answer A; B; C`)"
+            )
         return Parsed(action=answer(rest))
     if head == "say" and say_to is not None:
         if not rest:
-            raise InputError(f"`say` needs a message for the {say_to}, e.g. `say Do you have seizures?`")
+            raise InputError(
+                f"`say` needs a message for the {say_to}, e.g. `say Do you have seizures?`"
+            )
         return Parsed(action=f"<say>{rest}</say>")
     if head in schemas:
         arguments = parse_arguments(head, rest, schemas[head].get("parameters") or {})
         return Parsed(action=tool_call(head, **arguments), tool=head, arguments=arguments)
-    commands = [*schemas, *(["answer"] if can_answer else []), "help", "full", "quit", *(["say"] if say_to else [])]
+    commands = [
+        *schemas,
+        *(["answer"] if can_answer else []),
+        "help",
+        "full",
+        "quit",
+        *(["say"] if say_to else []),
+    ]
     hint = did_you_mean(head, commands)
     if not hint and "_" in head:
         listed = ", ".join(schemas) or "none"
-        hint = f": no such tool here (tools: {listed})" + (f"; to ask the {say_to}, type `say ...`" if say_to else "")
+        hint = f": no such tool here (tools: {listed})" + (
+            f"; to ask the {say_to}, type `say ...`" if say_to else ""
+        )
     elif not hint and say_to is not None:
         hint = f"; to talk to the {say_to}, type `say {text}`"
     elif not hint:
@@ -133,9 +157,13 @@ def parse_arguments(tool: str, rest: str, parameters: Mapping[str, Any]) -> dict
         try:
             raw = json.loads(rest)
         except ValueError as err:
-            raise InputError(f"{tool}: the arguments are not valid JSON ({err.msg} at column {err.colno})") from None
+            raise InputError(
+                f"{tool}: the arguments are not valid JSON ({err.msg} at column {err.colno})"
+            ) from None
         if not isinstance(raw, dict):
-            raise InputError(f"{tool}: the JSON arguments must be an object, e.g. {{\"{(required or ['key'])[0]}\": ...}}")
+            raise InputError(
+                f'{tool}: the JSON arguments must be an object, e.g. {{"{(required or ["key"])[0]}": ...}}'
+            )
         values = {k: (v, True) for k, v in raw.items()}
     else:
         values = _split_pairs(tool, rest, properties, required)
@@ -145,7 +173,11 @@ def parse_arguments(tool: str, rest: str, parameters: Mapping[str, Any]) -> dict
             names = list(properties)
             raise InputError(
                 f"{tool} has no argument {key!r}{did_you_mean(key, names)}"
-                + (f" ({tool} takes {', '.join(names)})" if names else f" ({tool} takes no arguments)")
+                + (
+                    f" ({tool} takes {', '.join(names)})"
+                    if names
+                    else f" ({tool} takes no arguments)"
+                )
             )
         arguments[key] = convert(tool, key, value, properties[key], typed=typed)
     missing = [k for k in required if k not in arguments]
@@ -185,7 +217,9 @@ def _bare_target(tool: str, properties: Mapping[str, Any], required: Sequence[st
     if len(properties) == 1:
         return next(iter(properties))
     names = ", ".join(properties) or "no arguments"
-    raise InputError(f"{tool} takes several arguments ({names}): name them, e.g. `{tool} key=value key=value`")
+    raise InputError(
+        f"{tool} takes several arguments ({names}): name them, e.g. `{tool} key=value key=value`"
+    )
 
 
 def _read_value(rest: str, pos: int) -> tuple[Any, bool, int]:
@@ -229,7 +263,9 @@ def _variant(spec: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     return spec
 
 
-def convert(tool: str, key: str, value: Any, spec: Mapping[str, Any], *, typed: bool = False) -> Any:
+def convert(
+    tool: str, key: str, value: Any, spec: Mapping[str, Any], *, typed: bool = False
+) -> Any:
     """Convert a typed text ``value`` to the schema type of ``key`` (JSON ``typed`` values are only checked)."""
     kinds = _types(spec) or ["string"]
     where = f"{tool} {key}"
@@ -263,7 +299,11 @@ def _from_text(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
             number = float(text)
         except ValueError:
             raise InputError(f"expects a number, got {text!r}") from None
-        return int(number) if number.is_integer() and re.fullmatch(r"[+-]?\d+", text.strip()) else number
+        return (
+            int(number)
+            if number.is_integer() and re.fullmatch(r"[+-]?\d+", text.strip())
+            else number
+        )
     if kind == "boolean":
         if text.lower() in _TRUE:
             return True
@@ -276,13 +316,21 @@ def _from_text(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
             try:
                 return json.loads(stripped)
             except ValueError:
-                raise InputError(f"expects a list, got {text!r} (write [\"a\", \"b\"] or a, b)") from None
+                raise InputError(
+                    f'expects a list, got {text!r} (write ["a", "b"] or a, b)'
+                ) from None
         if not stripped:
             return []
         items = []
         for piece in (p.strip() for p in stripped.split(",")):
             words = piece.split()
-            items += words if words and all(_ID_LIKE.match(w) for w in words) else [piece] if piece else []
+            items += (
+                words
+                if words and all(_ID_LIKE.match(w) for w in words)
+                else [piece]
+                if piece
+                else []
+            )
         item_spec = spec.get("items") or {}
         item_kinds = _types(item_spec)
         if item_kinds and "string" not in item_kinds:
@@ -299,7 +347,14 @@ def _from_text(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
     return text
 
 
-_PY = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
+_PY = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
 
 
 def _check(where: str, value: Any, spec: Mapping[str, Any], kinds: Sequence[str]) -> Any:
@@ -308,7 +363,13 @@ def _check(where: str, value: Any, spec: Mapping[str, Any], kinds: Sequence[str]
         if "null" in kinds:
             return None
         raise InputError(f"{where} cannot be null")
-    fits = [k for k in kinds if k in _PY and isinstance(value, _PY[k]) and not (k != "boolean" and isinstance(value, bool))]
+    fits = [
+        k
+        for k in kinds
+        if k in _PY
+        and isinstance(value, _PY[k])
+        and not (k != "boolean" and isinstance(value, bool))
+    ]
     if not fits:
         raise InputError(f"{where} expects {' or '.join(kinds)}, got {json.dumps(value)}")
     sub = _variant(spec, fits[0])
@@ -317,7 +378,9 @@ def _check(where: str, value: Any, spec: Mapping[str, Any], kinds: Sequence[str]
         folded = {str(e).lower(): e for e in enum}
         if isinstance(value, str) and value.lower() in folded:
             return folded[value.lower()]
-        raise InputError(f"{where} must be one of {', '.join(map(str, enum))}{did_you_mean(str(value), [str(e) for e in enum])}")
+        raise InputError(
+            f"{where} must be one of {', '.join(map(str, enum))}{did_you_mean(str(value), [str(e) for e in enum])}"
+        )
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         low, high = sub.get("minimum"), sub.get("maximum")
         if (low is not None and value < low) or (high is not None and value > high):

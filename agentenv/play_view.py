@@ -44,7 +44,8 @@ def _scalar(value: Any) -> str:
 
 def _flat(item: Any) -> bool:
     return isinstance(item, dict) and all(
-        not isinstance(v, dict) and not (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v))
+        not isinstance(v, dict)
+        and not (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v))
         for v in item.values()
     )
 
@@ -53,8 +54,13 @@ MAX_ROWS = 25
 """Rows a table shows: a disease profile lists ~70 phenotypes, more than a terminal screen."""
 
 
-def table(rows: Sequence[Mapping[str, Any]], *, indent: str = "   ", max_width: int | None = None,
-          max_rows: int = MAX_ROWS) -> str:
+def table(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    indent: str = "   ",
+    max_width: int | None = None,
+    max_rows: int = MAX_ROWS,
+) -> str:
     """Numbered rows, one column per key (in first-seen order), cells cut to fit the terminal; the
     first ``max_rows`` rows, then how many more there are (the agent's observation keeps them all)."""
     hidden = max(0, len(rows) - max_rows)
@@ -62,20 +68,29 @@ def table(rows: Sequence[Mapping[str, Any]], *, indent: str = "   ", max_width: 
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
-    cells = [[str(i)] + [_scalar(row.get(c)) if c in row else "" for c in columns] for i, row in enumerate(rows, 1)]
+    cells = [
+        [str(i)] + [_scalar(row.get(c)) if c in row else "" for c in columns]
+        for i, row in enumerate(rows, 1)
+    ]
     header = ["#", *columns]
     widths = [max(len(r[j]) for r in [header, *cells]) for j in range(len(header))]
     budget = (max_width or width()) - len(indent) - 2 * (len(widths) - 1)
     while sum(widths) > budget and max(widths) > 12:
         widest = widths.index(max(widths))
         widths[widest] = max(12, widths[widest] - (sum(widths) - budget))
+
     def line(values: Sequence[str], right: int = 0) -> str:
         out = []
         for j, (v, w) in enumerate(zip(values, widths, strict=True)):
             v = v if len(v) <= w else v[: w - 1] + "…"
             out.append(v.rjust(w) if j < right else v.ljust(w))
         return (indent + "  ".join(out)).rstrip()
-    more = [f"{indent}… and {hidden} more rows (type `full` to see the whole output)"] if hidden else []
+
+    more = (
+        [f"{indent}… and {hidden} more rows (type `full` to see the whole output)"]
+        if hidden
+        else []
+    )
     return "\n".join([line(header, 1)] + [line(r, 1) for r in cells] + more)
 
 
@@ -94,8 +109,15 @@ def render_json(value: Any, indent: str = "") -> str:
             elif isinstance(item, dict) and item:
                 lines += [f"{indent}{key}:", render_json(item, indent + "  ")]
             else:
-                lines.append(textwrap.fill(f"{key}: {_scalar(item)}", wrap, initial_indent=indent,
-                                           subsequent_indent=indent + "    ") or f"{indent}{key}:")
+                lines.append(
+                    textwrap.fill(
+                        f"{key}: {_scalar(item)}",
+                        wrap,
+                        initial_indent=indent,
+                        subsequent_indent=indent + "    ",
+                    )
+                    or f"{indent}{key}:"
+                )
         return "\n".join(lines)
     if isinstance(value, list) and value and all(_flat(x) for x in value):
         return table(value, indent=indent + "   ")
@@ -121,25 +143,36 @@ def render_observation(obs: str) -> str:
     return "\n\n".join(parts)
 
 
-def shortcuts(tools: Sequence[Mapping[str, Any]], *, say_to: str | None = None, can_answer: bool = True) -> str:
+def shortcuts(
+    tools: Sequence[Mapping[str, Any]], *, say_to: str | None = None, can_answer: bool = True
+) -> str:
     """The input forms, with examples drawn from this env's own tools."""
     lines = ["How to type an action (a typo is caught here and costs no turn):"]
     example = next(
-        (t["function"] for t in tools if len(t["function"].get("parameters", {}).get("required", [])) == 1), None
+        (
+            t["function"]
+            for t in tools
+            if len(t["function"].get("parameters", {}).get("required", [])) == 1
+        ),
+        None,
     )
     if example:
         name, arg = example["name"], example["parameters"]["required"][0]
         lines += [
             f"  TOOL key=value ...     {name} {arg}=some words k=3   (a value runs until the next key=; quotes optional)",
             f"  TOOL VALUE             {name} some words   (the bare value goes to the one required argument)",
-            f"  TOOL {{json}}            {name} {{\"{arg}\": \"some words\"}}",
+            f'  TOOL {{json}}            {name} {{"{arg}": "some words"}}',
         ]
     elif tools:
         lines.append("  TOOL key=value ...  |  TOOL {json}")
     if say_to:
-        lines.append(f"  say TEXT               a message to the {say_to} (uses a turn; the reply comes back)")
+        lines.append(
+            f"  say TEXT               a message to the {say_to} (uses a turn; the reply comes back)"
+        )
     if can_answer:
-        lines.append("  answer TEXT            the final answer (ends the game); several: answer A; B; C")
+        lines.append(
+            "  answer TEXT            the final answer (ends the game); several: answer A; B; C"
+        )
     lines += [
         "  <tool_call>… / <answer>… / <say>…   raw action text, sent exactly as a model would",
         "  help  |  full (the last output, every row)  |  quit",
@@ -161,7 +194,13 @@ def tool_help(tools: Sequence[Mapping[str, Any]]) -> str:
                 kinds = " | ".join(map(str, spec["enum"]))
             elif kinds == "array":
                 kinds = f"list of {spec.get('items', {}).get('type', 'values')}"
-            flag = "required" if arg in required else f"optional, default {json.dumps(spec['default'])}" if "default" in spec else "optional"
+            flag = (
+                "required"
+                if arg in required
+                else f"optional, default {json.dumps(spec['default'])}"
+                if "default" in spec
+                else "optional"
+            )
             lines.append(f"    {arg} ({kinds}, {flag}): {spec.get('description', '')}")
     return "\n".join(lines) or "This env has no tools."
 
@@ -169,8 +208,10 @@ def tool_help(tools: Sequence[Mapping[str, Any]]) -> str:
 def briefing(system: str, tool_names: Sequence[str]) -> str:
     """The system message without the model-syntax tool listing (``help`` shows the tools readably)."""
     keep = [
-        line for line in system.splitlines()
-        if not line.startswith("Call a tool with") and not any(line.startswith(f"- {n}(") for n in tool_names)
+        line
+        for line in system.splitlines()
+        if not line.startswith("Call a tool with")
+        and not any(line.startswith(f"- {n}(") for n in tool_names)
     ]
     return "\n".join(keep).strip()
 
@@ -183,7 +224,11 @@ def turn_line(turn: int, max_turns: int | None) -> str:
 
 def final_summary(reward: float, info: Mapping[str, Any], *, truncated: bool = False) -> str:
     """The reward, how the answer was read, the components as a small table, and the gold answer."""
-    lines = ["", "=" * 40, ("Out of turns. " if truncated else "Game over. ") + f"Reward: {reward:g}"]
+    lines = [
+        "",
+        "=" * 40,
+        ("Out of turns. " if truncated else "Game over. ") + f"Reward: {reward:g}",
+    ]
     if info.get("answer_feedback"):
         lines.append(f"Answer: {info['answer_feedback']}")
     components = info.get("reward_components") or {}

@@ -40,4 +40,8 @@ def build_step(label: str, *, after_s: float = 1.0, stream: TextIO | None = None
     finally:
         timer.cancel()
         if announced.is_set():
-            print(f"agentenv: {label}: done in {time.perf_counter() - start:.1f} s", file=out, flush=True)
+            print(
+                f"agentenv: {label}: done in {time.perf_counter() - start:.1f} s",
+                file=out,
+                flush=True,
+            )

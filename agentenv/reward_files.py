@@ -34,13 +34,17 @@ def read_reward_file(path: Path) -> dict[str, Any]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            raise ValueError(
+                f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            ) from None
     elif path.suffix in (".yaml", ".yml"):
         data = _load_yaml(path, text)
     else:
         raise ValueError(f"{path}: a reward config file must end in .json, .yaml or .yml")
     if not isinstance(data, Mapping):
-        raise ValueError(f"{path}: a reward config file must hold a mapping of fields, got {type(data).__name__}")
+        raise ValueError(
+            f"{path}: a reward config file must hold a mapping of fields, got {type(data).__name__}"
+        )
     return dict(data)
 
 
@@ -48,7 +52,9 @@ def _load_yaml(path: Path, text: str) -> Any:
     try:
         import yaml
     except ImportError:
-        raise ImportError(f"reading {path} needs PyYAML: pip install pyyaml, or write the config as JSON") from None
+        raise ImportError(
+            f"reading {path} needs PyYAML: pip install pyyaml, or write the config as JSON"
+        ) from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -62,7 +68,9 @@ def explain(exc: ValidationError, fields: Iterable[str]) -> str:
         where = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
             hint = closest(where, fields)
-            parts.append(f"field {where!r}: unknown field" + (f"; did you mean {hint!r}?" if hint else ""))
+            parts.append(
+                f"field {where!r}: unknown field" + (f"; did you mean {hint!r}?" if hint else "")
+            )
             continue
         msg = e["msg"].removeprefix("Value error, ")
         given = "" if e["type"] in ("missing", "value_error") else f" (got {e.get('input')!r})"

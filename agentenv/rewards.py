@@ -98,7 +98,10 @@ class RewardConfig(BaseModel):
     latency_cost: float = _rate("Subtracted per modelled millisecond (component 'latency_ms').")
     token_cost: float = _rate("Subtracted per generated token (component 'tokens', when known).")
     cost_cap: float | None = Field(
-        None, ge=0.0, allow_inf_nan=False, description="Upper bound on the total cost of an episode."
+        None,
+        ge=0.0,
+        allow_inf_nan=False,
+        description="Upper bound on the total cost of an episode.",
     )
     over_limit: Literal["zero", "penalty", "allow"] = Field(
         "zero", description="Answers with more predictions than allowed: 0, a penalty, or allowed."
@@ -106,7 +109,9 @@ class RewardConfig(BaseModel):
     over_limit_penalty: float = Field(
         1.0, ge=0.0, allow_inf_nan=False, description="Subtracted when over_limit='penalty'."
     )
-    require_think: bool = Field(False, description="The format component requires <think> every turn.")
+    require_think: bool = Field(
+        False, description="The format component requires <think> every turn."
+    )
     shaping: bool = Field(
         False,
         description="Pay costs on the step that incurs them instead of at the end (see step_reward); "
@@ -134,16 +139,22 @@ class RewardConfig(BaseModel):
             )
         return self
 
-    _plan: tuple[tuple[tuple[str, str, float], ...], tuple[tuple[str, float], ...]] = PrivateAttr(default=((), ()))
+    _plan: tuple[tuple[tuple[str, str, float], ...], tuple[tuple[str, float], ...]] = PrivateAttr(
+        default=((), ())
+    )
     """The charged costs ``(field, component, rate)`` and the weights that are not 0, worked out
     once: every episode end reads them, and a step's whole budget is a few microseconds."""
 
     def model_post_init(self, context: Any) -> None:
-        charged = tuple((f, key, getattr(self, f)) for f, key in _COST_FIELDS if getattr(self, f) != 0.0)
+        charged = tuple(
+            (f, key, getattr(self, f)) for f, key in _COST_FIELDS if getattr(self, f) != 0.0
+        )
         weighted = tuple((key, w) for key, w in self.weights.items() if w != 0.0)
         self.__pydantic_private__["_plan"] = (charged, weighted)
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> RewardConfig:
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> RewardConfig:
         """A copy; with ``update``, a validated one (pydantic's own skips validation, and would keep
         the worked-out plan of the original)."""
         if not update:
@@ -194,7 +205,10 @@ class RewardConfig(BaseModel):
         return _round10(self.score(components) - self.cost(components))
 
     def step_reward(
-        self, paid: float, counts: Mapping[str, float], components: Mapping[str, float] | None = None
+        self,
+        paid: float,
+        counts: Mapping[str, float],
+        components: Mapping[str, float] | None = None,
     ) -> tuple[float, float]:
         """One step's reward and the cost paid so far, for a step loop that supports shaping.
 
@@ -250,7 +264,9 @@ def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -
         return PRESETS["strict"]
     if isinstance(spec, RewardConfig):
         return spec
-    if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith((".json", ".yaml", ".yml"))):
+    if isinstance(spec, Path) or (
+        isinstance(spec, str) and spec.endswith((".json", ".yaml", ".yml"))
+    ):
         path = Path(spec)
         data = read_reward_file(path)
         try:
@@ -273,9 +289,17 @@ def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -
             if not isinstance(base, str):
                 raise ValueError(f"field 'preset': must be a preset name, got {base!r}")
             preset = resolve_reward(base)
-            data = {**preset.model_dump(), "name": f"{preset.name}+custom", **data} if data else preset.model_dump()
+            data = (
+                {**preset.model_dump(), "name": f"{preset.name}+custom", **data}
+                if data
+                else preset.model_dump()
+            )
         try:
             return RewardConfig(**data)
         except ValidationError as exc:
-            raise ValueError(f"invalid reward config: {explain(exc, RewardConfig.model_fields)}") from None
-    raise TypeError(f"reward must be a preset name, dict, RewardConfig or file path, not {type(spec).__name__}")
+            raise ValueError(
+                f"invalid reward config: {explain(exc, RewardConfig.model_fields)}"
+            ) from None
+    raise TypeError(
+        f"reward must be a preset name, dict, RewardConfig or file path, not {type(spec).__name__}"
+    )

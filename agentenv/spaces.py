@@ -31,10 +31,7 @@ from gymnasium.vector.utils import shared_memory as gym_shared_memory
 #: Characters used by :meth:`Text.sample`. Sampling is for fuzzing and
 #: ``check_env``; a printable ASCII set plus the markup an LLM would emit is
 #: enough to reach every branch of the parser.
-SAMPLE_CHARSET = (
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-    ' {}[]<>/":,._-\n'
-)
+SAMPLE_CHARSET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 {}[]<>/":,._-\n'
 
 
 class Text(spaces.Text):
@@ -109,7 +106,11 @@ class SharedTextBatch(Sequence[str]):
         return tuple(self)
 
     def __eq__(self, other: Any) -> bool:
-        return tuple(self) == tuple(other) if isinstance(other, (tuple, SharedTextBatch)) else NotImplemented
+        return (
+            tuple(self) == tuple(other)
+            if isinstance(other, (tuple, SharedTextBatch))
+            else NotImplemented
+        )
 
     def __repr__(self) -> str:
         return f"SharedTextBatch({tuple(self)!r})"

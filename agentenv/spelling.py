@@ -119,7 +119,9 @@ def without_accents(word: str) -> str:
     if word.isascii():
         return word
     decomposed = unicodedata.normalize("NFD", word)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    )
 
 
 def apply_rule(rule: WordRule, spelling: Spelling) -> Spelling:
@@ -137,7 +139,10 @@ def apply_rule(rule: WordRule, spelling: Spelling) -> Spelling:
 
 def _compact(table: dict[str, list[tuple[str, Marks]]]) -> Table:
     """A tier with each lone, unmarked row stored as its bare ref (see :data:`Table`)."""
-    return {key: rows[0][0] if len(rows) == 1 and not rows[0][1] else rows for key, rows in table.items()}
+    return {
+        key: rows[0][0] if len(rows) == 1 and not rows[0][1] else rows
+        for key, rows in table.items()
+    }
 
 
 def _marks(marks: Any) -> Marks:
@@ -203,7 +208,8 @@ class SpellingIndex:
     ) -> None:
         self.rules = tuple(rules)
         tables: list[tuple[str, WordRule | None, Table]] = [
-            ("exact", None, defaultdict(list)), *((name, rule, defaultdict(list)) for name, rule in self.rules)
+            ("exact", None, defaultdict(list)),
+            *((name, rule, defaultdict(list)) for name, rule in self.rules),
         ]
         for ref, name in names:
             base = spell_once(name)
@@ -228,7 +234,9 @@ class SpellingIndex:
         return [[how, table] for how, _, table in self._tiers]
 
     @classmethod
-    def from_state(cls, state: Sequence[Sequence[Any]], rules: Sequence[tuple[str, WordRule]] = ()) -> SpellingIndex:
+    def from_state(
+        cls, state: Sequence[Sequence[Any]], rules: Sequence[tuple[str, WordRule]] = ()
+    ) -> SpellingIndex:
         """The index :meth:`state` described, with the same ``rules`` (in the same order) it was built with."""
         index = cls.__new__(cls)
         index.rules = tuple(rules)
@@ -254,7 +262,11 @@ class SpellingIndex:
             rows = table.get(" ".join(probe.words), ())
             if type(rows) is str:
                 rows = ((rows, ()),)
-            found = [(ref, _marks(marks)) for ref, marks in rows if is_subsequence(probe.marks, _marks(marks))]
+            found = [
+                (ref, _marks(marks))
+                for ref, marks in rows
+                if is_subsequence(probe.marks, _marks(marks))
+            ]
             refs = tuple(dict.fromkeys(ref for ref, _ in found))
             if len(refs) == 1:
                 return SpellingMatch(refs, how)

@@ -41,8 +41,14 @@ def cached_spelling_index(
 
     ``rules`` must be the word rules ``build`` uses (they are code, not data).
     """
-    header = {"format": CACHE_FORMAT, "rules": RULES_VERSION, "family": family_version,
-              "source_sha256": source_checksum, "name": name, "marshal": marshal.version}
+    header = {
+        "format": CACHE_FORMAT,
+        "rules": RULES_VERSION,
+        "family": family_version,
+        "source_sha256": source_checksum,
+        "name": name,
+        "marshal": marshal.version,
+    }
     path = cache_dir("spelling") / f"{name}.bin"
     enabled = gc.isenabled()
     gc.disable()  # tens of thousands of small containers: collection passes would triple the load time
@@ -53,7 +59,9 @@ def cached_spelling_index(
             try:
                 state = marshal.loads(found[1])
             except (EOFError, TypeError, ValueError):
-                log.warning("cache file %s is corrupt: its body is not marshal data; rebuilding it", path)
+                log.warning(
+                    "cache file %s is corrupt: its body is not marshal data; rebuilding it", path
+                )
     finally:
         if enabled:
             gc.enable()

@@ -42,8 +42,15 @@ from typing import Any
 from agentenv.errors import UserInputError
 
 __all__ = [
-    "MAX_ROW_ID_CHARS", "MAX_TASK_FILE_BYTES", "MAX_TASK_LINE_BYTES", "MAX_TASK_ROWS", "RowIds",
-    "check_row_count", "check_row_id", "check_task_source", "task_source_files",
+    "MAX_ROW_ID_CHARS",
+    "MAX_TASK_FILE_BYTES",
+    "MAX_TASK_LINE_BYTES",
+    "MAX_TASK_ROWS",
+    "RowIds",
+    "check_row_count",
+    "check_row_id",
+    "check_task_source",
+    "task_source_files",
 ]
 
 MAX_TASK_FILE_BYTES = 256 * 1024 * 1024
@@ -71,7 +78,9 @@ def task_source_files(path: Path, where: str) -> list[Path]:
     if stat.S_ISDIR(mode):
         files = sorted(f for f in path.rglob("*") if f.is_file())
         if not files:
-            raise UserInputError(f"{where} {path}: the folder holds no files; give a task file or a folder of them")
+            raise UserInputError(
+                f"{where} {path}: the folder holds no files; give a task file or a folder of them"
+            )
         return files
     if stat.S_ISREG(mode):
         return [path]
@@ -92,9 +101,13 @@ def check_task_source(path: str | os.PathLike[str], where: str = "tasks") -> Non
     for file in files:
         total += file.stat().st_size
         if total > MAX_TASK_FILE_BYTES:
-            raise UserInputError(f"{where} {path}: larger than {MAX_TASK_FILE_BYTES >> 20} MiB; split the task set")
+            raise UserInputError(
+                f"{where} {path}: larger than {MAX_TASK_FILE_BYTES >> 20} MiB; split the task set"
+            )
     if len(files) > MAX_TASK_ROWS:
-        raise UserInputError(f"{where} {path}: more than {MAX_TASK_ROWS:,} files; split the task set")
+        raise UserInputError(
+            f"{where} {path}: more than {MAX_TASK_ROWS:,} files; split the task set"
+        )
     for file in files:
         _check_task_text(file, where)
 
@@ -111,22 +124,30 @@ def _check_task_text(file: Path, where: str) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")()
         while block := handle.read(1 << 20):
             if b"\0" in block:
-                raise UserInputError(f"{where} {file}: a binary file (NUL bytes); a task file is UTF-8 text")
+                raise UserInputError(
+                    f"{where} {file}: a binary file (NUL bytes); a task file is UTF-8 text"
+                )
             parts = block.split(b"\n")
             lengths = [line + len(parts[0]), *(len(part) for part in parts[1:])]
             line = lengths[-1]
             if max(lengths) > MAX_TASK_LINE_BYTES:
-                raise UserInputError(f"{where} {file}: a line longer than {MAX_TASK_LINE_BYTES >> 20} MiB; "
-                                     "one task per line")
+                raise UserInputError(
+                    f"{where} {file}: a line longer than {MAX_TASK_LINE_BYTES >> 20} MiB; "
+                    "one task per line"
+                )
             try:
                 decoder.decode(block)
             except UnicodeDecodeError as err:
-                raise UserInputError(f"{where} {file}: not UTF-8 text (byte {offset + err.start})") from None
+                raise UserInputError(
+                    f"{where} {file}: not UTF-8 text (byte {offset + err.start})"
+                ) from None
             offset += len(block)
         try:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
-            raise UserInputError(f"{where} {file}: not UTF-8 text (it ends inside a character)") from None
+            raise UserInputError(
+                f"{where} {file}: not UTF-8 text (it ends inside a character)"
+            ) from None
 
 
 def check_row_count(count: int, where: str) -> None:
@@ -176,4 +197,6 @@ class RowIds:
         """
         first = self._first.setdefault(row_id, where)
         if first != where:
-            raise UserInputError(f"{where}: id {row_id!r} is already the id of {first}; give each row its own id")
+            raise UserInputError(
+                f"{where}: id {row_id!r} is already the id of {first}; give each row its own id"
+            )

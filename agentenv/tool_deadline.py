@@ -86,7 +86,9 @@ class Watchdog:
             self._previous_handler = signal.signal(signal.SIGALRM, self._on_alarm)
             self._handler_installed = True
         self._main_ident = threading.get_ident()
-        self._thread = threading.Thread(target=self._watch, name="agentenv-tool-watchdog", daemon=True)
+        self._thread = threading.Thread(
+            target=self._watch, name="agentenv-tool-watchdog", daemon=True
+        )
         self._thread.start()
 
     def _watch(self) -> None:
@@ -100,7 +102,11 @@ class Watchdog:
                     self._fired = call
                     signal.pthread_kill(self._main_ident, signal.SIGALRM)
                     continue
-                time.sleep(min(max(deadline - now, 0.0), self.POLL_S) if self._fired != call else self.POLL_S)
+                time.sleep(
+                    min(max(deadline - now, 0.0), self.POLL_S)
+                    if self._fired != call
+                    else self.POLL_S
+                )
                 continue
             if self._issued != last_seen:
                 last_seen, idle_since = self._issued, now

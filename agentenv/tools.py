@@ -71,6 +71,7 @@ def encode_json(value: Any) -> str:
         return _JSON.encode(value)
     return "".join(_C_ENCODE(value, 0))
 
+
 _SIGNALS = hasattr(signal, "pthread_kill") and hasattr(signal, "SIGALRM")
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_OUTPUT_CHARS = 8_000
@@ -121,7 +122,11 @@ class Tool:
         parameters.setdefault("required", [])
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": parameters},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
         }
 
     def signature(self) -> str:
@@ -221,7 +226,9 @@ def _argument_checker(model: type[BaseModel]) -> Callable[[Any], BaseModel]:
 class ToolRegistry:
     """The tools of one env: lookup, schemas, validation and guarded execution."""
 
-    def __init__(self, tools: Iterable[Tool], *, max_calls_per_action: int = DEFAULT_MAX_CALLS_PER_ACTION) -> None:
+    def __init__(
+        self, tools: Iterable[Tool], *, max_calls_per_action: int = DEFAULT_MAX_CALLS_PER_ACTION
+    ) -> None:
         if max_calls_per_action < 1:
             raise ValueError(f"max_calls_per_action must be at least 1, got {max_calls_per_action}")
         self.max_calls_per_action = max_calls_per_action
@@ -245,7 +252,9 @@ class ToolRegistry:
         schemas next to the system message; describing them twice costs tokens.
         """
         if in_prompt:
-            return "Tools:\n" + "\n".join(f"- {self[n].signature()}: {self[n].description}" for n in self.names)
+            return "Tools:\n" + "\n".join(
+                f"- {self[n].signature()}: {self[n].description}" for n in self.names
+            )
         return f"Tools: {', '.join(self.names)} (their arguments are in the function schemas given with this prompt)."
 
     @property
@@ -327,26 +336,38 @@ class ToolRegistry:
         except ToolError as exc:
             ok, content = False, f"Error: {exc}"
         except ServiceUnavailable as exc:
-            ok, content = False, (
-                f"Error: {t.name} could not run because a service it needs is unavailable ({str(exc)[:600]}). "
-                "This is not a problem with your request; retry later or answer without it."
+            ok, content = (
+                False,
+                (
+                    f"Error: {t.name} could not run because a service it needs is unavailable ({str(exc)[:600]}). "
+                    "This is not a problem with your request; retry later or answer without it."
+                ),
             )
         except ToolTimeout:
-            ok, content = False, (
-                f"Error: {t.name} did not finish within {t.timeout_s:g} s: the request may be too broad, "
-                "or a service it uses may be slow."
+            ok, content = (
+                False,
+                (
+                    f"Error: {t.name} did not finish within {t.timeout_s:g} s: the request may be too broad, "
+                    "or a service it uses may be slow."
+                ),
             )
         except Exception as exc:  # noqa: BLE001 - any tool failure becomes an observation
             ok, content = False, f"Error: {t.name} failed ({type(exc).__name__}): {str(exc)[:300]}"
         if len(content) > t.max_output_chars:
             omitted = len(content) - t.max_output_chars
-            content = content[: t.max_output_chars] + f"\n[output truncated: {omitted} more characters]"
+            content = (
+                content[: t.max_output_chars] + f"\n[output truncated: {omitted} more characters]"
+            )
         return ToolResult(t.name, content, ok, (time.perf_counter() - start) * 1000.0)
 
     def _run_in_thread(self, t: Tool, args: BaseModel, context: Any) -> Any:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentenv-tool")
-        future = self._executor.submit(t.fn, args, context) if t.takes_context else self._executor.submit(t.fn, args)
+        future = (
+            self._executor.submit(t.fn, args, context)
+            if t.takes_context
+            else self._executor.submit(t.fn, args)
+        )
         try:
             return future.result(timeout=t.timeout_s)
         except FutureTimeout:
@@ -389,7 +410,10 @@ def _clip(text: str, limit: int = 60) -> str:
 def _short(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, RecursionError):  # a value json cannot write (parsing bounds nesting; be safe)
+    except (
+        ValueError,
+        RecursionError,
+    ):  # a value json cannot write (parsing bounds nesting; be safe)
         text = f"a {type(value).__name__}"
     return _clip(text)
 

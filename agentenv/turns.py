@@ -132,7 +132,9 @@ class TaskChooser:
             )
         chosen = [k for k in RESET_OPTIONS if k in options]
         if len(chosen) > 1:
-            raise ValueError(f"reset options {chosen}: give at most one of 'task', 'task_id', 'index'")
+            raise ValueError(
+                f"reset options {chosen}: give at most one of 'task', 'task_id', 'index'"
+            )
         if not chosen:
             return tasks[int(rng.integers(len(tasks)))]
         if chosen[0] == "task":
@@ -140,7 +142,11 @@ class TaskChooser:
         if chosen[0] == "task_id":
             return tasks[self._position(tasks, options["task_id"], split)]
         index = options["index"]
-        if isinstance(index, bool) or not isinstance(index, numbers.Integral) or not 0 <= index < len(tasks):
+        if (
+            isinstance(index, bool)
+            or not isinstance(index, numbers.Integral)
+            or not 0 <= index < len(tasks)
+        ):
             raise IndexError(f"index must be an int in [0, {len(tasks)}), got {index!r}")
         return tasks[int(index)]
 
@@ -168,8 +174,13 @@ def _pinned_task(task: Any, from_dict: Callable[[Mapping[str, Any]], Task] | Non
 
 
 def take_action(
-    ep: Episode, action: str, parsed: object, tools: ToolRegistry, max_length: int,
-    *, rejected_calls: Literal["tool", "user"] = "tool",
+    ep: Episode,
+    action: str,
+    parsed: object,
+    tools: ToolRegistry,
+    max_length: int,
+    *,
+    rejected_calls: Literal["tool", "user"] = "tool",
 ) -> tuple[str, str | None, Sequence[ToolResult]] | None:
     """Read one parsed action of the acting agent and record its turn: the step path that ``ToolEnv``
     and the dialogue lead share. Returns ``(observation, parse_error, results)``:
@@ -223,7 +234,9 @@ def record_invalid(ep: Episode, action: str, error: ParseError, max_length: int)
     return message
 
 
-def record_rejected_calls(ep: Episode, action: ToolCalls, error: CallRejected, max_length: int) -> str:
+def record_rejected_calls(
+    ep: Episode, action: ToolCalls, error: CallRejected, max_length: int
+) -> str:
     """Count a well-formed call that cannot run and answer it as a chat API would: the assistant
     message with its calls as written, then one ``tool`` message per call (the rejected call's
     error; "not run" for the others, since an action runs whole or not at all). Returns what
@@ -238,34 +251,54 @@ def record_rejected_calls(ep: Episode, action: ToolCalls, error: CallRejected, m
     shown = [ToolCall(printable(call.name, max_length), call.arguments) for call in action.calls]
     call_ids = [f"call_{turn}_{i}" for i in range(len(shown))]
     reasoning = None if action.reasoning is None else printable(action.reasoning, max_length)
-    ep.messages.append(assistant_message(printable(action.content, max_length), reasoning, shown, call_ids))
-    not_run = (f"Error: not run: call {error.index} of this action was rejected, and an action's calls "
-               "run all or none. Send them again with that call fixed.")
-    replies = [ToolResult(call.name, error.message() if i == error.index else not_run, False, 0.0)
-               for i, call in enumerate(shown, start=1)]
+    ep.messages.append(
+        assistant_message(printable(action.content, max_length), reasoning, shown, call_ids)
+    )
+    not_run = (
+        f"Error: not run: call {error.index} of this action was rejected, and an action's calls "
+        "run all or none. Send them again with that call fixed."
+    )
+    replies = [
+        ToolResult(call.name, error.message() if i == error.index else not_run, False, 0.0)
+        for i, call in enumerate(shown, start=1)
+    ]
     for call_id, reply in zip(call_ids, replies, strict=True):
-        ep.messages.append(FrozenDict(role="tool", tool_call_id=call_id, name=reply.name, content=reply.content))
+        ep.messages.append(
+            FrozenDict(role="tool", tool_call_id=call_id, name=reply.name, content=reply.content)
+        )
     return tool_observation(replies)
 
 
 def record_answer(ep: Episode, answer: Answer) -> None:
     """Keep the final answer and write it to the chat (the env decides what ends)."""
-    if answer.reasoning is None and not answer.content:  # the usual answer: one read-only message, built directly
+    if (
+        answer.reasoning is None and not answer.content
+    ):  # the usual answer: one read-only message, built directly
         ep.messages.append(FrozenDict(role="assistant", content=f"<answer>{answer.text}</answer>"))
     else:
         ep.think_turns += answer.reasoning is not None
-        ep.messages.append(assistant_message(f"{answer.content}\n<answer>{answer.text}</answer>".lstrip(), answer.reasoning))
+        ep.messages.append(
+            assistant_message(
+                f"{answer.content}\n<answer>{answer.text}</answer>".lstrip(), answer.reasoning
+            )
+        )
     ep.answer = answer
 
 
-def run_tools(ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequence[ValidatedCall]) -> list[ToolResult]:
+def run_tools(
+    ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequence[ValidatedCall]
+) -> list[ToolResult]:
     """Run validated calls in order, each under its limits and with the episode's context; count
     them and write the assistant message and one tool message per call to the chat."""
     ep.think_turns += action.reasoning is not None
     turn = ep.turn
-    call_ids = [f"call_{turn}_0"] if len(calls) == 1 else [f"call_{turn}_{i}" for i in range(len(calls))]
+    call_ids = (
+        [f"call_{turn}_0"] if len(calls) == 1 else [f"call_{turn}_{i}" for i in range(len(calls))]
+    )
     messages = ep.messages
-    append = list.append  # the messages below are built read-only: the log's freezing append has nothing to do
+    append = (
+        list.append
+    )  # the messages below are built read-only: the log's freezing append has nothing to do
     append(messages, assistant_message(action.content, action.reasoning, action.calls, call_ids))
     context = ep.context
     execute = tools.execute
@@ -279,7 +312,12 @@ def run_tools(ep: Episode, tools: ToolRegistry, action: ToolCalls, calls: Sequen
         ep.latency_ms += t.latency_ms
         ep.wall_ms += result.wall_ms
         # Built read-only here, so the log freezes it in O(1) (see agentenv.frozen).
-        append(messages, FrozenDict(role="tool", tool_call_id=call_ids[i], name=result.name, content=result.content))
+        append(
+            messages,
+            FrozenDict(
+                role="tool", tool_call_id=call_ids[i], name=result.name, content=result.content
+            ),
+        )
         results.append(result)
         i += 1
     return results
@@ -293,7 +331,10 @@ def tool_observation(results: Sequence[ToolResult]) -> str:
 
 
 def assistant_message(
-    content: str, reasoning: str | None, calls: Sequence[ToolCall] = (), call_ids: Sequence[str] = ()
+    content: str,
+    reasoning: str | None,
+    calls: Sequence[ToolCall] = (),
+    call_ids: Sequence[str] = (),
 ) -> dict[str, Any]:
     """An OpenAI-format assistant message, with ``reasoning_content`` and ``tool_calls`` when present.
 
@@ -304,16 +345,29 @@ def assistant_message(
     append anyway, and freezing a nested message after the fact costs more than the rest of
     a step. The arguments are written as compact JSON once (:func:`~agentenv.tools.encode_json`).
     """
-    tool_calls = FrozenList([  # a list comprehension: some 0.1 µs faster than a generator here
-        FrozenDict(id=call_ids[i], type="function",
-                   function=FrozenDict(name=call.name, arguments=encode_json(call.arguments)))
-        for i, call in enumerate(calls)
-    ]) if calls else None
+    tool_calls = (
+        FrozenList(
+            [  # a list comprehension: some 0.1 µs faster than a generator here
+                FrozenDict(
+                    id=call_ids[i],
+                    type="function",
+                    function=FrozenDict(name=call.name, arguments=encode_json(call.arguments)),
+                )
+                for i, call in enumerate(calls)
+            ]
+        )
+        if calls
+        else None
+    )
     if reasoning is None:
         if tool_calls is None:
             return FrozenDict(role="assistant", content=content)
         return FrozenDict(role="assistant", content=content, tool_calls=tool_calls)
-    message: dict[str, Any] = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "reasoning_content": reasoning,
+    }
     if tool_calls is not None:
         message["tool_calls"] = tool_calls
     return FrozenDict(message)

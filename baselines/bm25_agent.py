@@ -79,17 +79,31 @@ def family_options(given: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     from agentenv.families import families, resolve
 
-    declared = {f.name: options for f in families() if f.bm25 is not None
-                and (options := strategy_options(resolve(f.bm25))) is not None}
-    names = {name: {fl.name for fl in dataclasses.fields(cls) if fl.init} for name, cls in declared.items()}
+    declared = {
+        f.name: options
+        for f in families()
+        if f.bm25 is not None and (options := strategy_options(resolve(f.bm25))) is not None
+    }
+    names = {
+        name: {fl.name for fl in dataclasses.fields(cls) if fl.init}
+        for name, cls in declared.items()
+    }
     unknown = sorted(set(given) - {key for keys in names.values() for key in keys})
     if unknown:
-        offered = "; ".join(f"{', '.join(sorted(keys))} ({name})" for name, keys in names.items()) or "none"
-        raise ValueError(f"unknown argument {unknown[0]!r} for the bm25 agent; known: "
-                         f"{', '.join(f.name for f in dataclasses.fields(BM25AgentArgs) if f.name != 'family_options')}"
-                         f", and the families' options: {offered}")
-    return {name: args_from_strings(declared[name], {k: v for k, v in given.items() if k in keys})
-            for name, keys in names.items() if keys & set(given)}
+        offered = (
+            "; ".join(f"{', '.join(sorted(keys))} ({name})" for name, keys in names.items())
+            or "none"
+        )
+        raise ValueError(
+            f"unknown argument {unknown[0]!r} for the bm25 agent; known: "
+            f"{', '.join(f.name for f in dataclasses.fields(BM25AgentArgs) if f.name != 'family_options')}"
+            f", and the families' options: {offered}"
+        )
+    return {
+        name: args_from_strings(declared[name], {k: v for k, v in given.items() if k in keys})
+        for name, keys in names.items()
+        if keys & set(given)
+    }
 
 
 def make_bm25_agent(**kwargs: Any) -> BM25Agent:
@@ -107,17 +121,29 @@ class BM25Agent:
 
     def __init__(self, args: BM25AgentArgs | None = None) -> None:
         self.args = args or BM25AgentArgs()
-        self._strategies: dict[str, Agent] = {}  # one per family, kept across episodes (readers cache)
+        self._strategies: dict[
+            str, Agent
+        ] = {}  # one per family, kept across episodes (readers cache)
         self._strategy: Agent | None = None
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Task | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         if task is None:
-            raise UnsupportedEnv("the bm25 agent needs the task to find its family (it reads task.family only)")
+            raise UnsupportedEnv(
+                "the bm25 agent needs the task to find its family (it reads task.family only)"
+            )
         strategy = self._strategies.get(task.family)
         if strategy is None:
             factory = family_agent_part("bm25", task.family, "bm25", "a bm25 strategy")
-            strategy = self._strategies[task.family] = factory(self._strategy_args(task.family, factory))
+            strategy = self._strategies[task.family] = factory(
+                self._strategy_args(task.family, factory)
+            )
         self._strategy = strategy
         strategy.reset(obs, info, task=None, rng=rng)  # type: ignore[arg-type]  # a baseline never reads the task
 

@@ -93,26 +93,39 @@ class HFAgentArgs:
     def __post_init__(self) -> None:
         if not self.model:
             raise UserInputError(
-                "the hf agent needs model=DIR, a local directory with a saved model and tokenizer")
+                "the hf agent needs model=DIR, a local directory with a saved model and tokenizer"
+            )
         if self.max_new_tokens < 1:
-            raise UserInputError(f"hf agent: max_new_tokens must be at least 1, got {self.max_new_tokens}")
+            raise UserInputError(
+                f"hf agent: max_new_tokens must be at least 1, got {self.max_new_tokens}"
+            )
         if self.temperature < 0 or not 0 < self.top_p <= 1:
-            raise UserInputError(f"hf agent: need temperature >= 0 and 0 < top_p <= 1, "
-                                 f"got temperature={self.temperature}, top_p={self.top_p}")
+            raise UserInputError(
+                f"hf agent: need temperature >= 0 and 0 < top_p <= 1, "
+                f"got temperature={self.temperature}, top_p={self.top_p}"
+            )
         if self.threads is not None and self.threads < 1:
             raise UserInputError(f"hf agent: threads must be at least 1, got {self.threads}")
         if self.dtype not in _DTYPES:
-            raise UserInputError(f"hf agent: dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}")
+            raise UserInputError(
+                f"hf agent: dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}"
+            )
         path = Path(self.model).expanduser()
         if not path.exists():
-            raise UserInputError(f"hf agent: model={self.model}: no such directory "
-                                 "(give a local directory written by save_pretrained; nothing is downloaded)")
+            raise UserInputError(
+                f"hf agent: model={self.model}: no such directory "
+                "(give a local directory written by save_pretrained; nothing is downloaded)"
+            )
         if not path.is_dir():
-            raise UserInputError(f"hf agent: model={self.model} is not a directory "
-                                 "(give the directory written by save_pretrained)")
+            raise UserInputError(
+                f"hf agent: model={self.model} is not a directory "
+                "(give the directory written by save_pretrained)"
+            )
         if not (path / "config.json").is_file():
-            raise UserInputError(f"hf agent: {self.model} holds no config.json; "
-                                 "save the model there with model.save_pretrained(DIR)")
+            raise UserInputError(
+                f"hf agent: {self.model} holds no config.json; "
+                "save the model there with model.save_pretrained(DIR)"
+            )
 
 
 def make_hf_agent(**kwargs: Any) -> HFAgent:
@@ -142,12 +155,18 @@ def load_model(path: str, *, device: str = "cpu", dtype: str = "auto") -> tuple[
             torch_dtype = getattr(torch, dtype)
         try:
             tokenizer = AutoTokenizer.from_pretrained(key[0], local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(key[0], local_files_only=True, dtype=torch_dtype)
+            model = AutoModelForCausalLM.from_pretrained(
+                key[0], local_files_only=True, dtype=torch_dtype
+            )
         except (OSError, ValueError) as err:
-            raise UserInputError(f"hf agent: cannot load a model and tokenizer from {path}: {err}") from err
+            raise UserInputError(
+                f"hf agent: cannot load a model and tokenizer from {path}: {err}"
+            ) from err
         if not getattr(tokenizer, "chat_template", None):
-            raise UserInputError(f"hf agent: the tokenizer in {path} has no chat_template; "
-                                 "save one with the tokenizer (tokenizer.chat_template = ...; save_pretrained)")
+            raise UserInputError(
+                f"hf agent: the tokenizer in {path} has no chat_template; "
+                "save one with the tokenizer (tokenizer.chat_template = ...; save_pretrained)"
+            )
         model.to(device)
         model.eval()
         _LOADED[key] = (model, tokenizer)
@@ -220,8 +239,14 @@ class HFAgent:
         self.generate_s = 0.0
         """Seconds spent in the decoding loop so far (prompt forward included)."""
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Task | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         seed = int(rng.integers(2**63 - 1)) if rng is not None else 0
         self._generator.manual_seed(seed)
 
@@ -232,8 +257,12 @@ class HFAgent:
             kwargs["enable_thinking"] = bool(self.args.enable_thinking)
         tools = list(info.get("tools") or []) if self.args.tools_in_template else None
         text = self.tokenizer.apply_chat_template(
-            [dict(m) for m in info["messages"]], tools=tools or None, add_generation_prompt=True, tokenize=False,
-            **kwargs)
+            [dict(m) for m in info["messages"]],
+            tools=tools or None,
+            add_generation_prompt=True,
+            tokenize=False,
+            **kwargs,
+        )
         # The template writes any bos itself; encoding must not add a second one.
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
@@ -246,7 +275,8 @@ class HFAgent:
             if room < 1:
                 raise AgentFailure(
                     f"the prompt is {len(prompt)} tokens but the model's context window "
-                    f"(max_position_embeddings) is {self.window}: no room to generate")
+                    f"(max_position_embeddings) is {self.window}: no room to generate"
+                )
             budget = min(budget, room)
         ids, reason = self.generate(prompt, budget)
         if reason == "length" and budget < self.args.max_new_tokens:
@@ -293,6 +323,8 @@ class HFAgent:
             cumulative = torch.cumsum(sorted_probs, dim=-1)
             keep = (cumulative - sorted_probs) < self.args.top_p  # the first token is always kept
             sorted_probs = sorted_probs * keep
-            choice = torch.multinomial(sorted_probs / sorted_probs.sum(), 1, generator=self._generator)
+            choice = torch.multinomial(
+                sorted_probs / sorted_probs.sum(), 1, generator=self._generator
+            )
             return int(order[choice].item())
         return int(torch.multinomial(probs, 1, generator=self._generator).item())

@@ -155,7 +155,9 @@ class LLMAgentArgs:
         if self.tool_format not in ("native", "hermes"):
             raise ValueError(f"tool_format must be 'native' or 'hermes', got {self.tool_format!r}")
         if self.timeout_s <= 0 or self.retries < 0 or self.backoff_s < 0 or self.max_tokens < 1:
-            raise ValueError("timeout_s and max_tokens must be positive; retries and backoff_s must be >= 0")
+            raise ValueError(
+                "timeout_s and max_tokens must be positive; retries and backoff_s must be >= 0"
+            )
 
 
 def chat_completions_url(base_url: str) -> str:
@@ -214,7 +216,11 @@ class LLMAgent:
         self.args = args
         self.url = chat_completions_url(args.base_url)
         self.completions_url = completions_url(args.base_url)
-        self._api_key = args.api_key or os.environ.get("AGENTENV_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self._api_key = (
+            args.api_key
+            or os.environ.get("AGENTENV_LLM_API_KEY")
+            or os.environ.get("OPENAI_API_KEY")
+        )
         self._seed = 0
         self._turn = 0
         self.requests = 0
@@ -228,8 +234,14 @@ class LLMAgent:
         self.last_message: dict[str, Any] | None = None
         """The last assistant message as the server sent it."""
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Task | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         self._seed = int(rng.integers(2**31 - 1)) if rng is not None else 0
         self._turn = 0
 
@@ -239,11 +251,16 @@ class LLMAgent:
         :mod:`agentenv.baselines.llm_preflight`); one line and the fix otherwise."""
         from agentenv.baselines.llm_preflight import check_endpoint
 
-        check_endpoint(self.args.base_url, self.args.model, api_key=self._api_key,
-                       tools=self.args.tool_format == "native" and bool(info.get("tools")),
-                       timeout_s=self.args.timeout_s, temperature=self.args.temperature,
-                       tool_hint=f"Start vLLM with `{VLLM_TOOL_FLAGS}` (Qwen3; other models name their own "
-                       "parser), or use --agent-args tool_format=hermes with --env-arg tools_in_prompt=true")
+        check_endpoint(
+            self.args.base_url,
+            self.args.model,
+            api_key=self._api_key,
+            tools=self.args.tool_format == "native" and bool(info.get("tools")),
+            timeout_s=self.args.timeout_s,
+            temperature=self.args.temperature,
+            tool_hint=f"Start vLLM with `{VLLM_TOOL_FLAGS}` (Qwen3; other models name their own "
+            "parser), or use --agent-args tool_format=hermes with --env-arg tools_in_prompt=true",
+        )
 
     # ------------------------------------------------------------------ chat path (text evaluation)
 
@@ -283,7 +300,9 @@ class LLMAgent:
         if self.args.send_seed:
             body["seed"] = (self._seed + self._turn) % (2**31 - 1)
 
-    def _complete(self, body: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
+    def _complete(
+        self, body: Mapping[str, Any]
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
         """(message, choice, whole reply) of one chat completion, after at most ``retries + 1`` attempts."""
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
 
@@ -295,14 +314,18 @@ class LLMAgent:
                 if not isinstance(message, Mapping):
                     raise TypeError("message is not an object")
             except (KeyError, IndexError, TypeError) as exc:
-                raise Retryable(f"reply without choices[0].message ({type(exc).__name__}: {exc})") from None
+                raise Retryable(
+                    f"reply without choices[0].message ({type(exc).__name__}: {exc})"
+                ) from None
             return message, choice, reply
 
         return self._retrying(attempt, self.url)
 
     # ------------------------------------------------------------------ completions path (token-exact)
 
-    def complete_ids(self, prompt_ids: Sequence[int], stop_ids: Sequence[int] = ()) -> CompletionIds:
+    def complete_ids(
+        self, prompt_ids: Sequence[int], stop_ids: Sequence[int] = ()
+    ) -> CompletionIds:
         """Sample a continuation of ``prompt_ids`` from ``/v1/completions``; the prompt is sent as ids.
 
         The body holds ``prompt`` (a list of ints, so nothing is rendered or
@@ -349,13 +372,20 @@ class LLMAgent:
             if prompt is None:
                 prompt = _ints(reply.get("prompt_token_ids"))
             reason = choice.get("finish_reason")
-            return CompletionIds(ids, _completion_logprobs(choice, ids), prompt,
-                                 reason if isinstance(reason, str) else None)
+            return CompletionIds(
+                ids,
+                _completion_logprobs(choice, ids),
+                prompt,
+                reason if isinstance(reason, str) else None,
+            )
 
         result = self._retrying(attempt, url)
         self.last_message = None
         self.last_token_ids, self.last_logprobs, self.last_prompt_ids = (
-            list(result.token_ids), result.logprobs, result.prompt_ids)
+            list(result.token_ids),
+            result.logprobs,
+            result.prompt_ids,
+        )
         return result
 
     # ------------------------------------------------------------------ transport
@@ -368,8 +398,13 @@ class LLMAgent:
         def warn(n: int, error: str) -> None:
             log.warning("%s: attempt %d of %d failed: %s", url, n + 1, self.args.retries + 1, error)
 
-        return with_retries(counted, retries=self.args.retries, backoff_s=self.args.backoff_s, url=url,
-                            on_retry=warn)
+        return with_retries(
+            counted,
+            retries=self.args.retries,
+            backoff_s=self.args.backoff_s,
+            url=url,
+            on_retry=warn,
+        )
 
     def _post(self, url: str, payload: bytes, *, sends_tools: bool) -> Any:
         try:
@@ -386,14 +421,20 @@ class LLMAgent:
 
 
 def _ints(value: Any) -> list[int] | None:
-    if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in value
+    ):
         return None
     return list(value)
 
 
 def _chat_logprobs(choice: Mapping[str, Any], ids: Sequence[int] | None) -> list[float] | None:
     """One logprob per sampled id from ``choices[0].logprobs.content``, or None when they do not line up."""
-    content = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), Mapping) else None
+    content = (
+        (choice.get("logprobs") or {}).get("content")
+        if isinstance(choice.get("logprobs"), Mapping)
+        else None
+    )
     if ids is None or not isinstance(content, list) or len(content) != len(ids):
         return None
     try:

@@ -69,12 +69,15 @@ def get_json(url: str, *, timeout_s: float, api_key: str | None = None) -> Any:
     return request_json("GET", url, None, timeout_s=timeout_s, api_key=api_key)
 
 
-def request_json(method: str, url: str, payload: bytes | None, *, timeout_s: float,
-                 api_key: str | None = None) -> Any:
+def request_json(
+    method: str, url: str, payload: bytes | None, *, timeout_s: float, api_key: str | None = None
+) -> Any:
     """One request with a deadline over the whole exchange; the decoded JSON reply (see :func:`post_json`)."""
     parts = urlsplit(url)
     deadline = time.monotonic() + timeout_s
-    connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection_type = (
+        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    )
     conn = connection_type(parts.hostname or "127.0.0.1", parts.port, timeout=timeout_s)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if api_key:
@@ -103,7 +106,12 @@ def request_json(method: str, url: str, payload: bytes | None, *, timeout_s: flo
 
 
 def with_retries(
-    attempt: Callable[[], Any], *, retries: int, backoff_s: float, url: str, on_retry: Callable[[int, str], None]
+    attempt: Callable[[], Any],
+    *,
+    retries: int,
+    backoff_s: float,
+    url: str,
+    on_retry: Callable[[int, str], None],
 ) -> Any:
     """``attempt()`` at most ``retries + 1`` times with capped exponential backoff.
 
@@ -135,7 +143,9 @@ def _tighten(conn: http.client.HTTPConnection, deadline: float) -> None:
         conn.sock.settimeout(remaining)
 
 
-def _read_body(conn: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float) -> bytes:
+def _read_body(
+    conn: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float
+) -> bytes:
     """Read the body in chunks, each under what is left of the deadline (a trickling server times out too)."""
     chunks, size = [], 0
     while True:

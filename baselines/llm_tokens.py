@@ -94,7 +94,11 @@ def llm_token_rollout(
             ids, logprobs, server_prompt = sampled.token_ids, sampled.logprobs, sampled.prompt_ids
         else:
             agent.act("", info)
-            ids, logprobs, server_prompt = agent.last_token_ids, agent.last_logprobs, agent.last_prompt_ids
+            ids, logprobs, server_prompt = (
+                agent.last_token_ids,
+                agent.last_logprobs,
+                agent.last_prompt_ids,
+            )
             if ids is None:
                 raise AgentFailure(
                     f"{agent.url} sent no choices[0].token_ids: serve with vLLM >= 0.10.2 and set return_token_ids=true"

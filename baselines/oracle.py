@@ -32,10 +32,14 @@ class OracleAgent:
         self._delegate: Agent | None = None
         self._factories: dict[str, Callable[[], Agent]] = {}
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         factory = self._factories.get(task.family)
         if factory is None:
-            factory = self._factories[task.family] = family_agent_part("oracle", task.family, "oracle", "an oracle")
+            factory = self._factories[task.family] = family_agent_part(
+                "oracle", task.family, "oracle", "an oracle"
+            )
         self._delegate = factory()
         self._delegate.reset(obs, info, task=task, rng=rng)
 

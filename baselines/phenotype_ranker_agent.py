@@ -61,7 +61,9 @@ class PhenotypeRankerAgent:
         self._called = False
         self._use_tool = False
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         phenotypes = task.public.get("phenotypes") if task is not None else None
         if not isinstance(phenotypes, (list, tuple)):
             family = getattr(task, "family", None) or "unknown"
@@ -72,7 +74,9 @@ class PhenotypeRankerAgent:
             )
         self._terms = list(phenotypes)
         self._universe = str(task.public.get("universe", "omim"))
-        schemas = {t["function"]["name"]: t["function"]["parameters"] for t in info.get("tools") or ()}
+        schemas = {
+            t["function"]["name"]: t["function"]["parameters"] for t in info.get("tools") or ()
+        }
         tool = schemas.get("rank_by_phenotypes")
         most = tool["properties"]["k"].get("maximum", self.args.k) if tool is not None else 0
         self._use_tool = tool is not None and self.args.k <= most

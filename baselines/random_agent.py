@@ -17,7 +17,21 @@ from agentenv.actions import answer, tool_call
 from agentenv.arguments import args_from_strings
 from agentenv.core import Task
 
-_WORDS = ("the", "film", "Nolan", "1999", "drama", "seizure", "HP:0001250", "OMIM:100100", "é", "🎬", "", "{", "<")
+_WORDS = (
+    "the",
+    "film",
+    "Nolan",
+    "1999",
+    "drama",
+    "seizure",
+    "HP:0001250",
+    "OMIM:100100",
+    "é",
+    "🎬",
+    "",
+    "{",
+    "<",
+)
 
 
 @dataclass
@@ -44,7 +58,9 @@ class RandomAgent:
         self.args = args or RandomAgentArgs()
         self.rng = np.random.default_rng(0)
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         self.rng = rng
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
@@ -58,7 +74,9 @@ class RandomAgent:
             return answer(self._phrase())
         schema = tools[int(self.rng.integers(len(tools)))]["function"]
         props = schema["parameters"].get("properties", {})
-        arguments = {name: self._value(spec) for name, spec in props.items() if self.rng.random() < 0.8}
+        arguments = {
+            name: self._value(spec) for name, spec in props.items() if self.rng.random() < 0.8
+        }
         return tool_call(schema["name"], **arguments)
 
     def _phrase(self) -> str:

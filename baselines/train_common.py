@@ -69,7 +69,9 @@ class TrainArgs:
             "seed": self.seed,
         }
 
-    def trainer_inputs(self, config: Any, train_dataset: Any, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+    def trainer_inputs(
+        self, config: Any, train_dataset: Any, callbacks: Sequence[Any] = ()
+    ) -> dict[str, Any]:
         """What every TRL trainer is given: the model, its config, the data, the tokenizer, the callbacks."""
         return {
             "model": self.model,
@@ -97,7 +99,9 @@ def load_tokenizer(model: str, tokenizer: str | None) -> Any:
     return AutoTokenizer.from_pretrained(tokenizer or model)
 
 
-def run(args_cls: type[A], build_trainer: Callable[[A], Any], argv: Sequence[str] | None = None) -> None:
+def run(
+    args_cls: type[A], build_trainer: Callable[[A], Any], argv: Sequence[str] | None = None
+) -> None:
     """A script's ``main``: parse the options into ``args_cls``, train, save the final model."""
     from agentenv.integrations.dataclass_cli import parse_args
 

@@ -96,12 +96,20 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
 
     from agentenv.integrations.trl import AgentEnvFactory, dataset
 
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in TRL 1.16
+    os.environ.setdefault(
+        "TRL_EXPERIMENTAL_SILENCE", "1"
+    )  # environment_factory is experimental in TRL 1.16
     set_seed(args.seed)
     train_dataset = dataset(args.env_id, args.split, n=args.tasks)
-    eval_dataset = dataset(args.env_id, args.eval_split, n=args.eval_tasks) if args.eval_split else None
+    eval_dataset = (
+        dataset(args.env_id, args.eval_split, n=args.eval_tasks) if args.eval_split else None
+    )
     factory = AgentEnvFactory(args.env_id, split=args.split, reward=args.reward, seed=args.seed)
-    evaluation = {"eval_strategy": "steps", "eval_steps": args.eval_steps} if eval_dataset is not None else {}
+    evaluation = (
+        {"eval_strategy": "steps", "eval_steps": args.eval_steps}
+        if eval_dataset is not None
+        else {}
+    )
     config = GRPOConfig(
         **args.trainer_options(GRPOConfig),
         num_generations=args.num_generations,

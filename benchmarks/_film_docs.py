@@ -44,19 +44,23 @@ def film_queries(rows: list[tuple[str, ...]], n: int, seed: int) -> tuple[list[s
         kind = int(rng.integers(6))
         words = title.split()
         start = int(rng.integers(len(words)))
-        queries.append([
-            title,
-            " ".join(words[start : start + 2]),
-            people[int(rng.integers(len(people)))],
-            f"{genres[int(rng.integers(len(genres)))]} film with {people[int(rng.integers(len(people)))]}",
-            f"{title} {year}",
-            f"{genres[0]} from {year} directed by {director}",
-        ][kind])
+        queries.append(
+            [
+                title,
+                " ".join(words[start : start + 2]),
+                people[int(rng.integers(len(people)))],
+                f"{genres[int(rng.integers(len(genres)))]} film with {people[int(rng.integers(len(people)))]}",
+                f"{title} {year}",
+                f"{genres[0]} from {year} directed by {director}",
+            ][kind]
+        )
         gold.append(f"film{fid}")
     return queries, gold
 
 
-def copies(tokens: list[list[str]], ids: list[str], scale: int) -> tuple[list[list[str]], list[str]]:
+def copies(
+    tokens: list[list[str]], ids: list[str], scale: int
+) -> tuple[list[list[str]], list[str]]:
     """``scale`` copies of a tokenized corpus: a synthetic catalog ``scale`` times larger.
 
     Copy 0 is the corpus itself (ids unchanged); copy ``c >= 1`` appends the token

@@ -71,9 +71,14 @@ class BareFloorEnv(gym.Env[str, str]):
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        self.messages = [{"role": "system", "content": "Use the tools."}, {"role": "user", "content": PROMPT}]
+        self.messages = [
+            {"role": "system", "content": "Use the tools."},
+            {"role": "user", "content": PROMPT},
+        ]
         self.turn = 0
         return PROMPT, {"turn": 0, "messages": list(self.messages)}
 
@@ -90,8 +95,20 @@ class BareFloorEnv(gym.Env[str, str]):
             call_id = f"call_{self.turn}_0"
             function = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
             self.messages.append(
-                {"role": "assistant", "content": "", "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+                }
             )
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "name": call["name"], "content": obs})
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call_id, "name": call["name"], "content": obs}
+            )
         truncated = not terminated and self.turn >= self.max_turns
-        return obs, reward, terminated, truncated, {"turn": self.turn, "messages": list(self.messages)}
+        return (
+            obs,
+            reward,
+            terminated,
+            truncated,
+            {"turn": self.turn, "messages": list(self.messages)},
+        )

@@ -43,10 +43,46 @@ ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE_FILE = ROOT / "tests" / "core" / "test_hostile_actions.py"
 
 FRAGMENTS = (
-    "<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>", "<say>", "</say>",
-    "{", "}", "[", "]", '"', "\\", "\\u", ":", ",", " ", "\n", "(", ")", "OMIM", "OMIM:", "ORPHA:",
-    "HP:0001250", "1", "9", "x", "é", "😀", "\x00", '{"name": "search", "arguments": {"query": "x"}}',
-    '"answer"', "NaN", "-", "_", "<", ">", "</", "the ",
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<tool_call>",
+    "</tool_call>",
+    "<say>",
+    "</say>",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "\\",
+    "\\u",
+    ":",
+    ",",
+    " ",
+    "\n",
+    "(",
+    ")",
+    "OMIM",
+    "OMIM:",
+    "ORPHA:",
+    "HP:0001250",
+    "1",
+    "9",
+    "x",
+    "é",
+    "😀",
+    "\x00",
+    '{"name": "search", "arguments": {"query": "x"}}',
+    '"answer"',
+    "NaN",
+    "-",
+    "_",
+    "<",
+    ">",
+    "</",
+    "the ",
 )
 
 
@@ -71,7 +107,9 @@ def load_catalogue() -> Any:
     return module
 
 
-def generated_cases(max_length: int, tool: str, arg: str, seed: int = 0, mixtures: int = 24) -> list[tuple[str, str]]:
+def generated_cases(
+    max_length: int, tool: str, arg: str, seed: int = 0, mixtures: int = 24
+) -> list[tuple[str, str]]:
     """Fragments repeated to the limit, bare and wrapped, plus seeded random mixtures (1-32 KB)."""
     n = max_length - 80
     cases = []
@@ -81,7 +119,12 @@ def generated_cases(max_length: int, tool: str, arg: str, seed: int = 0, mixture
         cases.append((f"answer(repeat {fragment!r})", f"<answer>{body}</answer>"))
         quoted = json.dumps(body)
         if len(quoted) < n:
-            cases.append((f"argument(repeat {fragment!r})", f'<tool_call>{{"name": "{tool}", "arguments": {{"{arg}": {quoted}}}}}</tool_call>'))
+            cases.append(
+                (
+                    f"argument(repeat {fragment!r})",
+                    f'<tool_call>{{"name": "{tool}", "arguments": {{"{arg}": {quoted}}}}}</tool_call>',
+                )
+            )
     rng = np.random.default_rng(seed)
     for index in range(mixtures):
         size = int(2 ** rng.uniform(10, 15))
@@ -110,13 +153,20 @@ def distinct_id_cases(max_length: int, tool: str, arg: str) -> list[tuple[str, s
     """Floods of distinct HPO and OMIM ids: bare, as an answer, as a message, as a tool argument."""
     n = max_length - 80
     cases = []
-    for label, body in (("HP", distinct_ids("HP", 7, n)), ("OMIM", distinct_ids("OMIM", 6, n, 100000))):
+    for label, body in (
+        ("HP", distinct_ids("HP", 7, n)),
+        ("OMIM", distinct_ids("OMIM", 6, n, 100000)),
+    ):
         cases.append((f"distinct {label} ids", body))
         cases.append((f"answer(distinct {label} ids)", f"<answer>{body}</answer>"))
         cases.append((f"say(distinct {label} ids)", f"<say>Do you have {body}?</say>"))
         quoted = json.dumps(distinct_ids(label, 7 if label == "HP" else 6, n - 80))
-        cases.append((f"argument(distinct {label} ids)",
-                      f'<tool_call>{{"name": "{tool}", "arguments": {{"{arg}": {quoted}}}}}</tool_call>'))
+        cases.append(
+            (
+                f"argument(distinct {label} ids)",
+                f'<tool_call>{{"name": "{tool}", "arguments": {{"{arg}": {quoted}}}}}</tool_call>',
+            )
+        )
     return cases
 
 
@@ -145,7 +195,11 @@ def ready(env: Any, target: Target) -> tuple[int, list[dict[str, Any]]]:
     env.reset(seed=0, options={"index": 0})
     agent = env.lead if target.role == "lead" else env.other
     while env.agent_selection != agent:
-        env.step("<say>I need help.</say>" if env.agent_selection == env.other else "<say>What do you need?</say>")
+        env.step(
+            "<say>I need help.</say>"
+            if env.agent_selection == env.other
+            else "<say>What do you need?</say>"
+        )
     return env.action_space(agent).max_length, env.infos[env.lead]["tools"]
 
 
@@ -156,11 +210,17 @@ def cases_for(env: Any, target: Target) -> list[tuple[str, str, int]]:
     max_length, tools = ready(env, target)
     tool, arg = catalogue.string_tool(tools)
     listed = [(c.name, c.text) for c in catalogue.hostile_cases(max_length, tool, arg)]
-    cases = [(name, text, 0) for name, text in
-             listed + generated_cases(max_length, tool, arg) + distinct_id_cases(max_length, tool, arg)]
+    cases = [
+        (name, text, 0)
+        for name, text in listed
+        + generated_cases(max_length, tool, arg)
+        + distinct_id_cases(max_length, tool, arg)
+    ]
     if target.role is not None:
         flood = next(text for name, text, _ in cases if name == "say(distinct HP ids)")
-        cases += [(f"say(distinct HP ids), turn {k}", flood, k - 1) for k in range(2, FLOOD_TURNS + 1)]
+        cases += [
+            (f"say(distinct HP ids), turn {k}", flood, k - 1) for k in range(2, FLOOD_TURNS + 1)
+        ]
     return cases
 
 
@@ -177,7 +237,9 @@ def replay(env: Any, target: Target, text: str, times: int) -> None:
         while env.agents and env.agent_selection != agent:
             other = env.agent_selection
             policy = env.default_policy(other) if other == env.other else None
-            env.step(policy.act(env.observe(other), env.infos[other]) if policy else "<say>Go on.</say>")
+            env.step(
+                policy.act(env.observe(other), env.infos[other]) if policy else "<say>Go on.</say>"
+            )
 
 
 def time_case(env: Any, target: Target, text: str, earlier: int = 0) -> tuple[float, str]:
@@ -277,7 +339,9 @@ def report(target: Target, results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timeout", type=float, default=15.0, help="seconds before a case counts as '>T s'")
+    parser.add_argument(
+        "--timeout", type=float, default=15.0, help="seconds before a case counts as '>T s'"
+    )
     parser.add_argument("--ids", nargs="*", help="only these env ids")
     parser.add_argument("--json", help="write the full results to this file")
     args = parser.parse_args()
@@ -287,15 +351,20 @@ def main() -> None:
         rows.append(row)
         worst = f">{args.timeout:g} s" if row["timeouts"] else f"{row['worst_ms']:.2f} ms"
         ratio = "n/a" if row["ratio_to_budget"] is None else f"{row['ratio_to_budget']:.2f}x"
-        print(f"{row['target']:<36} worst {worst:>10} ({ratio} of {BUDGET_MS:g} ms) on {row['worst_case']!r}; "
-              f"{len(row['over_budget'])} over budget, {len(row['timeouts'])} timeouts, {len(row['raised'])} raised",
-              flush=True)
+        print(
+            f"{row['target']:<36} worst {worst:>10} ({ratio} of {BUDGET_MS:g} ms) on {row['worst_case']!r}; "
+            f"{len(row['over_budget'])} over budget, {len(row['timeouts'])} timeouts, {len(row['raised'])} raised",
+            flush=True,
+        )
         for case in row["timeouts"]:
             print(f"    timeout: {case!r}", flush=True)
         for case in row["raised"]:
             print(f"    raised:  {case}", flush=True)
         if row["timeouts"]:
-            print(f"    worst finished: {row['worst_timed_ms']} ms on {row['worst_timed_case']!r}", flush=True)
+            print(
+                f"    worst finished: {row['worst_timed_ms']} ms on {row['worst_timed_case']!r}",
+                flush=True,
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2), encoding="utf-8")
 

@@ -65,8 +65,14 @@ def doctors(kb: Any) -> dict[str, dict[str, tuple[PolicyLike, bool]]]:  # noqa: 
             "answer-at-once": (AnswerAtOnceDoctor(), True),
             "asking-tool": (AskingDoctor(kb, ask_with="ask_patient"), True),
             "blind-sweep-tool": (BlindSweepDoctor(kb, ask_with="ask_patient"), False),
-            "blind-sweep+drill-tool": (BlindSweepDoctor(kb, ask_with="ask_patient", drill=True), False),
-            "blind-sweep+broad-tool": (BlindSweepDoctor(kb, ask_with="ask_patient", broad=True), False),
+            "blind-sweep+drill-tool": (
+                BlindSweepDoctor(kb, ask_with="ask_patient", drill=True),
+                False,
+            ),
+            "blind-sweep+broad-tool": (
+                BlindSweepDoctor(kb, ask_with="ask_patient", broad=True),
+                False,
+            ),
         },
         DIALOGUE: {
             "answer-at-once": (AnswerAtOnceDoctor(), True),
@@ -77,8 +83,9 @@ def doctors(kb: Any) -> dict[str, dict[str, tuple[PolicyLike, bool]]]:  # noqa: 
     }
 
 
-def play(env: gym.Env, policy: PolicyLike, episodes: int, keep: Callable[[dict], bool] | None = None
-         ) -> tuple[list[dict[str, float]], list[dict[str, Any]]]:
+def play(
+    env: gym.Env, policy: PolicyLike, episodes: int, keep: Callable[[dict], bool] | None = None
+) -> tuple[list[dict[str, float]], list[dict[str, Any]]]:
     """Episode components of ``policy`` on tasks 0..episodes-1 (seed = index); and kept chats."""
     rows, kept = [], []
     for i in range(episodes):
@@ -89,8 +96,14 @@ def play(env: gym.Env, policy: PolicyLike, episodes: int, keep: Callable[[dict],
             done = terminated or truncated
         rows.append(dict(info["reward_components"]))
         if keep is not None and keep(info):
-            kept.append({"messages": list(info["messages"]), "task": env.unwrapped.task, "gold": info["gold"],
-                         "reward": float(reward)})
+            kept.append(
+                {
+                    "messages": list(info["messages"]),
+                    "task": env.unwrapped.task,
+                    "gold": info["gold"],
+                    "reward": float(reward),
+                }
+            )
     return rows, kept
 
 
@@ -112,7 +125,10 @@ def swept_share(kb: Any, tasks: Sequence[Any]) -> tuple[int, float]:  # noqa: AN
 
 
 def _affirmed(info: Mapping[str, Any]) -> bool:
-    return any(m.get("role") == "tool" and '"answer": "yes"' in str(m.get("content")) for m in info["messages"])
+    return any(
+        m.get("role") == "tool" and '"answer": "yes"' in str(m.get("content"))
+        for m in info["messages"]
+    )
 
 
 def _kind(kb: Any, disease_id: str, term: str) -> str:  # noqa: ANN401 - a KB
@@ -127,12 +143,23 @@ def print_transcripts(kb: Any, kept: list[dict[str, Any]], max_chars: int) -> No
         gold = episode["gold"]["diagnosis"]
         print("=" * 78)
         print(f"gold {gold} {kb.disease_name(gold[0])}  reward {episode['reward']}")
-        print("patient record (not shown to the doctor): terms by relation to the gold's annotations")
-        for label, terms in (("presented", p.present), ("hidden", p.hidden), ("excluded", p.excluded)):
-            print(f"  {label}: " + "; ".join(f"{t} {kb.term_name(t)} [{_kind(kb, p.disease_id, t)}]" for t in terms))
+        print(
+            "patient record (not shown to the doctor): terms by relation to the gold's annotations"
+        )
+        for label, terms in (
+            ("presented", p.present),
+            ("hidden", p.hidden),
+            ("excluded", p.excluded),
+        ):
+            print(
+                f"  {label}: "
+                + "; ".join(f"{t} {kb.term_name(t)} [{_kind(kb, p.disease_id, t)}]" for t in terms)
+            )
         for m in episode["messages"][1:]:
             text = str(m.get("content") or "") + "".join(
-                f"\n{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or ())
+                f"\n{c['function']['name']}({c['function']['arguments']})"
+                for c in m.get("tool_calls") or ()
+            )
             more = len(text) - max_chars
             cut = text if more <= 0 else text[:max_chars] + f" … [{more} more characters]"
             print(f"--- {m['role']}\n{cut.strip()}")
@@ -143,7 +170,9 @@ def main() -> None:
     parser.add_argument("--split", default="validation")
     parser.add_argument("--episodes", type=int, default=300)
     parser.add_argument("--transcripts", type=int, default=0)
-    parser.add_argument("--max-chars", type=int, default=400, help="cut each printed message to this length")
+    parser.add_argument(
+        "--max-chars", type=int, default=400, help="cut each printed message to this length"
+    )
     args = parser.parse_args()
     single = gym.make(f"agentenv:{SINGLE}", split=args.split)
     dialogue = as_single_agent(make_dialogue(DIALOGUE, split=args.split), agent="doctor")
@@ -155,37 +184,58 @@ def main() -> None:
     kept: list[dict[str, Any]] = []
     for env_id, env in ((SINGLE, single), (DIALOGUE, dialogue)):
         for name, (policy, is_honest) in doctors(kb)[env_id].items():
-            keep = _affirmed if (env_id, name) == (SINGLE, "asking-tool") and args.transcripts else None
+            keep = (
+                _affirmed
+                if (env_id, name) == (SINGLE, "asking-tool") and args.transcripts
+                else None
+            )
             runs[env_id, name], chats = play(env, policy, n, keep)
             honest[env_id, name] = is_honest
             kept += chats
     wall = time.perf_counter() - t0
     hidden, share = swept_share(kb, [single.unwrapped.tasks[i] for i in range(n)])
-    print(f"{args.split} split, tasks 0-{n - 1} (task i with seed i), {len(runs) * n} episodes in {wall:.1f} s; "
-          f"a sweep of the {len(second_level_terms(kb))} second-level terms names {share:.1%} "
-          f"of {hidden} hidden findings")
+    print(
+        f"{args.split} split, tasks 0-{n - 1} (task i with seed i), {len(runs) * n} episodes in {wall:.1f} s; "
+        f"a sweep of the {len(second_level_terms(kb))} second-level terms names {share:.1%} "
+        f"of {hidden} hidden findings"
+    )
     print("\nmean of each policy's questions, tool calls (questions included) and turns:")
     for (env_id, name), rows in runs.items():
-        mean = {k: float(np.mean([r[k] for r in rows])) for k in ("questions_asked", "tool_calls", "turns", "accuracy")}
-        print(f"  {env_id:<24} {name:<24} accuracy {mean['accuracy']:.3f}  questions {mean['questions_asked']:6.1f}  "
-              f"tool calls {mean['tool_calls']:6.1f}  turns {mean['turns']:4.1f}")
+        mean = {
+            k: float(np.mean([r[k] for r in rows]))
+            for k in ("questions_asked", "tool_calls", "turns", "accuracy")
+        }
+        print(
+            f"  {env_id:<24} {name:<24} accuracy {mean['accuracy']:.3f}  questions {mean['questions_asked']:6.1f}  "
+            f"tool calls {mean['tool_calls']:6.1f}  turns {mean['turns']:4.1f}"
+        )
     rng = np.random.default_rng(0)
     for preset, config in PRESETS.items():
         print(f"\n[{preset}]")
         for env_id in (SINGLE, DIALOGUE):
-            rewards = {name: np.asarray([config.combine(r) for r in rows])
-                       for (e, name), rows in runs.items() if e == env_id}
+            rewards = {
+                name: np.asarray([config.combine(r) for r in rows])
+                for (e, name), rows in runs.items()
+                if e == env_id
+            }
             for name, values in rewards.items():
                 lo, hi = bootstrap(values, rng)
                 tag = "honest" if honest[env_id, name] else "blind "
-                print(f"  {env_id:<24} {tag} {name:<24} {values.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]")
-            best = max((name for name in rewards if honest[env_id, name]), key=lambda name: rewards[name].mean())
+                print(
+                    f"  {env_id:<24} {tag} {name:<24} {values.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]"
+                )
+            best = max(
+                (name for name in rewards if honest[env_id, name]),
+                key=lambda name: rewards[name].mean(),
+            )
             for name in (name for name in rewards if not honest[env_id, name]):
                 diff = rewards[name] - rewards[best]
                 lo, hi = bootstrap(diff, rng)
                 verdict = "does not beat" if diff.mean() <= 0 else "BEATS"
-                print(f"  {env_id:<24} {name} - {best} (best honest): {diff.mean():+.3f} [{lo:+.3f}, {hi:+.3f}] "
-                      f"-> {verdict}")
+                print(
+                    f"  {env_id:<24} {name} - {best} (best honest): {diff.mean():+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                    f"-> {verdict}"
+                )
     if kept:
         print_transcripts(kb, kept[: args.transcripts], args.max_chars)
 

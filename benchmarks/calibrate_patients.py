@@ -123,21 +123,32 @@ def calibration_table(kb: HpoKnowledgeBase, split: str, limit: int) -> None:
         cases = mixed_case_list(kb, name, mix)  # type: ignore[arg-type]
         cases = cases[:limit] if limit else cases
         sampler = PatientSampler(kb, PRESETS[preset])
-        columns[label] = case_statistics(kb, [sampler.sample_case(c.disease_id, c.seed) for c in cases])
-    head = f"{'statistic':<28}{'band ±15%':>14}" + "".join(f"{c:>16}" for c in columns) + f"{'summary A':>11}{'B':>7}"
+        columns[label] = case_statistics(
+            kb, [sampler.sample_case(c.disease_id, c.seed) for c in cases]
+        )
+    head = (
+        f"{'statistic':<28}{'band ±15%':>14}"
+        + "".join(f"{c:>16}" for c in columns)
+        + f"{'summary A':>11}{'B':>7}"
+    )
     print(head)
     for stat in STATISTICS:
         target = REAL_CASES[stat]
         band = f"{target * (1 - TOLERANCE):.3g}-{target * (1 + TOLERANCE):.3g}"
         cells = "".join(
-            f"{columns[c][stat]:>15.3f}{' ' if within_tolerance(stat, columns[c][stat]) else '!'}" for c in columns
+            f"{columns[c][stat]:>15.3f}{' ' if within_tolerance(stat, columns[c][stat]) else '!'}"
+            for c in columns
         )
         a, b = PUBLISHED_SUMMARIES[stat]
         print(f"{stat:<28}{band:>14}{cells}{a:>11.3g}{'—' if b is None else f'{b:.3g}':>7}")
-    print("('!' marks a figure outside the band; summary A/B: the two collections' summary figures, the old targets)\n")
+    print(
+        "('!' marks a figure outside the band; summary A/B: the two collections' summary figures, the old targets)\n"
+    )
 
 
-def by_disease_ci(values: np.ndarray, groups: Sequence[str], rng: np.random.Generator, n: int) -> np.ndarray:
+def by_disease_ci(
+    values: np.ndarray, groups: Sequence[str], rng: np.random.Generator, n: int
+) -> np.ndarray:
     """``n`` bootstrap means of ``values``, resampling whole diseases (their cases together)."""
     keys = sorted(set(groups))
     index = {k: i for i, k in enumerate(keys)}
@@ -148,9 +159,13 @@ def by_disease_ci(values: np.ndarray, groups: Sequence[str], rng: np.random.Gene
     return sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
 
 
-def play_split(env_id: str, agent: str, split: str, limit: int, agent_args: dict[str, str]) -> tuple[np.ndarray, list[str]]:
+def play_split(
+    env_id: str, agent: str, split: str, limit: int, agent_args: dict[str, str]
+) -> tuple[np.ndarray, list[str]]:
     """Accuracy per task of one pass over ``split`` (task ``i``, seed ``i``) and each task's gold disease."""
-    config = RunConfig(env_id=env_id, agent=agent, split=split, agent_args=tuple(agent_args.items()))
+    config = RunConfig(
+        env_id=env_id, agent=agent, split=split, agent_args=tuple(agent_args.items())
+    )
     env = gym.make(env_id, split=split)
     bot = make_agent(agent, **agent_args)
     n = len(env.unwrapped.tasks)
@@ -163,10 +178,14 @@ def play_split(env_id: str, agent: str, split: str, limit: int, agent_args: dict
     return np.asarray(scores), golds
 
 
-def agents_table(split: str, limit: int, agents: Sequence[str], ids: Sequence[str], boot: int, sb3: str) -> None:
+def agents_table(
+    split: str, limit: int, agents: Sequence[str], ids: Sequence[str], boot: int, sb3: str
+) -> None:
     """Print each agent's accuracy on simulated ``split`` against the real split, with the ratio (see the docstring)."""
     rng = np.random.default_rng(0)
-    print(f"agents: accuracy (hit@k) on simulated {split} patients against the real split; 95% CIs resampled by disease")
+    print(
+        f"agents: accuracy (hit@k) on simulated {split} patients against the real split; 95% CIs resampled by disease"
+    )
     print(f"{'id':<36}{'agent':<18}{'simulated ' + split:>22}{'real':>22}{'simulated / real':>24}")
     runs: dict[tuple[str, str], dict[str, np.ndarray]] = {}
     for env_id in ids:
@@ -178,16 +197,27 @@ def agents_table(split: str, limit: int, agents: Sequence[str], ids: Sequence[st
             bs, br = by_disease_ci(sim, sim_g, rng, boot), by_disease_ci(real, real_g, rng, boot)
             runs[(env_id, agent)] = {"sim": bs, "real": br}
             ratio = bs / np.where(br > 0, br, np.nan)
-            cell = "—" if real.mean() == 0 else (
-                f"×{sim.mean() / real.mean():.2f} [{np.nanpercentile(ratio, 2.5):.2f}, {np.nanpercentile(ratio, 97.5):.2f}]")
-            print(f"{env_id:<36}{agent:<18}{_mean_ci(sim.mean(), bs):>22}{_mean_ci(real.mean(), br):>22}{cell:>24}"
-                  f"   ({len(sim)} + {len(real)} episodes, {time.perf_counter() - t0:.0f} s)")
+            cell = (
+                "—"
+                if real.mean() == 0
+                else (
+                    f"×{sim.mean() / real.mean():.2f} [{np.nanpercentile(ratio, 2.5):.2f}, {np.nanpercentile(ratio, 97.5):.2f}]"
+                )
+            )
+            print(
+                f"{env_id:<36}{agent:<18}{_mean_ci(sim.mean(), bs):>22}{_mean_ci(real.mean(), br):>22}{cell:>24}"
+                f"   ({len(sim)} + {len(real)} episodes, {time.perf_counter() - t0:.0f} s)"
+            )
     for env_id in ids:
         if (env_id, "phenotype-ranker") in runs and (env_id, "bm25") in runs:
             r, b = runs[(env_id, "phenotype-ranker")], runs[(env_id, "bm25")]
-            gaps = {side: r[side] - b[side] for side in ("sim", "real")}  # same resampled diseases per side
-            print(f"{env_id}: ranker - bm25 on simulated {_mean_ci(float(np.mean(gaps['sim'])), gaps['sim'])}, "
-                  f"on real {_mean_ci(float(np.mean(gaps['real'])), gaps['real'])}")
+            gaps = {
+                side: r[side] - b[side] for side in ("sim", "real")
+            }  # same resampled diseases per side
+            print(
+                f"{env_id}: ranker - bm25 on simulated {_mean_ci(float(np.mean(gaps['sim'])), gaps['sim'])}, "
+                f"on real {_mean_ci(float(np.mean(gaps['real'])), gaps['real'])}"
+            )
     print()
 
 
@@ -223,7 +253,9 @@ def tie_rules(kb: HpoKnowledgeBase, ranker: PhenotypeRanker, split: str, limit: 
     triad = ("HP:0001166", "HP:0001083", "HP:0002616")
     for label, rank in (("v0.1", v01), ("current", current)):
         top = rank(triad)
-        print(f"Marfan triad, {label:<8} Marfan syndrome ranks {top.index('OMIM:154700') + 1}: {top[:4]}")
+        print(
+            f"Marfan triad, {label:<8} Marfan syndrome ranks {top.index('OMIM:154700') + 1}: {top[:4]}"
+        )
     print()
 
 
@@ -263,8 +295,14 @@ def main(args: Args) -> None:
     )
     print(f"KB load {load_s * 1e3:.0f} ms (warm if cached)  ranker init {init_s * 1e3:.0f} ms\n")
     if "agents" in sections:
-        agents_table(args.split, args.limit, [a for a in args.agents.split(",") if a],
-                     [i for i in args.ids.split(",") if i], args.boot, args.sb3)
+        agents_table(
+            args.split,
+            args.limit,
+            [a for a in args.agents.split(",") if a],
+            [i for i in args.ids.split(",") if i],
+            args.boot,
+            args.sb3,
+        )
     if "statistics" in sections:
         calibration_table(kb, args.split, args.limit)
     sampler = PatientSampler(kb, PRESETS["calibrated"])
@@ -276,8 +314,12 @@ def main(args: Args) -> None:
             if params is None:
                 patients = real
             else:
-                patients = [PatientSampler(kb, params).sample_case(c.disease_id, c.seed) for c in cases]
-            rows = [(name, False)] + ([(name + " (all present)", True)] if params and params.hidden_fraction else [])
+                patients = [
+                    PatientSampler(kb, params).sample_case(c.disease_id, c.seed) for c in cases
+                ]
+            rows = [(name, False)] + (
+                [(name + " (all present)", True)] if params and params.hidden_fraction else []
+            )
             for label, use_hidden in rows:
                 acc = accuracy(ranker, patients, use_hidden)
                 n = np.mean([len(p.all_present if use_hidden else p.present) for p in patients])

@@ -133,7 +133,9 @@ def textarena_pass(steps: int) -> Callable[[], float] | str:
     return run
 
 
-def turn_curve_pass(make_env: Callable[[], Any], action: Any, episodes: int) -> Callable[[], dict[int, float]]:
+def turn_curve_pass(
+    make_env: Callable[[], Any], action: Any, episodes: int
+) -> Callable[[], dict[int, float]]:
     """Median µs of the step at each turn index of 64-turn episodes (the env allows 80)."""
     env = make_env()
 
@@ -239,19 +241,30 @@ def all_envs_peak_rss_mb() -> float:
     It runs twice: the first run builds any cache this home lacks, the second is measured.
     """
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-c", ALL_ENVS_PEAK_RSS], capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", ALL_ENVS_PEAK_RSS], capture_output=True, text=True, check=True
+        )
     return float(done.stdout.split()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--passes", type=int, default=5, help="interleaved passes per figure (median and spread)")
+    parser.add_argument(
+        "--passes", type=int, default=5, help="interleaved passes per figure (median and spread)"
+    )
     parser.add_argument("--steps", type=int, default=20_000, help="constant-tool steps per pass")
     parser.add_argument("--episodes", type=int, default=3_000, help="MediaSearch episodes per pass")
-    parser.add_argument("--curve-episodes", type=int, default=300, help="64-turn episodes per pass for the turn curve")
+    parser.add_argument(
+        "--curve-episodes",
+        type=int,
+        default=300,
+        help="64-turn episodes per pass for the turn curve",
+    )
     parser.add_argument("--json", help="write every figure to this file")
     args = parser.parse_args()
-    figures: dict[str, Any] = {"machine": print_machine("env step speed: agentenv vs a bare gymnasium.Env floor")}
+    figures: dict[str, Any] = {
+        "machine": print_machine("env step speed: agentenv vs a bare gymnasium.Env floor")
+    }
 
     constant, floor = ConstantToolEnv(), BareFloorEnv()
     cases: dict[str, Callable[[], float]] = {
@@ -291,16 +304,24 @@ def main() -> None:
     print("\n## answer step, median µs")
     for name, figure in answer.items():
         print(f"  {name:32s} {spread_text(figure, 2)}")
-    print(f"  beyond grading: {beyond:.2f} us   budget: <= {ANSWER_BUDGET_US:g} us -> "
-          f"{'met' if beyond <= ANSWER_BUDGET_US else 'NOT met'}")
+    print(
+        f"  beyond grading: {beyond:.2f} us   budget: <= {ANSWER_BUDGET_US:g} us -> "
+        f"{'met' if beyond <= ANSWER_BUDGET_US else 'NOT met'}"
+    )
 
     curve_cases: dict[str, Callable[[], dict[int, float]]] = {
-        "ToolEnv": turn_curve_pass(lambda: ConstantToolEnv(max_turns=80), TOOL_ACTION, args.curve_episodes),
+        "ToolEnv": turn_curve_pass(
+            lambda: ConstantToolEnv(max_turns=80), TOOL_ACTION, args.curve_episodes
+        ),
     }
     token_case = token_env_case()
     if isinstance(token_case, tuple):
-        curve_cases["TokenEnv(ToolEnv)"] = turn_curve_pass(token_case[0], token_case[1], args.curve_episodes)
-    curves: dict[str, dict[int, list[float]]] = {name: {t: [] for t in TURN_MARKS} for name in curve_cases}
+        curve_cases["TokenEnv(ToolEnv)"] = turn_curve_pass(
+            token_case[0], token_case[1], args.curve_episodes
+        )
+    curves: dict[str, dict[int, list[float]]] = {
+        name: {t: [] for t in TURN_MARKS} for name in curve_cases
+    }
     for run in curve_cases.values():
         run()  # warm-up
     for _ in range(args.passes):
@@ -308,7 +329,8 @@ def main() -> None:
             for turn, value in run().items():
                 curves[name][turn].append(value)
     figures["step_us_by_turn"] = {
-        name: {turn: statistics.median(values) for turn, values in by_turn.items()} for name, by_turn in curves.items()
+        name: {turn: statistics.median(values) for turn, values in by_turn.items()}
+        for name, by_turn in curves.items()
     }
     print("\n## step time against turn index, median µs over passes")
     print("  " + f"{'turn':20s}" + "".join(f"{t:>8d}" for t in TURN_MARKS) + f"{'64 / 1':>9s}")
@@ -330,15 +352,21 @@ def main() -> None:
     for name, figure in episodes.items():
         print(f"  {name:40s} {spread_text(figure, 0)}")
     two_turn = episodes["two-turn MediaSearch (search, answer)"]["median"]
-    print(f"  budget: >= {EPISODES_BUDGET:,.0f} two-turn episodes/s -> {'met' if two_turn >= EPISODES_BUDGET else 'NOT met'}"
-          f" ({two_turn / EPISODES_BUDGET:.2f}x)")
+    print(
+        f"  budget: >= {EPISODES_BUDGET:,.0f} two-turn episodes/s -> {'met' if two_turn >= EPISODES_BUDGET else 'NOT met'}"
+        f" ({two_turn / EPISODES_BUDGET:.2f}x)"
+    )
     own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     figures["peak_rss_mb_all_envs"] = all_envs_peak_rss_mb()
     figures["peak_rss_mb_this_run"] = own_peak
-    print(f"\n## memory: peak RSS of a fresh process with every registered env made and reset (warm cache): "
-          f"{figures['peak_rss_mb_all_envs']:.0f} MB   budget: <= {MEMORY_BUDGET_MB:g} MB -> "
-          f"{'met' if figures['peak_rss_mb_all_envs'] <= MEMORY_BUDGET_MB else 'NOT met'}")
-    print(f"  (this benchmark's own process, with its tokenizer, floors and first builds: {own_peak:.0f} MB)")
+    print(
+        f"\n## memory: peak RSS of a fresh process with every registered env made and reset (warm cache): "
+        f"{figures['peak_rss_mb_all_envs']:.0f} MB   budget: <= {MEMORY_BUDGET_MB:g} MB -> "
+        f"{'met' if figures['peak_rss_mb_all_envs'] <= MEMORY_BUDGET_MB else 'NOT met'}"
+    )
+    print(
+        f"  (this benchmark's own process, with its tokenizer, floors and first builds: {own_peak:.0f} MB)"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2, default=str), encoding="utf-8")
 

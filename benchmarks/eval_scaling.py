@@ -108,11 +108,27 @@ class _Model(BaseHTTPRequestHandler):
         if not any(m["role"] == "tool" for m in messages):
             question = next((m["content"] for m in messages if m["role"] == "user"), "")
             arguments = json.dumps({"query": " ".join(str(question).split()[:8])})
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_0", "type": "function", "function": {"name": "search", "arguments": arguments}}]}
-        self._reply({"id": "x", "object": "chat.completion", "model": "stub", "created": 0,
-                     "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {"name": "search", "arguments": arguments},
+                    }
+                ],
+            }
+        self._reply(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "stub",
+                "created": 0,
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
 
 
 class _Server(ThreadingHTTPServer):
@@ -126,14 +142,21 @@ register_agent("endpoint-stub", Endpoint)
 
 def eval_pass(config: RunConfig, turns: list[int]) -> Callable[[], float]:
     """One run into a fresh run directory; returns its episodes/s (and records its turns)."""
+
     def once() -> float:
         with tempfile.TemporaryDirectory(prefix="agentenv-eval-scaling-") as tmp:
             run_dir = RunDirectory(Path(tmp) / "run", {"episodes": config.episodes})
-            result = run(config, progress=False, on_start=run_dir.start, on_record=run_dir.append,
-                         max_agent_failures=None)
+            result = run(
+                config,
+                progress=False,
+                on_start=run_dir.start,
+                on_record=run_dir.append,
+                max_agent_failures=None,
+            )
             run_dir.close()
         turns.append(sum(r["turns"] for r in result.records))
         return len(result.records) / result.loop_s
+
     return once
 
 
@@ -141,13 +164,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=1000, help="bm25 episodes per pass")
-    parser.add_argument("--wait-episodes", type=int, default=60, help="20 ms-per-turn episodes per pass")
-    parser.add_argument("--endpoint-episodes", type=int, default=256, help="50 ms-per-turn episodes per threaded pass")
+    parser.add_argument(
+        "--wait-episodes", type=int, default=60, help="20 ms-per-turn episodes per pass"
+    )
+    parser.add_argument(
+        "--endpoint-episodes",
+        type=int,
+        default=256,
+        help="50 ms-per-turn episodes per threaded pass",
+    )
     args = parser.parse_args(argv)
     print_machine("agentenv eval: workers and threads (MediaSearch-v0, validation)")
     base = RunConfig("MediaSearch-v0", "bm25", split="validation", episodes=args.episodes, seed=0)
-    wait = RunConfig("MediaSearch-v0", "waiting-bm25", split="validation", episodes=args.wait_episodes, seed=0,
-                     agent_args=(("wait_s", "0.02"),))
+    wait = RunConfig(
+        "MediaSearch-v0",
+        "waiting-bm25",
+        split="validation",
+        episodes=args.wait_episodes,
+        seed=0,
+        agent_args=(("wait_s", "0.02"),),
+    )
     turns: list[int] = []
     cases = {
         "bm25 workers=1": eval_pass(base, turns),
@@ -158,56 +194,104 @@ def main(argv: list[str] | None = None) -> int:
     figures = interleaved(cases, passes=args.passes, warmup=1)
     for name, figure in figures.items():
         print(f"{name:<28} {spread_text(figure)} episodes/s")
-    print(f"ratio bm25 workers 2/1:        {figures['bm25 workers=2']['median'] / figures['bm25 workers=1']['median']:.2f}"
-          "  (budget: >= 1.0)")
-    print(f"ratio wait 20 ms workers 2/1:  "
-          f"{figures['wait 20 ms workers=2']['median'] / figures['wait 20 ms workers=1']['median']:.2f}"
-          "  (budget: >= 1.6)")
+    print(
+        f"ratio bm25 workers 2/1:        {figures['bm25 workers=2']['median'] / figures['bm25 workers=1']['median']:.2f}"
+        "  (budget: >= 1.0)"
+    )
+    print(
+        f"ratio wait 20 ms workers 2/1:  "
+        f"{figures['wait 20 ms workers=2']['median'] / figures['wait 20 ms workers=1']['median']:.2f}"
+        "  (budget: >= 1.6)"
+    )
 
-    endpoint = RunConfig("MediaSearch-v0", "endpoint-stub", split="validation", episodes=args.endpoint_episodes,
-                         seed=0, agent_args=(("wait_s", "0.05"),))
+    endpoint = RunConfig(
+        "MediaSearch-v0",
+        "endpoint-stub",
+        split="validation",
+        episodes=args.endpoint_episodes,
+        seed=0,
+        agent_args=(("wait_s", "0.05"),),
+    )
     seq_turns: list[int] = []
     thr_turns: list[int] = []
-    seq_config = RunConfig(**{**endpoint.__dict__, "episodes": max(8, args.endpoint_episodes // 32)})
-    threaded = interleaved({
-        "wait 50 ms sequential": eval_pass(seq_config, seq_turns),
-        "wait 50 ms concurrency=64": eval_pass(RunConfig(**{**endpoint.__dict__, "concurrency": 64}), thr_turns),
-    }, passes=args.passes, warmup=1)
+    seq_config = RunConfig(
+        **{**endpoint.__dict__, "episodes": max(8, args.endpoint_episodes // 32)}
+    )
+    threaded = interleaved(
+        {
+            "wait 50 ms sequential": eval_pass(seq_config, seq_turns),
+            "wait 50 ms concurrency=64": eval_pass(
+                RunConfig(**{**endpoint.__dict__, "concurrency": 64}), thr_turns
+            ),
+        },
+        passes=args.passes,
+        warmup=1,
+    )
     for name, figure in threaded.items():
         print(f"{name:<28} {spread_text(figure)} episodes/s")
-    ratio = threaded["wait 50 ms concurrency=64"]["median"] / threaded["wait 50 ms sequential"]["median"]
+    ratio = (
+        threaded["wait 50 ms concurrency=64"]["median"]
+        / threaded["wait 50 ms sequential"]["median"]
+    )
     turns_per_episode = thr_turns[-1] / args.endpoint_episodes
     turn_rate = threaded["wait 50 ms concurrency=64"]["median"] * turns_per_episode
     print(f"ratio concurrency 64 / sequential: {ratio:.1f}")
-    print(f"turns/s at concurrency 64: {turn_rate:.0f} = {turn_rate / (64 / 0.05):.2f} x the ideal 64/0.05 s "
-          "(budget: >= 0.8)")
+    print(
+        f"turns/s at concurrency 64: {turn_rate:.0f} = {turn_rate / (64 / 0.05):.2f} x the ideal 64/0.05 s "
+        "(budget: >= 0.8)"
+    )
 
-    server = _Server(("127.0.0.1", 0), _Model)  # bound here, served by its own process (its own GIL)
+    server = _Server(
+        ("127.0.0.1", 0), _Model
+    )  # bound here, served by its own process (its own GIL)
     model = multiprocessing.get_context("fork").Process(target=server.serve_forever, daemon=True)
     model.start()
     server.socket.close()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    llm = RunConfig("MediaSearch-v0", "llm", split="validation", episodes=args.endpoint_episodes, seed=0,
-                    agent_args=(("base_url", url), ("model", "stub")))
+    llm = RunConfig(
+        "MediaSearch-v0",
+        "llm",
+        split="validation",
+        episodes=args.endpoint_episodes,
+        seed=0,
+        agent_args=(("base_url", url), ("model", "stub")),
+    )
     llm_turns: list[int] = []
-    http = interleaved({
-        "llm loopback sequential": eval_pass(RunConfig(**{**llm.__dict__, "episodes": seq_config.episodes}), []),
-        "llm loopback concurrency=64": eval_pass(RunConfig(**{**llm.__dict__, "concurrency": 64}), llm_turns),
-        "llm loopback workers=2 concurrency=32": eval_pass(
-            RunConfig(**{**llm.__dict__, "workers": 2, "concurrency": 32}), []),
-    }, passes=args.passes, warmup=1)
+    http = interleaved(
+        {
+            "llm loopback sequential": eval_pass(
+                RunConfig(**{**llm.__dict__, "episodes": seq_config.episodes}), []
+            ),
+            "llm loopback concurrency=64": eval_pass(
+                RunConfig(**{**llm.__dict__, "concurrency": 64}), llm_turns
+            ),
+            "llm loopback workers=2 concurrency=32": eval_pass(
+                RunConfig(**{**llm.__dict__, "workers": 2, "concurrency": 32}), []
+            ),
+        },
+        passes=args.passes,
+        warmup=1,
+    )
     model.terminate()
     model.join()
     for name, figure in http.items():
         print(f"{name:<38} {spread_text(figure)} episodes/s")
-    ratio = http["llm loopback concurrency=64"]["median"] / http["llm loopback sequential"]["median"]
-    turn_rate = http["llm loopback concurrency=64"]["median"] * llm_turns[-1] / args.endpoint_episodes
-    print(f"ratio llm concurrency 64 / sequential: {ratio:.1f}; turns/s {turn_rate:.0f} = "
-          f"{turn_rate / (64 / 0.05):.2f} x the ideal")
+    ratio = (
+        http["llm loopback concurrency=64"]["median"] / http["llm loopback sequential"]["median"]
+    )
+    turn_rate = (
+        http["llm loopback concurrency=64"]["median"] * llm_turns[-1] / args.endpoint_episodes
+    )
+    print(
+        f"ratio llm concurrency 64 / sequential: {ratio:.1f}; turns/s {turn_rate:.0f} = "
+        f"{turn_rate / (64 / 0.05):.2f} x the ideal"
+    )
     both = http["llm loopback workers=2 concurrency=32"]["median"]
-    print(f"ratio llm workers 2 x concurrency 32 / concurrency 64: {both / http['llm loopback concurrency=64']['median']:.2f}; "
-          f"turns/s {both * llm_turns[-1] / args.endpoint_episodes:.0f} = "
-          f"{both * llm_turns[-1] / args.endpoint_episodes / (64 / 0.05):.2f} x the ideal")
+    print(
+        f"ratio llm workers 2 x concurrency 32 / concurrency 64: {both / http['llm loopback concurrency=64']['median']:.2f}; "
+        f"turns/s {both * llm_turns[-1] / args.endpoint_episodes:.0f} = "
+        f"{both * llm_turns[-1] / args.endpoint_episodes / (64 / 0.05):.2f} x the ideal"
+    )
     return 0
 
 

@@ -81,11 +81,19 @@ print("RESULT " + json.dumps({"timings": out, "failed": failed}))
 """
 
 
-def one_pass(env_id: str, home: str | None = None, python: str = sys.executable) -> dict[str, tuple[float, float]]:
+def one_pass(
+    env_id: str, home: str | None = None, python: str = sys.executable
+) -> dict[str, tuple[float, float]]:
     """Every timed phase of one fresh process: ``{phase: (wall s, cpu s)}`` (``home``: its ``$AGENTENV_HOME``)."""
     env = dict(os.environ, **({"AGENTENV_HOME": home} if home else {}))
-    proc = subprocess.run([python, "-c", PASS_CODE, env_id, json.dumps(CALLS[env_id])],
-                          capture_output=True, text=True, check=True, env=env, cwd=os.path.dirname(__file__))
+    proc = subprocess.run(
+        [python, "-c", PASS_CODE, env_id, json.dumps(CALLS[env_id])],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=os.path.dirname(__file__),
+    )
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     result = json.loads(line[7:])
     FAILED.setdefault((env_id, python), []).extend(result["failed"])
@@ -112,29 +120,42 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ids", nargs="+", default=list(CALLS), choices=list(CALLS))
     parser.add_argument("--passes", type=int, default=3)
-    parser.add_argument("--before", default=None, help="also run this git revision, passes alternating")
+    parser.add_argument(
+        "--before", default=None, help="also run this git revision, passes alternating"
+    )
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args()
     sides: dict[str, tuple[str | None, str]] = {"after": (None, sys.executable)}
     if args.before:
         from before_after import prepare_before
 
-        _, python, home = prepare_before(args.before, Path(tempfile.gettempdir()) / f"agentenv-before-{args.before}")
+        _, python, home = prepare_before(
+            args.before, Path(tempfile.gettempdir()) / f"agentenv-before-{args.before}"
+        )
         sides = {"before": (str(home), str(python)), **sides}
-    print(f"# first steps in a fresh process (warm cache); {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}; median [min-max] of {args.passes} passes, wall ms / cpu ms"
-          + (f"; before = {args.before}, passes alternating" if args.before else ""))
+    print(
+        f"# first steps in a fresh process (warm cache); {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}; median [min-max] of {args.passes} passes, wall ms / cpu ms"
+        + (f"; before = {args.before}, passes alternating" if args.before else "")
+    )
     record: dict[str, Any] = {}
     for env_id in args.ids:
         runs: dict[str, list[dict[str, tuple[float, float]]]] = {side: [] for side in sides}
         for home, python in sides.values():
-            one_pass(env_id, home, python)  # fills the disk caches, so every timed pass meets a warm home
+            one_pass(
+                env_id, home, python
+            )  # fills the disk caches, so every timed pass meets a warm home
         for _ in range(args.passes):
             for side, (home, python) in sides.items():
                 runs[side].append(one_pass(env_id, home, python))
         names = list(sides)
-        print(f"\n## {env_id}\n\n| phase | " + " | ".join(names) + " | first / again (after) |\n"
-              + "|---" * (len(names) + 2) + "|")
+        print(
+            f"\n## {env_id}\n\n| phase | "
+            + " | ".join(names)
+            + " | first / again (after) |\n"
+            + "|---" * (len(names) + 2)
+            + "|"
+        )
         after = runs["after"]
         for phase in after[0]:
             if phase.startswith("again "):
@@ -142,18 +163,31 @@ def main() -> None:
             again = phase.replace("first ", "again ", 1)
             ratio = ""
             if phase.startswith("first ") and again in after[0]:
-                ratio = f"{statistics.median(p[phase][0] / max(p[again][0], 1e-6) for p in after):.1f}x"
+                ratio = (
+                    f"{statistics.median(p[phase][0] / max(p[again][0], 1e-6) for p in after):.1f}x"
+                )
             cells = [_median_cell(runs[n], phase) if phase in runs[n][0] else "-" for n in names]
             print(f"| {phase} | " + " | ".join(cells) + f" | {ratio} |")
         sums = {n: _totals(runs[n]) for n in names}
-        print("| make + reset + first tool steps + first answer, wall ms | "
-              + " | ".join(f"{statistics.median(sums[n][0]):.0f}" for n in names) + " | |")
-        print("| worst first step after reset, wall ms | "
-              + " | ".join(f"{statistics.median(sums[n][1]):.1f}" for n in names) + " | |")
-        print("| first calls that failed (all passes, warm-up included) | "
-              + " | ".join(", ".join(FAILED.get((env_id, sides[n][1]), [])) or "none" for n in names) + " | |")
-        record[env_id] = {n: {"passes": runs[n], "total_ms": sums[n][0], "worst_first_step_ms": sums[n][1]}
-                          for n in names}
+        print(
+            "| make + reset + first tool steps + first answer, wall ms | "
+            + " | ".join(f"{statistics.median(sums[n][0]):.0f}" for n in names)
+            + " | |"
+        )
+        print(
+            "| worst first step after reset, wall ms | "
+            + " | ".join(f"{statistics.median(sums[n][1]):.1f}" for n in names)
+            + " | |"
+        )
+        print(
+            "| first calls that failed (all passes, warm-up included) | "
+            + " | ".join(", ".join(FAILED.get((env_id, sides[n][1]), [])) or "none" for n in names)
+            + " | |"
+        )
+        record[env_id] = {
+            n: {"passes": runs[n], "total_ms": sums[n][0], "worst_first_step_ms": sums[n][1]}
+            for n in names
+        }
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(record, f, indent=1)

@@ -34,7 +34,10 @@ def main() -> None:
     env = gym.make(args.env, split="test", reward="strict")
     menu_cls = menu_for(family_of_env(args.env), frozenset(env.unwrapped.tools.names))
     plan = runner_episodes(len(env.unwrapped.tasks), args.episodes, [args.seed])
-    for seed, index in plan:  # first use of each task (patients are simulated once) outside both timings
+    for (
+        seed,
+        index,
+    ) in plan:  # first use of each task (patients are simulated once) outside both timings
         env.reset(seed=seed, options={"index": index})
 
     start = time.perf_counter()
@@ -55,10 +58,15 @@ def main() -> None:
     naive_s = time.perf_counter() - start
 
     agree = bool(np.array_equal(naive, np.stack(shared.returns)))
-    print(f"{args.env}: {len(shared.sequences)} sequences x {len(plan)} episodes "
-          f"({shared.nodes} tool prefixes, {shared.graded} answers graded by the shared search)")
+    print(
+        f"{args.env}: {len(shared.sequences)} sequences x {len(plan)} episodes "
+        f"({shared.nodes} tool prefixes, {shared.graded} answers graded by the shared search)"
+    )
     print(f"{'method':<34}{'seconds':>10}{'ms / sequence-episode':>24}")
-    for name, seconds in (("shared prefixes + call cache", shared_s), ("replay every sequence from reset", naive_s)):
+    for name, seconds in (
+        ("shared prefixes + call cache", shared_s),
+        ("replay every sequence from reset", naive_s),
+    ):
         print(f"{name:<34}{seconds:>10.2f}{1000 * seconds / naive.size:>24.3f}")
     print(f"speed-up {naive_s / shared_s:.1f}x; returns identical: {agree}")
 

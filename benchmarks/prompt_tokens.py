@@ -26,7 +26,12 @@ import agentenv  # noqa: F401  (registers the ids)
 from agentenv import multiagent
 from agentenv.tokens import qwen3_template
 
-SINGLE = ("MediaSearch-v0", "MediaSearch-SingleTurn-v0", "RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0")
+SINGLE = (
+    "MediaSearch-v0",
+    "MediaSearch-SingleTurn-v0",
+    "RareDiseaseDiagnosis-v0",
+    "RareDiseaseDiagnosis-SingleTurn-v0",
+)
 DIALOGUE = ("DiagnosisDialogue-v0", "MediaConcierge-v0")
 
 
@@ -41,7 +46,9 @@ def _kwargs(factory: Any, tools_in_prompt: bool | None) -> dict[str, Any]:
     return {"tools_in_prompt": tools_in_prompt} if "tools_in_prompt" in params else {}
 
 
-def first_turn(env_id: str, tools_in_prompt: bool | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def first_turn(
+    env_id: str, tools_in_prompt: bool | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(messages, tools) the policy is prompted with on the first turn, after ``reset(seed=0)``."""
     if env_id in DIALOGUE:
         entry = multiagent.spec(env_id).entry_point
@@ -66,14 +73,23 @@ def _load(entry: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tools-in-prompt", dest="tools_in_prompt", action="store_true", default=None,
-                        help="only the envs built with tools_in_prompt=True (default: the default envs, then those)")
+    parser.add_argument(
+        "--tools-in-prompt",
+        dest="tools_in_prompt",
+        action="store_true",
+        default=None,
+        help="only the envs built with tools_in_prompt=True (default: the default envs, then those)",
+    )
     args = parser.parse_args(argv)
     template = qwen3_template()
     settings = [True] if args.tools_in_prompt else [None, True]
-    print("Qwen3 template, reset(seed=0), split=validation; 'template' = render_prefix(messages, info['tools']),")
+    print(
+        "Qwen3 template, reset(seed=0), split=validation; 'template' = render_prefix(messages, info['tools']),"
+    )
     print("'text only' = render_prefix(messages, None) (what a plain-text agent reads).")
-    print(f"{'env id':38} {'tools_in_prompt':>15} {'tools':>5} {'system':>7} {'template':>8} {'text only':>9}")
+    print(
+        f"{'env id':38} {'tools_in_prompt':>15} {'tools':>5} {'system':>7} {'template':>8} {'text only':>9}"
+    )
     for env_id in SINGLE + DIALOGUE:
         for setting in settings:
             messages, tools = first_turn(env_id, setting)
@@ -83,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             label = "default" if setting is None else str(setting)
             print(f"{env_id:38} {label:>15} {len(tools):>5} {system:>7} {total:>8} {text_only:>9}")
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -83,7 +83,10 @@ def figures(questions: Sequence[Question], seed: int = 0) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     ratios, opening_counts = [], []
     for _ in range(DRAWS):
-        sample = [questions[int(i)] for i in rng.choice(len(questions), min(SIZE, len(questions)), replace=False)]
+        sample = [
+            questions[int(i)]
+            for i in rng.choice(len(questions), min(SIZE, len(questions)), replace=False)
+        ]
         words = [w for q in sample for w in re.findall(r"[a-z0-9']+", q.question.lower())]
         ratios.append(len(set(words)) / max(len(words), 1))
         openings = {" ".join(re.findall(r"[a-z0-9']+", q.question.lower())[:2]) for q in sample}
@@ -93,7 +96,9 @@ def figures(questions: Sequence[Question], seed: int = 0) -> dict[str, float]:
         films = [s["arguments"]["title_id"] for s in q.plan or () if s["tool"] == "get_title"]
         if q.kind in ("lookup", "comparison") and films:
             named += 1
-            verbatim += all((t := catalog.get(f)) is not None and t.title in q.question for f in films)
+            verbatim += all(
+                (t := catalog.get(f)) is not None and t.title in q.question for f in films
+            )
     return {
         "questions": len(questions),
         "casual_form": sum(not is_template(q.question) for q in questions) / len(questions),
@@ -103,7 +108,9 @@ def figures(questions: Sequence[Question], seed: int = 0) -> dict[str, float]:
     }
 
 
-def kind_matched(questions: Sequence[Question], like: Sequence[Question], seed: int = 0) -> list[Question]:
+def kind_matched(
+    questions: Sequence[Question], like: Sequence[Question], seed: int = 0
+) -> list[Question]:
     """A seeded sample of ``questions`` with as many of each kind as ``like`` has."""
     rng = np.random.default_rng(seed)
     out: list[Question] = []
@@ -115,23 +122,33 @@ def kind_matched(questions: Sequence[Question], like: Sequence[Question], seed: 
 
 
 def _write_rows(path: Path, questions: Sequence[Question]) -> None:
-    path.write_text("".join(json.dumps({"question": q.question, "kind": q.kind}) + "\n" for q in questions),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"question": q.question, "kind": q.kind}) + "\n" for q in questions),
+        encoding="utf-8",
+    )
 
 
 def write_samples(path: Path = DOC, seed: int = 0) -> None:
     """100 questions per split of the default style and the casual split, drawn with ``seed``, as Markdown."""
-    lines = ["# MediaSearch questions: a sample", "",
-             "100 questions per split, drawn with `numpy.random.default_rng(0)` by "
-             "`python benchmarks/question_diversity.py --samples` (default `varied` style; the `casual` split "
-             "is hand-written). Each line: kind, question, gold answer.", ""]
+    lines = [
+        "# MediaSearch questions: a sample",
+        "",
+        "100 questions per split, drawn with `numpy.random.default_rng(0)` by "
+        "`python benchmarks/question_diversity.py --samples` (default `varied` style; the `casual` split "
+        "is hand-written). Each line: kind, question, gold answer.",
+        "",
+    ]
     for split in ("train", "validation", "test", "casual"):
         questions = split_questions(split)
         rng = np.random.default_rng(seed)
-        picked = sorted(int(i) for i in rng.choice(len(questions), min(SAMPLE, len(questions)), replace=False))
+        picked = sorted(
+            int(i) for i in rng.choice(len(questions), min(SAMPLE, len(questions)), replace=False)
+        )
         lines += [f"## {split}", ""]
-        lines += [f"{n}. `{questions[i].kind}` {questions[i].question} → {questions[i].answer}"
-                  for n, i in enumerate(picked, start=1)]
+        lines += [
+            f"{n}. `{questions[i].kind}` {questions[i].question} → {questions[i].answer}"
+            for n, i in enumerate(picked, start=1)
+        ]
         lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -139,8 +156,12 @@ def write_samples(path: Path = DOC, seed: int = 0) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", action="store_true", help=f"write the samples to {DOC}")
-    parser.add_argument("--out", type=Path, default=Path("results/question_diversity"),
-                        help="folder for the compared JSONL files (default: %(default)s)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/question_diversity"),
+        help="folder for the compared JSONL files (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     casual = split_questions("casual")
@@ -149,14 +170,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     _write_rows(args.out / "casual-held-out.jsonl", held_out)
     sets = {f"test ({style})": split_questions("test", style) for style in STYLES}
     sets["casual (hand-written)"] = casual
-    print(f"{'set':24s} {'casual form':>11s} {'openings/100':>12s} {'type/token':>10s} {'title verbatim':>14s} "
-          f"{'AUC vs casual [95% CI]':>24s} {'kinds matched':>24s} {'held-out, kinds matched':>24s}")
+    print(
+        f"{'set':24s} {'casual form':>11s} {'openings/100':>12s} {'type/token':>10s} {'title verbatim':>14s} "
+        f"{'AUC vs casual [95% CI]':>24s} {'kinds matched':>24s} {'held-out, kinds matched':>24s}"
+    )
     for name, questions in sets.items():
         f = figures(questions)
         auc = matched = held = ""
         if "test" in name:
             style = name.split("(")[1].rstrip(")")
-            path, same = args.out / f"test-{style}.jsonl", args.out / f"test-{style}-kinds-matched.jsonl"
+            path, same = (
+                args.out / f"test-{style}.jsonl",
+                args.out / f"test-{style}-kinds-matched.jsonl",
+            )
             _write_rows(path, questions)
             _write_rows(same, kind_matched(list(questions), casual))
             c = shift_check(args.out / "casual.jsonl", path, seed=0).classifier
@@ -167,8 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             auc = f"{c.auc:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
             matched = f"{m.auc:.3f} [{m.ci_low:.3f}, {m.ci_high:.3f}]"
             held = f"{h.auc:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
-        print(f"{name:24s} {f['casual_form']:11.2f} {f['openings_per_100']:12.1f} {f['type_token_ratio']:10.3f} "
-              f"{f['title_verbatim']:14.2f} {auc:>24s} {matched:>24s} {held:>24s}")
+        print(
+            f"{name:24s} {f['casual_form']:11.2f} {f['openings_per_100']:12.1f} {f['type_token_ratio']:10.3f} "
+            f"{f['title_verbatim']:14.2f} {auc:>24s} {matched:>24s} {held:>24s}"
+        )
     if args.samples:
         write_samples()
         print(f"wrote {DOC}")

@@ -56,9 +56,17 @@ def ray_pass(config: RunConfig, searches: list[float]) -> Callable[[], float]:
             start = time.perf_counter()
             records = list(evaluation.records())
             loop_s = time.perf_counter() - start
-        searches.append(sum(1 for r in records for m in r["messages"] if m["role"] == "assistant"
-                            for c in m.get("tool_calls") or [] if c["function"]["name"] == "search")
-                        / len(records))
+        searches.append(
+            sum(
+                1
+                for r in records
+                for m in r["messages"]
+                if m["role"] == "assistant"
+                for c in m.get("tool_calls") or []
+                if c["function"]["name"] == "search"
+            )
+            / len(records)
+        )
         return len(records) / loop_s
 
     return one
@@ -76,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentenv.integrations.ray.retrieval import start_retrieval_service
 
-    record = {"machine": print_machine("agentenv eval on Ray against local processes (episodes/s of the loop)")}
+    record = {
+        "machine": print_machine(
+            "agentenv eval on Ray against local processes (episodes/s of the loop)"
+        )
+    }
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     start = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
@@ -90,12 +102,18 @@ def main(argv: list[str] | None = None) -> int:
             cases = {
                 "local --workers 1": local_pass(replace(base, workers=1)),
                 "local --workers 2": local_pass(replace(base, workers=2)),
-                "ray 1 worker": ray_pass(replace(base, workers=1), searches.setdefault(f"{agent} ray1", [])),
-                "ray 2 workers": ray_pass(replace(base, workers=2), searches.setdefault(f"{agent} ray2", [])),
+                "ray 1 worker": ray_pass(
+                    replace(base, workers=1), searches.setdefault(f"{agent} ray1", [])
+                ),
+                "ray 2 workers": ray_pass(
+                    replace(base, workers=2), searches.setdefault(f"{agent} ray2", [])
+                ),
             }
             if agent == "bm25":
                 served = replace(base, workers=2, env_kwargs=(("retriever", service.url),))
-                cases["ray 2 workers, shared service"] = ray_pass(served, searches.setdefault("bm25 served", []))
+                cases["ray 2 workers, shared service"] = ray_pass(
+                    served, searches.setdefault("bm25 served", [])
+                )
             figures[agent] = interleaved(cases, passes=args.passes, warmup=1)
         served_stats = service.stats()
     finally:
@@ -108,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         episodes = args.oracle_episodes if agent == "oracle" else args.bm25_episodes
         floor = cases["local --workers 1"]["median"]
         for name, fig in cases.items():
-            print(f"| {agent} | {episodes} | {name} | {fig['median']:.0f} | {spread_text(fig)} | "
-                  f"{fig['median'] / floor:.2f}× |")
+            print(
+                f"| {agent} | {episodes} | {name} | {fig['median']:.0f} | {spread_text(fig)} | "
+                f"{fig['median'] / floor:.2f}× |"
+            )
     print("\n| agent | Ray overhead per episode (1 worker: 1/ray − 1/local) | local ms/episode |")
     print("|---|---|---|")
     overhead = {}
@@ -121,12 +141,20 @@ def main(argv: list[str] | None = None) -> int:
     per_episode = statistics.median(searches["bm25 served"]) if searches.get("bm25 served") else 0.0
     served_rate = figures["bm25"]["ray 2 workers, shared service"]["median"] / 2
     demand = per_episode * served_rate
-    print(f"\nbm25 via the shared service: {per_episode:.2f} searches per episode, "
-          f"{served_rate:.0f} episodes/s per worker, so each worker asks about {demand:.0f} q/s; "
-          f"the service answered {served_stats.get('queries', 0)} queries in "
-          f"{served_stats.get('batches', 0)} batches")
-    record.update({"figures": figures, "overhead_ms": overhead, "bm25_searches_per_episode": per_episode,
-                   "bm25_served_qps_per_worker": demand})
+    print(
+        f"\nbm25 via the shared service: {per_episode:.2f} searches per episode, "
+        f"{served_rate:.0f} episodes/s per worker, so each worker asks about {demand:.0f} q/s; "
+        f"the service answered {served_stats.get('queries', 0)} queries in "
+        f"{served_stats.get('batches', 0)} batches"
+    )
+    record.update(
+        {
+            "figures": figures,
+            "overhead_ms": overhead,
+            "bm25_searches_per_episode": per_episode,
+            "bm25_served_qps_per_worker": demand,
+        }
+    )
     if args.json:
         args.json.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return 0

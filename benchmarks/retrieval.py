@@ -73,10 +73,14 @@ def machine() -> dict[str, Any]:
     return {**common_machine(), "numpy": np.__version__}
 
 
-def recall_at_k(retriever: Retriever, queries: Sequence[str], gold_ids: Sequence[str], k: int) -> float:
+def recall_at_k(
+    retriever: Retriever, queries: Sequence[str], gold_ids: Sequence[str], k: int
+) -> float:
     """Share of queries whose gold doc id is among the top ``k`` hits."""
     results = retriever.search_batch(list(queries), k)
-    return float(np.mean([g in {h.doc_id for h in hits} for g, hits in zip(gold_ids, results, strict=True)]))
+    return float(
+        np.mean([g in {h.doc_id for h in hits} for g, hits in zip(gold_ids, results, strict=True)])
+    )
 
 
 def deep_sizeof(obj: object) -> int:
@@ -110,7 +114,7 @@ def interleaved(measures: dict[str, Measure], passes: int) -> dict[str, dict[str
     """
     names = list(measures)
     for fn, items, batched in measures.values():  # warm-up: memos, caches, lazy imports
-        for item in (items[:2] if batched else items[:20]):
+        for item in items[:2] if batched else items[:20]:
             fn(item)
     p50s: dict[str, list[float]] = {n: [] for n in names}
     means: dict[str, list[float]] = {n: [] for n in names}
@@ -127,9 +131,14 @@ def interleaved(measures: dict[str, Measure], passes: int) -> dict[str, dict[str
             p50s[name].append(float(np.median(t)) * 1e3)
             means[name].append(float(t.mean()) * 1e3)
     return {
-        n: {"p50_ms": statistics.median(p50s[n]), "p50_min_ms": min(p50s[n]), "p50_max_ms": max(p50s[n]),
-            "mean_ms": statistics.median(means[n]), "passes": len(p50s[n]),
-            "queries": sum(map(len, measures[n][1])) if measures[n][2] else len(measures[n][1])}
+        n: {
+            "p50_ms": statistics.median(p50s[n]),
+            "p50_min_ms": min(p50s[n]),
+            "p50_max_ms": max(p50s[n]),
+            "mean_ms": statistics.median(means[n]),
+            "passes": len(p50s[n]),
+            "queries": sum(map(len, measures[n][1])) if measures[n][2] else len(measures[n][1]),
+        }
         for n in names
     }
 
@@ -168,7 +177,11 @@ def load_baseline(path: str) -> Any:
 
 
 def lexical(
-    tokens: list[list[str]], ids: list[str], queries: list[str], scale: int, args: argparse.Namespace
+    tokens: list[list[str]],
+    ids: list[str],
+    queries: list[str],
+    scale: int,
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
     """Build the three back-ends on ``scale`` copies of the corpus, check ours, time all three."""
     tok = DEFAULT_TOKENIZER
@@ -194,7 +207,9 @@ def lexical(
         want = reference_top(okapi, toks, K)
         got = [h.doc_id for h in ours.search(q, K)]
         if got != [corpus_ids[r] for r in want]:
-            raise SystemExit(f"top-{K} differs from rank_bm25 at {scale}x for {q!r}: {got} vs {want}")
+            raise SystemExit(
+                f"top-{K} differs from rank_bm25 at {scale}x for {q!r}: {got} vs {want}"
+            )
     out["top10_equal_to_rank_bm25"] = {"queries": len(check), "equal": True}
     print(f"  {scale}x: top-{K} identical to rank_bm25 on {len(check)} queries")
 
@@ -202,7 +217,11 @@ def lexical(
         scores = okapi.get_scores(tok(q))  # type: ignore[attr-defined]
         return np.argsort(scores)[::-1][:K].tolist()  # what BM25Okapi.get_top_n does
 
-    ours_peer, ours_ref, ours_batch = f"{OURS} [bm25s sample]", f"{OURS} [rank_bm25 sample]", f"{OURS} batch64"
+    ours_peer, ours_ref, ours_batch = (
+        f"{OURS} [bm25s sample]",
+        f"{OURS} [rank_bm25 sample]",
+        f"{OURS} batch64",
+    )
     ours_batch32 = f"{OURS} batch32"
     measures: dict[str, Measure] = {
         OURS: (lambda q: ours.search(q, K), queries, False),
@@ -220,10 +239,18 @@ def lexical(
             if old.search(q, K) != ours.search(q, K):
                 raise SystemExit(f"the baseline's top-{K} differs from ours at {scale}x for {q!r}")
         measures["baseline (older bm25.py)"] = (lambda q: old.search(q, K), queries, False)
-        measures["baseline (older bm25.py) batch32"] = (lambda qs: old.search_batch(qs, K),
-                                                        batches(queries, SERVER_BATCH), True)
-        out["batch_ratio"]["baseline (older bm25.py)"] = ("baseline (older bm25.py) batch32", "baseline (older bm25.py)")
-        out["ratio_base"].update({"baseline (older bm25.py)": OURS, "baseline (older bm25.py) batch32": ours_batch32})
+        measures["baseline (older bm25.py) batch32"] = (
+            lambda qs: old.search_batch(qs, K),
+            batches(queries, SERVER_BATCH),
+            True,
+        )
+        out["batch_ratio"]["baseline (older bm25.py)"] = (
+            "baseline (older bm25.py) batch32",
+            "baseline (older bm25.py)",
+        )
+        out["ratio_base"].update(
+            {"baseline (older bm25.py)": OURS, "baseline (older bm25.py) batch32": ours_batch32}
+        )
     try:
         import bm25s
     except ImportError:
@@ -235,10 +262,15 @@ def lexical(
         _, out["build_s"][name] = timed(lambda: peer.index(corpus, show_progress=False))
         arrays = sum(a.nbytes for a in peer.scores.values() if isinstance(a, np.ndarray))
         out["memory_mb"][name] = (arrays + deep_sizeof(peer.vocab_dict)) / 2**20
-        measures[name] = (lambda q: peer.retrieve([tok(q)], k=K, show_progress=False, n_threads=1), peer_q, False)
+        measures[name] = (
+            lambda q: peer.retrieve([tok(q)], k=K, show_progress=False, n_threads=1),
+            peer_q,
+            False,
+        )
         measures[f"{name} batch64"] = (
             lambda qs: peer.retrieve([tok(q) for q in qs], k=K, show_progress=False, n_threads=1),
-            batches(peer_q), True,
+            batches(peer_q),
+            True,
         )
         out["ratio_base"].update({name: ours_peer, f"{name} batch64": ours_batch})
     out["latency"] = interleaved(measures, args.passes)
@@ -247,32 +279,45 @@ def lexical(
 
 def print_lexical(res: dict[str, Any]) -> None:
     lat, base = res["latency"], res["ratio_base"]
-    print(f"\nBM25 top-{K}, {res['scale']}x the film catalog ({res['n_docs']:,} documents; same tokens, same queries)")
-    head = (f"{'back-end':<40}{'queries':>8}{'p50 ms':>11}{'p50 spread':>22}{'mean ms':>11}"
-            f"{'build s':>9}{'mem MB':>8}{'x p50':>8}{'x mean':>8}")
+    print(
+        f"\nBM25 top-{K}, {res['scale']}x the film catalog ({res['n_docs']:,} documents; same tokens, same queries)"
+    )
+    head = (
+        f"{'back-end':<40}{'queries':>8}{'p50 ms':>11}{'p50 spread':>22}{'mean ms':>11}"
+        f"{'build s':>9}{'mem MB':>8}{'x p50':>8}{'x mean':>8}"
+    )
     print(head)
     print("-" * len(head))
     for name, r in lat.items():
         build, mem = res["build_s"].get(name), res["memory_mb"].get(name)
-        line = (f"{name:<40}{r['queries']:>8}{r['p50_ms']:>11.4f}  {r['p50_min_ms']:>9.4f} - {r['p50_max_ms']:<9.4f}"
-                f"{r['mean_ms']:>11.4f}" + (f"{build:>9.2f}" if build is not None else " " * 9)
-                + (f"{mem:>8.1f}" if mem is not None else " " * 8))
+        line = (
+            f"{name:<40}{r['queries']:>8}{r['p50_ms']:>11.4f}  {r['p50_min_ms']:>9.4f} - {r['p50_max_ms']:<9.4f}"
+            f"{r['mean_ms']:>11.4f}"
+            + (f"{build:>9.2f}" if build is not None else " " * 9)
+            + (f"{mem:>8.1f}" if mem is not None else " " * 8)
+        )
         if name in base:
             ours = lat[base[name]]
             line += f"{r['p50_ms'] / ours['p50_ms']:>8.1f}{r['mean_ms'] / ours['mean_ms']:>8.1f}"
         print(line)
-    print("x = peer time / our time on the same queries (rows in [brackets]: ours on a peer's sample); "
-          "batch64 rows: ms per query in batches of 64; spread: min - max of the pass p50s.")
+    print(
+        "x = peer time / our time on the same queries (rows in [brackets]: ours on a peer's sample); "
+        "batch64 rows: ms per query in batches of 64; spread: min - max of the pass p50s."
+    )
     for name, (batched, single) in res.get("batch_ratio", {}).items():
-        print(f"{name}: batch of {SERVER_BATCH} / single, mean ms per query on the same queries: "
-              f"{lat[batched]['mean_ms'] / lat[single]['mean_ms']:.2f} (budget: <= 1.1)")
+        print(
+            f"{name}: batch of {SERVER_BATCH} / single, mean ms per query on the same queries: "
+            f"{lat[batched]['mean_ms'] / lat[single]['mean_ms']:.2f} (budget: <= 1.1)"
+        )
 
 
 def print_scaling(results: list[dict[str, Any]]) -> None:
     if len(results) < 2:
         return
-    print(f"\nScaling: p50 ms per query, and in brackets peer / ours on the same queries "
-          f"({results[0]['latency'][OURS]['passes']} passes each)")
+    print(
+        f"\nScaling: p50 ms per query, and in brackets peer / ours on the same queries "
+        f"({results[0]['latency'][OURS]['passes']} passes each)"
+    )
     names = [n for n in results[0]["latency"] if "[" not in n]
     print(f"{'back-end':<40}" + "".join(f"{str(r['scale']) + 'x':>22}" for r in results))
     for name in names:
@@ -282,11 +327,16 @@ def print_scaling(results: list[dict[str, Any]]) -> None:
             if name not in lat:
                 cells.append(f"{'-':>22}")
                 continue
-            ratio = f"({lat[name]['p50_ms'] / lat[base[name]]['p50_ms']:.0f}x)" if name in base else ""
+            ratio = (
+                f"({lat[name]['p50_ms'] / lat[base[name]]['p50_ms']:.0f}x)" if name in base else ""
+            )
             cells.append(f"{lat[name]['p50_ms']:>14.4f}{ratio:>8}")
         print(f"{name:<40}" + "".join(cells))
     print(f"{'documents':<40}" + "".join(f"{r['n_docs']:>22,}" for r in results))
-    print(f"{'rank_bm25 queries timed':<40}" + "".join(f"{r['latency'][REF]['queries']:>22}" for r in results))
+    print(
+        f"{'rank_bm25 queries timed':<40}"
+        + "".join(f"{r['latency'][REF]['queries']:>22}" for r in results)
+    )
 
 
 def dense(texts: list[str], ids: list[str], queries: list[str], passes: int) -> dict[str, float]:
@@ -306,15 +356,21 @@ def dense(texts: list[str], ids: list[str], queries: list[str], passes: int) -> 
     for ef in (128, 256):
         hnsw_index.hnsw.efSearch = ef  # type: ignore[attr-defined]
         approx = hnsw.search_batch(queries, K)
-        overlap = [len({h.doc_id for h in a} & {h.doc_id for h in e}) / max(len(e), 1) for a, e in zip(approx, exact, strict=True)]
+        overlap = [
+            len({h.doc_id for h in a} & {h.doc_id for h in e}) / max(len(e), 1)
+            for a, e in zip(approx, exact, strict=True)
+        ]
         out[f"hnsw_ef{ef}_recall_at_10_vs_flat"] = float(np.mean(overlap))
     hnsw_index.hnsw.efSearch = 128  # type: ignore[attr-defined]
     enc = flat.encoder
-    lat = interleaved({
-        "flat": (lambda q: flat.search(q, K), queries, False),
-        "hnsw_ef128": (lambda q: hnsw.search(q, K), queries, False),
-        "query_encode": (lambda q: enc.encode([q]), queries, False),
-    }, passes)
+    lat = interleaved(
+        {
+            "flat": (lambda q: flat.search(q, K), queries, False),
+            "hnsw_ef128": (lambda q: hnsw.search(q, K), queries, False),
+            "query_encode": (lambda q: enc.encode([q]), queries, False),
+        },
+        passes,
+    )
     for name, r in lat.items():
         out[f"{name}_p50_ms"], out[f"{name}_mean_ms"] = r["p50_ms"], r["mean_ms"]
         out[f"{name}_p50_spread_ms"] = r["p50_max_ms"] - r["p50_min_ms"]
@@ -323,18 +379,35 @@ def dense(texts: list[str], ids: list[str], queries: list[str], passes: int) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", default="1,4,16", help="corpus sizes as multiples of the catalog, e.g. 1,4,16")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--scale", default="1,4,16", help="corpus sizes as multiples of the catalog, e.g. 1,4,16"
+    )
     ap.add_argument("--queries", type=int, default=1000, help="queries timed on our index")
-    ap.add_argument("--peer-queries", type=int, default=300, help="of those, how many bm25s is timed on")
-    ap.add_argument("--ref-queries", type=int, default=100,
-                    help="how many rank_bm25 is timed on at 1x (divided by the scale above 1x; at least 5)")
-    ap.add_argument("--check", type=int, default=300, help="queries whose top-10 is compared with rank_bm25 at 1x")
+    ap.add_argument(
+        "--peer-queries", type=int, default=300, help="of those, how many bm25s is timed on"
+    )
+    ap.add_argument(
+        "--ref-queries",
+        type=int,
+        default=100,
+        help="how many rank_bm25 is timed on at 1x (divided by the scale above 1x; at least 5)",
+    )
+    ap.add_argument(
+        "--check",
+        type=int,
+        default=300,
+        help="queries whose top-10 is compared with rank_bm25 at 1x",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--passes", type=int, default=5, help="interleaved timing passes (at least 5)")
     ap.add_argument("--no-dense", action="store_true")
     ap.add_argument(
-        "--clock", choices=sorted(CLOCKS), default="wall",
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
         help="wall: perf_counter; cpu: this process's CPU time, steadier when other jobs share the cores",
     )
     ap.add_argument("--baseline", metavar="BM25_PY", help="an older bm25.py to time beside ours")
@@ -352,10 +425,19 @@ def main(argv: list[str] | None = None) -> None:
     queries, _gold = film_queries(rows, args.queries, args.seed)
     t0 = time.perf_counter()
     tokens = DEFAULT_TOKENIZER.tokenize_many(texts)
-    print(f"{len(texts):,} film documents (tokenized in {time.perf_counter() - t0:.2f} s), "
-          f"{len(queries):,} queries (seed {args.seed}), {args.clock} clock, {args.passes} interleaved passes")
-    figures: dict[str, Any] = {"machine": info, "n_docs": len(texts), "n_queries": len(queries), "k": K,
-                               "clock": args.clock, "passes": args.passes, "lexical": []}
+    print(
+        f"{len(texts):,} film documents (tokenized in {time.perf_counter() - t0:.2f} s), "
+        f"{len(queries):,} queries (seed {args.seed}), {args.clock} clock, {args.passes} interleaved passes"
+    )
+    figures: dict[str, Any] = {
+        "machine": info,
+        "n_docs": len(texts),
+        "n_queries": len(queries),
+        "k": K,
+        "clock": args.clock,
+        "passes": args.passes,
+        "lexical": [],
+    }
     for scale in scales:
         res = lexical(tokens, ids, queries, scale, args)
         figures["lexical"].append(res)
@@ -365,7 +447,9 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_dense:
         d = dense(texts, ids, queries, args.passes)
         figures["dense"] = d
-        print(f"\nDense top-{K} at 1x (hashed TF-IDF + SVD encoder, 256 dims; faiss on 1 thread; latency includes encoding)")
+        print(
+            f"\nDense top-{K} at 1x (hashed TF-IDF + SVD encoder, 256 dims; faiss on 1 thread; latency includes encoding)"
+        )
         for key, value in d.items():
             print(f"  {key:<34}{value:>10.4f}")
     if args.json:

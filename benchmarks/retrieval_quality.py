@@ -34,7 +34,9 @@ def main() -> None:
         "dense (hnsw)": ("dense", {"index": "hnsw"}),
         "hybrid": ("hybrid", {}),
     }
-    print(f"{len(questions)} validation questions with a title answer; recall@{args.k} of the gold title")
+    print(
+        f"{len(questions)} validation questions with a title answer; recall@{args.k} of the gold title"
+    )
     print(f"{'back-end':16s} {'recall':>7s} {'build s':>8s}  per kind")
     for name, (spec, params) in specs.items():
         start = time.perf_counter()

@@ -126,8 +126,9 @@ def film_texts() -> list[str]:
 
 def sample_queries(rng: np.random.Generator, n: int) -> list[str]:
     """Queries like an agent's: one to four words drawn from real film documents."""
-    words = np.array([w for text in film_texts()[:3000] for w in text.split()
-                      if w.isalpha() and len(w) > 2])
+    words = np.array(
+        [w for text in film_texts()[:3000] for w in text.split() if w.isalpha() and len(w) > 2]
+    )
     sizes = rng.integers(1, 5, size=n)
     return [" ".join(words[rng.integers(0, len(words), size=int(s))]) for s in sizes]
 
@@ -136,8 +137,10 @@ def encode_requests(queries: list[str], k: int) -> list[bytes]:
     out = []
     for query in queries:
         body = json.dumps({"queries": [query], "k": k}).encode()
-        out.append(b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
-                   b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        out.append(
+            b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+            b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
     return out
 
 
@@ -167,8 +170,9 @@ def _complete(buf: bytes) -> tuple[bool, bytes]:
     return len(buf) >= end + 4 + length, buf[: buf.find(b"\r\n")]
 
 
-def drive(port: int, requests: list[bytes], *, clients: int, rate: float, settle: float,
-          seconds: float) -> Result:
+def drive(
+    port: int, requests: list[bytes], *, clients: int, rate: float, settle: float, seconds: float
+) -> Result:
     """Run ``settle`` + ``seconds`` of load on new connections; bounded in time whatever the server does."""
     sel = selectors.DefaultSelector()
     conns = []
@@ -233,8 +237,13 @@ def drive(port: int, requests: list[bytes], *, clients: int, rate: float, settle
             heapq.heappush(due, (conn.sent_at + interval if interval else finished, conn.index))
     for conn in conns:
         conn.sock.close()
-    return Result(len(latencies), np.asarray(latencies) * 1000.0, failures, answered,
-                  np.asarray(arrivals) * 1000.0)
+    return Result(
+        len(latencies),
+        np.asarray(latencies) * 1000.0,
+        failures,
+        answered,
+        np.asarray(arrivals) * 1000.0,
+    )
 
 
 def process_cpu_s(pid: int) -> float:
@@ -282,9 +291,21 @@ def free_port() -> int:
 
 def server_command(port: int, workers: int, python: str = "") -> list[str]:
     """The real ``serve-retrieval`` command (BM25 over the film catalog)."""
-    return [python or sys.executable, "-m", "agentenv.retrieval.serve_cli", "--corpus", "media",
-            "--backend", "bm25", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", str(workers)]
+    return [
+        python or sys.executable,
+        "-m",
+        "agentenv.retrieval.serve_cli",
+        "--corpus",
+        "media",
+        "--backend",
+        "bm25",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
 
 
 def wait_ready(port: int, proc: subprocess.Popen[bytes], timeout_s: float = 300.0) -> None:
@@ -313,8 +334,14 @@ class Server:
 
     def run_pass(self, requests: list[bytes], args: Args, seconds: float, settle: float) -> Result:
         cpu, gen = process_cpu_s(self.proc.pid), time.process_time()
-        result = drive(self.port, requests, clients=args.clients, rate=args.rate,
-                       settle=settle, seconds=seconds)
+        result = drive(
+            self.port,
+            requests,
+            clients=args.clients,
+            rate=args.rate,
+            settle=settle,
+            seconds=seconds,
+        )
         self.cpu_s += process_cpu_s(self.proc.pid) - cpu
         self.gen_cpu_s += time.process_time() - gen
         self.answered += result.answered
@@ -344,8 +371,10 @@ def percentiles(lat: np.ndarray) -> dict[str, float]:
 
 def spread(values: list[float], fmt: str) -> str:
     """``median (min-max)``."""
-    return (f"{format(float(np.median(values)), fmt)} "
-            f"({format(min(values), fmt)}-{format(max(values), fmt)})")
+    return (
+        f"{format(float(np.median(values)), fmt)} "
+        f"({format(min(values), fmt)}-{format(max(values), fmt)})"
+    )
 
 
 def report(server: Server, args: Args, seconds: float) -> dict[str, float]:
@@ -357,45 +386,65 @@ def report(server: Server, args: Args, seconds: float) -> dict[str, float]:
     total_s = seconds * len(passes)
     headline_qps = sum(r.requests for r in passes) / total_s
     print(f"\n== {server.label}: {len(passes)} passes x {seconds:g} s = {total_s:g} s of load")
-    print(f"throughput: {headline_qps:,.0f} queries/s over all passes; per pass median "
-          f"{spread(qps, ',.0f')}")
-    print("latency ms, per pass median (min-max): " + "  ".join(
-        f"{q} {spread([p[q] for p in per_pass], '.2f')}" for q in ("p50", "p90", "p99")))
-    print(f"latency ms, all passes pooled: p50 {pooled['p50']:.2f}  p90 {pooled['p90']:.2f}  "
-          f"p99 {pooled['p99']:.2f}  max {pooled['max']:.2f}")
+    print(
+        f"throughput: {headline_qps:,.0f} queries/s over all passes; per pass median "
+        f"{spread(qps, ',.0f')}"
+    )
+    print(
+        "latency ms, per pass median (min-max): "
+        + "  ".join(f"{q} {spread([p[q] for p in per_pass], '.2f')}" for q in ("p50", "p90", "p99"))
+    )
+    print(
+        f"latency ms, all passes pooled: p50 {pooled['p50']:.2f}  p90 {pooled['p90']:.2f}  "
+        f"p99 {pooled['p99']:.2f}  max {pooled['max']:.2f}"
+    )
     arrived = percentiles(np.concatenate([r.arrived_ms for r in passes]))
-    print(f"client side: stamped when the selector woke instead, p50 {arrived['p50']:.2f}  "
-          f"p99 {arrived['p99']:.2f} ms (the rest of the p99 is this one-thread load generator "
-          f"reading other answers first)")
-    print(f"failed requests: {len(failures)}"
-          + (f" (first: {failures[0]})" if failures else ""))
-    print(f"budget ratios: throughput {headline_qps / BUDGET_QPS:.2f} of {BUDGET_QPS:,.0f} q/s "
-          f"(>= 1 meets it), p99 {pooled['p99'] / BUDGET_P99_MS:.2f} of {BUDGET_P99_MS:g} ms "
-          f"(<= 1 meets it), failures {len(failures)} (0 meets it)")
+    print(
+        f"client side: stamped when the selector woke instead, p50 {arrived['p50']:.2f}  "
+        f"p99 {arrived['p99']:.2f} ms (the rest of the p99 is this one-thread load generator "
+        f"reading other answers first)"
+    )
+    print(f"failed requests: {len(failures)}" + (f" (first: {failures[0]})" if failures else ""))
+    print(
+        f"budget ratios: throughput {headline_qps / BUDGET_QPS:.2f} of {BUDGET_QPS:,.0f} q/s "
+        f"(>= 1 meets it), p99 {pooled['p99'] / BUDGET_P99_MS:.2f} of {BUDGET_P99_MS:g} ms "
+        f"(<= 1 meets it), failures {len(failures)} (0 meets it)"
+    )
     answered = server.answered or 1
-    figures = {"queries_per_s": headline_qps, "p50_ms": pooled["p50"], "p99_ms": pooled["p99"],
-               "max_ms": pooled["max"], "failures": len(failures),
-               "server_cpu_us_per_request": server.cpu_s / answered * 1e6}
-    print(f"CPU per request: server {server.cpu_s / answered * 1e6:.0f} µs, "
-          f"load generator {server.gen_cpu_s / answered * 1e6:.0f} µs")
+    figures = {
+        "queries_per_s": headline_qps,
+        "p50_ms": pooled["p50"],
+        "p99_ms": pooled["p99"],
+        "max_ms": pooled["max"],
+        "failures": len(failures),
+        "server_cpu_us_per_request": server.cpu_s / answered * 1e6,
+    }
+    print(
+        f"CPU per request: server {server.cpu_s / answered * 1e6:.0f} µs, "
+        f"load generator {server.gen_cpu_s / answered * 1e6:.0f} µs"
+    )
     try:
         info, stats = server_stats(server.port, args.workers)
     except Exception as exc:  # noqa: BLE001 - the figures above stand without it
         print(f"server stats unavailable: {type(exc).__name__}: {exc}")
         return figures
-    print(f"server: {info['backend']} over {info['corpus']} ({info['documents']} documents); "
-          f"{stats['batches']} batches for {stats['requests']} requests "
-          f"(mean {stats['queries'] / max(stats['batches'], 1):.1f} queries/batch, "
-          f"largest {stats['largest_batch']}, {stats['rejected']} rejected; "
-          f"stats of {stats['workers_seen']} worker(s), warm-up included)")
+    print(
+        f"server: {info['backend']} over {info['corpus']} ({info['documents']} documents); "
+        f"{stats['batches']} batches for {stats['requests']} requests "
+        f"(mean {stats['queries'] / max(stats['batches'], 1):.1f} queries/batch, "
+        f"largest {stats['largest_batch']}, {stats['rejected']} rejected; "
+        f"stats of {stats['workers_seen']} worker(s), warm-up included)"
+    )
     figures["mean_queries_per_batch"] = stats["queries"] / max(stats["batches"], 1)
     return figures
 
 
 def parse_args(argv: list[str] | None) -> Args:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     helps = {
         "seconds": "measured seconds of one pass (passes x seconds = the headline's load)",
         "passes": "measured passes per server (alternating with --against)",
@@ -403,13 +452,14 @@ def parse_args(argv: list[str] | None) -> Args:
         "settle": "unmeasured seconds at the start of each pass (new connections)",
         "clients": "concurrent keep-alive connections, one request in flight each",
         "rate": "offered queries/s over all clients; 0 = closed loop",
-        "k": "hits per query", "seed": "seed of the query sampler",
+        "k": "hits per query",
+        "seed": "seed of the query sampler",
         "port": "server port; 0 picks a free one",
         "workers": "server processes (serve-retrieval --workers)",
         "against": "another checkout (a folder holding its agentenv package) to measure "
-                   "in the same run, passes interleaved",
+        "in the same run, passes interleaved",
         "against_python": "interpreter for the --against server: a venv where that checkout is "
-                          "installed (default: this interpreter, the checkout first on PYTHONPATH)",
+        "installed (default: this interpreter, the checkout first on PYTHONPATH)",
         "json": "also write each server's summary figures (JSON) to this file",
         "quick": "1 s passes and 1 s warm-up: a look, not the budget figure",
     }
@@ -418,11 +468,18 @@ def parse_args(argv: list[str] | None) -> Args:
         if field.type in (bool, "bool"):
             parser.add_argument(flag, action="store_true", help=helps[field.name])
         else:
-            parser.add_argument(flag, type=type(field.default), default=None,
-                                help=f"{helps[field.name]} (default {field.default!r})")
+            parser.add_argument(
+                flag,
+                type=type(field.default),
+                default=None,
+                help=f"{helps[field.name]} (default {field.default!r})",
+            )
     ns = parser.parse_args(argv)
-    given = {f.name: getattr(ns, f.name) for f in dataclasses.fields(Args)
-             if getattr(ns, f.name) is not None}
+    given = {
+        f.name: getattr(ns, f.name)
+        for f in dataclasses.fields(Args)
+        if getattr(ns, f.name) is not None
+    }
     if given.get("quick"):
         given = {"seconds": 1.0, "warmup": 1.0, "settle": 0.3, **given}
     args = Args(**given)
@@ -437,10 +494,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     mode = f"paced at {args.rate:,.0f} q/s" if args.rate else "closed loop"
-    print(f"# retrieval server: {args.clients} clients, {args.workers} server process(es), "
-          f"{mode}, k={args.k}")
-    print(f"# machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} "
-          f"{load[2]:.2f} (1/5/15 min) at start; http parser: {http_impl()}")
+    print(
+        f"# retrieval server: {args.clients} clients, {args.workers} server process(es), "
+        f"{mode}, k={args.k}"
+    )
+    print(
+        f"# machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} "
+        f"{load[2]:.2f} (1/5/15 min) at start; http parser: {http_impl()}"
+    )
     print(f"# command: {' '.join([Path(sys.executable).name, *sys.argv])}", flush=True)
     requests = encode_requests(sample_queries(np.random.default_rng(args.seed), 4096), args.k)
     servers: list[Server] = []
@@ -448,8 +509,15 @@ def main(argv: list[str] | None = None) -> None:
         first_port = args.port or free_port()
         servers.append(start_server("this checkout", str(REPO), first_port, args.workers))
         if args.against:
-            servers.append(start_server(f"against {args.against}", str(Path(args.against).resolve()),
-                                        free_port(), args.workers, args.against_python))
+            servers.append(
+                start_server(
+                    f"against {args.against}",
+                    str(Path(args.against).resolve()),
+                    free_port(),
+                    args.workers,
+                    args.against_python,
+                )
+            )
         started = time.perf_counter()
         for server in servers:
             wait_ready(server.port, server.proc)
@@ -465,11 +533,14 @@ def main(argv: list[str] | None = None) -> None:
                 result = server.run_pass(requests, args, args.seconds, args.settle)
                 server.passes.append(result)
                 p = percentiles(result.latencies_ms)
-                print(f"pass {n + 1}/{args.passes} {server.label}: "
-                      f"{result.requests / args.seconds:,.0f} q/s  p50 {p['p50']:.2f}  "
-                      f"p90 {p['p90']:.2f}  p99 {p['p99']:.2f}  max {p['max']:.2f} ms  "
-                      f"failures {len(result.failures)}  (load average "
-                      f"{os.getloadavg()[0]:.2f})", flush=True)
+                print(
+                    f"pass {n + 1}/{args.passes} {server.label}: "
+                    f"{result.requests / args.seconds:,.0f} q/s  p50 {p['p50']:.2f}  "
+                    f"p90 {p['p90']:.2f}  p99 {p['p99']:.2f}  max {p['max']:.2f} ms  "
+                    f"failures {len(result.failures)}  (load average "
+                    f"{os.getloadavg()[0]:.2f})",
+                    flush=True,
+                )
         summaries = {server.label: report(server, args, args.seconds) for server in servers}
         if args.json:
             Path(args.json).write_text(json.dumps(summaries, indent=2), encoding="utf-8")
@@ -479,9 +550,11 @@ def main(argv: list[str] | None = None) -> None:
         for server in servers:
             server.proc.wait(10)
     end_load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\n# load average {end_load:.2f} at the end. Figures from a loaded machine (load "
-          f"average near or above the core count) understate the server; compare servers "
-          f"measured in one run (--against), and take budget figures on a quiet machine.")
+    print(
+        f"\n# load average {end_load:.2f} at the end. Figures from a loaded machine (load "
+        f"average near or above the core count) understate the server; compare servers "
+        f"measured in one run (--against), and take budget figures on a quiet machine."
+    )
 
 
 if __name__ == "__main__":

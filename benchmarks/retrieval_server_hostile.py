@@ -83,9 +83,21 @@ class Args:
 
 
 def server_command(port: int, workers: int) -> list[str]:
-    return [sys.executable, "-m", "agentenv.retrieval.serve_cli", "--corpus", "media",
-            "--backend", "bm25", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", str(workers)]
+    return [
+        sys.executable,
+        "-m",
+        "agentenv.retrieval.serve_cli",
+        "--corpus",
+        "media",
+        "--backend",
+        "bm25",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
 
 
 def raise_fd_limit(needed: int) -> None:
@@ -171,8 +183,7 @@ class Load:
             conn.sock.close()
             conn.sock = None
 
-    def run(self, seconds: float, reconnect_rate: float,
-            on_tick: object = None) -> None:
+    def run(self, seconds: float, reconnect_rate: float, on_tick: object = None) -> None:
         """Drive everything for ``seconds``; ``on_tick(now)`` is called each loop."""
         start = time.perf_counter()
         stop_at = start + seconds
@@ -266,18 +277,24 @@ def info_over_new_connection(port: int) -> dict:
 def summary(load: Load, seconds: float) -> str:
     lat = np.sort(np.asarray(load.latencies)) * 1000.0
     ok = len(lat) - sum(1 for f in load.failures if f.startswith("HTTP/"))
-    text = (f"legit clients: {ok} successful requests ({ok / seconds:,.0f}/s), "
-            f"{len(load.failures)} failed")
+    text = (
+        f"legit clients: {ok} successful requests ({ok / seconds:,.0f}/s), "
+        f"{len(load.failures)} failed"
+    )
     if len(lat):
-        text += (f"; latency ms p50 {np.percentile(lat, 50):.2f} p99 {np.percentile(lat, 99):.2f} "
-                 f"max {lat[-1]:.2f}")
+        text += (
+            f"; latency ms p50 {np.percentile(lat, 50):.2f} p99 {np.percentile(lat, 99):.2f} "
+            f"max {lat[-1]:.2f}"
+        )
     if load.failures:
         kinds = collections.Counter(load.failures).most_common(3)
         text += " (" + ", ".join(f"{n}× {kind}" for kind, n in kinds) + ")"
     return text
 
 
-def scene_flood(args: Args, requests: list[bytes], command: list[str] | None = None, title: str = "scene 1") -> None:
+def scene_flood(
+    args: Args, requests: list[bytes], command: list[str] | None = None, title: str = "scene 1"
+) -> None:
     port = free_port()
     proc = subprocess.Popen(command(port) if command else server_command(port, args.flood_workers))
     try:
@@ -285,14 +302,18 @@ def scene_flood(args: Args, requests: list[bytes], command: list[str] | None = N
         reference_s = min(args.seconds, 10.0)
         calm = Load(port, requests, args.clients)
         calm.run(reference_s, args.reconnect_rate)
-        print(f"reference, no hostile connections, {reference_s:g} s:\n  "
-              + summary(calm, reference_s))
+        print(
+            f"reference, no hostile connections, {reference_s:g} s:\n  "
+            + summary(calm, reference_s)
+        )
         load = Load(port, requests, args.clients)
         load.add_idle(args.idle)
         load.add_slowloris(args.slowloris, time.perf_counter())
-        print(f"{title}: {args.idle} idle + {args.slowloris} slowloris connections "
-              f"(reconnecting, <= {args.reconnect_rate:g}/s) and {args.clients} legit clients, "
-              f"{args.seconds:g} s, {args.flood_workers} server process(es)")
+        print(
+            f"{title}: {args.idle} idle + {args.slowloris} slowloris connections "
+            f"(reconnecting, <= {args.reconnect_rate:g}/s) and {args.clients} legit clients, "
+            f"{args.seconds:g} s, {args.flood_workers} server process(es)"
+        )
         load.run(args.seconds, args.reconnect_rate)
         info = info_over_new_connection(port)
     finally:
@@ -300,8 +321,10 @@ def scene_flood(args: Args, requests: list[bytes], command: list[str] | None = N
         proc.wait(10)
     print("  " + summary(load, args.seconds))
     conns = info.get("connections", {})
-    print(f"  hostile reconnections: {load.reconnects}; server (one worker's counters): "
-          + ", ".join(f"{k} {v}" for k, v in conns.items()))
+    print(
+        f"  hostile reconnections: {load.reconnects}; server (one worker's counters): "
+        + ", ".join(f"{k} {v}" for k, v in conns.items())
+    )
 
 
 def scene_dead_worker(args: Args, requests: list[bytes]) -> None:
@@ -345,15 +368,21 @@ def scene_dead_worker(args: Args, requests: list[bytes]) -> None:
         proc.terminate()
         proc.wait(10)
         stderr = proc.stderr.read().decode() if proc.stderr else ""
-    print(f"scene 2: {args.workers} server processes, {args.clients} legit clients; worker "
-          f"{victim} killed (SIGKILL) after 2 s, then {after_s:g} s more")
+    print(
+        f"scene 2: {args.workers} server processes, {args.clients} legit clients; worker "
+        f"{victim} killed (SIGKILL) after 2 s, then {after_s:g} s more"
+    )
     print("  " + summary(load, 2.0 + after_s))
     after = [t for t in load.answered_at if t >= state["kill"]]
-    print(f"  failed requests after the kill: {len(load.failures) - int(state['failures_before'])}"
-          f"; answered after the kill: {len(after)}")
+    print(
+        f"  failed requests after the kill: {len(load.failures) - int(state['failures_before'])}"
+        f"; answered after the kill: {len(after)}"
+    )
     if "recovered" in state:
-        print(f"  time to recover (kill → replacement worker answering): "
-              f"{(state['recovered'] - state['kill']) * 1000:.0f} ms")
+        print(
+            f"  time to recover (kill → replacement worker answering): "
+            f"{(state['recovered'] - state['kill']) * 1000:.0f} ms"
+        )
     else:
         print("  the replacement worker did not answer in time")
     gaps = np.diff([state["kill"], *after]) if after else np.asarray([after_s])
@@ -380,8 +409,15 @@ def greedy_body(rng: np.random.Generator) -> bytes:
     return json.dumps({"queries": queries, "k": 100}).encode()
 
 
-def legit_latencies(port: int, queries: list[str], seconds: float, greedy: int, body: object,
-                    legit_body: object = None, path: str = "/search") -> np.ndarray:
+def legit_latencies(
+    port: int,
+    queries: list[str],
+    seconds: float,
+    greedy: int,
+    body: object,
+    legit_body: object = None,
+    path: str = "/search",
+) -> np.ndarray:
     """The legitimate client's latencies (s) beside ``greedy`` clients sending ``body`` (or ``body()``) in a closed loop.
 
     ``legit_body(i)`` is the legitimate client's i-th request body (default: one query of ``queries``).
@@ -432,16 +468,20 @@ def scene_greedy(args: Args, rng: np.random.Generator) -> None:
     body = greedy_body(rng)
     try:
         wait_ready(port, proc)
-        print(f"scene 3: one legit client (1 query, k=10, closed loop) beside clients at the limits "
-              f"(256 x 2,048 chars, k=100), {args.greedy_seconds:g} s each, 1 server process")
+        print(
+            f"scene 3: one legit client (1 query, k=10, closed loop) beside clients at the limits "
+            f"(256 x 2,048 chars, k=100), {args.greedy_seconds:g} s each, 1 server process"
+        )
         base = None
         for greedy in (0, 1, 2, 4):
             lat = legit_latencies(port, queries, args.greedy_seconds, greedy, body) * 1000.0
             p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
             if base is None:
                 base = (p50, p99)
-            print(f"  {greedy} greedy: {len(lat):,} requests, p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
-                  f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x){'' if p99 <= 50 else '  OVER the 50 ms budget'}")
+            print(
+                f"  {greedy} greedy: {len(lat):,} requests, p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
+                f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x){'' if p99 <= 50 else '  OVER the 50 ms budget'}"
+            )
     finally:
         proc.terminate()
         proc.wait(10)
@@ -449,14 +489,34 @@ def scene_greedy(args: Args, rng: np.random.Generator) -> None:
 
 def serve_env_command(port: int) -> list[str]:
     """The real ``agentenv serve-env`` (verl-tool protocol) over MediaSearch-v0."""
-    return [sys.executable, "-m", "agentenv.cli", "serve-env", "MediaSearch-v0", "--protocol", "verl-tool",
-            "--split", "train", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
+    return [
+        sys.executable,
+        "-m",
+        "agentenv.cli",
+        "serve-env",
+        "MediaSearch-v0",
+        "--protocol",
+        "verl-tool",
+        "--split",
+        "train",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "error",
+    ]
 
 
 def episode_body(tag: str, i: int) -> bytes:
     """A one-step episode: a new trajectory id whose action is a final answer (started, graded, ended)."""
-    return json.dumps({"trajectory_ids": [f"{tag}-{i}"], "actions": ["<answer>Inception</answer>"],
-                       "extra_fields": [{"index": i % 1000}]}).encode()
+    return json.dumps(
+        {
+            "trajectory_ids": [f"{tag}-{i}"],
+            "actions": ["<answer>Inception</answer>"],
+            "extra_fields": [{"index": i % 1000}],
+        }
+    ).encode()
 
 
 def serve_env_requests(tag: str, n: int) -> list[bytes]:
@@ -464,8 +524,10 @@ def serve_env_requests(tag: str, n: int) -> list[bytes]:
     out = []
     for i in range(n):
         body = episode_body(tag, i)
-        out.append(b"POST /get_observation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
-                   b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        out.append(
+            b"POST /get_observation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+            b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
     return out
 
 
@@ -477,13 +539,20 @@ def serve_env_greedy_body(rng: np.random.Generator) -> object:
     with new trajectory ids on every call (the same ids again would only get "has ended").
     """
     words = [w for w in " ".join(sample_queries(rng, 4096)).split() if w.isascii() and w.isalnum()]
-    actions = ["<answer>" + " ".join(rng.choice(words, size=4000))[:15980] + "</answer>" for _ in range(256)]
+    actions = [
+        "<answer>" + " ".join(rng.choice(words, size=4000))[:15980] + "</answer>"
+        for _ in range(256)
+    ]
     tail = b', "actions": ' + json.dumps(actions).encode() + b"}"
     calls = iter(range(1 << 62))
 
     def body() -> bytes:
         call = next(calls)
-        return b'{"trajectory_ids": ' + json.dumps([f"greedy-{call}-{i}" for i in range(256)]).encode() + tail
+        return (
+            b'{"trajectory_ids": '
+            + json.dumps([f"greedy-{call}-{i}" for i in range(256)]).encode()
+            + tail
+        )
 
     return body
 
@@ -496,24 +565,39 @@ def scene_serve_env_greedy(args: Args, rng: np.random.Generator) -> None:
     counter = iter(range(1 << 62))
     try:
         wait_ready(port, proc)
-        print(f"scene 5: serve-env; one legit client (one-step episodes, closed loop) beside clients at the "
-              f"limits ({len(greedy()):,}-byte requests of 256 new trajectories), {args.greedy_seconds:g} s each")
+        print(
+            f"scene 5: serve-env; one legit client (one-step episodes, closed loop) beside clients at the "
+            f"limits ({len(greedy()):,}-byte requests of 256 new trajectories), {args.greedy_seconds:g} s each"
+        )
         base = None
         # Three, not four: four requests of 256 new trajectories in flight reach max_live_envs (1,024),
         # and a new trajectory then gets 503 with Retry-After until slots free (the cap at work).
         runs = [(n, greedy, f"{n} greedy") for n in (0, 1, 2, 3)] + [(4, malformed, "4 malformed")]
         for n, body, label in runs:
-            lat = legit_latencies(port, [], args.greedy_seconds, n, body,
-                                  legit_body=lambda i: episode_body(f"legit-{next(counter)}", i),
-                                  path="/get_observation") * 1000.0
+            lat = (
+                legit_latencies(
+                    port,
+                    [],
+                    args.greedy_seconds,
+                    n,
+                    body,
+                    legit_body=lambda i: episode_body(f"legit-{next(counter)}", i),
+                    path="/get_observation",
+                )
+                * 1000.0
+            )
             p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
             if base is None:
                 base = (p50, p99)
-            print(f"  {label}: {len(lat):,} episodes, p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
-                  f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)")
+            print(
+                f"  {label}: {len(lat):,} episodes, p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
+                f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)"
+            )
         info = info_over_new_connection(port)
-        print(f"  server: {info['live_trajectories']} live trajectories; " + ", ".join(
-            f"{k} {v}" for k, v in info["stats"].items()))
+        print(
+            f"  server: {info['live_trajectories']} live trajectories; "
+            + ", ".join(f"{k} {v}" for k, v in info["stats"].items())
+        )
     finally:
         proc.terminate()
         proc.wait(10)
@@ -522,8 +606,12 @@ def scene_serve_env_greedy(args: Args, rng: np.random.Generator) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in dataclasses.fields(Args):
-        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
-                            type=type(field.default), default=field.default)
+        parser.add_argument(
+            f"--{field.name.replace('_', '-')}",
+            dest=field.name,
+            type=type(field.default),
+            default=field.default,
+        )
     ns = parser.parse_args(argv)
     args = Args(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(Args)})
     raise_fd_limit(2 * (args.idle + args.slowloris + args.clients) + 256)
@@ -537,7 +625,12 @@ def main(argv: list[str] | None = None) -> None:
     if "3" in scenes:
         scene_greedy(args, rng)
     if "4" in scenes:
-        scene_flood(args, serve_env_requests("flood", 64 * 997 + 1024), serve_env_command, "scene 4 (serve-env)")
+        scene_flood(
+            args,
+            serve_env_requests("flood", 64 * 997 + 1024),
+            serve_env_command,
+            "scene 4 (serve-env)",
+        )
     if "5" in scenes:
         scene_serve_env_greedy(args, rng)
     print(json.dumps({"args": dataclasses.asdict(args)}))

@@ -69,7 +69,9 @@ class ListFifty:
 
     name = "list-50"
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator
+    ) -> None:
         from agentenv.corpora.hpo import load_hpo_kb
         from agentenv.envs.rare_disease.tools import reference_ranker
 
@@ -122,7 +124,9 @@ def play(env: gym.Env, agent: Any, index: int, seed: int) -> dict[str, float]:
     return info["reward_components"]
 
 
-def table_for(env_id: str, episodes: int, split: str, seed: int) -> list[tuple[str, dict[str, float]]]:
+def table_for(
+    env_id: str, episodes: int, split: str, seed: int
+) -> list[tuple[str, dict[str, float]]]:
     env = gym.make(env_id, split=split)
     plan = episode_plan(len(env.unwrapped.tasks), episodes, seed)
     policies: dict[str, Callable[[], Any]] = {"oracle": OracleAgent}
@@ -153,9 +157,15 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     results: dict[str, Any] = {}
-    header = f"{'env':<36}{'policy':<16}" + "".join(f"{p:>11}" for p in NAMES) + f"{'accuracy':>10}{'calls':>8}"
+    header = (
+        f"{'env':<36}{'policy':<16}"
+        + "".join(f"{p:>11}" for p in NAMES)
+        + f"{'accuracy':>10}{'calls':>8}"
+    )
     if not args.json:
-        print(f"mean reward over {args.episodes} {args.split} episodes per policy\n{header}\n{'-' * len(header)}")
+        print(
+            f"mean reward over {args.episodes} {args.split} episodes per policy\n{header}\n{'-' * len(header)}"
+        )
     for env_id in args.ids:
         try:
             rows = table_for(env_id, args.episodes, args.split, args.seed)
@@ -168,8 +178,11 @@ def main() -> None:
         results[env_id] = dict(rows)
         if not args.json:
             for name, row in rows:
-                print(f"{env_id:<36}{name:<16}" + "".join(f"{row[p]:>11.3f}" for p in NAMES)
-                      + f"{row['accuracy']:>10.3f}{row['tool_calls']:>8.1f}")
+                print(
+                    f"{env_id:<36}{name:<16}"
+                    + "".join(f"{row[p]:>11.3f}" for p in NAMES)
+                    + f"{row['accuracy']:>10.3f}{row['tool_calls']:>8.1f}"
+                )
     if args.json:
         print(json.dumps(results, indent=2))
 

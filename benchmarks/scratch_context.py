@@ -42,7 +42,9 @@ def main() -> None:
     from agentenv.scratch.tokenizer import load_tokenizer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tokenizer", type=Path, default=None, help="from-scratch tokenizer (default: shipped)")
+    parser.add_argument(
+        "--tokenizer", type=Path, default=None, help="from-scratch tokenizer (default: shipped)"
+    )
     parser.add_argument("--episodes", type=int, default=200)
     args = parser.parse_args()
     ours = load_tokenizer(args.tokenizer or shipped_base())
@@ -52,26 +54,42 @@ def main() -> None:
     compact = oracle_messages({"kinds": kinds, "compact": True}, args.episodes)
 
     def length(tok, messages, tools) -> int:
-        return len(tok.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=True)["input_ids"])
+        return len(
+            tok.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=True)[
+                "input_ids"
+            ]
+        )
 
     rows = [
-        ("Qwen3 tokenizer, default env (JSON outputs, tool schemas in the prompt)",
-         [length(qwen, m, t) for m, t in default]),
-        ("Qwen3 tokenizer, compact=True (schemas still rendered by Qwen3's template)",
-         [length(qwen, m, t) for m, t in compact]),
+        (
+            "Qwen3 tokenizer, default env (JSON outputs, tool schemas in the prompt)",
+            [length(qwen, m, t) for m, t in default],
+        ),
+        (
+            "Qwen3 tokenizer, compact=True (schemas still rendered by Qwen3's template)",
+            [length(qwen, m, t) for m, t in compact],
+        ),
         ("Qwen3 tokenizer, compact=True, no schemas", [length(qwen, m, None) for m, _ in compact]),
-        ("from-scratch tokenizer, compact=True (its template renders no schemas)",
-         [length(ours, m, t) for m, t in compact]),
+        (
+            "from-scratch tokenizer, compact=True (its template renders no schemas)",
+            [length(ours, m, t) for m, t in compact],
+        ),
     ]
     print(f"oracle episodes of {', '.join(kinds)}: {args.episodes}, train split")
     for name, lengths in rows:
-        print(f"  {name}: median {statistics.median(lengths):.0f} tokens, mean {statistics.mean(lengths):.0f}")
+        print(
+            f"  {name}: median {statistics.median(lengths):.0f} tokens, mean {statistics.mean(lengths):.0f}"
+        )
     catalog = gym.make("agentenv:MediaSearch-v0").unwrapped.catalog
     titles = [t.title for t in catalog.titles[:2000]]
     names = sorted({p for t in catalog.titles[:2000] for p in t.cast})[:2000]
     for what, texts in (("film title", titles), ("person's name", names)):
-        q = statistics.mean(len(qwen(" " + x, add_special_tokens=False)["input_ids"]) for x in texts)
-        o = statistics.mean(len(ours(" " + x, add_special_tokens=False)["input_ids"]) for x in texts)
+        q = statistics.mean(
+            len(qwen(" " + x, add_special_tokens=False)["input_ids"]) for x in texts
+        )
+        o = statistics.mean(
+            len(ours(" " + x, add_special_tokens=False)["input_ids"]) for x in texts
+        )
         print(f"  tokens per {what}: Qwen3 {q:.2f}, from-scratch {o:.2f} ({len(texts)} of them)")
     print(f"  vocabulary: Qwen3 {len(qwen):,}, from-scratch {len(ours):,}")
 

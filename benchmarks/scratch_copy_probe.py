@@ -22,8 +22,11 @@ import gymnasium as gym
 
 
 def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": "",
-            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
 
 
 def probe(model_dir: Path, questions: int) -> dict[str, int]:
@@ -38,12 +41,17 @@ def probe(model_dir: Path, questions: int) -> dict[str, int]:
     tools = env.unwrapped.tools
 
     def reply(messages: list[dict[str, Any]], max_new_tokens: int = 64) -> str:
-        ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
-                                            return_dict=True)["input_ids"]
+        ids = tokenizer.apply_chat_template(
+            messages, tokenize=True, add_generation_prompt=True, return_dict=True
+        )["input_ids"]
         with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), max_new_tokens=max_new_tokens, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id)
-        return tokenizer.decode(out[0, len(ids):]).lower()
+            out = model.generate(
+                torch.tensor([ids]),
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        return tokenizer.decode(out[0, len(ids) :]).lower()
 
     def run(name: str, arguments: dict[str, Any]) -> str:
         return tools.execute(tools[name], tools[name].args_model(**arguments)).content
@@ -57,7 +65,10 @@ def probe(model_dir: Path, questions: int) -> dict[str, int]:
         counts["title into search"] += search["query"].lower() in reply(messages)
         messages += [_call("search", search), {"role": "tool", "content": run("search", search)}]
         counts["id into get_title"] += lookup["title_id"].lower() in reply(messages)
-        messages += [_call("get_title", lookup), {"role": "tool", "content": run("get_title", lookup)}]
+        messages += [
+            _call("get_title", lookup),
+            {"role": "tool", "content": run("get_title", lookup)},
+        ]
         counts["field into answer"] += case["answer"].lower() in reply(messages)
     return counts
 
@@ -66,7 +77,9 @@ def main() -> None:
     from agentenv.scratch.base import shipped_base
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("models", nargs="*", type=Path, help="save_pretrained directories (default: shipped base)")
+    parser.add_argument(
+        "models", nargs="*", type=Path, help="save_pretrained directories (default: shipped base)"
+    )
     parser.add_argument("--questions", type=int, default=30)
     args = parser.parse_args()
     for model_dir in args.models or [shipped_base()]:

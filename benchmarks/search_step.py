@@ -147,8 +147,12 @@ def load_baseline(folder: str, env: Any, constant: Any) -> dict[str, Any]:
     ids, texts = env.catalog.documents()
     retriever = bm25.BM25Retriever.from_texts(texts, ids)
     bodies = tools.MediaTools(env.catalog, retriever)
-    encode = json.JSONEncoder(ensure_ascii=False).encode  # what ToolRegistry.execute does with a dict
-    registry = ToolRegistry([*tools.make_media_tools(env.catalog, retriever, bodies.index), constant])
+    encode = json.JSONEncoder(
+        ensure_ascii=False
+    ).encode  # what ToolRegistry.execute does with a dict
+    registry = ToolRegistry(
+        [*tools.make_media_tools(env.catalog, retriever, bodies.index), constant]
+    )
     return {
         "retriever": retriever,
         "registry": registry,
@@ -159,11 +163,17 @@ def load_baseline(folder: str, env: Any, constant: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--queries", type=int, default=300, help="queries (new in every pass) and titles per pass")
+    ap.add_argument(
+        "--queries", type=int, default=300, help="queries (new in every pass) and titles per pass"
+    )
     ap.add_argument("--passes", type=int, default=7, help="interleaved passes (>= 5)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--questions", action="store_true", help="search with whole task questions (budget 80 us)")
-    ap.add_argument("--baseline", help="folder with an older tools.py and bm25.py to time alongside")
+    ap.add_argument(
+        "--questions", action="store_true", help="search with whole task questions (budget 80 us)"
+    )
+    ap.add_argument(
+        "--baseline", help="folder with an older tools.py and bm25.py to time alongside"
+    )
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args(argv)
     info = machine()
@@ -191,8 +201,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     n = args.queries
     # Distinct query sets: two for the warm-up and two per pass (the step and the body each
     # search their own): no timed search is a repeat.
-    all_queries = (question_queries(env, n * 2 * (passes + 1), args.seed) if args.questions
-                   else search_queries(catalog, n * 2 * (passes + 1), args.seed))
+    all_queries = (
+        question_queries(env, n * 2 * (passes + 1), args.seed)
+        if args.questions
+        else search_queries(catalog, n * 2 * (passes + 1), args.seed)
+    )
     query_sets = [all_queries[i * n : (i + 1) * n] for i in range(2 * (passes + 1))]
     rng = np.random.default_rng(args.seed + 1)
     title_ids = [catalog.titles[int(i)].id for i in rng.choice(len(catalog), n, replace=False)]
@@ -205,7 +218,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {
             "step: search": (step, [tool_call("search", query=q, k=k) for q, k in for_step]),
             "body: search_text": (call_timer(tools.search_text), body_args),
-            "bm25: retriever.search": (call_timer(lambda a: retriever.search(a.query, a.k)), body_args),
+            "bm25: retriever.search": (
+                call_timer(lambda a: retriever.search(a.query, a.k)),
+                body_args,
+            ),
         }
 
     def cold_bodies() -> dict[str, float]:
@@ -213,7 +229,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         fresh = MediaTools(catalog, retriever, tools.index)
         s = [call_timer(fresh.search_text)(SearchArgs(query=q, k=k)) for q, k in query_sets[1]]
         g = [call_timer(fresh.get_title_text)(a) for a in title_args]
-        return {"body (cold): search_text": float(np.median(s)), "body (cold): get_title_text": float(np.median(g))}
+        return {
+            "body (cold): search_text": float(np.median(s)),
+            "body (cold): get_title_text": float(np.median(g)),
+        }
 
     step = step_timer(env)
     baseline = load_baseline(args.baseline, env, constant) if args.baseline else None
@@ -236,10 +255,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         def baseline_measures(i: int) -> dict[str, tuple[Callable[[Any], int], list[Any]]]:
             for_step, for_body = query_sets[2 * i], query_sets[2 * i + 1]
             return {
-                "baseline step: search": (base_step, [tool_call("search", query=q, k=k) for q, k in for_step]),
-                "baseline body: search": (call_timer(baseline["search"]), [SearchArgs(query=q, k=k) for q, k in for_body]),
-                "baseline bm25: search": (call_timer(lambda a: baseline["retriever"].search(a.query, a.k)),
-                                          [SearchArgs(query=q, k=k) for q, k in for_body]),
+                "baseline step: search": (
+                    base_step,
+                    [tool_call("search", query=q, k=k) for q, k in for_step],
+                ),
+                "baseline body: search": (
+                    call_timer(baseline["search"]),
+                    [SearchArgs(query=q, k=k) for q, k in for_body],
+                ),
+                "baseline bm25: search": (
+                    call_timer(lambda a: baseline["retriever"].search(a.query, a.k)),
+                    [SearchArgs(query=q, k=k) for q, k in for_body],
+                ),
             }
 
     fixed: dict[str, tuple[Callable[[Any], int], list[Any]]] = {
@@ -259,7 +286,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     cold = cold_bodies()  # before any warm-up: this process has not encoded these titles yet
     measures = all_measures(0)
-    for fn, items in measures.values():  # warm-up: per-title caches, tokenizer memo, first-use paths
+    for (
+        fn,
+        items,
+    ) in measures.values():  # warm-up: per-title caches, tokenizer memo, first-use paths
         for item in items:
             fn(item)
     names = list(measures)
@@ -277,17 +307,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             per_pass[name].append(float(np.median(times[name])) / 1e3)
 
     env.tools = ours_registry
-    rows = {name: {"median_us": statistics.median(v), "min_us": min(v), "max_us": max(v)}
-            for name, v in sorted(per_pass.items(), key=lambda kv: kv[0].replace("baseline ", "") + kv[0][:1])}
+    rows = {
+        name: {"median_us": statistics.median(v), "min_us": min(v), "max_us": max(v)}
+        for name, v in sorted(
+            per_pass.items(), key=lambda kv: kv[0].replace("baseline ", "") + kv[0][:1]
+        )
+    }
     overhead = rows["step: constant tool"]["median_us"]
-    print(f"\n{n} queries (new in every pass) and {n} titles per pass, {passes} interleaved passes; "
-          f"loadavg at start {info['load_avg_1_5_15']}")
+    print(
+        f"\n{n} queries (new in every pass) and {n} titles per pass, {passes} interleaved passes; "
+        f"loadavg at start {info['load_avg_1_5_15']}"
+    )
     head = f"{'measure':<30}{'median us':>11}{'spread us':>17}{'budget':>9}{'x budget':>10}"
     print(head)
     print("-" * len(head))
     search_budget = QUESTION_BUDGET_US if args.questions else SEARCH_BUDGET_US
-    budgets = {"step: search": search_budget, "step: get_title": GET_TITLE_BUDGET_US,
-               "baseline step: search": search_budget, "baseline step: get_title": GET_TITLE_BUDGET_US}
+    budgets = {
+        "step: search": search_budget,
+        "step: get_title": GET_TITLE_BUDGET_US,
+        "baseline step: search": search_budget,
+        "baseline step: get_title": GET_TITLE_BUDGET_US,
+    }
     for name, r in rows.items():
         budget = budgets.get(name)
         tail = f"{budget:>9.0f}{r['median_us'] / budget:>10.2f}" if budget else ""
@@ -296,20 +336,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{name:<30}{value / 1e3:>11.1f}   (one pass, first touch of each title)")
     tool_search = rows["step: search"]["median_us"] - overhead
     tool_title = rows["step: get_title"]["median_us"] - overhead
-    print(f"\ntool cost in a step (step - constant-tool step): search {tool_search:.1f} us, "
-          f"get_title {tool_title:.1f} us")
-    print(f"x budget = step median / budget (<= 1 meets it): search {rows['step: search']['median_us'] / search_budget:.2f}, "
-          f"get_title {rows['step: get_title']['median_us'] / GET_TITLE_BUDGET_US:.2f}")
+    print(
+        f"\ntool cost in a step (step - constant-tool step): search {tool_search:.1f} us, "
+        f"get_title {tool_title:.1f} us"
+    )
+    print(
+        f"x budget = step median / budget (<= 1 meets it): search {rows['step: search']['median_us'] / search_budget:.2f}, "
+        f"get_title {rows['step: get_title']['median_us'] / GET_TITLE_BUDGET_US:.2f}"
+    )
     if baseline is not None:
-        for what in ("step: search", "body: search_text", "bm25: retriever.search", "step: get_title",
-                     "body: get_title_text"):
-            base_name = {"body: search_text": "baseline body: search", "bm25: retriever.search": "baseline bm25: search",
-                         "body: get_title_text": "baseline body: get_title"}.get(what, f"baseline {what}")
-            print(f"  baseline / ours, {what:<24}{rows[base_name]['median_us'] / rows[what]['median_us']:>6.2f}x")
-    figures = {"machine": info, "rows": rows, "cold_bodies_us": {k: v / 1e3 for k, v in cold.items()},
-               "tool_cost_us": {"search": tool_search, "get_title": tool_title},
-               "queries": "questions" if args.questions else "search-box",
-               "budgets_us": {"search": search_budget, "get_title": GET_TITLE_BUDGET_US}}
+        for what in (
+            "step: search",
+            "body: search_text",
+            "bm25: retriever.search",
+            "step: get_title",
+            "body: get_title_text",
+        ):
+            base_name = {
+                "body: search_text": "baseline body: search",
+                "bm25: retriever.search": "baseline bm25: search",
+                "body: get_title_text": "baseline body: get_title",
+            }.get(what, f"baseline {what}")
+            print(
+                f"  baseline / ours, {what:<24}{rows[base_name]['median_us'] / rows[what]['median_us']:>6.2f}x"
+            )
+    figures = {
+        "machine": info,
+        "rows": rows,
+        "cold_bodies_us": {k: v / 1e3 for k, v in cold.items()},
+        "tool_cost_us": {"search": tool_search, "get_title": tool_title},
+        "queries": "questions" if args.questions else "search-box",
+        "budgets_us": {"search": search_budget, "get_title": GET_TITLE_BUDGET_US},
+    }
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=2)

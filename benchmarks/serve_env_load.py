@@ -70,6 +70,7 @@ STEPS_BUDGET, P99_BUDGET_MS, INPROCESS_RATIO_BUDGET = 2000.0, 20.0, 0.95
 
 # -- the server (child process) ----------------------------------------------------------------------
 
+
 def serve(kind: str, port: int) -> None:
     """``--serve KIND``: the verl-tool app over ``ConstantToolEnv`` or ``MediaSearch-v0``, until killed."""
     from agentenv.integrations.serve_env.limits import EnvServerLimits
@@ -80,8 +81,12 @@ def serve(kind: str, port: int) -> None:
     if kind == "constant":
         from _step_floor import ConstantToolEnv
 
-        app = create_app(make=lambda split: ConstantToolEnv(max_turns=CONSTANT_STEPS), split="test", limits=limits,
-                         info={"env_id": "ConstantToolEnv"})
+        app = create_app(
+            make=lambda split: ConstantToolEnv(max_turns=CONSTANT_STEPS),
+            split="test",
+            limits=limits,
+            info={"env_id": "ConstantToolEnv"},
+        )
     else:
         app = create_app("MediaSearch-v0", split="train", limits=limits)
     pool, split = app.trajectories.pool, app.trajectories.default_split
@@ -94,6 +99,7 @@ def serve(kind: str, port: int) -> None:
 
 
 # -- the episodes ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -145,16 +151,22 @@ def media_workload() -> tuple[Workload, Callable[[float, int], tuple[float, floa
             episodes += len(group)
         return episodes / (time.perf_counter() - start), (time.process_time() - cpu) / episodes
 
-    workload = Workload("MediaSearch", lambda task: [searches[task % n_tasks], final],
-                        lambda task: {"index": task % n_tasks})
+    workload = Workload(
+        "MediaSearch",
+        lambda task: [searches[task % n_tasks], final],
+        lambda task: {"index": task % n_tasks},
+    )
     return workload, in_process
 
 
 # -- the load generator ---------------------------------------------------------------------------
 
+
 def http_post(body: bytes) -> bytes:
-    return (b"POST /get_observation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    return (
+        b"POST /get_observation HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
 
 
 @dataclass
@@ -172,8 +184,9 @@ class _Conn:
     index: int = 0
 
 
-def plan(workload: Workload, tag: str, conn: int, batch: int,
-         finish: bool) -> Iterator[tuple[bytes, int, list[bool] | None, list[str]]]:
+def plan(
+    workload: Workload, tag: str, conn: int, batch: int, finish: bool
+) -> Iterator[tuple[bytes, int, list[bool] | None, list[str]]]:
     """Requests of connection ``conn``: episode after episode of its ``batch`` trajectories."""
     round_ = 0
     while True:
@@ -182,8 +195,12 @@ def plan(workload: Workload, tag: str, conn: int, batch: int,
         episodes = [workload.episode(task) for task in tasks]
         length = len(episodes[0])
         for step in range(length):
-            payload = {"trajectory_ids": ids, "actions": [episode[step] for episode in episodes],
-                       "finish": [False] * batch, "is_last_step": [False] * batch}
+            payload = {
+                "trajectory_ids": ids,
+                "actions": [episode[step] for episode in episodes],
+                "finish": [False] * batch,
+                "is_last_step": [False] * batch,
+            }
             if step == 0:
                 payload["extra_fields"] = [workload.start(task) for task in tasks]
             yield http_post(json.dumps(payload).encode()), batch, [step == length - 1] * batch, ids
@@ -195,7 +212,12 @@ def plan(workload: Workload, tag: str, conn: int, batch: int,
 def finish_request(ids: list[str]) -> bytes:
     """verl-tool's ``close_traj_tool_threads`` request for ``ids``."""
     n = len(ids)
-    payload = {"trajectory_ids": ids, "actions": [""] * n, "finish": [True] * n, "is_last_step": [True] * n}
+    payload = {
+        "trajectory_ids": ids,
+        "actions": [""] * n,
+        "finish": [True] * n,
+        "is_last_step": [True] * n,
+    }
     return http_post(json.dumps(payload).encode())
 
 
@@ -209,8 +231,17 @@ class Result:
     failures: list[str] = field(default_factory=list)
 
 
-def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: float, settle: float,
-          tag: str, rate: float = 0.0) -> Result:
+def drive(
+    port: int,
+    workload: Workload,
+    *,
+    batch: int,
+    finish: bool,
+    seconds: float,
+    settle: float,
+    tag: str,
+    rate: float = 0.0,
+) -> Result:
     """``settle`` + ``seconds`` of load from ``64 / batch`` connections; bounded in time.
 
     Closed loop (``rate`` 0): each connection sends its next request as soon as the last is
@@ -240,7 +271,9 @@ def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: f
 
     interval = len(conns) / rate if rate > 0 else 0.0
     begin = time.perf_counter()
-    due = [(begin + (c / len(conns)) * interval, c) for c in range(len(conns))]  # (send time, connection)
+    due = [
+        (begin + (c / len(conns)) * interval, c) for c in range(len(conns))
+    ]  # (send time, connection)
     heapq.heapify(due)
     measure_from, stop_at = begin + settle, begin + settle + seconds
     while True:
@@ -273,7 +306,7 @@ def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: f
                 if not status.startswith(b"HTTP/1.1 200"):
                     result.failures.append(status.decode(errors="replace"))
                 elif conn.expected is not None:
-                    body = json.loads(conn.buf[conn.buf.find(b"\r\n\r\n") + 4:])
+                    body = json.loads(conn.buf[conn.buf.find(b"\r\n\r\n") + 4 :])
                     if body["dones"] != conn.expected or not all(body["valids"]):
                         result.failures.append("unexpected dones/valids")
                     elif conn.expected[0]:
@@ -292,10 +325,13 @@ def drive(port: int, workload: Workload, *, batch: int, finish: bool, seconds: f
 
 # -- the run ----------------------------------------------------------------------------------------
 
+
 class Server:
     def __init__(self, kind: str) -> None:
         self.port = free_port()
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", kind, "--port", str(self.port)])
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", kind, "--port", str(self.port)]
+        )
         wait_ready(self.port, self.proc)
 
     def stop(self) -> None:
@@ -318,10 +354,18 @@ def spread(values: list[float]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--passes", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per pass and case")
-    parser.add_argument("--settle", type=float, default=0.5, help="unmeasured seconds at the start of each pass")
-    parser.add_argument("--batch", type=int, default=16, help="trajectories per request in the batched shape")
-    parser.add_argument("--rate", type=float, default=STEPS_BUDGET, help="steps/s offered in the paced case")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="measured seconds per pass and case"
+    )
+    parser.add_argument(
+        "--settle", type=float, default=0.5, help="unmeasured seconds at the start of each pass"
+    )
+    parser.add_argument(
+        "--batch", type=int, default=16, help="trajectories per request in the batched shape"
+    )
+    parser.add_argument(
+        "--rate", type=float, default=STEPS_BUDGET, help="steps/s offered in the paced case"
+    )
     parser.add_argument("--quick", action="store_true", help="2 passes of 1 s")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--serve", choices=["constant", "media"], help=argparse.SUPPRESS)
@@ -338,7 +382,10 @@ def main(argv: list[str] | None = None) -> None:
     media, in_process = media_workload()
     constant = constant_workload()
     servers = {"constant": Server("constant"), "media": Server("media")}
-    shapes = {"agent loop (1 per request + finish)": (1, True), f"batched ({args.batch} per request)": (args.batch, False)}
+    shapes = {
+        "agent loop (1 per request + finish)": (1, True),
+        f"batched ({args.batch} per request)": (args.batch, False),
+    }
     cases: dict[str, tuple[str, Workload, int, bool, float]] = {}
     for shape, (batch, finish) in shapes.items():
         cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish, 0.0)
@@ -346,7 +393,13 @@ def main(argv: list[str] | None = None) -> None:
     # The budget's rate, offered on a schedule: 2,000 steps/s of 8-step episodes is 2,250 requests/s
     # with the finish requests; the p99 is the latency a trainer sees at that rate.
     paced = f"constant tool, agent loop paced at {args.rate:,.0f} steps/s"
-    cases[paced] = ("constant", constant, 1, True, args.rate * (CONSTANT_STEPS + 1) / CONSTANT_STEPS)
+    cases[paced] = (
+        "constant",
+        constant,
+        1,
+        True,
+        args.rate * (CONSTANT_STEPS + 1) / CONSTANT_STEPS,
+    )
     results: dict[str, list[Result]] = {name: [] for name in cases}
     in_process_rates: list[float] = []
     in_process_cpu: list[float] = []
@@ -364,8 +417,16 @@ def main(argv: list[str] | None = None) -> None:
                 in_process_64_cpu.append(in_cpu_64)
             for name, (kind, workload, batch, finish, rate) in cases.items():
                 before = process_cpu_s(servers[kind].proc.pid)
-                result = drive(servers[kind].port, workload, batch=batch, finish=finish, seconds=args.seconds,
-                               settle=args.settle, tag=f"p{round_}-{name}", rate=rate)
+                result = drive(
+                    servers[kind].port,
+                    workload,
+                    batch=batch,
+                    finish=finish,
+                    seconds=args.seconds,
+                    settle=args.settle,
+                    tag=f"p{round_}-{name}",
+                    rate=rate,
+                )
                 if round_:
                     results[name].append(result)
                     cpu[name] += process_cpu_s(servers[kind].proc.pid) - before
@@ -373,20 +434,35 @@ def main(argv: list[str] | None = None) -> None:
         for server in servers.values():
             server.stop()
     end_load = [round(x, 2) for x in os.getloadavg()]
-    figures: dict[str, object] = {"machine": machine, "load_avg_at_end": end_load,
-                                  "in_process_episodes_per_s": in_process_rates,
-                                  "in_process_cpu_s_per_episode": in_process_cpu,
-                                  "in_process_64_envs_episodes_per_s": in_process_64_rates,
-                                  "in_process_64_envs_cpu_s_per_episode": in_process_64_cpu}
+    figures: dict[str, object] = {
+        "machine": machine,
+        "load_avg_at_end": end_load,
+        "in_process_episodes_per_s": in_process_rates,
+        "in_process_cpu_s_per_episode": in_process_cpu,
+        "in_process_64_envs_episodes_per_s": in_process_64_rates,
+        "in_process_64_envs_cpu_s_per_episode": in_process_64_cpu,
+    }
     print(f"# load average at the end: {end_load}")
-    print(f"\n{TRAJECTORIES} concurrent trajectories; {args.passes} passes x {args.seconds:g} s per case, "
-          "median (min-max) over passes")
-    in_median, in_cpu_us = statistics.median(in_process_rates), statistics.median(in_process_cpu) * 1e6
-    in64_median, in64_cpu_us = statistics.median(in_process_64_rates), statistics.median(in_process_64_cpu) * 1e6
-    print(f"in-process MediaSearch (reset, search, answer in this process), 1 env: {spread(in_process_rates)} "
-          f"episodes/s, {in_cpu_us:.0f} us CPU per episode")
-    print(f"in-process MediaSearch, 64 envs in lockstep (64 concurrent trajectories): {spread(in_process_64_rates)} "
-          f"episodes/s, {in64_cpu_us:.0f} us CPU per episode")
+    print(
+        f"\n{TRAJECTORIES} concurrent trajectories; {args.passes} passes x {args.seconds:g} s per case, "
+        "median (min-max) over passes"
+    )
+    in_median, in_cpu_us = (
+        statistics.median(in_process_rates),
+        statistics.median(in_process_cpu) * 1e6,
+    )
+    in64_median, in64_cpu_us = (
+        statistics.median(in_process_64_rates),
+        statistics.median(in_process_64_cpu) * 1e6,
+    )
+    print(
+        f"in-process MediaSearch (reset, search, answer in this process), 1 env: {spread(in_process_rates)} "
+        f"episodes/s, {in_cpu_us:.0f} us CPU per episode"
+    )
+    print(
+        f"in-process MediaSearch, 64 envs in lockstep (64 concurrent trajectories): {spread(in_process_64_rates)} "
+        f"episodes/s, {in64_cpu_us:.0f} us CPU per episode"
+    )
     for name, passes in results.items():
         rates = [r.steps / r.seconds for r in passes]
         episodes = [r.episodes / r.seconds for r in passes]
@@ -394,24 +470,35 @@ def main(argv: list[str] | None = None) -> None:
         failures = [f for r in passes for f in r.failures]
         lat = np.asarray(latencies) * 1000.0
         p99 = float(np.percentile(lat, 99)) if len(lat) else float("nan")
-        line = f"{name}: {spread(rates)} steps/s, {spread(episodes)} episodes/s; {percentiles(latencies)}; " \
-               f"{len(failures)} failures"
+        line = (
+            f"{name}: {spread(rates)} steps/s, {spread(episodes)} episodes/s; {percentiles(latencies)}; "
+            f"{len(failures)} failures"
+        )
         n_steps, n_episodes = sum(r.steps for r in passes), sum(r.episodes for r in passes)
         server_us = cpu[name] / max(n_steps, 1) * 1e6
         line += f"; server CPU {server_us:.1f} us per step"
         if name.startswith("constant"):
-            line += (f"; budget: steps/s {statistics.median(rates) / STEPS_BUDGET:.2f}x of 2,000, "
-                     f"p99 {p99 / P99_BUDGET_MS:.2f}x of 20 ms")
+            line += (
+                f"; budget: steps/s {statistics.median(rates) / STEPS_BUDGET:.2f}x of 2,000, "
+                f"p99 {p99 / P99_BUDGET_MS:.2f}x of 20 ms"
+            )
         else:
             per_episode_us = cpu[name] / max(n_episodes, 1) * 1e6
-            line += (f", {per_episode_us:.0f} us per episode; of in-process episodes/s (budget >= 95%): "
-                     f"{statistics.median(episodes) / in_median:.1%} (1 env), "
-                     f"{statistics.median(episodes) / in64_median:.1%} (64 envs); in-process CPU per episode / "
-                     f"server's: {in_cpu_us / per_episode_us:.1%} (1 env), {in64_cpu_us / per_episode_us:.1%} (64 envs)")
+            line += (
+                f", {per_episode_us:.0f} us per episode; of in-process episodes/s (budget >= 95%): "
+                f"{statistics.median(episodes) / in_median:.1%} (1 env), "
+                f"{statistics.median(episodes) / in64_median:.1%} (64 envs); in-process CPU per episode / "
+                f"server's: {in_cpu_us / per_episode_us:.1%} (1 env), {in64_cpu_us / per_episode_us:.1%} (64 envs)"
+            )
         print(line)
-        figures[name] = {"steps_per_s": rates, "episodes_per_s": episodes, "p99_ms": p99,
-                         "server_cpu_us_per_step": server_us, "failures": len(failures),
-                         "failure_kinds": sorted(set(failures))[:5]}
+        figures[name] = {
+            "steps_per_s": rates,
+            "episodes_per_s": episodes,
+            "p99_ms": p99,
+            "server_cpu_us_per_step": server_us,
+            "failures": len(failures),
+            "failure_kinds": sorted(set(failures))[:5],
+        }
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
 

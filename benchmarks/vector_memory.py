@@ -80,10 +80,19 @@ vec.close()
 
 def case(env_id: str, n: int, mode: str, old: bool = False) -> dict:
     argv = [sys.executable, "-c", CASE, env_id, str(n), mode, *(["old"] if old else [])]
-    done = subprocess.run(argv, capture_output=True, text=True,
-                          timeout=900, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+        return {
+            "error": done.stderr.strip().splitlines()[-1]
+            if done.stderr.strip()
+            else f"exit {done.returncode}"
+        }
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -95,12 +104,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--modes", nargs="+", default=["sync", "async"])
     parser.add_argument("--ids", nargs="+", default=None)
-    parser.add_argument("--compare-old", action="store_true",
-                        help="async cases also with fork sharing and the ranker cache switched off")
+    parser.add_argument(
+        "--compare-old",
+        action="store_true",
+        help="async cases also with fork sharing and the ranker cache switched off",
+    )
     args = parser.parse_args(argv)
     print_machine(f"gym.make_vec memory, {args.num_envs} envs")
-    print("| id | mode | envs | build+reset s | memory MB (sync: RSS-like PSS; async: PSS of all processes) | "
-          "one env MB | per extra env MB |")
+    print(
+        "| id | mode | envs | build+reset s | memory MB (sync: RSS-like PSS; async: PSS of all processes) | "
+        "one env MB | per extra env MB |"
+    )
     print("|---|---|---|---|---|---|---|")
     for env_id in args.ids or env_ids():
         runs = [(mode, False) for mode in args.modes]
@@ -110,11 +124,16 @@ def main(argv: list[str] | None = None) -> int:
             one, many = case(env_id, 1, mode, old), case(env_id, args.num_envs, mode, old)
             label = f"{mode} (old: no sharing)" if old else mode
             if "error" in one or "error" in many:
-                print(f"| {env_id} | {label} | {args.num_envs} | error: {one.get('error') or many.get('error')} |||")
+                print(
+                    f"| {env_id} | {label} | {args.num_envs} | error: {one.get('error') or many.get('error')} |||"
+                )
                 continue
             extra = (many["pss_mb"] - one["pss_mb"]) / (args.num_envs - 1)
-            print(f"| {env_id} | {label} | {args.num_envs} | {many['build_s']:.2f} | {many['pss_mb']:.0f} | "
-                  f"{one['pss_mb']:.0f} | {extra:+.1f} |", flush=True)
+            print(
+                f"| {env_id} | {label} | {args.num_envs} | {many['build_s']:.2f} | {many['pss_mb']:.0f} | "
+                f"{one['pss_mb']:.0f} | {extra:+.1f} |",
+                flush=True,
+            )
     return 0
 
 

@@ -140,7 +140,9 @@ def build_tables(
 
     obsolete = np.zeros(len(graph.ids), dtype=bool)
     obsolete[terms["obsolete"]] = True
-    canonical_of: dict[str, int | None] = {}  # ~270k rows name ~12k distinct terms: resolve each once
+    canonical_of: dict[
+        str, int | None
+    ] = {}  # ~270k rows name ~12k distinct terms: resolve each once
 
     def canonical(tid: str) -> int | None:
         found = canonical_of.get(tid, -1)

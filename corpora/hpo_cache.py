@@ -48,12 +48,16 @@ def _header(files: HpoFiles) -> dict[str, object]:
 
 def write_cache(target: Path, files: HpoFiles) -> None:
     """Build and write the cache directory atomically (temp dir, manifest last, rename)."""
-    ENTRY.check(target, _header(files))  # warns, with the reason, when a cache is there but unusable
+    ENTRY.check(
+        target, _header(files)
+    )  # warns, with the reason, when a cache is there but unusable
     terms, graph_arrays, diseases, ann = build_tables(files)
 
     def save(tmp: Path) -> None:
         # json.dumps, not json.dump: dump streams through the pure-Python encoder (~5x slower); same text.
-        (tmp / "terms.json").write_text(json.dumps(terms, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        (tmp / "terms.json").write_text(
+            json.dumps(terms, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+        )
         (tmp / "diseases.json").write_text(
             json.dumps(diseases, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
         )
@@ -63,7 +67,11 @@ def write_cache(target: Path, files: HpoFiles) -> None:
         for name in UNIVERSE_PREFIXES:
             np.savez(tmp / f"universe-{name}.npz", **universe_arrays(name, graph, diseases, ann))
 
-    extra = {"obo_sha256": files.obo_sha256, "hpoa_sha256": files.hpoa_sha256, "release": files.release}
+    extra = {
+        "obo_sha256": files.obo_sha256,
+        "hpoa_sha256": files.hpoa_sha256,
+        "release": files.release,
+    }
     ENTRY.publish(target, _header(files), save, extra)
 
 

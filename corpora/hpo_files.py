@@ -182,7 +182,12 @@ def source_sha256(paths: Iterable[Path]) -> list[str]:
     digests, changed = [], False
     for path, stat in zip(paths, stats, strict=True):
         known = memo.get(str(path))
-        if isinstance(known, list) and len(known) == 2 and known[0] == stat and isinstance(known[1], str):
+        if (
+            isinstance(known, list)
+            and len(known) == 2
+            and known[0] == stat
+            and isinstance(known[1], str)
+        ):
             digests.append(known[1])
             continue
         digest = sha256_file(path)

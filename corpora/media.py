@@ -157,7 +157,10 @@ class Title:
             credits.append(f"written by {', '.join(self.writers)}")
         if self.cast:
             credits.append(f"starring {', '.join(self.cast)}")
-        parts = [f"{self.title} ({self.year}).", " ".join([credits[0], ", ".join(credits[1:])]).strip(" ,") + "."]
+        parts = [
+            f"{self.title} ({self.year}).",
+            " ".join([credits[0], ", ".join(credits[1:])]).strip(" ,") + ".",
+        ]
         if self.runtime is not None:
             parts.append(f"Runtime {self.runtime} min.")
         if self.languages:
@@ -230,7 +233,9 @@ class People(Mapping[str, Person]):
             cut = self._offsets[3 * i : 3 * i + 4].tolist()
             films = self._positions[cut[0] : cut[3]].tolist()
             a, b, c = cut[1] - cut[0], cut[2] - cut[0], cut[3] - cut[0]
-            person = self._made[key] = Person(self._names[i], tuple(films[:a]), tuple(films[a:b]), tuple(films[b:c]))
+            person = self._made[key] = Person(
+                self._names[i], tuple(films[:a]), tuple(films[a:b]), tuple(films[b:c])
+            )
         return person
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -246,11 +251,16 @@ class People(Mapping[str, Person]):
 
         keys, names = list(people), [p.name for p in people.values()]
         if any("\n" in text for text in (*keys, *names)):
-            raise RuntimeError("a credited name contains a line break; the people cache cannot hold it")
+            raise RuntimeError(
+                "a credited name contains a line break; the people cache cannot hold it"
+            )
         lengths = [len(role) for p in people.values() for role in (p.directed, p.wrote, p.acted)]
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype("<i4")
-        positions = np.fromiter((i for p in people.values() for role in (p.directed, p.wrote, p.acted) for i in role),
-                                dtype="<i4", count=int(offsets[-1]))
+        positions = np.fromiter(
+            (i for p in people.values() for role in (p.directed, p.wrote, p.acted) for i in role),
+            dtype="<i4",
+            count=int(offsets[-1]),
+        )
         text = "\n".join(keys).encode(), "\n".join(names).encode()
         pad = b"\0" * (-(len(text[0]) + len(text[1])) % 4)  # the int32 arrays start 4-byte aligned
         sizes = {"people": len(keys), "keys_bytes": len(text[0]), "names_bytes": len(text[1])}
@@ -266,7 +276,12 @@ class People(Mapping[str, Person]):
         start = kb + nb + (-(kb + nb) % 4)
         ints = np.frombuffer(body, dtype="<i4", offset=start)
         offsets, positions = ints[: 3 * n + 1], ints[3 * n + 1 :]
-        if len(keys) != n or len(names) != n or len(offsets) != 3 * n + 1 or int(offsets[-1]) != len(positions):
+        if (
+            len(keys) != n
+            or len(names) != n
+            or len(offsets) != 3 * n + 1
+            or int(offsets[-1]) != len(positions)
+        ):
             raise ValueError("the people table's sizes do not match its header")
         return cls(keys, names, offsets, positions)
 
@@ -407,7 +422,9 @@ def _to_body(titles: Sequence[Title]) -> bytes:
     rows need no conversion (JSON turned tuples into lists and needed one split per list field)."""
     pool: dict[Any, Any] = {}
 
-    def shared(value: Any) -> Any:  # one object per equal string or tuple: marshal then writes it once
+    def shared(
+        value: Any,
+    ) -> Any:  # one object per equal string or tuple: marshal then writes it once
         if type(value) is tuple:
             value = tuple(shared(item) for item in value)
             return pool.setdefault((tuple, value), value)
@@ -418,7 +435,11 @@ def _to_body(titles: Sequence[Title]) -> bytes:
 
 def _from_body(body: bytes) -> list[Title]:
     rows = marshal.loads(body)
-    if not isinstance(rows, list) or not rows or any(type(row) is not tuple or len(row) != len(_FIELDS) for row in rows):
+    if (
+        not isinstance(rows, list)
+        or not rows
+        or any(type(row) is not tuple or len(row) != len(_FIELDS) for row in rows)
+    ):
         raise ValueError("the rows do not match this version's fields")
     return [Title(*row) for row in rows]
 
@@ -437,7 +458,9 @@ def _write_people(path: Path, header: Mapping[str, Any], people: Mapping[str, Pe
     write_atomic(path, pack_bytes({**header, **sizes}, body))
 
 
-def _people_loader(path: Path, header: dict[str, Any], titles: Sequence[Title]) -> Callable[[], Mapping[str, Person]]:
+def _people_loader(
+    path: Path, header: dict[str, Any], titles: Sequence[Title]
+) -> Callable[[], Mapping[str, Person]]:
     def load() -> Mapping[str, Person]:
         found = unpack_bytes(path, header)
         if found is not None:

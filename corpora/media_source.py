@@ -60,7 +60,9 @@ def split_names(value: str | None) -> tuple[str, ...]:
 
 def split_list(value: str | None) -> tuple[str, ...]:
     """Split a comma-separated list (genres, languages, countries)."""
-    return tuple(dict.fromkeys(x for x in (" ".join(p.split()) for p in (value or "").split(",")) if x))
+    return tuple(
+        dict.fromkeys(x for x in (" ".join(p.split()) for p in (value or "").split(",")) if x)
+    )
 
 
 def movies_db_path() -> Path:
@@ -79,7 +81,9 @@ def verified_db() -> Path:
     """Return the path of ``movies.db`` after checking its sha256 (raises ``RuntimeError`` otherwise)."""
     path = movies_db_path()
     if not path.is_file():
-        raise RuntimeError(f"{path} is missing: reinstall with pip install --force-reinstall 'bokeh-sampledata==2026.1'")
+        raise RuntimeError(
+            f"{path} is missing: reinstall with pip install --force-reinstall 'bokeh-sampledata==2026.1'"
+        )
     found = file_sha256(path)
     if found != MOVIES_DB_SHA256:
         raise RuntimeError(
@@ -108,29 +112,48 @@ def read_titles(path: Path) -> list[Title]:
         if row[1]:
             imdb_counts[row[1]] = imdb_counts.get(row[1], 0) + 1
     titles = []
-    for (rid, imdb, name, year, released, runtime, genre, director, writer, cast, language,
-         country, rating, meter, reviews, box_office, oscars, awards, mpaa) in tqdm(
-        rows, desc="Building media catalog", unit="film", leave=False
-    ):
+    for (
+        rid,
+        imdb,
+        name,
+        year,
+        released,
+        runtime,
+        genre,
+        director,
+        writer,
+        cast,
+        language,
+        country,
+        rating,
+        meter,
+        reviews,
+        box_office,
+        oscars,
+        awards,
+        mpaa,
+    ) in tqdm(rows, desc="Building media catalog", unit="film", leave=False):
         tid = imdb if imdb and imdb_counts[imdb] == 1 else f"m{rid}"
-        titles.append(Title(
-            id=tid,
-            title=" ".join(name.split()),
-            year=int(year),
-            released=None if not released or released.endswith("-01-01") else released,
-            runtime=None if runtime is None else int(runtime),
-            genres=split_list(genre),
-            directors=split_names(director),
-            writers=split_names(writer),
-            cast=split_names(cast),
-            languages=split_list(language),
-            countries=split_list(country),
-            rating=None if rating is None else float(rating),
-            meter=None if meter is None else int(meter),
-            reviews=None if reviews is None else int(reviews),
-            box_office=None if box_office is None else int(box_office),
-            oscars_won=int(oscars or 0),
-            awards=awards or None,
-            mpaa_rating=mpaa or None,
-        ))
+        titles.append(
+            Title(
+                id=tid,
+                title=" ".join(name.split()),
+                year=int(year),
+                released=None if not released or released.endswith("-01-01") else released,
+                runtime=None if runtime is None else int(runtime),
+                genres=split_list(genre),
+                directors=split_names(director),
+                writers=split_names(writer),
+                cast=split_names(cast),
+                languages=split_list(language),
+                countries=split_list(country),
+                rating=None if rating is None else float(rating),
+                meter=None if meter is None else int(meter),
+                reviews=None if reviews is None else int(reviews),
+                box_office=None if box_office is None else int(box_office),
+                oscars_won=int(oscars or 0),
+                awards=awards or None,
+                mpaa_rating=mpaa or None,
+            )
+        )
     return titles

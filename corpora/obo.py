@@ -112,7 +112,9 @@ def _read_quoted(value: str) -> tuple[str, str]:
         raise ValueError(f"expected a quoted string, got {value[:40]!r}")
     end = value.find('"', 1)
     escape = value.find("\\", 1)
-    if end != -1 and (escape == -1 or escape > end):  # no escape inside: the common case, without a loop
+    if end != -1 and (
+        escape == -1 or escape > end
+    ):  # no escape inside: the common case, without a loop
         return value[1:end], value[end + 1 :].strip()
     out: list[str] = []
     i = 1

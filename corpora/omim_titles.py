@@ -44,7 +44,9 @@ _RULES: tuple[tuple[NonClinical, re.Pattern[str]], ...] = (
     ("susceptibility", re.compile(r"^(?!immunodeficiency\b).*\bsusceptibility\b", re.IGNORECASE)),
     (
         "non-disease",
-        re.compile(r"\bmodifier\b|^blood group\b|\bpolymorphism\b|\blevel in plasma\b", re.IGNORECASE),
+        re.compile(
+            r"\bmodifier\b|^blood group\b|\bpolymorphism\b|\blevel in plasma\b", re.IGNORECASE
+        ),
     ),
 )
 

@@ -8,7 +8,9 @@ import gymnasium as gym
 import numpy as np
 
 
-def agent_actions(env: gym.Env, agent: Any, *, index: int, seed: int | None = None, rng_seed: int = 0) -> tuple[list[str], dict[str, Any]]:
+def agent_actions(
+    env: gym.Env, agent: Any, *, index: int, seed: int | None = None, rng_seed: int = 0
+) -> tuple[list[str], dict[str, Any]]:
     """The actions ``agent`` plays on task ``index`` of ``env``, and the episode's last info."""
     obs, info = env.reset(seed=seed, options={"index": index})
     agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(rng_seed))

@@ -18,9 +18,14 @@ from agentenv.cli import COMMANDS, main
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("bad")
     out = {
-        "empty": root / "empty.jsonl", "binary": root / "binary.jsonl", "huge_line": root / "huge.jsonl",
-        "folder": root / "folder", "empty_folder": root / "empty_folder", "file": root / "a_file",
-        "latin1": root / "latin1.jsonl", "unreadable": root / "unreadable.jsonl",
+        "empty": root / "empty.jsonl",
+        "binary": root / "binary.jsonl",
+        "huge_line": root / "huge.jsonl",
+        "folder": root / "folder",
+        "empty_folder": root / "empty_folder",
+        "file": root / "a_file",
+        "latin1": root / "latin1.jsonl",
+        "unreadable": root / "unreadable.jsonl",
     }
     out["empty"].write_bytes(b"")
     out["binary"].write_bytes(b"\x00\x01\x02PK\x03\x04" * 100)
@@ -55,8 +60,18 @@ CASES: list[tuple[list[str], str]] = [
     ([*EVAL, "--agent-args", "kk=3"], "kk"),
     ([*EVAL, "--agent-args", "k"], "'k'"),
     (["eval", "MediaSearch-v0", "--agent", "llm"], "model="),
-    (["eval", "MediaSearch-v0", "--agent", "llm", "--agent-args", "model=q", "base_url=localhost:8000"],
-     "localhost:8000"),
+    (
+        [
+            "eval",
+            "MediaSearch-v0",
+            "--agent",
+            "llm",
+            "--agent-args",
+            "model=q",
+            "base_url=localhost:8000",
+        ],
+        "localhost:8000",
+    ),
     (["eval", "MediaSearch-v0", "--agent", "no-such-agent"], "no-such-agent"),
     (["eval", "MediaSerch-v0", "--agent", "oracle"], "MediaSerch-v0"),
     (["eval", "nosuchmodule:X-v0", "--agent", "oracle"], "nosuchmodule"),
@@ -84,7 +99,10 @@ CASES: list[tuple[list[str], str]] = [
     (["check-tasks", "MediaSearch-v0", "--tasks", "{binary}"], "{binary}"),
     (["check-tasks", "MediaSearch-v0", "--tasks", "/dev/zero"], "/dev/zero"),
     (["check-tasks", "MediaSearch-v0", "--tasks", "{empty}"], "{empty}"),
-    (["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--episodes", "0"], "--episodes|agentenv["),
+    (
+        ["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--episodes", "0"],
+        "--episodes|agentenv[",
+    ),
     (["export-sft", "MediaSearch-v0", "--out", "{file}"], "{file}|agentenv["),
     (["export-sft", "MediaSearch-v0"], "--out"),
     (["data", "shift-check", "{root}/missing.jsonl", "{empty}"], "missing.jsonl"),
@@ -93,11 +111,25 @@ CASES: list[tuple[list[str], str]] = [
     (["data", "bogus"], "bogus"),
     (["simulator-check", "--env", "NoSuch-v0"], "NoSuch-v0"),
     (["simulator-check", "--dialogues", "x"], "'x'"),
-    (["judge-consistency", "--episodes", "{root}/missing.jsonl", "--endpoint", "http://127.0.0.1:9"],
-     "missing.jsonl"),
-    (["judge-consistency", "--episodes", "{binary}", "--endpoint", "http://127.0.0.1:9"], "{binary}"),
+    (
+        [
+            "judge-consistency",
+            "--episodes",
+            "{root}/missing.jsonl",
+            "--endpoint",
+            "http://127.0.0.1:9",
+        ],
+        "missing.jsonl",
+    ),
+    (
+        ["judge-consistency", "--episodes", "{binary}", "--endpoint", "http://127.0.0.1:9"],
+        "{binary}",
+    ),
     (["reproduce", "no-such-lesson", "--out", "{root}/r"], "no-such-lesson"),
-    (["reproduce", "reward-hacking", "--seeds", "2", "--seed-list", "3,4", "--out", "{root}/r2"], "not both"),
+    (
+        ["reproduce", "reward-hacking", "--seeds", "2", "--seed-list", "3,4", "--out", "{root}/r2"],
+        "not both",
+    ),
     (["reproduce", "sft-then-rl", "--seed-list", "3", "--out", "{root}/r3"], "one seed"),
     (["reproduce", "reward-hacking", "--quick", "--out", "{file}"], "{file}"),
     (["reproduce", "reward-hacking", "--overwrite", "--out", "{folder}"], "{folder}"),
@@ -105,11 +137,24 @@ CASES: list[tuple[list[str], str]] = [
     (["serve-env", "MediaSerch-v0", "--protocol", "verl-tool"], "MediaSerch-v0"),
     (["serve-env", "MediaSearch-v0", "--protocol", "gym"], "gym"),
     (["serve-env", "MediaSearch-v0", "--protocol", "openenv", "--port", "99999"], "99999"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-live-envs", "0"], "--max-live-envs"),
+    (
+        ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-live-envs", "0"],
+        "--max-live-envs",
+    ),
     (["prepare-verl", "MediaSearch-v0", "--out", "{file}"], "{file}"),
     (["prepare-verl", "MediaSearch-v0", "--out", "{file}/rows.parquet"], "{file}"),
     (["prepare-verl", "MediaSearch-v0", "--episodes", "-3", "--out", "{root}/rows.parquet"], "-3"),
-    (["prepare-verl", "MediaSearch-v0", "--env-arg", "max_turns=abc", "--out", "{root}/rows.parquet"], "max_turns"),
+    (
+        [
+            "prepare-verl",
+            "MediaSearch-v0",
+            "--env-arg",
+            "max_turns=abc",
+            "--out",
+            "{root}/rows.parquet",
+        ],
+        "max_turns",
+    ),
     (["serve-retrieval", "--corpus", "nosuch"], "nosuch|agentenv["),
     (["serve-retrieval", "--port", "x"], "'x'"),
 ]
@@ -134,7 +179,9 @@ def test_every_sub_command_has_cases() -> None:
 
 
 @pytest.mark.parametrize(("argv", "named"), CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
-def test_a_mistake_is_one_line_naming_the_bad_value(argv: list[str], named: str, files, capsys) -> None:
+def test_a_mistake_is_one_line_naming_the_bad_value(
+    argv: list[str], named: str, files, capsys
+) -> None:
     if "{unreadable}" in " ".join(argv) and os.geteuid() == 0:
         pytest.skip("root reads any file")
     argv = [_fill(a, files) for a in argv]
@@ -147,15 +194,24 @@ def test_a_mistake_is_one_line_naming_the_bad_value(argv: list[str], named: str,
 
 def test_a_refused_reproduce_leaves_nothing_in_out(files, capsys) -> None:
     out = files["root"] / "refused-lesson"
-    code, err = _run(["reproduce", "reward-hacking", "--seeds", "2", "--seed-list", "3,4", "--out", str(out)], capsys)
+    code, err = _run(
+        ["reproduce", "reward-hacking", "--seeds", "2", "--seed-list", "3,4", "--out", str(out)],
+        capsys,
+    )
     assert code == 2 and "not both" in err and not out.exists()
 
 
 def test_agentenv_debug_shows_the_traceback(files) -> None:
     argv = [*EVAL, "--reward", "lenient2", "--out", str(files["root"] / "dbg")]
-    quiet = subprocess.run([sys.executable, "-m", "agentenv.cli", *argv], capture_output=True, text=True)
-    loud = subprocess.run([sys.executable, "-m", "agentenv.cli", *argv], capture_output=True, text=True,
-                          env={**os.environ, "AGENTENV_DEBUG": "1"})
+    quiet = subprocess.run(
+        [sys.executable, "-m", "agentenv.cli", *argv], capture_output=True, text=True
+    )
+    loud = subprocess.run(
+        [sys.executable, "-m", "agentenv.cli", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AGENTENV_DEBUG": "1"},
+    )
     assert quiet.returncode == loud.returncode == 2
     assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr
     assert quiet.stderr.strip().splitlines()[-1] == loud.stderr.strip().splitlines()[-1]
@@ -164,26 +220,64 @@ def test_agentenv_debug_shows_the_traceback(files) -> None:
 def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
     """`agentenv eval ... | head -1`: the reader leaves early; no BrokenPipeError traceback."""
     reader = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    done = subprocess.run([sys.executable, "-m", "agentenv.cli", *EVAL, "--episodes", "3", "--out",
-                           str(tmp_path / "run")], stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentenv.cli",
+            *EVAL,
+            "--episodes",
+            "3",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     reader.stdin.close()
     reader.wait()
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 0
 
 
-@pytest.mark.parametrize(("argv", "module", "extra"), [
-    (["export-sft", "MediaSearch-v0", "--out", "{root}/sft-missing-extra", "--episodes", "1"], "tokenizers",
-     "tokens"),
-    (["serve-retrieval", "--corpus", "media", "--port", "{port}"], "starlette", "server"),
-])
-def test_a_missing_extra_is_named(argv: list[str], module: str, extra: str, files, capsys, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("argv", "module", "extra"),
+    [
+        (
+            [
+                "export-sft",
+                "MediaSearch-v0",
+                "--out",
+                "{root}/sft-missing-extra",
+                "--episodes",
+                "1",
+            ],
+            "tokenizers",
+            "tokens",
+        ),
+        (["serve-retrieval", "--corpus", "media", "--port", "{port}"], "starlette", "server"),
+    ],
+)
+def test_a_missing_extra_is_named(
+    argv: list[str], module: str, extra: str, files, capsys, monkeypatch
+) -> None:
     """On a core install a command that needs an extra names it, instead of a bare ModuleNotFoundError."""
     for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, module, None)  # importing it raises ModuleNotFoundError
-    for name in [m for m in sys.modules if m.startswith(("agentenv.data", "agentenv.tokens", "agentenv.retrieval.serve",
-                                                         "agentenv.retrieval.server"))]:
+    for name in [
+        m
+        for m in sys.modules
+        if m.startswith(
+            (
+                "agentenv.data",
+                "agentenv.tokens",
+                "agentenv.retrieval.serve",
+                "agentenv.retrieval.server",
+            )
+        )
+    ]:
         monkeypatch.delitem(sys.modules, name)
     import socket
 
@@ -209,5 +303,8 @@ def test_a_broken_socket_does_not_silence_stdout(monkeypatch, capfd) -> None:
     before = os.fstat(1)
     assert cli.main(["list"]) == 1
     after = os.fstat(1)
-    assert (before.st_dev, before.st_ino) == (after.st_dev, after.st_ino)  # stdout is still where it was
+    assert (before.st_dev, before.st_ino) == (
+        after.st_dev,
+        after.st_ino,
+    )  # stdout is still where it was
     assert "BrokenPipeError" in capfd.readouterr().err

@@ -21,13 +21,24 @@ SUBCOMMANDS = sorted(_subparsers())
 def _shows_a_default(action: argparse.Action) -> bool:
     """Whether the option has a default worth showing (not None, False, an empty list or help's)."""
     default = action.default
-    return not (isinstance(action, argparse._HelpAction) or default is None or default is False
-                or default == [] or default is argparse.SUPPRESS)
+    return not (
+        isinstance(action, argparse._HelpAction)
+        or default is None
+        or default is False
+        or default == []
+        or default is argparse.SUPPRESS
+    )
 
 
 def test_the_commands_are_all_here() -> None:
-    assert {"eval", "export-sft", "judge-consistency", "leaderboard", "serve-retrieval",
-            "simulator-check"} <= set(SUBCOMMANDS)
+    assert {
+        "eval",
+        "export-sft",
+        "judge-consistency",
+        "leaderboard",
+        "serve-retrieval",
+        "simulator-check",
+    } <= set(SUBCOMMANDS)
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
@@ -39,8 +50,12 @@ def test_help_lists_every_default(command: str) -> None:
             continue
         rendered = parser._get_formatter()._format_action(action)
         if "default" not in rendered.lower():
-            missing.append(f"{'/'.join(action.option_strings) or action.dest} (default {action.default!r})")
-    assert not missing, f"agentenv {command} --help does not show the default of: {', '.join(missing)}"
+            missing.append(
+                f"{'/'.join(action.option_strings) or action.dest} (default {action.default!r})"
+            )
+    assert not missing, (
+        f"agentenv {command} --help does not show the default of: {', '.join(missing)}"
+    )
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
@@ -49,14 +64,17 @@ def test_help_has_no_rst_markup(command: str) -> None:
     assert "``" not in text and ":func:`" not in text and ":class:`" not in text, text
 
 
-@pytest.mark.parametrize(("command", "option", "shown"), [
-    ("serve-retrieval", "--port", "(default: 8700)"),
-    ("serve-retrieval", "--backend", "(default: bm25)"),
-    ("judge-consistency", "--model", "(default: judge)"),
-    ("export-sft", "--split", "(default: train)"),
-    ("simulator-check", "--dialogues", "(default: 50)"),
-    ("leaderboard", "--out", "(default: leaderboard)"),
-])
+@pytest.mark.parametrize(
+    ("command", "option", "shown"),
+    [
+        ("serve-retrieval", "--port", "(default: 8700)"),
+        ("serve-retrieval", "--backend", "(default: bm25)"),
+        ("judge-consistency", "--model", "(default: judge)"),
+        ("export-sft", "--split", "(default: train)"),
+        ("simulator-check", "--dialogues", "(default: 50)"),
+        ("leaderboard", "--out", "(default: leaderboard)"),
+    ],
+)
 def test_the_defaults_users_ask_about(command: str, option: str, shown: str) -> None:
     parser = _subparsers()[command]
     (action,) = [a for a in parser._actions if option in a.option_strings]

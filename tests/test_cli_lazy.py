@@ -15,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _imported_after(argv: list[str]) -> set[str]:
-    code = (f"import sys, json\nfrom agentenv.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
-            "print(json.dumps(sorted(sys.modules)), file=sys.stderr)")
+    code = (
+        f"import sys, json\nfrom agentenv.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
@@ -36,7 +38,9 @@ def test_a_sub_command_imports_its_own_module_only() -> None:
 def test_help_lists_every_command_with_its_registered_line() -> None:
     full = build_parser()
     (sub,) = [a for a in full._actions if a.dest == "command"]
-    assert {a.dest: a.help for a in sub._choices_actions} == {name: spec.help for name, spec in COMMANDS.items()}
+    assert {a.dest: a.help for a in sub._choices_actions} == {
+        name: spec.help for name, spec in COMMANDS.items()
+    }
 
 
 def test_no_sub_command_module_imports_the_entry_point() -> None:
@@ -44,5 +48,10 @@ def test_no_sub_command_module_imports_the_entry_point() -> None:
         path = ROOT / (spec.module.replace(".", "/") + ".py")
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
         assert "agentenv.cli" not in imported, spec.module

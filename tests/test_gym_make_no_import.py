@@ -39,11 +39,21 @@ print(json.dumps({
 
 def test_gym_make_with_module_prefix_needs_no_import(tmp_path: Path) -> None:
     # Run outside the repository, so agentenv comes from the installed package, not the working directory.
-    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", CODE], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["bare"] == "NameNotFound"
     assert got["id"] == "MediaSearch-v0" and got["obs"] and got["split"] == "train"
-    assert got["reset_keys"] == ["messages", "reward_components", "split", "task_id", "tool_calls", "tools", "turn"]
+    assert got["reset_keys"] == [
+        "messages",
+        "reward_components",
+        "split",
+        "task_id",
+        "tool_calls",
+        "tools",
+        "turn",
+    ]
     assert got["step_obs"] and got["turn"] == 1
     assert got["entry_point"] == "agentenv.envs.media_search.env:MediaSearchEnv"

@@ -64,7 +64,9 @@ def imported_modules(source: str, module: str, is_package: bool = False) -> list
             else:
                 target = node.module or ""
             found.append((node.lineno, target))
-            found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names if alias.name != "*"]
+            found += [
+                (node.lineno, f"{target}.{alias.name}") for alias in node.names if alias.name != "*"
+            ]
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -84,7 +86,9 @@ def violations(folder: str) -> list[str]:
         source = path.read_text(encoding="utf-8")
         reported: set[int] = set()
         for line, target in imported_modules(source, module, path.name == "__init__.py"):
-            if line not in reported and any(target == f or target.startswith(f + ".") for f in forbidden):
+            if line not in reported and any(
+                target == f or target.startswith(f + ".") for f in forbidden
+            ):
                 reported.add(line)
                 out.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     return out
@@ -113,15 +117,19 @@ def test_the_rule_catches_a_forbidden_import(tmp_path: Path) -> None:
         targets = [t for _, t in imported_modules(source, "agentenv.evaluation.runner")]
         assert any(t.startswith(forbidden) for t in targets), source
     allowed = "from agentenv.families import get_family\nfrom ..core import Task"
-    assert not any(t.startswith(forbidden) for _, t in imported_modules(allowed, "agentenv.evaluation.runner"))
+    assert not any(
+        t.startswith(forbidden) for _, t in imported_modules(allowed, "agentenv.evaluation.runner")
+    )
 
 
 def test_relative_imports_resolve_from_the_package() -> None:
     assert imported_modules("from . import env", "agentenv.envs.media_search", is_package=True) == [
-        (1, "agentenv.envs.media_search"), (1, "agentenv.envs.media_search.env")
+        (1, "agentenv.envs.media_search"),
+        (1, "agentenv.envs.media_search.env"),
     ]
     assert imported_modules("from .env import X", "agentenv.envs.media_search.tools")[0] == (
-        1, "agentenv.envs.media_search.env"
+        1,
+        "agentenv.envs.media_search.env",
     )
 
 
@@ -137,11 +145,16 @@ def test_every_source_package_is_in_the_wheel() -> None:
         if "tests" not in init.relative_to(ROOT / folder).parts
     }
     missing = sorted(on_disk - listed)
-    assert not missing, f"add these to 'packages =' in setup.cfg, or they are left out of the wheel: {missing}"
+    assert not missing, (
+        f"add these to 'packages =' in setup.cfg, or they are left out of the wheel: {missing}"
+    )
     # A second import name for a folder already listed (package_dir ``agentenv_verifiers =
     # agentenv/integrations/verifiers``: verifiers imports a taskset id as a top-level package) has a folder too.
     aliases = {
-        name.strip() for name, _, folder in (line.partition("=") for line in config["options"]["package_dir"].split("\n"))
+        name.strip()
+        for name, _, folder in (
+            line.partition("=") for line in config["options"]["package_dir"].split("\n")
+        )
         if folder.strip() and (ROOT / folder.strip() / "__init__.py").exists()
     }
     stale = sorted(listed - on_disk - aliases)
@@ -152,6 +165,10 @@ def test_every_shipped_family_is_declared_as_an_entry_point() -> None:
     """Each envs/<family>/ is a family the registry finds through the package's entry points."""
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
-    declared = {line.split("=")[0].strip() for line in config["options.entry_points"]["agentenv.families"].split("\n") if line}
+    declared = {
+        line.split("=")[0].strip()
+        for line in config["options.entry_points"]["agentenv.families"].split("\n")
+        if line
+    }
     folders = {p.parent.name for p in (ROOT / "envs").glob("*/__init__.py")}
     assert folders == declared

@@ -48,9 +48,16 @@ def _message(message: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(message)
     calls = out.get("tool_calls")
     if calls:
-        out["tool_calls"] = [{**call, "function": {**call["function"],
-                                                   "arguments": _arguments(call["function"].get("arguments", {}))}}
-                             for call in calls]
+        out["tool_calls"] = [
+            {
+                **call,
+                "function": {
+                    **call["function"],
+                    "arguments": _arguments(call["function"].get("arguments", {})),
+                },
+            }
+            for call in calls
+        ]
     return out
 
 

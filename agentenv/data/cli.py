@@ -41,28 +41,57 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     p.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0 (see agentenv list)")
-    p.add_argument("--out", type=Path, required=True,
-                   help="output directory; written in a temporary folder beside it and renamed into place")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output directory; written in a temporary folder beside it and renamed into place",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace an export already in --out")
     p.add_argument("--agent", default="oracle", help="agent name")
-    p.add_argument("--split", default="train", choices=["train", "validation", "test"],
-                   help="split whose tasks are run (never export from test for training)")
+    p.add_argument(
+        "--split",
+        default="train",
+        choices=["train", "validation", "test"],
+        help="split whose tasks are run (never export from test for training)",
+    )
     p.add_argument("--episodes", type=int, default=100, help="episodes to run")
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
-    p.add_argument("--keep-all", action="store_true", help="write every episode run (no reward or grounding filter)")
-    p.add_argument("--min-reward", type=float, default=1.0,
-                   help="keep episodes with at least this reward (1.0: solved)")
-    p.add_argument("--no-think", action="store_true",
-                   help="no scripted <think> line on the oracle's turns (Qwen3 no-thinking headers)")
+    p.add_argument(
+        "--keep-all",
+        action="store_true",
+        help="write every episode run (no reward or grounding filter)",
+    )
+    p.add_argument(
+        "--min-reward",
+        type=float,
+        default=1.0,
+        help="keep episodes with at least this reward (1.0: solved)",
+    )
+    p.add_argument(
+        "--no-think",
+        action="store_true",
+        help="no scripted <think> line on the oracle's turns (Qwen3 no-thinking headers)",
+    )
     p.add_argument("--reward", help="reward preset name or config file (default: the env's reward)")
-    p.add_argument("--allow-ungrounded", action="store_true",
-                   help="keep episodes that call a tool with an id the conversation never showed")
-    p.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="keyword argument for gym.make, as for agentenv eval, e.g. compact=true or "
-                   "kinds='[\"lookup\"]' (repeatable; VALUE is read as JSON when it parses, else as a string); "
-                   "recorded in manifest.json")
-    p.add_argument("--tokenizer",
-                   help="a Hugging Face tokenizer (path) for tokens.jsonl (default: the offline Qwen3 template)")
+    p.add_argument(
+        "--allow-ungrounded",
+        action="store_true",
+        help="keep episodes that call a tool with an id the conversation never showed",
+    )
+    p.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword argument for gym.make, as for agentenv eval, e.g. compact=true or "
+        "kinds='[\"lookup\"]' (repeatable; VALUE is read as JSON when it parses, else as a string); "
+        "recorded in manifest.json",
+    )
+    p.add_argument(
+        "--tokenizer",
+        help="a Hugging Face tokenizer (path) for tokens.jsonl (default: the offline Qwen3 template)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -116,12 +145,18 @@ def run(args: argparse.Namespace) -> int:
         check_env_args(config.env_id, dict(config.env_args))
     refuse_file(config.out)
     if config.out.exists() and any(config.out.iterdir()):
-        if not (config.out / MANIFEST_FILE).is_file():  # --out . in a project must not delete the project
-            raise UserInputError(f"{config.out} holds files that are not an SFT export; give a new or empty --out "
-                                 f"(--overwrite replaces only an export: a folder with its {MANIFEST_FILE})")
+        if not (
+            config.out / MANIFEST_FILE
+        ).is_file():  # --out . in a project must not delete the project
+            raise UserInputError(
+                f"{config.out} holds files that are not an SFT export; give a new or empty --out "
+                f"(--overwrite replaces only an export: a folder with its {MANIFEST_FILE})"
+            )
         if not args.overwrite:
-            raise UserInputError(f"{config.out} already holds an export; pass --overwrite to replace it, "
-                                 "or choose another --out")
+            raise UserInputError(
+                f"{config.out} already holds an export; pass --overwrite to replace it, "
+                "or choose another --out"
+            )
     template = None
     if args.tokenizer:
         from transformers import AutoTokenizer
@@ -133,11 +168,16 @@ def run(args: argparse.Namespace) -> int:
     staged = staging_folder(config.out)
     try:
         with sigterm_as_interrupt():
-            manifest = export_sft(replace(config, out=staged), template=template, progress=not args.no_progress)
+            manifest = export_sft(
+                replace(config, out=staged), template=template, progress=not args.no_progress
+            )
             replace_folder(staged, config.out)
     except KeyboardInterrupt:
-        print(f"agentenv: interrupted; nothing written (the export was staged in a temporary folder), "
-              f"{config.out} is as it was", file=sys.stderr)
+        print(
+            f"agentenv: interrupted; nothing written (the export was staged in a temporary folder), "
+            f"{config.out} is as it was",
+            file=sys.stderr,
+        )
         return 130
     finally:
         if staged.exists():
@@ -149,7 +189,9 @@ def run(args: argparse.Namespace) -> int:
         f"({manifest.ungrounded} dropped for ungrounded ids); {manifest.tokens} tokens, "
         f"{manifest.policy_tokens} with loss"
     )
-    print(f"wrote {config.out / 'chat.jsonl'}, {config.out / 'tokens.jsonl'} and {config.out / 'manifest.json'}")
+    print(
+        f"wrote {config.out / 'chat.jsonl'}, {config.out / 'tokens.jsonl'} and {config.out / 'manifest.json'}"
+    )
     return 0
 
 

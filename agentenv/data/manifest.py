@@ -13,8 +13,12 @@ class TokenizerInfo(BaseModel):
 
     name: str = Field(description="'qwen3-offline' or the Hugging Face tokenizer's name or path.")
     vocab_size: int
-    enable_thinking: bool | None = Field(None, description="Qwen3 thinking mode; None for other templates.")
-    source_sha256: str | None = Field(None, description="sha256 of the BPE ranks the offline tokenizer is built from.")
+    enable_thinking: bool | None = Field(
+        None, description="Qwen3 thinking mode; None for other templates."
+    )
+    source_sha256: str | None = Field(
+        None, description="sha256 of the BPE ranks the offline tokenizer is built from."
+    )
 
 
 class SFTManifest(BaseModel):
@@ -29,11 +33,15 @@ class SFTManifest(BaseModel):
     )
     seed: int
     reward_preset: str
-    min_reward: float | None = Field(description="Episodes below this reward were dropped; None keeps all.")
+    min_reward: float | None = Field(
+        description="Episodes below this reward were dropped; None keeps all."
+    )
     episodes: int = Field(description="Episodes run.")
     kept: int = Field(description="Episodes written (rows in each JSONL file).")
     dropped: int = Field(description="Episodes run but not written, for any reason.")
-    ungrounded: int = Field(description="Solved episodes dropped for using an id the conversation never showed.")
+    ungrounded: int = Field(
+        description="Solved episodes dropped for using an id the conversation never showed."
+    )
     turns: int = Field(description="Assistant turns over the kept episodes.")
     tool_calls: int = Field(description="Tool calls over the kept episodes.")
     tokens: int = Field(description="Ids over the kept episodes in tokens.jsonl.")
@@ -42,4 +50,6 @@ class SFTManifest(BaseModel):
     package_version: str
     tokenizer: TokenizerInfo
     files: dict[str, str] = Field(description="File name -> sha256 of its bytes.")
-    task_ids: list[str] = Field(description="Task id of each row, in row order (the same in both files).")
+    task_ids: list[str] = Field(
+        description="Task id of each row, in row order (the same in both files)."
+    )

@@ -41,7 +41,9 @@ class ReasoningOracle:
         self._writer: ReasoningLines | None = None
         self._calls = 0
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         line_rng = rng.spawn(1)[0]
         self.inner.reset(obs, info, task=task, rng=rng)
         self._writer = writer_for_task(task, line_rng)
@@ -57,7 +59,9 @@ class ReasoningOracle:
             return think(writer.answer_line(parsed.text), action)
         if isinstance(parsed, ToolCalls):
             previous = _json_or_none(obs) if self._calls else None
-            line = writer.turn_line(self._calls, [(c.name, c.arguments) for c in parsed.calls], previous)
+            line = writer.turn_line(
+                self._calls, [(c.name, c.arguments) for c in parsed.calls], previous
+            )
             self._calls += len(parsed.calls)
             return think(line, action)
         return action  # the oracle never sends unparseable text; pass it through untouched

@@ -55,7 +55,9 @@ ANSWER_NO_PLAN = (
 class ReasoningLines(Protocol):
     """What a ``Family.reasoning`` factory returns: one writer per episode."""
 
-    def turn_line(self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any) -> str:
+    def turn_line(
+        self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any
+    ) -> str:
         """The line before one turn's tool calls; ``step`` is the index of the turn's first call."""
         ...
 
@@ -81,11 +83,15 @@ class GenericReasoningWriter:
     def _pick(self, options: Sequence[str], **values: Any) -> str:
         return options[int(self.rng.integers(len(options)))].format(**values)
 
-    def tool_line(self, step: int, tool: str, arguments: Mapping[str, Any], previous_output: Any) -> str:
+    def tool_line(
+        self, step: int, tool: str, arguments: Mapping[str, Any], previous_output: Any
+    ) -> str:
         """The line before calling ``tool``, the ``step``-th call of the episode."""
         return self._pick(OTHER_TOOL, tool=tool)
 
-    def turn_line(self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any) -> str:
+    def turn_line(
+        self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any
+    ) -> str:
         """The line before one turn's calls (``step`` is the index of its first call).
 
         Calls to :attr:`named_tools` get a line each; a run of calls to the same
@@ -102,8 +108,11 @@ class GenericReasoningWriter:
             run = 1
             while i + run < len(calls) and calls[i + run][0] == tool:
                 run += 1
-            lines.append(self._pick(OTHER_TOOL, tool=tool) if run == 1
-                         else self._pick(OTHER_TOOL_REPEATED, tool=tool, n=run))
+            lines.append(
+                self._pick(OTHER_TOOL, tool=tool)
+                if run == 1
+                else self._pick(OTHER_TOOL_REPEATED, tool=tool, n=run)
+            )
             i += run
         return " ".join(lines)
 

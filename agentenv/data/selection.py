@@ -112,7 +112,11 @@ class SelectionConfig:
 
 
 def _check_fraction(fraction: float) -> None:
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+    if (
+        isinstance(fraction, bool)
+        or not isinstance(fraction, (int, float))
+        or not 0 < fraction <= 1
+    ):
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
 
 
@@ -120,7 +124,9 @@ def _check_fraction(fraction: float) -> None:
 # Rendering and tokenizing
 
 
-def _render(tokenizer: Any, messages: Sequence[Row], tools: Any, *, generation_prompt: bool = False) -> str:
+def _render(
+    tokenizer: Any, messages: Sequence[Row], tools: Any, *, generation_prompt: bool = False
+) -> str:
     text = tokenizer.apply_chat_template(
         list(messages), tools=tools or None, tokenize=False, add_generation_prompt=generation_prompt
     )
@@ -161,7 +167,9 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def _encode_with_mask(tokenizer: Any, text: str, spans: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
+def _encode_with_mask(
+    tokenizer: Any, text: str, spans: Sequence[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
     if getattr(tokenizer, "is_fast", False):
         enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         starts = [start for start, _ in enc["offset_mapping"]]
@@ -193,13 +201,17 @@ def _prepare_holdout(tokenizer: Any, row: Row, max_length: int, index: int) -> _
     ids, mask = _encode_with_mask(tokenizer, text, spans)
     ids, mask = ids[:max_length], mask[:max_length]
     if not any(mask[1:]):  # the first token has nothing before it to be predicted from
-        raise ValueError(f"holdout row {index} has no assistant tokens within max_length={max_length}")
+        raise ValueError(
+            f"holdout row {index} has no assistant tokens within max_length={max_length}"
+        )
     messages = _messages(row)
     system = messages[0].get("content") if messages[0].get("role") == "system" else None
     return _Holdout(ids, mask, system, row.get("tools"))
 
 
-def _context_ids(tokenizer: Any, row: Row, holdout: _Holdout, cache: dict[tuple[int, bool], list[int]]) -> list[int]:
+def _context_ids(
+    tokenizer: Any, row: Row, holdout: _Holdout, cache: dict[tuple[int, bool], list[int]]
+) -> list[int]:
     messages = _messages(row)
     shared = (
         holdout.system is not None
@@ -210,7 +222,9 @@ def _context_ids(tokenizer: Any, row: Row, holdout: _Holdout, cache: dict[tuple[
     key = (id(row), shared)
     if key not in cache:
         if shared:
-            cache[key] = _encode(tokenizer, _render(tokenizer, messages[1:], None)) if messages[1:] else []
+            cache[key] = (
+                _encode(tokenizer, _render(tokenizer, messages[1:], None)) if messages[1:] else []
+            )
         else:
             cache[key] = _encode(tokenizer, _render(tokenizer, messages, row.get("tools")))
     return cache[key]
@@ -218,7 +232,9 @@ def _context_ids(tokenizer: Any, row: Row, holdout: _Holdout, cache: dict[tuple[
 
 def _join(context: list[int], holdout: _Holdout, max_length: int) -> tuple[list[int], list[int]]:
     room = max_length - len(holdout.ids)
-    context = context[len(context) - room :] if 0 < room < len(context) else (context if room > 0 else [])
+    context = (
+        context[len(context) - room :] if 0 < room < len(context) else (context if room > 0 else [])
+    )
     return context + holdout.ids, [0] * len(context) + holdout.mask
 
 
@@ -237,7 +253,9 @@ def _pad_id(tokenizer: Any) -> int:
     return 0
 
 
-def _batch(sequences: Sequence[tuple[list[int], list[int]]], pad_id: int, device: Any) -> tuple[Any, Any, Any]:
+def _batch(
+    sequences: Sequence[tuple[list[int], list[int]]], pad_id: int, device: Any
+) -> tuple[Any, Any, Any]:
     import torch
 
     width = max(len(ids) for ids, _ in sequences)
@@ -311,7 +329,9 @@ def holdout_losses(
         raise ValueError(
             f"context_rows has {len(context_rows)} entries but holdout_rows has {len(holdout_rows)}"
         )
-    holdouts = [_prepare_holdout(tokenizer, row, max_length, i) for i, row in enumerate(holdout_rows)]
+    holdouts = [
+        _prepare_holdout(tokenizer, row, max_length, i) for i, row in enumerate(holdout_rows)
+    ]
     cache: dict[tuple[int, bool], list[int]] = {}
     sequences = []
     for i, holdout in enumerate(holdouts):
@@ -354,7 +374,9 @@ def in_context_scores(
     drawn = _draw_holdout(holdout, config)
     if not candidates:
         return np.empty(0, dtype=np.float64)
-    holdouts = [_prepare_holdout(tokenizer, row, config.max_length, i) for i, row in enumerate(drawn)]
+    holdouts = [
+        _prepare_holdout(tokenizer, row, config.max_length, i) for i, row in enumerate(drawn)
+    ]
     baseline_seqs = [(h.ids, h.mask) for h in holdouts]
     cache: dict[tuple[int, bool], list[int]] = {}
     pair_seqs = [
@@ -364,7 +386,9 @@ def in_context_scores(
     ]
     total = len(baseline_seqs) + len(pair_seqs)
     base_report = None if progress is None else (lambda done, _n: progress(done, total))
-    pair_report = None if progress is None else (lambda done, _n: progress(len(baseline_seqs) + done, total))
+    pair_report = (
+        None if progress is None else (lambda done, _n: progress(len(baseline_seqs) + done, total))
+    )
     baseline = _losses(model, tokenizer, baseline_seqs, config.batch_size, base_report)
     with_context = _losses(model, tokenizer, pair_seqs, config.batch_size, pair_report)
     return (baseline[None, :] - with_context.reshape(len(candidates), len(holdouts))).mean(axis=1)
@@ -423,9 +447,12 @@ def gradient_alignment_scores(
         ids, attention, mask = _batch([(h.ids, h.mask)], _pad_id(tokenizer), device)
         loss = _row_losses(model, ids, attention, mask).sum()
         grads = torch.autograd.grad(loss, params, allow_unused=True)
-        return torch.cat([
-            (g if g is not None else torch.zeros_like(p)).reshape(-1).float() for g, p in zip(grads, params, strict=True)
-        ])
+        return torch.cat(
+            [
+                (g if g is not None else torch.zeros_like(p)).reshape(-1).float()
+                for g, p in zip(grads, params, strict=True)
+            ]
+        )
 
     model.eval()  # no dropout: the score must not depend on a random mask
     try:
@@ -461,7 +488,9 @@ def _keep_count(n: int, fraction: float) -> int:
     return 0 if n == 0 else max(1, min(n, round(fraction * n)))
 
 
-def select_top(rows: Sequence[Row], scores: Sequence[float] | np.ndarray, fraction: float) -> list[Row]:
+def select_top(
+    rows: Sequence[Row], scores: Sequence[float] | np.ndarray, fraction: float
+) -> list[Row]:
     """The ``round(fraction * len(rows))`` best-scored rows (at least 1), in their original order.
 
     Ties go to the earlier row; NaN scores rank last. Original order is kept
@@ -498,4 +527,3 @@ def write_selection(rows: Sequence[Row], path: str | Path) -> Path:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     return path
-

@@ -85,7 +85,9 @@ class LastText(gym.Wrapper[str, str, str, str]):
         super().__init__(env)
         self.text = ""
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         self.text, info = self.env.reset(seed=seed, options=options)
         return self.text, info
 
@@ -141,12 +143,16 @@ def tokenizer_info(template: ChatTemplate) -> TokenizerInfo:
             source_sha256=QWEN_TIKTOKEN_SHA256,
         )
     if isinstance(template, HFTemplate):
-        name = str(getattr(template.tokenizer, "name_or_path", "") or type(template.tokenizer).__name__)
+        name = str(
+            getattr(template.tokenizer, "name_or_path", "") or type(template.tokenizer).__name__
+        )
         return TokenizerInfo(name=name, vocab_size=template.vocab_size)
     return TokenizerInfo(name=type(template).__name__, vocab_size=template.vocab_size)
 
 
-def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, progress: bool = True) -> SFTManifest:
+def export_sft(
+    config: ExportConfig, *, template: ChatTemplate | None = None, progress: bool = True
+) -> SFTManifest:
     """Run the episodes and write ``chat.jsonl``, ``tokens.jsonl`` and ``manifest.json`` under ``config.out``."""
     import agentenv
     from agentenv.evaluation.runner import RunConfig, episode_plan, make_env
@@ -158,8 +164,14 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
         if key in config.env_args:
             raise ValueError(f"env_args {key!r}: set ExportConfig.{key} (--{key}) instead")
     env_kwargs = {**config.env_args, **({"reward": config.reward} if config.reward else {})}
-    run = RunConfig(config.env_id, config.agent, config.split, config.episodes, config.seed,
-                    env_kwargs=tuple(env_kwargs.items()))
+    run = RunConfig(
+        config.env_id,
+        config.agent,
+        config.split,
+        config.episodes,
+        config.seed,
+        env_kwargs=tuple(env_kwargs.items()),
+    )
     text_env = LastText(make_env(run))
     env = TokenEnv(text_env, template)
     agent = make_export_agent(config.agent, think=config.think)
@@ -170,11 +182,23 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
     chat_path, tokens_path = config.out / CHAT_FILE, config.out / TOKENS_FILE
     totals = {"turns": 0, "tool_calls": 0, "tokens": 0, "policy_tokens": 0, "ungrounded": 0}
     task_ids: list[str] = []
-    bar = tqdm(total=config.episodes, desc=f"export {config.agent} on {config.env_id}", disable=not progress)
-    with chat_path.open("w", encoding="utf-8") as chat_file, tokens_path.open("w", encoding="utf-8") as tokens_file:
+    bar = tqdm(
+        total=config.episodes,
+        desc=f"export {config.agent} on {config.env_id}",
+        disable=not progress,
+    )
+    with (
+        chat_path.open("w", encoding="utf-8") as chat_file,
+        tokens_path.open("w", encoding="utf-8") as tokens_file,
+    ):
         for episode, task_index in enumerate(plan):
             _, info = env.reset(seed=config.seed + episode, options={"index": task_index})
-            agent.reset(text_env.text, info, task=env.unwrapped.task, rng=np.random.default_rng([config.seed, episode]))
+            agent.reset(
+                text_env.text,
+                info,
+                task=env.unwrapped.task,
+                rng=np.random.default_rng([config.seed, episode]),
+            )
             reward, done = 0.0, False
             while not done:
                 ids = template.encode(agent.act(text_env.text, info)) + [eos]
@@ -183,11 +207,17 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
             bar.update()
             if not config.keep_all and not (terminated and float(reward) >= config.min_reward):
                 continue
-            if not (config.keep_all or config.allow_ungrounded) and ungrounded_ids(info["messages"]):
+            if not (config.keep_all or config.allow_ungrounded) and ungrounded_ids(
+                info["messages"]
+            ):
                 totals["ungrounded"] += 1
                 continue
-            chat_file.write(_line({"messages": chat_messages(info["messages"]), "tools": info["tools"]}))
-            tokens_file.write(_line({"input_ids": info["input_ids"], "loss_mask": info["loss_mask"]}))
+            chat_file.write(
+                _line({"messages": chat_messages(info["messages"]), "tools": info["tools"]})
+            )
+            tokens_file.write(
+                _line({"input_ids": info["input_ids"], "loss_mask": info["loss_mask"]})
+            )
             task_ids.append(info["task_id"])
             totals["turns"] += info["turn"]
             totals["tool_calls"] += info["tool_calls"]
@@ -216,8 +246,12 @@ def export_sft(config: ExportConfig, *, template: ChatTemplate | None = None, pr
         **totals,
     )
     record = manifest.model_dump(mode="json")
-    record["env_args"] = dict(config.env_args)  # written even when empty: an export says what env it ran
-    (config.out / MANIFEST_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    record["env_args"] = dict(
+        config.env_args
+    )  # written even when empty: an export says what env it ran
+    (config.out / MANIFEST_FILE).write_text(
+        json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     env.close()
     return manifest
 

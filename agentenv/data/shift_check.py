@@ -79,9 +79,12 @@ TEXT_KEYS = ("prompt", "question", "query", "instruction", "text", "input")
 NESTED_KEYS = ("task", "metadata", "public")
 """Dicts inside a row searched (after the row itself) for the text, ``kind`` and ``difficulty``."""
 
-_EXPECTED = ("one JSON object per line: a task row with a text field (" + ", ".join(repr(k) for k in TEXT_KEYS)
-             + "; optionally 'kind' and 'difficulty'), or an SFT chat row {\"messages\": [...]} "
-             "with a user message")
+_EXPECTED = (
+    "one JSON object per line: a task row with a text field ("
+    + ", ".join(repr(k) for k in TEXT_KEYS)
+    + "; optionally 'kind' and 'difficulty'), or an SFT chat row {\"messages\": [...]} "
+    "with a user message"
+)
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,11 @@ def _scopes(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _label(scopes: Sequence[Mapping[str, Any]], key: str) -> str | None:
     for scope in scopes:
         value = scope.get(key)
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+        if (
+            isinstance(value, (str, int, float))
+            and not isinstance(value, bool)
+            and str(value).strip()
+        ):
             return str(value)
     return None
 
@@ -112,7 +119,11 @@ def _message_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # OpenAI content parts
-        parts = [p.get("text") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        parts = [
+            p.get("text")
+            for p in content
+            if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        ]
         return "\n".join(parts) if parts else None
     return None
 
@@ -120,21 +131,27 @@ def _message_text(content: Any) -> str | None:
 def row_from_dict(row: Any, where: str) -> TaskRow:
     """The :class:`TaskRow` of one decoded JSONL row; ``where`` (``path:line``) names it in errors."""
     if not isinstance(row, Mapping):
-        raise UserInputError(f"{where}: a JSON {type(row).__name__}, not an object; expected {_EXPECTED}")
+        raise UserInputError(
+            f"{where}: a JSON {type(row).__name__}, not an object; expected {_EXPECTED}"
+        )
     scopes = _scopes(row)
     text: str | None = None
     if "messages" in row:
         messages = row["messages"]
         if not isinstance(messages, list):
-            raise UserInputError(f"{where}: 'messages' is not a list; expected an SFT chat row "
-                                 "{\"messages\": [{\"role\": \"user\", \"content\": ...}, ...]}")
+            raise UserInputError(
+                f"{where}: 'messages' is not a list; expected an SFT chat row "
+                '{"messages": [{"role": "user", "content": ...}, ...]}'
+            )
         for message in messages:
             if isinstance(message, Mapping) and message.get("role") == "user":
                 text = _message_text(message.get("content"))
                 break
         if text is None or not text.strip():
-            raise UserInputError(f"{where}: chat row without a user message with text content; "
-                                 "the text of a chat row is its first user message")
+            raise UserInputError(
+                f"{where}: chat row without a user message with text content; "
+                "the text of a chat row is its first user message"
+            )
     else:
         for scope in scopes:
             for key in TEXT_KEYS:
@@ -146,7 +163,9 @@ def row_from_dict(row: Any, where: str) -> TaskRow:
                 break
         if text is None:
             keys = ", ".join(repr(k) for k in list(row)[:8]) or "none"
-            raise UserInputError(f"{where}: no text in the row (its keys: {keys}); expected {_EXPECTED}")
+            raise UserInputError(
+                f"{where}: no text in the row (its keys: {keys}); expected {_EXPECTED}"
+            )
     return TaskRow(text=text, kind=_label(scopes, "kind"), difficulty=_label(scopes, "difficulty"))
 
 
@@ -172,12 +191,16 @@ def read_rows(path: str | Path) -> list[TaskRow]:
                 try:
                     data = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise UserInputError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                                         f"expected {_EXPECTED}") from None
+                    raise UserInputError(
+                        f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                        f"expected {_EXPECTED}"
+                    ) from None
                 rows.append(row_from_dict(data, where))
     except UnicodeDecodeError as exc:
-        raise UserInputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                             f"expected a JSONL file, {_EXPECTED}") from None
+        raise UserInputError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            f"expected a JSONL file, {_EXPECTED}"
+        ) from None
     if not rows:
         raise UserInputError(f"{path}: no rows (the file is empty); expected {_EXPECTED}")
     return rows
@@ -221,30 +244,44 @@ def js_divergence(p: np.ndarray, q: np.ndarray) -> float:
     return float(min(1.0, max(0.0, 0.5 * kl(p) + 0.5 * kl(q))))
 
 
-def category_shift(name: str, a: Sequence[str | None], b: Sequence[str | None],
-                   name_a: str = "A", name_b: str = "B") -> CategoryShift:
+def category_shift(
+    name: str,
+    a: Sequence[str | None],
+    b: Sequence[str | None],
+    name_a: str = "A",
+    name_b: str = "B",
+) -> CategoryShift:
     """Compare the values of field ``name`` in A and B (``None``: the row lacks it)."""
     missing = [n for n, vals in ((name_a, a), (name_b, b)) if all(v is None for v in vals)]
     if missing:
-        return CategoryShift(field=name, available=False,
-                             reason=" and ".join(missing) + f" {'have' if len(missing) > 1 else 'has'} "
-                             f"no {name!r} field")
+        return CategoryShift(
+            field=name,
+            available=False,
+            reason=" and ".join(missing) + f" {'have' if len(missing) > 1 else 'has'} "
+            f"no {name!r} field",
+        )
     ca = Counter("(none)" if v is None else v for v in a)
     cb = Counter("(none)" if v is None else v for v in b)
     cats = sorted(set(ca) | set(cb))
     p = np.array([ca[c] for c in cats], dtype=np.float64)
     q = np.array([cb[c] for c in cats], dtype=np.float64)
     tv = 0.5 * float(np.sum(np.abs(p / p.sum() - q / q.sum())))
-    return CategoryShift(field=name, available=True, counts_a={c: ca[c] for c in cats},
-                         counts_b={c: cb[c] for c in cats}, js_divergence=js_divergence(p, q),
-                         total_variation=tv)
+    return CategoryShift(
+        field=name,
+        available=True,
+        counts_a={c: ca[c] for c in cats},
+        counts_b={c: cb[c] for c in cats},
+        js_divergence=js_divergence(p, q),
+        total_variation=tv,
+    )
 
 
 # --------------------------------------------------------------------------- classifier test
 
 
-def fit_logistic(X: sparse.spmatrix | np.ndarray, y: np.ndarray, *, l2: float = 1.0,
-                 max_iter: int = 500) -> tuple[np.ndarray, float]:
+def fit_logistic(
+    X: sparse.spmatrix | np.ndarray, y: np.ndarray, *, l2: float = 1.0, max_iter: int = 500
+) -> tuple[np.ndarray, float]:
     """L2-regularised logistic regression: weights and intercept minimising
     ``sum(log(1 + exp(-s * (X w + b)))) + l2 / 2 * ||w||^2`` with ``s = 2y - 1`` (L-BFGS; intercept unpenalised).
 
@@ -270,8 +307,9 @@ def fit_logistic(X: sparse.spmatrix | np.ndarray, y: np.ndarray, *, l2: float = 
         grad[d] = r.sum()
         return loss, grad
 
-    res = optimize.minimize(objective, np.zeros(d + 1), jac=True, method="L-BFGS-B",
-                            options={"maxiter": max_iter})
+    res = optimize.minimize(
+        objective, np.zeros(d + 1), jac=True, method="L-BFGS-B", options={"maxiter": max_iter}
+    )
     return res.x[:d], float(res.x[d])
 
 
@@ -332,13 +370,21 @@ def _stratified_folds(labels: np.ndarray, k: int, rng: np.random.Generator) -> n
     return fold
 
 
-def classifier_test(Xa: sparse.spmatrix, Xb: sparse.spmatrix, *, rng: np.random.Generator, folds: int = 5,
-                    l2: float = 1.0) -> ClassifierTest:
+def classifier_test(
+    Xa: sparse.spmatrix,
+    Xb: sparse.spmatrix,
+    *,
+    rng: np.random.Generator,
+    folds: int = 5,
+    l2: float = 1.0,
+) -> ClassifierTest:
     """Balance A and B by subsampling the larger, cross-fit a logistic regression, score every row out of fold."""
     n = min(Xa.shape[0], Xb.shape[0])
     if n < max(folds, 5):
-        raise UserInputError(f"the classifier test needs at least {max(folds, 5)} rows per file, "
-                             f"got {Xa.shape[0]} and {Xb.shape[0]}")
+        raise UserInputError(
+            f"the classifier test needs at least {max(folds, 5)} rows per file, "
+            f"got {Xa.shape[0]} and {Xb.shape[0]}"
+        )
     ia = np.sort(rng.choice(Xa.shape[0], size=n, replace=False))
     ib = np.sort(rng.choice(Xb.shape[0], size=n, replace=False))
     X = sparse.vstack([Xa[ia], Xb[ib]]).tocsr()
@@ -352,8 +398,15 @@ def classifier_test(Xa: sparse.spmatrix, Xb: sparse.spmatrix, *, rng: np.random.
     auc, se = auc_delong(oof, y)
     lo, hi = max(0.0, auc - 1.959964 * se), min(1.0, auc + 1.959964 * se)
     p = float(stats.norm.sf((auc - 0.5) / se)) if se > 0 else (0.0 if auc > 0.5 else 1.0)
-    return ClassifierTest(auc=auc, ci_low=lo, ci_high=hi, p_value=p, n_per_side=n, folds=folds,
-                          interpretation=interpret_auc(auc, lo))
+    return ClassifierTest(
+        auc=auc,
+        ci_low=lo,
+        ci_high=hi,
+        p_value=p,
+        n_per_side=n,
+        folds=folds,
+        interpretation=interpret_auc(auc, lo),
+    )
 
 
 # --------------------------------------------------------------------------- MMD
@@ -371,8 +424,14 @@ class MMDTest:
     n_b: int
 
 
-def mmd_test(Xa: sparse.spmatrix | np.ndarray, Xb: sparse.spmatrix | np.ndarray, *, rng: np.random.Generator,
-             permutations: int = 200, max_rows: int = 1000) -> MMDTest:
+def mmd_test(
+    Xa: sparse.spmatrix | np.ndarray,
+    Xb: sparse.spmatrix | np.ndarray,
+    *,
+    rng: np.random.Generator,
+    permutations: int = 200,
+    max_rows: int = 1000,
+) -> MMDTest:
     """Unbiased MMD² of A and B and the share of label permutations with an MMD² at least as large.
 
     The bandwidth ``sigma`` is the median pairwise distance of the pooled rows
@@ -384,8 +443,12 @@ def mmd_test(Xa: sparse.spmatrix | np.ndarray, Xb: sparse.spmatrix | np.ndarray,
     ib = rng.choice(Xb.shape[0], size=min(max_rows, Xb.shape[0]), replace=False)
     m, n = len(ia), len(ib)
     if m < 2 or n < 2:
-        raise UserInputError(f"MMD needs at least 2 rows per file, got {Xa.shape[0]} and {Xb.shape[0]}")
-    Z = sparse.vstack([sparse.csr_matrix(Xa)[np.sort(ia)], sparse.csr_matrix(Xb)[np.sort(ib)]]).tocsr()
+        raise UserInputError(
+            f"MMD needs at least 2 rows per file, got {Xa.shape[0]} and {Xb.shape[0]}"
+        )
+    Z = sparse.vstack(
+        [sparse.csr_matrix(Xa)[np.sort(ia)], sparse.csr_matrix(Xb)[np.sort(ib)]]
+    ).tocsr()
     G = (Z @ Z.T).toarray()
     sq = np.diag(G).copy()
     d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0)
@@ -418,8 +481,14 @@ def mmd_test(Xa: sparse.spmatrix | np.ndarray, Xb: sparse.spmatrix | np.ndarray,
         perm[rng.permutation(N)[:m], p] = 1.0
     null = mmd2(perm) if permutations else np.zeros(0)
     p_value = float((1 + np.sum(null >= observed)) / (1 + permutations))
-    return MMDTest(mmd2=observed, p_value=p_value, permutations=permutations, bandwidth=math.sqrt(med),
-                   n_a=m, n_b=n)
+    return MMDTest(
+        mmd2=observed,
+        p_value=p_value,
+        permutations=permutations,
+        bandwidth=math.sqrt(med),
+        n_a=m,
+        n_b=n,
+    )
 
 
 # --------------------------------------------------------------------------- report
@@ -446,25 +515,33 @@ class ShiftReport:
 
     def format(self) -> str:
         """The report as text, one section per test."""
-        lines = [f"shift-check  seed {self.seed}",
-                 f"  A: {self.name_a} ({self.n_a} rows)",
-                 f"  B: {self.name_b} ({self.n_b} rows)", ""]
+        lines = [
+            f"shift-check  seed {self.seed}",
+            f"  A: {self.name_a} ({self.n_a} rows)",
+            f"  B: {self.name_b} ({self.n_b} rows)",
+            "",
+        ]
         for shift in (self.kind, self.difficulty):
             lines.extend(_format_category(shift))
             lines.append("")
         c = self.classifier
         p = "< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}"
-        lines += [f"classifier two-sample test ({c.n_per_side} vs {c.n_per_side} rows, {c.folds}-fold cross-fitted "
-                  "L2 logistic regression on hashed n-gram TF-IDF)",
-                  f"  out-of-fold AUC {c.auc:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}] ({c.ci_method})  "
-                  f"p(AUC > 0.5) {p}",
-                  f"  -> {c.interpretation}", ""]
+        lines += [
+            f"classifier two-sample test ({c.n_per_side} vs {c.n_per_side} rows, {c.folds}-fold cross-fitted "
+            "L2 logistic regression on hashed n-gram TF-IDF)",
+            f"  out-of-fold AUC {c.auc:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}] ({c.ci_method})  "
+            f"p(AUC > 0.5) {p}",
+            f"  -> {c.interpretation}",
+            "",
+        ]
         mm = self.mmd
-        lines += [f"MMD^2 (RBF kernel, median-heuristic bandwidth {mm.bandwidth:.3f}, unbiased; "
-                  f"{mm.n_a} vs {mm.n_b} rows)",
-                  f"  MMD^2 {mm.mmd2:.4f}  permutation p {mm.p_value:.3f} ({mm.permutations} permutations)",
-                  f"  -> {'the embedding distributions differ' if mm.p_value < 0.05 else 'no significant difference'}"
-                  " at the 5% level"]
+        lines += [
+            f"MMD^2 (RBF kernel, median-heuristic bandwidth {mm.bandwidth:.3f}, unbiased; "
+            f"{mm.n_a} vs {mm.n_b} rows)",
+            f"  MMD^2 {mm.mmd2:.4f}  permutation p {mm.p_value:.3f} ({mm.permutations} permutations)",
+            f"  -> {'the embedding distributions differ' if mm.p_value < 0.05 else 'no significant difference'}"
+            " at the 5% level",
+        ]
         return "\n".join(lines)
 
 
@@ -477,33 +554,61 @@ def _format_category(shift: CategoryShift) -> list[str]:
     for cat in shift.counts_a:
         a, b = shift.counts_a[cat], shift.counts_b[cat]
         out.append(f"  {cat:{width}s} {a:6d} ({100 * a / na:5.1f}%) {b:6d} ({100 * b / nb:5.1f}%)")
-    out.append(f"  JS divergence {shift.js_divergence:.3f} bits (0 same, 1 disjoint)   "
-               f"total variation {shift.total_variation:.3f}")
+    out.append(
+        f"  JS divergence {shift.js_divergence:.3f} bits (0 same, 1 disjoint)   "
+        f"total variation {shift.total_variation:.3f}"
+    )
     return out
 
 
-def compare_rows(rows_a: Sequence[TaskRow], rows_b: Sequence[TaskRow], *, name_a: str = "A", name_b: str = "B",
-                 seed: int = 0, folds: int = 5, permutations: int = 200, max_mmd_rows: int = 1000,
-                 dim: int = 2**12, l2: float = 1.0) -> ShiftReport:
+def compare_rows(
+    rows_a: Sequence[TaskRow],
+    rows_b: Sequence[TaskRow],
+    *,
+    name_a: str = "A",
+    name_b: str = "B",
+    seed: int = 0,
+    folds: int = 5,
+    permutations: int = 200,
+    max_mmd_rows: int = 1000,
+    dim: int = 2**12,
+    l2: float = 1.0,
+) -> ShiftReport:
     """The shift report of two in-memory row lists (what :func:`shift_check` runs on the files' rows)."""
     g_clf, g_mmd = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     embedder = HashedNgramEmbedder(dim=dim)
     texts = [r.text for r in rows_a] + [r.text for r in rows_b]
     X = embedder.fit_transform(texts)
-    Xa, Xb = X[:len(rows_a)], X[len(rows_a):]
+    Xa, Xb = X[: len(rows_a)], X[len(rows_a) :]
     return ShiftReport(
-        name_a=name_a, name_b=name_b, n_a=len(rows_a), n_b=len(rows_b), seed=seed,
-        kind=category_shift("kind", [r.kind for r in rows_a], [r.kind for r in rows_b], name_a, name_b),
-        difficulty=category_shift("difficulty", [r.difficulty for r in rows_a], [r.difficulty for r in rows_b],
-                                  name_a, name_b),
+        name_a=name_a,
+        name_b=name_b,
+        n_a=len(rows_a),
+        n_b=len(rows_b),
+        seed=seed,
+        kind=category_shift(
+            "kind", [r.kind for r in rows_a], [r.kind for r in rows_b], name_a, name_b
+        ),
+        difficulty=category_shift(
+            "difficulty",
+            [r.difficulty for r in rows_a],
+            [r.difficulty for r in rows_b],
+            name_a,
+            name_b,
+        ),
         classifier=classifier_test(Xa, Xb, rng=g_clf, folds=folds, l2=l2),
         mmd=mmd_test(Xa, Xb, rng=g_mmd, permutations=permutations, max_rows=max_mmd_rows),
-        embedding={"kind": "hashed char 3-5 grams + word unigrams, sublinear TF x IDF (fitted on A and B pooled), "
-                           "L2-normalised", "dim": dim},
+        embedding={
+            "kind": "hashed char 3-5 grams + word unigrams, sublinear TF x IDF (fitted on A and B pooled), "
+            "L2-normalised",
+            "dim": dim,
+        },
     )
 
 
-def shift_check(path_a: str | Path, path_b: str | Path, *, seed: int = 0, **kwargs: Any) -> ShiftReport:
+def shift_check(
+    path_a: str | Path, path_b: str | Path, *, seed: int = 0, **kwargs: Any
+) -> ShiftReport:
     """Read two JSONL files and report how far B's tasks are from A's (see the module docstring).
 
     ``kwargs`` go to :func:`compare_rows` (``folds``, ``permutations``, ``max_mmd_rows``, ``dim``, ``l2``).

@@ -41,7 +41,9 @@ def _add_shift_check(data_sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("a", type=Path, metavar="A", help="first JSONL file (e.g. the holdout set)")
     p.add_argument("b", type=Path, metavar="B", help="second JSONL file (e.g. the test set)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the subsampling, folds and permutations")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the subsampling, folds and permutations"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     p.add_argument("--out", type=Path, metavar="FILE", help="also write the report as JSON to FILE")
     p.add_argument("--permutations", type=int, default=200, help="MMD permutations")
@@ -52,8 +54,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``data`` (with its ``shift-check`` sub-command) to an ``argparse`` sub-parser collection."""
     from agentenv.help_format import HelpFormatter
 
-    p = subparsers.add_parser(COMMAND, help="checks on task and SFT data sets (shift-check)",
-                              description="Checks on task and SFT data sets.", formatter_class=HelpFormatter)
+    p = subparsers.add_parser(
+        COMMAND,
+        help="checks on task and SFT data sets (shift-check)",
+        description="Checks on task and SFT data sets.",
+        formatter_class=HelpFormatter,
+    )
     data_sub = p.add_subparsers(dest="data_command", required=True, metavar="{shift-check}")
     _add_shift_check(data_sub)
     return p

@@ -68,13 +68,15 @@ class HashedNgramEmbedder:
             raise ValueError(f"dim must be at least 2, got {self.dim}")
         lo, hi = self.char_ngrams
         if not 1 <= lo <= hi:
-            raise ValueError(f"char_ngrams must be (lo, hi) with 1 <= lo <= hi, got {self.char_ngrams}")
+            raise ValueError(
+                f"char_ngrams must be (lo, hi) with 1 <= lo <= hi, got {self.char_ngrams}"
+            )
 
     def _features(self, text: str) -> list[str]:
         lowered = _SPACES.sub(" ", text.lower()).strip()
         padded = f" {lowered} "
         lo, hi = self.char_ngrams
-        grams = [padded[i:i + n] for n in range(lo, hi + 1) for i in range(len(padded) - n + 1)]
+        grams = [padded[i : i + n] for n in range(lo, hi + 1) for i in range(len(padded) - n + 1)]
         if self.words:
             grams.extend("w:" + w for w in _WORD.findall(lowered))
         return grams
@@ -82,7 +84,9 @@ class HashedNgramEmbedder:
     def _bucket(self, gram: str) -> tuple[int, float]:
         hit = self._cache.get(gram)
         if hit is None:
-            h = int.from_bytes(hashlib.blake2b(gram.encode("utf-8"), digest_size=8).digest(), "little")
+            h = int.from_bytes(
+                hashlib.blake2b(gram.encode("utf-8"), digest_size=8).digest(), "little"
+            )
             hit = (h % self.dim, 1.0 if (h >> 63) & 1 else -1.0)
             self._cache[gram] = hit
         return hit
@@ -102,8 +106,10 @@ class HashedNgramEmbedder:
                 signs.append(sign)
                 counts.append(count)
         vals = np.asarray(signs) * (1.0 + np.log(np.asarray(counts, dtype=np.float64)))
-        m = sparse.csr_matrix((vals, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
-                              shape=(len(texts), self.dim))
+        m = sparse.csr_matrix(
+            (vals, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+            shape=(len(texts), self.dim),
+        )
         m.sum_duplicates()
         return m
 

@@ -54,7 +54,9 @@ class Agent(Protocol):
 
     name: str
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         """Start an episode. ``task`` may only be read by privileged (oracle) agents."""
         ...
 
@@ -99,7 +101,10 @@ def _declared() -> dict[str, EntryPoint]:
     """The agent entry points of every installed distribution, by name (read once, loaded lazily)."""
     global _DECLARED
     if _DECLARED is None:
-        _DECLARED = {ep.name: ep for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)}
+        _DECLARED = {
+            ep.name: ep
+            for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        }
     return _DECLARED
 
 
@@ -113,11 +118,15 @@ def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -
     if not isinstance(name, str) or not name.strip():
         raise UserInputError(f"an agent name must be a non-empty string, got {name!r}")
     if not callable(factory):
-        raise UserInputError(f"agent {name!r}: the factory must be callable, got {type(factory).__name__}")
+        raise UserInputError(
+            f"agent {name!r}: the factory must be callable, got {type(factory).__name__}"
+        )
     known = _REGISTERED.get(name)
     taken = (known is not None and known is not factory) or (known is None and name in _declared())
     if taken and not replace:
-        raise UserInputError(f"agent {name!r} is already registered; pass replace=True to override it")
+        raise UserInputError(
+            f"agent {name!r} is already registered; pass replace=True to override it"
+        )
     _REGISTERED[name] = factory
     return factory
 
@@ -139,11 +148,15 @@ def agent_factory(name: str) -> AgentFactory:
         return factory
     declared = _declared().get(name)
     if declared is None:
-        raise UserInputError(f"unknown agent {name!r}; known agents: {', '.join(agent_names()) or 'none'}")
+        raise UserInputError(
+            f"unknown agent {name!r}; known agents: {', '.join(agent_names()) or 'none'}"
+        )
     try:
         return declared.load()
     except Exception as err:
-        raise ImportError(f"agent entry point {declared.name} = {declared.value} failed to load: {err}") from err
+        raise ImportError(
+            f"agent entry point {declared.name} = {declared.value} failed to load: {err}"
+        ) from err
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
@@ -163,4 +176,6 @@ def family_agent_part(agent: str, family_name: str, part: str, noun: str) -> Cal
         return family_part(get_family(family_name), part)
     except UserInputError as err:
         having = ", ".join(f.name for f in families() if getattr(f, part) is not None) or "none"
-        raise UnsupportedEnv(f"the {agent} agent cannot play this env: {err}; families with {noun}: {having}") from err
+        raise UnsupportedEnv(
+            f"the {agent} agent cannot play this env: {err}; families with {noun}: {having}"
+        ) from err

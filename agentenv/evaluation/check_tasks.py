@@ -21,20 +21,25 @@ from agentenv.errors import UserInputError
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``check-tasks`` sub-command."""
     p = subparsers.add_parser(
-        "check-tasks", help="check that your own tasks are solvable with the env's tools",
+        "check-tasks",
+        help="check that your own tasks are solvable with the env's tools",
         description="For each task of a task file, check that its gold answer is reachable with the "
-                    "env's tools (media: the answer appears in tool outputs reachable from the entities "
-                    "the question names; rare disease: the diagnosis is in the universe and annotated). "
-                    "Exit status 1 when some task is not.",
+        "env's tools (media: the answer appears in tool outputs reachable from the entities "
+        "the question names; rare disease: the diagnosis is in the universe and annotated). "
+        "Exit status 1 when some task is not.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("env_id", help="a registered env id, or MODULE:ID for a family outside agentenv")
-    p.add_argument("--tasks", type=Path, required=True, help="your task file (JSONL, phenopackets or a folder)")
+    p.add_argument(
+        "--tasks", type=Path, required=True, help="your task file (JSONL, phenopackets or a folder)"
+    )
     p.add_argument("--show", type=int, default=20, help="unreachable tasks to list")
     return p
 
 
-def check_tasks(env_id: str, tasks: Path) -> tuple[int, list[tuple[int, str, str, str]], tuple[str, ...]]:
+def check_tasks(
+    env_id: str, tasks: Path
+) -> tuple[int, list[tuple[int, str, str, str]], tuple[str, ...]]:
     """``(n_tasks, unreachable, skipped)``: each unreachable task as ``(index, task_id, prompt, reason)``,
     and the env's import warnings for entries it skipped or changed while reading the file."""
     import warnings
@@ -47,7 +52,9 @@ def check_tasks(env_id: str, tasks: Path) -> tuple[int, list[tuple[int, str, str
     env_spec(env_id)  # MODULE:ID imports its module; an unknown id is a one-line error
     family = family_of_env(env_id.rpartition(":")[2])
     check = family_part(family, "solvability")
-    check_tasks_path(tasks)  # a missing, special, binary or oversized file is refused before it is read
+    check_tasks_path(
+        tasks
+    )  # a missing, special, binary or oversized file is refused before it is read
     with warnings.catch_warnings():  # the import warnings are reported below, each once
         warnings.simplefilter("ignore")
         try:
@@ -55,8 +62,9 @@ def check_tasks(env_id: str, tasks: Path) -> tuple[int, list[tuple[int, str, str
         except UserInputError:
             raise
         except (ValueError, TypeError, KeyError) as err:
-            raise UserInputError(f"--tasks {tasks}: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}") \
-                from err
+            raise UserInputError(
+                f"--tasks {tasks}: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}"
+            ) from err
     skipped = tuple(getattr(env.unwrapped, "import_warnings", ()))
     try:
         all_tasks = env.unwrapped.tasks
@@ -81,6 +89,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"task {index} ({task_id}): {first_line[:100]}\n  unreachable: {reason}")
     if len(unreachable) > args.show:
         print(f"... and {len(unreachable) - args.show} more")
-    print(f"{n - len(unreachable)} of {n} tasks reachable with the tools of {args.env_id}"
-          + (f"; {len(skipped)} import warning(s) above (skipped or changed entries)" if skipped else ""))
+    print(
+        f"{n - len(unreachable)} of {n} tasks reachable with the tools of {args.env_id}"
+        + (
+            f"; {len(skipped)} import warning(s) above (skipped or changed entries)"
+            if skipped
+            else ""
+        )
+    )
     return 1 if unreachable or skipped else 0

@@ -44,46 +44,98 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``eval`` to an ``argparse`` sub-parser collection."""
     ev = sub.add_parser(COMMAND, help=HELP)
     ev.add_argument("env_id")
-    ev.add_argument("--agent", required=True, help="agent name: random, oracle, bm25, phenotype-ranker, llm, hf, sb3, "
-                    "or one registered with agentenv.evaluation.agents.register_agent / the agentenv.agents "
-                    "entry-point group")
-    ev.add_argument("--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments")
-    ev.add_argument("--split", default="test", choices=["train", "validation", "test", "casual", "real"],
-                    help="split to evaluate on; casual: MediaSearch's hand-written questions; real: rare disease's "
-                    "published patients (default: %(default)s; "
-                    "note gym.make and training default to train)")
-    ev.add_argument("--episodes", type=int, default=None,
-                    help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks; "
-                    "with --resume, the resumed run's); more episodes than tasks repeats tasks")
+    ev.add_argument(
+        "--agent",
+        required=True,
+        help="agent name: random, oracle, bm25, phenotype-ranker, llm, hf, sb3, "
+        "or one registered with agentenv.evaluation.agents.register_agent / the agentenv.agents "
+        "entry-point group",
+    )
+    ev.add_argument(
+        "--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments"
+    )
+    ev.add_argument(
+        "--split",
+        default="test",
+        choices=["train", "validation", "test", "casual", "real"],
+        help="split to evaluate on; casual: MediaSearch's hand-written questions; real: rare disease's "
+        "published patients (default: %(default)s; "
+        "note gym.make and training default to train)",
+    )
+    ev.add_argument(
+        "--episodes",
+        type=int,
+        default=None,
+        help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks; "
+        "with --resume, the resumed run's); more episodes than tasks repeats tasks",
+    )
     ev.add_argument("--seed", type=int, default=0, help="run seed (default: %(default)s)")
-    ev.add_argument("--workers", type=int, default=1,
-                    help="processes (default: %(default)s); results are identical for any value")
-    ev.add_argument("--concurrency", type=int, default=1, metavar="N",
-                    help="episodes in flight on threads of one process, for agents that wait on an endpoint (llm): "
-                    "64 in flight cost 64 threads, not 64 processes; with --workers, threads in each worker; "
-                    "results are identical for any value; not with --ray (default: %(default)s)")
-    ev.add_argument("--ray", metavar="local|auto|ADDRESS", default=None,
-                    help="run the --workers on Ray actors: local (start Ray here), auto (the cluster this machine "
-                    "joined) or the head's HOST:PORT; results are identical to a local run (default: none, local "
-                    "processes; needs the ray extra)")
-    ev.add_argument("--tasks", type=Path, help="your own tasks instead of the split: a JSONL file (one task per line), "
-                    "a phenopacket JSON file, or a folder of phenopacket JSON files (rare-disease envs); one pass by "
-                    "default; recorded as split 'custom' (default: none)")
-    ev.add_argument("--reward", help="reward preset name or config file (default: the env's, strict)")
-    ev.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
-                    help="keyword argument for gym.make, e.g. k=3, presentation=text, max_turns=12 (repeatable; "
-                    "VALUE is read as JSON when it parses, else as a string)")
-    ev.add_argument("--out", type=Path, default=Path("results"),
-                    help="run directory for summary.json and episodes.jsonl (default: %(default)s); "
-                    "give each run its own, e.g. results/oracle, for `agentenv leaderboard results/`")
+    ev.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes (default: %(default)s); results are identical for any value",
+    )
+    ev.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="episodes in flight on threads of one process, for agents that wait on an endpoint (llm): "
+        "64 in flight cost 64 threads, not 64 processes; with --workers, threads in each worker; "
+        "results are identical for any value; not with --ray (default: %(default)s)",
+    )
+    ev.add_argument(
+        "--ray",
+        metavar="local|auto|ADDRESS",
+        default=None,
+        help="run the --workers on Ray actors: local (start Ray here), auto (the cluster this machine "
+        "joined) or the head's HOST:PORT; results are identical to a local run (default: none, local "
+        "processes; needs the ray extra)",
+    )
+    ev.add_argument(
+        "--tasks",
+        type=Path,
+        help="your own tasks instead of the split: a JSONL file (one task per line), "
+        "a phenopacket JSON file, or a folder of phenopacket JSON files (rare-disease envs); one pass by "
+        "default; recorded as split 'custom' (default: none)",
+    )
+    ev.add_argument(
+        "--reward", help="reward preset name or config file (default: the env's, strict)"
+    )
+    ev.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword argument for gym.make, e.g. k=3, presentation=text, max_turns=12 (repeatable; "
+        "VALUE is read as JSON when it parses, else as a string)",
+    )
+    ev.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results"),
+        help="run directory for summary.json and episodes.jsonl (default: %(default)s); "
+        "give each run its own, e.g. results/oracle, for `agentenv leaderboard results/`",
+    )
     existing = ev.add_mutually_exclusive_group()
-    existing.add_argument("--overwrite", action="store_true", help="replace the run already in --out")
-    existing.add_argument("--resume", action="store_true",
-                          help="continue the run in --out: its env, kwargs, agent, split or task file and seed must "
-                          "match; only the missing episodes run, and the result is what one uninterrupted run writes")
-    ev.add_argument("--max-agent-failures", type=int, default=10, metavar="N",
-                    help="stop after N episodes in a row end in an agent failure, keeping what finished "
-                    "(default: %(default)s; 0: never stop)")
+    existing.add_argument(
+        "--overwrite", action="store_true", help="replace the run already in --out"
+    )
+    existing.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: its env, kwargs, agent, split or task file and seed must "
+        "match; only the missing episodes run, and the result is what one uninterrupted run writes",
+    )
+    ev.add_argument(
+        "--max-agent-failures",
+        type=int,
+        default=10,
+        metavar="N",
+        help="stop after N episodes in a row end in an agent failure, keeping what finished "
+        "(default: %(default)s; 0: never stop)",
+    )
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ev
 
@@ -99,10 +151,14 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     if args.concurrency < 1:
         raise UserInputError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.concurrency > 1 and args.ray is not None:
-        raise UserInputError("--concurrency runs threads in local processes, not on Ray actors (each runs one "
-                             "episode at a time): drop --ray, or ask Ray for more actors with --workers")
+        raise UserInputError(
+            "--concurrency runs threads in local processes, not on Ray actors (each runs one "
+            "episode at a time): drop --ray, or ask Ray for more actors with --workers"
+        )
     if args.max_agent_failures < 0:
-        raise UserInputError(f"--max-agent-failures must be 0 (never stop) or more, got {args.max_agent_failures}")
+        raise UserInputError(
+            f"--max-agent-failures must be 0 (never stop) or more, got {args.max_agent_failures}"
+        )
     env_spec(args.env_id)  # an unknown id is a one-line error
     env_kwargs = parse_env_args(args.env_arg)
     check_env_args(args.env_id, env_kwargs)
@@ -157,8 +213,10 @@ def run(args: argparse.Namespace) -> int:
     meta_extra = {"tasks_file": tasks_file} if tasks_file is not None else {}
     previous = run_dir.records
     if config.episodes is not None and run_dir.done > config.episodes:
-        raise UserInputError(f"--resume: {args.out} already holds {run_dir.done} episodes, more than "
-                             f"--episodes {config.episodes}")
+        raise UserInputError(
+            f"--resume: {args.out} already holds {run_dir.done} episodes, more than "
+            f"--episodes {config.episodes}"
+        )
     limit = args.max_agent_failures or None
     try:
         with sigterm_as_interrupt():  # SIGTERM stops the run as Ctrl-C does
@@ -168,20 +226,28 @@ def run(args: argparse.Namespace) -> int:
         if done:
             _write_summary(run_dir, stop.result, previous, meta_extra, stopped=stop)
         if stop.reason == "interrupted":
-            print(f"agentenv: interrupted after {done} of {planned} episodes; they are in "
-                  f"{args.out / 'episodes.jsonl'} (summary: \"complete\": false); add --resume to finish",
-                  file=sys.stderr)
+            print(
+                f"agentenv: interrupted after {done} of {planned} episodes; they are in "
+                f'{args.out / "episodes.jsonl"} (summary: "complete": false); add --resume to finish',
+                file=sys.stderr,
+            )
             return INTERRUPTED_EXIT
-        print(f"agentenv eval: stopped: {stop}; {done} episodes kept in {args.out} (summary: \"complete\": false). "
-              "Fix the agent, then add --resume (or --max-agent-failures 0 to never stop)", file=sys.stderr)
+        print(
+            f'agentenv eval: stopped: {stop}; {done} episodes kept in {args.out} (summary: "complete": false). '
+            "Fix the agent, then add --resume (or --max-agent-failures 0 to never stop)",
+            file=sys.stderr,
+        )
         from agentenv.evaluation.report import FAILED_RUN_EXIT
 
         return FAILED_RUN_EXIT
     except _Incomplete as lost:
         if previous or lost.result.records:
             _write_summary(run_dir, lost.result, previous, meta_extra, stopped=lost)
-        print(f"agentenv: error: {lost}; the finished episodes are in {args.out / 'episodes.jsonl'} "
-              "(summary: \"complete\": false); add --resume to run the missing ones", file=sys.stderr)
+        print(
+            f"agentenv: error: {lost}; the finished episodes are in {args.out / 'episodes.jsonl'} "
+            '(summary: "complete": false); add --resume to run the missing ones',
+            file=sys.stderr,
+        )
         return INCOMPLETE_RUN_EXIT
     finally:
         run_dir.close()
@@ -202,12 +268,20 @@ class _Incomplete(Exception):
         self.reason = "lost Ray workers"
 
 
-def _execute(config: RunConfig, args: argparse.Namespace, run_dir: RunDirectory, limit: int | None) -> RunResult:
+def _execute(
+    config: RunConfig, args: argparse.Namespace, run_dir: RunDirectory, limit: int | None
+) -> RunResult:
     from agentenv.evaluation.runner import run
 
     if args.ray is None:
-        return run(config, progress=not args.no_progress, start=run_dir.done, on_start=run_dir.start,
-                   on_record=run_dir.append, max_agent_failures=limit)
+        return run(
+            config,
+            progress=not args.no_progress,
+            start=run_dir.done,
+            on_start=run_dir.start,
+            on_record=run_dir.append,
+            max_agent_failures=limit,
+        )
     from agentenv.evaluation.runner import RunResult
     from agentenv.integrations.ray.evaluation import RunIncomplete, run_on_ray
 
@@ -218,17 +292,31 @@ def _execute(config: RunConfig, args: argparse.Namespace, run_dir: RunDirectory,
         run_dir.append(record)
 
     try:
-        return run_on_ray(config, args.ray, progress=not args.no_progress, start=run_dir.done,
-                          on_start=run_dir.start, on_record=append, max_agent_failures=limit)
+        return run_on_ray(
+            config,
+            args.ray,
+            progress=not args.no_progress,
+            start=run_dir.done,
+            on_start=run_dir.start,
+            on_record=append,
+            max_agent_failures=limit,
+        )
     except RunIncomplete as err:
         from dataclasses import replace
 
         planned = config.episodes if config.episodes is not None else len(kept) + len(err.missing)
-        raise _Incomplete(str(err), RunResult(replace(config, episodes=planned), kept, 0.0, 0.0, {})) from None
+        raise _Incomplete(
+            str(err), RunResult(replace(config, episodes=planned), kept, 0.0, 0.0, {})
+        ) from None
 
 
-def _write_summary(run_dir: RunDirectory, result: RunResult, previous: list[dict[str, Any]],
-                   meta_extra: dict[str, Any], stopped: Exception | None = None) -> Any:
+def _write_summary(
+    run_dir: RunDirectory,
+    result: RunResult,
+    previous: list[dict[str, Any]],
+    meta_extra: dict[str, Any],
+    stopped: Exception | None = None,
+) -> Any:
     """Summarise every finished episode (those found on resume, then this session's) into ``summary.json``."""
     from agentenv.evaluation.report import summarize
     from agentenv.evaluation.runner import env_metadata, make_env
@@ -238,13 +326,21 @@ def _write_summary(run_dir: RunDirectory, result: RunResult, previous: list[dict
     records = [*previous, *result.records]
     summary = summarize(result.config, records, result.wall_s, meta)
     if previous:  # a resumed run: throughput is this session's episodes over this session's loop
-        summary = summary.model_copy(update={
-            "episodes_per_s": len(result.records) / result.loop_s if result.loop_s > 0 else 0.0})
+        summary = summary.model_copy(
+            update={
+                "episodes_per_s": len(result.records) / result.loop_s if result.loop_s > 0 else 0.0
+            }
+        )
     if "distributed" in meta:
         summary = summary.model_copy(update={"backend": "ray", "distributed": meta["distributed"]})
     if stopped is not None:
-        summary = summary.model_copy(update={"complete": False, "episodes_planned": result.config.episodes,
-                                             "stopped": getattr(stopped, "reason", str(stopped))})
+        summary = summary.model_copy(
+            update={
+                "complete": False,
+                "episodes_planned": result.config.episodes,
+                "stopped": getattr(stopped, "reason", str(stopped)),
+            }
+        )
     run_dir.write_summary(summary.model_dump_json(indent=2))
     return summary
 

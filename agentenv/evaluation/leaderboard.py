@@ -62,7 +62,9 @@ def load_entry(path: Path) -> Entry:
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise LeaderboardError(f"{path}: cannot read a summary.json ({exc.strerror or exc})") from None
+        raise LeaderboardError(
+            f"{path}: cannot read a summary.json ({exc.strerror or exc})"
+        ) from None
     except UnicodeDecodeError:
         raise LeaderboardError(f"{file}: not a valid summary.json (not UTF-8 text)") from None
     try:
@@ -72,7 +74,9 @@ def load_entry(path: Path) -> Entry:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise LeaderboardError(f"{file}: not a valid summary.json: {where}: {first['msg']}{more}") from None
+        raise LeaderboardError(
+            f"{file}: not a valid summary.json: {where}: {first['msg']}{more}"
+        ) from None
     return Entry(summary, file, agent_label(summary.agent, summary.agent_args))
 
 
@@ -87,12 +91,18 @@ def find_results(paths: Sequence[Path]) -> list[Path]:
         if path.is_dir():
             summaries = sorted(path.rglob("summary.json"))
             if not summaries:
-                raise LeaderboardError(f"{path}: no summary.json in it or below it (write runs with `agentenv eval --out`)")
+                raise LeaderboardError(
+                    f"{path}: no summary.json in it or below it (write runs with `agentenv eval --out`)"
+                )
             found += summaries
         elif path.exists():
             found.append(path)
         else:
-            hint = " (a shell pattern that matched nothing?)" if any(c in str(path) for c in "*?[") else ""
+            hint = (
+                " (a shell pattern that matched nothing?)"
+                if any(c in str(path) for c in "*?[")
+                else ""
+            )
             raise LeaderboardError(f"{path}: no such file or directory{hint}")
     return list(dict.fromkeys(found))
 
@@ -108,7 +118,8 @@ def refuse_failed(entries: Sequence[Entry]) -> None:
         if not s.complete:
             raise LeaderboardError(
                 f"{entry.source}: an incomplete run ({s.episodes} of {s.episodes_planned} episodes; {s.stopped}); "
-                "finish it with the same `agentenv eval` command and --resume, or pass --keep-failed to show it")
+                "finish it with the same `agentenv eval` command and --resume, or pass --keep-failed to show it"
+            )
         if s.failed:
             reason = next(iter(s.agent_failure_reasons), "unknown")
             raise LeaderboardError(
@@ -141,15 +152,27 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
     seen = {first.label: first}
     for other in group[1:]:
         a, b = first.summary, other.summary
-        if (a.tasks_file is None) != (b.tasks_file is None) or "custom" in {a.split, b.split} and a.split != b.split:
-            custom, split = (first, other) if a.tasks_file is not None or a.split == "custom" else (other, first)
+        if (
+            (a.tasks_file is None) != (b.tasks_file is None)
+            or "custom" in {a.split, b.split}
+            and a.split != b.split
+        ):
+            custom, split = (
+                (first, other)
+                if a.tasks_file is not None or a.split == "custom"
+                else (other, first)
+            )
             raise LeaderboardError(
                 f"{env_id}: {custom.source} ran on custom tasks"
                 + (f" ({custom.summary.tasks_file.path})" if custom.summary.tasks_file else "")
                 + f" but {split.source} on the {split.summary.split!r} split; "
                 "a board never compares a custom task file with a split: make one board per task set"
             )
-        if a.tasks_file is not None and b.tasks_file is not None and a.tasks_file.sha256 != b.tasks_file.sha256:
+        if (
+            a.tasks_file is not None
+            and b.tasks_file is not None
+            and a.tasks_file.sha256 != b.tasks_file.sha256
+        ):
             raise LeaderboardError(
                 f"{env_id}: {first.source} and {other.source} ran on different task files "
                 f"({a.tasks_file.path} sha256 {a.tasks_file.sha256[:12]} vs {b.tasks_file.path} sha256 "
@@ -191,10 +214,18 @@ def markdown_tables(groups: Mapping[str, Sequence[Entry]]) -> str:
     """One Markdown table per env id, with a caption line."""
     parts = []
     for env_id, group in groups.items():
-        lines = [f"### {env_id}", "", env_caption(group), "",
-                 "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row_cells(e.summary, e.label)) + " |"
-                  for e in group]
+        lines = [
+            f"### {env_id}",
+            "",
+            env_caption(group),
+            "",
+            "| " + " | ".join(COLUMNS) + " |",
+            "|" + "---|" * len(COLUMNS),
+        ]
+        lines += [
+            "| " + " | ".join(c.replace("|", "\\|") for c in row_cells(e.summary, e.label)) + " |"
+            for e in group
+        ]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
@@ -226,7 +257,10 @@ def write_leaderboard(
     groups = group_by_env(entries)
     images: dict[str, bytes] = {}
     if plots:
-        images = {PLOT_FILES[0]: accuracy_vs_tool_calls(groups), PLOT_FILES[1]: accuracy_by_difficulty(groups)}
+        images = {
+            PLOT_FILES[0]: accuracy_vs_tool_calls(groups),
+            PLOT_FILES[1]: accuracy_by_difficulty(groups),
+        }
     out.mkdir(parents=True, exist_ok=True)
     written = []
     md = out / "leaderboard.md"

@@ -34,15 +34,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "custom task file vs split) and failed runs (more than half of the episodes ended in an agent failure), "
         "and write leaderboard.md, leaderboard.html and the plots.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
-                   help="run directories from `agentenv eval --out`, their summary.json, or a folder above them "
-                   "(every summary.json below it)")
+    p.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="run directories from `agentenv eval --out`, their summary.json, or a folder above them "
+        "(every summary.json below it)",
+    )
     p.add_argument("--out", type=Path, default=Path("leaderboard"), help="output directory")
     p.add_argument("--title", default="agentenv leaderboard", help="page and table title")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
-    p.add_argument("--keep-failed", action="store_true",
-                   help="show failed runs (more than half of the episodes ended in an agent failure, e.g. a dead "
-                   "endpoint) instead of refusing them; their episodes cell says how many failed")
+    p.add_argument(
+        "--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)"
+    )
+    p.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="show failed runs (more than half of the episodes ended in an agent failure, e.g. a dead "
+        "endpoint) instead of refusing them; their episodes cell says how many failed",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,8 +60,13 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.evaluation.leaderboard import LeaderboardError, write_leaderboard
 
     try:
-        written = write_leaderboard(args.results, args.out, plots=not args.no_plots, title=args.title,
-                                    keep_failed=getattr(args, "keep_failed", False))
+        written = write_leaderboard(
+            args.results,
+            args.out,
+            plots=not args.no_plots,
+            title=args.title,
+            keep_failed=getattr(args, "keep_failed", False),
+        )
     except LeaderboardError as exc:
         print(f"agentenv leaderboard: {exc}", file=sys.stderr)
         return 2

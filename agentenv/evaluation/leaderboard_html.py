@@ -51,14 +51,22 @@ document.querySelectorAll("table.board").forEach(function (table) {
 });
 """
 
-_ALT = {PLOT_FILES[0]: "Accuracy against mean tool calls, per agent and env",
-        PLOT_FILES[1]: "Accuracy per difficulty level, per agent and env"}
+_ALT = {
+    PLOT_FILES[0]: "Accuracy against mean tool calls, per agent and env",
+    PLOT_FILES[1]: "Accuracy per difficulty level, per agent and env",
+}
 
 
 def _sort_keys(entry: Entry) -> list[str]:
     s, m = entry.summary, entry.summary.metrics
-    keys = [m.get("accuracy", 0.0), m.get("mean_reward", 0.0), m.get("mean_tool_calls", 0.0),
-            m.get("mean_turns", 0.0), m.get("invalid_action_rate", 0.0), s.episodes]
+    keys = [
+        m.get("accuracy", 0.0),
+        m.get("mean_reward", 0.0),
+        m.get("mean_tool_calls", 0.0),
+        m.get("mean_turns", 0.0),
+        m.get("invalid_action_rate", 0.0),
+        s.episodes,
+    ]
     return [entry.label] + [repr(float(k)) for k in keys]
 
 
@@ -68,25 +76,37 @@ def _table(env_id: str, group: Sequence[Entry]) -> str:
     for entry in group:
         cells = "".join(
             f'<td data-sort="{html.escape(key, quote=True)}">{html.escape(text)}</td>'
-            for text, key in zip(row_cells(entry.summary, entry.label), _sort_keys(entry), strict=True)
+            for text, key in zip(
+                row_cells(entry.summary, entry.label), _sort_keys(entry), strict=True
+            )
         )
         rows.append(f"<tr>{cells}</tr>")
     caption = html.escape(env_caption(group).replace("`", ""))
-    return (f'<h2 id="{html.escape(env_id, quote=True)}">{html.escape(env_id)}</h2>\n'
-            f'<p class="caption">{caption}</p>\n'
-            f'<table class="board"><thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(rows) + "\n</tbody></table>")
+    return (
+        f'<h2 id="{html.escape(env_id, quote=True)}">{html.escape(env_id)}</h2>\n'
+        f'<p class="caption">{caption}</p>\n'
+        f'<table class="board"><thead><tr>{head}</tr></thead>\n<tbody>\n'
+        + "\n".join(rows)
+        + "\n</tbody></table>"
+    )
 
 
-def render_html(groups: Mapping[str, Sequence[Entry]], images: Mapping[str, bytes], title: str) -> str:
+def render_html(
+    groups: Mapping[str, Sequence[Entry]], images: Mapping[str, bytes], title: str
+) -> str:
     """The page: a title, one sortable table per env id, then the plots (if any)."""
-    parts = [f"<h1>{html.escape(title)}</h1>",
-             '<p class="caption">Click a column header to sort. Accuracy is shown with its 95% bootstrap '
-             "interval.</p>"]
+    parts = [
+        f"<h1>{html.escape(title)}</h1>",
+        '<p class="caption">Click a column header to sort. Accuracy is shown with its 95% bootstrap '
+        "interval.</p>",
+    ]
     parts += [_table(env_id, group) for env_id, group in groups.items()]
     for name, data in images.items():
         uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
         alt = html.escape(_ALT.get(name, name), quote=True)
         parts.append(f'<h2>{html.escape(_ALT.get(name, name))}</h2>\n<img src="{uri}" alt="{alt}">')
     body = "\n".join(parts)
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
+        f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n"
+    )

@@ -71,31 +71,61 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
             s = entry.summary
             acc = s.intervals["accuracy"]
             calls = s.metrics.get("mean_tool_calls", 0.0)
-            ax.errorbar(calls, acc.mean, yerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]], fmt="o",
-                        capsize=4, color=colours[entry.label], label=entry.label, clip_on=False)
+            ax.errorbar(
+                calls,
+                acc.mean,
+                yerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]],
+                fmt="o",
+                capsize=4,
+                color=colours[entry.label],
+                label=entry.label,
+                clip_on=False,
+            )
             # Agents on (nearly) the same point get their labels stacked instead of overprinted.
             stacked = sum(abs(x - calls) < 0.05 and abs(y - acc.mean) < 0.03 for x, y in placed)
             placed.append((calls, acc.mean))
-            ax.annotate(entry.label, (calls, acc.mean), textcoords="offset points", xytext=(7, 3 - 11 * stacked),
-                        fontsize=8)
+            ax.annotate(
+                entry.label,
+                (calls, acc.mean),
+                textcoords="offset points",
+                xytext=(7, 3 - 11 * stacked),
+                fontsize=8,
+            )
         ax.set_title(env_id)
         ax.set_xlabel("mean tool calls per episode")
         ax.set_ylabel("accuracy (95% CI)")
         ax.set_ylim(-0.05, 1.05)
         # Tool calls are never negative: the axis starts at 0 (a point there is drawn unclipped on the axis).
-        ax.set_xlim(left=0.0, right=max([e.summary.metrics.get("mean_tool_calls", 0.0) for e in group] + [1.0]) * 1.3)
+        ax.set_xlim(
+            left=0.0,
+            right=max([e.summary.metrics.get("mean_tool_calls", 0.0) for e in group] + [1.0]) * 1.3,
+        )
         ax.grid(alpha=0.3)
     return _png(fig)
 
 
-def _accuracy_rows(ax: Any, env_id: str, group: Sequence[Entry], colours: Mapping[str, Any]) -> None:
+def _accuracy_rows(
+    ax: Any, env_id: str, group: Sequence[Entry], colours: Mapping[str, Any]
+) -> None:
     """A panel without tool calls: accuracy (95% CI) along x, one labelled row per agent, best on top."""
     for row, entry in enumerate(reversed(group)):
         acc = entry.summary.intervals["accuracy"]
-        ax.errorbar(acc.mean, row, xerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]], fmt="o", capsize=4,
-                    color=colours[entry.label])
-        ax.annotate(f"{acc.mean:.3f}", (acc.mean, row), textcoords="offset points", xytext=(0, 7), ha="center",
-                    fontsize=8)
+        ax.errorbar(
+            acc.mean,
+            row,
+            xerr=[[acc.mean - acc.ci_low], [acc.ci_high - acc.mean]],
+            fmt="o",
+            capsize=4,
+            color=colours[entry.label],
+        )
+        ax.annotate(
+            f"{acc.mean:.3f}",
+            (acc.mean, row),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            fontsize=8,
+        )
     ax.set_yticks(range(len(group)), [e.label for e in reversed(group)], fontsize=8)
     ax.set_ylim(-0.6, len(group) - 0.4)
     ax.set_xlim(-0.05, 1.05)
@@ -117,14 +147,23 @@ def accuracy_by_difficulty(groups: Groups) -> bytes:
             ax.bar(xs, values, width=width, color=colours[entry.label], label=entry.label)
             for x, value in zip(xs, values, strict=True):
                 if value < 0.005:  # a bar of height 0 is invisible: say 0 where it would stand
-                    ax.annotate("0", (x, 0.0), textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7,
-                                color=colours[entry.label])
+                    ax.annotate(
+                        "0",
+                        (x, 0.0),
+                        textcoords="offset points",
+                        xytext=(0, 2),
+                        ha="center",
+                        fontsize=7,
+                        color=colours[entry.label],
+                    )
         ax.set_xticks(range(len(levels)), levels)
         ax.set_title(env_id)
         ax.set_xlabel("difficulty")
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.05)
         ax.grid(axis="y", alpha=0.3)
-    handles = [_matplotlib().patches.Patch(color=colour, label=label) for label, colour in colours.items()]
+    handles = [
+        _matplotlib().patches.Patch(color=colour, label=label) for label, colour in colours.items()
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6), fontsize=9)
     return _png(fig)

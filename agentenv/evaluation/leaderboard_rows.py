@@ -51,7 +51,9 @@ class Entry:
 
 def agent_label(agent: str, args: Mapping[str, str]) -> str:
     """The row label: the agent name and its arguments, secrets left out."""
-    shown = [f"{k}={v}" for k, v in sorted(args.items()) if not any(s in k.lower() for s in SECRET_ARGS)]
+    shown = [
+        f"{k}={v}" for k, v in sorted(args.items()) if not any(s in k.lower() for s in SECRET_ARGS)
+    ]
     return f"{agent} ({', '.join(shown)})" if shown else agent
 
 
@@ -62,17 +64,35 @@ def difficulty_order(levels: Iterable[str]) -> list[str]:
     return known + sorted(levels - set(known))
 
 
-COLUMNS = ("agent", "accuracy (95% CI)", "mean reward", "mean tool calls", "mean turns",
-           "invalid-action rate", "episodes")
+COLUMNS = (
+    "agent",
+    "accuracy (95% CI)",
+    "mean reward",
+    "mean tool calls",
+    "mean turns",
+    "invalid-action rate",
+    "episodes",
+)
 
 
 def row_cells(summary: Summary, label: str) -> list[str]:
     """The formatted cells of one row, in :data:`COLUMNS` order."""
     acc = summary.intervals.get("accuracy")
     m = summary.metrics
-    accuracy = f"{acc.mean:.3f} [{acc.ci_low:.3f}, {acc.ci_high:.3f}]" if acc else f"{m.get('accuracy', 0.0):.3f}"
-    return [label, accuracy, f"{m.get('mean_reward', 0.0):.3f}", f"{m.get('mean_tool_calls', 0.0):.2f}",
-            f"{m.get('mean_turns', 0.0):.2f}", f"{m.get('invalid_action_rate', 0.0):.3f}", _episodes(summary)]
+    accuracy = (
+        f"{acc.mean:.3f} [{acc.ci_low:.3f}, {acc.ci_high:.3f}]"
+        if acc
+        else f"{m.get('accuracy', 0.0):.3f}"
+    )
+    return [
+        label,
+        accuracy,
+        f"{m.get('mean_reward', 0.0):.3f}",
+        f"{m.get('mean_tool_calls', 0.0):.2f}",
+        f"{m.get('mean_turns', 0.0):.2f}",
+        f"{m.get('invalid_action_rate', 0.0):.3f}",
+        _episodes(summary),
+    ]
 
 
 def _episodes(summary: Summary) -> str:
@@ -85,7 +105,10 @@ def _episodes(summary: Summary) -> str:
 def env_caption(group: Sequence[Entry]) -> str:
     """What every row of an env's table shares: split, version, corpora, reward presets."""
     s = group[0].summary
-    corpora = ", ".join(f"{k} `{v[:12]}`" for k, v in sorted(s.corpus_checksums.items())) or "none recorded"
+    corpora = (
+        ", ".join(f"{k} `{v[:12]}`" for k, v in sorted(s.corpus_checksums.items()))
+        or "none recorded"
+    )
     presets = ", ".join(sorted({e.summary.reward_preset for e in group}))
     split = f"split `{s.split}`"
     if s.tasks_file is not None:

@@ -52,8 +52,10 @@ from agentenv.evaluation.run_dir import (
 
 __all__ = ["MARKER", "SMOKE_NOTE", "finish", "label_summary", "lesson_output", "summary_table"]
 
-SMOKE_NOTE = ("--quick is a smoke run: it checks that the lesson runs end to end on a tiny budget; "
-              "its figures are not results (run without --quick for those)")
+SMOKE_NOTE = (
+    "--quick is a smoke run: it checks that the lesson runs end to end on a tiny budget; "
+    "its figures are not results (run without --quick for those)"
+)
 MARKER = "reproduce.json"
 """Written first into a lesson's folder: what makes a folder a run that ``--overwrite`` may replace."""
 _NOT_FIGURES = ("meta", "baselines", "shift", "per_seed", "train")
@@ -70,7 +72,9 @@ def holds_run(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def lesson_output(out: Path, lesson: str, *, overwrite: bool = False, quick: bool = False) -> Iterator[Path]:
+def lesson_output(
+    out: Path, lesson: str, *, overwrite: bool = False, quick: bool = False
+) -> Iterator[Path]:
     """The folder a lesson writes into, under the rules of the module docstring.
 
     Raises:
@@ -81,16 +85,23 @@ def lesson_output(out: Path, lesson: str, *, overwrite: bool = False, quick: boo
     aside: Path | None = None
     if holds_anything(out):
         if not holds_run(out):
-            raise UserInputError(f"{out} holds files that are not an agentenv run; give a new or empty --out "
-                                 "(--overwrite replaces only a run)")
+            raise UserInputError(
+                f"{out} holds files that are not an agentenv run; give a new or empty --out "
+                "(--overwrite replaces only a run)"
+            )
         if not overwrite:
-            raise UserInputError(f"{out} already holds a run; pass --overwrite to replace it or choose another "
-                                 "--out (a lesson cannot be resumed: its training restarts from the first step)")
+            raise UserInputError(
+                f"{out} already holds a run; pass --overwrite to replace it or choose another "
+                "--out (a lesson cannot be resumed: its training restarts from the first step)"
+            )
         aside = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
         out.replace(aside / out.name)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        write_atomic(out / MARKER, json.dumps({"command": "agentenv reproduce", "lesson": lesson, "quick": quick}) + "\n")
+        write_atomic(
+            out / MARKER,
+            json.dumps({"command": "agentenv reproduce", "lesson": lesson, "quick": quick}) + "\n",
+        )
         with sigterm_as_interrupt():  # a scheduler's stop restores the old run as Ctrl-C does
             yield out
     except BaseException:
@@ -124,7 +135,11 @@ def _cells(block: Mapping[str, Any]) -> list[str]:
             continue
         ci = block.get(f"{key}_ci", block.get("ci") if key in ("mean", "accuracy") else None)
         text = f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
-        if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(isinstance(c, (int, float)) for c in ci):
+        if (
+            isinstance(ci, (list, tuple))
+            and len(ci) == 2
+            and all(isinstance(c, (int, float)) for c in ci)
+        ):
             text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
         cells.append(text)
     return cells
@@ -153,7 +168,11 @@ def finish(out: Path, lesson: str, quick: bool) -> int:
     if quick:
         print(f"SMOKE RUN ({lesson}): {SMOKE_NOTE}")
     print(summary_table(summary))
-    wall = summary.get("meta", {}).get("wall_s") if isinstance(summary.get("meta"), Mapping) else None
+    wall = (
+        summary.get("meta", {}).get("wall_s") if isinstance(summary.get("meta"), Mapping) else None
+    )
     took = f" in {wall:.0f} s" if isinstance(wall, (int, float)) else ""
-    print(f"wrote {Path(out) / SUMMARY_FILE}{took}" + (" (smoke run: not results)" if quick else ""))
+    print(
+        f"wrote {Path(out) / SUMMARY_FILE}{took}" + (" (smoke run: not results)" if quick else "")
+    )
     return 0

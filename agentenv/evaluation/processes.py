@@ -49,15 +49,22 @@ EpisodeFn = Callable[[gym.Env, Any, int, int], dict[str, Any]]
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(build: Callable[[], tuple[gym.Env, Any]], episode: EpisodeFn, ready: Any = None,
-                 concurrency: int = 1) -> None:
+def _worker_init(
+    build: Callable[[], tuple[gym.Env, Any]],
+    episode: EpisodeFn,
+    ready: Any = None,
+    concurrency: int = 1,
+) -> None:
     # Ctrl-C reaches the whole process group: the parent alone stops the run and writes what finished,
     # so a worker ignores SIGINT and dies quietly on the SIGTERM of pool.terminate().
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER["env"], _WORKER["agent"] = build()
     # Built here, before any thread runs: builds fill the process's shared caches (see evaluation.threads).
-    _WORKER["slots"] = [(_WORKER["env"], _WORKER["agent"]), *(build() for _ in range(concurrency - 1))]
+    _WORKER["slots"] = [
+        (_WORKER["env"], _WORKER["agent"]),
+        *(build() for _ in range(concurrency - 1)),
+    ]
     _WORKER["episode"] = episode
     if ready is not None:
         ready.wait()  # every worker has built its env before any episode is timed
@@ -107,24 +114,35 @@ class WorkerPool:
     picklable where the platform has no ``fork``.
     """
 
-    def __init__(self, workers: int, build: Callable[[], tuple[gym.Env, Any]], episode: EpisodeFn,
-                 concurrency: int = 1) -> None:
+    def __init__(
+        self,
+        workers: int,
+        build: Callable[[], tuple[gym.Env, Any]],
+        episode: EpisodeFn,
+        concurrency: int = 1,
+    ) -> None:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         ready = ctx.Barrier(workers)
         self.workers = workers
         self.concurrency = concurrency
         self.episode = episode
-        self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(build, episode, ready, concurrency))
+        self._pool = ctx.Pool(
+            workers, initializer=_worker_init, initargs=(build, episode, ready, concurrency)
+        )
 
     def __enter__(self) -> WorkerPool:
         self._pool.__enter__()
-        self._pool.map(_worker_ready, range(self.workers), chunksize=1)  # returns once every worker is built
+        self._pool.map(
+            _worker_ready, range(self.workers), chunksize=1
+        )  # returns once every worker is built
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._pool.__exit__(*exc)
 
-    def records(self, jobs: list[tuple[int, int]], env: gym.Env, agent: Any) -> Iterator[dict[str, Any]]:
+    def records(
+        self, jobs: list[tuple[int, int]], env: gym.Env, agent: Any
+    ) -> Iterator[dict[str, Any]]:
         """The jobs' records in order: the first (up to :data:`PROBES`, fewer once one is slow) run here on
         ``env`` and ``agent`` and are timed; the rest run on the workers in chunks sized from that time."""
         episode_s = 0.0
@@ -136,8 +154,12 @@ class WorkerPool:
             probes += 1
             yield record
         rest = jobs[probes:]
-        if rest and self.concurrency > 1:  # tasks of at least one episode per thread, run on the threads
-            size = max(self.concurrency, chunksize(len(rest), self.workers, episode_s / self.concurrency))
+        if (
+            rest and self.concurrency > 1
+        ):  # tasks of at least one episode per thread, run on the threads
+            size = max(
+                self.concurrency, chunksize(len(rest), self.workers, episode_s / self.concurrency)
+            )
             tasks = [rest[i : i + size] for i in range(0, len(rest), size)]
             for done in self._pool.imap(_worker_run_threaded, tasks):
                 for record, line in done:

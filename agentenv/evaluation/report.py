@@ -32,7 +32,10 @@ REASON_CHARS = 200
 
 
 def summarize(
-    config: RunConfig, records: Sequence[Mapping[str, Any]], wall_time_s: float, meta: Mapping[str, Any]
+    config: RunConfig,
+    records: Sequence[Mapping[str, Any]],
+    wall_time_s: float,
+    meta: Mapping[str, Any],
 ) -> Summary:
     """Aggregate metrics with 95% bootstrap intervals."""
     components = [r["reward_components"] for r in records]
@@ -42,12 +45,21 @@ def summarize(
         "mean_tool_calls": [r["tool_calls"] for r in records],
         "mean_turns": [r["turns"] for r in records],
     }
-    intervals = {name: Metric(**dict(zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=config.seed), strict=False))) for name, v in series.items()}
+    intervals = {
+        name: Metric(
+            **dict(
+                zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=config.seed), strict=False)
+            )
+        )
+        for name, v in series.items()
+    }
     turns = sum(r["turns"] for r in records)
     invalid = sum(c.get("invalid_actions", 0.0) for c in components)
     metrics = {name: m.mean for name, m in intervals.items()}
     metrics["invalid_action_rate"] = invalid / turns if turns else 0.0
-    metrics["truncated_rate"] = float(np.mean([r["truncated"] for r in records])) if records else 0.0
+    metrics["truncated_rate"] = (
+        float(np.mean([r["truncated"] for r in records])) if records else 0.0
+    )
     keys = sorted({k for c in components for k in c})
     component_means = {k: float(np.mean([c.get(k, 0.0) for c in components])) for k in keys}
     env_version = int(config.env_id.rsplit("-v", 1)[-1]) if "-v" in config.env_id else 0
@@ -59,7 +71,10 @@ def summarize(
     split = str(meta.get("split", config.split))
     if tasks_file is not None:
         split = "custom"
-        tasks_file = {**tasks_file, "count": int(n_tasks if n_tasks is not None else tasks_file.get("count", 0))}
+        tasks_file = {
+            **tasks_file,
+            "count": int(n_tasks if n_tasks is not None else tasks_file.get("count", 0)),
+        }
     env_kwargs = {k: v for k, v in config.env_kwargs if k != "tasks"}
     failures = [str(r["agent_failure"]) for r in records if r.get("agent_failure") is not None]
     metrics["agent_failure_rate"] = failure_rate(len(failures), len(records))
@@ -112,7 +127,9 @@ def failed_run_message(summary: Summary) -> str | None:
     """
     if not summary.failed:
         return None
-    reasons = "; ".join(f"{reason} ({n})" for reason, n in list(summary.agent_failure_reasons.items())[:2])
+    reasons = "; ".join(
+        f"{reason} ({n})" for reason, n in list(summary.agent_failure_reasons.items())[:2]
+    )
     return (
         f"{summary.agent_failures} of {summary.episodes} episodes ({summary.agent_failure_rate:.0%}) ended in an "
         f"agent failure, more than the {MAX_AGENT_FAILURE_RATE:.0%} a run may have; its scores measure the "
@@ -129,7 +146,9 @@ def exit_code(summary: Summary, *, stream: Any = None) -> int:
     message = failed_run_message(summary)
     if message is None:
         return 0
-    print(f"agentenv eval: failed run: {message}", file=stream if stream is not None else sys.stderr)
+    print(
+        f"agentenv eval: failed run: {message}", file=stream if stream is not None else sys.stderr
+    )
     return FAILED_RUN_EXIT
 
 
@@ -141,7 +160,11 @@ def _is_secret(key: str) -> bool:
         ['api_key', 'auth_token']
     """
     words = key.lower().replace("-", "_").split("_")
-    if words[-1] == "token" and len(words) <= 2 and words[0] in ("token", "auth", "access", "bearer"):
+    if (
+        words[-1] == "token"
+        and len(words) <= 2
+        and words[0] in ("token", "auth", "access", "bearer")
+    ):
         return True
     return bool({"key", "secret", "password"} & set(words))
 
@@ -160,7 +183,13 @@ def format_table(summary: Summary) -> str:
         rows.append((name, f"{m.mean:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"))
     rows.append(("invalid_action_rate", f"{summary.metrics['invalid_action_rate']:.4f}", ""))
     if summary.agent_failures:
-        rows.append(("agent_failures", f"{summary.agent_failures}", f"{summary.agent_failure_rate:.1%} of episodes"))
+        rows.append(
+            (
+                "agent_failures",
+                f"{summary.agent_failures}",
+                f"{summary.agent_failure_rate:.1%} of episodes",
+            )
+        )
     rows.append(("build_s", f"{summary.build_s:.2f}", "env construction + first reset"))
     rows.append(("episodes/s", f"{summary.episodes_per_s:.1f}", "episode loop only"))
     for kind, acc in summary.per_kind_accuracy.items():
@@ -169,16 +198,26 @@ def format_table(summary: Summary) -> str:
     if summary.tasks_file is not None:
         source = f"custom tasks {summary.tasks_file.path}, {summary.tasks_file.count} tasks"
     else:
-        source = f"{summary.split} split" + (f", {summary.n_tasks} tasks" if summary.n_tasks is not None else "")
+        source = f"{summary.split} split" + (
+            f", {summary.n_tasks} tasks" if summary.n_tasks is not None else ""
+        )
     head = f"{summary.agent} on {summary.env_id} ({source}, {summary.episodes} episodes, seed {summary.seed})"
     lines = [head]
     if summary.tasks_repeated:
-        lines.append(f"note: {summary.episodes} episodes over {summary.n_tasks} tasks: tasks repeat")
+        lines.append(
+            f"note: {summary.episodes} episodes over {summary.n_tasks} tasks: tasks repeat"
+        )
     if summary.import_warnings:
-        lines.append(f"note: {len(summary.import_warnings)} import warning(s) in the task file "
-                     "(listed in summary.json's import_warnings)")
+        lines.append(
+            f"note: {len(summary.import_warnings)} import warning(s) in the task file "
+            "(listed in summary.json's import_warnings)"
+        )
     if summary.failed:
-        lines.append(f"FAILED RUN: {summary.agent_failures} of {summary.episodes} episodes ended in an agent failure "
-                     "(see summary.json's agent_failure_reasons)")
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
+        lines.append(
+            f"FAILED RUN: {summary.agent_failures} of {summary.episodes} episodes ended in an agent failure "
+            "(see summary.json's agent_failure_reasons)"
+        )
+    lines += [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows
+    ]
     return "\n".join(lines)

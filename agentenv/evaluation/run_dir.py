@@ -133,11 +133,15 @@ class RunDirectory:
         refuse_file(self.path)
         exists = holds_run(self.path)
         if self.mode == "new" and exists:
-            raise UserInputError(f"{self.path} already holds a run; pass --overwrite to replace it, "
-                                 "--resume to continue it, or choose another --out")
+            raise UserInputError(
+                f"{self.path} already holds a run; pass --overwrite to replace it, "
+                "--resume to continue it, or choose another --out"
+            )
         if self.mode == "resume":
             if not exists:
-                raise UserInputError(f"--resume: {self.path} holds no run to continue; drop --resume to start one")
+                raise UserInputError(
+                    f"--resume: {self.path} holds no run to continue; drop --resume to start one"
+                )
             self._check_identity()
             self.records = self._read_finished()
 
@@ -153,7 +157,10 @@ class RunDirectory:
         if self.mode != "resume":
             for name in RUN_FILES:
                 (self.path / name).unlink(missing_ok=True)
-        write_atomic(self.path / IDENTITY_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(
+            self.path / IDENTITY_FILE,
+            json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n",
+        )
         self._episodes = (self.path / EPISODES_FILE).open("a", encoding="utf-8")
 
     def _check_identity(self) -> None:
@@ -161,15 +168,23 @@ class RunDirectory:
         try:
             recorded = json.loads(file.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise UserInputError(f"--resume: {self.path} has no {IDENTITY_FILE} (written by an older agentenv), "
-                                 "so it cannot be checked; pass --overwrite to start again") from None
+            raise UserInputError(
+                f"--resume: {self.path} has no {IDENTITY_FILE} (written by an older agentenv), "
+                "so it cannot be checked; pass --overwrite to start again"
+            ) from None
         except (OSError, ValueError) as err:
-            raise UserInputError(f"--resume: {file} is unreadable ({err}); pass --overwrite to start again") from None
+            raise UserInputError(
+                f"--resume: {file} is unreadable ({err}); pass --overwrite to start again"
+            ) from None
         for key in IDENTITY_KEYS:
-            mine = json.loads(json.dumps(self.identity.get(key)))  # as JSON reads it back (tuples -> lists)
+            mine = json.loads(
+                json.dumps(self.identity.get(key))
+            )  # as JSON reads it back (tuples -> lists)
             if recorded.get(key) != mine:
-                raise UserInputError(f"--resume: {self.path} was run with {key}={recorded.get(key)!r}, this run has "
-                                     f"{key}={mine!r}; resume with the same arguments, or pass --overwrite")
+                raise UserInputError(
+                    f"--resume: {self.path} was run with {key}={recorded.get(key)!r}, this run has "
+                    f"{key}={mine!r}; resume with the same arguments, or pass --overwrite"
+                )
 
     def _read_finished(self) -> list[dict[str, Any]]:
         """The complete lines of ``episodes.jsonl``; a last line cut off by a kill is dropped from the file."""
@@ -185,11 +200,15 @@ class RunDirectory:
                 try:
                     record = json.loads(raw)
                 except ValueError:
-                    raise UserInputError(f"--resume: {file} line {len(records) + 1} is not JSON; "
-                                         "pass --overwrite to start again") from None
+                    raise UserInputError(
+                        f"--resume: {file} line {len(records) + 1} is not JSON; "
+                        "pass --overwrite to start again"
+                    ) from None
                 if record.get("episode") != len(records):
-                    raise UserInputError(f"--resume: {file} line {len(records) + 1} is episode "
-                                         f"{record.get('episode')!r}, expected {len(records)}; pass --overwrite")
+                    raise UserInputError(
+                        f"--resume: {file} line {len(records) + 1} is episode "
+                        f"{record.get('episode')!r}, expected {len(records)}; pass --overwrite"
+                    )
                 records.append(record)
                 keep += len(raw)
         if keep != file.stat().st_size:
@@ -224,6 +243,7 @@ class RunDirectory:
 def sigterm_as_interrupt() -> Iterator[None]:
     """Inside, SIGTERM raises :class:`KeyboardInterrupt` as Ctrl-C does, so a killed run writes what finished
     (a batch scheduler's stop is a SIGTERM)."""
+
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 

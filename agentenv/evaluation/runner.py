@@ -77,7 +77,10 @@ def build_env(config: RunConfig) -> gym.Env:
     except (UserInputError, CacheNotWritableError):
         raise
     except (ValueError, TypeError, KeyError) as err:
-        given = ", ".join(f"{k}={v!r}" for k, v in config.env_kwargs if k != "tasks") or "no keyword arguments"
+        given = (
+            ", ".join(f"{k}={v!r}" for k, v in config.env_kwargs if k != "tasks")
+            or "no keyword arguments"
+        )
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UserInputError(f"{config.env_id} ({given}): {message}") from err
 
@@ -107,7 +110,9 @@ def tasks_file_record(path: str | Path) -> dict[str, Any]:
     return {"path": str(path), "sha256": digest.hexdigest()}
 
 
-def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_index: int) -> dict[str, Any]:
+def run_episode(
+    env: gym.Env, agent: Any, config: RunConfig, episode: int, task_index: int
+) -> dict[str, Any]:
     """One episode; returns its record for ``episodes.jsonl``, whose ``reward`` is the episode's
     return (the sum of its step rewards: with ``shaping``, the last step alone is not the return)."""
     obs, info = env.reset(seed=config.seed + episode, options={"index": task_index})
@@ -125,7 +130,9 @@ def run_episode(env: gym.Env, agent: Any, config: RunConfig, episode: int, task_
             except AgentFailure as exc:
                 failure = exc.reason
         obs, reward, terminated, truncated, info = env.step(action)
-        episode_return += reward  # under shaping, costs are paid on earlier steps: the return is the sum
+        episode_return += (
+            reward  # under shaping, costs are paid on earlier steps: the return is the sum
+        )
     components = info["reward_components"]
     record = {
         "episode": episode,
@@ -156,13 +163,17 @@ def _build_pair(config: RunConfig) -> tuple[gym.Env, Any]:
     return env, make_agent(config.agent, **dict(config.agent_args))
 
 
-def _thread_slots(config: RunConfig, jobs: int, env: gym.Env, agent: Any) -> list[tuple[gym.Env, Any]]:
+def _thread_slots(
+    config: RunConfig, jobs: int, env: gym.Env, agent: Any
+) -> list[tuple[gym.Env, Any]]:
     """One ``(env, agent)`` pair per thread of a ``concurrency`` run (no more than there are episodes); the
     first is the run's own. Each further env costs about 13 ms and a few MB: the index is the process's."""
     return [(env, agent), *(_build_pair(config) for _ in range(min(config.concurrency, jobs) - 1))]
 
 
-def _episode(config: RunConfig, env: gym.Env, agent: Any, index: int, task_index: int) -> dict[str, Any]:
+def _episode(
+    config: RunConfig, env: gym.Env, agent: Any, index: int, task_index: int
+) -> dict[str, Any]:
     return run_episode(env, agent, config, index, task_index)
 
 
@@ -214,9 +225,14 @@ class RunStopped(Exception):
         self.result = result
 
 
-def collect(records: Iterable[dict[str, Any]], out: list[dict[str, Any]], *,
-            on_record: Callable[[dict[str, Any]], None] | None = None,
-            max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES, bar: Any = None) -> str | None:
+def collect(
+    records: Iterable[dict[str, Any]],
+    out: list[dict[str, Any]],
+    *,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES,
+    bar: Any = None,
+) -> str | None:
     """The one episode loop's bookkeeping, shared by local processes and Ray: append each record (in episode
     order) to ``out``, hand it to ``on_record`` (the run directory appends it to ``episodes.jsonl``), and stop
     after ``max_agent_failures`` consecutive agent failures. Returns why it stopped early, or None."""
@@ -229,8 +245,10 @@ def collect(records: Iterable[dict[str, Any]], out: list[dict[str, Any]], *,
             bar.update()
         in_a_row = in_a_row + 1 if record.get("agent_failure") is not None else 0
         if max_agent_failures is not None and in_a_row >= max_agent_failures:
-            return (f"{in_a_row} episodes in a row ended in an agent failure (last: "
-                    f"{' '.join(str(record['agent_failure']).split())[:200]})")
+            return (
+                f"{in_a_row} episodes in a row ended in an agent failure (last: "
+                f"{' '.join(str(record['agent_failure']).split())[:200]})"
+            )
     return None
 
 
@@ -243,10 +261,15 @@ def preflight(agent: Any, info: Mapping[str, Any]) -> None:
         check(info)
 
 
-def run(config: RunConfig, *, progress: bool = True, start: int = 0,
-        on_start: Callable[[RunConfig], None] | None = None,
-        on_record: Callable[[dict[str, Any]], None] | None = None,
-        max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES) -> RunResult:
+def run(
+    config: RunConfig,
+    *,
+    progress: bool = True,
+    start: int = 0,
+    on_start: Callable[[RunConfig], None] | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES,
+) -> RunResult:
     """Build, check the agent, then run episodes ``start..N-1``; ``config.episodes=None`` means one pass over
     the tasks.
 
@@ -273,8 +296,12 @@ def run(config: RunConfig, *, progress: bool = True, start: int = 0,
     if on_start is not None:
         on_start(config)
     records: list[dict[str, Any]] = []
-    bar = tqdm(total=config.episodes, initial=min(start, config.episodes),
-               desc=f"{config.agent} on {config.env_id}", disable=not progress)
+    bar = tqdm(
+        total=config.episodes,
+        initial=min(start, config.episodes),
+        desc=f"{config.agent} on {config.env_id}",
+        disable=not progress,
+    )
     build_s = 0.0
     stop: str | None = None
     try:
@@ -284,20 +311,39 @@ def run(config: RunConfig, *, progress: bool = True, start: int = 0,
             slots = _thread_slots(config, len(jobs), env, agent)
             build_s = time.perf_counter() - begin
             with contextlib.closing(threaded_records(jobs, slots, _episode_fn(config))) as finished:
-                stop = collect(finished, records, on_record=on_record, max_agent_failures=max_agent_failures,
-                               bar=bar)
+                stop = collect(
+                    finished,
+                    records,
+                    on_record=on_record,
+                    max_agent_failures=max_agent_failures,
+                    bar=bar,
+                )
         elif config.workers <= 1:
             build_s = time.perf_counter() - begin
-            stop = collect((run_episode(env, agent, config, *job) for job in jobs), records, on_record=on_record,
-                           max_agent_failures=max_agent_failures, bar=bar)
+            stop = collect(
+                (run_episode(env, agent, config, *job) for job in jobs),
+                records,
+                on_record=on_record,
+                max_agent_failures=max_agent_failures,
+                bar=bar,
+            )
         else:
             from agentenv.evaluation.processes import WorkerPool
 
-            with WorkerPool(config.workers, functools.partial(_build_pair, config), _episode_fn(config),
-                            concurrency=config.concurrency) as pool:
+            with WorkerPool(
+                config.workers,
+                functools.partial(_build_pair, config),
+                _episode_fn(config),
+                concurrency=config.concurrency,
+            ) as pool:
                 build_s = time.perf_counter() - begin
-                stop = collect(pool.records(jobs, env, agent), records, on_record=on_record,
-                               max_agent_failures=max_agent_failures, bar=bar)
+                stop = collect(
+                    pool.records(jobs, env, agent),
+                    records,
+                    on_record=on_record,
+                    max_agent_failures=max_agent_failures,
+                    bar=bar,
+                )
             env.close()
     except KeyboardInterrupt:
         bar.close()

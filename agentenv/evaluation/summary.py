@@ -59,17 +59,25 @@ class Summary(BaseModel):
     split: str = Field(description='The split served, or "custom" for a --tasks file.')
     episodes: int
     n_tasks: int | None = Field(default=None, description="Tasks the episodes were drawn from.")
-    tasks_repeated: bool = Field(default=False, description="More episodes than tasks: some tasks ran twice.")
+    tasks_repeated: bool = Field(
+        default=False, description="More episodes than tasks: some tasks ran twice."
+    )
     tasks_file: TasksFile | None = None
     import_warnings: list[str] = Field(
-        default_factory=list, description="What the env skipped or changed while reading the task file, with file:line."
+        default_factory=list,
+        description="What the env skipped or changed while reading the task file, with file:line.",
     )
-    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments given to gym.make.")
+    env_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments given to gym.make."
+    )
     seed: int
     workers: int = 1
-    backend: str = Field(default="local", description='Where the episodes ran: "local" processes or "ray" actors.')
+    backend: str = Field(
+        default="local", description='Where the episodes ran: "local" processes or "ray" actors.'
+    )
     distributed: dict[str, Any] | None = Field(
-        default=None, description="Ray runs: address, nodes, episodes per call, actors started and lost, episodes rerun."
+        default=None,
+        description="Ray runs: address, nodes, episodes per call, actors started and lost, episodes rerun.",
     )
     reward_preset: str
     metrics: dict[str, float]
@@ -78,19 +86,29 @@ class Summary(BaseModel):
     per_kind_accuracy: dict[str, float] = Field(default_factory=dict)
     per_difficulty_accuracy: dict[str, float] = Field(default_factory=dict)
     wall_time_s: float = Field(description="build_s plus the episode loop.")
-    build_s: float = Field(default=0.0, description="Env construction and a first reset (every worker).")
-    episodes_per_s: float = Field(description="Episodes per second of the episode loop alone (build excluded).")
+    build_s: float = Field(
+        default=0.0, description="Env construction and a first reset (every worker)."
+    )
+    episodes_per_s: float = Field(
+        description="Episodes per second of the episode loop alone (build excluded)."
+    )
     agent_failures: int = Field(
-        default=0, description="Episodes that ended in an AgentFailure (endpoint down, timeout, refused request)."
+        default=0,
+        description="Episodes that ended in an AgentFailure (endpoint down, timeout, refused request).",
     )
     agent_failure_rate: float = Field(default=0.0, description="agent_failures / episodes.")
     agent_failure_reasons: dict[str, int] = Field(
-        default_factory=dict, description="The most common failure reasons (shortened) and how many episodes each ended."
+        default_factory=dict,
+        description="The most common failure reasons (shortened) and how many episodes each ended.",
     )
     complete: bool = Field(
-        default=True, description="False: the run stopped early (Ctrl-C, SIGTERM, agent failures in a row, lost "
-        "Ray workers); `agentenv eval ... --resume` runs the missing episodes.")
-    episodes_planned: int | None = Field(default=None, description="Episodes the run was to have (incomplete runs).")
+        default=True,
+        description="False: the run stopped early (Ctrl-C, SIGTERM, agent failures in a row, lost "
+        "Ray workers); `agentenv eval ... --resume` runs the missing episodes.",
+    )
+    episodes_planned: int | None = Field(
+        default=None, description="Episodes the run was to have (incomplete runs)."
+    )
     stopped: str | None = Field(default=None, description="Why an incomplete run stopped.")
 
     @model_serializer(mode="wrap")

@@ -31,8 +31,13 @@ EpisodeFn = Callable[[Any, Any, int, int], dict[str, Any]]
 """``(env, agent, episode, task_index) -> record``: the runner's episode function, bound to its config."""
 
 
-def threaded_records(jobs: Iterable[tuple[int, int]], slots: list[tuple[Any, Any]],
-                     episode: EpisodeFn, *, close: bool = True) -> Iterator[dict[str, Any]]:
+def threaded_records(
+    jobs: Iterable[tuple[int, int]],
+    slots: list[tuple[Any, Any]],
+    episode: EpisodeFn,
+    *,
+    close: bool = True,
+) -> Iterator[dict[str, Any]]:
     """Run ``jobs`` (``(episode, task_index)`` pairs) on one thread per slot; yield records in job order.
 
     ``slots`` are the ``(env, agent)`` pairs, built beforehand (their build is build time, not loop time);

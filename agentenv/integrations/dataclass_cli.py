@@ -91,7 +91,9 @@ def converter(annotation: Any) -> Callable[[str], Any]:
 
 def build_parser(cls: type, description: str | None = None) -> argparse.ArgumentParser:
     """An ``argparse`` parser with one option per field of the dataclass ``cls``."""
-    parser = argparse.ArgumentParser(description=description or (cls.__doc__ or "").strip().split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=description or (cls.__doc__ or "").strip().split("\n\n")[0]
+    )
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):

@@ -50,8 +50,10 @@ class EpisodeSpec:
         if env_id is None and "env_id" not in fields:
             missing.insert(0, "env_id")
         if missing:
-            raise UserInputError(f"the row's episode fields lack {', '.join(missing)}: write rows with "
-                                 "`agentenv prepare-verl` (or agentenv.integrations.row_episodes.episode_rows)")
+            raise UserInputError(
+                f"the row's episode fields lack {', '.join(missing)}: write rows with "
+                "`agentenv prepare-verl` (or agentenv.integrations.row_episodes.episode_rows)"
+            )
         raw = fields.get("env_kwargs") or "{}"
         kwargs = json.loads(raw) if isinstance(raw, str) else dict(raw)
         return cls(
@@ -66,8 +68,15 @@ class EpisodeSpec:
 
     def fields(self) -> dict[str, Any]:
         """The row fields that :meth:`from_fields` reads back."""
-        return {"env_id": self.env_id, "split": self.split, "task_index": self.task_index, "task_id": self.task_id,
-                "seed": self.seed, "episode": self.episode, "env_kwargs": json.dumps(dict(self.env_kwargs))}
+        return {
+            "env_id": self.env_id,
+            "split": self.split,
+            "task_index": self.task_index,
+            "task_id": self.task_id,
+            "seed": self.seed,
+            "episode": self.episode,
+            "env_kwargs": json.dumps(dict(self.env_kwargs)),
+        }
 
     def reset_kwargs(self) -> dict[str, Any]:
         """What ``env.reset`` gets: the evaluation runner's seed and task index for this episode."""
@@ -76,8 +85,10 @@ class EpisodeSpec:
     def check_task(self, info: Mapping[str, Any]) -> None:
         """Fail when the env served a task other than the row's (rows written for another task file or version)."""
         if self.task_id and info.get("task_id") != self.task_id:
-            raise UserInputError(f"{self.env_id} {self.split} task {self.task_index} is {info.get('task_id')!r}, "
-                                 f"the row says {self.task_id!r}: rewrite the rows for these tasks")
+            raise UserInputError(
+                f"{self.env_id} {self.split} task {self.task_index} is {info.get('task_id')!r}, "
+                f"the row says {self.task_id!r}: rewrite the rows for these tasks"
+            )
 
 
 class EnvPool:
@@ -120,20 +131,36 @@ SHARED_POOL = EnvPool()
 """The process's pool: a trainer worker plays many rows on few envs."""
 
 
-def episode_specs(env_id: str, *, split: str = "test", episodes: int | None = None, seed: int = 0,
-                  env_kwargs: Mapping[str, Any] | None = None) -> list[EpisodeSpec]:
+def episode_specs(
+    env_id: str,
+    *,
+    split: str = "test",
+    episodes: int | None = None,
+    seed: int = 0,
+    env_kwargs: Mapping[str, Any] | None = None,
+) -> list[EpisodeSpec]:
     """``agentenv eval``'s episodes for these arguments (``episodes=None``: one pass over the tasks)."""
     from agentenv.evaluation.runner import RunConfig, episode_plan, make_env
 
     kwargs = dict(env_kwargs or {})
-    env = make_env(RunConfig(env_id=env_id, agent="none", split=split, env_kwargs=tuple(sorted(kwargs.items()))))
+    env = make_env(
+        RunConfig(
+            env_id=env_id, agent="none", split=split, env_kwargs=tuple(sorted(kwargs.items()))
+        )
+    )
     tasks = env.unwrapped.tasks
     plan = episode_plan(len(tasks), len(tasks) if episodes is None else episodes, seed)
-    return [EpisodeSpec(env_id, split, index, seed + i, tasks[index].id, i, tuple(sorted(kwargs.items())))
-            for i, index in enumerate(plan)]
+    return [
+        EpisodeSpec(
+            env_id, split, index, seed + i, tasks[index].id, i, tuple(sorted(kwargs.items()))
+        )
+        for i, index in enumerate(plan)
+    ]
 
 
-def first_messages(spec: EpisodeSpec, pool: EnvPool = SHARED_POOL) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def first_messages(
+    spec: EpisodeSpec, pool: EnvPool = SHARED_POOL
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The episode's opening messages (system, user) and tool schemas, as ``reset`` gives them."""
     with pool.lend(spec) as env:
         _, info = env.reset(**spec.reset_kwargs())

@@ -176,7 +176,9 @@ def _enum_in_type(annotation: Any) -> bool:
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:
         return True
-    return any(_enum_in_type(a) for a in typing.get_args(annotation)) if origin is not None else False
+    return (
+        any(_enum_in_type(a) for a in typing.get_args(annotation)) if origin is not None else False
+    )
 
 
 def method_docstring(t: Tool) -> str:
@@ -189,11 +191,15 @@ def method_docstring(t: Tool) -> str:
         lines += ["", "Args:"]
         for name, info in fields.items():
             text = _one_line(info.description or f"The {name} argument.")
-            constraints = constraint_text(properties.get(name, {}), enum_in_type=_enum_in_type(info.annotation))
+            constraints = constraint_text(
+                properties.get(name, {}), enum_in_type=_enum_in_type(info.annotation)
+            )
             if constraints:
                 text += f" {constraints}"
             if not info.is_required():
-                text += f" Defaults to {_default_text(info.get_default(call_default_factory=True))}."
+                text += (
+                    f" Defaults to {_default_text(info.get_default(call_default_factory=True))}."
+                )
             lines.append(f"    {name}: {text}")
     return "\n".join(lines)
 
@@ -202,10 +208,18 @@ def method_signature(t: Tool) -> inspect.Signature:
     """``(self, *, field: type [= default], ...) -> str`` for a tool's argument model."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     for name, info in t.args_model.model_fields.items():
-        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        default = (
+            inspect.Parameter.empty
+            if info.is_required()
+            else info.get_default(call_default_factory=True)
+        )
         params.append(
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                              annotation=plain_annotation(info.annotation))
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=plain_annotation(info.annotation),
+            )
         )
     return inspect.Signature(params, return_annotation=str)
 
@@ -228,6 +242,8 @@ def tool_method(t: Tool) -> Callable[..., str]:
     method.__doc__ = method_docstring(t)
     method.__signature__ = signature  # type: ignore[attr-defined]
     method.__annotations__ = {
-        p.name: p.annotation for p in signature.parameters.values() if p.annotation is not inspect.Parameter.empty
+        p.name: p.annotation
+        for p in signature.parameters.values()
+        if p.annotation is not inspect.Parameter.empty
     } | {"return": str}
     return method

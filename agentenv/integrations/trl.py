@@ -200,7 +200,9 @@ class AgentEnvFactory:
         return self.env_class(self, next(self._numbers))
 
 
-def environment_factory(env_id: str, *, seed: int | None = None, **make_kwargs: Any) -> AgentEnvFactory:
+def environment_factory(
+    env_id: str, *, seed: int | None = None, **make_kwargs: Any
+) -> AgentEnvFactory:
     """``AgentEnvFactory(env_id, seed=seed, **make_kwargs)``; pass its ``reward_func`` as ``reward_funcs``."""
     return AgentEnvFactory(env_id, seed=seed, **make_kwargs)
 
@@ -215,9 +217,13 @@ def _build_class(env_id: str, make_kwargs: Mapping[str, Any]) -> type[AgentEnvTR
     }
     for name in tools.names:
         if name in RESERVED_NAMES:
-            raise ValueError(f"{env_id} has a tool named {name!r}, which TRL or the answer format reserves")
+            raise ValueError(
+                f"{env_id} has a tool named {name!r}, which TRL or the answer format reserves"
+            )
         namespace[name] = tool_method(tools[name])
-    _REFEREES.setdefault(_spec_key(env_id, make_kwargs), []).append(probe)  # the env read for the tools referees
+    _REFEREES.setdefault(_spec_key(env_id, make_kwargs), []).append(
+        probe
+    )  # the env read for the tools referees
     return type(_class_name(env_id), (AgentEnvTRL,), namespace)
 
 
@@ -245,7 +251,9 @@ class EpisodeResult:
     info: Mapping[str, Any] = field(repr=False)
 
 
-def _split_tasks(factory: AgentEnvFactory, split: str, env: gym.Env | None = None) -> tuple[Sequence[Task], dict[str, int]]:
+def _split_tasks(
+    factory: AgentEnvFactory, split: str, env: gym.Env | None = None
+) -> tuple[Sequence[Task], dict[str, int]]:
     """The tasks of ``split`` and their id -> position index, built once per process."""
     key = (factory.key, split)
     found = _SPLIT_TASKS.get(key)
@@ -293,7 +301,9 @@ TaskOption = Any
 """A task as reset's ``options["task"]`` takes it: a :class:`~agentenv.core.Task`, or a task dict."""
 
 
-def _pinned(factory: AgentEnvFactory, row: Mapping[str, Any], env: gym.Env | None = None) -> tuple[TaskOption, str, int] | None:
+def _pinned(
+    factory: AgentEnvFactory, row: Mapping[str, Any], env: gym.Env | None = None
+) -> tuple[TaskOption, str, int] | None:
     """``(task, split, seed)`` of the task a row pins (``task_id``, else ``index``, else a ``task``
     dict), looked up in the row's ``split`` (else the factory's); None when the row pins none."""
     split = row.get("split")
@@ -302,19 +312,25 @@ def _pinned(factory: AgentEnvFactory, row: Mapping[str, Any], env: gym.Env | Non
         tasks, ids = _split_tasks(factory, split, env)
         position = ids.get(row["task_id"])
         if position is None:
-            raise KeyError(f"task_id {row['task_id']!r} is not in split {split!r} of {factory.env_id}")
+            raise KeyError(
+                f"task_id {row['task_id']!r} is not in split {split!r} of {factory.env_id}"
+            )
         task: TaskOption = tasks[position]
         identity = task.id
     elif row.get("index") is not None:
         tasks, _ = _split_tasks(factory, split, env)
         index = row["index"]
         if isinstance(index, bool) or not 0 <= int(index) < len(tasks):
-            raise IndexError(f"index must be an int in [0, {len(tasks)}) for split {split!r}, got {index!r}")
+            raise IndexError(
+                f"index must be an int in [0, {len(tasks)}) for split {split!r}, got {index!r}"
+            )
         task = tasks[int(index)]
         identity = task.id
     elif row.get("task") is not None:
         task = row["task"]
-        identity = task.id if hasattr(task, "id") else json.dumps(task, sort_keys=True, default=repr)
+        identity = (
+            task.id if hasattr(task, "id") else json.dumps(task, sort_keys=True, default=repr)
+        )
     else:
         return None
     seed = int(row["seed"]) if row.get("seed") is not None else _derive_seed(factory.seed, identity)
@@ -378,7 +394,11 @@ class AgentEnvTRL:
             tasks, _ = _split_tasks(factory, split, self._env)
             rng = np.random.default_rng([factory.seed, self._number, self._episodes])
             task: TaskOption = tasks[int(rng.integers(len(tasks)))]
-            seed = int(row["seed"]) if row.get("seed") is not None else _derive_seed(factory.seed, task.id)
+            seed = (
+                int(row["seed"])
+                if row.get("seed") is not None
+                else _derive_seed(factory.seed, task.id)
+            )
         else:
             task, split, seed = pinned
         self._episodes += 1
@@ -387,7 +407,9 @@ class AgentEnvTRL:
         _, self.info = self._env.reset(seed=seed, options={"task": task})
         inner.max_turns = self._budget * LIVE_TURNS_PER_TURN
         self._task = inner.task
-        self.episode = EpisodeKey(split=self._task.split or split, task_id=self.info["task_id"], seed=seed)
+        self.episode = EpisodeKey(
+            split=self._task.split or split, task_id=self.info["task_id"], seed=seed
+        )
         self.result, self._live = None, True
         if pinned is not None:
             return None
@@ -400,7 +422,9 @@ class AgentEnvTRL:
     def _call_tool(self, name: str, arguments: Mapping[str, Any]) -> str:
         if not self._live:
             return EPISODE_OVER
-        obs, _, terminated, truncated, self.info = self._env.step(render_tool_call(name, **dict(arguments)))
+        obs, _, terminated, truncated, self.info = self._env.step(
+            render_tool_call(name, **dict(arguments))
+        )
         if terminated or truncated:
             self._live = False
         return obs
@@ -441,7 +465,9 @@ class AgentEnvReward:
         environments: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        columns = {k: v for k, v in kwargs.items() if isinstance(v, list) and len(v) == len(completions)}
+        columns = {
+            k: v for k, v in kwargs.items() if isinstance(v, list) and len(v) == len(completions)
+        }
         results: list[EpisodeResult | None] = []
         for i, completion in enumerate(completions):
             env = environments[i] if environments is not None else None
@@ -452,10 +478,15 @@ class AgentEnvReward:
         scored = [r for r in results if r is not None]
         if callable(log_metric) and scored:
             for name in scored[0].components:
-                log_metric(f"{self.__name__}/{name}", float(np.mean([r.components.get(name, 0.0) for r in scored])))
+                log_metric(
+                    f"{self.__name__}/{name}",
+                    float(np.mean([r.components.get(name, 0.0) for r in scored])),
+                )
         return [r.reward if r is not None else None for r in results]
 
-    def _score(self, prompt: Any, completion: Any, env: Any, row: Mapping[str, Any]) -> EpisodeResult | None:
+    def _score(
+        self, prompt: Any, completion: Any, env: Any, row: Mapping[str, Any]
+    ) -> EpisodeResult | None:
         factory = self.factory
         if env is not None:
             if not isinstance(env, AgentEnvTRL) or env.env_id != factory.env_id:
@@ -478,14 +509,20 @@ class AgentEnvReward:
                 key = EpisodeKey(*drawn)
                 tasks, ids = _split_tasks(factory, key.split)
                 task = tasks[ids[key.task_id]]
-        messages = completion if isinstance(completion, list) else [{"role": "assistant", "content": str(completion)}]
+        messages = (
+            completion
+            if isinstance(completion, list)
+            else [{"role": "assistant", "content": str(completion)}]
+        )
         result = _replay(factory, task, key, [m for m in messages if m.get("role") == "assistant"])
         if isinstance(env, AgentEnvTRL):
             env.result = result
         return result
 
 
-def _replay(factory: AgentEnvFactory, task: TaskOption, key: EpisodeKey, turns: Sequence[Mapping[str, Any]]) -> EpisodeResult:
+def _replay(
+    factory: AgentEnvFactory, task: TaskOption, key: EpisodeKey, turns: Sequence[Mapping[str, Any]]
+) -> EpisodeResult:
     """Step a referee env once per assistant message; the last one ends the episode (answer or truncation)."""
     with _LOCK:
         pool = _REFEREES.setdefault(factory.key, [])
@@ -500,15 +537,22 @@ def _replay(factory: AgentEnvFactory, task: TaskOption, key: EpisodeKey, turns: 
         terminated = truncated = False
         actions = [message_action(m) for m in turns] or [""]
         for k, action in enumerate(actions):
-            if k == len(actions) - 1:  # TRL gives no further turn: a non-answer is the last, invalid turn
+            if (
+                k == len(actions) - 1
+            ):  # TRL gives no further turn: a non-answer is the last, invalid turn
                 inner.max_turns = min(budget, info["turn"] + 1)
             _, reward, terminated, truncated, info = env.step(action)
             rewards.append(float(reward))
             if terminated or truncated:
                 break
         return EpisodeResult(
-            reward=float(sum(rewards)), step_rewards=tuple(rewards), components=dict(info["reward_components"]),
-            terminated=bool(terminated), truncated=bool(truncated), task_id=info["task_id"], split=key.split,
+            reward=float(sum(rewards)),
+            step_rewards=tuple(rewards),
+            components=dict(info["reward_components"]),
+            terminated=bool(terminated),
+            truncated=bool(truncated),
+            task_id=info["task_id"],
+            split=key.split,
             info=info,
         )
     finally:
@@ -532,10 +576,12 @@ def dataset(env_id: str, split: str, n: int | None = None, **make_kwargs: Any) -
     for index in range(count):
         _, info = env.reset(options={"index": index})
         system, user = info["messages"][:2]
-        rows["prompt"].append([
-            {"role": "system", "content": system["content"]},
-            {"role": "user", "content": user["content"]},
-        ])
+        rows["prompt"].append(
+            [
+                {"role": "system", "content": system["content"]},
+                {"role": "user", "content": user["content"]},
+            ]
+        )
         rows["task_id"].append(info["task_id"])
         rows["index"].append(index)
         rows["split"].append(env.unwrapped.split)
@@ -552,7 +598,11 @@ def checkpointing_option(config_cls: type, enabled: bool) -> dict[str, bool]:
     import dataclasses
 
     names = {f.name for f in dataclasses.fields(config_cls)}
-    key = "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+    key = (
+        "activation_checkpointing"
+        if "activation_checkpointing" in names
+        else "gradient_checkpointing"
+    )
     return {key: enabled}
 
 
@@ -572,4 +622,3 @@ def qwen3_tokenizer() -> transformers.PreTrainedTokenizerFast:
     tokenizer = load_tokenizer()
     tokenizer.chat_template = qwen3_chat_template
     return tokenizer
-

@@ -39,7 +39,9 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
         raise ValueError("fleiss_kappa needs at least one item")
     n = len(ratings[0])
     if n < 2 or any(len(row) != n for row in ratings):
-        raise ValueError(f"every item needs the same number (>= 2) of ratings, got {sorted({len(r) for r in ratings})}")
+        raise ValueError(
+            f"every item needs the same number (>= 2) of ratings, got {sorted({len(r) for r in ratings})}"
+        )
     categories = sorted({c for row in ratings for c in row}, key=repr)
     totals = dict.fromkeys(categories, 0)
     agreement = 0.0
@@ -57,9 +59,13 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """Cohen's kappa between two raters' labels of the same items."""
     if len(a) != len(b) or not a:
-        raise ValueError(f"cohen_kappa needs two equally long, non-empty label lists, got {len(a)} and {len(b)}")
+        raise ValueError(
+            f"cohen_kappa needs two equally long, non-empty label lists, got {len(a)} and {len(b)}"
+        )
     observed = sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
-    expected = sum((list(a).count(c) / len(a)) * (list(b).count(c) / len(b)) for c in set(a) | set(b))
+    expected = sum(
+        (list(a).count(c) / len(a)) * (list(b).count(c) / len(b)) for c in set(a) | set(b)
+    )
     return _chance_corrected(observed, expected)
 
 

@@ -36,24 +36,47 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "judge-consistency",
         help="measure an LLM judge's agreement across paraphrased prompts and with the rule-based grader",
-        description=plain(__doc__.split("\n\n")[0].replace("\n", " ")) + " Exit status: 0 stable, 1 unstable, "
+        description=plain(__doc__.split("\n\n")[0].replace("\n", " "))
+        + " Exit status: 0 stable, 1 unstable, "
         "2 the endpoint or the input failed.",
         formatter_class=HelpFormatter,
     )
-    p.add_argument("--env", help="the env id the episodes come from (a registered id); "
-                   "default: env_id in the summary.json next to --episodes")
-    p.add_argument("--episodes", required=True, type=Path, help="episodes.jsonl written by `agentenv eval`")
-    p.add_argument("--endpoint", required=True, help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000")
-    p.add_argument("--model", default="judge", help="model name sent to the endpoint, as the server serves it")
-    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding a bearer token, if the endpoint needs one")
-    p.add_argument("--cache", type=Path,
-                   help="JSONL verdict cache: a rerun makes no request for cached verdicts (default: no cache)")
+    p.add_argument(
+        "--env",
+        help="the env id the episodes come from (a registered id); "
+        "default: env_id in the summary.json next to --episodes",
+    )
+    p.add_argument(
+        "--episodes", required=True, type=Path, help="episodes.jsonl written by `agentenv eval`"
+    )
+    p.add_argument(
+        "--endpoint",
+        required=True,
+        help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000",
+    )
+    p.add_argument(
+        "--model", default="judge", help="model name sent to the endpoint, as the server serves it"
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding a bearer token, if the endpoint needs one",
+    )
+    p.add_argument(
+        "--cache",
+        type=Path,
+        help="JSONL verdict cache: a rerun makes no request for cached verdicts (default: no cache)",
+    )
     p.add_argument("--limit", type=int, help="judge only the first N records (default: all)")
     p.add_argument("--workers", type=int, default=4, help="concurrent requests")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     p.add_argument("--retries", type=int, default=2, help="extra attempts on timeouts, 429 and 5xx")
-    p.add_argument("--min-kappa", type=float, default=0.8, help="Fleiss' kappa a stable judge reaches")
-    p.add_argument("--max-flip-rate", type=float, default=0.05, help="flip rate a stable judge stays under")
+    p.add_argument(
+        "--min-kappa", type=float, default=0.8, help="Fleiss' kappa a stable judge reaches"
+    )
+    p.add_argument(
+        "--max-flip-rate", type=float, default=0.05, help="flip rate a stable judge stays under"
+    )
     p.add_argument("--json", type=Path, help="also write the report as JSON")
     return p
 
@@ -71,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     if args.env is not None and ":" not in args.env and args.env not in env_ids():
         return _fail(f"--env {args.env!r} is not a registered id; known: {', '.join(env_ids())}")
     if not args.episodes.is_file():
-        return _fail(f"--episodes {args.episodes}: no such file (write one with `agentenv eval ... --out DIR`)")
+        return _fail(
+            f"--episodes {args.episodes}: no such file (write one with `agentenv eval ... --out DIR`)"
+        )
     try:
         recorded = run_env_id(args.episodes)
     except ValueError as exc:
@@ -79,7 +104,9 @@ def run(args: argparse.Namespace) -> int:
     if args.env is None and recorded is None:
         return _fail(f"--env is needed: no summary.json with an env_id next to {args.episodes}")
     if args.env is not None and recorded is not None and recorded != args.env:
-        return _fail(f"--env {args.env!r} disagrees with the run's summary.json (env_id {recorded!r})")
+        return _fail(
+            f"--env {args.env!r} disagrees with the run's summary.json (env_id {recorded!r})"
+        )
     env_id = args.env or recorded
     try:
         gold_text = family_gold_text(env_id)
@@ -89,13 +116,22 @@ def run(args: argparse.Namespace) -> int:
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
         if not api_key:
-            return _fail(f"--api-key-env {args.api_key_env}: that environment variable is empty or unset")
+            return _fail(
+                f"--api-key-env {args.api_key_env}: that environment variable is empty or unset"
+            )
     try:
         records = read_episodes(args.episodes)[: args.limit]
         judge = JudgeReward(
-            args.endpoint, args.model, cache_path=args.cache, timeout_s=args.timeout, retries=args.retries, api_key=api_key
+            args.endpoint,
+            args.model,
+            cache_path=args.cache,
+            timeout_s=args.timeout,
+            retries=args.retries,
+            api_key=api_key,
         )
-        report = judge_consistency(records, judge, gold_text=gold_text, workers=max(1, args.workers))
+        report = judge_consistency(
+            records, judge, gold_text=gold_text, workers=max(1, args.workers)
+        )
     except (JudgeEndpointError, JudgeReplyError, ValueError) as exc:
         return _fail(str(exc))
     stable = report.stable(args.min_kappa, args.max_flip_rate)

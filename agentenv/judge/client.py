@@ -49,13 +49,17 @@ class ChatClient:
     api_key: str | None = field(default=None, repr=False)
     requests: int = field(default=0, init=False)
     """HTTP requests sent so far (attempts included)."""
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"endpoint must be an http:// or https:// URL, got {self.base_url!r}")
         if self.timeout_s <= 0 or self.retries < 0 or self.backoff_s < 0 or self.max_tokens < 1:
-            raise ValueError("timeout_s and max_tokens must be positive; retries and backoff_s >= 0")
+            raise ValueError(
+                "timeout_s and max_tokens must be positive; retries and backoff_s >= 0"
+            )
 
     @property
     def url(self) -> str:
@@ -66,12 +70,19 @@ class ChatClient:
     def complete(self, messages: Sequence[Mapping[str, str]], *, context: str = "") -> str:
         """The assistant's reply to ``messages``; ``context`` is added to any error."""
         body = json.dumps(
-            {"model": self.model, "messages": list(messages), "temperature": 0, "max_tokens": self.max_tokens}
+            {
+                "model": self.model,
+                "messages": list(messages),
+                "temperature": 0,
+                "max_tokens": self.max_tokens,
+            }
         ).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        where = f"judge endpoint {self.url} (model {self.model!r}{', ' + context if context else ''})"
+        where = (
+            f"judge endpoint {self.url} (model {self.model!r}{', ' + context if context else ''})"
+        )
         last = ""
         for attempt in range(self.retries + 1):
             if attempt:
@@ -89,10 +100,14 @@ class ChatClient:
                 continue
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
-                last = f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
+                last = (
+                    f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
+                )
                 continue
             return _reply_text(payload, where)
-        raise JudgeEndpointError(f"{where} failed after {self.retries + 1} attempts; last error: {last}")
+        raise JudgeEndpointError(
+            f"{where} failed after {self.retries + 1} attempts; last error: {last}"
+        )
 
 
 def _reply_text(payload: bytes, where: str) -> str:

@@ -67,12 +67,19 @@ class ConsistencyReport:
 
     def stable(self, min_kappa: float = 0.8, max_flip_rate: float = 0.05) -> bool:
         """Whether the judge is consistent enough to be used; an undefined kappa needs no flips."""
-        kappa_ok = self.fleiss_kappa >= min_kappa if not math.isnan(self.fleiss_kappa) else self.flip_rate == 0
+        kappa_ok = (
+            self.fleiss_kappa >= min_kappa
+            if not math.isnan(self.fleiss_kappa)
+            else self.flip_rate == 0
+        )
         return kappa_ok and self.flip_rate <= max_flip_rate
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; ``nan`` becomes ``None``."""
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
+        return {
+            k: (None if isinstance(v, float) and math.isnan(v) else v)
+            for k, v in asdict(self).items()
+        }
 
     def format(self) -> str:
         """A short plain-text report."""
@@ -86,7 +93,8 @@ class ConsistencyReport:
             f"{'prompt':<14}{'yes rate':>10}{'agrees with rules':>20}",
         ]
         lines += [
-            f"{name:<14}{self.yes_rate[name]:>10.3f}{self.prompt_rule_agreement[name]:>20.3f}" for name in self.prompts
+            f"{name:<14}{self.yes_rate[name]:>10.3f}{self.prompt_rule_agreement[name]:>20.3f}"
+            for name in self.prompts
         ]
         return "\n".join(lines)
 
@@ -127,7 +135,9 @@ def judge_consistency(
         rule_agreement=_agreement(majority, rules),
         rule_kappa=cohen_kappa(majority, rules),
         yes_rate={n: sum(v[i] for v in votes) / len(votes) for i, n in enumerate(names)},
-        prompt_rule_agreement={n: _agreement([v[i] for v in votes], rules) for i, n in enumerate(names)},
+        prompt_rule_agreement={
+            n: _agreement([v[i] for v in votes], rules) for i, n in enumerate(names)
+        },
         flipped=flipped,
     )
 
@@ -145,7 +155,9 @@ def items_from_records(
         where = f"record {index} (task {record.get('task_id', '?')})"
         for key in ("task_id", "reward_components", "gold", "messages"):
             if key not in record:
-                raise ValueError(f"{where}: missing key {key!r}; expected an episodes.jsonl from `agentenv eval`")
+                raise ValueError(
+                    f"{where}: missing key {key!r}; expected an episodes.jsonl from `agentenv eval`"
+                )
         if "accuracy" not in record["reward_components"]:
             raise ValueError(f"{where}: reward_components has no 'accuracy'")
         messages = record["messages"]

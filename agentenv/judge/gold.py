@@ -51,7 +51,9 @@ def gold_as_text(gold: Any, gold_text: GoldText | None, where: str = "gold") -> 
     try:
         return gold_text(gold)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: the family's gold_text cannot render this gold: {exc}") from None
+        raise ValueError(
+            f"{where}: the family's gold_text cannot render this gold: {exc}"
+        ) from None
 
 
 def run_env_id(episodes: str | Path) -> str | None:

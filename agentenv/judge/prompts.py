@@ -107,4 +107,6 @@ def parse_verdict(reply: str) -> bool:
         return True
     if word == "no":
         return False
-    raise JudgeReplyError(f"judge replied {reply[:200]!r}, which starts with neither 'yes' nor 'no'")
+    raise JudgeReplyError(
+        f"judge replied {reply[:200]!r}, which starts with neither 'yes' nor 'no'"
+    )

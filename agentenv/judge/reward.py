@@ -50,7 +50,14 @@ class JudgeReward:
         self.client = (
             endpoint
             if isinstance(endpoint, ChatClient)
-            else ChatClient(endpoint, model, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, api_key=api_key)
+            else ChatClient(
+                endpoint,
+                model,
+                timeout_s=timeout_s,
+                retries=retries,
+                backoff_s=backoff_s,
+                api_key=api_key,
+            )
         )
         if not prompts or len({p.name for p in prompts}) != len(prompts):
             raise ValueError("prompts must be a non-empty sequence with distinct names")
@@ -88,7 +95,9 @@ class JudgeReward:
         return sum(votes) / len(votes)
 
     # ------------------------------------------------------------------- cache
-    def remember(self, prompt: JudgePrompt, question: str, answer: str, gold: str, verdict: bool) -> None:
+    def remember(
+        self, prompt: JudgePrompt, question: str, answer: str, gold: str, verdict: bool
+    ) -> None:
         """Store a verdict (and append it to the JSONL cache file, if any)."""
         key = self._key(prompt, question, answer, gold)
         with self._lock:
@@ -97,7 +106,12 @@ class JudgeReward:
             self._cache[key] = verdict
             if self.cache_path is not None:
                 self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-                line = {"key": key, "verdict": verdict, "model": self.client.model, "prompt": prompt.name}
+                line = {
+                    "key": key,
+                    "verdict": verdict,
+                    "model": self.client.model,
+                    "prompt": prompt.name,
+                }
                 with self.cache_path.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(line) + "\n")
 
@@ -105,7 +119,9 @@ class JudgeReward:
         return len(self._cache)
 
     def _key(self, prompt: JudgePrompt, question: str, answer: str, gold: str) -> str:
-        text = json.dumps([self.client.model, prompt.messages(question, answer, gold)], ensure_ascii=False)
+        text = json.dumps(
+            [self.client.model, prompt.messages(question, answer, gold)], ensure_ascii=False
+        )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def _load(self, path: Path) -> None:
@@ -116,7 +132,9 @@ class JudgeReward:
                 row = json.loads(line)
                 key, verdict = row["key"], row["verdict"]
             except (ValueError, KeyError, TypeError):
-                raise ValueError(f"{path}:{number}: not a judge cache line; delete the file to rebuild it") from None
+                raise ValueError(
+                    f"{path}:{number}: not a judge cache line; delete the file to rebuild it"
+                ) from None
             if not isinstance(verdict, bool):
                 raise ValueError(f"{path}:{number}: verdict must be true or false, got {verdict!r}")
             self._cache[key] = verdict

@@ -105,7 +105,11 @@ class SayRefused(Exception):
 class DialogueEnv(AECEnv[str, str, str]):
     """Base AEC env of a lead agent and a simulated side; see the module docstring."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "Dialogue", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "Dialogue",
+        "is_parallelizable": False,
+    }
     lead: ClassVar[str] = "lead"
     other: ClassVar[str] = "other"
     first: ClassVar[str] = "lead"
@@ -128,9 +132,16 @@ class DialogueEnv(AECEnv[str, str, str]):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        check_env_options(max_turns=max_turns, observation_mode=observation_mode, max_action_length=max_action_length,
-                          max_observation_length=max_observation_length, render_mode=render_mode,
-                          render_modes=self.metadata["render_modes"], tasks=tasks, split=split)
+        check_env_options(
+            max_turns=max_turns,
+            observation_mode=observation_mode,
+            max_action_length=max_action_length,
+            max_observation_length=max_observation_length,
+            render_mode=render_mode,
+            render_modes=self.metadata["render_modes"],
+            tasks=tasks,
+            split=split,
+        )
         self.tasks, self.tools, self.split = tasks, tools, split
         self.max_turns = max_turns
         self.reward_config: RewardConfig = resolve_reward(reward)
@@ -187,7 +198,9 @@ class DialogueEnv(AECEnv[str, str, str]):
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         """Build a task from a user dict given as ``options={"task": {...}}``."""
-        raise TypeError(f"{type(self).__name__} builds no tasks from dicts: pass options={{'task': Task}}")
+        raise TypeError(
+            f"{type(self).__name__} builds no tasks from dicts: pass options={{'task': Task}}"
+        )
 
     def default_policy(self, agent: str) -> PolicyLike:
         """The scripted policy of a simulated agent (a family's scripted patient or user)."""
@@ -228,7 +241,10 @@ class DialogueEnv(AECEnv[str, str, str]):
         lead_chat = MessageLog([{"role": "system", "content": self._lead_system()}])
         other_chat = MessageLog([{"role": "system", "content": briefing}])
         d = self._dialogue = Dialogue(
-            task=task, messages=lead_chat, context=context, chats={self.lead: lead_chat, self.other: other_chat},
+            task=task,
+            messages=lead_chat,
+            context=context,
+            chats={self.lead: lead_chat, self.other: other_chat},
             last={self.lead: "", self.other: briefing},
         )
         self.judgments = []
@@ -252,7 +268,11 @@ class DialogueEnv(AECEnv[str, str, str]):
         d = self._dialogue
         if d is None:
             raise RuntimeError("call reset() before observe()")
-        text = render_transcript(d.chats[agent]) if self.observation_mode == "transcript" else d.last[agent]
+        text = (
+            render_transcript(d.chats[agent])
+            if self.observation_mode == "transcript"
+            else d.last[agent]
+        )
         return TextObservation(text[: self._observation_spaces[agent].max_length])
 
     def step(self, action: str | None) -> None:
@@ -260,7 +280,9 @@ class DialogueEnv(AECEnv[str, str, str]):
             raise RuntimeError("call reset() before step(), and again after the dialogue ends")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
-            if action is not None:  # PettingZoo's rule (AECEnv._was_dead_step); checked first, so nothing changes
+            if (
+                action is not None
+            ):  # PettingZoo's rule (AECEnv._was_dead_step); checked first, so nothing changes
                 ended = "terminated" if self.terminations[agent] else "truncated"
                 raise ValueError(
                     f"the {agent} is done ({ended}): when an agent is dead, the only valid action is None; "
@@ -322,8 +344,10 @@ class DialogueEnv(AECEnv[str, str, str]):
             d.log.append((lead, f"<answer>{d.answer.text}</answer>"))
         else:
             for call, result in zip(parsed.calls, results, strict=True):
-                d.log += [(lead, f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"),
-                          (f"tool {result.name}", result.content)]
+                d.log += [
+                    (lead, f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"),
+                    (f"tool {result.name}", result.content),
+                ]
         return self._shaped()
 
     def _lead_says(self, action: str, said: Say, max_length: int) -> dict[str, Any]:
@@ -342,7 +366,9 @@ class DialogueEnv(AECEnv[str, str, str]):
         d.said += 1
         d.latency_ms += SAY_LATENCY_MS * items
         d.tool_calls += self.item_tool_calls * items
-        d.messages.append(assistant_message(f"{said.content}\n<say>{said.text}</say>".lstrip(), said.reasoning))
+        d.messages.append(
+            assistant_message(f"{said.content}\n<say>{said.text}</say>".lstrip(), said.reasoning)
+        )
         d.chats[other].append({"role": "user", "content": said.text})
         d.last[other] = said.text
         d.log.append((lead, f"<say>{said.text}</say>"))
@@ -366,14 +392,21 @@ class DialogueEnv(AECEnv[str, str, str]):
         extra: dict[str, Any] = {}
         if isinstance(parsed, ParseError):
             d.other_invalid += 1
-            chat += [{"role": "assistant", "content": text}, {"role": "user", "content": parsed.message()}]
+            chat += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": parsed.message()},
+            ]
             d.last[other] = parsed.message()
             note = f"(The {other} did not reply: their message could not be read.)"
             d.log += [(other, text), (f"error to {other}", parsed.message())]
             judgment = Judgment({**self._judge(None, d.context).counts, "invalid": 1})
             extra["parse_error"] = parsed.reason
         else:
-            chat.append(assistant_message(f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning))
+            chat.append(
+                assistant_message(
+                    f"{parsed.content}\n<say>{parsed.text}</say>".lstrip(), parsed.reasoning
+                )
+            )
             d.last[other] = ""
             note = parsed.text
             d.log.append((other, parsed.text))

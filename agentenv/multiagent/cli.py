@@ -28,21 +28,38 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from agentenv.multiagent.registry import env_ids
 
     p = subparsers.add_parser(
-        COMMAND, help="truthfulness and leakage of a patient/user simulator",
+        COMMAND,
+        help="truthfulness and leakage of a patient/user simulator",
         description="Run N probe dialogues against a simulator and report truthfulness and leakage.",
         formatter_class=HelpFormatter,
     )
     p.add_argument("--env", required=True, choices=env_ids(), help="multi-agent env id")
     p.add_argument("--side", help="the simulated agent (default: the env's: patient or user)")
-    p.add_argument("--policy", default="scripted", choices=["scripted", "llm"],
-                   help="who plays that side: the env's scripted simulator or an LLM endpoint")
-    p.add_argument("--agent-args", nargs="*", default=[], metavar="K=V",
-                   help="llm agent arguments, e.g. base_url=http://127.0.0.1:8000 model=Qwen/Qwen3-8B")
-    p.add_argument("--strict-format", action="store_true",
-                   help="do not wrap an llm reply without <say> tags into one (count it as unreadable)")
+    p.add_argument(
+        "--policy",
+        default="scripted",
+        choices=["scripted", "llm"],
+        help="who plays that side: the env's scripted simulator or an LLM endpoint",
+    )
+    p.add_argument(
+        "--agent-args",
+        nargs="*",
+        default=[],
+        metavar="K=V",
+        help="llm agent arguments, e.g. base_url=http://127.0.0.1:8000 model=Qwen/Qwen3-8B",
+    )
+    p.add_argument(
+        "--strict-format",
+        action="store_true",
+        help="do not wrap an llm reply without <say> tags into one (count it as unreadable)",
+    )
     p.add_argument("--dialogues", type=int, default=50, help="probe dialogues to run")
-    p.add_argument("--split", default="test", choices=["train", "validation", "test"],
-                   help="split whose tasks the dialogues use")
+    p.add_argument(
+        "--split",
+        default="test",
+        choices=["train", "validation", "test"],
+        help="split whose tasks the dialogues use",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the first dialogue")
     p.add_argument("--json", type=Path, help="also write the report as JSON here")
     return p
@@ -85,11 +102,20 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.evaluation.agents import AgentFailure
 
     try:
-        report = simulator_check(env, side=side, policy=policy, dialogues=args.dialogues, seed=args.seed,
-                                 policy_name=args.policy)
+        report = simulator_check(
+            env,
+            side=side,
+            policy=policy,
+            dialogues=args.dialogues,
+            seed=args.seed,
+            policy_name=args.policy,
+        )
     except AgentFailure as err:  # a dead or broken endpoint: its one-line reason names the URL
-        print(f"agentenv: error: simulator-check: {err.reason}; check that the server is up at that address "
-              "(or pass --agent-args base_url=...)", file=sys.stderr)
+        print(
+            f"agentenv: error: simulator-check: {err.reason}; check that the server is up at that address "
+            "(or pass --agent-args base_url=...)",
+            file=sys.stderr,
+        )
         return 2
     print(report.format())
     if args.json is not None:

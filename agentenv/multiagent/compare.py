@@ -45,15 +45,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", required=True, choices=env_ids())
     parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
-    parser.add_argument("--episodes", type=int, default=0, help="tasks 0..N-1 (default: the whole split)")
+    parser.add_argument(
+        "--episodes", type=int, default=0, help="tasks 0..N-1 (default: the whole split)"
+    )
     args = parser.parse_args(argv)
     env = make(args.env, split=args.split)
     n = min(args.episodes or len(env.tasks), len(env.tasks))
     print(f"{args.env} {args.split}, tasks 0-{n - 1}")
     for name, lead in leads(env).items():
         m: dict[str, Any] = evaluate(env, lead, n)
-        print(f"{name:15s} accuracy {m['accuracy']:.3f}  questions {m['questions_asked']:.1f}  "
-              f"tool calls {m['tool_calls']:.1f}  turns {m['turns']:.1f}")
+        print(
+            f"{name:15s} accuracy {m['accuracy']:.3f}  questions {m['questions_asked']:.1f}  "
+            f"tool calls {m['tool_calls']:.1f}  turns {m['turns']:.1f}"
+        )
     return 0
 
 

@@ -78,7 +78,15 @@ class Dialogue(Episode):
     said: int = 0
 
 
-SPEAKER_COUNTS = ("claims", "false_claims", "evasions", "unanswered", "leaks", "volunteered", "contradictions")
+SPEAKER_COUNTS = (
+    "claims",
+    "false_claims",
+    "evasions",
+    "unanswered",
+    "leaks",
+    "volunteered",
+    "contradictions",
+)
 """The simulated side's summed :class:`Judgment` counts, reported at the end."""
 
 

@@ -65,7 +65,9 @@ def speaker_expected(lead: str) -> str:
     return f"Expected one <say>…</say> reply to the {lead} (optionally after <think>…</think>)."
 
 
-def parse_lead(text: str, other: str, max_length: int | None = None) -> Say | ToolCalls | Answer | ParseError:
+def parse_lead(
+    text: str, other: str, max_length: int | None = None
+) -> Say | ToolCalls | Answer | ParseError:
     """Parse a lead agent's action; never raises on any input.
 
     ``max_length``: a longer action is refused before it is read (see :func:`~agentenv.parsing.check_text`).
@@ -106,7 +108,9 @@ def parse_speaker(
                 f"the {side} side only talks: reply to the {lead} in <say>…</say> (no tool calls, no answer)",
                 expected,
             )
-        return ParseError(f"no <say> message found: wrap the reply to the {lead} in <say>…</say>", expected)
+        return ParseError(
+            f"no <say> message found: wrap the reply to the {lead} in <say>…</say>", expected
+        )
     parsed = _parse_say(text, expected)
     if isinstance(parsed, ParseError) and parsed.reason.startswith("a <say> message cannot"):
         return ParseError(
@@ -135,7 +139,9 @@ def _parse_say(text: str, expected: str) -> Say | ParseError:
             expected,
         )
     if before.count("<think>") > before.count("</think>"):
-        return ParseError("the <say> message is inside <think>…</think>: put it after the reasoning", expected)
+        return ParseError(
+            "the <say> message is inside <think>…</think>: put it after the reasoning", expected
+        )
     # The single-agent parser handles <think> exactly; a placeholder answer stands in for the message.
     probe = parse_action(f"{before}<answer>{_PLACEHOLDER}</answer>{after}")
     if isinstance(probe, ParseError):
@@ -149,7 +155,9 @@ def sentences(text: str, protect: Sequence[str] = (), limit: int | None = None) 
     """Sentences of a message: split at line breaks and after ``.``, ``!``, ``?`` (not after an
     initial such as "D.J."), never inside one of the ``protect`` strings ("Franc. Reyes");
     the first ``limit`` only, if given."""
-    guarded = [(m.start(), m.end()) for name in protect if name for m in re.finditer(re.escape(name), text)]
+    guarded = [
+        (m.start(), m.end()) for name in protect if name for m in re.finditer(re.escape(name), text)
+    ]
     out, start = [], 0
     for m in _SENTENCES.finditer(text):
         if any(lo < m.start() < hi for lo, hi in guarded):

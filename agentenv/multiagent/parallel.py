@@ -33,7 +33,9 @@ __all__ = ["TurnBasedParallel"]
 class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):
     """``turn_based_aec_to_parallel_wrapper`` with ``info["active_agent"]`` at reset and on every step."""
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict, dict]:
         observations, infos = super().reset(seed=seed, options=options)
         return observations, self._with_active(infos)
 
@@ -47,7 +49,9 @@ class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):
         truncations = dict(aec.truncations)
         infos = dict(aec.infos)
         observations = {agent: aec.observe(agent) for agent in aec.agents}
-        while aec.agents and (aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]):
+        while aec.agents and (
+            aec.terminations[aec.agent_selection] or aec.truncations[aec.agent_selection]
+        ):
             aec.step(None)  # the done agents leave; nothing else changes
         self.agents = list(aec.agents)
         return observations, rewards, terminations, truncations, self._with_active(infos)

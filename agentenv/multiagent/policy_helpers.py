@@ -75,7 +75,14 @@ def own_turns(info: Mapping[str, Any]) -> list[int]:
 
 def first_user_message(info: Mapping[str, Any]) -> str:
     """The first message the agent read (a referral, a user's opening)."""
-    return next((str(m.get("content") or "") for m in info.get("messages") or () if m.get("role") == "user"), "")
+    return next(
+        (
+            str(m.get("content") or "")
+            for m in info.get("messages") or ()
+            if m.get("role") == "user"
+        ),
+        "",
+    )
 
 
 def tool_outputs(info: Mapping[str, Any], turn: int) -> list[Any]:

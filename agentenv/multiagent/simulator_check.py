@@ -71,18 +71,31 @@ class SimulatorReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Counts and rates, JSON-ready."""
-        return {**asdict(self), "truthfulness": self.truthfulness, "leakage": self.leakage,
-                "leak_dialogues_rate": self.leak_dialogues / self.dialogues if self.dialogues else 0.0,
-                "answered": self.answered}
+        return {
+            **asdict(self),
+            "truthfulness": self.truthfulness,
+            "leakage": self.leakage,
+            "leak_dialogues_rate": self.leak_dialogues / self.dialogues if self.dialogues else 0.0,
+            "answered": self.answered,
+        }
 
     def format(self) -> str:
         """A small table for the terminal."""
-        rows = [("env", self.env_id), ("side", f"{self.side} ({self.policy})"), ("dialogues", self.dialogues),
-                ("messages", self.messages), ("claims judged", self.claims),
-                ("truthfulness", _rate(self.truthfulness)), ("leakage", _rate(self.leakage)),
-                ("dialogues with a leak", self.leak_dialogues), ("answered", _rate(self.answered)),
-                ("volunteered", self.volunteered), ("evasions", self.evasions),
-                ("contradictions", self.contradictions), ("unreadable messages", self.invalid)]
+        rows = [
+            ("env", self.env_id),
+            ("side", f"{self.side} ({self.policy})"),
+            ("dialogues", self.dialogues),
+            ("messages", self.messages),
+            ("claims judged", self.claims),
+            ("truthfulness", _rate(self.truthfulness)),
+            ("leakage", _rate(self.leakage)),
+            ("dialogues with a leak", self.leak_dialogues),
+            ("answered", _rate(self.answered)),
+            ("volunteered", self.volunteered),
+            ("evasions", self.evasions),
+            ("contradictions", self.contradictions),
+            ("unreadable messages", self.invalid),
+        ]
         return "\n".join(f"{k:24s} {v}" for k, v in rows)
 
 
@@ -134,8 +147,24 @@ def simulator_check(
         totals["leak_dialogues"] += dialogue["leaks"] > 0
         totals["asked"] += int(info["reward_components"].get("questions_asked", 0))
     return SimulatorReport(
-        env_id=str(env), side=side, policy=name, dialogues=dialogues,
-        **{k: int(totals[k]) for k in ("messages", "asked", "claims", "false_claims", "unanswered", "evasions",
-                                       "leaks", "leak_dialogues", "volunteered", "contradictions", "invalid")},
+        env_id=str(env),
+        side=side,
+        policy=name,
+        dialogues=dialogues,
+        **{
+            k: int(totals[k])
+            for k in (
+                "messages",
+                "asked",
+                "claims",
+                "false_claims",
+                "unanswered",
+                "evasions",
+                "leaks",
+                "leak_dialogues",
+                "volunteered",
+                "contradictions",
+                "invalid",
+            )
+        },
     )
-

@@ -42,24 +42,32 @@ class SingleAgentDialogue(gym.Env[str, str]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
 
-    def __init__(self, aec_env: DialogueEnv, agent: str, others: Mapping[str, PolicyLike] | None = None) -> None:
+    def __init__(
+        self, aec_env: DialogueEnv, agent: str, others: Mapping[str, PolicyLike] | None = None
+    ) -> None:
         if agent not in aec_env.possible_agents:
             raise ValueError(f"agent must be one of {aec_env.possible_agents}, got {agent!r}")
         others = dict(others or {})
         unknown = set(others) - set(aec_env.possible_agents) - {agent}
         if unknown or agent in others:
-            raise ValueError(f"others must name the other agents {[a for a in aec_env.possible_agents if a != agent]}, "
-                             f"got {sorted(others)}")
+            raise ValueError(
+                f"others must name the other agents {[a for a in aec_env.possible_agents if a != agent]}, "
+                f"got {sorted(others)}"
+            )
         self.aec_env, self.agent = aec_env, agent
         self.others: dict[str, PolicyLike] = {
-            a: others[a] if a in others else aec_env.default_policy(a) for a in aec_env.possible_agents if a != agent
+            a: others[a] if a in others else aec_env.default_policy(a)
+            for a in aec_env.possible_agents
+            if a != agent
         }
         self.observation_space = aec_env.observation_space(agent)
         self.action_space = aec_env.action_space(agent)
         self.render_mode = aec_env.render_mode
         self.metadata = {**aec_env.metadata, "render_modes": list(aec_env.metadata["render_modes"])}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         env = self.aec_env
         for attempt in range(MAX_SKIPPED):
@@ -81,7 +89,12 @@ class SingleAgentDialogue(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         env = self.aec_env
-        if not env.agents or env.agent_selection != self.agent or env.terminations[self.agent] or env.truncations[self.agent]:
+        if (
+            not env.agents
+            or env.agent_selection != self.agent
+            or env.terminations[self.agent]
+            or env.truncations[self.agent]
+        ):
             raise RuntimeError("call reset() before step(), and again after an episode ends")
         env.step(action)
         return self._advance()

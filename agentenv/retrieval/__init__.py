@@ -117,7 +117,11 @@ def build_retriever(
         return build()  # type: ignore[no-any-return]
     from agentenv.retrieval.cache import cached_index
 
-    key_params = {"ids": _ids_digest(ids, len(texts)), "defaults": _default_fingerprints(), **params}
+    key_params = {
+        "ids": _ids_digest(ids, len(texts)),
+        "defaults": _default_fingerprints(),
+        **params,
+    }
     return cached_index(spec, corpus_checksum, key_params, build)  # type: ignore[no-any-return]
 
 

@@ -138,8 +138,10 @@ class HitEncoder:
         try:
             # Fast path: known str ids, float scores (all finite), int ranks below 256.
             if _isfinite(_fsum([hit[1] for hit in hits])):
-                parts = [prefix[doc_id] + _float_repr(score) + suffix[rank]
-                         for doc_id, score, rank in hits]
+                parts = [
+                    prefix[doc_id] + _float_repr(score) + suffix[rank]
+                    for doc_id, score, rank in hits
+                ]
                 return ("[" + ",".join(parts) + "]").encode()
         except (KeyError, TypeError, ValueError, OverflowError):
             pass  # an unseen id, another type, or a sum of scores past the float range
@@ -196,9 +198,16 @@ class MicroBatcher:
     batch start fell by a third without it).
     """
 
-    def __init__(self, retriever: Retriever, *, max_batch_queries: int = 512,
-                 max_wait_s: float = 0.001, max_inflight_queries: int = 8192,
-                 offload: bool = False, max_batch_cost: int = 4_000_000) -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        max_batch_queries: int = 512,
+        max_wait_s: float = 0.001,
+        max_inflight_queries: int = 8192,
+        offload: bool = False,
+        max_batch_cost: int = 4_000_000,
+    ) -> None:
         self.retriever = retriever
         self._work: Callable[[str], int] = getattr(retriever, "query_work", None) or character_work
         self.max_batch_queries = max_batch_queries
@@ -247,8 +256,9 @@ class MicroBatcher:
         assert self._wakeup is not None, "MicroBatcher.start() was not awaited"
         if self._inflight + len(queries) > self.max_inflight_queries:
             self.stats.rejected += 1
-            raise Overloaded(f"{self._inflight} queries in flight, "
-                             f"limit {self.max_inflight_queries}")
+            raise Overloaded(
+                f"{self._inflight} queries in flight, limit {self.max_inflight_queries}"
+            )
         assert self._loop is not None
         future: asyncio.Future[list[bytes]] = self._loop.create_future()
         self._inflight += len(queries)
@@ -270,8 +280,11 @@ class MicroBatcher:
                 # Wait for company only when idle. Under load the clients answered by
                 # the last batch are sending their next queries right now: a window
                 # would restart after every batch and add to every query's latency.
-                if (self.max_wait_s > 0 and self._queued < self.max_batch_queries
-                        and loop.time() >= busy_until):
+                if (
+                    self.max_wait_s > 0
+                    and self._queued < self.max_batch_queries
+                    and loop.time() >= busy_until
+                ):
                     await asyncio.sleep(self.max_wait_s)
             if self._last_expensive:
                 # After a query that fit no share, let the requests that arrived during it reach the
@@ -351,7 +364,9 @@ class MicroBatcher:
                 count += 1
                 expensive = True
                 if job.next < len(job.queries):
-                    waiting.append(job)  # to the back: the next expensive query is another request's
+                    waiting.append(
+                        job
+                    )  # to the back: the next expensive query is another request's
         self._last_expensive = expensive
         self._pending = waiting
         self._queued -= count
@@ -364,19 +379,23 @@ class MicroBatcher:
             self.stats.largest_batch = max(self.stats.largest_batch, n)
         return slices, groups
 
-    def _run(self, slices: list[tuple[_Job, int, int]],
-             groups: dict[int, list[int]]) -> list[list[bytes] | BaseException]:
+    def _run(
+        self, slices: list[tuple[_Job, int, int]], groups: dict[int, list[int]]
+    ) -> list[list[bytes] | BaseException]:
         """One ``search_batch`` per distinct ``k``, then encode; failures go to their slices."""
         outcome: list[list[bytes] | BaseException] = [[] for _ in slices]
         encode = self._encoder.encode
         for k, indices in groups.items():
-            queries = [q for i in indices for q in slices[i][0].queries[slices[i][1] : slices[i][2]]]
+            queries = [
+                q for i in indices for q in slices[i][0].queries[slices[i][1] : slices[i][2]]
+            ]
             try:
                 results = self.retriever.search_batch(queries, k)
                 if len(results) != len(queries):
                     raise RuntimeError(
                         f"{type(self.retriever).__name__}.search_batch returned "
-                        f"{len(results)} result lists for {len(queries)} queries")
+                        f"{len(results)} result lists for {len(queries)} queries"
+                    )
                 encoded = [encode(hits) for hits in results]
             except Exception as exc:  # noqa: BLE001 - each request gets the failure
                 for i in indices:

@@ -113,9 +113,16 @@ def idf_values(doc_freq: Sequence[int], n_docs: int, kind: IdfKind, epsilon: flo
     return np.asarray(idf, dtype=np.float64)
 
 
-def _sparse_product(n_rows: int, n_cols: int, a_indptr: np.ndarray, a_indices: np.ndarray, a_data: np.ndarray,
-                    b_indptr: np.ndarray, b_indices: np.ndarray, b_data: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sparse_product(
+    n_rows: int,
+    n_cols: int,
+    a_indptr: np.ndarray,
+    a_indices: np.ndarray,
+    a_data: np.ndarray,
+    b_indptr: np.ndarray,
+    b_indices: np.ndarray,
+    b_data: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR ``A @ B`` as (indptr, indices, data), with SciPy's compiled routines (int32 indices).
 
     Each row's entries come in the order the routine finds them (not sorted), with exact zeros
@@ -141,8 +148,19 @@ def _sparse_product(n_rows: int, n_cols: int, a_indptr: np.ndarray, a_indices: n
     out_indptr = np.empty(n_rows + 1, dtype=np.int32)
     out_indices = np.empty(nnz, dtype=np.int32)
     out_data = np.empty(nnz, dtype=np.float64)
-    _sparsetools.csr_matmat(n_rows, n_cols, a_indptr, a_indices, a_data, b_indptr, b_indices, b_data,
-                            out_indptr, out_indices, out_data)
+    _sparsetools.csr_matmat(
+        n_rows,
+        n_cols,
+        a_indptr,
+        a_indices,
+        a_data,
+        b_indptr,
+        b_indices,
+        b_data,
+        out_indptr,
+        out_indices,
+        out_data,
+    )
     used = int(out_indptr[-1])
     return out_indptr, out_indices[:used], out_data[:used]
 
@@ -170,12 +188,18 @@ class BM25Base(ABC):
 
     @classmethod
     def from_texts(
-        cls, texts: Sequence[str], ids: Sequence[str] | None = None, *, tokenizer: Tokenizer | None = None,
+        cls,
+        texts: Sequence[str],
+        ids: Sequence[str] | None = None,
+        *,
+        tokenizer: Tokenizer | None = None,
         **params: Unpack[BM25Params],
     ) -> Self:
         """Tokenize ``texts`` and index them; ``ids`` default to ``str(row)``; ``params`` as :meth:`from_tokens`."""
         tokenizer = tokenizer or DEFAULT_TOKENIZER
-        return cls.from_tokens(tokenizer.tokenize_many(list(texts)), ids, tokenizer=tokenizer, **params)
+        return cls.from_tokens(
+            tokenizer.tokenize_many(list(texts)), ids, tokenizer=tokenizer, **params
+        )
 
     @classmethod
     def from_tokens(
@@ -201,11 +225,15 @@ class BM25Base(ABC):
             tokenizer: how queries are tokenized (default :data:`DEFAULT_TOKENIZER`).
         """
         params: dict[str, Any] = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
-        return cls._index(corpus, document_ids(ids, len(corpus)), params, tokenizer or DEFAULT_TOKENIZER)
+        return cls._index(
+            corpus, document_ids(ids, len(corpus)), params, tokenizer or DEFAULT_TOKENIZER
+        )
 
     @classmethod
     @abstractmethod
-    def _index(cls, corpus: list[list[str]], ids: list[str], params: dict[str, Any], tokenizer: Tokenizer) -> Self:
+    def _index(
+        cls, corpus: list[list[str]], ids: list[str], params: dict[str, Any], tokenizer: Tokenizer
+    ) -> Self:
         """Build the index of ``corpus``: ``ids`` checked (one per document), ``params`` as :meth:`from_tokens` took them."""
 
     @abstractmethod
@@ -273,7 +301,9 @@ class BM25Retriever(BM25Base):
         self._dense_max = {t: float(row.max()) for t, row in self._dense_rows.items()}
         # Zeroed score rows lent to one query at a time (a list: pop/append are atomic).
         self._scratch: list[np.ndarray] = []
-        self._int32: tuple[np.ndarray, np.ndarray] | None = None  # for batches (see _postings_int32)
+        self._int32: tuple[np.ndarray, np.ndarray] | None = (
+            None  # for batches (see _postings_int32)
+        )
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -324,7 +354,12 @@ class BM25Retriever(BM25Base):
         0.0, exactly as ``rank_bm25.BM25Okapi.get_scores`` does (its added
         zeros change nothing): the scores agree bit for bit.
         """
-        bounds, dense_rows, docs, weights = self._bounds, self._dense_rows, self._docs, self._weights
+        bounds, dense_rows, docs, weights = (
+            self._bounds,
+            self._dense_rows,
+            self._docs,
+            self._weights,
+        )
         for t in terms:
             row = dense_rows.get(t)
             if row is not None:
@@ -389,7 +424,12 @@ class BM25Retriever(BM25Base):
         """
         if not self._positive:
             return None
-        bounds, dense_rows, docs, weights = self._bounds, self._dense_rows, self._docs, self._weights
+        bounds, dense_rows, docs, weights = (
+            self._bounds,
+            self._dense_rows,
+            self._docs,
+            self._weights,
+        )
         sparse = [t for t in terms if t not in dense_rows]
         if not sparse:
             return None
@@ -404,18 +444,26 @@ class BM25Retriever(BM25Base):
         # the negated sum), so one ascending lexsort ranks them by (score desc, row asc).
         pool = self._scratch
         acc = pool.pop() if pool else np.zeros(self._n)
-        if not has_dense:  # one scatter in query order: each document sums its weights in that order
-            np.subtract.at(acc, cand, np.concatenate([weights[bounds[t] : bounds[t + 1]] for t in sparse]))
+        if (
+            not has_dense
+        ):  # one scatter in query order: each document sums its weights in that order
+            np.subtract.at(
+                acc, cand, np.concatenate([weights[bounds[t] : bounds[t + 1]] for t in sparse])
+            )
         else:
             for t in terms:
                 row = dense_rows.get(t)
                 if row is not None:
-                    acc[cand] -= row.take(cand)  # buffered: once per document, even where cand repeats it
+                    acc[cand] -= row.take(
+                        cand
+                    )  # buffered: once per document, even where cand repeats it
                 else:
                     lo, hi = bounds[t], bounds[t + 1]
                     np.subtract.at(acc, docs[lo:hi], weights[lo:hi])
         neg = acc.take(cand)
-        acc[cand] = 0.0  # every position written above is a candidate: the row is zero again (put is 2x slower)
+        acc[cand] = (
+            0.0  # every position written above is a candidate: the row is zero again (put is 2x slower)
+        )
         pool.append(acc)
         # A document appears at most once per sparse query term, so the k best
         # documents fill at most `cut` places of the sorted candidates.
@@ -442,7 +490,9 @@ class BM25Retriever(BM25Base):
             dense_max = self._dense_max
             for t in terms:
                 bound += dense_max.get(t, 0.0)
-            if len(rows_out) < k or not scores_out[-1] > bound * (1.0 + 1e-9):  # a margin for rounding
+            if len(rows_out) < k or not scores_out[-1] > bound * (
+                1.0 + 1e-9
+            ):  # a margin for rounding
                 return None
         return rows_out, scores_out
 
@@ -456,7 +506,9 @@ class BM25Retriever(BM25Base):
             pair = self._int32 = (self._indptr.astype(np.int32), self._docs.astype(np.int32))
         return pair
 
-    def _product_top_k(self, queries: list[list[int]], k: int) -> list[tuple[list[int], list[float]]]:
+    def _product_top_k(
+        self, queries: list[list[int]], k: int
+    ) -> list[tuple[list[int], list[float]]]:
         """Exact top ``k`` (rows, scores) of several multi-term queries without dense terms, scored together.
 
         One sparse matrix product ``Q @ P`` of the batch's query terms (row ``i``
@@ -482,17 +534,35 @@ class BM25Retriever(BM25Base):
         terms = np.fromiter((t for q in queries for t in q), dtype=np.int32, count=int(indptr[-1]))
         p_indptr, p_docs = self._postings_int32()
         out_indptr, out_docs, out_scores = _sparse_product(
-            len(queries), self._n, indptr, terms, np.ones(terms.shape[0]), p_indptr, p_docs, self._weights)
+            len(queries),
+            self._n,
+            indptr,
+            terms,
+            np.ones(terms.shape[0]),
+            p_indptr,
+            p_docs,
+            self._weights,
+        )
         # A lower bound on each query's k-th best score: the k best postings of one of its terms are k
         # documents that score at least the k-th best weight of that term (every weight is positive).
         starts = self._indptr.take(terms)
-        kth = np.where(self._indptr.take(terms + 1) - starts >= k,
-                       self._weights.take(self._by_weight.take(np.minimum(starts + (k - 1), self._docs.shape[0] - 1))),
-                       0.0)
+        kth = np.where(
+            self._indptr.take(terms + 1) - starts >= k,
+            self._weights.take(
+                self._by_weight.take(np.minimum(starts + (k - 1), self._docs.shape[0] - 1))
+            ),
+            0.0,
+        )
         floor = np.maximum.reduceat(kth, indptr[:-1])
         group = np.repeat(np.arange(len(queries)), np.diff(out_indptr))
-        keep = (out_scores >= floor.take(group)).nonzero()[0]  # every possible winner, ties included
-        rows, values, group = out_docs.take(keep).astype(np.intp), out_scores.take(keep), group.take(keep)
+        keep = (out_scores >= floor.take(group)).nonzero()[
+            0
+        ]  # every possible winner, ties included
+        rows, values, group = (
+            out_docs.take(keep).astype(np.intp),
+            out_scores.take(keep),
+            group.take(keep),
+        )
         order = np.lexsort((rows, -values, group))
         rows_list, scores_list = rows.take(order).tolist(), values.take(order).tolist()
         out: list[tuple[list[int], list[float]]] = []
@@ -531,10 +601,15 @@ class BM25Retriever(BM25Base):
         multi, groups = [], []
         together: list[int] = []
         if self._positive:
-            together = [i for i, terms in enumerate(queries)
-                        if len(terms) > 1 and not any(t in dense_rows for t in terms)]
+            together = [
+                i
+                for i, terms in enumerate(queries)
+                if len(terms) > 1 and not any(t in dense_rows for t in terms)
+            ]
             if len(together) > 1:
-                for i, res in zip(together, self._product_top_k([queries[i] for i in together], k), strict=True):
+                for i, res in zip(
+                    together, self._product_top_k([queries[i] for i in together], k), strict=True
+                ):
                     out[i] = res
                 ready = set(together)
                 queries = [[] if i in ready else terms for i, terms in enumerate(queries)]
@@ -559,7 +634,10 @@ class BM25Retriever(BM25Base):
         return self._accumulate(self._term_ids(self.tokenizer(query)), np.zeros(self._n))
 
     def _hits(self, rows: np.ndarray | list[int], scores: np.ndarray | list[float]) -> list[Hit]:
-        ids, new = self.ids, tuple.__new__  # direct construction: NamedTuple's own __new__ is Python code
+        ids, new = (
+            self.ids,
+            tuple.__new__,
+        )  # direct construction: NamedTuple's own __new__ is Python code
         if type(rows) is not list:
             rows, scores = rows.tolist(), scores.tolist()  # type: ignore[union-attr]
         return [new(Hit, (ids[r], s, i)) for i, (r, s) in enumerate(zip(rows, scores, strict=True))]
@@ -601,7 +679,9 @@ class BM25Retriever(BM25Base):
     # ---------------------------------------------------------------- persist
     def nbytes(self) -> int:
         """Approximate memory of the index: arrays plus the vocabulary and id strings."""
-        arrays = self._indptr.nbytes + self._docs.nbytes + self._weights.nbytes + self._by_weight.nbytes
+        arrays = (
+            self._indptr.nbytes + self._docs.nbytes + self._weights.nbytes + self._by_weight.nbytes
+        )
         arrays += sum(row.nbytes for row in self._dense_rows.values())
         strings = sum(len(t) + 57 for t in self._vocab) + sum(len(i) + 57 for i in self.ids)
         return arrays + strings + 100 * len(self._vocab)  # ~dict slot + int object per term
@@ -632,10 +712,17 @@ class BM25Retriever(BM25Base):
         if meta.get("kind") != cls.kind or meta.get("format") != _FORMAT:
             raise ValueError(f"{path} does not hold a bm25 index of format {_FORMAT}")
         vocab = {t: i for i, t in enumerate(meta["vocab"])}
-        arrays = [np.load(path / f"{name}.npy", allow_pickle=False) for name in ("indptr", "docs", "weights")]
-        sorted_path = path / "by_weight.npy"  # absent from indexes saved before it was kept: sorted at load
+        arrays = [
+            np.load(path / f"{name}.npy", allow_pickle=False)
+            for name in ("indptr", "docs", "weights")
+        ]
+        sorted_path = (
+            path / "by_weight.npy"
+        )  # absent from indexes saved before it was kept: sorted at load
         by_weight = np.load(sorted_path, allow_pickle=False) if sorted_path.exists() else None
-        return cls(meta["ids"], vocab, *arrays, meta["params"], Tokenizer(**meta["tokenizer"]), by_weight)
+        return cls(
+            meta["ids"], vocab, *arrays, meta["params"], Tokenizer(**meta["tokenizer"]), by_weight
+        )
 
     def __repr__(self) -> str:
         return f"BM25Retriever(n_docs={self._n}, n_terms={len(self._vocab)}, {self.params})"

@@ -115,7 +115,9 @@ def loaded_for(key: tuple[Hashable, ...], load: Callable[[], B]) -> B:
     return loaded
 
 
-def cached_index(kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]) -> B:
+def cached_index(
+    kind: str, corpus_checksum: str, params: dict[str, Any], build: Callable[[], B]
+) -> B:
     """Load the cached index for this key, or ``build()`` it, save it atomically and return it.
 
     ``kind`` names the on-disk format (see :data:`agentenv.retrieval.storage.BACKENDS`);

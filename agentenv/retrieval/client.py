@@ -89,10 +89,17 @@ class RetrievalClient:
             request at most (the server's default limit is 256).
     """
 
-    def __init__(self, url: str, *, timeout_s: float | None = None,
-                 deadline_s: float | None = None, retries: int | None = None,
-                 backoff_s: float | None = None, max_retry_after_s: float = 1.0,
-                 max_queries_per_request: int = 256) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float | None = None,
+        deadline_s: float | None = None,
+        retries: int | None = None,
+        backoff_s: float | None = None,
+        max_retry_after_s: float = 1.0,
+        max_queries_per_request: int = 256,
+    ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"url must look like http://HOST:PORT, got {url!r}")
@@ -101,10 +108,17 @@ class RetrievalClient:
         deadline_s = deadline_s if deadline_s is not None else knobs.get("deadline_s", 4.0)
         retries = retries if retries is not None else int(knobs.get("retries", 3))
         backoff_s = backoff_s if backoff_s is not None else knobs.get("backoff_s", 0.05)
-        if (timeout_s <= 0 or deadline_s <= 0 or retries < 0 or backoff_s < 0
-                or max_queries_per_request < 1):
-            raise ValueError("timeout_s, deadline_s and max_queries_per_request must be positive; "
-                             "retries and backoff_s non-negative")
+        if (
+            timeout_s <= 0
+            or deadline_s <= 0
+            or retries < 0
+            or backoff_s < 0
+            or max_queries_per_request < 1
+        ):
+            raise ValueError(
+                "timeout_s, deadline_s and max_queries_per_request must be positive; "
+                "retries and backoff_s non-negative"
+            )
         self.url = f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
         self.timeout_s = float(timeout_s)
         self.deadline_s = float(deadline_s)
@@ -119,9 +133,11 @@ class RetrievalClient:
         self._local = threading.local()
 
     def __repr__(self) -> str:
-        return (f"RetrievalClient({self.url!r}, timeout_s={self.timeout_s}, "
-                f"deadline_s={self.deadline_s}, retries={self.retries}, "
-                f"backoff_s={self.backoff_s})")
+        return (
+            f"RetrievalClient({self.url!r}, timeout_s={self.timeout_s}, "
+            f"deadline_s={self.deadline_s}, retries={self.retries}, "
+            f"backoff_s={self.backoff_s})"
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         # Connections belong to one process and thread: never pickle them.
@@ -153,10 +169,10 @@ class RetrievalClient:
             payload = self._call("POST", "/search", body)
             rows = payload["results"]
             if len(rows) != len(chunk):
-                raise RetrievalError(f"server returned {len(rows)} results for {len(chunk)} queries")
-            results.extend(
-                [Hit(h["doc_id"], h["score"], h["rank"]) for h in row] for row in rows
-            )
+                raise RetrievalError(
+                    f"server returned {len(rows)} results for {len(chunk)} queries"
+                )
+            results.extend([Hit(h["doc_id"], h["score"], h["rank"]) for h in row] for row in rows)
         return results
 
     # -- other endpoints ----------------------------------------------------
@@ -179,8 +195,9 @@ class RetrievalClient:
         deadline = time.monotonic() + timeout_s
         while not self.health():
             if time.monotonic() >= deadline:
-                raise RetrievalUnavailable(f"retrieval server at {self.url} not ready "
-                                           f"after {timeout_s} s")
+                raise RetrievalUnavailable(
+                    f"retrieval server at {self.url} not ready after {timeout_s} s"
+                )
             time.sleep(poll_s)
 
     def close(self) -> None:
@@ -203,8 +220,9 @@ class RetrievalClient:
         local.pid = os.getpid()
         return local.conn, False
 
-    def _roundtrip(self, method: str, path: str, body: bytes | None,
-                   timeout_s: float | None = None) -> tuple[int, http.client.HTTPMessage, bytes]:
+    def _roundtrip(
+        self, method: str, path: str, body: bytes | None, timeout_s: float | None = None
+    ) -> tuple[int, http.client.HTTPMessage, bytes]:
         headers = {"Content-Type": "application/json"} if body is not None else {}
         timeout = self.timeout_s if timeout_s is None else timeout_s
         while True:
@@ -248,7 +266,8 @@ class RetrievalClient:
                     f"retrieval service at {self.url} is not responding: no answer to "
                     f"{method} {path} within {timeout:.2g} s. The service is hung or "
                     "overloaded; the request itself is not at fault, so retry later or "
-                    "restart the service") from exc
+                    "restart the service"
+                ) from exc
             except _RETRYABLE as exc:
                 failure = f"{type(exc).__name__}: {exc}"
                 busy = False
@@ -276,12 +295,14 @@ class RetrievalClient:
         if busy:
             raise RetrievalUnavailable(
                 f"retrieval service at {self.url} unavailable after {tried}: it is overloaded "
-                f"({failure}). Retry later, or start more server workers (--workers)")
+                f"({failure}). Retry later, or start more server workers (--workers)"
+            )
         raise RetrievalUnavailable(
             f"retrieval service at {self.url} unavailable after {tried} ({failure}); is "
             f"`agentenv serve-retrieval` running? Start it with `agentenv serve-retrieval "
             f"--corpus CORPUS --port {self._port or 80}` (the corpus of this env, e.g. media), "
-            "or give the env an in-process retriever (retriever=\"bm25\")")
+            'or give the env an in-process retriever (retriever="bm25")'
+        )
 
 
 _URL_KNOBS = {"timeout_s": float, "deadline_s": float, "retries": int, "backoff_s": float}

@@ -122,8 +122,10 @@ class ConnectionGuard:
         client = self._clients.get(conn.guard_client)
         if client is None:
             client = self._clients[conn.guard_client] = _Slots()
-        for slots, cap in ((client, self.settings.max_connections_per_client),
-                           (self._all, self.settings.max_connections)):
+        for slots, cap in (
+            (client, self.settings.max_connections_per_client),
+            (self._all, self.settings.max_connections),
+        ):
             while slots.count >= cap:
                 victim = slots.longest_waiting()
                 if victim is None:
@@ -185,12 +187,19 @@ class ConnectionGuard:
                 if not conn.reading_body():
                     continue  # the server is working on it: not the client's delay
                 self.stats.body_timeouts += 1
-                self._close(conn, (408, f"request body not received within "
-                                        f"{self.settings.body_timeout_s:g} s"))
+                self._close(
+                    conn,
+                    (408, f"request body not received within {self.settings.body_timeout_s:g} s"),
+                )
             elif conn.guard_started:
                 self.stats.header_timeouts += 1
-                self._close(conn, (408, f"request headers not received within "
-                                        f"{self.settings.header_timeout_s:g} s"))
+                self._close(
+                    conn,
+                    (
+                        408,
+                        f"request headers not received within {self.settings.header_timeout_s:g} s",
+                    ),
+                )
             elif conn.guard_phase == _UNPROVEN:
                 self.stats.header_timeouts += 1
                 self._close(conn, None)
@@ -213,12 +222,18 @@ class ConnectionGuard:
 
 def error_response(status: int, reason: str, *, retry_after_s: int | None = None) -> bytes:
     """A complete ``Connection: close`` HTTP/1.1 response with a JSON ``{"error": reason}`` body."""
-    phrases = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large",
-               503: "Service Unavailable"}
+    phrases = {
+        400: "Bad Request",
+        408: "Request Timeout",
+        431: "Request Header Fields Too Large",
+        503: "Service Unavailable",
+    }
     body = json.dumps({"error": reason}).encode()
-    head = (f"HTTP/1.1 {status} {phrases.get(status, 'Error')}\r\n"
-            "content-type: application/json\r\n"
-            f"content-length: {len(body)}\r\nconnection: close\r\n")
+    head = (
+        f"HTTP/1.1 {status} {phrases.get(status, 'Error')}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n"
+    )
     if retry_after_s is not None:
         head += f"retry-after: {retry_after_s}\r\n"
     return head.encode() + b"\r\n" + body
@@ -254,9 +269,14 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
             self.guard_client = self.client[0] if self.client else ""
             if not guard.admit(self, self.loop):
                 self.connections.discard(self)
-                transport.write(error_response(
-                    503, "server at its connection limit with every connection busy; retry "
-                         f"after {retry_after_s} s", retry_after_s=retry_after_s))
+                transport.write(
+                    error_response(
+                        503,
+                        "server at its connection limit with every connection busy; retry "
+                        f"after {retry_after_s} s",
+                        retry_after_s=retry_after_s,
+                    )
+                )
                 transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -289,8 +309,11 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
         def on_response_complete(self) -> None:
             super().on_response_complete()
             cycle = self.cycle
-            if self.guard_phase == _BUSY and (cycle is None or cycle.response_complete) \
-                    and not self.transport.is_closing():
+            if (
+                self.guard_phase == _BUSY
+                and (cycle is None or cycle.response_complete)
+                and not self.transport.is_closing()
+            ):
                 guard.idle(self, self.loop.time())
 
         def on_headers_complete(self) -> None:
@@ -299,7 +322,8 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
             # measure them, but only when that count says they might be too large.
             if self.guard_header_bytes > max_header_bytes:
                 size = len(getattr(self, "url", b"")) + sum(
-                    len(name) + len(value) + 4 for name, value in self.headers)
+                    len(name) + len(value) + 4 for name, value in self.headers
+                )
                 if size > max_header_bytes:
                     self.guard_too_large = True
                     raise ValueError("request headers too large")  # httptools: parser error

@@ -100,7 +100,9 @@ class DenseRetriever:
         ids = self.ids
         return [
             Hit(ids[r], s, i)
-            for i, (r, s) in enumerate(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
+            for i, (r, s) in enumerate(
+                zip(rows[order].tolist(), scores[order].tolist(), strict=True)
+            )
         ]
 
     def nbytes(self) -> int:

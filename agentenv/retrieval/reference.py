@@ -40,7 +40,9 @@ class RankBM25Retriever(BM25Base):
 
     kind = "bm25-reference"
 
-    def __init__(self, model: object, ids: list[str], tokenizer: Tokenizer, params: dict[str, object]):
+    def __init__(
+        self, model: object, ids: list[str], tokenizer: Tokenizer, params: dict[str, object]
+    ):
         self.model = model
         self.ids = ids
         self.tokenizer = tokenizer
@@ -77,7 +79,10 @@ class RankBM25Retriever(BM25Base):
             matched.update(self._rows_with.get(t, ()))
         rows = np.array(sorted(matched), dtype=np.int64)
         rows, sc = top_k_rows(rows, scores[rows], k)
-        return [Hit(self.ids[r], s, i) for i, (r, s) in enumerate(zip(rows.tolist(), sc.tolist(), strict=True))]
+        return [
+            Hit(self.ids[r], s, i)
+            for i, (r, s) in enumerate(zip(rows.tolist(), sc.tolist(), strict=True))
+        ]
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """``search`` for each query (``rank_bm25`` has no faster batch path)."""

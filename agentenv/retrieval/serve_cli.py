@@ -51,36 +51,69 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from agentenv.help_format import HelpFormatter
 
     parser = subparsers.add_parser(
-        "serve-retrieval", help="serve one retrieval index over HTTP to many workers",
+        "serve-retrieval",
+        help="serve one retrieval index over HTTP to many workers",
         formatter_class=HelpFormatter,
         description="Build one retrieval index and serve it over HTTP, so that many env "
-                    "workers share it. Workers connect with "
-                    "agentenv.retrieval.client.RetrievalClient('http://HOST:PORT').")
-    parser.add_argument("--corpus", required=True, metavar="NAME",
-                        help=f"a registered corpus ({', '.join(corpus_names())}), or MODULE:NAME for a corpus "
-                             "of a family kept outside agentenv (the module is imported first)")
-    parser.add_argument("--backend", default="bm25", choices=BACKENDS, help="retrieval back-end of the index")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)")
+        "workers share it. Workers connect with "
+        "agentenv.retrieval.client.RetrievalClient('http://HOST:PORT').",
+    )
+    parser.add_argument(
+        "--corpus",
+        required=True,
+        metavar="NAME",
+        help=f"a registered corpus ({', '.join(corpus_names())}), or MODULE:NAME for a corpus "
+        "of a family kept outside agentenv (the module is imported first)",
+    )
+    parser.add_argument(
+        "--backend", default="bm25", choices=BACKENDS, help="retrieval back-end of the index"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
+    )
     parser.add_argument("--port", type=int, default=8700, help="TCP port to listen on")
-    parser.add_argument("--offload-search", action=argparse.BooleanOptionalAction, default=None,
-                        help="run search_batch in a worker thread, so the server keeps "
-                             "answering while a slow batch runs (default: on for dense and "
-                             "hybrid, whose encoders release the GIL; off for bm25)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="server processes forked after the index is built; they share "
-                             "its memory and the port (bm25 only: thread pools of dense "
-                             "back-ends do not survive a fork)")
-    parser.add_argument("--max-restarts", type=int, default=10,
-                        help="with --workers > 1, a dead worker is forked again; more than this "
-                             "many deaths within a minute stop the server")
-    parser.add_argument("--log-level", default="warning",
-                        choices=["critical", "error", "warning", "info", "debug"], help="server log level")
+    parser.add_argument(
+        "--offload-search",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run search_batch in a worker thread, so the server keeps "
+        "answering while a slow batch runs (default: on for dense and "
+        "hybrid, whose encoders release the GIL; off for bm25)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes forked after the index is built; they share "
+        "its memory and the port (bm25 only: thread pools of dense "
+        "back-ends do not survive a fork)",
+    )
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=10,
+        help="with --workers > 1, a dead worker is forked again; more than this "
+        "many deaths within a minute stop the server",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level",
+    )
     defaults = ServerLimits()
     for flag, field in _LIMIT_FLAGS.items():
         value = getattr(defaults, field)
-        parser.add_argument(f"--{flag}", type=type(value), default=value, dest=field,
-                            metavar=type(value).__name__.upper(), help=f"ServerLimits.{field}")
+        parser.add_argument(
+            f"--{flag}",
+            type=type(value),
+            default=value,
+            dest=field,
+            metavar=type(value).__name__.upper(),
+            help=f"ServerLimits.{field}",
+        )
     parser.set_defaults(func=run)
     return parser
 
@@ -117,12 +150,24 @@ def run(args: argparse.Namespace) -> int:
         "params": _json_safe(getattr(retriever, "params", {})),
         "retriever": repr(retriever),
     }
-    print(f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
-          f"built in {time.perf_counter() - start:.1f} s; "
-          f"listening on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
-    serve(retriever, info, args.host, args.port, limits=limits,
-          offload_search=offload_search(args), workers=args.workers, log_level=args.log_level,
-          max_restarts=args.max_restarts)
+    print(
+        f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
+        f"built in {time.perf_counter() - start:.1f} s; "
+        f"listening on http://{args.host}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    serve(
+        retriever,
+        info,
+        args.host,
+        args.port,
+        limits=limits,
+        offload_search=offload_search(args),
+        workers=args.workers,
+        log_level=args.log_level,
+        max_restarts=args.max_restarts,
+    )
     return 0
 
 
@@ -139,7 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agentenv.retrieval.serve_cli ...``, the same as ``agentenv serve-retrieval``."""
     parser = argparse.ArgumentParser(prog="serve-retrieval")
     add_parser(parser.add_subparsers(dest="command", required=True))
-    return run(parser.parse_args(["serve-retrieval", *(argv if argv is not None else sys.argv[1:])]))
+    return run(
+        parser.parse_args(["serve-retrieval", *(argv if argv is not None else sys.argv[1:])])
+    )
 
 
 if __name__ == "__main__":

@@ -69,7 +69,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BackgroundServer", "RequestError", "ServerLimits", "create_app", "parse_search_body", "serve"]
+__all__ = [
+    "BackgroundServer",
+    "RequestError",
+    "ServerLimits",
+    "create_app",
+    "parse_search_body",
+    "serve",
+]
 
 
 def guard_settings(limits: ServerLimits) -> GuardSettings:
@@ -77,26 +84,37 @@ def guard_settings(limits: ServerLimits) -> GuardSettings:
     return GuardSettings(
         max_connections=limits.max_connections,
         max_connections_per_client=limits.max_connections_per_client,
-        header_timeout_s=limits.header_timeout_s, idle_timeout_s=limits.idle_timeout_s,
-        body_timeout_s=limits.body_timeout_s, max_header_bytes=limits.max_header_bytes)
+        header_timeout_s=limits.header_timeout_s,
+        idle_timeout_s=limits.idle_timeout_s,
+        body_timeout_s=limits.body_timeout_s,
+        max_header_bytes=limits.max_header_bytes,
+    )
 
 
-def _uvicorn_server(app: Starlette, sock: socket.socket, limits: ServerLimits,
-                    log_level: str) -> Any:
+def _uvicorn_server(
+    app: Starlette, sock: socket.socket, limits: ServerLimits, log_level: str
+) -> Any:
     import uvicorn
 
     guard = ConnectionGuard(guard_settings(limits))
     app.state.connections = guard
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-        http=guarded_protocol(guard, limits.retry_after_s), ws="none",
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        http=guarded_protocol(guard, limits.retry_after_s),
+        ws="none",
         # The guard caps connections by closing idle ones; uvicorn's own cap would
         # answer 503 to everyone while idle sockets hold it (and MicroBatcher
         # bounds the work in flight).
         limit_concurrency=None,
         # Loopback service, no proxy in front: skip the header rewriting.
-        proxy_headers=False, server_header=False,
+        proxy_headers=False,
+        server_header=False,
         # Env workers think (an LLM call) between searches: keep their connection.
         timeout_keep_alive=max(1, round(limits.idle_timeout_s)),
         h11_max_incomplete_event_size=limits.max_header_bytes,
@@ -140,10 +158,18 @@ _FD_RESERVE = 64
 """Descriptors kept free beside connections: listening socket, event loop, logs, index files."""
 
 
-def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
-          port: int = 8700, *, limits: ServerLimits | None = None,
-          offload_search: bool = False, workers: int = 1, log_level: str = "warning",
-          max_restarts: int = 10) -> None:
+def serve(
+    retriever: Retriever,
+    info: dict[str, Any],
+    host: str = "127.0.0.1",
+    port: int = 8700,
+    *,
+    limits: ServerLimits | None = None,
+    offload_search: bool = False,
+    workers: int = 1,
+    log_level: str = "warning",
+    max_restarts: int = 10,
+) -> None:
     """Serve ``retriever`` until interrupted (Ctrl-C / SIGTERM).
 
     The default host is loopback: the server has no authentication, so
@@ -174,11 +200,14 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
     fds = raise_fd_limit(limits.max_connections + _FD_RESERVE)
     if fds < limits.max_connections + _FD_RESERVE:
         capped = max(fds - _FD_RESERVE, 1)
-        logger.warning("open-file limit %d: capping max_connections at %d (raise `ulimit -n`)",
-                       fds, capped)
+        logger.warning(
+            "open-file limit %d: capping max_connections at %d (raise `ulimit -n`)", fds, capped
+        )
         limits = dataclasses.replace(
-            limits, max_connections=capped,
-            max_connections_per_client=min(limits.max_connections_per_client, capped))
+            limits,
+            max_connections=capped,
+            max_connections_per_client=min(limits.max_connections_per_client, capped),
+        )
     info = {**info, "workers": workers}
     gc.collect()
     gc.freeze()
@@ -225,8 +254,14 @@ def serve(retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
     supervise(spawn, workers, max_restarts=max_restarts)
 
 
-def _serve_here(retriever: Retriever, info: dict[str, Any], sock: socket.socket,
-                limits: ServerLimits, offload_search: bool, log_level: str) -> None:
+def _serve_here(
+    retriever: Retriever,
+    info: dict[str, Any],
+    sock: socket.socket,
+    limits: ServerLimits,
+    offload_search: bool,
+    log_level: str,
+) -> None:
     app = create_app(retriever, info, limits=limits, offload_search=offload_search)
     _uvicorn_server(app, sock, limits, log_level).run(sockets=[sock])
 
@@ -238,9 +273,17 @@ class BackgroundServer:
     known at once; ``stop()`` (or leaving the ``with`` block) shuts it down.
     """
 
-    def __init__(self, retriever: Retriever, info: dict[str, Any], host: str = "127.0.0.1",
-                 port: int = 0, *, limits: ServerLimits | None = None,
-                 offload_search: bool = False, log_level: str = "warning") -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        info: dict[str, Any],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        limits: ServerLimits | None = None,
+        offload_search: bool = False,
+        log_level: str = "warning",
+    ) -> None:
         _require_extra()
         self.limits = limits or ServerLimits()
         self.app = create_app(retriever, info, limits=self.limits, offload_search=offload_search)
@@ -250,8 +293,12 @@ class BackgroundServer:
             bound_host = f"[{bound_host}]"
         self.url = f"http://{bound_host}:{bound_port}"
         self._server = _uvicorn_server(self.app, self._sock, self.limits, log_level)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
-                                        name="retrieval-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._sock]},
+            name="retrieval-server",
+            daemon=True,
+        )
 
     @property
     def stats(self) -> BatchStats:

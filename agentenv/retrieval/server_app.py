@@ -40,8 +40,13 @@ def _require_extra() -> None:
         raise ImportError(_EXTRA_HINT) from exc
 
 
-def create_app(retriever: Retriever, info: dict[str, Any], *,
-               limits: ServerLimits | None = None, offload_search: bool = False) -> Starlette:
+def create_app(
+    retriever: Retriever,
+    info: dict[str, Any],
+    *,
+    limits: ServerLimits | None = None,
+    offload_search: bool = False,
+) -> Starlette:
     """Build the ASGI app serving ``retriever``; ``info`` is echoed by ``GET /info``.
 
     ``offload_search`` runs ``search_batch`` in a worker thread: worth it only
@@ -57,9 +62,12 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
 
     limits = limits or ServerLimits()
     batcher = MicroBatcher(
-        retriever, max_batch_queries=limits.max_batch_queries,
+        retriever,
+        max_batch_queries=limits.max_batch_queries,
         max_wait_s=limits.max_wait_ms / 1000.0,
-        max_inflight_queries=limits.max_inflight_queries, offload=offload_search)
+        max_inflight_queries=limits.max_inflight_queries,
+        offload=offload_search,
+    )
 
     def error(status: int, reason: str) -> Response:
         return JSONResponse({"error": reason}, status_code=status)
@@ -82,8 +90,11 @@ def create_app(retriever: Retriever, info: dict[str, Any], *,
         # The raw scope path: request.url re-parses the Host header, which a
         # client controls and which can make URL parsing raise.
         path = str(request.scope.get("path", ""))[:200]
-        return error(exc.status_code, f"{exc.detail}: {request.method} {path!r}; "
-                                      "endpoints are POST /search, GET /health, GET /info")
+        return error(
+            exc.status_code,
+            f"{exc.detail}: {request.method} {path!r}; "
+            "endpoints are POST /search, GET /health, GET /info",
+        )
 
     async def server_error(request: Request, exc: Exception) -> Response:
         logger.error("unhandled error answering %s", request.scope.get("path"), exc_info=exc)
@@ -129,8 +140,7 @@ def _app_class() -> type[Starlette]:
         search_endpoint: SearchEndpoint
 
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            if scope["type"] == "http" and scope["path"] == "/search" \
-                    and scope["method"] == "POST":
+            if scope["type"] == "http" and scope["path"] == "/search" and scope["method"] == "POST":
                 await self.search_endpoint(scope, receive, send)
             else:
                 await super().__call__(scope, receive, send)
@@ -155,13 +165,17 @@ class SearchEndpoint:
         except Exception as exc:  # noqa: BLE001 - a bug here still answers JSON, as Starlette would
             logger.error("unhandled error answering /search", exc_info=exc)
             status, body, extra = 500, _error_body(f"internal error: {type(exc).__name__}"), []
-        headers = [(b"content-type", b"application/json"),
-                   (b"content-length", str(len(body)).encode()), *extra]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *extra,
+        ]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def answer(self, scope: dict[str, Any],
-                     receive: Any) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    async def answer(
+        self, scope: dict[str, Any], receive: Any
+    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         """Return (status, JSON body, extra headers) for one request."""
         try:
             body = await _read_body(scope, receive, self.limits.max_body_bytes)
@@ -195,8 +209,9 @@ async def _read_body(scope: dict[str, Any], receive: Any, max_bytes: int) -> byt
                 raise RequestError(400, f"invalid Content-Length header {value[:40]!r}")
             # Compare digit counts first: int() refuses over 4,300 digits.
             if len(value.lstrip(b"0")) > len(str(max_bytes)) or int(value) > max_bytes:
-                raise RequestError(413, f"body has {value[:40].decode()} bytes; "
-                                        f"at most {max_bytes}")
+                raise RequestError(
+                    413, f"body has {value[:40].decode()} bytes; at most {max_bytes}"
+                )
     chunks: list[bytes] = []
     size = 0
     while True:

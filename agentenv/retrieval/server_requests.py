@@ -89,18 +89,25 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
     try:
         payload = json.loads(body, parse_int=_bounded_int)
     except RecursionError:
-        raise RequestError(400, f"{_deep_field(body)} nests too deeply; expected "
-                                '{"queries": [str, ...], "k": int}') from None
+        raise RequestError(
+            400,
+            f'{_deep_field(body)} nests too deeply; expected {{"queries": [str, ...], "k": int}}',
+        ) from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise RequestError(400, f"body is not valid UTF-8 JSON ({exc}); expected "
-                                '{"queries": [str, ...], "k": int}') from None
+        raise RequestError(
+            400,
+            f'body is not valid UTF-8 JSON ({exc}); expected {{"queries": [str, ...], "k": int}}',
+        ) from None
     if not isinstance(payload, dict):
-        raise RequestError(422, "body must be a JSON object "
-                                f'{{"queries": [str, ...], "k": int}}, got {_kind(payload)}')
+        raise RequestError(
+            422,
+            f'body must be a JSON object {{"queries": [str, ...], "k": int}}, got {_kind(payload)}',
+        )
     missing = [key for key in ("queries", "k") if key not in payload]
     if missing:
-        raise RequestError(422, f"missing field(s) {missing}; expected "
-                                '{"queries": [str, ...], "k": int}')
+        raise RequestError(
+            422, f'missing field(s) {missing}; expected {{"queries": [str, ...], "k": int}}'
+        )
     unknown = sorted(set(payload) - {"queries", "k"})
     if unknown:
         raise RequestError(422, f"unknown field(s) {unknown}; only 'queries' and 'k' are accepted")
@@ -108,23 +115,31 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
     if not isinstance(queries, list):
         raise RequestError(422, f"'queries' must be a list of strings, got {_kind(queries)}")
     if len(queries) > limits.max_queries_per_request:
-        raise RequestError(422, f"'queries' has {len(queries)} items; at most "
-                                f"{limits.max_queries_per_request} per request (split the batch)")
+        raise RequestError(
+            422,
+            f"'queries' has {len(queries)} items; at most "
+            f"{limits.max_queries_per_request} per request (split the batch)",
+        )
     for i, query in enumerate(queries):
         if not isinstance(query, str):
             raise RequestError(422, f"'queries'[{i}] must be a string, got {_kind(query)}")
         if len(query) > limits.max_query_chars:
-            raise RequestError(422, f"'queries'[{i}] has {len(query)} characters; at most "
-                                    f"{limits.max_query_chars}")
+            raise RequestError(
+                422, f"'queries'[{i}] has {len(query)} characters; at most {limits.max_query_chars}"
+            )
         if not query.isascii():
             try:
                 query.encode()
             except UnicodeEncodeError:
-                raise RequestError(422, f"'queries'[{i}] is not valid Unicode text (it holds an "
-                                        "unpaired surrogate escape)") from None
+                raise RequestError(
+                    422,
+                    f"'queries'[{i}] is not valid Unicode text (it holds an "
+                    "unpaired surrogate escape)",
+                ) from None
     if not isinstance(k, int) or isinstance(k, bool):
-        raise RequestError(422, f"'k' must be an integer between 1 and {limits.max_k}, "
-                                f"got {_kind(k)}")
+        raise RequestError(
+            422, f"'k' must be an integer between 1 and {limits.max_k}, got {_kind(k)}"
+        )
     if not 1 <= k <= limits.max_k:
         raise RequestError(422, f"'k' is {k}; expected 1 <= k <= {limits.max_k}")
     return queries, k

@@ -48,7 +48,9 @@ def backend_class(kind: str) -> Any:
     try:
         module, name = BACKENDS[kind].split(":")
     except KeyError:
-        raise ValueError(f"no on-disk format for back-end {kind!r}; known: {sorted(BACKENDS)}") from None
+        raise ValueError(
+            f"no on-disk format for back-end {kind!r}; known: {sorted(BACKENDS)}"
+        ) from None
     return getattr(importlib.import_module(module), name)
 
 

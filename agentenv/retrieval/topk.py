@@ -15,6 +15,7 @@ import numpy as np
 
 __all__ = ["top_k_groups", "top_k_rows"]
 
+
 def top_k_rows(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Best ``k`` of (row, score) pairs; ``rows`` must be ascending and unique.
 

@@ -43,9 +43,14 @@ def reset_child_signals() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def supervise(spawn: Spawn, workers: int, *, max_restarts: int = 10,
-              restart_window_s: float = 60.0, on_restart: Callable[[int, int], None] | None = None,
-              ) -> None:
+def supervise(
+    spawn: Spawn,
+    workers: int,
+    *,
+    max_restarts: int = 10,
+    restart_window_s: float = 60.0,
+    on_restart: Callable[[int, int], None] | None = None,
+) -> None:
     """Run ``workers`` processes from ``spawn`` until SIGINT/SIGTERM, restarting dead ones.
 
     Returns after a signal once every worker has exited. ``on_restart(old_pid,
@@ -95,12 +100,16 @@ def supervise(spawn: Spawn, workers: int, *, max_restarts: int = 10,
                 restarts.popleft()
             failures.append(f"worker {pid} {describe_exit(status)}")
             if len(restarts) > max_restarts:
-                logger.error("retrieval server: %d worker restarts within %g s; stopping",
-                             len(restarts), restart_window_s)
+                logger.error(
+                    "retrieval server: %d worker restarts within %g s; stopping",
+                    len(restarts),
+                    restart_window_s,
+                )
                 stop_all()
                 continue
-            logger.warning("retrieval server worker %d %s; restarting it", pid,
-                           describe_exit(status))
+            logger.warning(
+                "retrieval server worker %d %s; restarting it", pid, describe_exit(status)
+            )
             new_pid = spawn(slot)
             slots[new_pid] = slot
             if on_restart is not None:
@@ -111,7 +120,9 @@ def supervise(spawn: Spawn, workers: int, *, max_restarts: int = 10,
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if len(restarts) > max_restarts:
-        raise RuntimeError("retrieval server stopped: workers keep dying: "
-                           + "; ".join(failures[-(max_restarts + 1):]))
+        raise RuntimeError(
+            "retrieval server stopped: workers keep dying: "
+            + "; ".join(failures[-(max_restarts + 1) :])
+        )
     if unclean:
         raise RuntimeError("retrieval server stopped: " + "; ".join(unclean))

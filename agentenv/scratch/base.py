@@ -107,27 +107,55 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
         from agentenv.scratch.chat_template import CHAT_TEMPLATE
 
         rendered_for_bpe = [_render(c, CHAT_TEMPLATE) for c in conversations[:20_000]]
-        tokenizer = train_tokenizer(all_prose + rendered_for_bpe + questions, vocab_size=config.vocab_size,
-                                    spaces_apart=config.spaces_apart, aligned_names=config.aligned_names)
+        tokenizer = train_tokenizer(
+            all_prose + rendered_for_bpe + questions,
+            vocab_size=config.vocab_size,
+            spaces_apart=config.spaces_apart,
+            aligned_names=config.aligned_names,
+        )
         tokenizer.save_pretrained(tokenizer_dir)
-    log(f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} chat drills, {len(recalls)} recall drills, "
-        f"{len(repeats)} repeat drills, {len(prose)} documents")
+    log(
+        f"tokenizer: {len(tokenizer)} tokens; {len(conversations)} chat drills, {len(recalls)} recall drills, "
+        f"{len(repeats)} repeat drills, {len(prose)} documents"
+    )
     repeat_ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in repeats]
-    documents = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose + recalls] + repeat_ids
-    documents += [tokenizer.apply_chat_template(c, tokenize=True, return_dict=True)["input_ids"]
-                  for c in conversations]
+    documents = [
+        tokenizer(t, add_special_tokens=False)["input_ids"] for t in prose + recalls
+    ] + repeat_ids
+    documents += [
+        tokenizer.apply_chat_template(c, tokenize=True, return_dict=True)["input_ids"]
+        for c in conversations
+    ]
     blocks = pack(documents, tokenizer.pad_token_id, config.pretrain.block, config.seed)
-    log(f"pre-training on {blocks.size:,} tokens in {len(blocks)} blocks of {config.pretrain.block}")
+    log(
+        f"pre-training on {blocks.size:,} tokens in {len(blocks)} blocks of {config.pretrain.block}"
+    )
     model = new_model(tokenizer, config.size, config.seed)
     prepared = time.perf_counter() - started
     copy_blocks = pack(repeat_ids, tokenizer.pad_token_id, config.copy_stage.block, config.seed)
     log(f"copy stage on {copy_blocks.size:,} tokens of repeat drills")
-    copy_records = pretrain(model, copy_blocks, config.copy_stage, out / "copy",
-                            log=lambda r: r["step"] % 50 == 0 and log(
-                                f"copy step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"))
-    records = pretrain(model, blocks, config.pretrain, out / "pretrain",
-                       log=lambda r: r["step"] % 50 == 0 and log(
-                           f"step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"))
+    copy_records = pretrain(
+        model,
+        copy_blocks,
+        config.copy_stage,
+        out / "copy",
+        log=lambda r: (
+            r["step"] % 50 == 0
+            and log(
+                f"copy step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"
+            )
+        ),
+    )
+    records = pretrain(
+        model,
+        blocks,
+        config.pretrain,
+        out / "pretrain",
+        log=lambda r: (
+            r["step"] % 50 == 0
+            and log(f"step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s")
+        ),
+    )
     model.save_pretrained(tokenizer_dir, safe_serialization=True)
     weights = tokenizer_dir / "model.safetensors"
     record = {
@@ -143,10 +171,15 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
         "steps_this_run": len(copy_records) + len(records),
         "copy_stage_final_loss": copy_records[-1]["loss"] if copy_records else None,
         "final_loss": records[-1]["loss"] if records else None,
-        "median_tokens_per_s": sorted(r["tokens_per_s"] for r in records)[len(records) // 2] if records else None,
+        "median_tokens_per_s": sorted(r["tokens_per_s"] for r in records)[len(records) // 2]
+        if records
+        else None,
         "prepare_s": round(prepared, 1),
         "wall_s": round(time.perf_counter() - started, 1),
-        "sha256": {"model.safetensors": _sha256(weights), "tokenizer.json": _sha256(tokenizer_dir / "tokenizer.json")},
+        "sha256": {
+            "model.safetensors": _sha256(weights),
+            "tokenizer.json": _sha256(tokenizer_dir / "tokenizer.json"),
+        },
     }
     (out / "base.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
@@ -164,29 +197,54 @@ def shipped_base() -> Path:
     """The directory of the shipped base model and tokenizer (``save_pretrained`` layout)."""
     path = SHIPPED / "model"
     if not (path / "model.safetensors").is_file():
-        raise FileNotFoundError(f"no shipped base checkpoint in {path}; build one with python -m agentenv.scratch.base")
+        raise FileNotFoundError(
+            f"no shipped base checkpoint in {path}; build one with python -m agentenv.scratch.base"
+        )
     return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Build the base checkpoint."""
-    parser = argparse.ArgumentParser(prog="python -m agentenv.scratch.base", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="output directory (resumes a run found there)")
+    parser = argparse.ArgumentParser(
+        prog="python -m agentenv.scratch.base", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help="output directory (resumes a run found there)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=MAIN_STAGE.steps, help="pre-training steps")
-    parser.add_argument("--copy-steps", type=int, default=COPY_STAGE.steps, help="copy-stage steps (repeat drills only)")
-    parser.add_argument("--drills", type=int, default=DrillMix.copy_query, help="chat drills of each kind")
+    parser.add_argument(
+        "--copy-steps",
+        type=int,
+        default=COPY_STAGE.steps,
+        help="copy-stage steps (repeat drills only)",
+    )
+    parser.add_argument(
+        "--drills", type=int, default=DrillMix.copy_query, help="chat drills of each kind"
+    )
     parser.add_argument("--recall", type=int, default=DrillMix.recall, help="recall drills")
     parser.add_argument("--repeat", type=int, default=DrillMix.repeat, help="repeat drills")
-    parser.add_argument("--spaces-apart", action=argparse.BooleanOptionalAction, default=BaseConfig.spaces_apart,
-                        help="spaces as tokens of their own (an experiment: off for the shipped base)")
-    parser.add_argument("--aligned-names", action=argparse.BooleanOptionalAction, default=BaseConfig.aligned_names,
-                        help="a space after every quote, '>' and newline, so copied names keep their tokens (on for the shipped base)")
+    parser.add_argument(
+        "--spaces-apart",
+        action=argparse.BooleanOptionalAction,
+        default=BaseConfig.spaces_apart,
+        help="spaces as tokens of their own (an experiment: off for the shipped base)",
+    )
+    parser.add_argument(
+        "--aligned-names",
+        action=argparse.BooleanOptionalAction,
+        default=BaseConfig.aligned_names,
+        help="a space after every quote, '>' and newline, so copied names keep their tokens (on for the shipped base)",
+    )
     args = parser.parse_args(argv)
-    config = BaseConfig(seed=args.seed, drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
-                        pretrain=replace(MAIN_STAGE, steps=args.steps, seed=args.seed),
-                        copy_stage=replace(COPY_STAGE, steps=args.copy_steps, seed=args.seed),
-                        spaces_apart=args.spaces_apart, aligned_names=args.aligned_names)
+    config = BaseConfig(
+        seed=args.seed,
+        drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
+        pretrain=replace(MAIN_STAGE, steps=args.steps, seed=args.seed),
+        copy_stage=replace(COPY_STAGE, steps=args.copy_steps, seed=args.seed),
+        spaces_apart=args.spaces_apart,
+        aligned_names=args.aligned_names,
+    )
     record = build_base(config, args.out)
     print(json.dumps({k: record[k] for k in ("parameters", "tokens", "final_loss", "wall_s")}))
     return 0

@@ -60,7 +60,7 @@ CHAT_TEMPLATE = (
     "{%- for tool_call in message.tool_calls %}"
     "{%- if (loop.first and message.content) or (not loop.first) %}{{- '\\n' }}{%- endif %}"
     "{%- set call = tool_call.function if tool_call.function else tool_call %}"
-    "{{- '<tool_call>\\n{\"name\": \"' + call.name + '\", \"arguments\": ' }}"
+    '{{- \'<tool_call>\\n{"name": "\' + call.name + \'", "arguments": \' }}'
     "{%- if call.arguments is string %}{{- call.arguments }}{%- else %}{{- call.arguments | tojson }}{%- endif %}"
     "{{- '}\\n</tool_call>' }}"
     "{%- endfor %}"
@@ -79,8 +79,15 @@ CHAT_TEMPLATE = (
 
 #: Tokens that must never be split: Qwen3's turn, thinking and tool markers.
 SPECIAL_TOKENS = (
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
-    "<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
 )
 
 #: Frequent markup kept whole so the model spends one token on it (ordinary, decodable tokens).

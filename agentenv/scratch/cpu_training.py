@@ -15,7 +15,13 @@ def cpu_trainer_options(config_class: type, seed: int) -> dict[str, Any]:
     from agentenv.integrations.trl import checkpointing_option
 
     return {
-        "save_strategy": "no", "report_to": "none", "use_cpu": True, "bf16": False,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "bf16": False,
         **checkpointing_option(config_class, False),
-        "seed": seed, "data_seed": seed, "dataloader_num_workers": 0, "disable_tqdm": True,
+        "seed": seed,
+        "data_seed": seed,
+        "dataloader_num_workers": 0,
+        "disable_tqdm": True,
     }

@@ -81,8 +81,11 @@ def held_out_title_ids(tasks: Iterable[Any]) -> frozenset[str]:
 
 
 def _call(name: str, arguments: dict[str, Any]) -> Message:
-    return {"role": "assistant", "content": "",
-            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
 
 
 def _run_tool(registry: Any, name: str, arguments: dict[str, Any]) -> str:
@@ -105,7 +108,11 @@ def drill_conversations(
     system = info["messages"][0]
     rng = np.random.default_rng(seed)
     titles = [t for t in catalog.titles if t.id not in exclude]
-    kinds = ["copy_query"] * mix.copy_query + ["pick_id"] * mix.pick_id + ["read_field"] * mix.read_field
+    kinds = (
+        ["copy_query"] * mix.copy_query
+        + ["pick_id"] * mix.pick_id
+        + ["read_field"] * mix.read_field
+    )
     order = rng.permutation(len(kinds))
     for i in order:
         kind = kinds[i]
@@ -127,11 +134,20 @@ def drill_conversations(
             yield [system, question, search, {"role": "tool", "content": results}, lookup]
             continue
         record = _run_tool(registry, "get_title", {"title_id": t.id})
-        yield [system, question, search, {"role": "tool", "content": results}, lookup,
-               {"role": "tool", "content": record}, {"role": "assistant", "content": f"<answer>{answer}</answer>"}]
+        yield [
+            system,
+            question,
+            search,
+            {"role": "tool", "content": results},
+            lookup,
+            {"role": "tool", "content": record},
+            {"role": "assistant", "content": f"<answer>{answer}</answer>"},
+        ]
 
 
-def recall_drills(env: Any, n: int, seed: int, exclude: frozenset[str] = frozenset()) -> Iterator[str]:
+def recall_drills(
+    env: Any, n: int, seed: int, exclude: frozenset[str] = frozenset()
+) -> Iterator[str]:
     """Yield ``n`` recall drills: search output lines, then questions answered by copying from them.
 
     The lines come from the env's own ``search`` on a random title's name, so they look
@@ -146,7 +162,9 @@ def recall_drills(env: Any, n: int, seed: int, exclude: frozenset[str] = frozens
     while written < n:
         t = titles[int(rng.integers(len(titles)))]
         lines = _run_tool(registry, "search", {"query": t.title}).splitlines()
-        rows = [by_id[line.split(" | ", 1)[0]] for line in lines if line.split(" | ", 1)[0] in by_id]
+        rows = [
+            by_id[line.split(" | ", 1)[0]] for line in lines if line.split(" | ", 1)[0] in by_id
+        ]
         names = [r.title for r in rows]
         rows = [r for r in rows if names.count(r.title) == 1]  # a question must have one answer
         if len(rows) < 2:
@@ -167,7 +185,9 @@ def recall_drills(env: Any, n: int, seed: int, exclude: frozenset[str] = frozens
         written += 1
 
 
-def repeat_drills(env: Any, n: int, seed: int, exclude: frozenset[str] = frozenset()) -> Iterator[str]:
+def repeat_drills(
+    env: Any, n: int, seed: int, exclude: frozenset[str] = frozenset()
+) -> Iterator[str]:
     """Yield ``n`` repeat drills: 4-10 random titles, people and ids, one per line, then the same lines.
 
     >>> import gymnasium as gym

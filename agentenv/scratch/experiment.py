@@ -29,8 +29,16 @@ def env_kwargs(env_id: str, kinds: Sequence[str] = KINDS) -> dict[str, Any]:
     return kwargs
 
 
-def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Sequence[str] = KINDS,
-                seed: int = 0, tokenizer: Any = None) -> list[dict[str, Any]]:
+def export_rows(
+    env_id: str,
+    split: str,
+    episodes: int,
+    out: Path,
+    *,
+    kinds: Sequence[str] = KINDS,
+    seed: int = 0,
+    tokenizer: Any = None,
+) -> list[dict[str, Any]]:
     """Oracle conversations on ``split`` (``agentenv export-sft``, no think lines), read back.
 
     Each row also gets its task's ``task_id``, ``kind`` and ``difficulty`` (from the manifest's task
@@ -45,12 +53,27 @@ def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Seq
 
     if split == "test":
         raise ValueError("training and selection data never come from the test split")
-    config = ExportConfig(env_id=env_id, out=out, agent="oracle", split=split, episodes=episodes, seed=seed,
-                          think=False, env_args=env_kwargs(env_id, kinds))
-    export_sft(config, template=hf_template(tokenizer) if tokenizer is not None else None, progress=False)
+    config = ExportConfig(
+        env_id=env_id,
+        out=out,
+        agent="oracle",
+        split=split,
+        episodes=episodes,
+        seed=seed,
+        think=False,
+        env_args=env_kwargs(env_id, kinds),
+    )
+    export_sft(
+        config, template=hf_template(tokenizer) if tokenizer is not None else None, progress=False
+    )
     rows = read_chat_jsonl(out / "chat.jsonl")
     task_ids = json.loads((out / "manifest.json").read_text())["task_ids"]
-    tasks = {t.id: t for t in gym.make(f"agentenv:{env_id}", split=split, **env_kwargs(env_id, kinds)).unwrapped.tasks}
+    tasks = {
+        t.id: t
+        for t in gym.make(
+            f"agentenv:{env_id}", split=split, **env_kwargs(env_id, kinds)
+        ).unwrapped.tasks
+    }
     with (out / "rows.jsonl").open("w", encoding="utf-8") as f:
         for row, task_id in zip(rows, task_ids, strict=True):
             task = tasks[task_id]
@@ -59,8 +82,15 @@ def export_rows(env_id: str, split: str, episodes: int, out: Path, *, kinds: Seq
     return rows
 
 
-def score(model_dir: str | Path | None, env_id: str, episodes: int, *, seed: int = 0, agent: str = "hf",
-          max_new_tokens: int = 96) -> dict[str, Any]:
+def score(
+    model_dir: str | Path | None,
+    env_id: str,
+    episodes: int,
+    *,
+    seed: int = 0,
+    agent: str = "hf",
+    max_new_tokens: int = 96,
+) -> dict[str, Any]:
     """Test accuracy (mean, 95% bootstrap CI), tool calls per episode and wall time of one agent.
 
     ``model_dir`` is a checkpoint for the ``hf`` agent; other agents (``random``, ``oracle``) take none.
@@ -71,8 +101,15 @@ def score(model_dir: str | Path | None, env_id: str, episodes: int, *, seed: int
     agent_args: tuple[tuple[str, str], ...] = ()
     if agent == "hf":
         agent_args = (("model", str(model_dir)), ("max_new_tokens", str(max_new_tokens)))
-    config = RunConfig(env_id=env_id, agent=agent, split="test", episodes=episodes, seed=seed,
-                       agent_args=agent_args, env_kwargs=tuple(env_kwargs(env_id).items()))
+    config = RunConfig(
+        env_id=env_id,
+        agent=agent,
+        split="test",
+        episodes=episodes,
+        seed=seed,
+        agent_args=agent_args,
+        env_kwargs=tuple(env_kwargs(env_id).items()),
+    )
     started = time.perf_counter()
     result = run(config, progress=False)
     records = result.records
@@ -82,7 +119,9 @@ def score(model_dir: str | Path | None, env_id: str, episodes: int, *, seed: int
         by_kind.setdefault(r["kind"], []).append(a)
     summary = mean_ci(accuracy, seed=seed)
     return {
-        "accuracy": summary["mean"], "ci": summary["ci"], "n": summary["n"],
+        "accuracy": summary["mean"],
+        "ci": summary["ci"],
+        "n": summary["n"],
         "by_kind": {k: round(sum(v) / len(v), 4) for k, v in sorted(by_kind.items())},
         "tool_calls": round(sum(r["tool_calls"] for r in records) / max(1, len(records)), 3),
         "agent_failures": sum(1 for r in records if r.get("agent_failure")),
@@ -102,4 +141,8 @@ def versions() -> dict[str, str]:
     import transformers
     import trl
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__}
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "trl": trl.__version__,
+    }

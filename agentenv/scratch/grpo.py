@@ -43,9 +43,13 @@ class GRPOSettings:
 
     def __post_init__(self) -> None:
         if self.num_generations < 2:
-            raise ValueError(f"GRPOSettings.num_generations must be at least 2 (a group), got {self.num_generations}")
+            raise ValueError(
+                f"GRPOSettings.num_generations must be at least 2 (a group), got {self.num_generations}"
+            )
         if self.steps < 1 or self.prompts_per_step < 1 or self.tasks < self.prompts_per_step:
-            raise ValueError("GRPOSettings.steps and prompts_per_step must be ≥ 1 and tasks ≥ prompts_per_step")
+            raise ValueError(
+                "GRPOSettings.steps and prompts_per_step must be ≥ 1 and tasks ≥ prompts_per_step"
+            )
 
 
 def _trainer_class() -> type:
@@ -69,16 +73,28 @@ def _trainer_class() -> type:
                 n = int(completion_mask[i].sum())
                 completion = completion_ids[i][:n].tolist()
                 mask = tool_mask[i][:n].tolist() if tool_mask is not None else [1] * n
-                batch.append({"task_id": row.get("task_id"), "split": row.get("split"), "prompt_ids": prompt,
-                              "completion_ids": completion, "tool_mask": mask})
+                batch.append(
+                    {
+                        "task_id": row.get("task_id"),
+                        "split": row.get("split"),
+                        "prompt_ids": prompt,
+                        "completion_ids": completion,
+                        "tool_mask": mask,
+                    }
+                )
             self.recorded.append({"step": self.state.global_step, "rollouts": batch})
             return output
 
     return RecordingGRPOTrainer
 
 
-def build_grpo_trainer(model_dir: str | Path, out: str | Path, env_id: str, env_kwargs: Mapping[str, Any],
-                       settings: GRPOSettings) -> Any:
+def build_grpo_trainer(
+    model_dir: str | Path,
+    out: str | Path,
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    settings: GRPOSettings,
+) -> Any:
     """The (untrained) recording GRPO trainer for ``env_id`` with ``env_kwargs``, from ``model_dir``."""
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig
@@ -91,7 +107,9 @@ def build_grpo_trainer(model_dir: str | Path, out: str | Path, env_id: str, env_
     tokenizer = load_tokenizer(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
     train = dataset(env_id, "train", n=settings.tasks, **env_kwargs).shuffle(seed=settings.seed)
-    factory = AgentEnvFactory(env_id, split="train", reward="strict", seed=settings.seed, **env_kwargs)
+    factory = AgentEnvFactory(
+        env_id, split="train", reward="strict", seed=settings.seed, **env_kwargs
+    )
     config = GRPOConfig(
         output_dir=str(out),
         max_steps=settings.steps,
@@ -107,13 +125,22 @@ def build_grpo_trainer(model_dir: str | Path, out: str | Path, env_id: str, env_
         lr_scheduler_type="constant",
     )
     return _trainer_class()(
-        model=model, args=config, processing_class=tokenizer, train_dataset=train,
-        environment_factory=factory, reward_funcs=factory.reward_func,
+        model=model,
+        args=config,
+        processing_class=tokenizer,
+        train_dataset=train,
+        environment_factory=factory,
+        reward_funcs=factory.reward_func,
     )
 
 
-def train_grpo(model_dir: str | Path, out: str | Path, env_id: str, env_kwargs: Mapping[str, Any],
-               settings: GRPOSettings) -> dict[str, Any]:
+def train_grpo(
+    model_dir: str | Path,
+    out: str | Path,
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    settings: GRPOSettings,
+) -> dict[str, Any]:
     """Run GRPO and save ``out/model``; return (and write ``out/grpo.json``) the reward curve and ids."""
     out = Path(out)
     started = time.perf_counter()
@@ -121,11 +148,20 @@ def train_grpo(model_dir: str | Path, out: str | Path, env_id: str, env_kwargs: 
     trainer.train()
     history = [h for h in trainer.state.log_history if "reward" in h]
     record = {
-        "env_id": env_id, "env_kwargs": dict(env_kwargs), "settings": asdict(settings),
-        "model_dir": str(model_dir), "wall_s": round(time.perf_counter() - started, 1),
-        "curve": [{"step": h["step"], "reward": float(h["reward"]),
-                   "tool_calls": float(h.get("tools/call_frequency", 0.0)),
-                   "completion_length": float(h.get("completions/mean_length", 0.0))} for h in history],
+        "env_id": env_id,
+        "env_kwargs": dict(env_kwargs),
+        "settings": asdict(settings),
+        "model_dir": str(model_dir),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "curve": [
+            {
+                "step": h["step"],
+                "reward": float(h["reward"]),
+                "tool_calls": float(h.get("tools/call_frequency", 0.0)),
+                "completion_length": float(h.get("completions/mean_length", 0.0)),
+            }
+            for h in history
+        ],
     }
     trainer.save_model(str(out / "model"))
     trainer.processing_class.save_pretrained(out / "model")

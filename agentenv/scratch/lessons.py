@@ -63,10 +63,18 @@ class Scale:
 
 DEFAULT = Scale()
 QUICK = Scale(
-    multi_rows=8, single_rows=4,
-    lookup_first=SFTSettings(epochs=1.0, batch=8), together=SFTSettings(epochs=1.0, batch=8),
-    grpo=GRPOSettings(steps=1, prompts_per_step=2, num_generations=2, max_completion_length=96, tasks=8),
-    eval_episodes=4, max_new_tokens=48, candidates=24, holdout_rows=8, holdout_per_example=1,
+    multi_rows=8,
+    single_rows=4,
+    lookup_first=SFTSettings(epochs=1.0, batch=8),
+    together=SFTSettings(epochs=1.0, batch=8),
+    grpo=GRPOSettings(
+        steps=1, prompts_per_step=2, num_generations=2, max_completion_length=96, tasks=8
+    ),
+    eval_episodes=4,
+    max_new_tokens=48,
+    candidates=24,
+    holdout_rows=8,
+    holdout_per_example=1,
     selection_sft=SFTSettings(epochs=1.0, batch=8),
 )
 
@@ -83,8 +91,15 @@ def _log(out: Path) -> Callable[[str], None]:
     return log
 
 
-def run_lesson(name: str, out: Path, *, quick: bool = False, base: Path | None = None,
-               scale: Scale | None = None, plots: bool = True) -> dict[str, Any]:
+def run_lesson(
+    name: str,
+    out: Path,
+    *,
+    quick: bool = False,
+    base: Path | None = None,
+    scale: Scale | None = None,
+    plots: bool = True,
+) -> dict[str, Any]:
     """Run lesson ``name`` into ``out`` and return its summary (also ``out/summary.json``)."""
     from agentenv.scratch.base import shipped_base
 
@@ -96,9 +111,15 @@ def run_lesson(name: str, out: Path, *, quick: bool = False, base: Path | None =
     started = time.perf_counter()
     runner = _sft_then_rl if name == "sft-then-rl" else _holdout_selection
     summary = runner(out, base, scale, _log(out))
-    summary["meta"] = {"lesson": name, "quick": quick, "base": str(base), "scale": asdict(scale),
-                       "kinds": list(KINDS), "wall_s": round(time.perf_counter() - started, 1),
-                       "versions": versions()}
+    summary["meta"] = {
+        "lesson": name,
+        "quick": quick,
+        "base": str(base),
+        "scale": asdict(scale),
+        "kinds": list(KINDS),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "versions": versions(),
+    }
     write_json(out / "summary.json", summary)
     if plots:
         from agentenv.scratch.plots import plot_summary
@@ -115,13 +136,33 @@ def _sft_then_rl(out: Path, base: Path, scale: Scale, log: Callable[[str], None]
 
     data = out / "data"
     tok = load_tokenizer(base)
-    lookup = export_rows(MULTI_TURN, "train", scale.multi_rows, data / "multi_lookup", kinds=["lookup"], tokenizer=tok)
-    constraint = export_rows(MULTI_TURN, "train", scale.multi_rows, data / "multi_constraint", kinds=["constraint"],
-                             tokenizer=tok)
-    single = export_rows(SINGLE_TURN, "train", 2 * scale.single_rows, data / "single", tokenizer=tok)
-    log(f"SFT data: {len(lookup)} lookup, {len(constraint)} constraint, {len(single)} single-turn conversations")
-    sft = train_sft(base, [(lookup, scale.lookup_first), (lookup + constraint + single, scale.together)],
-                    out / "sft")
+    lookup = export_rows(
+        MULTI_TURN,
+        "train",
+        scale.multi_rows,
+        data / "multi_lookup",
+        kinds=["lookup"],
+        tokenizer=tok,
+    )
+    constraint = export_rows(
+        MULTI_TURN,
+        "train",
+        scale.multi_rows,
+        data / "multi_constraint",
+        kinds=["constraint"],
+        tokenizer=tok,
+    )
+    single = export_rows(
+        SINGLE_TURN, "train", 2 * scale.single_rows, data / "single", tokenizer=tok
+    )
+    log(
+        f"SFT data: {len(lookup)} lookup, {len(constraint)} constraint, {len(single)} single-turn conversations"
+    )
+    sft = train_sft(
+        base,
+        [(lookup, scale.lookup_first), (lookup + constraint + single, scale.together)],
+        out / "sft",
+    )
     log(f"SFT: {sft['wall_s']} s")
     sft_model = out / "sft" / "model"
     arms: dict[str, Any] = {"sft": {"model": str(sft_model), "train": sft}}
@@ -130,19 +171,30 @@ def _sft_then_rl(out: Path, base: Path, scale: Scale, log: Callable[[str], None]
 
         record = train_grpo(sft_model, out / arm, env_id, env_kwargs(env_id), scale.grpo)
         batches = json.loads((out / arm / "batches.json").read_text())
-        check = check_rollouts([r for b in batches for r in b["rollouts"]], env_id, env_kwargs(env_id),
-                               load_tokenizer(sft_model))
+        check = check_rollouts(
+            [r for b in batches for r in b["rollouts"]],
+            env_id,
+            env_kwargs(env_id),
+            load_tokenizer(sft_model),
+        )
         record["token_check"] = check.to_dict()
-        log(f"GRPO {arm}: {record['wall_s']} s; token-exact {check.exact}/{check.rollouts} rollouts")
+        log(
+            f"GRPO {arm}: {record['wall_s']} s; token-exact {check.exact}/{check.rollouts} rollouts"
+        )
         arms[arm] = {"model": str(out / arm / "model"), "train": record}
     summary: dict[str, Any] = {}
     for arm, info in arms.items():
-        summary[arm] = {env: score(info["model"], env, scale.eval_episodes, max_new_tokens=scale.max_new_tokens)
-                        for env in (MULTI_TURN, SINGLE_TURN)}
+        summary[arm] = {
+            env: score(info["model"], env, scale.eval_episodes, max_new_tokens=scale.max_new_tokens)
+            for env in (MULTI_TURN, SINGLE_TURN)
+        }
         summary[arm].update(_headline(summary[arm]))
         summary[arm]["train"] = info["train"]
         log(f"{arm}: test accuracy {summary[arm]['accuracy']} {summary[arm]['ci']}")
-    summary["random"] = {env: score(None, env, scale.eval_episodes, agent="random") for env in (MULTI_TURN, SINGLE_TURN)}
+    summary["random"] = {
+        env: score(None, env, scale.eval_episodes, agent="random")
+        for env in (MULTI_TURN, SINGLE_TURN)
+    }
     summary["random"].update(_headline(summary["random"]))
     return summary
 
@@ -153,7 +205,9 @@ def _headline(by_env: dict[str, Any]) -> dict[str, Any]:
     return {"accuracy": head["accuracy"], "ci": head["ci"], "tool_calls": head["tool_calls"]}
 
 
-def _holdout_selection(out: Path, base: Path, scale: Scale, log: Callable[[str], None]) -> dict[str, Any]:
+def _holdout_selection(
+    out: Path, base: Path, scale: Scale, log: Callable[[str], None]
+) -> dict[str, Any]:
     from agentenv.data.selection import (
         SelectionConfig,
         in_context_scores,
@@ -167,20 +221,43 @@ def _holdout_selection(out: Path, base: Path, scale: Scale, log: Callable[[str],
     data = out / "data"
     half = scale.candidates // 2
     model, tokenizer = _load(base)
-    candidates = (
-        export_rows(MULTI_TURN, "train", half, data / "candidates_lookup", kinds=["lookup"], tokenizer=tokenizer)
-        + export_rows(MULTI_TURN, "train", half, data / "candidates_constraint", kinds=["constraint"],
-                      tokenizer=tokenizer))
-    matched = export_rows(MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_matched", tokenizer=tokenizer)
-    mismatched = export_rows(MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_mismatched",
-                             kinds=["constraint"], tokenizer=tokenizer)
+    candidates = export_rows(
+        MULTI_TURN, "train", half, data / "candidates_lookup", kinds=["lookup"], tokenizer=tokenizer
+    ) + export_rows(
+        MULTI_TURN,
+        "train",
+        half,
+        data / "candidates_constraint",
+        kinds=["constraint"],
+        tokenizer=tokenizer,
+    )
+    matched = export_rows(
+        MULTI_TURN, "validation", scale.holdout_rows, data / "holdout_matched", tokenizer=tokenizer
+    )
+    mismatched = export_rows(
+        MULTI_TURN,
+        "validation",
+        scale.holdout_rows,
+        data / "holdout_mismatched",
+        kinds=["constraint"],
+        tokenizer=tokenizer,
+    )
     test_tasks = _write_test_tasks(data / "test_tasks.jsonl")
-    shift = {name: shift_check(data / f"holdout_{name}" / "rows.jsonl", test_tasks, seed=0).to_dict()
-             for name in ("matched", "mismatched")}
-    config = SelectionConfig(fraction=scale.fraction, holdout_per_example=scale.holdout_per_example,
-                             max_length=1024, batch_size=8, seed=0)
-    sets: dict[str, list[dict[str, Any]]] = {"all": candidates,
-                                             "random": select_random(candidates, scale.fraction, seed=0)}
+    shift = {
+        name: shift_check(data / f"holdout_{name}" / "rows.jsonl", test_tasks, seed=0).to_dict()
+        for name in ("matched", "mismatched")
+    }
+    config = SelectionConfig(
+        fraction=scale.fraction,
+        holdout_per_example=scale.holdout_per_example,
+        max_length=1024,
+        batch_size=8,
+        seed=0,
+    )
+    sets: dict[str, list[dict[str, Any]]] = {
+        "all": candidates,
+        "random": select_random(candidates, scale.fraction, seed=0),
+    }
     selection_s = {}
     for name, holdout in (("matched_holdout", matched), ("mismatched_holdout", mismatched)):
         t0 = time.perf_counter()
@@ -192,10 +269,20 @@ def _holdout_selection(out: Path, base: Path, scale: Scale, log: Callable[[str],
     for name, rows in sets.items():
         write_selection(rows, data / "sets" / f"{name}.jsonl")
         record = train_sft(base, [(rows, scale.selection_sft)], out / name)
-        result = score(out / name / "model", MULTI_TURN, scale.eval_episodes, max_new_tokens=scale.max_new_tokens)
+        result = score(
+            out / name / "model",
+            MULTI_TURN,
+            scale.eval_episodes,
+            max_new_tokens=scale.max_new_tokens,
+        )
         kinds = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
-        summary[name] = {**result, "rows": len(rows), "rows_by_kind": kinds, "sft_wall_s": record["wall_s"],
-                         "selection_s": selection_s.get(name)}
+        summary[name] = {
+            **result,
+            "rows": len(rows),
+            "rows_by_kind": kinds,
+            "sft_wall_s": record["wall_s"],
+            "selection_s": selection_s.get(name),
+        }
         log(f"{name}: {len(rows)} rows {kinds}; test accuracy {result['accuracy']} {result['ci']}")
     summary["random_agent"] = score(None, MULTI_TURN, scale.eval_episodes, agent="random")
     summary["shift"] = shift
@@ -212,7 +299,9 @@ def _write_test_tasks(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
         for t in env.unwrapped.tasks:
-            f.write(json.dumps({"prompt": t.prompt, "kind": t.kind, "difficulty": t.difficulty}) + "\n")
+            f.write(
+                json.dumps({"prompt": t.prompt, "kind": t.kind, "difficulty": t.difficulty}) + "\n"
+            )
     return path
 
 
@@ -221,7 +310,9 @@ def _load(model_dir: Path) -> tuple[Any, Any]:
 
     from agentenv.scratch.tokenizer import load_tokenizer
 
-    return AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True), load_tokenizer(model_dir)
+    return AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True), load_tokenizer(
+        model_dir
+    )
 
 
 def with_overrides(scale: Scale, **changes: Any) -> Scale:

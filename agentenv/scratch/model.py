@@ -28,9 +28,13 @@ class ModelSize:
             if getattr(self, name) < 1:
                 raise ValueError(f"ModelSize.{name} must be positive, got {getattr(self, name)}")
         if self.width % self.heads:
-            raise ValueError(f"ModelSize.width ({self.width}) must be a multiple of heads ({self.heads})")
+            raise ValueError(
+                f"ModelSize.width ({self.width}) must be a multiple of heads ({self.heads})"
+            )
         if self.heads % self.kv_heads:
-            raise ValueError(f"ModelSize.heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
+            raise ValueError(
+                f"ModelSize.heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})"
+            )
 
 
 def qwen3_config(vocab_size: int, size: ModelSize, *, pad_id: int, eos_id: int) -> Any:
@@ -38,10 +42,19 @@ def qwen3_config(vocab_size: int, size: ModelSize, *, pad_id: int, eos_id: int) 
     from transformers import Qwen3Config
 
     return Qwen3Config(
-        vocab_size=vocab_size, hidden_size=size.width, intermediate_size=size.mlp,
-        num_hidden_layers=size.layers, num_attention_heads=size.heads, num_key_value_heads=size.kv_heads,
-        head_dim=size.width // size.heads, max_position_embeddings=size.context, tie_word_embeddings=True,
-        rope_theta=10_000.0, pad_token_id=pad_id, eos_token_id=eos_id, bos_token_id=None,
+        vocab_size=vocab_size,
+        hidden_size=size.width,
+        intermediate_size=size.mlp,
+        num_hidden_layers=size.layers,
+        num_attention_heads=size.heads,
+        num_key_value_heads=size.kv_heads,
+        head_dim=size.width // size.heads,
+        max_position_embeddings=size.context,
+        tie_word_embeddings=True,
+        rope_theta=10_000.0,
+        pad_token_id=pad_id,
+        eos_token_id=eos_id,
+        bos_token_id=None,
     )
 
 
@@ -54,7 +67,9 @@ def new_model(tokenizer: Any, size: ModelSize, seed: int) -> Any:
     import torch
     from transformers import Qwen3ForCausalLM
 
-    config = qwen3_config(len(tokenizer), size, pad_id=tokenizer.pad_token_id, eos_id=tokenizer.eos_token_id)
+    config = qwen3_config(
+        len(tokenizer), size, pad_id=tokenizer.pad_token_id, eos_id=tokenizer.eos_token_id
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen3ForCausalLM(config)

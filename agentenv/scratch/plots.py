@@ -39,8 +39,11 @@ def plot_summary(lesson: str, summary: Mapping[str, Any], out: Path) -> list[str
     fig.savefig(out / name, dpi=110)
     plt.close(fig)
     written.append(name)
-    curves = {a: summary[a]["train"]["curve"] for a in ("sft_rl_multi_turn", "sft_rl_single_turn")
-              if a in summary and "curve" in summary[a].get("train", {})}
+    curves = {
+        a: summary[a]["train"]["curve"]
+        for a in ("sft_rl_multi_turn", "sft_rl_single_turn")
+        if a in summary and "curve" in summary[a].get("train", {})
+    }
     if curves:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         for arm, curve in curves.items():

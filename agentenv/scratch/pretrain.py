@@ -38,16 +38,22 @@ class PretrainConfig:
     def __post_init__(self) -> None:
         for name in ("steps", "batch", "block", "save_every"):
             if getattr(self, name) < 1:
-                raise ValueError(f"PretrainConfig.{name} must be at least 1, got {getattr(self, name)}")
+                raise ValueError(
+                    f"PretrainConfig.{name} must be at least 1, got {getattr(self, name)}"
+                )
         if not 0 < self.learning_rate < 1:
-            raise ValueError(f"PretrainConfig.learning_rate must be in (0, 1), got {self.learning_rate}")
+            raise ValueError(
+                f"PretrainConfig.learning_rate must be in (0, 1), got {self.learning_rate}"
+            )
 
     def lr_at(self, step: int) -> float:
         """Linear warm-up, then cosine decay to ``min_lr_ratio`` of the peak."""
         if step < self.warmup:
             return self.learning_rate * (step + 1) / self.warmup
         progress = min(1.0, (step - self.warmup) / max(1, self.steps - self.warmup))
-        ratio = self.min_lr_ratio + (1 - self.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+        ratio = self.min_lr_ratio + (1 - self.min_lr_ratio) * 0.5 * (
+            1 + math.cos(math.pi * progress)
+        )
         return self.learning_rate * ratio
 
 
@@ -70,7 +76,7 @@ def pack(documents: Sequence[Sequence[int]], separator: int, block: int, seed: i
         raise ValueError(f"{len(stream)} tokens do not fill one block of {block}")
     data = np.asarray(stream[: n * block + 1], dtype=np.int64)
     starts = np.arange(n) * block
-    return np.stack([data[s: s + block + 1] for s in starts])
+    return np.stack([data[s : s + block + 1] for s in starts])
 
 
 def pretrain(
@@ -90,13 +96,19 @@ def pretrain(
 
     out.mkdir(parents=True, exist_ok=True)
     ckpt_path = out / "checkpoint.pt"
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, betas=(0.9, 0.95),
-                                  weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(),
+        lr=config.learning_rate,
+        betas=(0.9, 0.95),
+        weight_decay=config.weight_decay,
+    )
     step = 0
     if ckpt_path.is_file():
         state = torch.load(ckpt_path, weights_only=False)
         if state["config"] != asdict(config):
-            raise ValueError(f"{ckpt_path} was written with other settings {state['config']}; use a new --out")
+            raise ValueError(
+                f"{ckpt_path} was written with other settings {state['config']}; use a new --out"
+            )
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         step = state["step"]
@@ -108,7 +120,9 @@ def pretrain(
         for k in range(first, first + config.batch):
             epoch, pos = divmod(k, len(blocks))
             if epoch not in epoch_orders:
-                epoch_orders[epoch] = np.random.default_rng([config.seed, epoch]).permutation(len(blocks))
+                epoch_orders[epoch] = np.random.default_rng([config.seed, epoch]).permutation(
+                    len(blocks)
+                )
             rows.append(epoch_orders[epoch][pos])
         return blocks[rows]
 
@@ -122,15 +136,21 @@ def pretrain(
             for group in optimizer.param_groups:
                 group["lr"] = config.lr_at(step)
             logits = model(input_ids=rows[:, :-1]).logits
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1))
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1)
+            )
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
             seconds = time.perf_counter() - start
-            record = {"step": step, "loss": loss.item(), "lr": config.lr_at(step - 1),
-                      "tokens_per_s": config.batch * config.block / seconds}
+            record = {
+                "step": step,
+                "loss": loss.item(),
+                "lr": config.lr_at(step - 1),
+                "tokens_per_s": config.batch * config.block / seconds,
+            }
             records.append(record)
             loss_log.write(json.dumps(record) + "\n")
             if log is not None:
@@ -138,8 +158,15 @@ def pretrain(
             if step % config.save_every == 0 or step == config.steps:
                 loss_log.flush()
                 tmp = ckpt_path.with_suffix(".tmp")
-                torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                            "config": asdict(config)}, tmp)
+                torch.save(
+                    {
+                        "model": model.state_dict(),
+                        "optimizer": optimizer.state_dict(),
+                        "step": step,
+                        "config": asdict(config),
+                    },
+                    tmp,
+                )
                 tmp.replace(ckpt_path)
     finally:
         loss_log.close()

@@ -33,7 +33,9 @@ class SFTSettings:
         if self.epochs <= 0:
             raise ValueError(f"SFTSettings.epochs must be positive, got {self.epochs}")
         if self.batch < 1 or self.max_length < 16:
-            raise ValueError(f"SFTSettings.batch must be ≥ 1 and max_length ≥ 16, got {self.batch}, {self.max_length}")
+            raise ValueError(
+                f"SFTSettings.batch must be ≥ 1 and max_length ≥ 16, got {self.batch}, {self.max_length}"
+            )
 
 
 def _dataset(rows: Sequence[Mapping[str, Any]]) -> Any:
@@ -87,16 +89,23 @@ def train_sft(
             **cpu_trainer_options(SFTConfig, settings.seed),
         )
         phase_start = time.perf_counter()
-        trainer = SFTTrainer(model=model, args=config, train_dataset=_dataset(rows), processing_class=tokenizer)
+        trainer = SFTTrainer(
+            model=model, args=config, train_dataset=_dataset(rows), processing_class=tokenizer
+        )
         trainer.train()
         seconds = time.perf_counter() - phase_start
         history = [h for h in trainer.state.log_history if "loss" in h]
         tokens = max((float(h.get("num_tokens", 0)) for h in history), default=0.0)
-        record["phases"].append({
-            "rows": len(rows), "settings": asdict(settings), "wall_s": round(seconds, 1),
-            "tokens": tokens, "tokens_per_s": round(tokens / seconds, 1) if seconds else None,
-            "loss": [{"step": h["step"], "loss": float(h["loss"])} for h in history],
-        })
+        record["phases"].append(
+            {
+                "rows": len(rows),
+                "settings": asdict(settings),
+                "wall_s": round(seconds, 1),
+                "tokens": tokens,
+                "tokens_per_s": round(tokens / seconds, 1) if seconds else None,
+                "loss": [{"step": h["step"], "loss": float(h["loss"])} for h in history],
+            }
+        )
         model = trainer.model
     record["wall_s"] = round(time.perf_counter() - started, 1)
     record["loss_after"] = _mean_loss(model, tokenizer, probe, max_length)
@@ -106,7 +115,9 @@ def train_sft(
     return record
 
 
-def _probe_rows(phases: Sequence[tuple[Sequence[Mapping[str, Any]], SFTSettings]], n: int = 32) -> list[Any]:
+def _probe_rows(
+    phases: Sequence[tuple[Sequence[Mapping[str, Any]], SFTSettings]], n: int = 32
+) -> list[Any]:
     """A fixed sample of the training rows (every k-th of the last phase) on which the loss is measured
     before and after training: the assistant-token loss must fall."""
     rows = list(phases[-1][0])
@@ -114,7 +125,9 @@ def _probe_rows(phases: Sequence[tuple[Sequence[Mapping[str, Any]], SFTSettings]
     return rows[::step][:n]
 
 
-def _mean_loss(model: Any, tokenizer: Any, rows: Sequence[Mapping[str, Any]], max_length: int) -> float:
+def _mean_loss(
+    model: Any, tokenizer: Any, rows: Sequence[Mapping[str, Any]], max_length: int
+) -> float:
     from agentenv.data.selection import holdout_losses
 
     losses = holdout_losses(model, tokenizer, rows, max_length=max_length, batch_size=8)

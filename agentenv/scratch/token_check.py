@@ -34,9 +34,14 @@ class TokenCheck:
         return self.rollouts > 0 and self.exact == self.rollouts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rollouts": self.rollouts, "exact": self.exact, "policy_tokens": self.policy_tokens,
-                "env_tokens": self.env_tokens, "prompt_tokens": self.prompt_tokens,
-                "mismatches": self.mismatches[:5]}
+        return {
+            "rollouts": self.rollouts,
+            "exact": self.exact,
+            "policy_tokens": self.policy_tokens,
+            "env_tokens": self.env_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "mismatches": self.mismatches[:5],
+        }
 
 
 def runs(mask: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -54,8 +59,12 @@ def runs(mask: Sequence[int]) -> list[tuple[int, int, int]]:
     return out
 
 
-def check_rollouts(rollouts: Iterable[Mapping[str, Any]], env_id: str, env_kwargs: Mapping[str, Any],
-                   tokenizer: Any) -> TokenCheck:
+def check_rollouts(
+    rollouts: Iterable[Mapping[str, Any]],
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    tokenizer: Any,
+) -> TokenCheck:
     """Replay ``rollouts`` (recorded batches' entries) through ``TokenEnv`` and compare ids."""
     import gymnasium as gym
 
@@ -69,7 +78,9 @@ def check_rollouts(rollouts: Iterable[Mapping[str, Any]], env_id: str, env_kwarg
     for rollout in rollouts:
         split = rollout.get("split") or "train"
         if split not in envs:
-            envs[split] = TokenEnv(gym.make(f"agentenv:{env_id}", split=split, **env_kwargs), template)
+            envs[split] = TokenEnv(
+                gym.make(f"agentenv:{env_id}", split=split, **env_kwargs), template
+            )
             tasks[split] = {t.id: t for t in envs[split].unwrapped.tasks}
         env = envs[split]
         result.rollouts += 1
@@ -89,7 +100,11 @@ def _replay(env: Any, task: Any, rollout: Mapping[str, Any]) -> dict[str, Any] |
     prompt, _ = env.reset(seed=0, options={"task": task})
     prompt = [int(i) for i in prompt]  # plain ints: the mismatch report goes into summary.json
     if prompt != list(rollout["prompt_ids"]):
-        return {"where": "prompt", "env": prompt[-20:], "trainer": list(rollout["prompt_ids"])[-20:]}
+        return {
+            "where": "prompt",
+            "env": prompt[-20:],
+            "trainer": list(rollout["prompt_ids"])[-20:],
+        }
     ids, mask = rollout["completion_ids"], rollout["tool_mask"]
     pending: list[int] | None = None
     for value, start, end in runs(mask):
@@ -99,7 +114,10 @@ def _replay(env: Any, task: Any, rollout: Mapping[str, Any]) -> dict[str, Any] |
             pending = [int(i) for i in obs] if obs is not None and len(obs) else None
             continue
         if pending is None:
-            return {"where": f"tokens {start}-{end}", "reason": "env ids where the env had ended the episode"}
+            return {
+                "where": f"tokens {start}-{end}",
+                "reason": "env ids where the env had ended the episode",
+            }
         if pending != segment:
             return {"where": f"tokens {start}-{end}", "env": pending[:40], "trainer": segment[:40]}
         pending = None

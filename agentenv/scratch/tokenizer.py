@@ -89,9 +89,13 @@ def train_tokenizer(
         ['Mississippi', 'Ġ', 'Masala']
     """
     if vocab_size < 512:
-        raise ValueError(f"vocab_size must be at least 512 (256 bytes plus merges and specials), got {vocab_size}")
+        raise ValueError(
+            f"vocab_size must be at least 512 (256 bytes plus merges and specials), got {vocab_size}"
+        )
     if spaces_apart and aligned_names:
-        raise ValueError("choose one of spaces_apart and aligned_names: both keep a name the same tokens everywhere")
+        raise ValueError(
+            "choose one of spaces_apart and aligned_names: both keep a name the same tokens everywhere"
+        )
     from tokenizers import (
         AddedToken,
         Tokenizer,
@@ -107,17 +111,23 @@ def train_tokenizer(
     if spaces_apart:
         from tokenizers import Regex
 
-        backend.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(SPACES_APART_PATTERN), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
+        backend.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(SPACES_APART_PATTERN), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
     else:
         backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     backend.decoder = decoders.ByteLevel()
     whole_tokens = WHOLE_TOKENS
     if aligned_names:
-        backend.normalizer = normalizers.Sequence([normalizers.Replace(c, c + " ") for c in NAME_OPENERS])
-        backend.decoder = decoders.Sequence([decoders.ByteLevel()] + [decoders.Replace(c + " ", c) for c in NAME_OPENERS])
+        backend.normalizer = normalizers.Sequence(
+            [normalizers.Replace(c, c + " ") for c in NAME_OPENERS]
+        )
+        backend.decoder = decoders.Sequence(
+            [decoders.ByteLevel()] + [decoders.Replace(c + " ", c) for c in NAME_OPENERS]
+        )
         whole_tokens = tuple("<answer" if t == "<answer>" else t for t in WHOLE_TOKENS)
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -129,9 +139,14 @@ def train_tokenizer(
     backend.train_from_iterator(texts, trainer=trainer)
     backend.add_tokens([AddedToken(t, special=False, normalized=False) for t in whole_tokens])
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, eos_token=END_OF_TURN, pad_token=PAD, chat_template=CHAT_TEMPLATE,
+        tokenizer_object=backend,
+        eos_token=END_OF_TURN,
+        pad_token=PAD,
+        chat_template=CHAT_TEMPLATE,
     )
-    tokenizer.add_special_tokens({"additional_special_tokens": [t for t in SPECIAL_TOKENS if t not in (END_OF_TURN, PAD)]})
+    tokenizer.add_special_tokens(
+        {"additional_special_tokens": [t for t in SPECIAL_TOKENS if t not in (END_OF_TURN, PAD)]}
+    )
     return with_response_template(tokenizer)
 
 
@@ -147,5 +162,7 @@ def load_tokenizer(path: str | Path) -> Any:
 
     path = Path(path)
     if not (path / "tokenizer.json").is_file():
-        raise FileNotFoundError(f"no tokenizer.json in {path}; train one with agentenv.scratch.tokenizer.train_tokenizer")
+        raise FileNotFoundError(
+            f"no tokenizer.json in {path}; train one with agentenv.scratch.tokenizer.train_tokenizer"
+        )
     return with_response_template(AutoTokenizer.from_pretrained(path, local_files_only=True))

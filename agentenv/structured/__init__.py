@@ -15,4 +15,12 @@ from agentenv.structured.wrapper import (
     menu_for,
 )
 
-__all__ = ["Choice", "Menu", "StructuredEnv", "all_menus", "family_menus", "make_structured", "menu_for"]
+__all__ = [
+    "Choice",
+    "Menu",
+    "StructuredEnv",
+    "all_menus",
+    "family_menus",
+    "make_structured",
+    "menu_for",
+]

@@ -72,8 +72,13 @@ class Demonstrations:
         return int(sum(len(d.actions) for d in self.episodes))
 
 
-def demonstrate(env: StructuredEnv, task_indices: Sequence[int], *, max_tools: int = 2,
-                progress: Callable[[int], None] | None = None) -> Demonstrations:
+def demonstrate(
+    env: StructuredEnv,
+    task_indices: Sequence[int],
+    *,
+    max_tools: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> Demonstrations:
     """Plan each task with the menu oracle, play the plan through ``env`` and keep the solved episodes."""
     oracle = MenuOracle(env, max_tools=max_tools)
     tasks = env.unwrapped.tasks
@@ -97,8 +102,17 @@ def demonstrate(env: StructuredEnv, task_indices: Sequence[int], *, max_tools: i
         paid += float(reward)
         if reward > 0 and len(seen) == len(plan.actions):
             task = tasks[int(index)]
-            episodes.append(Demonstration(int(index), task.prompt, task.kind, task.difficulty, np.stack(seen),
-                                          np.asarray(plan.actions, dtype=np.int64), float(reward)))
+            episodes.append(
+                Demonstration(
+                    int(index),
+                    task.prompt,
+                    task.kind,
+                    task.difficulty,
+                    np.stack(seen),
+                    np.asarray(plan.actions, dtype=np.int64),
+                    float(reward),
+                )
+            )
         if progress is not None:
             progress(n + 1)
     count = max(len(task_indices), 1)
@@ -109,8 +123,10 @@ def stacked(episodes: Sequence[Demonstration]) -> tuple[np.ndarray, np.ndarray]:
     """All (features, action) pairs of the episodes as two arrays."""
     if not episodes:
         raise ValueError("no demonstrations to train on")
-    return (np.concatenate([d.observations for d in episodes]).astype(np.float32),
-            np.concatenate([d.actions for d in episodes]).astype(np.int64))
+    return (
+        np.concatenate([d.observations for d in episodes]).astype(np.float32),
+        np.concatenate([d.actions for d in episodes]).astype(np.int64),
+    )
 
 
 def bc_loss(policy: Any, observations: Any, actions: Any) -> Any:
@@ -128,8 +144,15 @@ def dataset_loss(policy: Any, episodes: Sequence[Demonstration]) -> float:
         return float(bc_loss(policy, torch.as_tensor(obs), torch.as_tensor(actions)))
 
 
-def clone(policy: Any, episodes: Sequence[Demonstration], *, steps: int, rng: np.random.Generator,
-          batch_size: int = 64, learning_rate: float = 1e-3) -> list[float]:
+def clone(
+    policy: Any,
+    episodes: Sequence[Demonstration],
+    *,
+    steps: int,
+    rng: np.random.Generator,
+    batch_size: int = 64,
+    learning_rate: float = 1e-3,
+) -> list[float]:
     """Train ``policy`` in place for ``steps`` minibatch steps; returns the whole-dataset loss every 10% of the steps
     (first entry: before training)."""
     import torch
@@ -145,7 +168,7 @@ def clone(policy: Any, episodes: Sequence[Demonstration], *, steps: int, rng: np
     for step in range(steps):
         if cursor + batch_size > len(order):
             order, cursor = rng.permutation(len(actions)), 0
-        batch = torch.as_tensor(order[cursor: cursor + batch_size])
+        batch = torch.as_tensor(order[cursor : cursor + batch_size])
         cursor += batch_size
         loss = bc_loss(policy, obs_t[batch], act_t[batch])
         optimizer.zero_grad()
@@ -167,8 +190,13 @@ def agreement(policy: Any, episodes: Sequence[Demonstration]) -> float:
     return float(np.mean(probs.argmax(axis=1) == actions))
 
 
-def holdout_gains(policy: Any, candidates: Sequence[Demonstration], holdout: Sequence[Demonstration], *,
-                  step_size: float = 0.1) -> np.ndarray:
+def holdout_gains(
+    policy: Any,
+    candidates: Sequence[Demonstration],
+    holdout: Sequence[Demonstration],
+    *,
+    step_size: float = 0.1,
+) -> np.ndarray:
     """Per candidate: holdout loss before minus after one gradient step (size ``step_size``) on that candidate alone.
 
     Higher means the candidate teaches what the holdout needs. The step is taken on a copy of the
@@ -185,10 +213,14 @@ def holdout_gains(policy: Any, candidates: Sequence[Demonstration], holdout: Seq
     gains = np.zeros(len(candidates))
     for i, demo in enumerate(candidates):
         weights = {k: v.clone().requires_grad_(True) for k, v in params.items()}
-        loss = functional_call(module, weights, (torch.as_tensor(demo.observations), torch.as_tensor(demo.actions)))
+        loss = functional_call(
+            module, weights, (torch.as_tensor(demo.observations), torch.as_tensor(demo.actions))
+        )
         grads = torch.autograd.grad(loss, list(weights.values()), allow_unused=True)
-        stepped = {k: w.detach() if g is None else (w - step_size * g).detach()
-                   for (k, w), g in zip(weights.items(), grads, strict=True)}
+        stepped = {
+            k: w.detach() if g is None else (w - step_size * g).detach()
+            for (k, w), g in zip(weights.items(), grads, strict=True)
+        }
         with torch.no_grad():
             gains[i] = before - float(functional_call(module, stepped, (h_obs, h_act)))
     return gains
@@ -225,7 +257,15 @@ def save_run(model: Any, env: StructuredEnv, out: Path, meta: dict[str, Any]) ->
     """Write ``out/model.zip`` and the ``model.json`` the sb3 agent reads (same fields as training writes)."""
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / "model.zip")
-    record = {"format": 1, "algo": "ppo", "menu": env.menu.name, "family": env.family, "max_turns": env.max_turns,
-              "feature_names": list(env.menu.feature_names), "labels": list(env.menu.labels), **meta}
+    record = {
+        "format": 1,
+        "algo": "ppo",
+        "menu": env.menu.name,
+        "family": env.family,
+        "max_turns": env.max_turns,
+        "feature_names": list(env.menu.feature_names),
+        "labels": list(env.menu.labels),
+        **meta,
+    }
     (out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
     return out

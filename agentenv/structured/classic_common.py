@@ -22,22 +22,30 @@ def accuracy_of(records: Sequence[Mapping[str, Any]]) -> list[float]:
     return [float(r["components"].get("accuracy", 0.0)) for r in records]
 
 
-def score_policy(run_dir: Path, env_id: str, reward: Any, *, episodes: int, seed: int) -> list[dict[str, Any]]:
+def score_policy(
+    run_dir: Path, env_id: str, reward: Any, *, episodes: int, seed: int
+) -> list[dict[str, Any]]:
     """Test episode records of a saved policy through the evaluation runner (``agentenv eval --agent sb3``)."""
     from agentenv.structured.lessons import _ensure_sb3_agent, score
 
     _ensure_sb3_agent()
-    return score("sb3", env_id, reward, {}, episodes=episodes, seed=seed, agent_args={"path": str(run_dir)})
+    return score(
+        "sb3", env_id, reward, {}, episodes=episodes, seed=seed, agent_args={"path": str(run_dir)}
+    )
 
 
-def score_agent(agent: str, env_id: str, reward: Any, *, episodes: int, seed: int) -> list[dict[str, Any]]:
+def score_agent(
+    agent: str, env_id: str, reward: Any, *, episodes: int, seed: int
+) -> list[dict[str, Any]]:
     """Test episode records of a registered agent (``bm25``, ``random``) through the evaluation runner."""
     from agentenv.structured.lessons import score
 
     return score(agent, env_id, reward, {}, episodes=episodes, seed=seed)
 
 
-def best_sequence(tables: Sequence[Mapping[tuple[int, ...], float]]) -> tuple[tuple[int, ...], float]:
+def best_sequence(
+    tables: Sequence[Mapping[tuple[int, ...], float]],
+) -> tuple[tuple[int, ...], float]:
     """The menu sequence with the highest mean reward over the tasks' tables (then the shortest, then the first).
 
     >>> best_sequence([{(0,): 1.0, (1,): 0.0, (2, 0): 1.0}, {(0,): 0.0, (1,): 1.0, (2, 0): 1.0}])
@@ -49,8 +57,9 @@ def best_sequence(tables: Sequence[Mapping[tuple[int, ...], float]]) -> tuple[tu
     return best, means[best]
 
 
-def score_sequence(env_id: str, reward: Any, actions: Sequence[int], *, episodes: int, seed: int
-                   ) -> list[dict[str, Any]]:
+def score_sequence(
+    env_id: str, reward: Any, actions: Sequence[int], *, episodes: int, seed: int
+) -> list[dict[str, Any]]:
     """Records (``components.accuracy``) of playing ``actions`` on the runner's test episodes for ``seed``."""
     from agentenv.evaluation.runner import episode_plan
     from agentenv.structured.wrapper import make_structured
@@ -66,7 +75,12 @@ def score_sequence(env_id: str, reward: Any, actions: Sequence[int], *, episodes
             if terminated or truncated:
                 components = info.get("reward_components") or {}
                 break
-        records.append({"task_index": task_index, "components": {"accuracy": float(components.get("accuracy", 0.0))}})
+        records.append(
+            {
+                "task_index": task_index,
+                "components": {"accuracy": float(components.get("accuracy", 0.0))},
+            }
+        )
     env.close()
     return records
 
@@ -75,8 +89,13 @@ def arm(per_seed: Mapping[int, Sequence[float]], **extra: Any) -> dict[str, Any]
     """An arm of a summary: pooled ``accuracy`` and its 95% bootstrap ``ci``, ``n``, and each seed's mean."""
     pooled = [v for s in sorted(per_seed) for v in per_seed[s]]
     m = mean_ci(pooled, seed=0)
-    return {"accuracy": m["mean"], "ci": m["ci"], "n": m["n"],
-            "per_seed": {str(s): round(float(np.mean(v)), 4) for s, v in sorted(per_seed.items())}, **extra}
+    return {
+        "accuracy": m["mean"],
+        "ci": m["ci"],
+        "n": m["n"],
+        "per_seed": {str(s): round(float(np.mean(v)), 4) for s, v in sorted(per_seed.items())},
+        **extra,
+    }
 
 
 def pooled(per_seed: Mapping[int, Sequence[float]]) -> list[float]:
@@ -84,7 +103,9 @@ def pooled(per_seed: Mapping[int, Sequence[float]]) -> list[float]:
     return [v for s in sorted(per_seed) for v in per_seed[s]]
 
 
-def paired_gain_ci(a: Sequence[float], b: Sequence[float], *, seed: int = 0, resamples: int = 2000) -> dict[str, Any]:
+def paired_gain_ci(
+    a: Sequence[float], b: Sequence[float], *, seed: int = 0, resamples: int = 2000
+) -> dict[str, Any]:
     """Mean of ``a - b`` over the same episodes with a 95% paired bootstrap interval.
 
     >>> paired_gain_ci([1, 1, 0, 1], [0, 1, 0, 0])["mean"]
@@ -97,8 +118,15 @@ def paired_gain_ci(a: Sequence[float], b: Sequence[float], *, seed: int = 0, res
     return {"mean": round(float(d.mean()), 4), "ci": [round(float(low), 4), round(float(high), 4)]}
 
 
-def gain_difference_ci(a1: Sequence[float], b1: Sequence[float], a2: Sequence[float], b2: Sequence[float], *,
-                       seed: int = 0, resamples: int = 2000) -> dict[str, Any]:
+def gain_difference_ci(
+    a1: Sequence[float],
+    b1: Sequence[float],
+    a2: Sequence[float],
+    b2: Sequence[float],
+    *,
+    seed: int = 0,
+    resamples: int = 2000,
+) -> dict[str, Any]:
     """``mean(a1 - b1) - mean(a2 - b2)`` (two paired gains on different envs) with a 95% bootstrap interval.
 
     >>> gain_difference_ci([1, 1], [0, 0], [1, 0], [1, 0])["mean"]
@@ -110,7 +138,10 @@ def gain_difference_ci(a1: Sequence[float], b1: Sequence[float], a2: Sequence[fl
     m1 = d1[rng.integers(0, d1.size, size=(resamples, d1.size))].mean(axis=1)
     m2 = d2[rng.integers(0, d2.size, size=(resamples, d2.size))].mean(axis=1)
     low, high = np.quantile(m1 - m2, [0.025, 0.975])
-    return {"mean": round(float(d1.mean() - d2.mean()), 4), "ci": [round(float(low), 4), round(float(high), 4)]}
+    return {
+        "mean": round(float(d1.mean() - d2.mean()), 4),
+        "ci": [round(float(low), 4), round(float(high), 4)],
+    }
 
 
 def versions() -> dict[str, str]:
@@ -127,10 +158,20 @@ def versions() -> dict[str, str]:
         pass
     try:
         root = Path(__file__).resolve().parents[2]
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10, check=False).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "agentenv", "envs"],
-                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "agentenv", "envs"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
         if commit:
             out["commit"] = commit + (" (with uncommitted changes)" if dirty else "")
     except (OSError, subprocess.SubprocessError):

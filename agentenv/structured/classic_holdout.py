@@ -79,13 +79,26 @@ class HoldoutBudget:
 
 
 DEFAULT = HoldoutBudget()
-QUICK = HoldoutBudget(seeds=1, candidate_tasks=40, holdout_tasks=12, reference_steps=20, bc_steps=100,
-                      eval_episodes=10)
+QUICK = HoldoutBudget(
+    seeds=1,
+    candidate_tasks=40,
+    holdout_tasks=12,
+    reference_steps=20,
+    bc_steps=100,
+    eval_episodes=10,
+)
 
 
-def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: Sequence[int] | None = None,
-        eval_episodes: int | None = None,
-        plots: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run(
+    out: Path,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    seed_list: Sequence[int] | None = None,
+    eval_episodes: int | None = None,
+    plots: bool = True,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Run the lesson for seeds ``0..seeds-1`` (or the seeds of ``seed_list``); writes ``out/summary.json``, ``out/*.png``, ``out/runs/`` and ``out/data/``; returns the summary."""
     from agentenv.data.selection import select_random, select_top
     from agentenv.structured.behaviour_cloning import (
@@ -100,8 +113,14 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: 
     from agentenv.structured.wrapper import make_structured
 
     budget = QUICK if quick else DEFAULT
-    budget = replace(budget, **{k: v for k, v in {"seeds": seeds, "eval_episodes": eval_episodes}.items()
-                                if v is not None})
+    budget = replace(
+        budget,
+        **{
+            k: v
+            for k, v in {"seeds": seeds, "eval_episodes": eval_episodes}.items()
+            if v is not None
+        },
+    )
     seed_values = list(seed_list) if seed_list is not None else list(range(budget.seeds))
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -111,11 +130,15 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: 
     candidates = demonstrate(train_env, range(budget.candidate_tasks)).episodes
     matched = demonstrate(valid_env, range(budget.holdout_tasks)).episodes
     valid_tasks = valid_env.unwrapped.tasks
-    constraint = [i for i in range(len(valid_tasks)) if valid_tasks[i].kind == MISMATCHED_KIND][:budget.holdout_tasks]
+    constraint = [i for i in range(len(valid_tasks)) if valid_tasks[i].kind == MISMATCHED_KIND][
+        : budget.holdout_tasks
+    ]
     mismatched = demonstrate(valid_env, constraint).episodes
     demo_s = time.perf_counter() - t0
-    log(f"{NAME}: {len(candidates)} candidate demonstrations, holdouts {len(matched)} matched / {len(mismatched)} "
-        f"mismatched, in {demo_s:.0f} s")
+    log(
+        f"{NAME}: {len(candidates)} candidate demonstrations, holdouts {len(matched)} matched / {len(mismatched)} "
+        f"mismatched, in {demo_s:.0f} s"
+    )
     acc: dict[str, dict[int, list[float]]] = {name: {} for name in SETS}
     per_seed: list[dict[str, Any]] = []
     chosen0: dict[str, list[Any]] = {}
@@ -123,64 +146,129 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: 
     for seed in seed_values:
         config = TrainConfig(ENV_ID, algo=ALGO, reward=REWARD, seed=seed)
         reference = new_model(config)
-        clone(reference.policy, candidates, steps=budget.reference_steps, rng=np.random.default_rng(seed))
+        clone(
+            reference.policy,
+            candidates,
+            steps=budget.reference_steps,
+            rng=np.random.default_rng(seed),
+        )
         t1 = time.perf_counter()
-        scores = {"matched_holdout": holdout_gains(reference.policy, candidates, matched, step_size=budget.step_size),
-                  "mismatched_holdout": holdout_gains(reference.policy, candidates, mismatched,
-                                                      step_size=budget.step_size)}
+        scores = {
+            "matched_holdout": holdout_gains(
+                reference.policy, candidates, matched, step_size=budget.step_size
+            ),
+            "mismatched_holdout": holdout_gains(
+                reference.policy, candidates, mismatched, step_size=budget.step_size
+            ),
+        }
         scoring_s = time.perf_counter() - t1
-        picks = {"all": indices, "random": select_random(indices, budget.fraction, seed=seed),
-                 **{name: select_top(indices, s, budget.fraction) for name, s in scores.items()}}
+        picks = {
+            "all": indices,
+            "random": select_random(indices, budget.fraction, seed=seed),
+            **{name: select_top(indices, s, budget.fraction) for name, s in scores.items()},
+        }
         if seed == 0:
             chosen0 = {name: [candidates[i] for i in pick] for name, pick in picks.items()}
         row: dict[str, Any] = {"seed": seed, "scoring_wall_s": round(scoring_s, 1)}
         for name, pick in picks.items():
             chosen = [candidates[i] for i in pick]
             model = new_model(config)
-            losses = clone(model.policy, chosen, steps=budget.bc_steps, rng=np.random.default_rng(seed))
+            losses = clone(
+                model.policy, chosen, steps=budget.bc_steps, rng=np.random.default_rng(seed)
+            )
             run_dir = out / "runs" / name / f"seed{seed}"
-            save_run(model, train_env, run_dir,
-                     {"algo": ALGO, "env_id": ENV_ID, "reward": REWARD, "seed": seed, "timesteps": 0, "env_kwargs": {},
-                      "behaviour_cloning": {"steps": budget.bc_steps, "demonstrations": len(chosen), "loss": losses}})
-            acc[name][seed] = accuracy_of(score_policy(run_dir, ENV_ID, REWARD, episodes=budget.eval_episodes,
-                                                       seed=seed))
-            row[name] = {"rows": len(chosen), "rows_by_kind": dict(Counter(d.kind for d in chosen)),
-                         "bc_loss_first": round(losses[0], 4), "bc_loss_last": round(losses[-1], 4),
-                         "agreement_train": round(agreement(model.policy, chosen), 4),
-                         "accuracy": round(float(np.mean(acc[name][seed])), 4)}
+            save_run(
+                model,
+                train_env,
+                run_dir,
+                {
+                    "algo": ALGO,
+                    "env_id": ENV_ID,
+                    "reward": REWARD,
+                    "seed": seed,
+                    "timesteps": 0,
+                    "env_kwargs": {},
+                    "behaviour_cloning": {
+                        "steps": budget.bc_steps,
+                        "demonstrations": len(chosen),
+                        "loss": losses,
+                    },
+                },
+            )
+            acc[name][seed] = accuracy_of(
+                score_policy(run_dir, ENV_ID, REWARD, episodes=budget.eval_episodes, seed=seed)
+            )
+            row[name] = {
+                "rows": len(chosen),
+                "rows_by_kind": dict(Counter(d.kind for d in chosen)),
+                "bc_loss_first": round(losses[0], 4),
+                "bc_loss_last": round(losses[-1], 4),
+                "agreement_train": round(agreement(model.policy, chosen), 4),
+                "accuracy": round(float(np.mean(acc[name][seed])), 4),
+            }
         per_seed.append(row)
-        log(f"{NAME}: seed {seed}: " + ", ".join(f"{n} {row[n]['rows']} rows -> {row[n]['accuracy']:.3f}"
-                                                  for n in SETS))
+        log(
+            f"{NAME}: seed {seed}: "
+            + ", ".join(f"{n} {row[n]['rows']} rows -> {row[n]['accuracy']:.3f}" for n in SETS)
+        )
     t2 = time.perf_counter()
-    shift = _shifts({**chosen0, "holdout_matched": matched, "holdout_mismatched": mismatched},
-                    out / "data")
+    shift = _shifts(
+        {**chosen0, "holdout_matched": matched, "holdout_mismatched": mismatched}, out / "data"
+    )
     shift_s = time.perf_counter() - t2
     arms = {name: arm(acc[name]) for name in SETS}
     gains = {
-        "mismatched_minus_random": paired_gain_ci(pooled(acc["mismatched_holdout"]), pooled(acc["random"])),
-        "mismatched_minus_matched": paired_gain_ci(pooled(acc["mismatched_holdout"]), pooled(acc["matched_holdout"])),
-        "matched_minus_random": paired_gain_ci(pooled(acc["matched_holdout"]), pooled(acc["random"])),
+        "mismatched_minus_random": paired_gain_ci(
+            pooled(acc["mismatched_holdout"]), pooled(acc["random"])
+        ),
+        "mismatched_minus_matched": paired_gain_ci(
+            pooled(acc["mismatched_holdout"]), pooled(acc["matched_holdout"])
+        ),
+        "matched_minus_random": paired_gain_ci(
+            pooled(acc["matched_holdout"]), pooled(acc["random"])
+        ),
         "matched_minus_all": paired_gain_ci(pooled(acc["matched_holdout"]), pooled(acc["all"])),
     }
-    hurts = gains["mismatched_minus_random"]["ci"][1] < 0 and gains["mismatched_minus_matched"]["ci"][1] < 0
+    hurts = (
+        gains["mismatched_minus_random"]["ci"][1] < 0
+        and gains["mismatched_minus_matched"]["ci"][1] < 0
+    )
     summary: dict[str, Any] = {
-        "arms": arms, "effects": gains, "shift": shift,
-        "claim": {"statement": "holdout selection hurts when the holdout does not match test",
-                  "reproduced": bool(hurts),
-                  "rule": "reproduced when the mismatched selection minus the random 30% and minus the matched "
-                          "selection both have paired 95% CIs below 0"},
-        "demonstrations": {"candidates": len(candidates), "candidate_tasks": budget.candidate_tasks,
-                           "candidates_by_kind": dict(Counter(d.kind for d in candidates)),
-                           "holdout_matched": len(matched), "holdout_mismatched": len(mismatched),
-                           "holdout_matched_by_kind": dict(Counter(d.kind for d in matched)),
-                           "wall_s": round(demo_s, 1)},
+        "arms": arms,
+        "effects": gains,
+        "shift": shift,
+        "claim": {
+            "statement": "holdout selection hurts when the holdout does not match test",
+            "reproduced": bool(hurts),
+            "rule": "reproduced when the mismatched selection minus the random 30% and minus the matched "
+            "selection both have paired 95% CIs below 0",
+        },
+        "demonstrations": {
+            "candidates": len(candidates),
+            "candidate_tasks": budget.candidate_tasks,
+            "candidates_by_kind": dict(Counter(d.kind for d in candidates)),
+            "holdout_matched": len(matched),
+            "holdout_mismatched": len(mismatched),
+            "holdout_matched_by_kind": dict(Counter(d.kind for d in matched)),
+            "wall_s": round(demo_s, 1),
+        },
         "per_seed": per_seed,
-        "meta": {"lesson": NAME, "quick": quick, "algo": ALGO, "env_id": ENV_ID, "reward": REWARD, "budget": asdict(budget),
-                 "seeds": seed_values, "mismatched_kind": MISMATCHED_KIND,
-                 "demonstrator": "menu oracle (hindsight best menu sequence), solved tasks only",
-                 "holdout_split": "validation", "eval_split": "test", "shift_check_wall_s": round(shift_s, 1),
-                 "test_policy": "sampled from the policy with each episode's generator (sb3 agent)",
-                 "versions": versions()},
+        "meta": {
+            "lesson": NAME,
+            "quick": quick,
+            "algo": ALGO,
+            "env_id": ENV_ID,
+            "reward": REWARD,
+            "budget": asdict(budget),
+            "seeds": seed_values,
+            "mismatched_kind": MISMATCHED_KIND,
+            "demonstrator": "menu oracle (hindsight best menu sequence), solved tasks only",
+            "holdout_split": "validation",
+            "eval_split": "test",
+            "shift_check_wall_s": round(shift_s, 1),
+            "test_policy": "sampled from the policy with each episode's generator (sb3 agent)",
+            "versions": versions(),
+        },
     }
     if plots:
         from agentenv.structured.classic_plots import plot_holdout_selection
@@ -192,8 +280,10 @@ def run(out: Path, *, quick: bool = False, seeds: int | None = None, seed_list: 
 
 
 def _rows(demos: Sequence[Any]) -> list[dict[str, Any]]:
-    return [{"prompt": d.prompt, "kind": d.kind, "difficulty": d.difficulty, "task_index": d.task_index}
-            for d in demos]
+    return [
+        {"prompt": d.prompt, "kind": d.kind, "difficulty": d.difficulty, "task_index": d.task_index}
+        for d in demos
+    ]
 
 
 def _shifts(sets: dict[str, Sequence[Any]], data: Path) -> dict[str, dict[str, Any]]:
@@ -203,10 +293,16 @@ def _shifts(sets: dict[str, Sequence[Any]], data: Path) -> dict[str, dict[str, A
     from agentenv.data.shift_check import TaskRow, compare_rows
 
     test = gym.make(ENV_ID, split="test").unwrapped.tasks
-    test_rows = [TaskRow(test[i].prompt, test[i].kind, test[i].difficulty) for i in range(len(test))]
+    test_rows = [
+        TaskRow(test[i].prompt, test[i].kind, test[i].difficulty) for i in range(len(test))
+    ]
     data.mkdir(parents=True, exist_ok=True)
-    (data / "test_tasks.jsonl").write_text("".join(json.dumps({"prompt": r.text, "kind": r.kind,
-                                                               "difficulty": r.difficulty}) + "\n" for r in test_rows))
+    (data / "test_tasks.jsonl").write_text(
+        "".join(
+            json.dumps({"prompt": r.text, "kind": r.kind, "difficulty": r.difficulty}) + "\n"
+            for r in test_rows
+        )
+    )
     out: dict[str, dict[str, Any]] = {}
     for name, demos in sets.items():
         rows = _rows(demos)
@@ -214,12 +310,23 @@ def _shifts(sets: dict[str, Sequence[Any]], data: Path) -> dict[str, dict[str, A
         if len(rows) < 10:
             out[name] = {"rows": len(rows), "skipped": "fewer than 10 rows"}
             continue
-        report = compare_rows([TaskRow(r["prompt"], r["kind"], r["difficulty"]) for r in rows], test_rows,
-                              name_a=name, name_b="test", seed=0)
+        report = compare_rows(
+            [TaskRow(r["prompt"], r["kind"], r["difficulty"]) for r in rows],
+            test_rows,
+            name_a=name,
+            name_b="test",
+            seed=0,
+        )
         c, m = report.classifier, report.mmd
-        out[name] = {"rows": len(rows), "kind_js": round(report.kind.js_divergence, 4),
-                     "kind_tv": round(report.kind.total_variation, 4),
-                     "difficulty_js": round(report.difficulty.js_divergence, 4),
-                     "classifier_auc": round(c.auc, 4), "classifier_ci": [round(c.ci_low, 4), round(c.ci_high, 4)],
-                     "reading": c.interpretation, "mmd2": round(m.mmd2, 5), "mmd_p": round(m.p_value, 4)}
+        out[name] = {
+            "rows": len(rows),
+            "kind_js": round(report.kind.js_divergence, 4),
+            "kind_tv": round(report.kind.total_variation, 4),
+            "difficulty_js": round(report.difficulty.js_divergence, 4),
+            "classifier_auc": round(c.auc, 4),
+            "classifier_ci": [round(c.ci_low, 4), round(c.ci_high, 4)],
+            "reading": c.interpretation,
+            "mmd2": round(m.mmd2, 5),
+            "mmd_p": round(m.p_value, 4),
+        }
     return out

@@ -67,7 +67,9 @@ class SequenceScores:
     def best(self) -> int:
         """Index of the sequence with the highest mean return; the shorter, then the earlier, on a tie."""
         means = [float(r.mean()) for r in self.returns]
-        return max(range(len(means)), key=lambda i: (round(means[i], 12), -len(self.sequences[i]), -i))
+        return max(
+            range(len(means)), key=lambda i: (round(means[i], 12), -len(self.sequences[i]), -i)
+        )
 
     def names(self, index: int) -> list[str]:
         """The menu labels of sequence ``index``."""
@@ -146,8 +148,15 @@ def _tool_entries(menu: Menu) -> list[int]:
     return [i for i in range(menu.size) if menu.preview(i).kind == "tool"]
 
 
-def score_sequences(env: gym.Env, menu_cls: type[Menu], episodes: Sequence[tuple[int, int]], *,
-                    depth: int = DEPTH, full_depth: int = FULL_DEPTH, beam: int = BEAM) -> SequenceScores:
+def score_sequences(
+    env: gym.Env,
+    menu_cls: type[Menu],
+    episodes: Sequence[tuple[int, int]],
+    *,
+    depth: int = DEPTH,
+    full_depth: int = FULL_DEPTH,
+    beam: int = BEAM,
+) -> SequenceScores:
     """Score every fixed sequence (see the module docstring) on ``episodes`` = ``[(reset seed, task index)]``.
 
     ``env`` is a text env made with ``gym.make`` (its tools are wrapped with a call cache for the
@@ -172,22 +181,34 @@ def score_sequences(env: gym.Env, menu_cls: type[Menu], episodes: Sequence[tuple
         scores = SequenceScores(tuple(probe.labels))
         level: dict[tuple[int, ...], list[_Node]] = {(): roots}
         for d in range(depth + 1):
-            values = {prefix: _grade_answers(inner, prefix, nodes, answers, scores) for prefix, nodes in level.items()}
+            values = {
+                prefix: _grade_answers(inner, prefix, nodes, answers, scores)
+                for prefix, nodes in level.items()
+            }
             if d == depth:
                 break
             keep = list(level)
             if d >= full_depth:
                 keep = sorted(keep, key=lambda p: -values[p])[:beam]
-            level = {prefix + (t,): [_step_tool(inner, node, t) for node in level[prefix]]
-                     for prefix in keep for t in tools if t not in prefix}
+            level = {
+                prefix + (t,): [_step_tool(inner, node, t) for node in level[prefix]]
+                for prefix in keep
+                for t in tools
+                if t not in prefix
+            }
             scores.nodes += len(level)
     finally:
         inner.tools = original_tools
     return scores
 
 
-def _grade_answers(inner: Any, prefix: tuple[int, ...], nodes: list[_Node], answers: list[int],
-                   scores: SequenceScores) -> float:
+def _grade_answers(
+    inner: Any,
+    prefix: tuple[int, ...],
+    nodes: list[_Node],
+    answers: list[int],
+    scores: SequenceScores,
+) -> float:
     """Grade every answer entry after ``prefix`` on every episode; append them; the best mean return."""
     n_entries = nodes[0].menu.size
     returns = np.zeros((n_entries, len(nodes)))
@@ -224,12 +245,25 @@ def runner_episodes(n_tasks: int, episodes: int, seeds: Iterable[int]) -> list[t
     """``[(reset seed, task index)]`` of the evaluation runner's episodes for each seed, seed after seed."""
     from agentenv.evaluation.runner import episode_plan
 
-    return [(seed + i, task) for seed in seeds for i, task in enumerate(episode_plan(n_tasks, episodes, seed))]
+    return [
+        (seed + i, task)
+        for seed in seeds
+        for i, task in enumerate(episode_plan(n_tasks, episodes, seed))
+    ]
 
 
-def best_fixed_sequence(env_id: str, reward: Any, env_kwargs: Mapping[str, Any], *, episodes: int,
-                        seeds: Sequence[int], depth: int = DEPTH, full_depth: int = FULL_DEPTH,
-                        beam: int = BEAM, split: str = "test") -> tuple[SequenceScores, dict[str, Any]]:
+def best_fixed_sequence(
+    env_id: str,
+    reward: Any,
+    env_kwargs: Mapping[str, Any],
+    *,
+    episodes: int,
+    seeds: Sequence[int],
+    depth: int = DEPTH,
+    full_depth: int = FULL_DEPTH,
+    beam: int = BEAM,
+    split: str = "test",
+) -> tuple[SequenceScores, dict[str, Any]]:
     """Score the menu's fixed sequences on the test episodes the lesson's policies played; the scores and
     the best sequence as a summary arm (``sequence``, ``accuracy``, ``ci``, ``reward``, ``reward_ci``)."""
     import time
@@ -247,16 +281,32 @@ def best_fixed_sequence(env_id: str, reward: Any, env_kwargs: Mapping[str, Any],
     env.close()
     i = scores.best()
     acc, ret = mean_ci(scores.accuracy[i]), mean_ci(scores.returns[i])
-    ranked = sorted(range(len(scores.sequences)), key=lambda j: -float(scores.returns[j].mean()))[:5]
+    ranked = sorted(range(len(scores.sequences)), key=lambda j: -float(scores.returns[j].mean()))[
+        :5
+    ]
     arm = {
-        "sequence": scores.names(i), "accuracy": acc["mean"], "ci": acc["ci"], "reward": ret["mean"],
-        "reward_ci": ret["ci"], "episodes": len(plan), "seeds": list(seeds), "split": split,
-        "runner_up": [{"sequence": scores.names(j), "reward": round(float(scores.returns[j].mean()), 4)}
-                      for j in ranked[1:]],
+        "sequence": scores.names(i),
+        "accuracy": acc["mean"],
+        "ci": acc["ci"],
+        "reward": ret["mean"],
+        "reward_ci": ret["ci"],
+        "episodes": len(plan),
+        "seeds": list(seeds),
+        "split": split,
+        "runner_up": [
+            {"sequence": scores.names(j), "reward": round(float(scores.returns[j].mean()), 4)}
+            for j in ranked[1:]
+        ],
         "hindsight_best_per_episode": round(float(scores.hindsight().mean()), 4),
-        "search": {"sequences": len(scores.sequences), "tool_prefixes": scores.nodes, "answers_graded": scores.graded,
-                   "depth": min(depth, int(getattr(env.unwrapped, "max_turns", 1)) - 1), "full_depth": full_depth,
-                   "beam": beam, "wall_s": round(time.perf_counter() - start, 1)},
+        "search": {
+            "sequences": len(scores.sequences),
+            "tool_prefixes": scores.nodes,
+            "answers_graded": scores.graded,
+            "depth": min(depth, int(getattr(env.unwrapped, "max_turns", 1)) - 1),
+            "full_depth": full_depth,
+            "beam": beam,
+            "wall_s": round(time.perf_counter() - start, 1),
+        },
     }
     return scores, arm
 

@@ -70,7 +70,9 @@ class Menu:
         """The action text for menu entry ``index``; remembers it so that :meth:`observe` knows the reply's source."""
         index = int(index)
         if not 0 <= index < self.size:
-            raise ValueError(f"action {index} is not on the {self.name} menu; choose 0..{self.size - 1}")
+            raise ValueError(
+                f"action {index} is not on the {self.name} menu; choose 0..{self.size - 1}"
+            )
         self.used[index] += 1
         self.turn += 1
         self._pending = index

@@ -23,7 +23,8 @@ BC_LESSONS = ("sft-then-rl-classic", "holdout-selection-classic")
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``reproduce`` to the ``agentenv`` sub-commands."""
     p = sub.add_parser(
-        "reproduce", help="train on a lesson's envs and write summary.json and plots (rl or trl extra)",
+        "reproduce",
+        help="train on a lesson's envs and write summary.json and plots (rl or trl extra)",
         description="Reproduce a workshop lesson as learning curves: reward-hacking (strict vs lenient on "
         "RareDiseaseDiagnosis-v0), tool-cost (free tools vs efficient on MediaSearch-v0), single-vs-multi (each "
         "family's single- and multi-turn ids), with PPO on structured actions; sft-then-rl-classic and "
@@ -31,29 +32,67 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "network); sft-then-rl (SFT, then multi- or "
         "single-turn GRPO) and holdout-selection (SFT on holdout-loss selected data), with a from-scratch LLM "
         "from the shipped base checkpoint. Trains on the train split, scores on test with the evaluation "
-        "runner, writes DIR/summary.json and DIR/*.png.")
+        "runner, writes DIR/summary.json and DIR/*.png.",
+    )
     p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS)
-    p.add_argument("--out", type=Path, required=True,
-                   help="output directory; one that holds a run is refused unless --overwrite")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace the run in --out (kept until the new one completes, and given back if it stops)")
-    p.add_argument("--quick", action="store_true", help="a small budget (about a minute on 2 cores)")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="train seeds 0..N-1 per condition (default: 3; quick: 1)")
-    p.add_argument("--seed-list", type=_seed_list, default=None, metavar="A,B,...",
-                   help="train these seeds instead, e.g. 3,4 (not with --seeds)")
-    p.add_argument("--timesteps", type=int, default=None, help="training steps per run (default: the lesson's)")
-    p.add_argument("--eval-episodes", type=int, default=None, help="test episodes per trained policy")
-    p.add_argument("--baseline-episodes", type=int, default=None,
-                   help="test episodes of each seed's plan that random, bm25 and oracle play (default: all the "
-                   "policies' episodes; 0: no baselines)")
-    p.add_argument("--algo", default="maskable_ppo", choices=list(ALGORITHMS),
-                   help="algorithm (default: %(default)s, sb3-contrib's MaskablePPO: only allowed menu entries sampled)")
-    p.add_argument("--no-fixed-sequences", action="store_true",
-                   help="skip scoring every fixed menu sequence (the best-fixed-sequence arm)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output directory; one that holds a run is refused unless --overwrite",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --out (kept until the new one completes, and given back if it stops)",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="a small budget (about a minute on 2 cores)"
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="train seeds 0..N-1 per condition (default: 3; quick: 1)",
+    )
+    p.add_argument(
+        "--seed-list",
+        type=_seed_list,
+        default=None,
+        metavar="A,B,...",
+        help="train these seeds instead, e.g. 3,4 (not with --seeds)",
+    )
+    p.add_argument(
+        "--timesteps", type=int, default=None, help="training steps per run (default: the lesson's)"
+    )
+    p.add_argument(
+        "--eval-episodes", type=int, default=None, help="test episodes per trained policy"
+    )
+    p.add_argument(
+        "--baseline-episodes",
+        type=int,
+        default=None,
+        help="test episodes of each seed's plan that random, bm25 and oracle play (default: all the "
+        "policies' episodes; 0: no baselines)",
+    )
+    p.add_argument(
+        "--algo",
+        default="maskable_ppo",
+        choices=list(ALGORITHMS),
+        help="algorithm (default: %(default)s, sb3-contrib's MaskablePPO: only allowed menu entries sampled)",
+    )
+    p.add_argument(
+        "--no-fixed-sequences",
+        action="store_true",
+        help="skip scoring every fixed menu sequence (the best-fixed-sequence arm)",
+    )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.add_argument("--base", type=Path, default=None,
-                   help="LLM lessons: the model directory to start from (default: the shipped base checkpoint)")
+    p.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="LLM lessons: the model directory to start from (default: the shipped base checkpoint)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -78,10 +117,19 @@ def _run(args: argparse.Namespace) -> int:
         return _run_bc_lesson(args)
     from agentenv.structured.lessons import run_lesson
 
-    run_lesson(args.lesson, args.out, quick=args.quick, seeds=args.seeds, timesteps=args.timesteps,
-                         eval_episodes=args.eval_episodes, baseline_episodes=args.baseline_episodes, algo=args.algo,
-                         plots=not args.no_plots, seed_list=args.seed_list,
-                         fixed_sequences=not args.no_fixed_sequences)
+    run_lesson(
+        args.lesson,
+        args.out,
+        quick=args.quick,
+        seeds=args.seeds,
+        timesteps=args.timesteps,
+        eval_episodes=args.eval_episodes,
+        baseline_episodes=args.baseline_episodes,
+        algo=args.algo,
+        plots=not args.no_plots,
+        seed_list=args.seed_list,
+        fixed_sequences=not args.no_fixed_sequences,
+    )
     return 0
 
 
@@ -90,8 +138,10 @@ def _check_seeds(args: argparse.Namespace) -> None:
     from agentenv.errors import UserInputError
 
     if args.lesson in LLM_LESSONS and (args.seeds is not None or args.seed_list is not None):
-        raise UserInputError(f"reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
-                             "the LLM lessons train one seed (drop the flag)")
+        raise UserInputError(
+            f"reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
+            "the LLM lessons train one seed (drop the flag)"
+        )
     if args.seeds is not None and args.seed_list is not None:
         raise UserInputError("give --seeds N (seeds 0..N-1) or --seed-list A,B,..., not both")
     if args.seeds is not None and args.seeds < 1:
@@ -113,7 +163,14 @@ def _run_llm_lesson(args: argparse.Namespace) -> int:
     from agentenv.scratch.lessons import DEFAULT, QUICK, run_lesson, with_overrides
 
     scale = with_overrides(QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes)
-    run_lesson(args.lesson, args.out, quick=args.quick, base=args.base, scale=scale, plots=not args.no_plots)
+    run_lesson(
+        args.lesson,
+        args.out,
+        quick=args.quick,
+        base=args.base,
+        scale=scale,
+        plots=not args.no_plots,
+    )
     return 0
 
 
@@ -121,9 +178,22 @@ def _run_bc_lesson(args: argparse.Namespace) -> int:
     from agentenv.structured import classic_holdout, classic_sft_then_rl
 
     if args.lesson == "sft-then-rl-classic":
-        classic_sft_then_rl.run(args.out, quick=args.quick, seeds=args.seeds, seed_list=args.seed_list,
-                                timesteps=args.timesteps, eval_episodes=args.eval_episodes, plots=not args.no_plots)
+        classic_sft_then_rl.run(
+            args.out,
+            quick=args.quick,
+            seeds=args.seeds,
+            seed_list=args.seed_list,
+            timesteps=args.timesteps,
+            eval_episodes=args.eval_episodes,
+            plots=not args.no_plots,
+        )
     else:
-        classic_holdout.run(args.out, quick=args.quick, seeds=args.seeds, seed_list=args.seed_list,
-                            eval_episodes=args.eval_episodes, plots=not args.no_plots)
+        classic_holdout.run(
+            args.out,
+            quick=args.quick,
+            seeds=args.seeds,
+            seed_list=args.seed_list,
+            eval_episodes=args.eval_episodes,
+            plots=not args.no_plots,
+        )
     return 0

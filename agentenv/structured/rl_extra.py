@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-INSTALL_HINT = 'pip install -e ".[rl]"  (stable-baselines3==2.9.2, sb3-contrib==2.9.2 and torch==2.13.0)'
+INSTALL_HINT = (
+    'pip install -e ".[rl]"  (stable-baselines3==2.9.2, sb3-contrib==2.9.2 and torch==2.13.0)'
+)
 
 
 class MissingRLExtra(ImportError):
@@ -21,7 +23,9 @@ def sb3() -> ModuleType:
         import stable_baselines3
         import torch
     except ImportError as err:
-        raise MissingRLExtra(f"training and the sb3 agent need the rl extra: {INSTALL_HINT} ({err})") from err
+        raise MissingRLExtra(
+            f"training and the sb3 agent need the rl extra: {INSTALL_HINT} ({err})"
+        ) from err
     torch.set_num_threads(1)
     return stable_baselines3
 
@@ -37,7 +41,9 @@ def algorithm(name: str) -> type:
         try:
             from sb3_contrib import MaskablePPO
         except ImportError as err:
-            raise MissingRLExtra(f"maskable_ppo needs sb3-contrib from the rl extra: {INSTALL_HINT} ({err})") from err
+            raise MissingRLExtra(
+                f"maskable_ppo needs sb3-contrib from the rl extra: {INSTALL_HINT} ({err})"
+            ) from err
         return MaskablePPO
     classes = {"ppo": module.PPO, "a2c": module.A2C, "dqn": module.DQN}
     if name not in classes:

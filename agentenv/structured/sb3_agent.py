@@ -49,15 +49,19 @@ def make_sb3_agent(**kwargs: Any) -> SB3Agent:
 def load_run(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """The model file and metadata of a run directory (or of its ``model.zip``); errors name the fix."""
     if not str(path):
-        raise UserInputError("the sb3 agent needs path=RUN_DIR (a directory with model.zip and model.json); "
-                             "pass --agent-args path=...")
+        raise UserInputError(
+            "the sb3 agent needs path=RUN_DIR (a directory with model.zip and model.json); "
+            "pass --agent-args path=..."
+        )
     path = Path(path)
     run_dir = path.parent if path.suffix == ".zip" else path
     model, meta = run_dir / "model.zip", run_dir / "model.json"
     for needed in (model, meta):
         if not needed.is_file():
-            raise UserInputError(f"path={path}: {needed} not found; point path at a directory written by "
-                                 "agentenv.structured.training.train (or agentenv reproduce)")
+            raise UserInputError(
+                f"path={path}: {needed} not found; point path at a directory written by "
+                "agentenv.structured.training.train (or agentenv reproduce)"
+            )
     data = json.loads(meta.read_text())
     menus = menus_for_run(data)
     if data.get("menu") not in menus:
@@ -91,8 +95,14 @@ class SB3Agent:
         self._first = True
         self._rng = np.random.default_rng(0)
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Any = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         tools = {t["function"]["name"] for t in info.get("tools") or ()}
         menu = type(self.menu)
         if not menu.required_tools <= tools or (not menu.required_tools and tools):
@@ -119,14 +129,22 @@ class SB3Agent:
         return self.menu.act(int(action)).text
 
 
-def action_probabilities(model: Any, features: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+def action_probabilities(
+    model: Any, features: np.ndarray, mask: np.ndarray | None = None
+) -> np.ndarray:
     """The policy's probability of each menu entry for one feature vector (PPO/A2C); with ``mask`` (a
     policy trained with masks) the disallowed entries get probability 0, as ``MaskablePPO`` samples."""
     import torch
 
     obs, _ = model.policy.obs_to_tensor(features)
     with torch.no_grad():
-        probs = model.policy.get_distribution(obs).distribution.probs[0].cpu().numpy().astype(np.float64)
+        probs = (
+            model.policy.get_distribution(obs)
+            .distribution.probs[0]
+            .cpu()
+            .numpy()
+            .astype(np.float64)
+        )
     if mask is not None:
         probs = np.where(np.asarray(mask, dtype=bool), probs, 0.0)
     return probs / probs.sum()

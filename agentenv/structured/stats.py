@@ -28,7 +28,9 @@ def mean_ci(values: Sequence[float], *, seed: int = 0) -> dict[str, object]:
     return {"mean": round(mean, 4), "ci": [round(low, 4), round(high, 4)], "n": len(values)}
 
 
-def diff_ci(a: Sequence[float], b: Sequence[float], *, seed: int = 0, resamples: int = 1000) -> dict[str, object]:
+def diff_ci(
+    a: Sequence[float], b: Sequence[float], *, seed: int = 0, resamples: int = 1000
+) -> dict[str, object]:
     """Mean of ``a`` minus mean of ``b`` with a 95% bootstrap interval (independent resamples of each)."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if x.size == 0 or y.size == 0:
@@ -37,4 +39,7 @@ def diff_ci(a: Sequence[float], b: Sequence[float], *, seed: int = 0, resamples:
     dx = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
     dy = y[rng.integers(0, y.size, size=(resamples, y.size))].mean(axis=1)
     low, high = np.quantile(dx - dy, [0.025, 0.975])
-    return {"mean": round(float(x.mean() - y.mean()), 4), "ci": [round(float(low), 4), round(float(high), 4)]}
+    return {
+        "mean": round(float(x.mean() - y.mean()), 4),
+        "ci": [round(float(low), 4), round(float(high), 4)],
+    }

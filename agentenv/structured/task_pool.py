@@ -37,7 +37,9 @@ class TaskPool(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.size = max(size * (part + 1) // parts - self.first, 1)
         self._draw = np.random.default_rng(0)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict]:
         if seed is not None:
             self._draw = np.random.default_rng([seed, 1])
         if not options:

@@ -34,8 +34,18 @@ from agentenv.structured.rl_extra import ALGORITHMS, algorithm, sb3
 from agentenv.structured.task_pool import TaskPool
 from agentenv.structured.wrapper import StructuredEnv
 
-CURVE_FIELDS = ("timestep", "episode", "return", "accuracy", "hit_any", "tool_calls", "turns", "n_predictions",
-                "n_answered", "answered")
+CURVE_FIELDS = (
+    "timestep",
+    "episode",
+    "return",
+    "accuracy",
+    "hit_any",
+    "tool_calls",
+    "turns",
+    "n_predictions",
+    "n_answered",
+    "answered",
+)
 
 
 @dataclass
@@ -68,8 +78,10 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if "split" in self.env_kwargs:
-            raise UserInputError("env_kwargs: 'split' is not allowed; training uses the train split "
-                                 "(evaluate on validation/test with agentenv eval --agent sb3)")
+            raise UserInputError(
+                "env_kwargs: 'split' is not allowed; training uses the train split "
+                "(evaluate on validation/test with agentenv eval --agent sb3)"
+            )
         if self.algo not in ALGORITHMS:
             raise UserInputError(f"algo must be one of {list(ALGORITHMS)}, got {self.algo!r}")
         for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs"):
@@ -117,18 +129,22 @@ def _episode_logger(n_envs: int) -> Any:
                 info = self.locals["infos"][i]
                 comps = info.get("reward_components") or {}
                 last = info.get("structured") or {}
-                self.rows.append({
-                    "timestep": float(self.num_timesteps),
-                    "episode": float(len(self.rows)),
-                    "return": float(self.returns[i]),
-                    "accuracy": float(comps.get("accuracy", 0.0)),
-                    "hit_any": float(comps.get("hit@any", comps.get("accuracy", 0.0))),
-                    "tool_calls": float(comps.get("tool_calls", info.get("tool_calls", 0))),
-                    "turns": float(comps.get("turns", info.get("turn", 0))),
-                    "n_predictions": float(comps.get("n_predictions", last.get("n_answered", 0))),
-                    "n_answered": float(last.get("n_answered", 0)),
-                    "answered": 1.0 if last.get("kind") == "answer" else 0.0,
-                })
+                self.rows.append(
+                    {
+                        "timestep": float(self.num_timesteps),
+                        "episode": float(len(self.rows)),
+                        "return": float(self.returns[i]),
+                        "accuracy": float(comps.get("accuracy", 0.0)),
+                        "hit_any": float(comps.get("hit@any", comps.get("accuracy", 0.0))),
+                        "tool_calls": float(comps.get("tool_calls", info.get("tool_calls", 0))),
+                        "turns": float(comps.get("turns", info.get("turn", 0))),
+                        "n_predictions": float(
+                            comps.get("n_predictions", last.get("n_answered", 0))
+                        ),
+                        "n_answered": float(last.get("n_answered", 0)),
+                        "answered": 1.0 if last.get("kind") == "answer" else 0.0,
+                    }
+                )
                 self.returns[i] = 0.0
             return True
 
@@ -137,16 +153,34 @@ def _episode_logger(n_envs: int) -> Any:
 
 def _algo_kwargs(config: TrainConfig) -> dict[str, Any]:
     policy_kwargs = {"net_arch": list(config.net)}
-    common: dict[str, Any] = {"learning_rate": config.learning_rate, "gamma": config.gamma, "seed": config.seed,
-                              "policy_kwargs": policy_kwargs, "device": "cpu", "verbose": 0}
+    common: dict[str, Any] = {
+        "learning_rate": config.learning_rate,
+        "gamma": config.gamma,
+        "seed": config.seed,
+        "policy_kwargs": policy_kwargs,
+        "device": "cpu",
+        "verbose": 0,
+    }
     if config.algo in ("ppo", "maskable_ppo"):
-        return {**common, "n_steps": config.n_steps, "batch_size": config.batch_size, "n_epochs": config.n_epochs,
-                "ent_coef": config.ent_coef}
+        return {
+            **common,
+            "n_steps": config.n_steps,
+            "batch_size": config.batch_size,
+            "n_epochs": config.n_epochs,
+            "ent_coef": config.ent_coef,
+        }
     if config.algo == "a2c":
         return {**common, "n_steps": max(config.n_steps // 8, 5), "ent_coef": config.ent_coef}
-    return {**common, "buffer_size": 50_000, "learning_starts": 500, "batch_size": config.batch_size,
-            "train_freq": 1, "target_update_interval": 500, "exploration_fraction": 0.3,
-            "exploration_final_eps": 0.05}
+    return {
+        **common,
+        "buffer_size": 50_000,
+        "learning_starts": 500,
+        "batch_size": config.batch_size,
+        "train_freq": 1,
+        "target_update_interval": 500,
+        "exploration_fraction": 0.3,
+        "exploration_final_eps": 0.05,
+    }
 
 
 def _structured(env: gym.Env) -> StructuredEnv:
@@ -170,7 +204,9 @@ def train(config: TrainConfig, out: Path) -> TrainResult:
         start_path = Path(config.init_from)
         start_path = start_path if start_path.suffix == ".zip" else start_path / "model.zip"
         if not start_path.is_file():
-            raise UserInputError(f"init_from={config.init_from}: {start_path} not found; give a run directory")
+            raise UserInputError(
+                f"init_from={config.init_from}: {start_path} not found; give a run directory"
+            )
         model = algo_cls.load(start_path, env=vec, device="cpu")
         model.set_random_seed(config.seed)
     else:
@@ -200,7 +236,12 @@ def train(config: TrainConfig, out: Path) -> TrainResult:
         writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS)
         writer.writeheader()
         writer.writerows(logger.rows)
-    record = {**asdict(config), "net": list(config.net), "env_kwargs": dict(config.env_kwargs),
-              "wall_s": round(wall, 2), "episodes": len(logger.rows)}
+    record = {
+        **asdict(config),
+        "net": list(config.net),
+        "env_kwargs": dict(config.env_kwargs),
+        "wall_s": round(wall, 2),
+        "episodes": len(logger.rows),
+    }
     (out / "train.json").write_text(json.dumps(record, indent=2) + "\n")
     return TrainResult(out, logger.rows, wall)

@@ -88,27 +88,37 @@ class StructuredEnv(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """
 
     def __init__(self, env: gym.Env) -> None:
-        gym.utils.RecordConstructorArgs.__init__(self)  # so that env.spec.make() rebuilds the wrapper (check_env does)
+        gym.utils.RecordConstructorArgs.__init__(
+            self
+        )  # so that env.spec.make() rebuilds the wrapper (check_env does)
         gym.Wrapper.__init__(self, env)
         spec = env.spec
         if spec is None:
-            raise UserInputError("StructuredEnv wraps an env made with gym.make(id, ...), which has a spec; got none")
+            raise UserInputError(
+                "StructuredEnv wraps an env made with gym.make(id, ...), which has a spec; got none"
+            )
         inner = env.unwrapped
         family = family_of_env(spec.id)
         self.family = family.name
         self.menu: Menu = menu_for(family, frozenset(inner.tools.names))()
         self.max_turns = int(getattr(inner, "max_turns", 1))
         self.action_space = gym.spaces.Discrete(self.menu.size)
-        self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(len(self.menu.feature_names),), dtype=np.float32)
+        self.observation_space = gym.spaces.Box(
+            0.0, 1.0, shape=(len(self.menu.feature_names),), dtype=np.float32
+        )
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
         self.menu.reset(obs, self.max_turns)
         return self.menu.features(), self._info(info, None)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if not self.action_space.contains(np.int64(action) if np.isscalar(action) else action):
-            raise ValueError(f"action {action!r} is outside the menu's action space {self.action_space}")
+            raise ValueError(
+                f"action {action!r} is outside the menu's action space {self.action_space}"
+            )
         choice = self.menu.act(int(action))
         obs, reward, terminated, truncated, info = self.env.step(choice.text)
         self.menu.observe(obs)

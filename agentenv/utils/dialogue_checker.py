@@ -91,7 +91,11 @@ _BAD_SPEAKER: tuple[tuple[str, str], ...] = (
     ("unclosed say", "<say>unclosed"),
     ("empty say", "<say></say>"),
 )
-_BAD_LEAD: tuple[tuple[str, str], ...] = (*BAD_ACTIONS, ("unclosed say", "<say>unclosed"), ("empty say", "<say></say>"))
+_BAD_LEAD: tuple[tuple[str, str], ...] = (
+    *BAD_ACTIONS,
+    ("unclosed say", "<say>unclosed"),
+    ("empty say", "<say></say>"),
+)
 
 Speaker = Callable[[str, str, Mapping[str, Any]], str]
 """A simulated side's policy for the scripted dialogues: ``(agent, observation, info) -> action text``."""
@@ -112,8 +116,13 @@ class _Dialogue:
 class _DialogueChecker(Checker):
     def __init__(self, env: Any, seed: int, skip: Collection[str], speaker: Speaker | None) -> None:
         name = str(env.unwrapped)
-        super().__init__(env.unwrapped, name if name and "<" not in name else type(env.unwrapped).__name__,
-                         "dialogue", seed, skip)
+        super().__init__(
+            env.unwrapped,
+            name if name and "<" not in name else type(env.unwrapped).__name__,
+            "dialogue",
+            seed,
+            skip,
+        )
         self.outer = env
         agents = list(self.env.possible_agents)
         self.lead: str = getattr(self.env, "lead", agents[0])
@@ -146,11 +155,15 @@ class _DialogueChecker(Checker):
         try:
             self.env.reset(seed=seed)
         except Exception as err:
-            raise self.fail(check, f"reset(seed={seed}) raised {type(err).__name__}: {err}") from err
+            raise self.fail(
+                check, f"reset(seed={seed}) raised {type(err).__name__}: {err}"
+            ) from err
         if self.given_speaker is None:
             self.speaker = self._default_speaker()
         for agent in self.env.agents:
-            problem = check_info(self.env.infos.get(agent), self.required(agent), turn=0, ended=False, previous=None)
+            problem = check_info(
+                self.env.infos.get(agent), self.required(agent), turn=0, ended=False, previous=None
+            )
             if problem:
                 raise self.fail(problem[0], f"{agent} at reset: {problem[1]}")
 
@@ -160,7 +173,8 @@ class _DialogueChecker(Checker):
             self.env.step(action)
         except Exception as err:
             raise self.fail(
-                check, f"{agent}.step({short(action, 60)}) raised {type(err).__name__}: {err}; agent text must "
+                check,
+                f"{agent}.step({short(action, 60)}) raised {type(err).__name__}: {err}; agent text must "
                 "never raise (an error observation with info['parse_error'] instead)",
             ) from err
 
@@ -168,8 +182,11 @@ class _DialogueChecker(Checker):
         try:
             return self.speaker(agent, obs, info)
         except Exception as err:
-            raise self.fail("same_seed_same_transcript", f"the simulated {agent}'s scripted policy raised "
-                            f"{type(err).__name__}: {err}; pass speaker= to check_dialogue_env") from err
+            raise self.fail(
+                "same_seed_same_transcript",
+                f"the simulated {agent}'s scripted policy raised "
+                f"{type(err).__name__}: {err}; pass speaker= to check_dialogue_env",
+            ) from err
 
     def play(self, seed: int, lead_actions: Sequence[str], check: str) -> _Dialogue:
         """Reset, then let the lead take ``lead_actions`` and the simulated side reply, to the end;
@@ -182,7 +199,9 @@ class _DialogueChecker(Checker):
         for _ in range(4 * (len(lead_actions) + self.max_turns) + 8):
             agent = env.agent_selection
             obs, reward, terminated, truncated, info = env.last()
-            d.records.append((agent, str(obs), float(reward), bool(terminated), bool(truncated), info))
+            d.records.append(
+                (agent, str(obs), float(reward), bool(terminated), bool(truncated), info)
+            )
             if terminated or truncated:
                 break
             action = next(script, None) if agent == self.lead else self.reply(str(obs), info, agent)
@@ -193,21 +212,39 @@ class _DialogueChecker(Checker):
             ended = {a: bool(env.terminations[a] or env.truncations[a]) for a in env.agents}
             for a in env.agents:
                 d.rewards[a].append(float(env.rewards[a]))
-                problem = check_info(env.infos[a], self.required(a), turn=d.acted[a], ended=ended[a],
-                                     previous=previous[a])
+                problem = check_info(
+                    env.infos[a],
+                    self.required(a),
+                    turn=d.acted[a],
+                    ended=ended[a],
+                    previous=previous[a],
+                )
                 if problem:
-                    raise self.fail(problem[0], f"{a}'s info after {agent} sent {short(action, 60)}: {problem[1]}")
-            self.fail.expect(len(env.infos[agent]["messages"]) > len(previous[agent]["messages"]), "info_keys",
-                             f"{agent} sent {short(action, 60)} and its info['messages'] did not grow; every "
-                             "action must be in its transcript, or token-exact training loses it")
+                    raise self.fail(
+                        problem[0],
+                        f"{a}'s info after {agent} sent {short(action, 60)}: {problem[1]}",
+                    )
+            self.fail.expect(
+                len(env.infos[agent]["messages"]) > len(previous[agent]["messages"]),
+                "info_keys",
+                f"{agent} sent {short(action, 60)} and its info['messages'] did not grow; every "
+                "action must be in its transcript, or token-exact training loses it",
+            )
             previous = {a: env.infos[a] for a in env.agents}
             if any(ended.values()):
-                self.fail.expect(all(ended.values()), check,
-                                 f"the dialogue ended for {[a for a in ended if ended[a]]} only; it ends for every agent")
+                self.fail.expect(
+                    all(ended.values()),
+                    check,
+                    f"the dialogue ended for {[a for a in ended if ended[a]]} only; it ends for every agent",
+                )
                 d.ended = True
                 d.final = {a: env.infos[a] for a in env.agents}
-                d.flags = {a: (bool(env.terminations[a]), bool(env.truncations[a])) for a in env.agents}
-                self.report.components |= {c for a in env.agents for c in env.infos[a]["reward_components"]}
+                d.flags = {
+                    a: (bool(env.terminations[a]), bool(env.truncations[a])) for a in env.agents
+                }
+                self.report.components |= {
+                    c for a in env.agents for c in env.infos[a]["reward_components"]
+                }
                 self.dead_steps(check)
                 return d
         return d
@@ -219,9 +256,12 @@ class _DialogueChecker(Checker):
             if not env.agents:
                 break
             self.step(None, check)
-        self.fail.expect(not env.agents, check,
-                         f"after every agent took its None step, agents {env.agents} remain; each done agent "
-                         "leaves after one None step")
+        self.fail.expect(
+            not env.agents,
+            check,
+            f"after every agent took its None step, agents {env.agents} remain; each done agent "
+            "leaves after one None step",
+        )
 
     def to_lead(self, check: str) -> None:
         """Let the simulated side speak until it is the lead's turn (a side that opens the dialogue)."""
@@ -231,7 +271,9 @@ class _DialogueChecker(Checker):
                 return
             obs, *_, info = self.env.last()
             self.step(self.reply(str(obs), info, agent), check)
-        raise self.fail(check, f"the lead {self.lead!r} did not get the turn after its simulated side spoke")
+        raise self.fail(
+            check, f"the lead {self.lead!r} did not get the turn after its simulated side spoke"
+        )
 
     # -------------------------------------------------------------- checks
     def pettingzoo_api(self, num_cycles: int) -> None:
@@ -244,7 +286,9 @@ class _DialogueChecker(Checker):
         from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
         par = turn_based_aec_to_parallel(self.outer)
-        self._pettingzoo("pettingzoo_parallel_api", lambda: parallel_api_test(par, num_cycles=num_cycles))
+        self._pettingzoo(
+            "pettingzoo_parallel_api", lambda: parallel_api_test(par, num_cycles=num_cycles)
+        )
 
     def _pettingzoo(self, check: str, run: Callable[[], None]) -> None:
         # api_test prints progress and warns about text agents (non-numpy spaces, agent names
@@ -260,30 +304,45 @@ class _DialogueChecker(Checker):
         self.reset(self.seed, "info_keys")
         tools = self.env.infos[self.lead]["tools"]
         calls = tool_call_actions(tools, min(3, max(0, self.max_turns - 3)))
-        return [*calls[:1], _QUESTION, *calls[1:], _QUESTION, answer("I do not know.")][-self.max_turns:]
+        return [*calls[:1], _QUESTION, *calls[1:], _QUESTION, answer("I do not know.")][
+            -self.max_turns :
+        ]
 
     def episode_contract(self, script: Sequence[str]) -> _Dialogue:
         d = self.play(self.seed, script, "info_keys")
-        self.fail.expect(d.ended, "info_keys", f"the scripted dialogue (lead actions {[short(a, 30) for a in script]}) did not end")
+        self.fail.expect(
+            d.ended,
+            "info_keys",
+            f"the scripted dialogue (lead actions {[short(a, 30) for a in script]}) did not end",
+        )
         return d
 
     def answer_terminates(self) -> _Dialogue:
         d = self.play(self.seed, [answer("I do not know.")], "answer_terminates")
-        self.fail.expect(d.ended, "answer_terminates", "the lead's first-turn <answer> did not end the dialogue")
+        self.fail.expect(
+            d.ended, "answer_terminates", "the lead's first-turn <answer> did not end the dialogue"
+        )
         wrong = {a: f for a, f in d.flags.items() if f != (True, False)}
-        self.fail.expect(not wrong, "answer_terminates",
-                         f"after the lead's <answer>, (terminated, truncated) is {wrong}; expected (True, False) for every agent")
+        self.fail.expect(
+            not wrong,
+            "answer_terminates",
+            f"after the lead's <answer>, (terminated, truncated) is {wrong}; expected (True, False) for every agent",
+        )
         return d
 
     def determinism(self, script: Sequence[str], first: _Dialogue) -> None:
         self.play(self.seed + 1, script, "same_seed_same_transcript")
         again = self.play(self.seed, script, "same_seed_same_transcript")
-        diff = first_difference([first.records, first.rewards, first.final],
-                                [again.records, again.rewards, again.final])
-        self.fail.expect(diff is None, "same_seed_same_transcript",
-                         f"two dialogues with seed {self.seed} and the same lead actions differ at "
-                         f"[0: records [step][agent, obs, reward, terminated, truncated, info] | 1: rewards | "
-                         f"2: final infos]{diff}")
+        diff = first_difference(
+            [first.records, first.rewards, first.final], [again.records, again.rewards, again.final]
+        )
+        self.fail.expect(
+            diff is None,
+            "same_seed_same_transcript",
+            f"two dialogues with seed {self.seed} and the same lead actions differ at "
+            f"[0: records [step][agent, obs, reward, terminated, truncated, info] | 1: rewards | "
+            f"2: final infos]{diff}",
+        )
 
     def unparseable(self) -> None:
         env, check = self.env, "unparseable_action"
@@ -293,47 +352,76 @@ class _DialogueChecker(Checker):
             return [("over max_length", "x" * (limit + 1))] if isinstance(limit, int) else []
 
         cases = [(self.lead, label, a) for label, a in (*_BAD_LEAD, *too_long(self.lead))]
-        if self.max_turns > 1:  # the lead's question that gives the others the turn uses one of its turns
-            cases += [(o, label, a) for o in self.others for label, a in (*_BAD_SPEAKER, *too_long(o))]
+        if (
+            self.max_turns > 1
+        ):  # the lead's question that gives the others the turn uses one of its turns
+            cases += [
+                (o, label, a) for o in self.others for label, a in (*_BAD_SPEAKER, *too_long(o))
+            ]
         for agent, label, action in cases:
             self.reset(self.seed, check)
             self.to_lead(check)
             if agent != self.lead:
                 self.step(_QUESTION, check)
-                self.fail.expect(env.agent_selection == agent, check,
-                                 f"after the lead sent {_QUESTION!r} it is {env.agent_selection}'s turn, not {agent}'s")
+                self.fail.expect(
+                    env.agent_selection == agent,
+                    check,
+                    f"after the lead sent {_QUESTION!r} it is {env.agent_selection}'s turn, not {agent}'s",
+                )
             self.step(action, check)
             what = f"the {agent}'s {label} action {short(action, 50)}"
             info = env.infos.get(agent, {})
-            self.fail.expect(isinstance(info.get("parse_error"), str) and info["parse_error"], check,
-                             f"{what} gave no info['parse_error'] saying what was wrong (info keys {sorted(info)})")
-            self.fail.expect(str(env.observe(agent)).strip(), check,
-                             f"{what} gave an empty observation; it must say what was wrong and what is expected")
+            self.fail.expect(
+                isinstance(info.get("parse_error"), str) and info["parse_error"],
+                check,
+                f"{what} gave no info['parse_error'] saying what was wrong (info keys {sorted(info)})",
+            )
+            self.fail.expect(
+                str(env.observe(agent)).strip(),
+                check,
+                f"{what} gave an empty observation; it must say what was wrong and what is expected",
+            )
             if agent != self.lead or self.max_turns > 1:
-                self.fail.expect(not any(env.terminations.values()) and not any(env.truncations.values()), check,
-                                 f"{what} ended the dialogue; it must only cost a turn")
+                self.fail.expect(
+                    not any(env.terminations.values()) and not any(env.truncations.values()),
+                    check,
+                    f"{what} ended the dialogue; it must only cost a turn",
+                )
             else:
                 continue  # a one-turn lead: its one unparseable action ends the dialogue by truncation
-            self.fail.expect(env.agent_selection == self.lead and str(env.observe(self.lead)).strip(), check,
-                             f"after {what} the turn is {env.agent_selection}'s with observation "
-                             f"{short(str(env.observe(self.lead)))}; the lead must get the turn, with the error "
-                             "or a note that the reply could not be read")
+            self.fail.expect(
+                env.agent_selection == self.lead and str(env.observe(self.lead)).strip(),
+                check,
+                f"after {what} the turn is {env.agent_selection}'s with observation "
+                f"{short(str(env.observe(self.lead)))}; the lead must get the turn, with the error "
+                "or a note that the reply could not be read",
+            )
 
     def truncation(self) -> _Dialogue:
         check = "truncation"
         d = self.play(self.seed, [UNPARSEABLE] * (self.max_turns + 1), check)
         n = d.acted[self.lead]
-        self.fail.expect(d.ended, check, f"{n} unparseable lead actions did not end the dialogue; max_turns is {self.max_turns}")
+        self.fail.expect(
+            d.ended,
+            check,
+            f"{n} unparseable lead actions did not end the dialogue; max_turns is {self.max_turns}",
+        )
         wrong = {a: f for a, f in d.flags.items() if f != (False, True)}
-        self.fail.expect(n == self.max_turns and not wrong, check,
-                         f"the dialogue ended after {n} unparseable lead actions with (terminated, truncated) "
-                         f"{d.flags}; expected (False, True) for every agent after exactly max_turns={self.max_turns}")
+        self.fail.expect(
+            n == self.max_turns and not wrong,
+            check,
+            f"the dialogue ended after {n} unparseable lead actions with (terminated, truncated) "
+            f"{d.flags}; expected (False, True) for every agent after exactly max_turns={self.max_turns}",
+        )
         components = d.final[self.lead]["reward_components"]
         for key, expected in (("invalid_actions", float(n)), ("turns", float(n)), ("format", 0.0)):
             if key in components:
-                self.fail.expect(components[key] == expected, check,
-                                 f"after {n} unparseable lead actions its reward_components[{key!r}] is "
-                                 f"{components[key]!r}, expected {expected!r}")
+                self.fail.expect(
+                    components[key] == expected,
+                    check,
+                    f"after {n} unparseable lead actions its reward_components[{key!r}] is "
+                    f"{components[key]!r}, expected {expected!r}",
+                )
         return d
 
     def reward_mix(self, dialogues: list[tuple[str, Sequence[str], _Dialogue]]) -> None:
@@ -345,16 +433,23 @@ class _DialogueChecker(Checker):
                     self._rewards_match(probe, label, self.play(self.seed, script, "reward_mix"))
 
     def _rewards_match(self, config: Any, label: str, d: _Dialogue) -> None:
-        problem = reward_problem(config, d.final[self.lead]["reward_components"], d.rewards[self.lead])
-        self.fail.expect(problem is None, "reward_mix", f"{label}, the lead {self.lead!r}: {problem}")
+        problem = reward_problem(
+            config, d.final[self.lead]["reward_components"], d.rewards[self.lead]
+        )
+        self.fail.expect(
+            problem is None, "reward_mix", f"{label}, the lead {self.lead!r}: {problem}"
+        )
         for other in self.others:
             components = d.final[other]["reward_components"]
             if "faithful" in components and "messages" in components:
                 expected = components["faithful"] * components["messages"]
                 got = sum(d.rewards[other])
-                self.fail.expect(abs(got - expected) <= 1e-6, "reward_mix",
-                                 f"{label}, the simulated {other!r}: return {got!r}, expected faithful × messages "
-                                 f"= {expected!r} (1 per faithful message)")
+                self.fail.expect(
+                    abs(got - expected) <= 1e-6,
+                    "reward_mix",
+                    f"{label}, the simulated {other!r}: return {got!r}, expected faithful × messages "
+                    f"= {expected!r} (1 per faithful message)",
+                )
 
 
 def check_dialogue_env(
@@ -400,9 +495,14 @@ def check_dialogue_env(
     script = list(lead_actions) if lead_actions is not None else c.scripted_actions()
     scripted = c.episode_contract(script)
     # info keys and gold are checked on every dialogue the checker plays; this is the first one's time
-    c.report.seconds["info_keys"], c.report.seconds["no_gold_before_end"] = time.perf_counter() - start, 0.0
+    c.report.seconds["info_keys"], c.report.seconds["no_gold_before_end"] = (
+        time.perf_counter() - start,
+        0.0,
+    )
     answer_now = [answer("I do not know.")]
-    answered = c.timed("answer_terminates", c.answer_terminates) or c.play(seed, answer_now, "answer_terminates")
+    answered = c.timed("answer_terminates", c.answer_terminates) or c.play(
+        seed, answer_now, "answer_terminates"
+    )
     c.timed("same_seed_same_transcript", c.determinism, script, scripted)
     c.timed("unparseable_action", c.unparseable)
     dialogues: list[tuple[str, Sequence[str], _Dialogue]] = [
@@ -411,7 +511,9 @@ def check_dialogue_env(
     ]
     truncated = c.timed("truncation", c.truncation)
     if truncated is not None:
-        dialogues.append((f"{c.max_turns} unparseable lead actions", [UNPARSEABLE] * c.max_turns, truncated))
+        dialogues.append(
+            (f"{c.max_turns} unparseable lead actions", [UNPARSEABLE] * c.max_turns, truncated)
+        )
     c.timed("reward_mix", c.reward_mix, dialogues)
     c.timed("components_documented", c.components_documented)
     return c.report

@@ -122,7 +122,9 @@ class _ToolEnvChecker(Checker):
         try:
             obs, info = self.env.reset(seed=seed)
         except Exception as err:
-            raise self.fail("gymnasium", f"reset(seed={seed}) raised {type(err).__name__}: {err}") from err
+            raise self.fail(
+                "gymnasium", f"reset(seed={seed}) raised {type(err).__name__}: {err}"
+            ) from err
         problem = check_info(info, TOOL_USER_KEYS, turn=0, ended=False, previous=None)
         if problem:
             raise self.fail(problem[0], f"at reset: {problem[1]}")
@@ -137,19 +139,31 @@ class _ToolEnvChecker(Checker):
                 obs, reward, terminated, truncated, info = self.env.step(action)
             except Exception as err:
                 raise self.fail(
-                    check, f"step({short(action, 60)}) raised {type(err).__name__}: {err}; agent text must "
+                    check,
+                    f"step({short(action, 60)}) raised {type(err).__name__}: {err}; agent text must "
                     "never raise (an error observation with info['parse_error'] instead)",
                 ) from err
             turn = len(trace.steps) + 1
             ended = bool(terminated or truncated)
-            self.fail.expect(isinstance(obs, str), "info_keys", f"step {turn} returned a {type(obs).__name__} observation, not str")
+            self.fail.expect(
+                isinstance(obs, str),
+                "info_keys",
+                f"step {turn} returned a {type(obs).__name__} observation, not str",
+            )
             problem = check_info(info, TOOL_USER_KEYS, turn=turn, ended=ended, previous=previous)
             if problem:
-                raise self.fail(problem[0], f"after step {turn} ({short(action, 60)}): {problem[1]}")
-            self.fail.expect(len(info["messages"]) > len(previous["messages"]), "info_keys",
-                             f"step {turn} ({short(action, 60)}) added nothing to info['messages']; every "
-                             "action must be in the transcript, or token-exact training loses it")
-            trace.steps.append((action, obs, float(reward), bool(terminated), bool(truncated), info))
+                raise self.fail(
+                    problem[0], f"after step {turn} ({short(action, 60)}): {problem[1]}"
+                )
+            self.fail.expect(
+                len(info["messages"]) > len(previous["messages"]),
+                "info_keys",
+                f"step {turn} ({short(action, 60)}) added nothing to info['messages']; every "
+                "action must be in the transcript, or token-exact training loses it",
+            )
+            trace.steps.append(
+                (action, obs, float(reward), bool(terminated), bool(truncated), info)
+            )
             previous = info
             if ended:
                 self.report.components |= set(info["reward_components"])
@@ -168,37 +182,56 @@ class _ToolEnvChecker(Checker):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                check_env(self.env, skip_render_check=skip_render_check, skip_close_check=skip_close_check)
+                check_env(
+                    self.env, skip_render_check=skip_render_check, skip_close_check=skip_close_check
+                )
             except Exception as err:
-                raise self.fail("gymnasium", f"gymnasium check_env: {type(err).__name__}: {err}") from err
-        warned = [str(w.message) for w in caught if "WARN:" in str(w.message)]  # Gymnasium's logger.warn
+                raise self.fail(
+                    "gymnasium", f"gymnasium check_env: {type(err).__name__}: {err}"
+                ) from err
+        warned = [
+            str(w.message) for w in caught if "WARN:" in str(w.message)
+        ]  # Gymnasium's logger.warn
         self.fail.expect(not warned, "gymnasium", f"gymnasium check_env warned: {warned}")
 
     def episode_contract(self, actions: Sequence[str]) -> _Trace:
         """info keys and gold on a scripted episode (checked in ``run``), then that it ended."""
         trace = self.run(self.seed, actions, "info_keys")
-        self.fail.expect(trace.done, "info_keys",
-                         f"the scripted episode ({len(actions)} actions, the last an answer) did not end")
+        self.fail.expect(
+            trace.done,
+            "info_keys",
+            f"the scripted episode ({len(actions)} actions, the last an answer) did not end",
+        )
         return trace
 
     def answer_terminates(self) -> _Trace:
         trace = self.run(self.seed, [answer("I do not know.")], "answer_terminates")
         *_, terminated, truncated, _ = trace.steps[-1]
-        self.fail.expect(terminated and not truncated, "answer_terminates",
-                         f"an <answer> on the first turn gave terminated={terminated}, truncated={truncated}; "
-                         "expected terminated=True, truncated=False")
+        self.fail.expect(
+            terminated and not truncated,
+            "answer_terminates",
+            f"an <answer> on the first turn gave terminated={terminated}, truncated={truncated}; "
+            "expected terminated=True, truncated=False",
+        )
         return trace
 
     def determinism(self, actions: Sequence[str], first: _Trace) -> None:
         self.run(self.seed + 1, actions, "same_seed_same_transcript")  # state must not carry over
         again = self.run(self.seed, actions, "same_seed_same_transcript")
         diff = first_difference(first.comparable(), again.comparable())
-        self.fail.expect(diff is None, "same_seed_same_transcript",
-                         f"two episodes with seed {self.seed} and the same {len(actions)} actions differ at "
-                         f"[step][obs, reward, terminated, truncated, info]{diff}")
+        self.fail.expect(
+            diff is None,
+            "same_seed_same_transcript",
+            f"two episodes with seed {self.seed} and the same {len(actions)} actions differ at "
+            f"[step][obs, reward, terminated, truncated, info]{diff}",
+        )
 
     def unparseable(self) -> None:
-        limit = self.env.action_space.max_length if hasattr(self.env.action_space, "max_length") else None
+        limit = (
+            self.env.action_space.max_length
+            if hasattr(self.env.action_space, "max_length")
+            else None
+        )
         cases = list(BAD_ACTIONS)
         if isinstance(limit, int):
             cases.append(("over max_length", "x" * (limit + 1)))
@@ -206,45 +239,72 @@ class _ToolEnvChecker(Checker):
             trace = self.run(self.seed, [action], "unparseable_action")
             obs, reward, terminated, truncated, info = trace.steps[-1][1:]
             what = f"the {label} action {short(action, 50)}"
-            self.fail.expect("parse_error" in info, "unparseable_action",
-                             f"{what} gave no info['parse_error'] (info keys {sorted(info)})")
-            self.fail.expect(isinstance(obs, str) and obs.strip(), "unparseable_action",
-                             f"{what} gave an empty observation; it must say what was wrong and what is expected")
+            self.fail.expect(
+                "parse_error" in info,
+                "unparseable_action",
+                f"{what} gave no info['parse_error'] (info keys {sorted(info)})",
+            )
+            self.fail.expect(
+                isinstance(obs, str) and obs.strip(),
+                "unparseable_action",
+                f"{what} gave an empty observation; it must say what was wrong and what is expected",
+            )
             if self.max_turns > 1:
-                self.fail.expect(not terminated and not truncated, "unparseable_action",
-                                 f"{what} ended the episode (terminated={terminated}, truncated={truncated}) "
-                                 f"with {self.max_turns - 1} turns left; it must only cost a turn")
+                self.fail.expect(
+                    not terminated and not truncated,
+                    "unparseable_action",
+                    f"{what} ended the episode (terminated={terminated}, truncated={truncated}) "
+                    f"with {self.max_turns - 1} turns left; it must only cost a turn",
+                )
 
     def single_turn_check(self, tools: Sequence[Mapping[str, Any]]) -> None:
         if self.single_turn:
-            self.fail.expect(self.max_turns == 1, "single_turn",
-                             f"single_turn=True but max_turns={self.max_turns}")
+            self.fail.expect(
+                self.max_turns == 1,
+                "single_turn",
+                f"single_turn=True but max_turns={self.max_turns}",
+            )
         actions = [answer("I do not know."), UNPARSEABLE, *tool_call_actions(tools, 1)]
         for action in actions:
             trace = self.run(self.seed, [action, action], "single_turn")
-            self.fail.expect(len(trace.steps) == 1, "single_turn",
-                             f"after {short(action, 60)} the episode had not ended; a one-turn env ends after one action")
+            self.fail.expect(
+                len(trace.steps) == 1,
+                "single_turn",
+                f"after {short(action, 60)} the episode had not ended; a one-turn env ends after one action",
+            )
             *_, terminated, truncated, _ = trace.steps[-1]
             if self.single_turn:
-                self.fail.expect(terminated and not truncated, "single_turn",
-                                 f"{short(action, 60)} gave terminated={terminated}, truncated={truncated}; a "
-                                 "single_turn env terminates after its one action, whatever it is")
+                self.fail.expect(
+                    terminated and not truncated,
+                    "single_turn",
+                    f"{short(action, 60)} gave terminated={terminated}, truncated={truncated}; a "
+                    "single_turn env terminates after its one action, whatever it is",
+                )
 
     def truncation(self) -> _Trace:
         trace = self.run(self.seed, [UNPARSEABLE] * (self.max_turns + 1), "truncation")
         n = len(trace.steps)
         *_, terminated, truncated, info = trace.steps[-1]
-        self.fail.expect(trace.done, "truncation",
-                         f"{n} unparseable actions did not end the episode; max_turns is {self.max_turns}")
-        self.fail.expect(n == self.max_turns and truncated and not terminated, "truncation",
-                         f"the episode ended after {n} unparseable actions with terminated={terminated}, "
-                         f"truncated={truncated}; expected truncated=True after exactly max_turns={self.max_turns}")
+        self.fail.expect(
+            trace.done,
+            "truncation",
+            f"{n} unparseable actions did not end the episode; max_turns is {self.max_turns}",
+        )
+        self.fail.expect(
+            n == self.max_turns and truncated and not terminated,
+            "truncation",
+            f"the episode ended after {n} unparseable actions with terminated={terminated}, "
+            f"truncated={truncated}; expected truncated=True after exactly max_turns={self.max_turns}",
+        )
         components = info["reward_components"]
         for key, expected in (("invalid_actions", float(n)), ("turns", float(n)), ("format", 0.0)):
             if key in components:
-                self.fail.expect(components[key] == expected, "truncation",
-                                 f"after {n} unparseable actions reward_components[{key!r}] is {components[key]!r}, "
-                                 f"expected {expected!r}")
+                self.fail.expect(
+                    components[key] == expected,
+                    "truncation",
+                    f"after {n} unparseable actions reward_components[{key!r}] is {components[key]!r}, "
+                    f"expected {expected!r}",
+                )
         return trace
 
     def reward_mix(self, episodes: list[tuple[str, Sequence[str], _Trace]]) -> None:
@@ -257,7 +317,9 @@ class _ToolEnvChecker(Checker):
                     self._reward_matches(probe, label, self.run(self.seed, actions, "reward_mix"))
 
     def _reward_matches(self, config: Any, label: str, trace: _Trace) -> None:
-        problem = reward_problem(config, trace.final_info["reward_components"], [s[2] for s in trace.steps])
+        problem = reward_problem(
+            config, trace.final_info["reward_components"], [s[2] for s in trace.steps]
+        )
         self.fail.expect(problem is None, "reward_mix", f"{label}: {problem}")
 
 
@@ -301,9 +363,14 @@ def check_tool_env(
     script = list(actions) if actions is not None else c.scripted_actions(tools)
     scripted = c.episode_contract(script)
     # info keys and gold are checked on every episode the checker runs; this is the first one's time
-    c.report.seconds["info_keys"], c.report.seconds["no_gold_before_end"] = time.perf_counter() - start, 0.0
+    c.report.seconds["info_keys"], c.report.seconds["no_gold_before_end"] = (
+        time.perf_counter() - start,
+        0.0,
+    )
     answer_now = [answer("I do not know.")]
-    answered = c.timed("answer_terminates", c.answer_terminates) or c.run(seed, answer_now, "answer_terminates")
+    answered = c.timed("answer_terminates", c.answer_terminates) or c.run(
+        seed, answer_now, "answer_terminates"
+    )
     c.timed("same_seed_same_transcript", c.determinism, script, scripted)
     c.timed("unparseable_action", c.unparseable)
     episodes: list[tuple[str, Sequence[str], _Trace]] = [
@@ -315,8 +382,9 @@ def check_tool_env(
     else:
         truncated = c.timed("truncation", c.truncation)
         if truncated is not None:
-            episodes.append((f"{c.max_turns} unparseable actions", [UNPARSEABLE] * c.max_turns, truncated))
+            episodes.append(
+                (f"{c.max_turns} unparseable actions", [UNPARSEABLE] * c.max_turns, truncated)
+            )
     c.timed("reward_mix", c.reward_mix, episodes)
     c.timed("components_documented", c.components_documented)  # over every episode's end
     return c.report
-

@@ -29,4 +29,11 @@ from agentenv.wrappers.episode_reward import (
 )
 from agentenv.wrappers.prediction_limit import PredictionLimit
 
-__all__ = ["CostShaping", "EpisodeRewardWrapper", "FormatBonus", "PredictionLimit", "ToolCallCost", "TurnCost"]
+__all__ = [
+    "CostShaping",
+    "EpisodeRewardWrapper",
+    "FormatBonus",
+    "PredictionLimit",
+    "ToolCallCost",
+    "TurnCost",
+]

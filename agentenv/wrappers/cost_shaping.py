@@ -31,13 +31,17 @@ class CostShaping(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
     def __init__(self, env: gym.Env[str, str]) -> None:
         config = getattr(env.unwrapped, "reward_config", None)
         if not isinstance(config, RewardConfig):
-            raise TypeError(f"CostShaping needs an agentenv ToolEnv underneath, not {type(env.unwrapped).__name__}")
+            raise TypeError(
+                f"CostShaping needs an agentenv ToolEnv underneath, not {type(env.unwrapped).__name__}"
+            )
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
         self.config = config.model_copy(update={"shaping": True})
         self._paid, self._latency_ms, self._seen = 0.0, 0.0, 0
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._paid, self._latency_ms, self._seen = 0.0, 0.0, len(info["messages"])
         return obs, info
@@ -54,7 +58,11 @@ class CostShaping(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
                 raise RuntimeError(
                     f"the env already gave a mid-episode reward ({reward}); CostShaping would charge twice"
                 )
-            counts = {"tool_calls": info["tool_calls"], "turns": info["turn"], "latency_ms": self._latency_ms}
+            counts = {
+                "tool_calls": info["tool_calls"],
+                "turns": info["turn"],
+                "latency_ms": self._latency_ms,
+            }
             reward, self._paid = self.config.step_reward(self._paid, counts)
             return obs, reward, terminated, truncated, info
         components = info.get("reward_components") or {}

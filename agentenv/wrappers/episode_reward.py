@@ -90,7 +90,9 @@ class PerUnitReward(EpisodeRewardWrapper):
         self, reward: float, components: Mapping[str, float], *, answered: bool = True
     ) -> tuple[float, dict[str, float]]:
         amount = self.rate * component(components, self.counted, type(self).__name__)
-        return reward + self.sign * amount, {self.recorded: components.get(self.recorded, 0.0) + amount}
+        return reward + self.sign * amount, {
+            self.recorded: components.get(self.recorded, 0.0) + amount
+        }
 
 
 class CountCost(PerUnitReward):
@@ -161,12 +163,19 @@ class FormatBonus(PerUnitReward):
 def component(components: Mapping[str, float], key: str, wrapper: str) -> float:
     """A component the wrapper needs; missing raises ``KeyError`` with context, never counts as 0."""
     if key not in components:
-        raise KeyError(f"{wrapper} needs the {key!r} component, but the env reported only {sorted(components)}")
+        raise KeyError(
+            f"{wrapper} needs the {key!r} component, but the env reported only {sorted(components)}"
+        )
     return float(components[key])
 
 
 def check_amount(name: str, value: float) -> float:
     """A finite, non-negative wrapper parameter, or a ``ValueError`` naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return float(value)

@@ -16,17 +16,23 @@ FAMILY = Family(
     name="media_search",
     envs=(
         EnvSpec(
-            "MediaSearch-v0", _ENV, {"mode": "multi_turn", "max_turns": 8},
+            "MediaSearch-v0",
+            _ENV,
+            {"mode": "multi_turn", "max_turns": 8},
             "Multi-turn agentic RAG over the film catalog: search, filter, title details, person lookup.",
         ),
         EnvSpec(
-            "MediaSearch-SingleTurn-v0", _ENV, {"mode": "single_turn", "max_turns": 1},
+            "MediaSearch-SingleTurn-v0",
+            _ENV,
+            {"mode": "single_turn", "max_turns": 1},
             "Linear RAG: the top retrieved passages are in the prompt; one answer, no tools.",
         ),
     ),
     dialogues=(
         DialogueSpec(
-            "MediaConcierge-v0", "agentenv.envs.media_search.concierge:MediaConciergeEnv", ("assistant", "user"),
+            "MediaConcierge-v0",
+            "agentenv.envs.media_search.concierge:MediaConciergeEnv",
+            ("assistant", "user"),
             {"max_turns": 10},
             "A user opens with a vague film request and reveals held-back constraints when asked; "
             "the assistant has the film-catalog tools and answers a title.",

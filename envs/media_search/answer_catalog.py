@@ -56,7 +56,11 @@ def title_index(films: Iterable[FilmLike]) -> SpellingIndex:
     films = list(films)
     spelled = [(f.id, spell_once(f.title)) for f in films]
     taken = {s.words for _, s in spelled}
-    taken |= {tuple(without_accents(w) for w in s.words) for (_, s), f in zip(spelled, films, strict=True) if not f.title.isascii()}
+    taken |= {
+        tuple(without_accents(w) for w in s.words)
+        for (_, s), f in zip(spelled, films, strict=True)
+        if not f.title.isascii()
+    }
     shorter = []
     for ref, s in spelled:
         if len(s.words) > 1 and s.words[0] in ARTICLES and s.words[1:] not in taken:
@@ -85,7 +89,11 @@ class AnswerCatalog:
         """The title index (about 0.3 s to build on 2 cores; tens of ms from the disk cache)."""
         if self._titles is None:
             self._titles = cached_spelling_index(
-                "media-titles", self.catalog.checksum, INDEX_VERSION, lambda: title_index(self.catalog))
+                "media-titles",
+                self.catalog.checksum,
+                INDEX_VERSION,
+                lambda: title_index(self.catalog),
+            )
         return self._titles
 
     @property
@@ -93,8 +101,11 @@ class AnswerCatalog:
         """The person index (as :attr:`titles`)."""
         if self._people is None:
             self._people = cached_spelling_index(
-                "media-people", self.catalog.checksum, INDEX_VERSION,
-                lambda: person_index((key, p.name) for key, p in self.catalog.people.items()))
+                "media-people",
+                self.catalog.checksum,
+                INDEX_VERSION,
+                lambda: person_index((key, p.name) for key, p in self.catalog.people.items()),
+            )
         return self._people
 
     def load(self) -> AnswerCatalog:

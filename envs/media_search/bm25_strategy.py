@@ -143,7 +143,9 @@ def _data(text: str) -> Any:
         return None
 
 
-def best_record(reading: QuestionReading, records: Sequence[Mapping[str, Any] | None]) -> Mapping[str, Any] | None:
+def best_record(
+    reading: QuestionReading, records: Sequence[Mapping[str, Any] | None]
+) -> Mapping[str, Any] | None:
     """The record that fits the question best (:func:`match_score`); the earlier one on a tie."""
     best, best_score = None, -1e9
     for rank, record in enumerate(records):
@@ -155,7 +157,9 @@ def best_record(reading: QuestionReading, records: Sequence[Mapping[str, Any] | 
     return best
 
 
-def shortlist(reading: QuestionReading, hits: Sequence[Mapping[str, Any]], n: int = VERIFY) -> list[Mapping[str, Any]]:
+def shortlist(
+    reading: QuestionReading, hits: Sequence[Mapping[str, Any]], n: int = VERIFY
+) -> list[Mapping[str, Any]]:
     """The ``n`` search hits worth opening: ranked by :func:`match_score` on what a hit shows (title, year,
     directors), so the film a question names is opened even when search ranks it tenth."""
     order = sorted(range(len(hits)), key=lambda i: (-match_score(reading, hits[i], i), i))
@@ -182,8 +186,14 @@ class MediaSearchBM25:
         self._doc_ids: dict[str, str] | None = None
         self._opened: list[list[str]] = []
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Task | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         tools = {t["function"]["name"] for t in info.get("tools") or ()}
         users = [m["content"] for m in info.get("messages", ()) if m.get("role") == "user"]
         self._prompt = users[0] if users else obs
@@ -229,7 +239,10 @@ class MediaSearchBM25:
         if not hits:
             return answer(NOTHING)
         self._stage = "pick"
-        return tool_calls(("get_title", {"title_id": str(h["id"])}) for h in shortlist(self._reading, hits, self.k))
+        return tool_calls(
+            ("get_title", {"title_id": str(h["id"])})
+            for h in shortlist(self._reading, hits, self.k)
+        )
 
     def _pick(self, obs: str) -> str:
         record = best_record(self._reading, tool_outputs(obs))
@@ -238,8 +251,10 @@ class MediaSearchBM25:
     def _open_options(self, obs: str) -> str:
         outputs = tool_outputs(obs)
         options = self._reading.options or ()
-        self._opened = [[str(h["id"]) for h in shortlist(read_question(o), self._hits(out), COMPARE_VERIFY)]
-                        for o, out in zip(options, outputs, strict=False)]
+        self._opened = [
+            [str(h["id"]) for h in shortlist(read_question(o), self._hits(out), COMPARE_VERIFY)]
+            for o, out in zip(options, outputs, strict=False)
+        ]
         if len(self._opened) != 2 or not all(self._opened):
             return answer(NOTHING)
         self._stage = "compare"
@@ -249,18 +264,26 @@ class MediaSearchBM25:
         outputs = tool_outputs(obs)
         split = len(self._opened[0])
         options = self._reading.options or ("", "")
-        picked = [best_record(read_question(o), part)
-                  for o, part in zip(options, (outputs[:split], outputs[split:]), strict=True)]
+        picked = [
+            best_record(read_question(o), part)
+            for o, part in zip(options, (outputs[:split], outputs[split:]), strict=True)
+        ]
         records = [r for r in picked if r is not None]
         key, order = self._reading.sort or ("rating", "desc")
-        valued = [(r[key], i, r) for i, r in enumerate(records) if isinstance(r.get(key), (int, float))]
+        valued = [
+            (r[key], i, r) for i, r in enumerate(records) if isinstance(r.get(key), (int, float))
+        ]
         if not valued:
             return answer(dated(records[0]) if records else NOTHING)
         chosen = (max if order == "desc" else min)(valued, key=lambda v: (v[0], -v[1]))
         return answer(dated(chosen[2]))
 
     def _read_top(self, obs: str) -> str:
-        results = (tool_outputs(obs)[0] or {}).get("results") if isinstance(tool_outputs(obs)[0], Mapping) else None
+        results = (
+            (tool_outputs(obs)[0] or {}).get("results")
+            if isinstance(tool_outputs(obs)[0], Mapping)
+            else None
+        )
         return answer(dated(results[0]) if results else NOTHING)
 
     def _count_person(self, obs: str) -> str:
@@ -305,7 +328,13 @@ class MediaSearchBM25:
     def _group_filter(self) -> dict[str, Any]:
         r = self._reading
         key, order = r.sort or ("rating", "desc")
-        args: dict[str, Any] = {"genre": r.genre, "feature_only": True, "sort_by": key, "order": order, **self._years()}
+        args: dict[str, Any] = {
+            "genre": r.genre,
+            "feature_only": True,
+            "sort_by": key,
+            "order": order,
+            **self._years(),
+        }
         if r.runtime_under:
             args["runtime_max"] = r.runtime_under - 1
         return args

@@ -44,30 +44,44 @@ _TOOLS = frozenset({"search", "filter_titles", "get_title", "find_person"})
 _OPS = frozenset({"field", "only", "argmin", "argmax", "member"})
 
 
-
 def _check_row(row: Any, where: str) -> dict[str, Any]:
     """Validate one row against the allow-list of fields and values; ``ValueError`` naming ``where``."""
     if not isinstance(row, dict) or set(row) != _FIELDS:
         got = sorted(row) if isinstance(row, dict) else type(row).__name__
-        raise ValueError(f"{where}: a casual row has exactly the fields {sorted(_FIELDS)}, got {got}")
+        raise ValueError(
+            f"{where}: a casual row has exactly the fields {sorted(_FIELDS)}, got {got}"
+        )
     if not isinstance(row["question"], str) or not row["question"].strip():
         raise ValueError(f"{where}: 'question' must be a non-empty string")
     if not isinstance(row["answer"], str) or not row["answer"].strip():
         raise ValueError(f"{where}: 'answer' must be a non-empty string")
-    if not isinstance(row["aliases"], list) or not all(isinstance(a, str) and a for a in row["aliases"]):
+    if not isinstance(row["aliases"], list) or not all(
+        isinstance(a, str) and a for a in row["aliases"]
+    ):
         raise ValueError(f"{where}: 'aliases' must be a list of non-empty strings")
     if row["answer_type"] not in _ANSWER_TYPES:
         raise ValueError(f"{where}: 'answer_type' must be one of {sorted(_ANSWER_TYPES)}")
     if row["kind"] not in _KINDS:
         raise ValueError(f"{where}: 'kind' must be one of {sorted(_KINDS)}")
     plan = row["plan"]
-    if not isinstance(plan, list) or not plan or not all(
-        isinstance(s, dict) and set(s) == {"tool", "arguments"} and s["tool"] in _TOOLS
-        and isinstance(s["arguments"], dict) for s in plan
+    if (
+        not isinstance(plan, list)
+        or not plan
+        or not all(
+            isinstance(s, dict)
+            and set(s) == {"tool", "arguments"}
+            and s["tool"] in _TOOLS
+            and isinstance(s["arguments"], dict)
+            for s in plan
+        )
     ):
-        raise ValueError(f"{where}: 'plan' must be a non-empty list of {{'tool', 'arguments'}} steps of {sorted(_TOOLS)}")
+        raise ValueError(
+            f"{where}: 'plan' must be a non-empty list of {{'tool', 'arguments'}} steps of {sorted(_TOOLS)}"
+        )
     if not isinstance(row["extract"], dict) or row["extract"].get("op") not in _OPS:
-        raise ValueError(f"{where}: 'extract' must be an object whose 'op' is one of {sorted(_OPS)}")
+        raise ValueError(
+            f"{where}: 'extract' must be an object whose 'op' is one of {sorted(_OPS)}"
+        )
     return row
 
 
@@ -86,17 +100,28 @@ def casual_questions() -> tuple[Question, ...]:
     """
     found = casual_checksum()
     if found != CASUAL_SHA256:
-        raise RuntimeError(f"{CASUAL_FILE} has sha256 {found}, not the pinned {CASUAL_SHA256}: the casual split "
-                           "was edited; results on it would not compare with published ones")
+        raise RuntimeError(
+            f"{CASUAL_FILE} has sha256 {found}, not the pinned {CASUAL_SHA256}: the casual split "
+            "was edited; results on it would not compare with published ones"
+        )
     out: list[Question] = []
     for lineno, line in enumerate(CASUAL_FILE.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         row = _check_row(json.loads(line), f"{CASUAL_FILE.name}:{lineno}")
-        out.append(Question(
-            id=question_id(row["kind"], row["question"], row["answer"]), question=row["question"],
-            answer=row["answer"], aliases=tuple(row["aliases"]), answer_type=row["answer_type"],
-            kind=row["kind"], difficulty="casual", plan=tuple(row["plan"]), extract=row["extract"],
-            split=CASUAL_SPLIT, group=f"casual:{lineno}",
-        ))
+        out.append(
+            Question(
+                id=question_id(row["kind"], row["question"], row["answer"]),
+                question=row["question"],
+                answer=row["answer"],
+                aliases=tuple(row["aliases"]),
+                answer_type=row["answer_type"],
+                kind=row["kind"],
+                difficulty="casual",
+                plan=tuple(row["plan"]),
+                extract=row["extract"],
+                split=CASUAL_SPLIT,
+                group=f"casual:{lineno}",
+            )
+        )
     return tuple(out)

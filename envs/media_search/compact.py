@@ -47,7 +47,9 @@ _LIST_FIELDS = frozenset({"genres", "directors", "writers", "cast", "languages",
 _INT_FIELDS = frozenset({"year", "runtime", "meter", "reviews", "box_office", "oscars_won"})
 _FLOAT_FIELDS = frozenset({"rating"})
 _BOOL_FIELDS = frozenset({"is_feature"})
-_FILM_SPLIT = re.compile(r"; (?=[^ |;]+ \| )")  # between "id | title | year" items; no title holds " | "
+_FILM_SPLIT = re.compile(
+    r"; (?=[^ |;]+ \| )"
+)  # between "id | title | year" items; no title holds " | "
 _ROLE_LINE = re.compile(r"^(directed|wrote|acted) (\d+): (.*)$")
 
 
@@ -68,7 +70,8 @@ def search_lines(results: Iterable[Mapping[str, Any]]) -> str:
     The scores only rank the hits, and the order already shows the ranking.
     """
     return "\n".join(
-        f"{r['id']} | {r['title']} | {_value(r['year'])} | {_value(r['directors'])}" for r in results
+        f"{r['id']} | {r['title']} | {_value(r['year'])} | {_value(r['directors'])}"
+        for r in results
     )
 
 
@@ -76,7 +79,8 @@ def filter_lines(output: Mapping[str, Any]) -> str:
     """``filter_titles``: ``count: N``, then one ``id | title | year | runtime | rating`` line per result."""
     lines = [f"count: {output['count']}"]
     lines.extend(
-        " | ".join(_value(r[k]) for k in ("id", "title", "year", "runtime", "rating")) for r in output["results"]
+        " | ".join(_value(r[k]) for k in ("id", "title", "year", "runtime", "rating"))
+        for r in output["results"]
     )
     return "\n".join(lines)
 
@@ -138,8 +142,14 @@ def _parse_search(text: str) -> dict[str, Any]:
     results = []
     for line in text.split("\n"):
         film_id, title, year, directors = line.split(" | ")
-        results.append({"id": film_id, "title": title, "year": _scalar("year", year),
-                        "directors": _scalar("directors", directors)})
+        results.append(
+            {
+                "id": film_id,
+                "title": title,
+                "year": _scalar("year", year),
+                "directors": _scalar("directors", directors),
+            }
+        )
     return {"results": results}
 
 
@@ -150,9 +160,16 @@ def _parse_filter(text: str) -> dict[str, Any]:
     results = []
     for line in rows:
         film_id, title, year, runtime, rating = line.split(" | ")
-        results.append({"id": film_id, "title": title, "year": _scalar("year", year),
-                        "runtime": _scalar("runtime", runtime), "rating": _scalar("rating", rating)})
-    return {"count": int(first[len("count: "):]), "results": results}
+        results.append(
+            {
+                "id": film_id,
+                "title": title,
+                "year": _scalar("year", year),
+                "runtime": _scalar("runtime", runtime),
+                "rating": _scalar("rating", rating),
+            }
+        )
+    return {"count": int(first[len("count: ") :]), "results": results}
 
 
 def _parse_title(text: str) -> dict[str, Any]:
@@ -171,28 +188,36 @@ def _parse_person(text: str) -> dict[str, Any]:
     first, *rest = text.split("\n")
     if not first.startswith("match: "):
         raise ValueError("no match line")
-    match, _, people_count = first[len("match: "):].partition(", ")
+    match, _, people_count = first[len("match: ") :].partition(", ")
     output: dict[str, Any] = {"match": match}
     if people_count:
         output["total_people"] = int(people_count.split(" ")[0])
     people: list[dict[str, Any]] = []
     for line in rest:
         if line.startswith("person: "):
-            people.append({"name": line[len("person: "):], "totals": {}})
+            people.append({"name": line[len("person: ") :], "totals": {}})
             continue
         role_line = _ROLE_LINE.match(line)
         if role_line is None or not people:
             raise ValueError(f"unexpected line {line[:80]!r}")
         role, total, films = role_line.groups()
-        people[-1][role] = [] if films == NULL else [_parse_film(f) for f in _FILM_SPLIT.split(films)]
+        people[-1][role] = (
+            [] if films == NULL else [_parse_film(f) for f in _FILM_SPLIT.split(films)]
+        )
         people[-1]["totals"][role] = int(total)
-    output["people"] = [{"name": p["name"], **{r: p.get(r, []) for r in ROLES}, "totals": p["totals"]}
-                        for p in people]
+    output["people"] = [
+        {"name": p["name"], **{r: p.get(r, []) for r in ROLES}, "totals": p["totals"]}
+        for p in people
+    ]
     return output
 
 
-_PARSERS = {"search": _parse_search, "filter_titles": _parse_filter, "get_title": _parse_title,
-            "find_person": _parse_person}
+_PARSERS = {
+    "search": _parse_search,
+    "filter_titles": _parse_filter,
+    "get_title": _parse_title,
+    "find_person": _parse_person,
+}
 
 
 def parse_compact(tool: str, text: str) -> Any:

@@ -118,9 +118,14 @@ def of_kinds(questions: Sequence[Question], kinds: Sequence[str]) -> list[Questi
     """
     wanted = set(kinds)
     if isinstance(questions, QuestionRows):
-        marks = [json.dumps({"kind": k}, ensure_ascii=False, separators=(",", ":"))[1:-1].encode() for k in wanted]
+        marks = [
+            json.dumps({"kind": k}, ensure_ascii=False, separators=(",", ":"))[1:-1].encode()
+            for k in wanted
+        ]
         lines = questions.lines()
-        maybe: Iterable[Question] = (questions[i] for i, line in enumerate(lines) if any(m in line for m in marks))
+        maybe: Iterable[Question] = (
+            questions[i] for i, line in enumerate(lines) if any(m in line for m in marks)
+        )
     else:
         maybe = questions
     return [q for q in maybe if q.kind in wanted]
@@ -130,7 +135,9 @@ class MediaConciergeEnv(DialogueEnv):
     """Assistant and user on the MediaSearch constraint/superlative questions; see the module docstring."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human"], "name": "MediaConcierge-v0", "is_parallelizable": False,
+        "render_modes": ["ansi", "human"],
+        "name": "MediaConcierge-v0",
+        "is_parallelizable": False,
     }
     lead, other, first = "assistant", "user", "user"
 
@@ -151,7 +158,9 @@ class MediaConciergeEnv(DialogueEnv):
         self.catalog = load_catalog()
         self.answers = answer_catalog().load()  # built before any step: no step pays for it
         questions = split_questions(split)
-        tools = ToolRegistry(make_media_tools(self.catalog, catalog_retriever(self.catalog, retriever)))
+        tools = ToolRegistry(
+            make_media_tools(self.catalog, catalog_retriever(self.catalog, retriever))
+        )
         self.vocabulary = vocabulary(self.catalog)
         # Tasks made on first access (an id hash each): making all 8,190 of train was a third of a warm make.
         tasks = QuestionTasks([q for q in of_kinds(questions, kinds) if request_of(q)], split)
@@ -176,11 +185,15 @@ class MediaConciergeEnv(DialogueEnv):
         question = task.case if task.family == "media_search" else None
         request = request_of(question) if question is not None else None
         if request is None:
-            raise ValueError("options['task'] must be a constraint or superlative MediaSearch Task with a plan")
+            raise ValueError(
+                "options['task'] must be a constraint or superlative MediaSearch Task with a plan"
+            )
         held = choose_held_back(request, self.np_random)
         shown = [f for f in request.fields() if f not in held]
         private = {
-            "request": request.to_dict(), "held_back": list(held), "opening": shown,
+            "request": request.to_dict(),
+            "held_back": list(held),
+            "opening": shown,
             "opening_text": describe(request, shown),
         }
         return Session(question, request, held, private)
@@ -188,16 +201,18 @@ class MediaConciergeEnv(DialogueEnv):
     def _other_briefing(self, task: Task, context: Session) -> str:
         request = context.request
         held = join_and(tuple(f"the {FIELD_NAMES[f]}" for f in context.held)) or "nothing"
-        return "\n".join([
-            "You are a user of a film-search assistant. You want one film; you do not know its title, and "
-            "you never name or guess one.",
-            f"Your full request: {describe(request, request.fields())}",
-            f"Start with only: \"{context.private['opening_text']}\"",
-            f"Hold back until the assistant asks about it: {held}.",
-            "Answer the assistant's questions truthfully; give a held-back detail only when asked about it; "
-            "say \"I don't mind about the …\" for anything your request does not constrain. "
-            "Reply as <say>…</say>.",
-        ])
+        return "\n".join(
+            [
+                "You are a user of a film-search assistant. You want one film; you do not know its title, and "
+                "you never name or guess one.",
+                f"Your full request: {describe(request, request.fields())}",
+                f'Start with only: "{context.private["opening_text"]}"',
+                f"Hold back until the assistant asks about it: {held}.",
+                "Answer the assistant's questions truthfully; give a held-back detail only when asked about it; "
+                'say "I don\'t mind about the …" for anything your request does not constrain. '
+                "Reply as <say>…</say>.",
+            ]
+        )
 
     def _other_private(self, context: Session) -> dict[str, Any]:
         return context.private
@@ -212,13 +227,24 @@ class MediaConciergeEnv(DialogueEnv):
         if text is None:
             return Judgment({"claims": 0, "unanswered": len(context.asked)})
         request = context.request
-        check = check_user_message(self.vocabulary, text, request, context.question, context.asked,
-                                   context.asked_so_far, context.held)
+        check = check_user_message(
+            self.vocabulary,
+            text,
+            request,
+            context.question,
+            context.asked,
+            context.asked_so_far,
+            context.held,
+        )
         true_fields = {field_of(c, request) for c in check.claims if c not in check.false_claims}
         context.revealed |= true_fields & set(context.held) & set(context.asked_so_far)
         counts = {
-            "claims": len(check.claims), "false_claims": len(check.false_claims), "evasions": 0,
-            "unanswered": len(check.unanswered), "leaks": int(check.leak), "volunteered": len(check.volunteered),
+            "claims": len(check.claims),
+            "false_claims": len(check.false_claims),
+            "evasions": 0,
+            "unanswered": len(check.unanswered),
+            "leaks": int(check.leak),
+            "volunteered": len(check.volunteered),
         }
         return Judgment(counts, check.claims)
 
@@ -228,8 +254,12 @@ class MediaConciergeEnv(DialogueEnv):
         if answer is not None:
             reading = read_answer(answer.text, task.case, self.answers)
             dialogue.answer_feedback, correct = reading.feedback, reading.correct
-        return {"accuracy": float(correct), "questions_asked": float(session.n_asked),
-                "held_back": float(len(session.held)), "revealed": float(len(session.revealed))}
+        return {
+            "accuracy": float(correct),
+            "questions_asked": float(session.n_asked),
+            "held_back": float(len(session.held)),
+            "revealed": float(len(session.revealed)),
+        }
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return question_task_from_dict(data)
@@ -240,7 +270,10 @@ class MediaConciergeEnv(DialogueEnv):
         return ScriptedUser()
 
     def scripted_leads(self) -> dict[str, PolicyLike]:
-        return {"answer-at-once": AnswerAtOnceAssistant(self.vocabulary), "asking": AskingAssistant(self.vocabulary)}
+        return {
+            "answer-at-once": AnswerAtOnceAssistant(self.vocabulary),
+            "asking": AskingAssistant(self.vocabulary),
+        }
 
     def probe_policy(self, dialogue: int) -> PolicyLike:
         """The field probe, asking about one field per message in an order rotated by ``dialogue``."""

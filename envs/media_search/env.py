@@ -99,6 +99,7 @@ def passage_texts(catalog: Catalog) -> PassageTexts:
     """The :class:`PassageTexts` of a catalog, one per process."""
     return PassageTexts(catalog)
 
+
 __all__ = ["ANSWER_RULES", "KINDS", "MediaSearchEnv"]
 
 KINDS = tuple(sorted(KIND_SHARES))
@@ -147,19 +148,27 @@ class MediaSearchEnv(ToolEnv):
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
         # One per process; it writes each passage when a prompt needs it (no dict of all of them to build or copy).
-        self._doc_text: Mapping[str, str] | None = passage_texts(self.catalog) if mode == "single_turn" else None
+        self._doc_text: Mapping[str, str] | None = (
+            passage_texts(self.catalog) if mode == "single_turn" else None
+        )
         if question_style not in STYLES:
-            raise ValueError(f"question_style must be one of {', '.join(STYLES)}, got {question_style!r}")
+            raise ValueError(
+                f"question_style must be one of {', '.join(STYLES)}, got {question_style!r}"
+            )
         self.question_style = question_style
         if tasks is None and split in SPLITS:
-            prefetch_questions(style=question_style)  # with $AGENTENV_BUILD_WORKERS > 1, drawn while the index builds
+            prefetch_questions(
+                style=question_style
+            )  # with $AGENTENV_BUILD_WORKERS > 1, drawn while the index builds
         self.retriever = catalog_retriever(self.catalog, retriever)
         served = question_tasks(split, tasks, question_style)
         if kinds is not None:
             served = only_kinds(served, kinds)
         self.kinds = None if kinds is None else tuple(kinds)
         tools = ToolRegistry(
-            make_media_tools(self.catalog, self.retriever, compact=compact) if mode == "multi_turn" else []
+            make_media_tools(self.catalog, self.retriever, compact=compact)
+            if mode == "multi_turn"
+            else []
         )
         kwargs["single_turn"] = mode == "single_turn"
         super().__init__(served, tools, split=served.split, **kwargs)
@@ -180,7 +189,8 @@ class MediaSearchEnv(ToolEnv):
         lines = [
             "You answer questions about films by searching a film catalog (1940-2014) with tools.",
             'Call a tool with <tool_call>{"name": TOOL, "arguments": {...}}</tool_call>; '
-            "several calls in one turn are allowed. " + self.tools.prompt_text(self.tools_in_prompt),
+            "several calls in one turn are allowed. "
+            + self.tools.prompt_text(self.tools_in_prompt),
         ]
         lines.append(f"You have at most {self.max_turns} turns. " + ANSWER_RULES)
         return "\n".join(lines)
@@ -190,7 +200,8 @@ class MediaSearchEnv(ToolEnv):
         if self.mode == "single_turn":
             return "Answer the film question from the passages. " + COMPACT_ANSWER_RULE
         signatures = ", ".join(
-            f"{name}({', '.join(self.tools[name].args_model.model_fields)})" for name in self.tools.names
+            f"{name}({', '.join(self.tools[name].args_model.model_fields)})"
+            for name in self.tools.names
         )
         lines = [
             f"Tools: {signatures}.",
@@ -230,13 +241,18 @@ def only_kinds(served: QuestionTasks, kinds: Sequence[str]) -> QuestionTasks:
     as for a filter that keeps no question.
     """
     if isinstance(kinds, str):
-        raise TypeError(f"kinds must be a list of kinds, e.g. [{kinds!r}], got the string {kinds!r}")
+        raise TypeError(
+            f"kinds must be a list of kinds, e.g. [{kinds!r}], got the string {kinds!r}"
+        )
     wanted = list(kinds)
     if not wanted:
         raise ValueError(f"kinds is empty; give some of {', '.join(KINDS)}")
     # A generated split's questions directly: building all of its Tasks (an id hash each) would double the cost.
-    questions = (split_questions(served.split, served.style) if served.split in SPLITS + EVAL_SPLITS
-                 else [t.case for t in served])
+    questions = (
+        split_questions(served.split, served.style)
+        if served.split in SPLITS + EVAL_SPLITS
+        else [t.case for t in served]
+    )
     present = {q.kind for q in questions}
     valid = sorted(set(KINDS) | present)
     unknown = [k for k in wanted if k not in valid]

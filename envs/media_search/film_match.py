@@ -33,7 +33,7 @@ def _title_key(title: str) -> str:
     key = fold(title)
     for article in _ARTICLES:
         if key.startswith(article) and len(key) > len(article):
-            return key[len(article):]
+            return key[len(article) :]
     return key
 
 

@@ -43,22 +43,79 @@ from agentenv.envs.media_search.question_templates import genre_adjective
 
 FIELDS: tuple[str, ...] = ("year", "genre", "director", "cast", "runtime")
 """The constraint fields, in the order they are rendered and revealed."""
-FIELD_NAMES = {"year": "release year", "genre": "genre", "director": "director", "cast": "cast",
-               "runtime": "running time"}
-CRITERIA = {("rating", "desc"): "highest-rated", ("rating", "asc"): "lowest-rated",
-            ("runtime", "desc"): "longest", ("runtime", "asc"): "shortest"}
+FIELD_NAMES = {
+    "year": "release year",
+    "genre": "genre",
+    "director": "director",
+    "cast": "cast",
+    "runtime": "running time",
+}
+CRITERIA = {
+    ("rating", "desc"): "highest-rated",
+    ("rating", "asc"): "lowest-rated",
+    ("runtime", "desc"): "longest",
+    ("runtime", "asc"): "shortest",
+}
 """How a superlative's ordering is said."""
 FIELD_WORDS: dict[str, frozenset[str]] = {
-    "year": frozenset({"year", "years", "when", "decade", "decades", "released", "release", "era", "date",
-                       "period", "recent", "old", "came out", "come out", "how old"}),
+    "year": frozenset(
+        {
+            "year",
+            "years",
+            "when",
+            "decade",
+            "decades",
+            "released",
+            "release",
+            "era",
+            "date",
+            "period",
+            "recent",
+            "old",
+            "came out",
+            "come out",
+            "how old",
+        }
+    ),
     "genre": frozenset({"genre", "genres", "kind", "type", "sort", "category", "style"}),
-    "director": frozenset({"director", "directors", "directed", "direct", "directs", "directing",
-                           "filmmaker", "who made"}),
-    "cast": frozenset({"actor", "actors", "actress", "actresses", "cast", "star", "stars", "starring",
-                       "starred", "featuring", "appear", "appears", "appeared", "lead", "leads",
-                       "who is in", "who s in", "plays", "played"}),
-    "runtime": frozenset({"long", "length", "runtime", "minutes", "duration", "running time", "how long",
-                          "lasts"}),
+    "director": frozenset(
+        {
+            "director",
+            "directors",
+            "directed",
+            "direct",
+            "directs",
+            "directing",
+            "filmmaker",
+            "who made",
+        }
+    ),
+    "cast": frozenset(
+        {
+            "actor",
+            "actors",
+            "actress",
+            "actresses",
+            "cast",
+            "star",
+            "stars",
+            "starring",
+            "starred",
+            "featuring",
+            "appear",
+            "appears",
+            "appeared",
+            "lead",
+            "leads",
+            "who is in",
+            "who s in",
+            "plays",
+            "played",
+        }
+    ),
+    "runtime": frozenset(
+        {"long", "length", "runtime", "minutes", "duration", "running time", "how long", "lasts"}
+    ),
 }
 """Words and phrases (after :func:`~agentenv.corpora.media.normalize_key`) that ask about a field."""
 
@@ -82,12 +139,26 @@ class Request:
         """The request behind a ``filter_titles`` call's arguments."""
         year = None
         if args.get("year_min") is not None or args.get("year_max") is not None:
-            year = (int(args.get("year_min", args.get("year_max"))), int(args.get("year_max", args.get("year_min"))))
-        criterion = (str(args["sort_by"]), str(args.get("order", "desc"))) if kind == "superlative" else None
-        return cls(kind=kind, year=year, genre=args.get("genre"), director=args.get("director"),
-                   cast=tuple(args.get("cast", ())), runtime_min=args.get("runtime_min"),
-                   runtime_max=args.get("runtime_max"), criterion=criterion,
-                   feature_only=bool(args.get("feature_only", False)))
+            year = (
+                int(args.get("year_min", args.get("year_max"))),
+                int(args.get("year_max", args.get("year_min"))),
+            )
+        criterion = (
+            (str(args["sort_by"]), str(args.get("order", "desc")))
+            if kind == "superlative"
+            else None
+        )
+        return cls(
+            kind=kind,
+            year=year,
+            genre=args.get("genre"),
+            director=args.get("director"),
+            cast=tuple(args.get("cast", ())),
+            runtime_min=args.get("runtime_min"),
+            runtime_max=args.get("runtime_max"),
+            criterion=criterion,
+            feature_only=bool(args.get("feature_only", False)),
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Request:
@@ -105,9 +176,13 @@ class Request:
 
     def fields(self) -> tuple[str, ...]:
         """The fields this request constrains, in :data:`FIELDS` order."""
-        present = {"year": self.year is not None, "genre": self.genre is not None,
-                   "director": self.director is not None, "cast": bool(self.cast),
-                   "runtime": self.runtime_min is not None or self.runtime_max is not None}
+        present = {
+            "year": self.year is not None,
+            "genre": self.genre is not None,
+            "director": self.director is not None,
+            "cast": bool(self.cast),
+            "runtime": self.runtime_min is not None or self.runtime_max is not None,
+        }
         return tuple(f for f in FIELDS if present[f])
 
 
@@ -157,8 +232,11 @@ def describe(request: Request, shown: Collection[str]) -> str:
     words.append("feature film" if request.feature_only else "film")
     tail = []
     if year is not None and not exact:
-        tail.append(f"from the {year[0]}s" if year[1] - year[0] == 9 and year[0] % 10 == 0
-                    else f"from {year[0]} to {year[1]}")
+        tail.append(
+            f"from the {year[0]}s"
+            if year[1] - year[0] == 9 and year[0] % 10 == 0
+            else f"from {year[0]} to {year[1]}"
+        )
     credits = []
     if "director" in shown and request.director:
         credits.append(f"directed by {request.director}")
@@ -183,7 +261,11 @@ def reveal(request: Request, field: str) -> str:
         lo, hi = request.year  # type: ignore[misc]
         if lo == hi:
             return f"It came out in {lo}."
-        return f"It's from the {lo}s." if hi - lo == 9 and lo % 10 == 0 else f"It came out between {lo} and {hi}."
+        return (
+            f"It's from the {lo}s."
+            if hi - lo == 9 and lo % 10 == 0
+            else f"It came out between {lo} and {hi}."
+        )
     if field == "genre":
         adjective = genre_adjective(request.genre or "")
         return f"It's {'an' if adjective[0] in 'aeiou' else 'a'} {adjective} film."
@@ -194,12 +276,36 @@ def reveal(request: Request, field: str) -> str:
     return f"It runs {_runtime(request).removeprefix('running ')}."
 
 
-_GENRE_WORDS = frozenset({normalize_key(w) for w in GENRE_SYNONYMS} | {
-    normalize_key(w) for g in ("Action", "Adventure", "Animation", "Biography", "Comedy", "Crime", "Documentary",
-                               "Drama", "Family", "Fantasy", "History", "Horror", "Music", "Musical", "Mystery",
-                               "Romance", "Sci-Fi", "Sport", "Thriller", "War", "Western")
-    for w in (g, genre_adjective(g))
-})
+_GENRE_WORDS = frozenset(
+    {normalize_key(w) for w in GENRE_SYNONYMS}
+    | {
+        normalize_key(w)
+        for g in (
+            "Action",
+            "Adventure",
+            "Animation",
+            "Biography",
+            "Comedy",
+            "Crime",
+            "Documentary",
+            "Drama",
+            "Family",
+            "Fantasy",
+            "History",
+            "Horror",
+            "Music",
+            "Musical",
+            "Mystery",
+            "Romance",
+            "Sci-Fi",
+            "Sport",
+            "Thriller",
+            "War",
+            "Western",
+        )
+        for w in (g, genre_adjective(g))
+    }
+)
 
 
 def fields_asked(text: str) -> tuple[str, ...]:

@@ -42,10 +42,20 @@ from agentenv.answer_grammar import answer_entries, quoted, strip_decoration, st
 from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
 from agentenv.spelling import SpellingIndex
 
-UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-         "fifteen sixteen seventeen eighteen nineteen").split()
-TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-        "eighty": 80, "ninety": 90}
+UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+).split()
+TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 ANSWER_WORDS = {w: i for i, w in enumerate(UNITS)} | {"twenty": 20}
 """The number words an answer may use (counts and runtimes): zero to twenty."""
 MAX_REFERENCE_CHARS = 300
@@ -99,7 +109,9 @@ def read_integer(text: str, *, words: bool) -> int | None:
     return None
 
 
-def grade_answer(answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None) -> bool:
+def grade_answer(
+    answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None
+) -> bool:
     """Return whether ``answer_text`` answers ``question`` correctly (see the module rules).
 
     Example:
@@ -111,14 +123,18 @@ def grade_answer(answer_text: str, question: Gradable, catalog: AnswerCatalog | 
     return read_answer(answer_text, question, catalog).correct
 
 
-def read_answer(answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None) -> Reading:
+def read_answer(
+    answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None
+) -> Reading:
     """Read ``answer_text`` by the grammar and grade it against ``question``; never raises on a ``str``."""
     if not isinstance(answer_text, str):
         raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
     if "\n" in answer_text:
         entries = [raw for _, raw in answer_entries(answer_text, "\n", limit=2)]
         if len(entries) > 1:
-            return _unreadable("a media answer is one title, name or number on one line; it has more than one line")
+            return _unreadable(
+                "a media answer is one title, name or number on one line; it has more than one line"
+            )
         answer_text = entries[0] if entries else ""
     if not strip_space(answer_text):
         return _unreadable("the answer is empty")
@@ -148,7 +164,9 @@ def _read_number(core: str, question: Gradable) -> Reading:
     value = read_integer(core, words=words)
     if value is None:
         allowed = "digits, or a number word up to twenty" if words else "digits"
-        return _unreadable(f"{quoted(core)} is not an integer ({allowed}; no decimals, signs or units)")
+        return _unreadable(
+            f"{quoted(core)} is not an integer ({allowed}; no decimals, signs or units)"
+        )
     gold = {read_integer(g, words=True) for g in _golds(question)} - {None}
     return Reading(value in gold, f"read as the number {value}")
 
@@ -160,7 +178,9 @@ def _gold_spelling(core: str, question: Gradable) -> bool:
 
 def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
     gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
-    gold_candidates = (gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs
+    gold_candidates = (
+        (gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs
+    )
     film, reason = _film_of(core, cat)
     if film is None:
         if not gold_candidates and _gold_spelling(core, question):
@@ -185,15 +205,23 @@ def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
     dated = _TITLE_YEAR.fullmatch(core)
     if dated is not None:
         year = int(dated.group("year"))
-        refs = [f for f, y in cat.years(cat.titles.lookup(dated.group("title"), narrow=False).refs).items() if y == year]
+        refs = [
+            f
+            for f, y in cat.years(
+                cat.titles.lookup(dated.group("title"), narrow=False).refs
+            ).items()
+            if y == year
+        ]
         if len(refs) == 1:
             return refs[0], ""
         if not refs:
             return None, f"no film {quoted(dated.group('title'))} from {year} is in the catalog"
     if named.how == "ambiguous":
         years = sorted(cat.years(named.refs).values())
-        return None, (f"{quoted(core)} is the title of {len(named.refs)} films ({', '.join(map(str, years[:5]))}): "
-                      "add the year, e.g. 'Title (Year)', or give the id")
+        return None, (
+            f"{quoted(core)} is the title of {len(named.refs)} films ({', '.join(map(str, years[:5]))}): "
+            "add the year, e.g. 'Title (Year)', or give the id"
+        )
     return None, f"{quoted(core)} is not a film title of the catalog"
 
 

@@ -76,11 +76,20 @@ class FilterQuery:
     def problems(self) -> list[str]:
         """Return what is inconsistent in the query (empty when it is fine)."""
         out = []
-        if self.year_min is not None and self.year_max is not None and self.year_min > self.year_max:
+        if (
+            self.year_min is not None
+            and self.year_max is not None
+            and self.year_min > self.year_max
+        ):
             out.append(f"year_min ({self.year_min}) is greater than year_max ({self.year_max})")
-        if (self.runtime_min is not None and self.runtime_max is not None
-                and self.runtime_min > self.runtime_max):
-            out.append(f"runtime_min ({self.runtime_min}) is greater than runtime_max ({self.runtime_max})")
+        if (
+            self.runtime_min is not None
+            and self.runtime_max is not None
+            and self.runtime_min > self.runtime_max
+        ):
+            out.append(
+                f"runtime_min ({self.runtime_min}) is greater than runtime_max ({self.runtime_max})"
+            )
         return out
 
 
@@ -96,8 +105,12 @@ class CatalogIndex:
         titles = catalog.titles
         self.size = len(titles)
         self.year = np.fromiter((t.year for t in titles), dtype=np.int32, count=self.size)
-        self.runtime = np.array([np.nan if t.runtime is None else t.runtime for t in titles], dtype=np.float64)
-        self.rating = np.array([np.nan if t.rating is None else t.rating for t in titles], dtype=np.float64)
+        self.runtime = np.array(
+            [np.nan if t.runtime is None else t.runtime for t in titles], dtype=np.float64
+        )
+        self.rating = np.array(
+            [np.nan if t.rating is None else t.rating for t in titles], dtype=np.float64
+        )
         self.feature = self.runtime >= FEATURE_MIN_RUNTIME  # NaN compares False
         self.genres: dict[str, str] = {}  # normalised key -> display name
         positions: dict[str, list[int]] = {}
@@ -109,7 +122,12 @@ class CatalogIndex:
                     positions[key] = []
                 positions[key].append(i)
         masks: dict[str, np.ndarray] = {}
-        for key, rows in positions.items():  # one assignment per genre: one per (title, genre) was 13 ms of a make
+        for (
+            key,
+            rows,
+        ) in (
+            positions.items()
+        ):  # one assignment per genre: one per (title, genre) was 13 ms of a make
             masks[key] = np.zeros(self.size, dtype=bool)
             masks[key][rows] = True
         self._genre_masks = masks
@@ -131,9 +149,13 @@ class CatalogIndex:
             return self.genres[key]
         if key in GENRE_SYNONYMS:
             return GENRE_SYNONYMS[key]
-        raise QueryError(f"unknown genre {genre[:40]!r}; use one of: {', '.join(self.genre_names())}")
+        raise QueryError(
+            f"unknown genre {genre[:40]!r}; use one of: {', '.join(self.genre_names())}"
+        )
 
-    def person_positions(self, name: str, role: Literal["directed", "wrote", "acted"]) -> tuple[int, ...]:
+    def person_positions(
+        self, name: str, role: Literal["directed", "wrote", "acted"]
+    ) -> tuple[int, ...]:
         """Return positions of the titles where ``name`` has ``role``.
 
         Raises :class:`QueryError` when nobody is credited under that name at
@@ -188,8 +210,11 @@ class CatalogIndex:
                 value = ranks * sign
                 missing = np.zeros(self.size, dtype=bool)
             else:
-                column = {"rating": self.rating, "year": self.year.astype(np.float64),
-                          "runtime": self.runtime}[sort_by]
+                column = {
+                    "rating": self.rating,
+                    "year": self.year.astype(np.float64),
+                    "runtime": self.runtime,
+                }[sort_by]
                 missing = np.isnan(column)
                 value = np.where(missing, 0.0, column) * sign
             self._orders[key] = np.lexsort((self._id_rank, value, missing))
@@ -222,7 +247,9 @@ def matches(title: Title, q: FilterQuery, genre: str | None = None) -> bool:
         return False
     if q.year_max is not None and title.year > q.year_max:
         return False
-    if q.director is not None and normalize_key(q.director) not in {normalize_key(d) for d in title.directors}:
+    if q.director is not None and normalize_key(q.director) not in {
+        normalize_key(d) for d in title.directors
+    }:
         return False
     if q.cast:
         cast = {normalize_key(c) for c in title.cast}

@@ -41,7 +41,9 @@ class MediaSearchOracle:
         self._task: Task | None = None
         self._next = 0
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         self._task = task
         plan = getattr(task.case, "plan", None) if info.get("tools") else None
         self._steps = list(plan or [])
@@ -77,8 +79,12 @@ class MediaSearchOracle:
         gold = task.gold
         if not isinstance(gold, Mapping) or "answer" not in gold:
             return str(gold)
-        if gold.get("answer_type") == "title":  # "Title (Year)": read even where several films share the title
-            return next((a for a in gold.get("aliases", ()) if str(a).endswith(")")), gold["answer"])
+        if (
+            gold.get("answer_type") == "title"
+        ):  # "Title (Year)": read even where several films share the title
+            return next(
+                (a for a in gold.get("aliases", ()) if str(a).endswith(")")), gold["answer"]
+            )
         return gold["answer"]
 
 

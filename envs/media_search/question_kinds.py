@@ -76,8 +76,28 @@ LEADS = 4
 
 
 _PARTICLES = frozenset({"de", "del", "della", "di", "da", "du", "la", "le", "van", "von", "der"})
-_FAMILY_NAME_FIRST = frozenset({"zhang", "chen", "hou", "wong", "kim", "park", "jia", "tsai", "hong", "bong",
-                                "wang", "feng", "tsui", "lou", "wu", "ang", "im", "lee"})
+_FAMILY_NAME_FIRST = frozenset(
+    {
+        "zhang",
+        "chen",
+        "hou",
+        "wong",
+        "kim",
+        "park",
+        "jia",
+        "tsai",
+        "hong",
+        "bong",
+        "wang",
+        "feng",
+        "tsui",
+        "lou",
+        "wu",
+        "ang",
+        "im",
+        "lee",
+    }
+)
 
 
 def _surname_last(key: str) -> bool:
@@ -88,8 +108,13 @@ def _surname_last(key: str) -> bool:
     (True, False, False)
     """
     words = key.split()
-    return (len(words) > 1 and words[-1].isalpha() and len(words[-1]) >= 4 and words[-2] not in _PARTICLES
-            and words[0] not in _FAMILY_NAME_FIRST)
+    return (
+        len(words) > 1
+        and words[-1].isalpha()
+        and len(words[-1]) >= 4
+        and words[-2] not in _PARTICLES
+        and words[0] not in _FAMILY_NAME_FIRST
+    )
 
 
 def difficulty(constraints: int, hops: int) -> str:
@@ -116,14 +141,18 @@ class Context:
 
     def __init__(self, catalog: Catalog, style: str = "template") -> None:
         if style not in sty.STYLES:
-            raise ValueError(f"question style must be one of {', '.join(sty.STYLES)}, got {style!r}")
+            raise ValueError(
+                f"question style must be one of {', '.join(sty.STYLES)}, got {style!r}"
+            )
         self.style = style
         self.refs = sty.References(catalog) if style != "template" else None
         self.surnames: dict[str, str] = {}
         self.catalog = catalog
         self.titles = catalog.titles
         self.people = catalog.people
-        self.known = [i for i, t in enumerate(self.titles) if (t.reviews or 0) >= KNOWN_FILM_REVIEWS]
+        self.known = [
+            i for i, t in enumerate(self.titles) if (t.reviews or 0) >= KNOWN_FILM_REVIEWS
+        ]
         self.seeds = self.known
         """Films whose genre and year seed a superlative (never named in the question)."""
         self.by_year: dict[int, list[int]] = {}
@@ -148,7 +177,9 @@ class Context:
         if style != "template":
             self._famous_pools(people)
         self._top: dict[tuple[Any, ...], int | None] = {}
-        self.shorts: dict[tuple[str, int], list[int]] = {}  # (genre, year) -> films that are no feature
+        self.shorts: dict[
+            tuple[str, int], list[int]
+        ] = {}  # (genre, year) -> films that are no feature
         for i, t in enumerate(self.titles):
             if not t.is_feature:
                 for g in t.genres:
@@ -163,21 +194,36 @@ class Context:
         for t in self.titles:
             by_decade.setdefault(t.year // 10, []).append(t.reviews or 0)
         floor = {d: float(np.quantile(v, 1 - FAMOUS["film_share"])) for d, v in by_decade.items()}
-        self.known = [i for i in self.known if (self.titles[i].reviews or 0) > floor[self.titles[i].year // 10]]
+        self.known = [
+            i
+            for i in self.known
+            if (self.titles[i].reviews or 0) > floor[self.titles[i].year // 10]
+        ]
         self.known_by_genre = {}
         for i in self.known:
             for g in self.titles[i].genres:
                 self.known_by_genre.setdefault(g, []).append(i)
-        self.known_actors = {k for k in people if len(self.people[k].acted) >= FAMOUS["actor_films"]}
+        self.known_actors = {
+            k for k in people if len(self.people[k].acted) >= FAMOUS["actor_films"]
+        }
         self.actor_pool = sorted(self.known_actors)
-        self.director_pool = [k for k in people if len(self.people[k].directed) >= FAMOUS["director_films"]]
-        self.writer_pool = [k for k in people if len(self.people[k].wrote) >= FAMOUS["writer_films"]]
+        self.director_pool = [
+            k for k in people if len(self.people[k].directed) >= FAMOUS["director_films"]
+        ]
+        self.writer_pool = [
+            k for k in people if len(self.people[k].wrote) >= FAMOUS["writer_films"]
+        ]
         directors = [k for k in people if self.people[k].directed]
         shared = Counter(k.split()[-1] for k in directors)
         title_words = {w for t in self.titles for w in normalize_key(t.title).split()}
-        self.surnames = {k: self.people[k].name.split()[-1] for k in directors
-                         if shared[k.split()[-1]] == 1 and len(self.people[k].directed) >= FAMOUS_DIRECTOR_FILMS
-                         and _surname_last(k) and k.split()[-1] not in title_words}
+        self.surnames = {
+            k: self.people[k].name.split()[-1]
+            for k in directors
+            if shared[k.split()[-1]] == 1
+            and len(self.people[k].directed) >= FAMOUS_DIRECTOR_FILMS
+            and _surname_last(k)
+            and k.split()[-1] not in title_words
+        }
 
     def director_word(self, name: str, rng: np.random.Generator) -> str | None:
         """A famous director's surname ("Hitchcock"), :data:`SURNAME_SHARE` of the times the catalog lets it
@@ -226,7 +272,9 @@ class Context:
             return f"{t.title} ({t.year})"
         return None
 
-    def top_feature(self, genre: str, y0: int, y1: int, cap: int | None, sort_by: str, order: str) -> int | None:
+    def top_feature(
+        self, genre: str, y0: int, y1: int, cap: int | None, sort_by: str, order: str
+    ) -> int | None:
         """The unique best feature film of a genre and year range, or ``None`` if tied or too few.
 
         Memoised: the superlative generator draws the same groups many times.
@@ -234,10 +282,16 @@ class Context:
         key = (genre, y0, y1, cap, sort_by, order)
         if key in self._top:
             return self._top[key]
-        group = [i for y in range(y0, y1 + 1) for i in self.features.get((genre, y), ())
-                 if cap is None or (self.titles[i].runtime or 0) <= cap - 1]
+        group = [
+            i
+            for y in range(y0, y1 + 1)
+            for i in self.features.get((genre, y), ())
+            if cap is None or (self.titles[i].runtime or 0) <= cap - 1
+        ]
         sign = 1 if order == "asc" else -1
-        keyed = [(sign * v, i) for i in group if (v := getattr(self.titles[i], sort_by)) is not None]
+        keyed = [
+            (sign * v, i) for i in group if (v := getattr(self.titles[i], sort_by)) is not None
+        ]
         result = None
         if len(group) >= 3 and keyed:
             best = min(keyed)
@@ -253,7 +307,9 @@ class Context:
         known = [c for c in t.cast if normalize_key(c) in self.known_actors]
         if self.style == "template" or len(known) <= LEADS:
             return known
-        stars = set(sorted(known, key=lambda c: (-len(self.people[normalize_key(c)].acted), c))[:LEADS])
+        stars = set(
+            sorted(known, key=lambda c: (-len(self.people[normalize_key(c)].acted), c))[:LEADS]
+        )
         return [c for c in known if c in stars]
 
     def films(self, name: str, role: str) -> set[int]:
@@ -272,9 +328,17 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
     name = ctx.name_of(t)
     if name is None:
         return None
-    options = [v for v, ok in (("director", len(t.directors) == 1), ("writer", len(t.writers) == 1),
-                               ("year", ctx.unique_name(t)), ("runtime", (t.runtime or 0) >= 40),
-                               ("cast", bool(ctx.known_cast(t)))) if ok]
+    options = [
+        v
+        for v, ok in (
+            ("director", len(t.directors) == 1),
+            ("writer", len(t.writers) == 1),
+            ("year", ctx.unique_name(t)),
+            ("runtime", (t.runtime or 0) >= 40),
+            ("cast", bool(ctx.known_cast(t))),
+        )
+        if ok
+    ]
     if not options:
         return None
     if ctx.style == "template":
@@ -283,7 +347,10 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
         weights = np.array([sty.LOOKUP_FIELD_WEIGHTS[v] for v in options])
         variant = options[int(rng.choice(len(options), p=weights / weights.sum()))]
     template = ctx.pick(rng, tpl.LOOKUP[variant])
-    plan: tuple[dict[str, Any], ...] = (_step("search", query=name, k=5), _step("get_title", title_id=t.id))
+    plan: tuple[dict[str, Any], ...] = (
+        _step("search", query=name, k=5),
+        _step("get_title", title_id=t.id),
+    )
     constraints = 1
     if variant == "director":
         answer, aliases, kind, extract = t.directors[0], (), "person", _field("directors.0")
@@ -312,12 +379,29 @@ def lookup(ctx: Context, rng: np.random.Generator) -> Draft | None:
         ref, plan, extra = _reference(ctx, pos, name, variant, plan, rng, sty.aside_fits(phrasing))
         text = sty.casualise(phrasing, {"ref": ref, "a": a, "b": b}, rng)
         constraints, hops = constraints + extra, 1 + (extra > 0)
-    return Draft("lookup", text, answer, aliases, kind, difficulty(constraints, hops),
-                 plan, extract, t.id, f"lookup|{t.id}|{variant}")
+    return Draft(
+        "lookup",
+        text,
+        answer,
+        aliases,
+        kind,
+        difficulty(constraints, hops),
+        plan,
+        extract,
+        t.id,
+        f"lookup|{t.id}|{variant}",
+    )
 
 
-def _reference(ctx: Context, pos: int, name: str, variant: str, plan: tuple[dict[str, Any], ...],
-               rng: np.random.Generator, aside: bool = True) -> tuple[str, tuple[dict[str, Any], ...], int]:
+def _reference(
+    ctx: Context,
+    pos: int,
+    name: str,
+    variant: str,
+    plan: tuple[dict[str, Any], ...],
+    rng: np.random.Generator,
+    aside: bool = True,
+) -> tuple[str, tuple[dict[str, Any], ...], int]:
     """How a casual lookup names its film, the plan that reaches it, and the constraints the reference adds.
 
     By title, by a partial title (searched for), or by a description from the
@@ -333,20 +417,32 @@ def _reference(ctx: Context, pos: int, name: str, variant: str, plan: tuple[dict
         described = sty.describe(ctx, pos, rng, variant)
         if described is not None:
             text, args = described
-            return text, (_step("filter_titles", **args, limit=5), _step("get_title", title_id=t.id)), len(args) - 1
+            return (
+                text,
+                (_step("filter_titles", **args, limit=5), _step("get_title", title_id=t.id)),
+                len(args) - 1,
+            )
     elif roll >= share_title and ctx.refs is not None:
         partial = ctx.refs.partial_title(pos, rng)
         if partial is not None:
             ref = partial
             if aside:
-                ref = sty.with_aside(partial, t, variant, rng, ctx.known_cast(t) if variant != "cast" else [])
+                ref = sty.with_aside(
+                    partial, t, variant, rng, ctx.known_cast(t) if variant != "cast" else []
+                )
             return ref, (_step("search", query=partial, k=5), _step("get_title", title_id=t.id)), 0
-    if name != t.title:  # a shared title with its year: "heist from 2001" as often as "heist (2001)"
+    if (
+        name != t.title
+    ):  # a shared title with its year: "heist from 2001" as often as "heist (2001)"
         return sty.dated(sty.casual_title(t.title, rng), t.year, rng), plan, 0
     ref = sty.casual_title(name, rng)
     if not aside:
         return ref, plan, 0
-    return sty.with_aside(ref, t, variant, rng, ctx.known_cast(t) if variant != "cast" else []), plan, 0
+    return (
+        sty.with_aside(ref, t, variant, rng, ctx.known_cast(t) if variant != "cast" else []),
+        plan,
+        0,
+    )
 
 
 def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
@@ -356,7 +452,9 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
     cast = ctx.known_cast(t)
     parts = ["time", "genre", "director", "cast", "cast", "runtime"]
     genres = t.genres
-    if ctx.style != "template":  # people describe a film by what they remember: no runtime, no "drama"
+    if (
+        ctx.style != "template"
+    ):  # people describe a film by what they remember: no runtime, no "drama"
         parts, genres = parts[:-1], tuple(g for g in t.genres if g in sty.SAYABLE_GENRES)
     order = [parts[i] for i in rng.permutation(len(parts))]
     order.sort(key=lambda p: p == "runtime")  # a runtime bound only ever narrows what is there
@@ -371,7 +469,10 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
             if rng.random() < 0.6:
                 chosen["year_min"] = chosen["year_max"] = t.year
             else:
-                chosen["year_min"], chosen["year_max"] = t.year - t.year % 10, t.year - t.year % 10 + 9
+                chosen["year_min"], chosen["year_max"] = (
+                    t.year - t.year % 10,
+                    t.year - t.year % 10 + 9,
+                )
             found = ctx.in_years(chosen["year_min"], chosen["year_max"])
         elif part == "genre" and genres:
             chosen["genre"] = ctx.pick(rng, genres)
@@ -397,19 +498,32 @@ def constraint(ctx: Context, rng: np.random.Generator) -> Draft | None:
         return None
     desc, clauses = _describe(chosen)
     text = ctx.pick(rng, tpl.CONSTRAINT).format(desc=desc, clauses=clauses)
-    text = text.replace(" ?", "?").replace(" .", ".").replace("  ", " ")  # when there are no clauses
+    text = (
+        text.replace(" ?", "?").replace(" .", ".").replace("  ", " ")
+    )  # when there are no clauses
     args = {k: chosen[k] for k in sorted(chosen)}
     plan: tuple[dict[str, Any], ...] = (_step("filter_titles", **args),)
     if ctx.casual(rng):
         surname = ctx.director_word(chosen["director"], rng) if "director" in chosen else None
-        text = sty.casualise(sty.frame(rng, sty.CONSTRAINT), {"desc": _casual_description(chosen, rng, surname)}, rng)
+        text = sty.casualise(
+            sty.frame(rng, sty.CONSTRAINT), {"desc": _casual_description(chosen, rng, surname)}, rng
+        )
         if surname is not None:  # the director's full name is found first
             plan = (_step("find_person", name=surname), *plan)
     answer, aliases = ctx.title_answer(t)
     n = len(chosen) + len(chosen.get("cast", ())) - ("cast" in chosen)
-    return Draft("constraint", text, answer, aliases, "title", difficulty(n, 1),
-                 plan, {"op": "only", "step": -1, "field": "title"},
-                 t.id, f"constraint|{sorted(args.items())}")
+    return Draft(
+        "constraint",
+        text,
+        answer,
+        aliases,
+        "title",
+        difficulty(n, 1),
+        plan,
+        {"op": "only", "step": -1, "field": "title"},
+        t.id,
+        f"constraint|{sorted(args.items())}",
+    )
 
 
 def _describe(c: dict[str, Any]) -> tuple[str, str]:
@@ -433,14 +547,24 @@ def _describe(c: dict[str, Any]) -> tuple[str, str]:
     return desc, ", ".join(clauses[:-1]) + " and " + clauses[-1]
 
 
-def _casual_description(c: dict[str, Any], rng: np.random.Generator, surname: str | None = None) -> str:
+def _casual_description(
+    c: dict[str, Any], rng: np.random.Generator, surname: str | None = None
+) -> str:
     """A constraint question's film as people describe it: "1995 spielberg comedy with A and B" (the
     director by ``surname`` when given)."""
-    group = sty.genre_group(c["genre"], rng) if "genre" in c else sty.pick(rng, ("movie", "movie", "film", "one"))
+    group = (
+        sty.genre_group(c["genre"], rng)
+        if "genre" in c
+        else sty.pick(rng, ("movie", "movie", "film", "one"))
+    )
     year = ""
     if "year_min" in c and c["year_min"] == c["year_max"]:
         year = f"{c['year_min']} "
-    tail = f" from {sty.decade_words(c['year_min'], c['year_max'])}" if "year_min" in c and not year else ""
+    tail = (
+        f" from {sty.decade_words(c['year_min'], c['year_max'])}"
+        if "year_min" in c and not year
+        else ""
+    )
     head = f"{year}{group}"
     if "director" in c:
         form = rng.random()
@@ -455,7 +579,9 @@ def _casual_description(c: dict[str, Any], rng: np.random.Generator, surname: st
     if len(cast) > 1 and rng.random() < 0.15:
         parts.append(f"where {' and '.join(cast)} are both in it")
     elif cast:
-        parts.append(sty.pick(rng, ("with", "with", "with", "with", "starring")) + " " + " and ".join(cast))
+        parts.append(
+            sty.pick(rng, ("with", "with", "with", "with", "starring")) + " " + " and ".join(cast)
+        )
     if "runtime_max" in c:
         parts.append(f"under {c['runtime_max'] + 1} minutes")
     if "runtime_min" in c:
@@ -463,8 +589,16 @@ def _casual_description(c: dict[str, Any], rng: np.random.Generator, surname: st
     return " ".join(parts)
 
 
-def _no_short_tops(ctx: Context, winner: int, genre: str, y0: int, y1: int, cap: int | None, sort_by: str,
-                   order: str) -> bool:
+def _no_short_tops(
+    ctx: Context,
+    winner: int,
+    genre: str,
+    y0: int,
+    y1: int,
+    cap: int | None,
+    sort_by: str,
+    order: str,
+) -> bool:
     """True when no film shorter than a feature (or of unknown runtime) in the group ties or beats the winner,
     so the winner is the one answer over *all* films, shorts too. Only the few short films are scanned."""
     sign = 1 if order == "asc" else -1
@@ -490,9 +624,15 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     else:  # a genre people name where the film has one ("best western of 1955", not "best drama")
         genre = ctx.pick(rng, [g for g in seed.genres if g in sty.SAYABLE_GENRES] or seed.genres)
     decade = rng.random() < 0.4
-    y0, y1 = (seed.year - seed.year % 10, seed.year - seed.year % 10 + 9) if decade else (seed.year, seed.year)
+    y0, y1 = (
+        (seed.year - seed.year % 10, seed.year - seed.year % 10 + 9)
+        if decade
+        else (seed.year, seed.year)
+    )
     sort_by, order = ctx.pick(rng, list(tpl.SUPERLATIVE))
-    cap = int(ctx.pick(rng, (90, 100, 120))) if sort_by == "rating" and rng.random() < 0.35 else None
+    cap = (
+        int(ctx.pick(rng, (90, 100, 120))) if sort_by == "rating" and rng.random() < 0.35 else None
+    )
     if ctx.style != "template":
         cap = None  # people do not add a runtime cap to "the best rated comedy of 1995"
     found = ctx.top_feature(genre, y0, y1, cap, sort_by, order)
@@ -507,22 +647,54 @@ def superlative(ctx: Context, rng: np.random.Generator) -> Draft | None:
     text = ctx.pick(rng, tpl.SUPERLATIVE[(sort_by, order)]).format(desc=desc, descs=descs)
     if ctx.casual(rng):
         # "movie" only where no short film would top the group: else the question keeps "feature"
-        key = (found, genre, y0, y1, cap, sort_by, order)  # the same groups are drawn many times: memoised
+        key = (
+            found,
+            genre,
+            y0,
+            y1,
+            cap,
+            sort_by,
+            order,
+        )  # the same groups are drawn many times: memoised
         plain = ctx.short_free.get(key)
         if plain is None:
-            plain = ctx.short_free[key] = _no_short_tops(ctx, found, genre, y0, y1, cap, sort_by, order)
+            plain = ctx.short_free[key] = _no_short_tops(
+                ctx, found, genre, y0, y1, cap, sort_by, order
+            )
         name = sty.genre_group(genre, rng) if plain else f"{sty.casual_genre(genre)} feature"
-        period = sty.pick(rng, (f"from {y0}", f"of {y0}")) if not decade else f"of {sty.decade_words(y0, y1)}"
+        period = (
+            sty.pick(rng, (f"from {y0}", f"of {y0}"))
+            if not decade
+            else f"of {sty.decade_words(y0, y1)}"
+        )
         group = f"{name} {period}" + (f" {sty.runtime_cap(cap, rng)}" if cap else "")
-        text = sty.casualise(sty.frame(rng, sty.SUPERLATIVE[(sort_by, order)]), {"desc": group}, rng)
-    args: dict[str, Any] = {"genre": genre, "year_min": y0, "year_max": y1, "feature_only": True,
-                            "sort_by": sort_by, "order": order, "limit": 3}
+        text = sty.casualise(
+            sty.frame(rng, sty.SUPERLATIVE[(sort_by, order)]), {"desc": group}, rng
+        )
+    args: dict[str, Any] = {
+        "genre": genre,
+        "year_min": y0,
+        "year_max": y1,
+        "feature_only": True,
+        "sort_by": sort_by,
+        "order": order,
+        "limit": 3,
+    }
     if cap:
         args["runtime_max"] = cap - 1
     answer, aliases = ctx.title_answer(winner)
-    return Draft("superlative", text, answer, aliases, "title", difficulty(3 + (cap is not None), 1),
-                 (_step("filter_titles", **args),), _field("results.0.title"), winner.id,
-                 f"superlative|{sorted(args.items())}")
+    return Draft(
+        "superlative",
+        text,
+        answer,
+        aliases,
+        "title",
+        difficulty(3 + (cap is not None), 1),
+        (_step("filter_titles", **args),),
+        _field("results.0.title"),
+        winner.id,
+        f"superlative|{sorted(args.items())}",
+    )
 
 
 def two_hop(ctx: Context, rng: np.random.Generator) -> Draft | None:
@@ -536,21 +708,42 @@ def two_hop(ctx: Context, rng: np.random.Generator) -> Draft | None:
     a, b = cast[i], cast[j]
     if ctx.films(a, "acted") & ctx.films(b, "acted") != {pos}:
         return None
-    options = [v for v, ok in (("director", len(t.directors) == 1), ("writer", len(t.writers) == 1),
-                               ("year", True)) if ok]
+    options = [
+        v
+        for v, ok in (
+            ("director", len(t.directors) == 1),
+            ("writer", len(t.writers) == 1),
+            ("year", True),
+        )
+        if ok
+    ]
     variant = ctx.pick(rng, options)
     text = ctx.pick(rng, tpl.TWO_HOP[variant]).format(a=a, b=b)
     if ctx.casual(rng):
         movie = sty.pick(rng, ("movie", "movie", "film"))
         if variant != "year" and rng.random() < 0.35:
             movie = f"{t.year} {movie}"
-        text = sty.casualise(sty.frame(rng, sty.TWO_HOP[variant]), {"a": a, "b": b, "movie": movie}, rng)
-    answer, kind, path = {"director": (t.directors[0] if t.directors else "", "person", "directors.0"),
-                          "writer": (t.writers[0] if t.writers else "", "person", "writers.0"),
-                          "year": (str(t.year), "year", "year")}[variant]
+        text = sty.casualise(
+            sty.frame(rng, sty.TWO_HOP[variant]), {"a": a, "b": b, "movie": movie}, rng
+        )
+    answer, kind, path = {
+        "director": (t.directors[0] if t.directors else "", "person", "directors.0"),
+        "writer": (t.writers[0] if t.writers else "", "person", "writers.0"),
+        "year": (str(t.year), "year", "year"),
+    }[variant]
     plan = (_step("filter_titles", cast=[a, b], limit=5), _step("get_title", title_id=t.id))
-    return Draft("two_hop", text, answer, (), kind, difficulty(2, 2), plan, _field(path), t.id,
-                 f"two_hop|{t.id}|{sorted([a, b])}|{variant}")
+    return Draft(
+        "two_hop",
+        text,
+        answer,
+        (),
+        kind,
+        difficulty(2, 2),
+        plan,
+        _field(path),
+        t.id,
+        f"two_hop|{t.id}|{sorted([a, b])}|{variant}",
+    )
 
 
 def comparison(ctx: Context, rng: np.random.Generator) -> Draft | None:
@@ -572,13 +765,26 @@ def comparison(ctx: Context, rng: np.random.Generator) -> Draft | None:
     if ctx.casual(rng):
         a_ref, b_ref = sty.casual_title(first.title, rng), sty.casual_title(second.title, rng)
         text = sty.casualise(sty.frame(rng, sty.COMPARISON[variant]), {"a": a_ref, "b": b_ref}, rng)
-    plan = (_step("search", query=first.title, k=5), _step("get_title", title_id=first.id),
-            _step("search", query=second.title, k=5), _step("get_title", title_id=second.id))
+    plan = (
+        _step("search", query=first.title, k=5),
+        _step("get_title", title_id=first.id),
+        _step("search", query=second.title, k=5),
+        _step("get_title", title_id=second.id),
+    )
     answer, aliases = ctx.title_answer(winner)
     pair = "|".join(sorted((a.id, b.id)))
-    return Draft("comparison", text, answer, aliases, "title", difficulty(1, 2), plan,
-                 {"op": op, "steps": [1, 3], "field": variant, "return": "title"}, pair,
-                 f"comparison|{pair}|{variant}")
+    return Draft(
+        "comparison",
+        text,
+        answer,
+        aliases,
+        "title",
+        difficulty(1, 2),
+        plan,
+        {"op": op, "steps": [1, 3], "field": variant, "return": "title"},
+        pair,
+        f"comparison|{pair}|{variant}",
+    )
 
 
 def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
@@ -603,7 +809,9 @@ def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
         if ctx.style != "template" and genre not in sty.SAYABLE_GENRES:
             return None
         n = sum(genre in ctx.titles[i].genres for i in person.acted)
-        text = ctx.pick(rng, tpl.COUNT["acted"]).format(person=person.name, genre=tpl.genre_adjective(genre))
+        text = ctx.pick(rng, tpl.COUNT["acted"]).format(
+            person=person.name, genre=tpl.genre_adjective(genre)
+        )
         plan = (_step("filter_titles", genre=genre, cast=[person.name], limit=5),)
         extract, fact, constraints = _field("count"), f"count|acted|{key}|{genre}", 2
     else:
@@ -621,20 +829,42 @@ def count(ctx: Context, rng: np.random.Generator) -> Draft | None:
         if surname is not None:  # the director's full name is found first
             plan = (_step("find_person", name=surname), *plan)
     answer, aliases = _number(n)
-    return Draft("count", text, answer, aliases, "number", difficulty(constraints, 1), plan, extract,
-                 f"person:{key}", fact)
+    return Draft(
+        "count",
+        text,
+        answer,
+        aliases,
+        "number",
+        difficulty(constraints, 1),
+        plan,
+        extract,
+        f"person:{key}",
+        fact,
+    )
 
 
-def _casual_count(fact: str, person: str, plan: tuple[dict[str, Any], ...], rng: np.random.Generator) -> str:
+def _casual_count(
+    fact: str, person: str, plan: tuple[dict[str, Any], ...], rng: np.random.Generator
+) -> str:
     """A count question as people ask it; the years and genre come from the plan's own filter."""
     role = fact.split("|")[1]
     args = plan[0]["arguments"]
     if role == "directed":
         decade = sty.decade_words(args["year_min"], args["year_max"])
-        frames = sty.COUNT["directed_decade"] if decade and rng.random() < 0.7 else sty.COUNT["directed"]
-        values = {"person": person, "y0": args["year_min"], "y1": args["year_max"], "decade": decade}
+        frames = (
+            sty.COUNT["directed_decade"] if decade and rng.random() < 0.7 else sty.COUNT["directed"]
+        )
+        values = {
+            "person": person,
+            "y0": args["year_min"],
+            "y1": args["year_max"],
+            "decade": decade,
+        }
     elif role == "acted":
-        frames, values = sty.COUNT["acted"], {"person": person, "genres": sty.genre_group(args["genre"], rng, True)}
+        frames, values = (
+            sty.COUNT["acted"],
+            {"person": person, "genres": sty.genre_group(args["genre"], rng, True)},
+        )
     else:
         frames, values = sty.COUNT["wrote"], {"person": person}
     return sty.casualise(sty.frame(rng, frames), values, rng)

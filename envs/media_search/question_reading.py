@@ -45,20 +45,52 @@ Asks = str
 ``compare`` (which of two named films) or ``superlative`` (the top film of a group)."""
 
 GENRES: dict[str, str] = {
-    "comedy": "Comedy", "comedies": "Comedy", "funny": "Comedy", "horror": "Horror", "scary": "Horror",
-    "western": "Western", "westerns": "Western", "war": "War", "musical": "Musical", "musicals": "Musical",
-    "animated": "Animation", "animation": "Animation", "cartoon": "Animation", "cartoons": "Animation",
-    "sci fi": "Sci-Fi", "scifi": "Sci-Fi", "science fiction": "Sci-Fi", "thriller": "Thriller",
-    "thrillers": "Thriller", "drama": "Drama", "dramas": "Drama", "romance": "Romance", "romantic": "Romance",
-    "romances": "Romance", "rom com": "Romance", "action": "Action", "adventure": "Adventure",
-    "crime": "Crime", "mystery": "Mystery", "mysteries": "Mystery", "fantasy": "Fantasy", "family": "Family",
-    "biography": "Biography", "biographical": "Biography", "biopic": "Biography", "historical": "History",
-    "history": "History", "sport": "Sport", "sports": "Sport", "documentary": "Documentary",
+    "comedy": "Comedy",
+    "comedies": "Comedy",
+    "funny": "Comedy",
+    "horror": "Horror",
+    "scary": "Horror",
+    "western": "Western",
+    "westerns": "Western",
+    "war": "War",
+    "musical": "Musical",
+    "musicals": "Musical",
+    "animated": "Animation",
+    "animation": "Animation",
+    "cartoon": "Animation",
+    "cartoons": "Animation",
+    "sci fi": "Sci-Fi",
+    "scifi": "Sci-Fi",
+    "science fiction": "Sci-Fi",
+    "thriller": "Thriller",
+    "thrillers": "Thriller",
+    "drama": "Drama",
+    "dramas": "Drama",
+    "romance": "Romance",
+    "romantic": "Romance",
+    "romances": "Romance",
+    "rom com": "Romance",
+    "action": "Action",
+    "adventure": "Adventure",
+    "crime": "Crime",
+    "mystery": "Mystery",
+    "mysteries": "Mystery",
+    "fantasy": "Fantasy",
+    "family": "Family",
+    "biography": "Biography",
+    "biographical": "Biography",
+    "biopic": "Biography",
+    "historical": "History",
+    "history": "History",
+    "sport": "Sport",
+    "sports": "Sport",
+    "documentary": "Documentary",
     "documentaries": "Documentary",
 }
 """Words people use for a genre, to the catalog's genre names (longest phrases are matched first)."""
 
-_FILLER = frozenset("""
+_FILLER = frozenset(
+    """
 a about according actually am an and any are as at be been being but by called can catalog catalogue credit
 credited credits did do does doing done for from get give got had has have he heard her him his how i i'd i'm
 if in inclusive into is it it's its just know let lol me my name named nah no not of on or our please pls plz
@@ -71,42 +103,79 @@ release came come comes runtime minutes minute many count number total older old
 earliest higher highest lower lowest better worse worst rated rating ratings rate critics critic reviews
 reviewed review vs versus cast actor actors actress actresses acted forgot guy made make makes making star
 stars
-""".split())
+""".split()
+)
 """Words that say what is asked or are filler: dropped from the search query."""
 
-_NOT_NAMES = frozenset("between during since until till through before after total all time ever career".split())
+_NOT_NAMES = frozenset(
+    "between during since until till through before after total all time ever career".split()
+)
 """Words left in a count question that are no part of a person's name."""
-_NUMBER_WORDS = {"nineties": 1990, "eighties": 1980, "seventies": 1970, "sixties": 1960, "fifties": 1950,
-                 "forties": 1940, "thirties": 1930}
+_NUMBER_WORDS = {
+    "nineties": 1990,
+    "eighties": 1980,
+    "seventies": 1970,
+    "sixties": 1960,
+    "fifties": 1950,
+    "forties": 1940,
+    "thirties": 1930,
+}
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]|(?<![\w])'([^']{2,120})'(?![\w])")
-_CAPITALISED = re.compile(r"\b[A-Z0-9][\w'’.&:-]*(?:\s+(?:(?:of|the|and|in|on|a|an|for|to|de|von|van|der|la|le|du)\s+)*"
-                          r"[A-Z0-9][\w'’.&:-]*)*")
-_OPENERS = frozenset("who what which when how where why is was did do does name tell give find in among from "
-                     "for between quick remind looking i the a an".split())
+_CAPITALISED = re.compile(
+    r"\b[A-Z0-9][\w'’.&:-]*(?:\s+(?:(?:of|the|and|in|on|a|an|for|to|de|von|van|der|la|le|du)\s+)*"
+    r"[A-Z0-9][\w'’.&:-]*)*"
+)
+_OPENERS = frozenset(
+    "who what which when how where why is was did do does name tell give find in among from "
+    "for between quick remind looking i the a an".split()
+)
 _YEAR = re.compile(r"(?<![\d])(19[0-9]{2}|20[0-2][0-9])(?![\d])")
 _DECADE = re.compile(r"\b(?:the\s+)?(?:(19|20)?([0-9])0)'?s\b", re.IGNORECASE)
-_RANGE = re.compile(r"\b(?:between|from)\s+((?:19|20)[0-9]{2})\s+(?:and|to|through|until|till|-)\s+((?:19|20)[0-9]{2})\b",
-                    re.IGNORECASE)
+_RANGE = re.compile(
+    r"\b(?:between|from)\s+((?:19|20)[0-9]{2})\s+(?:and|to|through|until|till|-)\s+((?:19|20)[0-9]{2})\b",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _UNDER = re.compile(r"\b(?:under|less than|shorter than) ([0-9]{2,3}) minutes\b", re.IGNORECASE)
-_UNDER_HOURS = {r"\b(?:under|less than|shorter than) an hour and a half\b": 90,
-                r"\b(?:under|less than|shorter than) (?:two|2) hours\b": 120,
-                r"\b(?:under|less than|shorter than) (?:an|one|1) hour\b(?! and)": 60}
+_UNDER_HOURS = {
+    r"\b(?:under|less than|shorter than) an hour and a half\b": 90,
+    r"\b(?:under|less than|shorter than) (?:two|2) hours\b": 120,
+    r"\b(?:under|less than|shorter than) (?:an|one|1) hour\b(?! and)": 60,
+}
 """Runtime caps said in hours, in minutes."""
 
-_COUNT = re.compile(r"\bhow many\b(?! minutes)|\bcount (?:of|the)\b|^count\b|\bnumber of\b(?! minutes)", re.I)
-_RUNTIME = re.compile(r"\bhow long\b|\bruntime\b|\brun ?time\b|\bhow many minutes\b|\bin minutes\b|\blength\b"
-                      r"|\bminutes (?:does|is|long)\b|\bhow .* run\b", re.I)
-_COMPARE = re.compile(r"\b(?:older|newer|earlier|later|first|longer|shorter|higher|lower|better|worse|more|less)\b"
-                      r"|\brated?\b|\bcame out first\b", re.I)
-_SUPERLATIVE = re.compile(r"\b(?:highest|lowest|best|worst|top|longest|shortest)\b|\bmost\b|\bleast\b", re.I)
-_CAST = re.compile(r"\bcast\b|\bactors?\b|\bactress(?:es)?\b|\bappears?\b|\bwho(?:'s| is| was)? in\b|\bin it\b"
-                   r"|\bwas it\b|\bis it\b|\bin (?:the|its)\b.*\bor\b|\bfeature[sd]?\b|\bstar(?:s|red)?\b|\bwas .+ or .+ in\b",
-                   re.I)
-_WRITER = re.compile(r"\bwr[io]te?\b|\bwritten\b|\bwriters?\b|\bscreenplay\b|\bscreenwriter\b|\bscript\b", re.I)
-_DIRECTOR = re.compile(r"\bdirect(?:ed|or|s)?\b|\bdirectd\b|\bfilmmaker\b|\bwho made\b|\bwho makes\b", re.I)
-_YEAR_ASKED = re.compile(r"\b(?:what|which) year\b|\bwhen (?:was|did|is|were|does)\b|\(year\)|\byear (?:of|was|did)\b"
-                         r"|\bwhat year\b|\byear\?\s*$|^when\b|\brelease year\b", re.I)
+_COUNT = re.compile(
+    r"\bhow many\b(?! minutes)|\bcount (?:of|the)\b|^count\b|\bnumber of\b(?! minutes)", re.I
+)
+_RUNTIME = re.compile(
+    r"\bhow long\b|\bruntime\b|\brun ?time\b|\bhow many minutes\b|\bin minutes\b|\blength\b"
+    r"|\bminutes (?:does|is|long)\b|\bhow .* run\b",
+    re.I,
+)
+_COMPARE = re.compile(
+    r"\b(?:older|newer|earlier|later|first|longer|shorter|higher|lower|better|worse|more|less)\b"
+    r"|\brated?\b|\bcame out first\b",
+    re.I,
+)
+_SUPERLATIVE = re.compile(
+    r"\b(?:highest|lowest|best|worst|top|longest|shortest)\b|\bmost\b|\bleast\b", re.I
+)
+_CAST = re.compile(
+    r"\bcast\b|\bactors?\b|\bactress(?:es)?\b|\bappears?\b|\bwho(?:'s| is| was)? in\b|\bin it\b"
+    r"|\bwas it\b|\bis it\b|\bin (?:the|its)\b.*\bor\b|\bfeature[sd]?\b|\bstar(?:s|red)?\b|\bwas .+ or .+ in\b",
+    re.I,
+)
+_WRITER = re.compile(
+    r"\bwr[io]te?\b|\bwritten\b|\bwriters?\b|\bscreenplay\b|\bscreenwriter\b|\bscript\b", re.I
+)
+_DIRECTOR = re.compile(
+    r"\bdirect(?:ed|or|s)?\b|\bdirectd\b|\bfilmmaker\b|\bwho made\b|\bwho makes\b", re.I
+)
+_YEAR_ASKED = re.compile(
+    r"\b(?:what|which) year\b|\bwhen (?:was|did|is|were|does)\b|\(year\)|\byear (?:of|was|did)\b"
+    r"|\bwhat year\b|\byear\?\s*$|^when\b|\brelease year\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -141,7 +210,11 @@ def fold(text: str) -> str:
         'amelies sci fi'
     """
     text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).replace("’", "").replace("'", "")
+    text = (
+        "".join(ch for ch in text if not unicodedata.combining(ch))
+        .replace("’", "")
+        .replace("'", "")
+    )
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
 
 
@@ -200,20 +273,29 @@ def _asks(question: str, options: tuple[str, str] | None) -> Asks:
             outside = re.sub(re.escape(option), " ", outside, flags=re.I)
         if _COMPARE.search(outside):
             return "compare"
-        if _CAST.search(outside) or re.search(r"\bin\b", outside, re.I) or re.search(r"\sin\s", options[1]):
+        if (
+            _CAST.search(outside)
+            or re.search(r"\bin\b", outside, re.I)
+            or re.search(r"\sin\s", options[1])
+        ):
             return "cast"
     if _YEAR_ASKED.search(question):
         return "year"
     if re.search(r"\bhow long\b|\bhow many minutes\b", question, re.I):
         return "runtime"
-    if _SUPERLATIVE.search(question) and not _DIRECTOR.search(question) and not _WRITER.search(question):
+    if (
+        _SUPERLATIVE.search(question)
+        and not _DIRECTOR.search(question)
+        and not _WRITER.search(question)
+    ):
         return "superlative"
     if _RUNTIME.search(question):
         return "runtime"
     if _WRITER.search(question):
         return "writer"
-    if _DIRECTOR.search(question) and re.search(r"\bwho\b|\bdirector\b|\bfilmmaker\b|\bname the dir|\bby whom\b",
-                                                question, re.I):
+    if _DIRECTOR.search(question) and re.search(
+        r"\bwho\b|\bdirector\b|\bfilmmaker\b|\bname the dir|\bby whom\b", question, re.I
+    ):
         return "director"
     if _YEAR_ASKED.search(question):
         return "year"
@@ -243,7 +325,9 @@ def _role(question: str) -> str | None:
         return "wrote"
     if _DIRECTOR.search(question) or re.search(r"\bdid .+ (?:make|do)\b|\bmade\b", question, re.I):
         return "directed"
-    if re.search(r"\bstar|\bappear|\bacted\b|\bbeen in\b|\bwith\b|\bfeatur|\bcast\b|\bin\b", question, re.I):
+    if re.search(
+        r"\bstar|\bappear|\bacted\b|\bbeen in\b|\bwith\b|\bfeatur|\bcast\b|\bin\b", question, re.I
+    ):
         return "acted"
     return None
 
@@ -259,21 +343,31 @@ def _spans(question: str) -> list[str]:
         while words and words[-1].lower() in _FILLER:
             words = words[:-1]
         span = " ".join(words)
-        if re.search(r"[^\W\d_]", span) and not re.fullmatch(r"[0-9]+'?s", span) and genre_of(span) != span:
+        if (
+            re.search(r"[^\W\d_]", span)
+            and not re.fullmatch(r"[0-9]+'?s", span)
+            and genre_of(span) != span
+        ):
             out.append(span)
     return out
 
 
-_PHRASES = re.compile(r"\b(?:how long|how many|what year|which year|came out|come out|comes out|in total|"
-                      r"which one|the one|one with|i mean|just the name|of all time|in minutes|"
-                      r"the most|like most|liked most|top rated|best rated|worst rated|feature films?|"
-                      r"(?:running )?(?:under|at least|over|shorter than) [0-9]+ minutes|"
-                      r"(?:under|shorter than) (?:two|2) hours|"
-                      r"under an hour and a half)\b")
+_PHRASES = re.compile(
+    r"\b(?:how long|how many|what year|which year|came out|come out|comes out|in total|"
+    r"which one|the one|one with|i mean|just the name|of all time|in minutes|"
+    r"the most|like most|liked most|top rated|best rated|worst rated|feature films?|"
+    r"(?:running )?(?:under|at least|over|shorter than) [0-9]+ minutes|"
+    r"(?:under|shorter than) (?:two|2) hours|"
+    r"under an hour and a half)\b"
+)
 
 
 def _content(text: str, drop: set[str]) -> list[str]:
-    words = [w for w in _WORD.findall(_PHRASES.sub(" ", fold(text))) if w not in _FILLER and w not in drop]
+    words = [
+        w
+        for w in _WORD.findall(_PHRASES.sub(" ", fold(text)))
+        if w not in _FILLER and w not in drop
+    ]
     return [w for w in words if not re.fullmatch(r"[0-9]0'?s", w)]
 
 
@@ -295,29 +389,60 @@ def read_question(question: str) -> QuestionReading:
     if options and asks == "cast":
         drop = {w for o in options for w in fold(o).split()}
     words = _content(text, drop)
-    query_parts = [*quoted, *(s for s in spans if not (options and asks == "cast" and s in options))]
+    query_parts = [
+        *quoted,
+        *(s for s in spans if not (options and asks == "cast" and s in options)),
+    ]
     covered = {w for part in query_parts for w in fold(part).split()}
     query_parts += [w for w in words if w not in covered]
     query = " ".join(dict.fromkeys(p for p in query_parts if p)) or text
     genre_words = {w for g in GENRES for w in g.split()}
-    rest_words = [w for w in words if not re.fullmatch(r"[0-9]+s?", w) and w not in genre_words and w not in _NOT_NAMES]
+    rest_words = [
+        w
+        for w in words
+        if not re.fullmatch(r"[0-9]+s?", w) and w not in genre_words and w not in _NOT_NAMES
+    ]
     return QuestionReading(
-        question=text, asks=asks, query=query[:500], quoted=quoted, spans=spans, years=years,
-        years_between=between, genre=genre, options=options, sort=_sort(text, asks),
-        role=_role(text) if asks == "count" else None, rest=" ".join(rest_words),
+        question=text,
+        asks=asks,
+        query=query[:500],
+        quoted=quoted,
+        spans=spans,
+        years=years,
+        years_between=between,
+        genre=genre,
+        options=options,
+        sort=_sort(text, asks),
+        role=_role(text) if asks == "count" else None,
+        rest=" ".join(rest_words),
         runtime_under=_runtime_under(text),
     )
 
 
-_COMPARATIVE = r"(?:older|newer|earlier|later|first|longer|shorter|higher|lower|better|worse|more|less|rated)"
-_LEAD_OPTIONS = re.compile(rf"^(?:which|what)\b[^:,]*?\b{_COMPARATIVE}\b[^:,]*?[:,]\s+(?P<a>.+?)\s+(?:or|vs\.?|versus)\s+"
-                           r"(?P<b>.+?)\s*\?*$", re.IGNORECASE)
-_OF_OPTIONS = re.compile(r"^(?:of|between)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?),?\s+(?:which|what|who)\b", re.IGNORECASE)
-_OR_OPTIONS = re.compile(r"(?P<a>.+?)\s+(?:or|vs\.?|versus)\s+(?P<b>.+?)\s*(?:[,:?]\s*(?:which|what|who|name|the one|"
-                         r"just)\b|\s+-+\s*which\b|\s*[-–—]\s|\?+\s|\?*\s*$)", re.IGNORECASE)
-_THAN = re.compile(r"(?:^|\b(?:is|was|does|did)\s+)(?P<a>.+?)\s+(?:run\s+)?(?:longer|shorter|older|newer|"
-                   r"better|worse|higher|lower)(?:\s+rated)?\s+than\s+(?P<b>.+?)\s*(?:\?|,|$)", re.IGNORECASE)
-_OPTION_CUT = re.compile(r".*(?:[:,]\s|\bfeatures?\s|\bis it\s|\bwas it\s|\bbetween\s)", re.IGNORECASE)
+_COMPARATIVE = (
+    r"(?:older|newer|earlier|later|first|longer|shorter|higher|lower|better|worse|more|less|rated)"
+)
+_LEAD_OPTIONS = re.compile(
+    rf"^(?:which|what)\b[^:,]*?\b{_COMPARATIVE}\b[^:,]*?[:,]\s+(?P<a>.+?)\s+(?:or|vs\.?|versus)\s+"
+    r"(?P<b>.+?)\s*\?*$",
+    re.IGNORECASE,
+)
+_OF_OPTIONS = re.compile(
+    r"^(?:of|between)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?),?\s+(?:which|what|who)\b", re.IGNORECASE
+)
+_OR_OPTIONS = re.compile(
+    r"(?P<a>.+?)\s+(?:or|vs\.?|versus)\s+(?P<b>.+?)\s*(?:[,:?]\s*(?:which|what|who|name|the one|"
+    r"just)\b|\s+-+\s*which\b|\s*[-–—]\s|\?+\s|\?*\s*$)",
+    re.IGNORECASE,
+)
+_THAN = re.compile(
+    r"(?:^|\b(?:is|was|does|did)\s+)(?P<a>.+?)\s+(?:run\s+)?(?:longer|shorter|older|newer|"
+    r"better|worse|higher|lower)(?:\s+rated)?\s+than\s+(?P<b>.+?)\s*(?:\?|,|$)",
+    re.IGNORECASE,
+)
+_OPTION_CUT = re.compile(
+    r".*(?:[:,]\s|\bfeatures?\s|\bis it\s|\bwas it\s|\bbetween\s)", re.IGNORECASE
+)
 
 
 def _find_options(text: str) -> tuple[str, str] | None:
@@ -326,7 +451,9 @@ def _find_options(text: str) -> tuple[str, str] | None:
     if found:
         a, b = found.group("a"), found.group("b")
     else:
-        found = _OR_OPTIONS.search(text) if re.search(r"\b(?:or|vs\.?|versus)\b", text, re.I) else None
+        found = (
+            _OR_OPTIONS.search(text) if re.search(r"\b(?:or|vs\.?|versus)\b", text, re.I) else None
+        )
         if not found:
             return None
         a, b = _OPTION_CUT.sub("", found.group("a")), found.group("b")
@@ -353,8 +480,23 @@ def _runtime_under(text: str) -> int | None:
 def _strip_option(text: str) -> str:
     """An option of "A or B" without leading filler ("the film", "is it") or a trailing "?"."""
     words = text.strip(" ?.!,;\"'").split()
-    while words and words[0].lower() in _OPENERS | {"film", "films", "movie", "movies", "one", "it", "is", "was",
-                                                     "between", "did", "critics", "like", "rate", "the", "which"}:
+    while words and words[0].lower() in _OPENERS | {
+        "film",
+        "films",
+        "movie",
+        "movies",
+        "one",
+        "it",
+        "is",
+        "was",
+        "between",
+        "did",
+        "critics",
+        "like",
+        "rate",
+        "the",
+        "which",
+    }:
         words = words[1:]
     while words and words[-1].lower() in {"more", "higher", "better", "first", "in", "?", "one"}:
         words = words[:-1]

@@ -67,36 +67,70 @@ PLAIN_SHARE = 0.2
 """Share of casual questions of each kind and field asked in its plainest form, the first phrasing of its
 list ("who directed {ref}"): people mostly ask the plain way, and a uniform draw over many phrasings
 makes rare forms ("anyone know ...", "number of ...") as common as the plain one."""
-ASIDES = {"year": ["{ref}, the {year} one", "{ref} from {year}"],
-          "cast": ["{ref}, the one with {actor}", "{ref} with {actor}"],
-          "director": ["{ref}, the {director} movie", "{director}'s {ref}"]}
+ASIDES = {
+    "year": ["{ref}, the {year} one", "{ref} from {year}"],
+    "cast": ["{ref}, the one with {actor}", "{ref} with {actor}"],
+    "director": ["{ref}, the {director} movie", "{director}'s {ref}"],
+}
 """Asides people add to a title; each adds only a true fact of the film, so the answer stays the same."""
 
 LOOKUP = {
     "director": [
-        "who directed {ref}", "who directed {ref}?", "who was the director of {ref}?", "{ref} - who directed it?",
-        "{ref} director?", "tell me who directed {ref}", "i forgot who directed {ref}",
-        "who made {ref}? the director i mean", "quick one: who's the director of {ref}?", "who's the director of {ref}",
-        "{ref}, who directed that", "director of {ref}?", "{ref}: who directed it", "{ref} - director?",
+        "who directed {ref}",
+        "who directed {ref}?",
+        "who was the director of {ref}?",
+        "{ref} - who directed it?",
+        "{ref} director?",
+        "tell me who directed {ref}",
+        "i forgot who directed {ref}",
+        "who made {ref}? the director i mean",
+        "quick one: who's the director of {ref}?",
+        "who's the director of {ref}",
+        "{ref}, who directed that",
+        "director of {ref}?",
+        "{ref}: who directed it",
+        "{ref} - director?",
     ],
     "writer": [
-        "who wrote {ref}", "who wrote {ref}?", "who wrote the screenplay for {ref}?", "{ref} - who wrote it?",
-        "tell me who wrote {ref}", "who did the script for {ref}", "{ref} was written by who?",
-        "who's the writer of {ref}", "{ref} writer?", "{ref}: who wrote the script?",
+        "who wrote {ref}",
+        "who wrote {ref}?",
+        "who wrote the screenplay for {ref}?",
+        "{ref} - who wrote it?",
+        "tell me who wrote {ref}",
+        "who did the script for {ref}",
+        "{ref} was written by who?",
+        "who's the writer of {ref}",
+        "{ref} writer?",
+        "{ref}: who wrote the script?",
     ],
     "year": [
-        "what year did {ref} come out", "when was {ref} released?", "{ref} came out in what year?",
-        "what year was {ref}", "when did {ref} come out", "{ref}, what year was that?",
-        "what year is {ref} from", "what year was {ref} released", "{ref} - what year?", "{ref} release year?",
+        "what year did {ref} come out",
+        "when was {ref} released?",
+        "{ref} came out in what year?",
+        "what year was {ref}",
+        "when did {ref} come out",
+        "{ref}, what year was that?",
+        "what year is {ref} from",
+        "what year was {ref} released",
+        "{ref} - what year?",
+        "{ref} release year?",
     ],
     "runtime": [
-        "how long is {ref}", "how many minutes is {ref}?", "{ref} runtime?", "how long does {ref} run",
-        "what's the runtime of {ref}", "{ref}, how long is it?", "how long is {ref} in minutes",
+        "how long is {ref}",
+        "how many minutes is {ref}?",
+        "{ref} runtime?",
+        "how long does {ref} run",
+        "what's the runtime of {ref}",
+        "{ref}, how long is it?",
+        "how long is {ref} in minutes",
         "{ref} - how many minutes?",
     ],
     "cast": [
-        "was {a} or {b} in {ref}?", "who's in {ref}, {a} or {b}?", "is it {a} or {b} in {ref}",
-        "in {ref}, was it {a} or {b}?", "which one was in {ref}, {a} or {b}",
+        "was {a} or {b} in {ref}?",
+        "who's in {ref}, {a} or {b}?",
+        "is it {a} or {b} in {ref}",
+        "in {ref}, was it {a} or {b}?",
+        "which one was in {ref}, {a} or {b}",
     ],
 }
 """Casual phrasings of a lookup, per field (the plainest first); ``{ref}`` is the film's title, partial title
@@ -107,86 +141,189 @@ LOOKUP_FIELD_WEIGHTS = {"director": 0.35, "writer": 0.2, "year": 0.2, "runtime":
 directed a film far more often than which of two actors is in it (the template style draws them evenly)."""
 
 DESCRIPTIONS = {
-    ("year", "cast"): ["that {year} movie with {actor}", "the {year} film {actor} was in",
-                       "the movie {actor} made in {year}", "the {year} one with {actor}"],
-    ("year", "genre", "cast"): ["that {year} {genre} movie with {actor}", "the {genre} film {actor} did in {year}",
-                                "the {year} {genre} one with {actor}"],
-    ("year", "director"): ["{director}'s {year} film", "the movie {director} directed in {year}",
-                           "the {year} {director} movie"],
-    ("cast", "director"): ["the {director} movie with {actor}", "that {director} film with {actor} in it",
-                           "the {director} one with {actor}"],
+    ("year", "cast"): [
+        "that {year} movie with {actor}",
+        "the {year} film {actor} was in",
+        "the movie {actor} made in {year}",
+        "the {year} one with {actor}",
+    ],
+    ("year", "genre", "cast"): [
+        "that {year} {genre} movie with {actor}",
+        "the {genre} film {actor} did in {year}",
+        "the {year} {genre} one with {actor}",
+    ],
+    ("year", "director"): [
+        "{director}'s {year} film",
+        "the movie {director} directed in {year}",
+        "the {year} {director} movie",
+    ],
+    ("cast", "director"): [
+        "the {director} movie with {actor}",
+        "that {director} film with {actor} in it",
+        "the {director} one with {actor}",
+    ],
 }
 """Descriptions that stand for a film's title, keyed by the catalog fields they name."""
 
 CONSTRAINT = [
-    "what's the {desc}", "what's that {desc} called", "what was the {desc} called", "name of the {desc}?",
-    "the {desc}, what's it called?", "what was that {desc}", "looking for the {desc}", "title of the {desc}?",
-    "the {desc} - what was it called", "that {desc}, what was it called?",
+    "what's the {desc}",
+    "what's that {desc} called",
+    "what was the {desc} called",
+    "name of the {desc}?",
+    "the {desc}, what's it called?",
+    "what was that {desc}",
+    "looking for the {desc}",
+    "title of the {desc}?",
+    "the {desc} - what was it called",
+    "that {desc}, what was it called?",
 ]
 """Casual phrasings of a constraint question; ``{desc}`` is e.g. "1995 spielberg comedy with X"."""
 
 SUPERLATIVE = {
-    ("rating", "desc"): ["best rated {desc}?", "what's the highest rated {desc}", "top rated {desc}",
-                         "which {desc} did the critics like most?", "the best reviewed {desc}?",
-                         "best {desc} according to critics?"],
-    ("rating", "asc"): ["worst rated {desc}?", "what's the lowest rated {desc}", "worst reviewed {desc}",
-                        "which {desc} did critics like least?", "the {desc} critics hated most?"],
-    ("runtime", "desc"): ["longest {desc}?", "what's the longest {desc}", "which {desc} runs the longest",
-                          "the longest {desc}, which one?"],
-    ("runtime", "asc"): ["shortest {desc}?", "what's the shortest {desc}", "which {desc} is the shortest",
-                         "the shortest {desc}, which one?"],
+    ("rating", "desc"): [
+        "best rated {desc}?",
+        "what's the highest rated {desc}",
+        "top rated {desc}",
+        "which {desc} did the critics like most?",
+        "the best reviewed {desc}?",
+        "best {desc} according to critics?",
+    ],
+    ("rating", "asc"): [
+        "worst rated {desc}?",
+        "what's the lowest rated {desc}",
+        "worst reviewed {desc}",
+        "which {desc} did critics like least?",
+        "the {desc} critics hated most?",
+    ],
+    ("runtime", "desc"): [
+        "longest {desc}?",
+        "what's the longest {desc}",
+        "which {desc} runs the longest",
+        "the longest {desc}, which one?",
+    ],
+    ("runtime", "asc"): [
+        "shortest {desc}?",
+        "what's the shortest {desc}",
+        "which {desc} is the shortest",
+        "the shortest {desc}, which one?",
+    ],
 }
 """Casual phrasings of a superlative; ``{desc}`` is e.g. "horror movie from 1980" or "comedy of the 90s"."""
 
 TWO_HOP = {
-    "director": ["who directed the {movie} with {a} and {b}", "who directed the {movie} with {a} and {b}?",
-                 "the {movie} with both {a} and {b}, who directed that?", "who directed the {movie} {a} and {b} were in",
-                 "{a} and {b} made a movie together - who directed it?", "director of the {movie} with {a} and {b}?"],
-    "writer": ["who wrote the {movie} with {a} and {b}", "who wrote the {movie} {a} and {b} were in?",
-               "the {movie} with both {a} and {b} - who wrote it?", "{a} and {b} were in a movie together, who wrote it?"],
-    "year": ["what year did the movie with {a} and {b} come out", "when did the film with {a} and {b} come out?",
-             "{a} and {b} were in a movie together, what year was it?", "what year is the movie with {a} and {b} from"],
+    "director": [
+        "who directed the {movie} with {a} and {b}",
+        "who directed the {movie} with {a} and {b}?",
+        "the {movie} with both {a} and {b}, who directed that?",
+        "who directed the {movie} {a} and {b} were in",
+        "{a} and {b} made a movie together - who directed it?",
+        "director of the {movie} with {a} and {b}?",
+    ],
+    "writer": [
+        "who wrote the {movie} with {a} and {b}",
+        "who wrote the {movie} {a} and {b} were in?",
+        "the {movie} with both {a} and {b} - who wrote it?",
+        "{a} and {b} were in a movie together, who wrote it?",
+    ],
+    "year": [
+        "what year did the movie with {a} and {b} come out",
+        "when did the film with {a} and {b} come out?",
+        "{a} and {b} were in a movie together, what year was it?",
+        "what year is the movie with {a} and {b} from",
+    ],
 }
 """Casual phrasings of a two-hop question: find the one film two actors share, then read its field. ``{movie}``
 is "movie", "film" or, for a director or writer, "1990 movie" (a true fact of the film; it changes no answer)."""
 
 COMPARISON = {
-    "year": ["which came out first, {a} or {b}", "which is older, {a} or {b}", "{a} or {b}, which came out first?",
-             "was {a} or {b} released first?", "which one's older: {a} or {b}", "{a} or {b} - which is older?"],
-    "runtime": ["which is longer, {a} or {b}", "which one's longer, {a} or {b}?", "which runs longer: {a} or {b}",
-                "{a} or {b} - which is longer?", "{a} or {b}, which one's longer?"],
-    "rating": ["did critics like {a} or {b} more", "which got better reviews, {a} or {b}",
-               "which did critics rate higher: {a} or {b}?", "{a} or {b}, which has the better reviews?",
-               "{a} or {b} - which did critics like more?"],
+    "year": [
+        "which came out first, {a} or {b}",
+        "which is older, {a} or {b}",
+        "{a} or {b}, which came out first?",
+        "was {a} or {b} released first?",
+        "which one's older: {a} or {b}",
+        "{a} or {b} - which is older?",
+    ],
+    "runtime": [
+        "which is longer, {a} or {b}",
+        "which one's longer, {a} or {b}?",
+        "which runs longer: {a} or {b}",
+        "{a} or {b} - which is longer?",
+        "{a} or {b}, which one's longer?",
+    ],
+    "rating": [
+        "did critics like {a} or {b} more",
+        "which got better reviews, {a} or {b}",
+        "which did critics rate higher: {a} or {b}?",
+        "{a} or {b}, which has the better reviews?",
+        "{a} or {b} - which did critics like more?",
+    ],
 }
 """Casual phrasings of a comparison of two named films."""
 
 COUNT = {
-    "directed": ["how many movies did {person} direct between {y0} and {y1}",
-                 "how many films did {person} direct from {y0} to {y1}?",
-                 "how many films did {person} make between {y0} and {y1}"],
-    "directed_decade": ["how many films did {person} direct in {decade}", "how many movies did {person} make in {decade}?",
-                        "how many movies did {person} direct in {decade}"],
-    "acted": ["how many {genres} has {person} been in", "how many {genres} did {person} act in?",
-              "how many {genres} is {person} in", "count the {genres} with {person}"],
-    "wrote": ["how many films has {person} written", "how many movies did {person} write?",
-              "how many screenplays has {person} written", "how many films did {person} write"],
+    "directed": [
+        "how many movies did {person} direct between {y0} and {y1}",
+        "how many films did {person} direct from {y0} to {y1}?",
+        "how many films did {person} make between {y0} and {y1}",
+    ],
+    "directed_decade": [
+        "how many films did {person} direct in {decade}",
+        "how many movies did {person} make in {decade}?",
+        "how many movies did {person} direct in {decade}",
+    ],
+    "acted": [
+        "how many {genres} has {person} been in",
+        "how many {genres} did {person} act in?",
+        "how many {genres} is {person} in",
+        "count the {genres} with {person}",
+    ],
+    "wrote": [
+        "how many films has {person} written",
+        "how many movies did {person} write?",
+        "how many screenplays has {person} written",
+        "how many films did {person} write",
+    ],
 }
 """Casual phrasings of a count question; ``{genres}`` is a plural ("comedies", "horror movies")."""
 
-SAYABLE_GENRES = frozenset({"Action", "Animation", "Comedy", "Documentary", "Fantasy", "Horror", "Musical",
-                            "Sci-Fi", "Sport", "War", "Western"})
+SAYABLE_GENRES = frozenset(
+    {
+        "Action",
+        "Animation",
+        "Comedy",
+        "Documentary",
+        "Fantasy",
+        "Horror",
+        "Musical",
+        "Sci-Fi",
+        "Sport",
+        "War",
+        "Western",
+    }
+)
 """Genres people name when they describe a film or a group ("the spielberg sci-fi movie", "best western of
 1955"). Nearly every film is a drama, a romance or a thriller by the catalog's tags, and nobody
 describes one that way; a varied question names only these genres."""
 
-_DECADES = {1940: "the 40s", 1950: "the 50s", 1960: "the 60s", 1970: "the 70s", 1980: "the 80s",
-            1990: "the 90s", 2000: "the 2000s", 2010: "the 2010s"}
+_DECADES = {
+    1940: "the 40s",
+    1950: "the 50s",
+    1960: "the 60s",
+    1970: "the 70s",
+    1980: "the 80s",
+    1990: "the 90s",
+    2000: "the 2000s",
+    2010: "the 2010s",
+}
 _PLACEHOLDER = re.compile(r"\{[a-z0-9_]+\}")
 
 
-_CAPS = {90: ("under an hour and a half", "under 90 minutes"), 100: ("under 100 minutes", "shorter than 100 minutes"),
-         120: ("under two hours", "under 2 hours", "shorter than two hours")}
+_CAPS = {
+    90: ("under an hour and a half", "under 90 minutes"),
+    100: ("under 100 minutes", "shorter than 100 minutes"),
+    120: ("under two hours", "under 2 hours", "shorter than two hours"),
+}
 
 
 def runtime_cap(cap: int, rng: np.random.Generator) -> str:
@@ -208,9 +345,9 @@ def typo(word: str, rng: np.random.Generator) -> str:
     i = int(rng.integers(1, len(word) - 1))
     roll = rng.random()
     if roll < 0.4:
-        return word[:i - 1] + word[i] + word[i - 1] + word[i + 1:]
+        return word[: i - 1] + word[i] + word[i - 1] + word[i + 1 :]
     if roll < 0.7:
-        return word[:i] + word[i + 1:]
+        return word[:i] + word[i + 1 :]
     return word[:i] + word[i] + word[i:]
 
 
@@ -222,10 +359,15 @@ def casualise(frame: str, values: dict[str, Any], rng: np.random.Generator) -> s
     then lower-cased (:data:`LOWER_SHARE`) and may lose its final "?".
     """
     if rng.random() < TYPO_SHARE:
-        words = [m for m in re.finditer(r"[a-z]{5,}", _PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), frame))]
+        words = [
+            m
+            for m in re.finditer(
+                r"[a-z]{5,}", _PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), frame)
+            )
+        ]
         if words:
             m = words[int(rng.integers(len(words)))]
-            frame = frame[:m.start()] + typo(m.group(0), rng) + frame[m.end():]
+            frame = frame[: m.start()] + typo(m.group(0), rng) + frame[m.end() :]
     text = frame.format(**values)
     text = " ".join(text.split()).replace(" ?", "?").replace(" ,", ",")
     if rng.random() < LOWER_SHARE:
@@ -245,14 +387,23 @@ def casual_title(title: str, rng: np.random.Generator) -> str:
     if rng.random() < ARTICLE_DROP_SHARE:
         for article in ("The ", "A ", "An "):
             if title.startswith(article) and len(title) > len(article) + 3:
-                return title[len(article):]
+                return title[len(article) :]
     return title
 
 
-_CASUAL_GENRES = {"Sci-Fi": "sci-fi", "Animation": "animated", "Biography": "biopic", "History": "historical",
-                  "Sport": "sports"}
-_GENRE_NOUNS = {"Comedy": ("comedy", "comedies"), "Western": ("western", "westerns"),
-                "Musical": ("musical", "musicals"), "Documentary": ("documentary", "documentaries")}
+_CASUAL_GENRES = {
+    "Sci-Fi": "sci-fi",
+    "Animation": "animated",
+    "Biography": "biopic",
+    "History": "historical",
+    "Sport": "sports",
+}
+_GENRE_NOUNS = {
+    "Comedy": ("comedy", "comedies"),
+    "Western": ("western", "westerns"),
+    "Musical": ("musical", "musicals"),
+    "Documentary": ("documentary", "documentaries"),
+}
 
 
 def casual_genre(genre: str) -> str:
@@ -274,18 +425,26 @@ def genre_group(genre: str, rng: np.random.Generator, plural: bool = False) -> s
     return f"{casual_genre(genre)} {noun}{'s' if plural else ''}"
 
 
-def with_aside(ref: str, t: Any, asked: str, rng: np.random.Generator, known_cast: Sequence[str]) -> str:
+def with_aside(
+    ref: str, t: Any, asked: str, rng: np.random.Generator, known_cast: Sequence[str]
+) -> str:
     """``ref`` with an aside from the film's fields (:data:`ASIDES`), never the field asked for; or ``ref``."""
     if rng.random() >= ASIDE_SHARE:
         return ref
-    fields = [f for f in ASIDES if f != asked and (f != "cast" or known_cast)
-              and (f != "director" or len(t.directors) == 1)]
+    fields = [
+        f
+        for f in ASIDES
+        if f != asked and (f != "cast" or known_cast) and (f != "director" or len(t.directors) == 1)
+    ]
     if not fields:
         return ref
     field = pick(rng, fields)
     return pick(rng, ASIDES[field]).format(
-        ref=ref, year=t.year, actor=pick(rng, known_cast) if field == "cast" else "",
-        director=t.directors[0] if field == "director" else "")
+        ref=ref,
+        year=t.year,
+        actor=pick(rng, known_cast) if field == "cast" else "",
+        director=t.directors[0] if field == "director" else "",
+    )
 
 
 def aside_fits(phrasing: str) -> bool:
@@ -338,8 +497,12 @@ class References:
         words = title.split()
         if len(words) < 2:
             return None
-        runs = [(i, j) for i in range(len(words)) for j in range(i + 1, len(words) + 1)
-                if j - i < len(words) and self._searchable(words[i]) and self._searchable(words[j - 1])]
+        runs = [
+            (i, j)
+            for i in range(len(words))
+            for j in range(i + 1, len(words) + 1)
+            if j - i < len(words) and self._searchable(words[i]) and self._searchable(words[j - 1])
+        ]
         if not runs:
             return None
         i, j = runs[int(rng.integers(len(runs)))]
@@ -358,7 +521,9 @@ class References:
         return len(key) >= 4 and key not in ENGLISH_STOPWORDS and key.isalpha()
 
 
-def describe(ctx: Any, pos: int, rng: np.random.Generator, asked: str = "") -> tuple[str, dict[str, Any]] | None:
+def describe(
+    ctx: Any, pos: int, rng: np.random.Generator, asked: str = ""
+) -> tuple[str, dict[str, Any]] | None:
     """A description of the film at ``pos`` from its catalog fields, and the ``filter_titles`` arguments that
     prove it: kept only when exactly that film matches (else ``None``; the caller names the film instead).
 
@@ -397,6 +562,7 @@ def describe(ctx: Any, pos: int, rng: np.random.Generator, asked: str = "") -> t
     found = set(sets[0]).intersection(*sets[1:])
     if found != {pos}:
         return None
-    text = pick(rng, DESCRIPTIONS[shape]).format(year=t.year, actor=actor, director=director,
-                                                  genre=casual_genre(genre) if genre else "")
+    text = pick(rng, DESCRIPTIONS[shape]).format(
+        year=t.year, actor=actor, director=director, genre=casual_genre(genre) if genre else ""
+    )
     return text, {k: args[k] for k in sorted(args)}

@@ -42,7 +42,9 @@ TaskSource = str | Path | Sequence[Mapping[str, Any]]
 class QuestionTasks(Sequence[Task]):
     """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
 
-    def __init__(self, questions: Sequence[Question], split: str, style: str = DEFAULT_STYLE) -> None:
+    def __init__(
+        self, questions: Sequence[Question], split: str, style: str = DEFAULT_STYLE
+    ) -> None:
         self._questions = questions
         self.split = split
         """The split name, or ``custom`` for the user's questions."""
@@ -74,7 +76,9 @@ def question_task(q: Question, split: str) -> Task:
     )
 
 
-def question_tasks(split: str, tasks: TaskSource | None = None, style: str = DEFAULT_STYLE) -> QuestionTasks:
+def question_tasks(
+    split: str, tasks: TaskSource | None = None, style: str = DEFAULT_STYLE
+) -> QuestionTasks:
     """The questions of ``split`` (generated ones in ``style``), or the user's (``tasks=``, split ``custom``), as Tasks."""
     if tasks is None:
         return QuestionTasks(split_questions(split, style), split, style)

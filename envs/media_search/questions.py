@@ -80,8 +80,14 @@ STYLES = ("varied", "template")
 forms) and ``template`` (the phrasings of format 4, the same questions bit for bit)."""
 DEFAULT_STYLE = "varied"
 SPLIT_SIZES: dict[str, int] = {"train": 24_000, "validation": 1_000, "test": 1_000}
-KIND_SHARES: dict[str, float] = {"lookup": 0.2, "constraint": 0.2, "superlative": 0.15,
-                                 "two_hop": 0.15, "comparison": 0.15, "count": 0.15}
+KIND_SHARES: dict[str, float] = {
+    "lookup": 0.2,
+    "constraint": 0.2,
+    "superlative": 0.15,
+    "two_hop": 0.15,
+    "comparison": 0.15,
+    "count": 0.15,
+}
 """Share of each kind in every split (sizes × shares are whole numbers)."""
 SPLIT_BUCKETS = {"test": 800, "validation": 1600}
 """A group whose hash bucket (0-9999) is below 800 is test, below 1600 validation, else train."""
@@ -138,10 +144,17 @@ class Question:
         writing the 26,000 generated questions cost seconds.
         """
         return {
-            "id": self.id, "question": self.question, "answer": self.answer, "aliases": list(self.aliases),
-            "answer_type": self.answer_type, "kind": self.kind, "difficulty": self.difficulty,
-            "plan": None if self.plan is None else list(self.plan), "extract": self.extract,
-            "split": self.split, "group": self.group,
+            "id": self.id,
+            "question": self.question,
+            "answer": self.answer,
+            "aliases": list(self.aliases),
+            "answer_type": self.answer_type,
+            "kind": self.kind,
+            "difficulty": self.difficulty,
+            "plan": None if self.plan is None else list(self.plan),
+            "extract": self.extract,
+            "split": self.split,
+            "group": self.group,
         }
 
     @classmethod
@@ -174,7 +187,13 @@ def split_of(group: str) -> Split:
     """Return the split of a question group (stable: a hash, not a random draw)."""
     digest = hashlib.sha256(f"agentenv-media-split-v1|{group}".encode()).digest()
     bucket = int.from_bytes(digest[:8], "big") % 10_000
-    return "test" if bucket < SPLIT_BUCKETS["test"] else "validation" if bucket < SPLIT_BUCKETS["validation"] else "train"
+    return (
+        "test"
+        if bucket < SPLIT_BUCKETS["test"]
+        else "validation"
+        if bucket < SPLIT_BUCKETS["validation"]
+        else "train"
+    )
 
 
 def canonical_json(q: Question) -> bytes:
@@ -184,7 +203,11 @@ def canonical_json(q: Question) -> bytes:
 
 def split_checksum(questions: Sequence[Question]) -> str:
     """Return the sha256 of a question list in canonical JSON (a JSON array of :func:`canonical_json`)."""
-    lines = questions.lines() if isinstance(questions, QuestionRows) else [canonical_json(q) for q in questions]
+    lines = (
+        questions.lines()
+        if isinstance(questions, QuestionRows)
+        else [canonical_json(q) for q in questions]
+    )
     return _checksum_of_lines(lines)
 
 
@@ -199,7 +222,9 @@ def quota(split: str, kind: str, sizes: Mapping[str, int] = SPLIT_SIZES) -> int:
 
 
 def generate_questions(
-    catalog: Catalog, seed: int = GENERATION_SEED, sizes: Mapping[str, int] = SPLIT_SIZES,
+    catalog: Catalog,
+    seed: int = GENERATION_SEED,
+    sizes: Mapping[str, int] = SPLIT_SIZES,
     style: str = DEFAULT_STYLE,
 ) -> dict[str, list[Question]]:
     """Generate every split from ``catalog`` with ``np.random.default_rng``.
@@ -255,12 +280,21 @@ def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> lis
         if need.get(split, 0) == 0:
             continue
         need[split] -= 1
-        out.append(Question(
-            id=question_id(kind, draft.question, draft.answer), question=draft.question,
-            answer=draft.answer, aliases=draft.aliases, answer_type=draft.answer_type,  # type: ignore[arg-type]
-            kind=kind, difficulty=draft.difficulty, plan=draft.plan, extract=draft.extract,
-            split=split, group=draft.anchor,
-        ))
+        out.append(
+            Question(
+                id=question_id(kind, draft.question, draft.answer),
+                question=draft.question,
+                answer=draft.answer,
+                aliases=draft.aliases,
+                answer_type=draft.answer_type,  # type: ignore[arg-type]
+                kind=kind,
+                difficulty=draft.difficulty,
+                plan=draft.plan,
+                extract=draft.extract,
+                split=split,
+                group=draft.anchor,
+            )
+        )
     return out
 
 
@@ -280,7 +314,10 @@ _WORKER_CONTEXT: Any = None
 def _kind_lines(job: tuple[int, int]) -> list[tuple[str, str, bytes]]:
     """In a worker: ``(split, id, canonical JSON)`` of each question of one kind (the context holds the style)."""
     k, seed = job
-    return [(q.split, q.id, canonical_json(q)) for q in _generate_kind(_WORKER_CONTEXT, k, seed, SPLIT_SIZES)]
+    return [
+        (q.split, q.id, canonical_json(q))
+        for q in _generate_kind(_WORKER_CONTEXT, k, seed, SPLIT_SIZES)
+    ]
 
 
 KIND_COST_ORDER = ("constraint", "superlative", "two_hop", "lookup", "count", "comparison")
@@ -319,15 +356,19 @@ class _Generation:
     so that the env builds its search index meanwhile; :meth:`lines` waits.
     """
 
-    def __init__(self, catalog: Catalog, seed: int, workers: int, style: str = DEFAULT_STYLE) -> None:
+    def __init__(
+        self, catalog: Catalog, seed: int, workers: int, style: str = DEFAULT_STYLE
+    ) -> None:
         import multiprocessing as mp
 
         from agentenv.envs.media_search.question_kinds import Context
 
         global _WORKER_CONTEXT
         kinds = _kinds()
-        order = sorted(range(len(kinds)), key=lambda k: KIND_COST_ORDER.index(kinds[k])
-                       if kinds[k] in KIND_COST_ORDER else -1)
+        order = sorted(
+            range(len(kinds)),
+            key=lambda k: KIND_COST_ORDER.index(kinds[k]) if kinds[k] in KIND_COST_ORDER else -1,
+        )
         jobs = [(k, seed) for k in order]
         self._pool: Any = None
         self._parts: list[list[tuple[str, str, bytes]]] | None = None
@@ -388,8 +429,13 @@ def _cache_file(split: str, seed: int, style: str = DEFAULT_STYLE) -> Any:
 
 
 def _header(split: str, seed: int, style: str = DEFAULT_STYLE) -> dict[str, Any]:
-    return {"format": QUESTIONS_FORMAT, "source_sha256": MOVIES_DB_SHA256, "seed": seed, "split": split,
-            "style": style}
+    return {
+        "format": QUESTIONS_FORMAT,
+        "source_sha256": MOVIES_DB_SHA256,
+        "seed": seed,
+        "split": split,
+        "style": style,
+    }
 
 
 class QuestionRows(Sequence[Question]):
@@ -400,12 +446,18 @@ class QuestionRows(Sequence[Question]):
     The whole file is still verified against its sha256 when it is read.
     """
 
-    def __init__(self, lines: Sequence[bytes] | None, questions: Sequence[Question] | None = None,
-                 where: str = "") -> None:
+    def __init__(
+        self,
+        lines: Sequence[bytes] | None,
+        questions: Sequence[Question] | None = None,
+        where: str = "",
+    ) -> None:
         if lines is None and questions is None:
             raise ValueError("QuestionRows needs the cached lines or the questions")
         self._lines = lines
-        self._questions: list[Question | None] = list(questions) if questions is not None else [None] * len(lines or ())
+        self._questions: list[Question | None] = (
+            list(questions) if questions is not None else [None] * len(lines or ())
+        )
         self._where = where
 
     def __len__(self) -> int:
@@ -447,7 +499,9 @@ class QuestionRows(Sequence[Question]):
 _LOADED: dict[tuple[str, int, str], QuestionRows] = {}
 
 
-def load_questions(split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> list[Question]:
+def load_questions(
+    split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE
+) -> list[Question]:
     """Return the questions of ``split`` ("train", "validation" or "test").
 
     The first call generates all splits from the catalog (a few seconds) and
@@ -458,7 +512,9 @@ def load_questions(split: str, *, seed: int = GENERATION_SEED, style: str = DEFA
     return list(question_rows(split, seed=seed, style=style))
 
 
-def question_rows(split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> QuestionRows:
+def question_rows(
+    split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE
+) -> QuestionRows:
     """The questions of ``split`` in ``style`` as a read-only sequence that decodes each on first access."""
     if split not in SPLIT_SIZES:
         raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLIT_SIZES)}")
@@ -466,7 +522,9 @@ def question_rows(split: str, *, seed: int = GENERATION_SEED, style: str = DEFAU
         raise ValueError(f"unknown question style {style!r}; use one of {', '.join(STYLES)}")
     key = (split, seed, style)
     if key not in _LOADED:
-        rows = None if (seed, style) in _PENDING else _read_cached(split, seed, style)  # a started one is collected
+        rows = (
+            None if (seed, style) in _PENDING else _read_cached(split, seed, style)
+        )  # a started one is collected
         if rows is None:
             _generate_and_cache(seed, style)
         else:
@@ -483,10 +541,16 @@ def _read_cached(split: str, seed: int, style: str) -> QuestionRows | None:
     lines = blob.split(b"\n")
     rows = QuestionRows(lines, where=str(path))
     try:
-        if head.get("rows") != len(lines) or len(lines) != SPLIT_SIZES[split] or rows[0].split != split:
+        if (
+            head.get("rows") != len(lines)
+            or len(lines) != SPLIT_SIZES[split]
+            or rows[0].split != split
+        ):
             raise ValueError(f"{len(lines)} rows")
     except (ValueError, RuntimeError):
-        log.warning("cache file %s is corrupt: its rows do not match this version; rebuilding it", path)
+        log.warning(
+            "cache file %s is corrupt: its rows do not match this version; rebuilding it", path
+        )
         return None
     return rows
 
@@ -496,13 +560,18 @@ def _generate_and_cache(seed: int, style: str = DEFAULT_STYLE) -> None:
     from agentenv.progress import build_step
 
     with build_step(f"generating the MediaSearch questions of every split ({style} style)"):
-        generation = _PENDING.pop((seed, style), None) or _Generation(load_catalog(), seed, generation_workers(), style)
+        generation = _PENDING.pop((seed, style), None) or _Generation(
+            load_catalog(), seed, generation_workers(), style
+        )
         splits = generation.lines()
         for name, lines in splits.items():
             published = PUBLISHED_CHECKSUMS[style].get(name)
             if seed == GENERATION_SEED and published and _checksum_of_lines(lines) != published:
-                warnings.warn(f"the generated {name!r} split ({style} style) differs from the published one "
-                              "(a different numpy?); results are not comparable", stacklevel=4)
+                warnings.warn(
+                    f"the generated {name!r} split ({style} style) differs from the published one "
+                    "(a different numpy?); results are not comparable",
+                    stacklevel=4,
+                )
             header = {**_header(name, seed, style), "rows": len(lines)}
             path = _cache_file(name, seed, style)
             write_atomic(path, pack_bytes(header, b"\n".join(lines)))
@@ -566,7 +635,9 @@ def execute_plan_extract(extract: Mapping[str, Any], outputs: Sequence[Any]) -> 
         if op == "only":
             out = _output(outputs, extract["step"])
             if out.get("count") != 1:
-                raise ValueError(f"expected exactly one matching title, the tool found {out.get('count')}")
+                raise ValueError(
+                    f"expected exactly one matching title, the tool found {out.get('count')}"
+                )
             return _text(out["results"][0][extract["field"]])
         if op in ("argmin", "argmax"):
             rows = [_output(outputs, s) for s in extract["steps"]]
@@ -579,7 +650,10 @@ def execute_plan_extract(extract: Mapping[str, Any], outputs: Sequence[Any]) -> 
                 raise ValueError(f"tie on {extract['field']!r}")
             return _text(winners[0][extract["return"]])
         if op == "member":
-            present = {normalize_key(str(x)) for x in _at(_output(outputs, extract["step"]), extract["path"])}
+            present = {
+                normalize_key(str(x))
+                for x in _at(_output(outputs, extract["step"]), extract["path"])
+            }
             found = [o for o in extract["options"] if normalize_key(o) in present]
             if len(found) != 1:
                 raise ValueError(f"expected exactly one option in the list, found {len(found)}")

@@ -125,14 +125,19 @@ def field_noun(path: str) -> str:
     return parts[-1].replace("_", " ") if parts else "value"
 
 
-def step_purposes(plan: Sequence[Mapping[str, Any]], extract: Mapping[str, Any] | None) -> dict[int, str]:
+def step_purposes(
+    plan: Sequence[Mapping[str, Any]], extract: Mapping[str, Any] | None
+) -> dict[int, str]:
     """Which field each plan step is read for, by step index, according to ``extract``."""
     if not plan or not extract:
         return {}
     n = len(plan)
     op = extract.get("op")
     if op in ("argmin", "argmax"):
-        return {int(s) % n: FIELD_NOUNS.get(extract["field"], extract["field"]) for s in extract["steps"]}
+        return {
+            int(s) % n: FIELD_NOUNS.get(extract["field"], extract["field"])
+            for s in extract["steps"]
+        }
     if op == "field":
         return {int(extract["step"]) % n: field_noun(extract["path"])}
     if op == "member":
@@ -171,7 +176,10 @@ def describe_filter(arguments: Mapping[str, Any]) -> str:
         people.append(f"directed by {arguments['director']}")
     cast = [str(name) for name in arguments.get("cast") or []]
     if cast:
-        people.append("starring " + (" and ".join(cast) if len(cast) <= 2 else ", ".join(cast[:-1]) + f" and {cast[-1]}"))
+        people.append(
+            "starring "
+            + (" and ".join(cast) if len(cast) <= 2 else ", ".join(cast[:-1]) + f" and {cast[-1]}")
+        )
     if people:
         phrase += " " + " and ".join(people)
     parts = [phrase]
@@ -221,7 +229,9 @@ class MediaReasoningWriter(GenericReasoningWriter):
         self._searches = 0
         self._called = False
 
-    def tool_line(self, step: int, tool: str, arguments: Mapping[str, Any], previous_output: Any) -> str:
+    def tool_line(
+        self, step: int, tool: str, arguments: Mapping[str, Any], previous_output: Any
+    ) -> str:
         """The line before calling ``tool``, the ``step``-th call of the episode."""
         self._called = True
         if tool == "search":
@@ -237,7 +247,9 @@ class MediaReasoningWriter(GenericReasoningWriter):
             return self._pick(_PERSON, name=str(arguments.get("name", "the person")))
         return super().tool_line(step, tool, arguments, previous_output)
 
-    def turn_line(self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any) -> str:
+    def turn_line(
+        self, step: int, calls: Sequence[tuple[str, Mapping[str, Any]]], previous_output: Any
+    ) -> str:
         """The line before one turn's calls; see :meth:`GenericReasoningWriter.turn_line`."""
         self._called = True
         return super().turn_line(step, calls, previous_output)
@@ -249,11 +261,19 @@ class MediaReasoningWriter(GenericReasoningWriter):
         op = self.extract.get("op", "")
         field = next(iter(self.purposes.values()), "value")
         if op == "field" and field == "title":
-            return self._pick(("The top result is {answer}.", "{answer} comes first in that order.",
-                               "First in the sorted list: {answer}."), answer=answer)
+            return self._pick(
+                (
+                    "The top result is {answer}.",
+                    "{answer} comes first in that order.",
+                    "First in the sorted list: {answer}.",
+                ),
+                answer=answer,
+            )
         if op == "field" and field in ("number of matching films", "credit count"):
-            return self._pick(("The count is {answer}.", "That makes {answer}.",
-                               "The total comes to {answer}."), answer=answer)
+            return self._pick(
+                ("The count is {answer}.", "That makes {answer}.", "The total comes to {answer}."),
+                answer=answer,
+            )
         default = "lower" if op == "argmin" else "higher"
         adjective = _COMPARATIVES.get((op, field), default)
         options = _ANSWER_BY_OP.get(op, _ANSWER_GENERIC)
@@ -262,4 +282,6 @@ class MediaReasoningWriter(GenericReasoningWriter):
 
 def reasoning_writer(task: Task, rng: np.random.Generator) -> MediaReasoningWriter:
     """``Family.reasoning`` of MediaSearch: a writer narrating the task's gold plan (if it has one)."""
-    return MediaReasoningWriter(getattr(task.case, "plan", None), getattr(task.case, "extract", None), rng)
+    return MediaReasoningWriter(
+        getattr(task.case, "plan", None), getattr(task.case, "extract", None), rng
+    )

@@ -89,7 +89,9 @@ class AnswerAtOnceAssistant:
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         if not own_turns(info):
-            return tool_call("filter_titles", limit=3, **_filter_args(self.vocab, [first_user_message(info)]))
+            return tool_call(
+                "filter_titles", limit=3, **_filter_args(self.vocab, [first_user_message(info)])
+            )
         return answer(_first_title((tool_outputs(info, 0) or [None])[0]))
 
 
@@ -106,7 +108,11 @@ class AskingAssistant:
         if stage == 0:
             return say(ASK_EVERYTHING)
         if stage == 1:
-            said = [str(m.get("content") or "") for m in info.get("messages") or () if m.get("role") == "user"]
+            said = [
+                str(m.get("content") or "")
+                for m in info.get("messages") or ()
+                if m.get("role") == "user"
+            ]
             return tool_call("filter_titles", limit=3, **_filter_args(self.vocab, said))
         return answer(_first_title((tool_outputs(info, 1) or [None])[0]))
 
@@ -117,7 +123,7 @@ class FieldProbe:
     name = "field-probe"
 
     def __init__(self, rotate: int = 0) -> None:
-        self.order = FIELDS[rotate % len(FIELDS):] + FIELDS[: rotate % len(FIELDS)]
+        self.order = FIELDS[rotate % len(FIELDS) :] + FIELDS[: rotate % len(FIELDS)]
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         asked = sum(m.get("role") == "assistant" for m in info.get("messages") or ())

@@ -95,10 +95,19 @@ def titles_starting(catalog: Any, name: str, most: int = 3) -> list[int]:
     if len(key.replace(" ", "")) < 2:
         return []
     exact = list(catalog.by_title.get(key, ()))
-    found = [i for title, positions in catalog.by_title.items() if title.startswith(key + " ") for i in positions]
+    found = [
+        i
+        for title, positions in catalog.by_title.items()
+        if title.startswith(key + " ")
+        for i in positions
+    ]
     found.sort(key=lambda i: (-(catalog[i].reviews or 0), i))
-    inside = [i for title, positions in catalog.by_title.items()
-              if f" {key} " in f" {title} " and not title.startswith(key + " ") and title != key for i in positions]
+    inside = [
+        i
+        for title, positions in catalog.by_title.items()
+        if f" {key} " in f" {title} " and not title.startswith(key + " ") and title != key
+        for i in positions
+    ]
     inside.sort(key=lambda i: (-(catalog[i].reviews or 0), i))
     return (exact + found + inside)[:most]
 
@@ -106,7 +115,9 @@ def titles_starting(catalog: Any, name: str, most: int = 3) -> list[int]:
 def _first_calls(reading: QuestionReading, catalog: Any) -> list[tuple[str, dict[str, Any]]]:
     """Step 1: the searches, person look-ups and (for a ranked group) the filter an agent would start with."""
     calls: list[tuple[str, dict[str, Any]]] = [("search", {"query": reading.query, "k": SEARCH_K})]
-    calls += [("search", {"query": name[:500], "k": SEARCH_K}) for name in reading.names[:MAX_NAMES]]
+    calls += [
+        ("search", {"query": name[:500], "k": SEARCH_K}) for name in reading.names[:MAX_NAMES]
+    ]
     people = [catalog.people[key].name for key in named_in(reading.question, catalog.people)]
     people += [s for s in reading.spans if " " in s or s[:1].isupper()]
     if reading.rest:
@@ -115,9 +126,20 @@ def _first_calls(reading: QuestionReading, catalog: Any) -> list[tuple[str, dict
         calls.append(("find_person", {"name": name[:200]}))
     if reading.genre and (reading.years or reading.years_between):
         # the group a superlative ranks, in each order (a misspelt "worst" must not hide the answer)
-        for key, order in (("rating", "desc"), ("rating", "asc"), ("runtime", "desc"), ("runtime", "asc")):
-            group = {"genre": reading.genre, "feature_only": True, "sort_by": key, "order": order, "limit": 3,
-                     **_years(reading)}
+        for key, order in (
+            ("rating", "desc"),
+            ("rating", "asc"),
+            ("runtime", "desc"),
+            ("runtime", "asc"),
+        ):
+            group = {
+                "genre": reading.genre,
+                "feature_only": True,
+                "sort_by": key,
+                "order": order,
+                "limit": 3,
+                **_years(reading),
+            }
             if reading.runtime_under:
                 group["runtime_max"] = reading.runtime_under - 1
             calls.append(("filter_titles", group))
@@ -132,7 +154,9 @@ def _years(reading: QuestionReading) -> dict[str, int]:
     return {}
 
 
-def _counts(reading: QuestionReading, people: list[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _counts(
+    reading: QuestionReading, people: list[Mapping[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
     """Step 2: a ``filter_titles`` count per person found, by the roles the question may mean."""
     if reading.asks != "count":
         return []
@@ -147,7 +171,9 @@ def _counts(reading: QuestionReading, people: list[Mapping[str, Any]]) -> list[t
     return calls
 
 
-def _narrowing(reading: QuestionReading, leads: list[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _narrowing(
+    reading: QuestionReading, leads: list[Mapping[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
     """Step 2: the ``filter_titles`` calls that narrow the people found (the best match of each look-up,
     ``leads``) by the genre and years the question names, and the films the people named share."""
     names = list(dict.fromkeys(str(p.get("name", "")) for p in leads if p.get("name")))[:MAX_NAMES]
@@ -168,9 +194,15 @@ def why_unreachable(env: Any, task: Task) -> str | None:
     """``None`` when the gold answer shows up in the tool outputs reachable from the question, else why not."""
     base = env.unwrapped
     if not {"search", "get_title"} <= set(base.tools.names):
-        return "this env offers no search and get_title tools (single-turn?); check the multi-turn id"
+        return (
+            "this env offers no search and get_title tools (single-turn?); check the multi-turn id"
+        )
     gold = task.gold if isinstance(task.gold, dict) else {"answer": str(task.gold), "aliases": []}
-    forms = {normalize_key(str(a)) for a in [gold.get("answer"), *gold.get("aliases", [])] if a is not None}
+    forms = {
+        normalize_key(str(a))
+        for a in [gold.get("answer"), *gold.get("aliases", [])]
+        if a is not None
+    }
     forms.discard("")
     catalog = base.catalog
     reading = read_question(task.prompt)
@@ -196,45 +228,78 @@ def why_unreachable(env: Any, task: Task) -> str | None:
                     ids += [str(f["id"]) for f in person.get(role) or () if isinstance(f, Mapping)]
         elif tool == "filter_titles":
             ids += [str(r["id"]) for r in out.get("results") or () if isinstance(r, Mapping)]
-    ids += [catalog[i].id for key in named_in(task.prompt, catalog.by_title) for i in catalog.by_title[key]]
-    ids += [catalog[i].id for name in dict.fromkeys([*reading.names, reading.query]) if name
-            for i in titles_starting(catalog, name)]
+    ids += [
+        catalog[i].id
+        for key in named_in(task.prompt, catalog.by_title)
+        for i in catalog.by_title[key]
+    ]
+    ids += [
+        catalog[i].id
+        for name in dict.fromkeys([*reading.names, reading.query])
+        if name
+        for i in titles_starting(catalog, name)
+    ]
     counts = _counts(reading, people)
     if counts:
-        texts += [json.dumps(o) for o in tool_outputs(base.step(tool_calls(counts))[0]) if o is not None]
+        texts += [
+            json.dumps(o) for o in tool_outputs(base.step(tool_calls(counts))[0]) if o is not None
+        ]
     narrowing = _narrowing(reading, leads)
     if narrowing:  # its own turn: with the counts it could pass the env's cap on calls per action
-        narrowed = [str(r["id"]) for o in tool_outputs(base.step(tool_calls(narrowing))[0]) if isinstance(o, Mapping)
-                    for r in o.get("results") or () if isinstance(r, Mapping) and "id" in r]
+        narrowed = [
+            str(r["id"])
+            for o in tool_outputs(base.step(tool_calls(narrowing))[0])
+            if isinstance(o, Mapping)
+            for r in o.get("results") or ()
+            if isinstance(r, Mapping) and "id" in r
+        ]
         ids = narrowed + ids
     ids = list(dict.fromkeys(ids))[:MAX_TITLES]
     if ids:
-        texts += [json.dumps(o, ensure_ascii=False)
-                  for o in tool_outputs(base.step(tool_calls(("get_title", {"title_id": i}) for i in ids))[0])
-                  if o is not None]
+        texts += [
+            json.dumps(o, ensure_ascii=False)
+            for o in tool_outputs(
+                base.step(tool_calls(("get_title", {"title_id": i}) for i in ids))[0]
+            )
+            if o is not None
+        ]
     seen = f" {normalize_key(' '.join(texts))} "
     if any(f" {form} " in seen for form in forms):
         return None
     return _reason(reading, gold, first, first_out, people, len(counts), len(ids))
 
 
-def _reason(reading: QuestionReading, gold: Mapping[str, Any], first: list[tuple[str, dict[str, Any]]],
-            first_out: list[Any], people: list[Mapping[str, Any]], counts: int, opened: int) -> str:
+def _reason(
+    reading: QuestionReading,
+    gold: Mapping[str, Any],
+    first: list[tuple[str, dict[str, Any]]],
+    first_out: list[Any],
+    people: list[Mapping[str, Any]],
+    counts: int,
+    opened: int,
+) -> str:
     """Which step failed, in words."""
     shown = gold.get("answer")
     searches = [args["query"] for tool, args in first if tool == "search"]
     asked = [args["name"] for tool, args in first if tool == "find_person"]
-    hits = sum(len(o.get("results") or ()) for (tool, _), o in zip(first, first_out, strict=False)
-               if tool == "search" and isinstance(o, Mapping))
-    steps = [f"search with {searches!r} gave {hits} hits",
-             f"find_person on {asked!r} found {[p.get('name') for p in people] or 'no one'}"]
+    hits = sum(
+        len(o.get("results") or ())
+        for (tool, _), o in zip(first, first_out, strict=False)
+        if tool == "search" and isinstance(o, Mapping)
+    )
+    steps = [
+        f"search with {searches!r} gave {hits} hits",
+        f"find_person on {asked!r} found {[p.get('name') for p in people] or 'no one'}",
+    ]
     if counts:
         steps.append(f"{counts} filter_titles counts")
     steps.append(f"get_title on {opened} films")
     where = "; ".join(steps)
     if gold.get("answer_type") in ("number", "year") or str(shown).strip().isdigit():
-        return (f"the number {shown!r} appears in none of the outputs ({where}); a count over several outputs "
-                "cannot be checked")
+        return (
+            f"the number {shown!r} appears in none of the outputs ({where}); a count over several outputs "
+            "cannot be checked"
+        )
     if not opened:
         return f"the answer {shown!r} appears in none of the outputs: no step found a film to open ({where})"
     return f"the answer {shown!r} appears in none of the outputs ({where})"

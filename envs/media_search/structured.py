@@ -75,8 +75,16 @@ def field_value(record: dict[str, Any] | None, field: str, question: str) -> str
     return names[0]
 
 
-_ASKS_CUE = {"runtime": "runtime", "count": "count", "cast": "cast", "director": "director", "writer": "writer",
-             "year": "year", "compare": "comparison", "superlative": "superlative"}
+_ASKS_CUE = {
+    "runtime": "runtime",
+    "count": "count",
+    "cast": "cast",
+    "director": "director",
+    "writer": "writer",
+    "year": "year",
+    "compare": "comparison",
+    "superlative": "superlative",
+}
 """The cue of :data:`~agentenv.envs.media_search.structured_reading.CUES` that each field :func:`read_question` reads turns on."""
 
 
@@ -127,11 +135,44 @@ class MediaToolsMenu(Menu):
         *COMMON_FEATURES,
         *(f"cue_{c}" for c in CUES),
         *(f"asks_{a}" for a in ASKS),
-        "question_has_options", "question_has_genre_and_years", "question_names_person",
-        *(f"used_{t}" for t in ("search", "open_best", "open_hit_1", "options", "filter", "find_person", "count")),
-        "hits", "top_score", "top_gap", "opened_film", "opened_fit", "opened_has_director", "opened_has_writer",
-        "options_opened", "filter_results", "person_found", "count_read",
-        *(f"last_was_{t}" for t in ("search", "open_best", "open_hit_1", "options", "filter", "find_person", "count")),
+        "question_has_options",
+        "question_has_genre_and_years",
+        "question_names_person",
+        *(
+            f"used_{t}"
+            for t in (
+                "search",
+                "open_best",
+                "open_hit_1",
+                "options",
+                "filter",
+                "find_person",
+                "count",
+            )
+        ),
+        "hits",
+        "top_score",
+        "top_gap",
+        "opened_film",
+        "opened_fit",
+        "opened_has_director",
+        "opened_has_writer",
+        "options_opened",
+        "filter_results",
+        "person_found",
+        "count_read",
+        *(
+            f"last_was_{t}"
+            for t in (
+                "search",
+                "open_best",
+                "open_hit_1",
+                "options",
+                "filter",
+                "find_person",
+                "count",
+            )
+        ),
         "last_returned_nothing",
     )
 
@@ -139,7 +180,9 @@ class MediaToolsMenu(Menu):
         self.question = media_question(self.prompt)
         self.reading = read_question(self.question)
         self.cues = reading_cues(self.question)
-        self.person = person_in_question(self.question) or (self.reading.rest if self.reading.asks == "count" else None)
+        self.person = person_in_question(self.question) or (
+            self.reading.rest if self.reading.asks == "count" else None
+        )
         self.hits: list[dict[str, Any]] = []
         self.best_hits: list[dict[str, Any]] = []
         self.record: dict[str, Any] | None = None
@@ -162,26 +205,43 @@ class MediaToolsMenu(Menu):
             ids = [str(h["id"]) for h in self.best_hits] or ["tt0000000"]
             return Choice(tool_calls(("get_title", {"title_id": i}) for i in ids), label, "tool")
         if index == 2:
-            return Choice(tool_call("get_title", title_id=str(self.hits[0]["id"]) if self.hits else "tt0000000"),
-                          label, "tool")
+            return Choice(
+                tool_call(
+                    "get_title", title_id=str(self.hits[0]["id"]) if self.hits else "tt0000000"
+                ),
+                label,
+                "tool",
+            )
         if index == 3:
             options = r.options or (self.question[:200],)
-            return Choice(tool_calls(("search", {"query": o[:500], "k": SEARCH_K}) for o in options), label, "tool")
+            return Choice(
+                tool_calls(("search", {"query": o[:500], "k": SEARCH_K}) for o in options),
+                label,
+                "tool",
+            )
         if index == 4:
             return Choice(tool_call("filter_titles", **group_filter(r), limit=1), label, "tool")
         if index == 5:
-            return Choice(tool_call("find_person", name=(self.person or self.question)[:200]), label, "tool")
+            return Choice(
+                tool_call("find_person", name=(self.person or self.question)[:200]), label, "tool"
+            )
         if index == 6:
-            return Choice(tool_call("filter_titles", **self._count_filter(), limit=1), label, "tool")
+            return Choice(
+                tool_call("filter_titles", **self._count_filter(), limit=1), label, "tool"
+            )
         i = index - N_TOOLS
         if i < ANSWER_HITS:
             text = dated(self.hits[i]) if i < len(self.hits) else NOTHING
             return Choice(answer(text), label, "answer", 1)
         i -= ANSWER_HITS
         if i == 0:
-            return Choice(answer(dated(self.record) if self.record else NOTHING), label, "answer", 1)
+            return Choice(
+                answer(dated(self.record) if self.record else NOTHING), label, "answer", 1
+            )
         if i <= len(FIELDS):
-            return Choice(answer(field_value(self.record, FIELDS[i - 1], self.question)), label, "answer", 1)
+            return Choice(
+                answer(field_value(self.record, FIELDS[i - 1], self.question)), label, "answer", 1
+            )
         i -= len(FIELDS) + 1
         text = [
             dated(self.picked_option) if self.picked_option else NOTHING,
@@ -195,7 +255,9 @@ class MediaToolsMenu(Menu):
         if not self.people:
             return None
         role = self._role()
-        return max(self.people, key=lambda p: ((p.get("totals") or {}).get(role, 0), -self.people.index(p)))
+        return max(
+            self.people, key=lambda p: ((p.get("totals") or {}).get(role, 0), -self.people.index(p))
+        )
 
     def _role(self) -> str:
         return self.reading.role or ("acted" if self.reading.genre else "directed")
@@ -224,13 +286,20 @@ class MediaToolsMenu(Menu):
             new[3] and r.options is not None,
             new[4] and bool(r.genre) and bool(r.years or r.years_between),
             new[5] and bool(self.person),
-            new[6] and bool(self.people) and person_role and bool(r.genre or r.years or r.years_between),
+            new[6]
+            and bool(self.people)
+            and person_role
+            and bool(r.genre or r.years or r.years_between),
         ]
         answers = [i < len(self.hits) for i in range(ANSWER_HITS)]
         answers += [self.record is not None]
         answers += [field_value(self.record, f, self.question) != NOTHING for f in FIELDS]
-        answers += [self.picked_option is not None, self.filter_top is not None, bool(self.people),
-                    self.count is not None]
+        answers += [
+            self.picked_option is not None,
+            self.filter_top is not None,
+            bool(self.people),
+            self.count is not None,
+        ]
         return tools + answers
 
     # ------------------------------------------------------------ reading the replies
@@ -256,9 +325,14 @@ class MediaToolsMenu(Menu):
             self.filter_top = results[0] if results and isinstance(results[0], dict) else None
             self.last_empty = 0.0 if self.filter_top else 1.0
         elif index == 5 and isinstance(first, dict):
-            self.people = [p for p in first.get("people") or [] if isinstance(p, dict) and "name" in p]
+            self.people = [
+                p for p in first.get("people") or [] if isinstance(p, dict) and "name" in p
+            ]
             for p in self.people:
-                p.setdefault("totals", {role: len(p.get(role) or []) for role in ("directed", "wrote", "acted")})
+                p.setdefault(
+                    "totals",
+                    {role: len(p.get(role) or []) for role in ("directed", "wrote", "acted")},
+                )
             self.last_empty = 0.0 if self.people else 1.0
         elif index == 6 and isinstance(first, dict) and "count" in first:
             self.count = int(first["count"])
@@ -269,14 +343,19 @@ class MediaToolsMenu(Menu):
         options = self.reading.options or ()
         picked = []
         for option, out in zip(options, outputs, strict=False):
-            hits = [h for h in (out or {}).get("results") or [] if isinstance(h, dict) and "id" in h] \
-                if isinstance(out, dict) else []
+            hits = (
+                [h for h in (out or {}).get("results") or [] if isinstance(h, dict) and "id" in h]
+                if isinstance(out, dict)
+                else []
+            )
             best = best_record(read_question(option), hits[:COMPARE_VERIFY])
             if best is not None:
                 picked.append(best)
         self.options_opened = len(picked) / 2.0
         key, order = self.reading.sort or ("rating", "desc")
-        valued = [(p[key], i, p) for i, p in enumerate(picked) if isinstance(p.get(key), (int, float))]
+        valued = [
+            (p[key], i, p) for i, p in enumerate(picked) if isinstance(p.get(key), (int, float))
+        ]
         if valued:
             chosen = (max if order == "desc" else min)(valued, key=lambda v: (v[0], -v[1]))
             self.picked_option = dict(chosen[2])
@@ -291,13 +370,20 @@ class MediaToolsMenu(Menu):
         return [
             *self.cues.values(),
             *(1.0 if r.asks == a else 0.0 for a in ASKS),
-            1.0 if r.options else 0.0, 1.0 if r.genre and (r.years or r.years_between) else 0.0,
+            1.0 if r.options else 0.0,
+            1.0 if r.genre and (r.years or r.years_between) else 0.0,
             1.0 if self.person else 0.0,
             *(min(float(u), 1.0) for u in self.used[:N_TOOLS]),
-            len(self.hits) / SEARCH_K, squash(top, 20.0), gap,
-            1.0 if self.record else 0.0, squash(max(self.fit, 0.0), 5.0),
-            1.0 if record.get("directors") else 0.0, 1.0 if record.get("writers") else 0.0,
-            self.options_opened, 1.0 if self.filter_top else 0.0, 1.0 if self.people else 0.0,
+            len(self.hits) / SEARCH_K,
+            squash(top, 20.0),
+            gap,
+            1.0 if self.record else 0.0,
+            squash(max(self.fit, 0.0), 5.0),
+            1.0 if record.get("directors") else 0.0,
+            1.0 if record.get("writers") else 0.0,
+            self.options_opened,
+            1.0 if self.filter_top else 0.0,
+            1.0 if self.people else 0.0,
             1.0 if self.count is not None else 0.0,
             *(1.0 if self.last_tool == t else 0.0 for t in range(N_TOOLS)),
             self.last_empty,
@@ -316,7 +402,12 @@ def years_asked(reading: QuestionReading) -> dict[str, int]:
 def group_filter(reading: QuestionReading) -> dict[str, Any]:
     """``filter_titles`` arguments for a superlative question: its genre, years and runtime cap, sorted as it asks."""
     key, order = reading.sort or ("rating", "desc")
-    args: dict[str, Any] = {"feature_only": True, "sort_by": key, "order": order, **years_asked(reading)}
+    args: dict[str, Any] = {
+        "feature_only": True,
+        "sort_by": key,
+        "order": order,
+        **years_asked(reading),
+    }
     if reading.genre:
         args["genre"] = reading.genre
     if reading.runtime_under:
@@ -335,8 +426,11 @@ class MediaPassagesMenu(Menu):
     feature_names = (
         *COMMON_FEATURES,
         *(f"cue_{c}" for c in CUES),
-        "passages", *(f"passage_{i + 1}_title_in_question" for i in range(ANSWER_HITS)),
-        "top_has_director", "top_has_writer", "top_has_cast",
+        "passages",
+        *(f"passage_{i + 1}_title_in_question" for i in range(ANSWER_HITS)),
+        "top_has_director",
+        "top_has_writer",
+        "top_has_cast",
     )
 
     def _start(self) -> None:
@@ -350,18 +444,24 @@ class MediaPassagesMenu(Menu):
             return Choice(answer(text), self.labels[index], "answer", 1)
         top = self.records[0] if self.records else None
         field = FIELDS[index - ANSWER_HITS]
-        return Choice(answer(field_value(top, field, self.question)), self.labels[index], "answer", 1)
+        return Choice(
+            answer(field_value(top, field, self.question)), self.labels[index], "answer", 1
+        )
 
     def _features(self) -> list[float]:
         in_question = [
-            1.0 if i < len(self.records) and named_in(self.question, [str(self.records[i]["title"])]) else 0.0
+            1.0
+            if i < len(self.records) and named_in(self.question, [str(self.records[i]["title"])])
+            else 0.0
             for i in range(ANSWER_HITS)
         ]
         top = self.records[0] if self.records else {}
         return [
             *self.cues.values(),
-            len(self.records) / ANSWER_HITS, *in_question,
-            1.0 if top.get("directors") else 0.0, 1.0 if top.get("writers") else 0.0,
+            len(self.records) / ANSWER_HITS,
+            *in_question,
+            1.0 if top.get("directors") else 0.0,
+            1.0 if top.get("writers") else 0.0,
             1.0 if top.get("cast") else 0.0,
         ]
 

@@ -20,14 +20,20 @@ import re
 from typing import Any
 
 CUES: dict[str, re.Pattern[str]] = {
-    "runtime": re.compile(r"\bruntime\b|\bhow long\b|\bminutes\b|\bruns? the longest\b|\blonger\b|\bshortest\b", re.I),
+    "runtime": re.compile(
+        r"\bruntime\b|\bhow long\b|\bminutes\b|\bruns? the longest\b|\blonger\b|\bshortest\b", re.I
+    ),
     "count": re.compile(r"\bhow many\b", re.I),
-    "cast": re.compile(r"\bactors?\b|\bin its cast\b|\bstarring\b|\bstars\b|\bfeaturing\b|\bboth\b", re.I),
+    "cast": re.compile(
+        r"\bactors?\b|\bin its cast\b|\bstarring\b|\bstars\b|\bfeaturing\b|\bboth\b", re.I
+    ),
     "director": re.compile(r"\bwho directed\b|\bdirector\b|\bfilmmaker\b", re.I),
     "writer": re.compile(r"\bwho wrote\b|\bwriter\b|\bscreenwriter\b", re.I),
     "year": re.compile(r"\bwhat year\b|\bwhich year\b|\bin what year\b|\breleased first\b", re.I),
     "comparison": re.compile(r"\bor\b.*\?$|\bhigher\b|\blower\b|\blonger\b|\bfirst:", re.I),
-    "superlative": re.compile(r"\bhighest\b|\blowest\b|\bbest\b|\bworst\b|\blongest\b|\bshortest\b", re.I),
+    "superlative": re.compile(
+        r"\bhighest\b|\blowest\b|\bbest\b|\bworst\b|\blongest\b|\bshortest\b", re.I
+    ),
     "names_a_film": re.compile(r"\b(?:which|what is the|name the)\b.*\bfilm\b", re.I),
 }
 """Question-kind cues, read from the wording alone (never from the task's hidden kind)."""
@@ -41,7 +47,9 @@ def question_cues(question: str) -> dict[str, float]:
 _PASSAGE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
 _TITLE_YEAR = re.compile(r"^(.*?) \((\d{4})\)\. (.*)$")
 _RUNTIME = re.compile(r"\bRuntime (\d+) min\b")
-_NAME = re.compile(r"\b(?:[A-Z][\w'’.-]*|de|von|van|der|da|di|le|la)(?:\s+(?:[A-Z][\w'’.-]*|de|von|van|der|da|di|le|la))+")
+_NAME = re.compile(
+    r"\b(?:[A-Z][\w'’.-]*|de|von|van|der|da|di|le|la)(?:\s+(?:[A-Z][\w'’.-]*|de|von|van|der|da|di|le|la))+"
+)
 _NOT_A_NAME = re.compile(r"^(?:Which|What|Who|How|Name|In|Among|From|The)\b")
 
 
@@ -63,7 +71,7 @@ def _between(text: str, start: str, stops: tuple[str, ...]) -> str:
         return ""
     begin += len(start)
     ends = [i for i in (text.find(stop, begin) for stop in stops) if i >= 0]
-    return text[begin: min(ends) if ends else len(text)]
+    return text[begin : min(ends) if ends else len(text)]
 
 
 def _names(text: str) -> list[str]:
@@ -78,8 +86,14 @@ def parse_passage(passage: str) -> dict[str, Any]:
     """
     match = _TITLE_YEAR.match(passage)
     if not match:
-        return {"title": passage.partition(" (")[0], "year": None, "directors": [], "writers": [], "cast": [],
-                "runtime": None}
+        return {
+            "title": passage.partition(" (")[0],
+            "year": None,
+            "directors": [],
+            "writers": [],
+            "cast": [],
+            "runtime": None,
+        }
     title, year, rest = match.group(1), int(match.group(2)), match.group(3)
     runtime = _RUNTIME.search(rest)
     return {

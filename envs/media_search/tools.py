@@ -56,7 +56,8 @@ class SearchArgs(_Args):
     """Find films by keywords."""
 
     query: str = Field(
-        min_length=1, max_length=500,
+        min_length=1,
+        max_length=500,
         description="Free-text query: words from a title, names of people, genres, years.",
     )
     k: int = Field(default=5, ge=1, le=20, description="Number of results to return (1-20).")
@@ -69,24 +70,38 @@ class FilterArgs(_Args):
         default=None,
         description="One genre, e.g. 'Comedy', 'Sci-Fi', 'Documentary' (case-insensitive).",
     )
-    year_min: int | None = Field(default=None, ge=1900, le=2100, description="Earliest release year (inclusive).")
-    year_max: int | None = Field(default=None, ge=1900, le=2100, description="Latest release year (inclusive).")
+    year_min: int | None = Field(
+        default=None, ge=1900, le=2100, description="Earliest release year (inclusive)."
+    )
+    year_max: int | None = Field(
+        default=None, ge=1900, le=2100, description="Latest release year (inclusive)."
+    )
     director: str | None = Field(
-        default=None, max_length=200,
+        default=None,
+        max_length=200,
         description="Full name of a director as credited, e.g. 'Christopher Nolan' (case and accents ignored; "
         "a surname alone does not match).",
     )
     cast: list[str] = Field(
-        default_factory=list, max_length=5,
+        default_factory=list,
+        max_length=5,
         description="Full names of actors who must ALL appear in the cast (case and accents ignored).",
     )
-    runtime_min: int | None = Field(default=None, ge=0, le=1000, description="Minimum runtime in minutes (inclusive).")
-    runtime_max: int | None = Field(default=None, ge=0, le=1000, description="Maximum runtime in minutes (inclusive).")
+    runtime_min: int | None = Field(
+        default=None, ge=0, le=1000, description="Minimum runtime in minutes (inclusive)."
+    )
+    runtime_max: int | None = Field(
+        default=None, ge=0, le=1000, description="Maximum runtime in minutes (inclusive)."
+    )
     min_rating: float | None = Field(
-        default=None, ge=0, le=10, description="Minimum critics' rating (Rotten Tomatoes average, 0-10)."
+        default=None,
+        ge=0,
+        le=10,
+        description="Minimum critics' rating (Rotten Tomatoes average, 0-10).",
     )
     feature_only: bool = Field(
-        default=False, description=f"Keep only feature films (runtime of at least {FEATURE_MIN_RUNTIME} minutes)."
+        default=False,
+        description=f"Keep only feature films (runtime of at least {FEATURE_MIN_RUNTIME} minutes).",
     )
     sort_by: Literal["rating", "year", "runtime", "title"] = Field(
         default="rating", description="Sort key; titles with an unknown value come last."
@@ -99,7 +114,8 @@ class GetTitleArgs(_Args):
     """Which film to show in full."""
 
     title_id: str = Field(
-        min_length=1, max_length=40,
+        min_length=1,
+        max_length=40,
         description="A title id as returned by search or filter_titles, e.g. 'tt1375666'.",
     )
 
@@ -108,7 +124,8 @@ class FindPersonArgs(_Args):
     """Which person to look up."""
 
     name: str = Field(
-        min_length=1, max_length=200,
+        min_length=1,
+        max_length=200,
         description="A person's name, e.g. 'Christopher Nolan'; a part of a name lists close matches.",
     )
 
@@ -125,7 +142,9 @@ _STR = json.encoder.encode_basestring  # how that encoder writes a str (ensure_a
 # only for the acyclic records of a Title).
 _C_ENCODE = getattr(json.encoder, "c_make_encoder", None)
 _ENCODE = (
-    _C_ENCODE(None, _JSON.default, _STR, None, ": ", ", ", False, False, True) if _C_ENCODE is not None else None
+    _C_ENCODE(None, _JSON.default, _STR, None, ": ", ", ", False, False, True)
+    if _C_ENCODE is not None
+    else None
 )
 
 
@@ -136,8 +155,18 @@ def _encode(value: Any) -> str:
 
 def _result_prefix(t: Title) -> str:
     """A search result as JSON up to its score: ``{"id": …, "directors": […], "score": ``."""
-    if type(t.year) is not int:  # pragma: no cover - the catalog's years are ints; stay exact anyway
-        return _encode({"id": t.id, "title": t.title, "year": t.year, "directors": list(t.directors), "score": 0})[:-2]
+    if (
+        type(t.year) is not int
+    ):  # pragma: no cover - the catalog's years are ints; stay exact anyway
+        return _encode(
+            {
+                "id": t.id,
+                "title": t.title,
+                "year": t.year,
+                "directors": list(t.directors),
+                "score": 0,
+            }
+        )[:-2]
     directors = ", ".join(map(_STR, t.directors))
     return f'{{"id": {_STR(t.id)}, "title": {_STR(t.title)}, "year": {t.year!r}, "directors": [{directors}], "score": '
 
@@ -176,7 +205,9 @@ class MediaTools:
     :meth:`get_title` return the same content as dicts, for Python callers.
     """
 
-    def __init__(self, catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None) -> None:
+    def __init__(
+        self, catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None
+    ) -> None:
         self.catalog = catalog
         self.retriever = retriever
         self.index = index or shared_catalog_index(catalog)
@@ -195,8 +226,15 @@ class MediaTools:
             t = self.catalog.get(hit.doc_id)
             if t is None:
                 raise ToolError("the search index does not match the catalog; rebuild the index")
-            results.append({"id": t.id, "title": t.title, "year": t.year,
-                            "directors": list(t.directors), "score": round(float(hit.score), 3)})
+            results.append(
+                {
+                    "id": t.id,
+                    "title": t.title,
+                    "year": t.year,
+                    "directors": list(t.directors),
+                    "score": round(float(hit.score), 3),
+                }
+            )
         if not results:
             raise ToolError(f"no title matches {args.query[:80]!r}; try other words")
         return {"results": results}
@@ -242,19 +280,36 @@ class MediaTools:
     def filter_titles(self, args: FilterArgs) -> dict[str, Any]:
         """Return the number of titles meeting every constraint and the first ``limit`` in order."""
         query = FilterQuery(
-            genre=args.genre, year_min=args.year_min, year_max=args.year_max, director=args.director,
-            cast=tuple(args.cast), runtime_min=args.runtime_min, runtime_max=args.runtime_max,
-            min_rating=args.min_rating, feature_only=args.feature_only, sort_by=args.sort_by, order=args.order,
+            genre=args.genre,
+            year_min=args.year_min,
+            year_max=args.year_max,
+            director=args.director,
+            cast=tuple(args.cast),
+            runtime_min=args.runtime_min,
+            runtime_max=args.runtime_max,
+            min_rating=args.min_rating,
+            feature_only=args.feature_only,
+            sort_by=args.sort_by,
+            order=args.order,
         )
         try:
             count, positions = self.index.select(query, args.limit)
         except QueryError as exc:
             raise ToolError(str(exc)) from None
         titles = self.catalog.titles
-        return {"count": count, "results": [
-            {"id": t.id, "title": t.title, "year": t.year, "runtime": t.runtime, "rating": t.rating}
-            for t in (titles[i] for i in positions)
-        ]}
+        return {
+            "count": count,
+            "results": [
+                {
+                    "id": t.id,
+                    "title": t.title,
+                    "year": t.year,
+                    "runtime": t.runtime,
+                    "rating": t.rating,
+                }
+                for t in (titles[i] for i in positions)
+            ],
+        }
 
     def get_title(self, args: GetTitleArgs) -> dict[str, Any]:
         """Return every public field of one title."""
@@ -286,10 +341,15 @@ class MediaTools:
             return {"match": "exact", "people": [self._person(exact.name, exact, FILMS_PER_ROLE)]}
         keys = self._partial(key)
         if not keys:
-            raise ToolError(f"nobody in the catalog is credited as {args.name[:80]!r}; check the spelling")
+            raise ToolError(
+                f"nobody in the catalog is credited as {args.name[:80]!r}; check the spelling"
+            )
         people = self.catalog.people
         ranked = sorted(keys, key=lambda k: (-sum(map(len, people[k][1:])), k))
-        out = [self._person(people[k].name, people[k], FILMS_PER_ROLE_PARTIAL) for k in ranked[:PARTIAL_PEOPLE]]
+        out = [
+            self._person(people[k].name, people[k], FILMS_PER_ROLE_PARTIAL)
+            for k in ranked[:PARTIAL_PEOPLE]
+        ]
         return {"match": "partial", "total_people": len(keys), "people": out}
 
     # ------------------------------------------------------------------ helpers
@@ -324,7 +384,12 @@ class MediaTools:
 
 #: Modelled production latency of each tool (a search service, a catalog database), in ms.
 #: Declared, not measured, so the ``latency_ms`` reward component is deterministic.
-MODELLED_LATENCY_MS = {"search": 80.0, "filter_titles": 40.0, "get_title": 10.0, "find_person": 25.0}
+MODELLED_LATENCY_MS = {
+    "search": 80.0,
+    "filter_titles": 40.0,
+    "get_title": 10.0,
+    "find_person": 25.0,
+}
 
 
 class SharedFragments:
@@ -363,7 +428,11 @@ def shared_catalog_index(catalog: Catalog) -> CatalogIndex:
 
 
 def make_media_tools(
-    catalog: Catalog, retriever: Retriever, index: CatalogIndex | None = None, *, compact: bool = False
+    catalog: Catalog,
+    retriever: Retriever,
+    index: CatalogIndex | None = None,
+    *,
+    compact: bool = False,
 ) -> list[Tool]:
     """Return the four MediaSearch tools over ``catalog``, searching with ``retriever``.
 
@@ -375,26 +444,54 @@ def make_media_tools(
     genres = ", ".join(tools.index.genre_names())
     if compact:
         search, filter_titles, get_title, find_person = (
-            tools.search_compact, tools.filter_compact, tools.get_title_compact, tools.find_person_compact)
+            tools.search_compact,
+            tools.filter_compact,
+            tools.get_title_compact,
+            tools.find_person_compact,
+        )
     else:
         search, filter_titles, get_title, find_person = (
-            tools.search_text, tools.filter_titles, tools.get_title_text, tools.find_person)
+            tools.search_text,
+            tools.filter_titles,
+            tools.get_title_text,
+            tools.find_person,
+        )
     scores = "" if compact else " and scores"
     return [
-        Tool("search", "Search film descriptions (title, year, genres, director, writers, cast) by keywords; "
-             f"returns ids, titles, years, directors{scores}, best first.", SearchArgs, search,
-             latency_ms=MODELLED_LATENCY_MS["search"]),
-        Tool("filter_titles", "List films meeting structured constraints (all combined with AND), sorted; "
-             "returns the total count and the first results with id, title, year, runtime and critics' "
-             f"rating. Genres: {genres}.", FilterArgs, filter_titles,
-             latency_ms=MODELLED_LATENCY_MS["filter_titles"]),
-        Tool("get_title", "Get the full record of a film by id: title, year, release date, runtime, genres, "
-             "directors, writers, cast (alphabetical, not billing order), languages, countries, critics' "
-             "rating, Tomatometer, box office, Oscars won, awards.", GetTitleArgs, get_title,
-             latency_ms=MODELLED_LATENCY_MS["get_title"]),
-        Tool("find_person", "Look up a person by name and list the films they directed, wrote and acted in "
-             "(oldest first), with totals per role.", FindPersonArgs, find_person,
-             latency_ms=MODELLED_LATENCY_MS["find_person"]),
+        Tool(
+            "search",
+            "Search film descriptions (title, year, genres, director, writers, cast) by keywords; "
+            f"returns ids, titles, years, directors{scores}, best first.",
+            SearchArgs,
+            search,
+            latency_ms=MODELLED_LATENCY_MS["search"],
+        ),
+        Tool(
+            "filter_titles",
+            "List films meeting structured constraints (all combined with AND), sorted; "
+            "returns the total count and the first results with id, title, year, runtime and critics' "
+            f"rating. Genres: {genres}.",
+            FilterArgs,
+            filter_titles,
+            latency_ms=MODELLED_LATENCY_MS["filter_titles"],
+        ),
+        Tool(
+            "get_title",
+            "Get the full record of a film by id: title, year, release date, runtime, genres, "
+            "directors, writers, cast (alphabetical, not billing order), languages, countries, critics' "
+            "rating, Tomatometer, box office, Oscars won, awards.",
+            GetTitleArgs,
+            get_title,
+            latency_ms=MODELLED_LATENCY_MS["get_title"],
+        ),
+        Tool(
+            "find_person",
+            "Look up a person by name and list the films they directed, wrote and acted in "
+            "(oldest first), with totals per role.",
+            FindPersonArgs,
+            find_person,
+            latency_ms=MODELLED_LATENCY_MS["find_person"],
+        ),
     ]
 
 
@@ -412,5 +509,7 @@ def catalog_retriever(catalog: Catalog, retriever: str | Retriever) -> Retriever
         from agentenv.retrieval.cache import loaded_for
 
         spec = retriever
-        return loaded_for(("media", catalog.checksum, spec), lambda: retriever_argument(spec, build=build))
+        return loaded_for(
+            ("media", catalog.checksum, spec), lambda: retriever_argument(spec, build=build)
+        )
     return retriever_argument(retriever, build=build)

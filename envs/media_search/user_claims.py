@@ -53,20 +53,52 @@ _RUNTIME = re.compile(
     r"\b(under|less than|shorter than|below|at most|no more than|up to|at least|over|more than|longer than)"
     r"\s+(\d{1,3})\s+(?:min|mins|minute|minutes)\b"
 )
-_EXCLUSIVE_MAX, _INCLUSIVE_MAX = {"under", "less than", "shorter than", "below"}, {"at most", "no more than", "up to"}
+_EXCLUSIVE_MAX, _INCLUSIVE_MAX = (
+    {"under", "less than", "shorter than", "below"},
+    {"at most", "no more than", "up to"},
+)
 _AT_LEAST = {"at least"}
-_CRITERIA = (("highest rated", ("rating", "desc")), ("best rated", ("rating", "desc")), ("top rated", ("rating", "desc")),
-             ("lowest rated", ("rating", "asc")), ("worst rated", ("rating", "asc")),
-             ("longest", ("runtime", "desc")), ("shortest", ("runtime", "asc")))
+_CRITERIA = (
+    ("highest rated", ("rating", "desc")),
+    ("best rated", ("rating", "desc")),
+    ("top rated", ("rating", "desc")),
+    ("lowest rated", ("rating", "asc")),
+    ("worst rated", ("rating", "asc")),
+    ("longest", ("runtime", "desc")),
+    ("shortest", ("runtime", "asc")),
+)
 _CRITERIA_WORDS = re.compile(r"\b(" + "|".join(re.escape(p) for p, _ in _CRITERIA) + r")\b")
 """All criteria phrases in one pass (in :data:`_CRITERIA` order within the alternation: none is a prefix of another)."""
-_NONE = re.compile(r"\b(?:don t|do not) mind about the (release year|year|genre|director|cast|running time|runtime)\b"
-                   r"|\bno preference (?:about|for|on) the (release year|year|genre|director|cast|running time|runtime)\b")
+_NONE = re.compile(
+    r"\b(?:don t|do not) mind about the (release year|year|genre|director|cast|running time|runtime)\b"
+    r"|\bno preference (?:about|for|on) the (release year|year|genre|director|cast|running time|runtime)\b"
+)
 _NEGATION = re.compile(r"\b(not|never|don t|doesn t|isn t|wasn t|didn t|no)\b")
-_DIRECTOR_CUES = frozenset({"directed", "director", "directors", "direct", "directs", "filmmaker", "made"})
-_CAST_CUES = frozenset({"starring", "stars", "star", "starred", "cast", "actor", "actors", "actress", "actresses",
-                        "featuring", "features", "with", "appears", "plays"})
-_FIELD_OF_NAME = {normalize_key(v): k for k, v in FIELD_NAMES.items()} | {"year": "year", "runtime": "runtime"}
+_DIRECTOR_CUES = frozenset(
+    {"directed", "director", "directors", "direct", "directs", "filmmaker", "made"}
+)
+_CAST_CUES = frozenset(
+    {
+        "starring",
+        "stars",
+        "star",
+        "starred",
+        "cast",
+        "actor",
+        "actors",
+        "actress",
+        "actresses",
+        "featuring",
+        "features",
+        "with",
+        "appears",
+        "plays",
+    }
+)
+_FIELD_OF_NAME = {normalize_key(v): k for k, v in FIELD_NAMES.items()} | {
+    "year": "year",
+    "runtime": "runtime",
+}
 
 
 @dataclass(frozen=True)
@@ -118,10 +150,14 @@ def _names(request: Request | None) -> tuple[str, ...]:
     return ((request.director,) if request.director else ()) + request.cast
 
 
-def _spans(vocab: Vocabulary, raw: list[str], keys: list[str], request: Request | None) -> list[tuple[int, int, str]]:
+def _spans(
+    vocab: Vocabulary, raw: list[str], keys: list[str], request: Request | None
+) -> list[tuple[int, int, str]]:
     """Named people, left to right: the request's own names first, else a 2–4-word catalog name written
     with capitals. Only words that can start a name are visited (linear, and cheap on a long message)."""
-    own = sorted((name for n in _names(request) if (name := normalize_key(n).split())), key=len, reverse=True)
+    own = sorted(
+        (name for n in _names(request) if (name := normalize_key(n).split())), key=len, reverse=True
+    )
     own_first = {name[0] for name in own}
     upper = [w[:1].isupper() for w in raw]
     out: list[tuple[int, int, str]] = []
@@ -166,7 +202,9 @@ def read_message(vocab: Vocabulary, parts: Sequence[str], request: Request | Non
     return [_sentence_claims(vocab, sentence, request) for sentence in parts]
 
 
-def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) -> tuple[list[tuple[FieldClaim, tuple[int, ...]]], list[str]]:
+def _sentence_claims(
+    vocab: Vocabulary, sentence: str, request: Request | None
+) -> tuple[list[tuple[FieldClaim, tuple[int, ...]]], list[str]]:
     """The claims of one sentence, each with the word positions it was read from, and the words."""
     raw = _WORD.findall(sentence)
     keys = [normalize_key(w) for w in raw]
@@ -180,7 +218,9 @@ def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) 
     for start, end, name in _spans(vocab, raw, keys, request):
         used.update(range(start, end))
         role = _role(keys, start)
-        people.append((FieldClaim(role if role != "person" else "cast", role, name), tuple(range(start, end))))
+        people.append(
+            (FieldClaim(role if role != "person" else "cast", role, name), tuple(range(start, end)))
+        )
     if _NEGATION.search(_NONE.sub(" ", text)):
         return claims, keys
     claims += people
@@ -190,8 +230,17 @@ def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) 
         year = _YEAR.match(k)
         if year:
             used.add(i)
-            claims.append((FieldClaim("year", "decade" if year.group(2) else "year", int(year.group(1))), (i,)))
-        elif i + 1 < len(keys) and i + 1 not in used and (pair := f"{k} {keys[i + 1]}") in vocab.genres:
+            claims.append(
+                (
+                    FieldClaim("year", "decade" if year.group(2) else "year", int(year.group(1))),
+                    (i,),
+                )
+            )
+        elif (
+            i + 1 < len(keys)
+            and i + 1 not in used
+            and (pair := f"{k} {keys[i + 1]}") in vocab.genres
+        ):
             used.update((i, i + 1))
             claims.append((FieldClaim("genre", "genre", vocab.genres[pair]), (i, i + 1)))
         elif k in vocab.genres:
@@ -200,9 +249,20 @@ def _sentence_claims(vocab: Vocabulary, sentence: str, request: Request | None) 
     for m in _RUNTIME.finditer(text):
         word, n = m.group(1), int(m.group(2))
         bound = n if word in _EXCLUSIVE_MAX or word in _AT_LEAST else n + 1
-        claims.append((FieldClaim("runtime", "max" if word in _EXCLUSIVE_MAX | _INCLUSIVE_MAX else "min", bound), ()))
+        claims.append(
+            (
+                FieldClaim(
+                    "runtime", "max" if word in _EXCLUSIVE_MAX | _INCLUSIVE_MAX else "min", bound
+                ),
+                (),
+            )
+        )
     found = {m.group(1) for m in _CRITERIA_WORDS.finditer(text)}
-    claims += [(FieldClaim("criterion", "criterion", criterion), ()) for phrase, criterion in _CRITERIA if phrase in found]
+    claims += [
+        (FieldClaim("criterion", "criterion", criterion), ())
+        for phrase, criterion in _CRITERIA
+        if phrase in found
+    ]
     return claims, keys
 
 
@@ -242,19 +302,29 @@ def is_true(claim: FieldClaim, request: Request) -> bool:
 def field_of(claim: FieldClaim, request: Request) -> str:
     """The field a claim speaks about (a name without a role: the role it has in the request)."""
     if claim.kind == "person":
-        return "director" if request.director and normalize_key(request.director) == claim.value else "cast"
+        return (
+            "director"
+            if request.director and normalize_key(request.director) == claim.value
+            else "cast"
+        )
     return claim.field
 
 
 def mentions_title(
-    vocab: Vocabulary, text: str, question: Any, request: Request | None = None, read: Reading | None = None
+    vocab: Vocabulary,
+    text: str,
+    question: Any,
+    request: Request | None = None,
+    read: Reading | None = None,
 ) -> bool:
     """True when the text names the film (title or id), the words that state true request values set aside;
     ``read``: the message already read (split with the title protected), if the caller has it."""
     title = normalize_key(question.answer).split()
     if title and title[0] in ("the", "a", "an") and len(title) > 1:
         title = title[1:]
-    ids = {normalize_key(a) for a in getattr(question, "aliases", ()) if re.fullmatch(r"(tt|m)\d+", a)}
+    ids = {
+        normalize_key(a) for a in getattr(question, "aliases", ()) if re.fullmatch(r"(tt|m)\d+", a)
+    }
     checkable = not all(w in ENGLISH_STOPWORDS for w in title)
     n = len(title)
     if read is None:
@@ -264,8 +334,15 @@ def mentions_title(
             return True
         if not checkable:
             continue
-        values = {i for claim, where in claims if request is None or is_true(claim, request) for i in where}
-        if request is not None and request.feature_only:  # "feature film" states the request, not "The Feature"
+        values = {
+            i
+            for claim, where in claims
+            if request is None or is_true(claim, request)
+            for i in where
+        }
+        if (
+            request is not None and request.feature_only
+        ):  # "feature film" states the request, not "The Feature"
             values |= {i for i, key in enumerate(keys) if key == "feature"}
         for i in range(len(keys) - n + 1):
             if keys[i : i + n] == title and not set(range(i, i + n)) <= values:
@@ -283,12 +360,22 @@ def check_user_message(
     held_back: Sequence[str],
 ) -> UserCheck:
     """Judge one user message: false claims, asked fields left unanswered, title leak, held-back fields volunteered."""
-    read = read_message(vocab, sentences(text, (*_names(request), question.answer)), request)  # read once
+    read = read_message(
+        vocab, sentences(text, (*_names(request), question.answer)), request
+    )  # read once
     claims = user_claims(vocab, text, request, read)
     false = tuple(c for c in claims if not is_true(c, request))
     spoken = {field_of(c, request) for c in claims}
     unanswered = tuple(f for f in asked if f not in spoken)
-    volunteered = tuple(dict.fromkeys(
-        f for c in claims if c.kind != "none" and (f := field_of(c, request)) in held_back and f not in asked_so_far
-    ))
-    return UserCheck(claims, false, unanswered, mentions_title(vocab, text, question, request, read), volunteered)
+    volunteered = tuple(
+        dict.fromkeys(
+            f
+            for c in claims
+            if c.kind != "none"
+            and (f := field_of(c, request)) in held_back
+            and f not in asked_so_far
+        )
+    )
+    return UserCheck(
+        claims, false, unanswered, mentions_title(vocab, text, question, request, read), volunteered
+    )

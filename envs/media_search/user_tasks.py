@@ -49,7 +49,9 @@ from agentenv.envs.media_search.questions import Question, question_id
 from agentenv.errors import UserInputError
 from agentenv.task_files import RowIds, check_row_count, check_row_id, check_task_source
 
-_EXAMPLE = '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
+_EXAMPLE = (
+    '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
+)
 _FIELDS = ("question", "answer", "aliases", "id")
 
 
@@ -75,31 +77,49 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
         UserInputError: a missing, unknown or mistyped field, naming ``where`` and the fix.
     """
     if not isinstance(row, Mapping):
-        raise UserInputError(f"{where}: expected a JSON object like {_EXAMPLE}, got {type(row).__name__}")
+        raise UserInputError(
+            f"{where}: expected a JSON object like {_EXAMPLE}, got {type(row).__name__}"
+        )
     for name in row:
         if name not in _FIELDS:
             close = difflib.get_close_matches(str(name), _FIELDS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise UserInputError(f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer', "
-                                 "'aliases' and 'id' (fix the spelling or remove it)")
+            raise UserInputError(
+                f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer', "
+                "'aliases' and 'id' (fix the spelling or remove it)"
+            )
     for name in ("question", "answer"):
         if name not in row:
-            raise UserInputError(f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
-                             f"e.g. {_EXAMPLE}")
+            raise UserInputError(
+                f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
+                f"e.g. {_EXAMPLE}"
+            )
         value = row[name]
         if not isinstance(value, str) or not value.strip():
-            raise UserInputError(f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
-                             f"write it in double quotes, e.g. \"answer\": \"7\"")
+            raise UserInputError(
+                f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
+                f'write it in double quotes, e.g. "answer": "7"'
+            )
     aliases = row.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
-        raise UserInputError(f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
-                         'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out')
+        raise UserInputError(
+            f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
+            'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out'
+        )
     row_id = check_row_id(row["id"], where) if "id" in row else None
     question, answer = row["question"].strip(), row["answer"].strip()
     return Question(
-        id=row_id or question_id("custom", question, answer), question=question, answer=answer,
-        aliases=tuple(a.strip() for a in aliases), answer_type=infer_answer_type(answer),  # type: ignore[arg-type]
-        kind="custom", difficulty="unknown", plan=None, extract=None, split="custom", group="custom",
+        id=row_id or question_id("custom", question, answer),
+        question=question,
+        answer=answer,
+        aliases=tuple(a.strip() for a in aliases),
+        answer_type=infer_answer_type(answer),  # type: ignore[arg-type]
+        kind="custom",
+        difficulty="unknown",
+        plan=None,
+        extract=None,
+        split="custom",
+        group="custom",
     )
 
 
@@ -111,10 +131,14 @@ def load_user_tasks(path: str | Path) -> list[Question]:
     """
     path = Path(path)
     if path.is_dir():
-        raise UserInputError(f"{path}: is a directory; MediaSearch --tasks takes one JSONL file of questions, "
-                             f"one JSON object per line, like {_EXAMPLE}")
+        raise UserInputError(
+            f"{path}: is a directory; MediaSearch --tasks takes one JSONL file of questions, "
+            f"one JSON object per line, like {_EXAMPLE}"
+        )
     if not path.exists():
-        raise FileNotFoundError(f"tasks={str(path)!r}: no such file; give a JSONL file of questions like {_EXAMPLE}")
+        raise FileNotFoundError(
+            f"tasks={str(path)!r}: no such file; give a JSONL file of questions like {_EXAMPLE}"
+        )
     check_task_source(path)
     questions: list[tuple[str, Question]] = []
     ids = RowIds()
@@ -127,12 +151,16 @@ def load_user_tasks(path: str | Path) -> list[Question]:
             try:
                 row = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
-                raise UserInputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
-                                 f"one JSON object like {_EXAMPLE}") from None
+                raise UserInputError(
+                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                    f"one JSON object like {_EXAMPLE}"
+                ) from None
             questions.append((where, _checked_row(row, where, ids)))
     if not questions:
-        raise UserInputError(f"{path}: no questions (the file is empty); write one JSON object per line, "
-                             f"like {_EXAMPLE}")
+        raise UserInputError(
+            f"{path}: no questions (the file is empty); write one JSON object per line, "
+            f"like {_EXAMPLE}"
+        )
     check_distinct_questions(questions)
     return [q for _, q in questions]
 
@@ -140,11 +168,15 @@ def load_user_tasks(path: str | Path) -> list[Question]:
 def questions_from_rows(rows: Sequence[Any]) -> list[Question]:
     """The questions of a list of row dicts (``tasks=[...]`` from Python), checked as a file's rows are."""
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
-        raise UserInputError(f"tasks must be a path to a JSONL file or a list of question dicts like {_EXAMPLE}; "
-                             f"got {type(rows).__name__}")
+        raise UserInputError(
+            f"tasks must be a path to a JSONL file or a list of question dicts like {_EXAMPLE}; "
+            f"got {type(rows).__name__}"
+        )
     check_row_count(len(rows), "tasks")
     ids = RowIds()
-    questions = [(f"tasks[{i}]", _checked_row(row, f"tasks[{i}]", ids)) for i, row in enumerate(rows)]
+    questions = [
+        (f"tasks[{i}]", _checked_row(row, f"tasks[{i}]", ids)) for i, row in enumerate(rows)
+    ]
     check_distinct_questions(questions)
     return [q for _, q in questions]
 
@@ -171,5 +203,7 @@ def check_distinct_questions(rows: list[tuple[str, Question]]) -> None:
         seen = first.setdefault(q.question, (where, q))
         if seen[1] is not q:
             answers = "different answers" if seen[1].answer != q.answer else "the same answer"
-            raise UserInputError(f"{where}: the same question as {seen[0]} ({answers}): {q.question!r}; the two "
-                                 "would share a task id. Keep one row, with every accepted answer in 'aliases'")
+            raise UserInputError(
+                f"{where}: the same question as {seen[0]} ({answers}): {q.question!r}; the two "
+                "would share a task id. Keep one row, with every accepted answer in 'aliases'"
+            )

@@ -16,18 +16,24 @@ FAMILY = Family(
     name="rare_disease",
     envs=(
         EnvSpec(
-            "RareDiseaseDiagnosis-v0", _ENV, {"mode": "multi_turn", "max_turns": 10},
+            "RareDiseaseDiagnosis-v0",
+            _ENV,
+            {"mode": "multi_turn", "max_turns": 10},
             "Multi-turn diagnosis: presenting phenotypes, then disease search, profiles, HPO lookup, "
             "the reference ranker and ask_patient; a final top-3.",
         ),
         EnvSpec(
-            "RareDiseaseDiagnosis-SingleTurn-v0", _ENV, {"mode": "single_turn", "max_turns": 1},
+            "RareDiseaseDiagnosis-SingleTurn-v0",
+            _ENV,
+            {"mode": "single_turn", "max_turns": 1},
             "All presenting phenotypes plus the reference ranker's candidates in the prompt; one top-3 answer.",
         ),
     ),
     dialogues=(
         DialogueSpec(
-            "DiagnosisDialogue-v0", "agentenv.envs.rare_disease.dialogue:DiagnosisDialogueEnv", ("doctor", "patient"),
+            "DiagnosisDialogue-v0",
+            "agentenv.envs.rare_disease.dialogue:DiagnosisDialogueEnv",
+            ("doctor", "patient"),
             {"max_turns": 10},
             "Doctor (rare-disease tools, no ask_patient) and patient (private phenotype record) talk; "
             "the doctor answers a top-3 diagnosis.",

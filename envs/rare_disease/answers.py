@@ -67,7 +67,9 @@ _ID = r"(?:(?:OMIM|MIM)[ ]?[:#]?[ ]?[0-9]{6}|[0-9]{6}|ORPHA(?:NET)?[ ]?[:#]?[ ]?
 _ONE_ID = re.compile(_ID, re.IGNORECASE)
 _ID_LIST = re.compile(rf"{_ID}(?:[ \t]*,[ \t]*{_ID})+", re.IGNORECASE)
 _NAME_THEN_ID = re.compile(rf"(?P<name>.+?)[ \t]*\((?P<id>{_ID})\)", re.IGNORECASE | re.DOTALL)
-_ID_THEN_NAME = re.compile(rf"(?P<id>{_ID})(?:[ \t]*[-\u2013\u2014:][ \t]*|[ \t]+)(?P<name>.+)", re.IGNORECASE | re.DOTALL)
+_ID_THEN_NAME = re.compile(
+    rf"(?P<id>{_ID})(?:[ \t]*[-\u2013\u2014:][ \t]*|[ \t]+)(?P<name>.+)", re.IGNORECASE | re.DOTALL
+)
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -171,12 +173,18 @@ def resolve_answer(kb: HpoKnowledgeBase, text: str) -> ResolvedAnswer:
     number = 0
     for number, raw in answer_entries(text, ENTRY_SEPARATORS, MAX_READ_ENTRIES):
         for disease_id, how, reason in reader.read(strip_decoration(raw)):
-            entries.append(Entry(raw, disease_id, how, disease_id is not None and disease_id in seen))
+            entries.append(
+                Entry(raw, disease_id, how, disease_id is not None and disease_id in seen)
+            )
             if disease_id is not None:
                 seen.add(disease_id)
             if reason is not None:
                 reasons.append(f"entry {number}: {reason}")
-    unread = count_entries(text, ENTRY_SEPARATORS) - MAX_READ_ENTRIES if number >= MAX_READ_ENTRIES else 0
+    unread = (
+        count_entries(text, ENTRY_SEPARATORS) - MAX_READ_ENTRIES
+        if number >= MAX_READ_ENTRIES
+        else 0
+    )
     if unread > 0:
         reasons.append(f"{unread} entries past the {MAX_READ_ENTRIES}th are not read")
     unreadable = None
@@ -207,8 +215,14 @@ class _EntryReader:
         if named.ref is not None:
             return [(named.ref, "name", None)]
         if named.how == "ambiguous":
-            return [(None, "ambiguous", f"{quoted(core)} names {len(named.refs)} diseases "
-                                        f"({', '.join(named.refs[:4])}): write the id")]
+            return [
+                (
+                    None,
+                    "ambiguous",
+                    f"{quoted(core)} names {len(named.refs)} diseases "
+                    f"({', '.join(named.refs[:4])}): write the id",
+                )
+            ]
         pair = _NAME_THEN_ID.fullmatch(core) or _ID_THEN_NAME.fullmatch(core)
         if pair is not None:
             return [self._name_with_id(pair.group("name"), pair.group("id"))]

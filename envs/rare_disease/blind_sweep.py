@@ -59,21 +59,48 @@ class BlindSweepDoctor:
         broad: rank the broad terms the patient affirmed too, not only the findings it named.
     """
 
-    def __init__(self, kb: HpoKnowledgeBase, *, k: int = 3, ask_with: str = "say", batch: int | None = None,
-                 budget: int = 10, drill: bool = False, broad: bool = False) -> None:
+    def __init__(
+        self,
+        kb: HpoKnowledgeBase,
+        *,
+        k: int = 3,
+        ask_with: str = "say",
+        batch: int | None = None,
+        budget: int = 10,
+        drill: bool = False,
+        broad: bool = False,
+    ) -> None:
         if ask_with not in ASK_WITH:
             raise ValueError(f"ask_with must be one of {ASK_WITH}, got {ask_with!r}")
-        self.kb, self.k, self.ask_with, self.budget, self.drill, self.broad = kb, k, ask_with, budget, drill, broad
+        self.kb, self.k, self.ask_with, self.budget, self.drill, self.broad = (
+            kb,
+            k,
+            ask_with,
+            budget,
+            drill,
+            broad,
+        )
         self.batch = batch or (MAX_FINDINGS_PER_MESSAGE if ask_with == "say" else 32)
-        self.name = ("blind-sweep" + ("+drill" if drill else "") + ("+broad" if broad else "")
-                     + ("" if ask_with == "say" else "-tool"))
+        self.name = (
+            "blind-sweep"
+            + ("+drill" if drill else "")
+            + ("+broad" if broad else "")
+            + ("" if ask_with == "say" else "-tool")
+        )
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         present, excluded = referral_terms(first_user_message(info))
         turns = own_turns(info)
         heard = [self._heard(info, i) for i in range(len(turns))]
-        ranking = next((out for outs in (tool_outputs(info, i) for i in range(len(turns))) for out in outs
-                        if isinstance(out, Mapping) and "ranking" in out), None)
+        ranking = next(
+            (
+                out
+                for outs in (tool_outputs(info, i) for i in range(len(turns)))
+                for out in outs
+                if isinstance(out, Mapping) and "ranking" in out
+            ),
+            None,
+        )
         if ranking is not None:
             return answer([row["id"] for row in ranking["ranking"]][: self.k] or ["no diagnosis"])
         claims = [c for batch in heard for c in batch]
@@ -81,8 +108,14 @@ class BlindSweepDoctor:
         if batch and len(turns) < self.budget - 2:
             if self.ask_with == "ask_patient":
                 return tool_calls(("ask_patient", {"hpo_id": t}) for t in batch)
-            return say("Do you have any of these? " + "; ".join(f"{self.kb.term_name(t)} ({t})" for t in batch) + "?")
-        return tool_call("rank_by_phenotypes", hpo_ids=self._evidence(present, claims)[:MAX_RANKED], k=self.k)
+            return say(
+                "Do you have any of these? "
+                + "; ".join(f"{self.kb.term_name(t)} ({t})" for t in batch)
+                + "?"
+            )
+        return tool_call(
+            "rank_by_phenotypes", hpo_ids=self._evidence(present, claims)[:MAX_RANKED], k=self.k
+        )
 
     def _heard(self, info: Mapping[str, Any], turn: int) -> tuple[Claim, ...]:
         """The claims the patient made in answer to the doctor's ``turn``-th action."""

@@ -72,13 +72,21 @@ class RareDiseaseBM25:
     """The options this strategy adds to the bm25 agent's ``--agent-args``."""
 
     def __init__(self, args: Any = None) -> None:
-        self.max_diseases: int | None = getattr(getattr(args, "options", None), "max_diseases", None)
+        self.max_diseases: int | None = getattr(
+            getattr(args, "options", None), "max_diseases", None
+        )
         self._single = False
         self._prompt = ""
         self._step = 0
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Task | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         tools = {t["function"]["name"] for t in info.get("tools") or ()}
         users = [m["content"] for m in info.get("messages", ()) if m.get("role") == "user"]
         self._prompt = users[0] if users else obs
@@ -100,6 +108,8 @@ class RareDiseaseBM25:
         if self._single:
             return answer(listed_candidates(self._prompt)[:limit])
         if self._step == 1:
-            return tool_call("search_diseases", query=presented_query(self._prompt)[:500], k=min(limit, 20))
+            return tool_call(
+                "search_diseases", query=presented_query(self._prompt)[:500], k=min(limit, 20)
+            )
         results = (_json(obs) or {}).get("results") or []
         return answer([str(r["id"]) for r in results] or ["no diagnosis found"])

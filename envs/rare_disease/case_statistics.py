@@ -89,7 +89,9 @@ REAL_CASES: dict[str, float] = {
 """Every statistic of the 536 shipped real cases (:mod:`~.real_cases`), as
 :func:`case_statistics` measures them (a test recomputes them from the file)."""
 
-REAL_TARGETS: dict[str, tuple[float, float]] = {name: (value, value) for name, value in REAL_CASES.items()}
+REAL_TARGETS: dict[str, tuple[float, float]] = {
+    name: (value, value) for name, value in REAL_CASES.items()
+}
 """(low, high) per statistic: the shipped real cases' figure (one collection, so low == high)."""
 
 TOLERANCE = 0.15
@@ -186,8 +188,13 @@ def case_statistics(kb: HpoKnowledgeBase, patients: Sequence[Patient]) -> dict[s
         ic.append(float(np.mean(kb.ic[idx])) if idx else 0.0)
         dep.append(float(np.mean(depth[idx])) if idx else 0.0)
         shares.append(
-            (kinds.exact / n, kinds.ancestor / n, kinds.descendant / n, kinds.unrelated / n,
-             kinds.non_phenotypic / n)
+            (
+                kinds.exact / n,
+                kinds.ancestor / n,
+                kinds.descendant / n,
+                kinds.unrelated / n,
+                kinds.non_phenotypic / n,
+            )
         )
         excluded.append(len(p.excluded))
     s = np.asarray(shares)

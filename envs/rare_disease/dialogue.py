@@ -115,7 +115,9 @@ class DiagnosisDialogueEnv(DialogueEnv):
     """Doctor and patient on the rare-disease cases; see the module docstring."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human"], "name": "DiagnosisDialogue-v0", "is_parallelizable": False,
+        "render_modes": ["ansi", "human"],
+        "name": "DiagnosisDialogue-v0",
+        "is_parallelizable": False,
     }
     lead, other, first = "doctor", "patient", "doctor"
     item_tool_calls = 1  # a finding asked costs one tool call, as an ask_patient call does
@@ -142,14 +144,33 @@ class DiagnosisDialogueEnv(DialogueEnv):
         check_choice("presentation", presentation, PRESENTATIONS)
         self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
-        served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=True,
-                               sampler=sampler, tasks=tasks, disease_mix=disease_mix)
+        served = patient_tasks(
+            self.kb,
+            split=split,
+            presentation=presentation,
+            multi_turn=True,
+            sampler=sampler,
+            tasks=tasks,
+            disease_mix=disease_mix,
+        )
         self.import_warnings = served.import_warnings
         search = retriever_argument(retriever, build=lambda spec: disease_retriever(self.kb, spec))
-        tools = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, ask_patient=False, retriever=search)
-        super().__init__(served.tasks, ToolRegistry(tools), split=served.split, max_turns=max_turns,
-                         reward=reward, **kwargs)
-        self.metadata = {**type(self).metadata, "hpo_release": self.kb.release, "hpo_citation": self.kb.citation}
+        tools = make_rare_disease_tools(
+            self.kb, ranker_tool=ranker_tool, ask_patient=False, retriever=search
+        )
+        super().__init__(
+            served.tasks,
+            ToolRegistry(tools),
+            split=served.split,
+            max_turns=max_turns,
+            reward=reward,
+            **kwargs,
+        )
+        self.metadata = {
+            **type(self).metadata,
+            "hpo_release": self.kb.release,
+            "hpo_citation": self.kb.citation,
+        }
 
     # ------------------------------------------------------------------ hooks
     def _rules(self) -> str:
@@ -166,18 +187,25 @@ class DiagnosisDialogueEnv(DialogueEnv):
         )
 
     def _lead_opening(self, task: Task) -> str:
-        return "\n\n".join([
-            "A patient is referred to you for a rare-disease diagnosis.", task.prompt,
-            "The patient is here: ask them about findings with <say>…</say>.", self._rules(),
-        ])
+        return "\n\n".join(
+            [
+                "A patient is referred to you for a rare-disease diagnosis.",
+                task.prompt,
+                "The patient is here: ask them about findings with <say>…</say>.",
+                self._rules(),
+            ]
+        )
 
     def _start_episode(self, task: Task) -> Visit:
         if not isinstance(task.case, Patient):
             raise ValueError("options['task'] must be a rare-disease Task (its case a Patient)")
         p: Patient = task.case
         private = {
-            "present": list(p.present), "hidden": list(p.hidden), "excluded": list(p.excluded),
-            "findings": list(p.findings or p.all_present), "closed_world": p.closed_world,
+            "present": list(p.present),
+            "hidden": list(p.hidden),
+            "excluded": list(p.excluded),
+            "findings": list(p.findings or p.all_present),
+            "closed_world": p.closed_world,
         }
         return Visit(p, private, AskedSoFar(self.kb))
 
@@ -185,22 +213,33 @@ class DiagnosisDialogueEnv(DialogueEnv):
         p, kb = context.patient, self.kb
 
         def items(terms: Sequence[str]) -> str:
-            return "\n".join(f"- {sentence_case(lay_label(kb, t))} ({t})" for t in terms) or "- (none)"
+            return (
+                "\n".join(f"- {sentence_case(lay_label(kb, t))} ({t})" for t in terms) or "- (none)"
+            )
 
-        rest = ("Anything not listed: you don't have it." if p.closed_world
-                else "Anything not listed: you are not sure.")
-        return "\n".join([
-            "You are a patient seeing a doctor about a possible rare disease. You do not know your "
-            "diagnosis: never guess or name one.",
-            "Your findings, in your own words:", items(p.findings or p.all_present),
-            "You do not have:", items(p.excluded), rest,
-            "Your referral letter already told the doctor about:", items(p.present),
-            'Answer each question truthfully, one line per finding asked about: "Yes, I have …", '
-            '"No, I don\'t have …" (or "I\'m not sure about …" when your record does not say). '
-            "A finding counts as yes when you have it or a more specific form of it. Mention only what "
-            "you are asked about: asked about a broad kind of finding, say yes or no without listing "
-            "your specific findings under it. Reply as <say>…</say>.",
-        ])
+        rest = (
+            "Anything not listed: you don't have it."
+            if p.closed_world
+            else "Anything not listed: you are not sure."
+        )
+        return "\n".join(
+            [
+                "You are a patient seeing a doctor about a possible rare disease. You do not know your "
+                "diagnosis: never guess or name one.",
+                "Your findings, in your own words:",
+                items(p.findings or p.all_present),
+                "You do not have:",
+                items(p.excluded),
+                rest,
+                "Your referral letter already told the doctor about:",
+                items(p.present),
+                'Answer each question truthfully, one line per finding asked about: "Yes, I have …", '
+                '"No, I don\'t have …" (or "I\'m not sure about …" when your record does not say). '
+                "A finding counts as yes when you have it or a more specific form of it. Mention only what "
+                "you are asked about: asked about a broad kind of finding, say yes or no without listing "
+                "your specific findings under it. Reply as <say>…</say>.",
+            ]
+        )
 
     def _other_private(self, context: Visit) -> dict[str, Any]:
         return context.private
@@ -233,9 +272,12 @@ class DiagnosisDialogueEnv(DialogueEnv):
             before = context.stated.setdefault(claim.term, claim.polarity)
             contradictions += before != claim.polarity
         counts = {
-            "claims": len(check.claims), "false_claims": len(check.false_claims),
-            "evasions": len(check.evasions), "unanswered": len(check.unanswered),
-            "leaks": int(check.leak), "volunteered": len(check.volunteered),
+            "claims": len(check.claims),
+            "false_claims": len(check.false_claims),
+            "evasions": len(check.evasions),
+            "unanswered": len(check.unanswered),
+            "leaks": int(check.leak),
+            "volunteered": len(check.volunteered),
             "contradictions": contradictions,
         }
         return Judgment(counts, check.claims)
@@ -243,7 +285,9 @@ class DiagnosisDialogueEnv(DialogueEnv):
     def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
         patient: Patient = task.case
         visit: Visit = dialogue.context
-        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, visit.n_asked, dialogue)
+        return grade_answer_text(
+            self.kb, patient.diagnoses, answer, self.k, visit.n_asked, dialogue
+        )
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)
@@ -254,7 +298,10 @@ class DiagnosisDialogueEnv(DialogueEnv):
         return ScriptedPatient(self.kb)
 
     def scripted_leads(self) -> dict[str, PolicyLike]:
-        return {"answer-at-once": AnswerAtOnceDoctor(self.k), "asking": AskingDoctor(self.kb, k=self.k)}
+        return {
+            "answer-at-once": AnswerAtOnceDoctor(self.k),
+            "asking": AskingDoctor(self.kb, k=self.k),
+        }
 
     def probe_policy(self, dialogue: int) -> PolicyLike:
         """The asking doctor, naming findings by id in even dialogues and by name in odd ones."""

@@ -79,14 +79,20 @@ def fit_weights(kb: HpoKnowledgeBase, golds: Sequence[str]) -> tuple[float, ...]
     missing = [g for g in golds if g not in kb.disease_index]
     if missing:
         raise ValueError(f"golds outside the {kb.universe!r} universe: {missing[:3]}")
-    case_bins = np.bincount([bin_of(int(sizes[kb.disease_index[g]])) for g in golds], minlength=len(BIN_EDGES))
+    case_bins = np.bincount(
+        [bin_of(int(sizes[kb.disease_index[g]])) for g in golds], minlength=len(BIN_EDGES)
+    )
     universe_bins = np.bincount([bin_of(int(n)) for n in sizes], minlength=len(BIN_EDGES))
     share_cases = case_bins / case_bins.sum()
     share_universe = universe_bins / max(universe_bins.sum(), 1)
-    return tuple(float(c / u) if u > 0 else 0.0 for c, u in zip(share_cases, share_universe, strict=True))
+    return tuple(
+        float(c / u) if u > 0 else 0.0 for c, u in zip(share_cases, share_universe, strict=True)
+    )
 
 
-def disease_weights(kb: HpoKnowledgeBase, diseases: Sequence[str], weights: Sequence[float] = PUBLISHED_WEIGHTS) -> np.ndarray:
+def disease_weights(
+    kb: HpoKnowledgeBase, diseases: Sequence[str], weights: Sequence[float] = PUBLISHED_WEIGHTS
+) -> np.ndarray:
     """The draw weight of each of ``diseases``, by its annotation-count bin."""
     sizes = profile_sizes(kb)[[kb.disease_index[d] for d in diseases]]
     table = np.asarray(weights, dtype=np.float64)
@@ -97,7 +103,9 @@ def disease_weights(kb: HpoKnowledgeBase, diseases: Sequence[str], weights: Sequ
 class MixedCaseList(IndexedCases):
     """A split's cases drawn with the published mix (see the module docstring); seeds computed on access."""
 
-    def __init__(self, kb: HpoKnowledgeBase, split: SplitName, n_cases: int, cases_per_disease: int) -> None:
+    def __init__(
+        self, kb: HpoKnowledgeBase, split: SplitName, n_cases: int, cases_per_disease: int
+    ) -> None:
         diseases = split_diseases(kb, split)
         w = disease_weights(kb, diseases)
         digest = hashlib.sha256(f"{SPLIT_SALT}:mix:published:{split}:{n_cases}".encode()).digest()
@@ -127,7 +135,10 @@ class MixedCaseList(IndexedCases):
 
 
 def mixed_case_list(
-    kb: HpoKnowledgeBase, split: SplitName, mix: str = DEFAULT_MIX, cases_per_disease: int | None = None
+    kb: HpoKnowledgeBase,
+    split: SplitName,
+    mix: str = DEFAULT_MIX,
+    cases_per_disease: int | None = None,
 ) -> CaseList | MixedCaseList:
     """The case list of ``split`` under a disease mix: as many cases as the uniform list, drawn by ``mix``.
 

@@ -86,4 +86,6 @@ def disease_spelling_index(kb: HpoKnowledgeBase) -> SpellingIndex:
         names = ((did, name) for did in kb.disease_ids for name in kb.disease_names(did))
         return SpellingIndex(names, rules=NAME_RULES)
 
-    return cached_spelling_index(f"diseases-{kb.universe}", kb.checksum, NAME_RULES_VERSION, build, NAME_RULES)
+    return cached_spelling_index(
+        f"diseases-{kb.universe}", kb.checksum, NAME_RULES_VERSION, build, NAME_RULES
+    )

@@ -97,7 +97,9 @@ def disease_retriever(kb: HpoKnowledgeBase, spec: str = "bm25") -> Retriever:
     if spec.startswith(("http://", "https://")):
         return build_retriever(spec)
     texts = DiseaseTexts(kb)
-    return build_retriever(spec, texts, list(kb.disease_ids), corpus_checksum=documents_checksum(kb))  # type: ignore[arg-type]
+    return build_retriever(
+        spec, texts, list(kb.disease_ids), corpus_checksum=documents_checksum(kb)
+    )  # type: ignore[arg-type]
 
 
 def disease_corpus() -> tuple[tuple[str, ...], tuple[str, ...], str]:

@@ -101,31 +101,52 @@ class RareDiseaseEnv(ToolEnv):
         check_choice("presentation", presentation, PRESENTATIONS)
         check_k(k)
         candidates = (0 if multi else 10) if candidates is None else candidates
-        if isinstance(candidates, bool) or not isinstance(candidates, int) or not 0 <= candidates <= 50:
-            raise ValueError(f"candidates must be an int in 0..50 (ranker candidates in the prompt), got {candidates!r}")
+        if (
+            isinstance(candidates, bool)
+            or not isinstance(candidates, int)
+            or not 0 <= candidates <= 50
+        ):
+            raise ValueError(
+                f"candidates must be an int in 0..50 (ranker candidates in the prompt), got {candidates!r}"
+            )
         kwargs.setdefault("max_turns", 10)
         kwargs["single_turn"] = not multi
         self.mode, self.k, self.presentation, self.candidates = mode, k, presentation, candidates
         self.tools_in_prompt = bool(tools_in_prompt)
         self.kb = load_hpo_kb(universe)  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
-        served = patient_tasks(self.kb, split=split, presentation=presentation, multi_turn=multi,
-                               sampler=sampler, tasks=tasks, disease_mix=disease_mix)
+        served = patient_tasks(
+            self.kb,
+            split=split,
+            presentation=presentation,
+            multi_turn=multi,
+            sampler=sampler,
+            tasks=tasks,
+            disease_mix=disease_mix,
+        )
         self.sampler_params = served.sampler_params
         self.disease_mix = disease_mix
         self.import_warnings: tuple[str, ...] = served.import_warnings
         self.import_skipped: dict[str, int] = dict(served.import_skipped)
         tool_list = []
         if multi:
-            search = retriever_argument(retriever, build=lambda spec: disease_retriever(self.kb, spec))
+            search = retriever_argument(
+                retriever, build=lambda spec: disease_retriever(self.kb, spec)
+            )
             tool_list = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, retriever=search)
         super().__init__(served.tasks, ToolRegistry(tool_list), split=served.split, **kwargs)
         self.corpus_checksums = patient_checksums(self.kb, served, disease_mix)
-        self.metadata = {**ToolEnv.metadata, "hpo_release": self.kb.release, "hpo_citation": self.kb.citation}
+        self.metadata = {
+            **ToolEnv.metadata,
+            "hpo_release": self.kb.release,
+            "hpo_citation": self.kb.citation,
+        }
 
     # ------------------------------------------------------------------ hooks
     def _system_prompt(self) -> str:
-        return system_prompt(self.kb, self.tools, self.max_turns, self._answer_rules(), self.tools_in_prompt)
+        return system_prompt(
+            self.kb, self.tools, self.max_turns, self._answer_rules(), self.tools_in_prompt
+        )
 
     def _answer_rules(self) -> str:
         return answer_rules(self.k, self.kb.universe, self.reward_config.over_limit)
@@ -149,8 +170,9 @@ class RareDiseaseEnv(ToolEnv):
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         patient: Patient = task.case
         consultation: Consultation = episode.context
-        return grade_answer_text(self.kb, patient.diagnoses, answer, self.k, consultation.questions, episode)
+        return grade_answer_text(
+            self.kb, patient.diagnoses, answer, self.k, consultation.questions, episode
+        )
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)
-

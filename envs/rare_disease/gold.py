@@ -19,6 +19,8 @@ from typing import Any
 def gold_text(gold: Mapping[str, Any]) -> str:
     """The ``diagnosis`` ids joined with "or", followed by the ``name`` in parentheses when there is one."""
     if not isinstance(gold, Mapping) or not gold.get("diagnosis"):
-        raise ValueError(f"a RareDiseaseDiagnosis gold has a 'diagnosis' list; got {str(gold)[:120]}")
+        raise ValueError(
+            f"a RareDiseaseDiagnosis gold has a 'diagnosis' list; got {str(gold)[:120]}"
+        )
     ids = " or ".join(str(d) for d in gold["diagnosis"])
     return f"{ids} ({gold['name']})" if gold.get("name") else ids

@@ -28,7 +28,9 @@ _ROMAN = re.compile(r"^(x{0,3})(ix|iv|v?i{0,3})$")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
 NAME_STOPWORDS = frozenset({"the", "type"})
 """Dropped from disease names: "Spherocytosis, type 2" and "Spherocytosis 2" are one name."""
-PHRASE_STOPWORDS = frozenset({"a", "an", "the", "of", "in", "on", "to", "and", "or", "with", "for", "at", "by"})
+PHRASE_STOPWORDS = frozenset(
+    {"a", "an", "the", "of", "in", "on", "to", "and", "or", "with", "for", "at", "by"}
+)
 """Dropped from phenotype phrases before matching words."""
 
 

@@ -43,7 +43,9 @@ class RareDiseaseOracle:
         self._presented: set[str] = set()
         self._stage = "answer"
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         self._gold = list(task.gold["diagnosis"])
         self._name = str(task.gold.get("name") or "")
         self._presented = set(task.public.get("phenotypes", ()))

@@ -70,8 +70,12 @@ class _Record:
 
 
 @lru_cache(maxsize=1024)
-def _record(kb: HpoKnowledgeBase, findings: tuple[str, ...], present: tuple[str, ...],
-            excluded: tuple[str, ...]) -> _Record:
+def _record(
+    kb: HpoKnowledgeBase,
+    findings: tuple[str, ...],
+    present: tuple[str, ...],
+    excluded: tuple[str, ...],
+) -> _Record:
     index, graph = kb.graph.index, kb.graph
     under: dict[int, list[str]] = {}
     parents: dict[str, frozenset[int]] = {}

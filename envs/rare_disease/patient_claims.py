@@ -65,7 +65,9 @@ MAX_SPAN = 10
 
 _ID = re.compile(r"\bHP[:_ ]?(\d{7})\b", re.IGNORECASE)
 _UNSURE = re.compile(r"\b(not sure|unsure|don'?t know|do not know|no idea|can'?t say|cannot say)\b")
-_NEGATION = re.compile(r"\b(don'?t|do not|doesn'?t|never|haven'?t|have not|didn'?t|did not|no longer|not)\b")
+_NEGATION = re.compile(
+    r"\b(don'?t|do not|doesn'?t|never|haven'?t|have not|didn'?t|did not|no longer|not)\b"
+)
 _AFFIRM = re.compile(r"\b(i have|i've|i do have|i had|i get|i suffer|i've had|i do)\b")
 
 
@@ -297,7 +299,9 @@ def mentions_diagnosis(kb: HpoKnowledgeBase, text: str, diagnoses: Iterable[str]
 def _referral_closure(kb: HpoKnowledgeBase, present: tuple[str, ...]) -> frozenset[int]:
     """Ancestors-or-self of the referral's terms: affirming any of them volunteers nothing."""
     graph = kb.graph
-    return frozenset(a for t in present if t in graph.index for a in graph.ancestors(graph.index[t]).tolist())
+    return frozenset(
+        a for t in present if t in graph.index for a in graph.ancestors(graph.index[t]).tolist()
+    )
 
 
 def check_reply(
@@ -327,7 +331,9 @@ def check_reply(
     covered = {c.term for c in claims}
     unanswered = tuple(t for t in asked if t not in covered)
     volunteered = tuple(
-        c.term for c in claims if c.polarity == "yes" and index[c.term] not in referral and not so_far.allows(c.term)
+        c.term
+        for c in claims
+        if c.polarity == "yes" and index[c.term] not in referral and not so_far.allows(c.term)
     )
     leak = mentions_diagnosis(kb, text, patient.diagnoses)
     return ReplyCheck(claims, tuple(false), tuple(evasive), unanswered, leak, volunteered)

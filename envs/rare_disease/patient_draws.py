@@ -97,8 +97,12 @@ class RealisticDraws:
         terms = self.kb.phenotype_indices(d)
         n = min(n, len(terms))
         weights = np.maximum(probabilities, 1e-6)
-        if self.params.common_bias:  # clinicians record the common findings of a disease (see SamplerParams)
-            weights = weights * self.kb.n_diseases[terms].astype(np.float64) ** self.params.common_bias
+        if (
+            self.params.common_bias
+        ):  # clinicians record the common findings of a disease (see SamplerParams)
+            weights = (
+                weights * self.kb.n_diseases[terms].astype(np.float64) ** self.params.common_bias
+            )
             # ... but never an organ system itself ("Abnormality of the genitourinary system"), which no real
             # case lists and which the bias would otherwise favour most
             weights = np.where(self.kb.too_general[terms], 1e-6, weights)
@@ -119,7 +123,8 @@ class RealisticDraws:
         current = t
         for _ in range(steps):
             children = [
-                c for c in kb.graph.children(current).tolist()
+                c
+                for c in kb.graph.children(current).tolist()
                 if kb.phenotype_mask[c] and not in_sorted(annotated, c)
             ]
             if not children:
@@ -127,9 +132,7 @@ class RealisticDraws:
             current = children[int(rng.integers(len(children)))]
         return current
 
-    def unrelated(
-        self, d: int, n: int, findings: list[int], rng: np.random.Generator
-    ) -> list[int]:
+    def unrelated(self, d: int, n: int, findings: list[int], rng: np.random.Generator) -> list[int]:
         """``n`` unrelated findings: from similar diseases, else the findings' organ systems."""
         if n <= 0:
             return []
@@ -163,7 +166,12 @@ class RealisticDraws:
                 t = int(terms[int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))])
             else:
                 continue
-            if t < 0 or kb.too_general[t] or in_sorted(closure, t) or np.intersect1d(kb.graph.ancestors(t), anchors).size:
+            if (
+                t < 0
+                or kb.too_general[t]
+                or in_sorted(closure, t)
+                or np.intersect1d(kb.graph.ancestors(t), anchors).size
+            ):
                 continue
             t_parents = self._specific_parents(t)
             if (finding_parents if clustered else parents).intersection(t_parents):
@@ -188,7 +196,8 @@ class RealisticDraws:
         present_arr = np.asarray(present, dtype=np.int64)
         own = kb.excluded_indices(d)
         differential = np.concatenate(
-            [kb.phenotype_indices(d)] + [kb.phenotype_indices(int(s)) for s in self.similar_diseases(d)]
+            [kb.phenotype_indices(d)]
+            + [kb.phenotype_indices(int(s)) for s in self.similar_diseases(d)]
         )
         candidates = [int(t) for t in own[rng.permutation(len(own))].tolist()] + [
             int(t) for t in differential[rng.permutation(len(differential))].tolist()
@@ -201,14 +210,19 @@ class RealisticDraws:
             if t in seen or not kb.phenotype_mask[t] or kb.too_general[t]:
                 continue
             seen.add(t)
-            if in_sorted(present_closure, t) or np.intersect1d(kb.graph.ancestors(t), present_arr).size:
+            if (
+                in_sorted(present_closure, t)
+                or np.intersect1d(kb.graph.ancestors(t), present_arr).size
+            ):
                 continue
             chosen.append(t)
         return chosen
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _near_miss(self, annotated: np.ndarray, findings: set[int], rng: np.random.Generator) -> int:
+    def _near_miss(
+        self, annotated: np.ndarray, findings: set[int], rng: np.random.Generator
+    ) -> int:
         """A close relative of an annotation the patient does not have, or -1.
 
         Why: a clinician who records "Abnormal mitral valve morphology" where the
@@ -232,8 +246,11 @@ class RealisticDraws:
         current = term
         steps = int(rng.integers(1, self.params.near_miss_steps + 1))
         for _ in range(steps):
-            parents = [q for q in kb.graph.parents(current).tolist()
-                       if not kb.too_general[q] and kb.ic[q] >= NEAR_MISS_MIN_IC]
+            parents = [
+                q
+                for q in kb.graph.parents(current).tolist()
+                if not kb.too_general[q] and kb.ic[q] >= NEAR_MISS_MIN_IC
+            ]
             if not parents:
                 break
             current = parents[int(rng.integers(len(parents)))]
@@ -272,7 +289,9 @@ def unrelated_share(params: SamplerParams, profile_size: int | None) -> float:
     """
     if profile_size is None or params.profile_slope == 0.0:
         return params.unrelated_share
-    related = (1.0 - params.unrelated_share) * (max(profile_size, 1) / PROFILE_REFERENCE) ** params.profile_slope
+    related = (1.0 - params.unrelated_share) * (
+        max(profile_size, 1) / PROFILE_REFERENCE
+    ) ** params.profile_slope
     return 1.0 - min(max(related, 0.05), 0.95)
 
 

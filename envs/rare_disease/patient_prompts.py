@@ -53,14 +53,22 @@ def patient_task(kb: HpoKnowledgeBase, patient: Patient, presentation: str, spli
         family="rare_disease",
         kind="simulated" if patient.seed is not None else "imported",
         difficulty=difficulty_of(kb, patient),
-        public={"phenotypes": list(patient.present), "excluded": list(patient.excluded), "universe": kb.universe},
+        public={
+            "phenotypes": list(patient.present),
+            "excluded": list(patient.excluded),
+            "universe": kb.universe,
+        },
         case=patient,
     )
 
 
 def answer_rules(k: int, universe: str, over_limit: str) -> str:
     """The answer format, and what an over-limit answer costs under the env's reward config."""
-    ids = "OMIM ids (e.g. OMIM:154700)" if universe == "omim" else "OMIM or ORPHA ids (e.g. OMIM:154700, ORPHA:558)"
+    ids = (
+        "OMIM ids (e.g. OMIM:154700)"
+        if universe == "omim"
+        else "OMIM or ORPHA ids (e.g. OMIM:154700, ORPHA:558)"
+    )
     text = (
         f"Give the final answer as <answer>…</answer> with up to {k} diseases, one per line, "
         f"as {ids} or disease names, most likely first, and nothing else: "
@@ -76,11 +84,18 @@ def answer_rules(k: int, universe: str, over_limit: str) -> str:
 def candidates_block(kb: HpoKnowledgeBase, ranking: Sequence[tuple[str, float]]) -> str:
     """The reference ranker's candidates, as shown in single-turn prompts."""
     lines = [f"{i}. {did} {kb.disease_name(did)}" for i, (did, _) in enumerate(ranking, 1)]
-    return "Candidates from a phenotype-similarity search (best first; may not include the diagnosis):\n" + "\n".join(lines)
+    return (
+        "Candidates from a phenotype-similarity search (best first; may not include the diagnosis):\n"
+        + "\n".join(lines)
+    )
 
 
 def system_prompt(
-    kb: HpoKnowledgeBase, tools: ToolRegistry, max_turns: int, rules: str, tools_in_prompt: bool = False
+    kb: HpoKnowledgeBase,
+    tools: ToolRegistry,
+    max_turns: int,
+    rules: str,
+    tools_in_prompt: bool = False,
 ) -> str:
     """The role, the tools (if any), the turn budget and the answer rules.
 
@@ -100,8 +115,8 @@ def system_prompt(
         "several calls in one turn are allowed. " + tools.prompt_text(tools_in_prompt),
     ]
     if "ask_patient" in tools:
-        lines.append("The referral may not list every finding: ask_patient tells you whether the patient has one.")
+        lines.append(
+            "The referral may not list every finding: ask_patient tells you whether the patient has one."
+        )
     lines.append(f"You have at most {max_turns} turns. {rules}")
     return "\n".join(lines)
-
-

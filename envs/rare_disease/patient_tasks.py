@@ -71,7 +71,9 @@ class PatientTasks(Sequence[Task], Generic[S]):
     ``task_id`` naming two tasks would grade one against the other's gold.
     """
 
-    def __init__(self, sources: Sequence[S], patient: Callable[[S], Patient], task: Callable[[Patient], Task]) -> None:
+    def __init__(
+        self, sources: Sequence[S], patient: Callable[[S], Patient], task: Callable[[Patient], Task]
+    ) -> None:
         self._sources, self._patient, self._task = sources, patient, task
         self._cache: dict[int, Task] = {}
         self._built: dict[str, int] = {}
@@ -137,15 +139,21 @@ def patient_tasks(
         patients = PatientSampler(kb, params)
         cases = unique_cases(kb, patients, split, mixed_case_list(kb, split, disease_mix))  # type: ignore[arg-type]  # lazy
         task_set = PatientTasks(
-            cases, lambda case: patients.sample_case(*case), lambda p: patient_task(kb, p, presentation, split)
+            cases,
+            lambda case: patients.sample_case(*case),
+            lambda p: patient_task(kb, p, presentation, split),
         )
         return PatientTaskSet(task_set, split, params)
     if sampler is not None:
-        raise ValueError("sampler applies to simulated patients only; drop it when passing tasks= or split='real'")
+        raise ValueError(
+            "sampler applies to simulated patients only; drop it when passing tasks= or split='real'"
+        )
     if tasks is None:  # the real split: shipped, already checked
         return _records(kb, real_split_patients(kb), REAL_SPLIT, presentation, multi_turn)
     result = load_user_patients(kb, tasks)
-    warn_import(result.warnings, stacklevel=4)  # each at the user's file:line; all kept in env.import_warnings
+    warn_import(
+        result.warnings, stacklevel=4
+    )  # each at the user's file:line; all kept in env.import_warnings
     if not result.patients:
         raise UserInputError(
             f"tasks: no usable patient (skipped: {dict(result.skipped) or 'none'}); "
@@ -154,11 +162,17 @@ def patient_tasks(
     imported = result.patients
     check_distinct_presentations(imported)
     served = _records(kb, imported, "custom", presentation, multi_turn)
-    return PatientTaskSet(served.tasks, "custom", None, tuple(result.warnings), dict(result.skipped))
+    return PatientTaskSet(
+        served.tasks, "custom", None, tuple(result.warnings), dict(result.skipped)
+    )
 
 
 def _records(
-    kb: HpoKnowledgeBase, records: Sequence[Patient], split: str, presentation: str, multi_turn: bool
+    kb: HpoKnowledgeBase,
+    records: Sequence[Patient],
+    split: str,
+    presentation: str,
+    multi_turn: bool,
 ) -> PatientTaskSet:
     """Recorded cases presented by the one protocol, as Tasks of ``split``."""
     protocol = sampler_params(None, multi_turn)
@@ -167,7 +181,9 @@ def _records(
     return PatientTaskSet(task_set, split, None)
 
 
-def patient_checksums(kb: HpoKnowledgeBase, served: PatientTaskSet, disease_mix: str) -> dict[str, str]:
+def patient_checksums(
+    kb: HpoKnowledgeBase, served: PatientTaskSet, disease_mix: str
+) -> dict[str, str]:
     """``corpus_checksums`` of an env: the HPO files, and which patients (simulated or real) it serves.
 
     Why: the leaderboard refuses to rank runs whose checksums differ, so runs on another sampler,
@@ -197,16 +213,24 @@ def check_distinct_presentations(patients: Sequence[Patient]) -> None:
     lines = []
     for group in repeated[:5]:
         golds = {frozenset(patients[i].diagnoses) for i in group}
-        why = "different diagnoses, so no answer can be right for all" if len(golds) > 1 else "the same diagnosis"
+        why = (
+            "different diagnoses, so no answer can be right for all"
+            if len(golds) > 1
+            else "the same diagnosis"
+        )
         lines.append(" and ".join(f"case {i} ({patients[i].source})" for i in group) + f" ({why})")
     more = f"; and {len(repeated) - 5} more groups" if len(repeated) > 5 else ""
     raise UserInputError(
         "tasks: cases with the same phenotypes and excluded terms would share a task id: "
-        + "; ".join(lines) + more + ". Keep one case of each group, or list every accepted diagnosis in one case"
+        + "; ".join(lines)
+        + more
+        + ". Keep one case of each group, or list every accepted diagnosis in one case"
     )
 
 
-def patient_task_from_dict(kb: HpoKnowledgeBase, data: Mapping[str, Any], presentation: str) -> Task:
+def patient_task_from_dict(
+    kb: HpoKnowledgeBase, data: Mapping[str, Any], presentation: str
+) -> Task:
     """The Task of one user task dict (``options={"task": {...}}``); a skipped one says why."""
     result = load_user_patients(kb, [data])
     if not result.patients:
@@ -235,11 +259,15 @@ def sampler_params(sampler: str | SamplerParams | None, multi_turn: bool) -> Sam
     if isinstance(sampler, str):
         params = PRESETS.get(sampler)
         if params is None:
-            raise ValueError(f"sampler must be one of {sorted(PRESETS)} or a SamplerParams, got {sampler!r}")
+            raise ValueError(
+                f"sampler must be one of {sorted(PRESETS)} or a SamplerParams, got {sampler!r}"
+            )
     elif isinstance(sampler, SamplerParams):
         params = sampler
     else:
-        raise ValueError(f"sampler must be a preset name or a SamplerParams, not {type(sampler).__name__}")
+        raise ValueError(
+            f"sampler must be a preset name or a SamplerParams, not {type(sampler).__name__}"
+        )
     if not multi_turn and params.hidden_fraction > 0:
         raise ValueError(
             f"sampler hides findings (hidden_fraction={params.hidden_fraction}) but single_turn mode has no "

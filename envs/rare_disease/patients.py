@@ -135,8 +135,17 @@ class SamplerParams:
     count (``patient_draws.unrelated_share``); 0 keeps ``unrelated_share`` for every disease."""
 
     def __post_init__(self) -> None:
-        for name in ("imprecision", "noise", "hidden_fraction", "unrelated_share", "similar_share",
-                     "specific", "excluded_probability", "near_miss_share", "cluster_share"):
+        for name in (
+            "imprecision",
+            "noise",
+            "hidden_fraction",
+            "unrelated_share",
+            "similar_share",
+            "specific",
+            "excluded_probability",
+            "near_miss_share",
+            "cluster_share",
+        ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"SamplerParams.{name} must be in [0, 1], got {value}")
@@ -243,7 +252,10 @@ PRESETS: dict[str, SamplerParams] = {
 }
 """Named presets, for configs and the calibration table."""
 
-def patients_fingerprint(kb: HpoKnowledgeBase, params: SamplerParams, disease_mix: str = "published") -> str:
+
+def patients_fingerprint(
+    kb: HpoKnowledgeBase, params: SamplerParams, disease_mix: str = "published"
+) -> str:
     """A checksum of what decides the simulated patients: the universe's diseases, the sampler and the disease mix.
 
     Why: the HPO files' checksum alone does not change when the universe filter
@@ -367,7 +379,9 @@ class PatientSampler:
         """The case-report draws of :mod:`patient_draws`, then hiding, dedup and shuffling."""
         p = self.params
         draws = self._draws
-        n_disease, n_unrelated = draws.counts(rng, int(self.kb.pheno_indptr[d + 1] - self.kb.pheno_indptr[d]))
+        n_disease, n_unrelated = draws.counts(
+            rng, int(self.kb.pheno_indptr[d + 1] - self.kb.pheno_indptr[d])
+        )
         precise = draws.disease_findings(d, n_disease, self.inclusion_probabilities(d, rng), rng)
         truth: list[int] = []
         reported: list[int] = []
@@ -384,7 +398,9 @@ class PatientSampler:
             else:
                 truth.append(t)
                 reported.append(t)
-        if len(precise) < n_disease:  # a thin profile: fewer unrelated findings too (see thin_scaling)
+        if (
+            len(precise) < n_disease
+        ):  # a thin profile: fewer unrelated findings too (see thin_scaling)
             n_unrelated = int(round(n_unrelated * (len(precise) / n_disease) ** p.thin_scaling))
         noise = draws.unrelated(d, n_unrelated, truth, rng)
         truth += noise
@@ -414,7 +430,9 @@ class PatientSampler:
         ids = self.kb.graph.ids
 
         def shuffled(terms: list[int]) -> tuple[str, ...]:
-            return tuple(ids[t] for t in rng.permutation(np.asarray(terms, dtype=np.int64)).tolist())
+            return tuple(
+                ids[t] for t in rng.permutation(np.asarray(terms, dtype=np.int64)).tolist()
+            )
 
         return Patient(
             disease_id=disease_id,
@@ -524,4 +542,3 @@ class PatientSampler:
         for t in terms:
             covered.update(a for a in self.kb.graph.ancestors(t).tolist() if a != t)
         return [t for t in terms if t not in covered]
-

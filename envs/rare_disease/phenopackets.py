@@ -53,12 +53,29 @@ TASK_FIELDS = ("phenotypes", "excluded", "diagnosis", "id")
 """Keys a task dict may have (``phenotypes`` and ``diagnosis`` are required)."""
 
 PHENOPACKET_FIELDS = (
-    "id", "subject", "phenotypicFeatures", "measurements", "biosamples", "interpretations",
-    "diseases", "medicalActions", "files", "metaData",
+    "id",
+    "subject",
+    "phenotypicFeatures",
+    "measurements",
+    "biosamples",
+    "interpretations",
+    "diseases",
+    "medicalActions",
+    "files",
+    "metaData",
 )
 """Top-level keys of a GA4GH Phenopacket v2; any other key is reported (it is usually a typo)."""
 
-FEATURE_FIELDS = ("description", "type", "excluded", "severity", "modifiers", "onset", "resolution", "evidence")
+FEATURE_FIELDS = (
+    "description",
+    "type",
+    "excluded",
+    "severity",
+    "modifiers",
+    "onset",
+    "resolution",
+    "evidence",
+)
 """Keys of a Phenopacket v2 ``PhenotypicFeature``."""
 
 
@@ -74,7 +91,9 @@ class ImportNote(str):
     filename: str | None
     lineno: int | None
 
-    def __new__(cls, text: str, filename: str | None = None, lineno: int | None = None) -> ImportNote:
+    def __new__(
+        cls, text: str, filename: str | None = None, lineno: int | None = None
+    ) -> ImportNote:
         note = super().__new__(cls, text)
         note.filename, note.lineno = filename, lineno
         return note
@@ -198,12 +217,14 @@ def _resolve(
     for raw in ids:
         term = kb.resolve_term(raw)
         if term is None:
-            warnings.append(where.note(
-                f"unknown or retired HPO id {raw!r} (HPO {kb.release}); dropped", raw
-            ))
+            warnings.append(
+                where.note(f"unknown or retired HPO id {raw!r} (HPO {kb.release}); dropped", raw)
+            )
             continue
         if term != raw:
-            warnings.append(where.note(f"HPO id {raw!r} is an old/alternative id; mapped to {term}", raw))
+            warnings.append(
+                where.note(f"HPO id {raw!r} is an old/alternative id; mapped to {term}", raw)
+            )
         if term not in out:
             out.append(term)
     return out
@@ -224,14 +245,19 @@ def _make_case(
     absent = _resolve(kb, excluded, where, warnings)
     clash = [t for t in absent if t in present]
     if clash:
-        warnings.append(where.note(f"{clash} listed as both present and excluded; kept as present", clash[0]))
+        warnings.append(
+            where.note(f"{clash} listed as both present and excluded; kept as present", clash[0])
+        )
         absent = [t for t in absent if t not in present]
     diseases = list(dict.fromkeys(normalize_disease_id(d) for d in diagnosis))
     in_universe = [d for d in diseases if kb.in_universe(d)]
     if not in_universe:
-        warnings.append(where.note(
-            f"diagnosis {diseases} not in the {kb.universe!r} universe; case skipped", diagnosis[0]
-        ))
+        warnings.append(
+            where.note(
+                f"diagnosis {diseases} not in the {kb.universe!r} universe; case skipped",
+                diagnosis[0],
+            )
+        )
         return ImportResult((), tuple(warnings), {"diagnosis_not_in_universe": 1})
     if not present:
         why = f" ({'; '.join(message for _, message in unknown_keys)})" if unknown_keys else ""
@@ -251,7 +277,12 @@ def _make_case(
 
 
 def import_task(
-    kb: HpoKnowledgeBase, task: dict, source: str = "<task>", *, file: str | None = None, line: int | None = None
+    kb: HpoKnowledgeBase,
+    task: dict,
+    source: str = "<task>",
+    *,
+    file: str | None = None,
+    line: int | None = None,
 ) -> ImportResult:
     """Import one task dict (see the module docstring for its fields).
 
@@ -287,8 +318,12 @@ def _get(obj: Any, key: str, kind: type, source: str, path: str, fix: str) -> An
 
 
 def from_phenopacket(
-    kb: HpoKnowledgeBase, packet: Any, source: str = "<phenopacket>", *,
-    file: str | None = None, line: int | None = None,
+    kb: HpoKnowledgeBase,
+    packet: Any,
+    source: str = "<phenopacket>",
+    *,
+    file: str | None = None,
+    line: int | None = None,
 ) -> ImportResult:
     """Import one Phenopacket v2 object (already parsed from JSON).
 
@@ -307,7 +342,8 @@ def _from_phenopacket(kb: HpoKnowledgeBase, packet: Any, source: str, where: Whe
         )
     unknown_keys = [
         (key, f"unknown key {key!r}{did_you_mean(key, PHENOPACKET_FIELDS)}")
-        for key in packet if key not in PHENOPACKET_FIELDS
+        for key in packet
+        if key not in PHENOPACKET_FIELDS
     ]
     features = packet.get("phenotypicFeatures", [])
     if not isinstance(features, list):
@@ -328,11 +364,14 @@ def _from_phenopacket(kb: HpoKnowledgeBase, packet: Any, source: str, where: Whe
         )
         unknown_keys += [
             (key, f"unknown key {key!r} in {path}{did_you_mean(key, FEATURE_FIELDS)}")
-            for key in feature if key not in FEATURE_FIELDS
+            for key in feature
+            if key not in FEATURE_FIELDS
         ]
         flag = feature.get("excluded", False)
         if not isinstance(flag, bool):
-            raise UserInputError(f"{source}: field {path}.excluded must be true or false, got {flag!r}")
+            raise UserInputError(
+                f"{source}: field {path}.excluded must be true or false, got {flag!r}"
+            )
         (excluded if flag else present).append(tid)
 
     diagnosis: list[str] = []
@@ -349,7 +388,9 @@ def _from_phenopacket(kb: HpoKnowledgeBase, packet: Any, source: str, where: Whe
             diagnosis.append(_get(disease, "id", str, source, f"{path}.disease.id", fix))
     diseases = packet.get("diseases", [])
     if not isinstance(diseases, list):
-        raise UserInputError(f"{source}: field diseases must be a list, got {type(diseases).__name__}")
+        raise UserInputError(
+            f"{source}: field diseases must be a list, got {type(diseases).__name__}"
+        )
     for i, disease in enumerate(diseases):
         term = _get(disease, "term", dict, source, f"diseases[{i}].term", fix)
         if not disease.get("excluded", False):
@@ -385,7 +426,9 @@ def load_phenopackets(kb: HpoKnowledgeBase, path: str | Path) -> ImportResult:
                 f"{file}:{err.lineno}: not valid JSON ({err.msg} at column {err.colno}); "
                 "a phenopacket file holds one JSON object (export it as JSON, not YAML or protobuf)"
             ) from None
-        result = result + _from_phenopacket(kb, packet, str(file), Where(str(file), str(file), 1, text))
+        result = result + _from_phenopacket(
+            kb, packet, str(file), Where(str(file), str(file), 1, text)
+        )
     return result
 
 

@@ -55,7 +55,9 @@ class PhenotypeMatch:
     """``"id"``, ``"exact"``, ``"all words"`` or ``"some words"``."""
 
 
-def _rank_key(how: str, term: str, *, kind: int, n_diseases: int, n_tokens: int) -> tuple[int, int, int, str]:
+def _rank_key(
+    how: str, term: str, *, kind: int, n_diseases: int, n_tokens: int
+) -> tuple[int, int, int, str]:
     return (0 if how == "exact" else n_tokens), kind, -n_diseases, term
 
 
@@ -114,7 +116,9 @@ class PhenotypeIndex:
                     continue
                 e = len(terms)
                 terms.append(t)
-                texts.append(" ".join(text.split()))  # one line: the cache file stores the names joined by newlines
+                texts.append(
+                    " ".join(text.split())
+                )  # one line: the cache file stores the names joined by newlines
                 kinds.append(kind)
                 n_tokens.append(len(set(tokens)))
                 exact[" ".join(tokens)].append(e)
@@ -122,25 +126,53 @@ class PhenotypeIndex:
                     postings[token].append(e)
         exact_keys, exact_ptr, exact_entries = _flatten(exact)
         words, post_ptr, post_entries = _flatten(postings)
-        return cls(kb, {"terms": terms, "texts": texts, "kinds": kinds, "n_tokens": n_tokens,
-                        "exact_keys": exact_keys, "exact_ptr": exact_ptr, "exact_entries": exact_entries,
-                        "words": words, "post_ptr": post_ptr, "post_entries": post_entries})
+        return cls(
+            kb,
+            {
+                "terms": terms,
+                "texts": texts,
+                "kinds": kinds,
+                "n_tokens": n_tokens,
+                "exact_keys": exact_keys,
+                "exact_ptr": exact_ptr,
+                "exact_entries": exact_entries,
+                "words": words,
+                "post_ptr": post_ptr,
+                "post_entries": post_entries,
+            },
+        )
 
     def state(self) -> dict[str, Any]:
         """Everything :meth:`__init__` needs, as lists of ints and of one-line strings (for the cache)."""
-        return {"terms": self.terms, "texts": self.texts, "kinds": self.kinds, "n_tokens": self.n_tokens,
-                "exact_keys": self._exact_keys, "exact_ptr": self._exact_ptr.tolist(),
-                "exact_entries": self._exact_entries.tolist(), "words": self._words,
-                "post_ptr": self._post_ptr.tolist(), "post_entries": self._post_entries.tolist()}
+        return {
+            "terms": self.terms,
+            "texts": self.texts,
+            "kinds": self.kinds,
+            "n_tokens": self.n_tokens,
+            "exact_keys": self._exact_keys,
+            "exact_ptr": self._exact_ptr.tolist(),
+            "exact_entries": self._exact_entries.tolist(),
+            "words": self._words,
+            "post_ptr": self._post_ptr.tolist(),
+            "post_entries": self._post_entries.tolist(),
+        }
 
     def _exact_for(self, key: str) -> list[int]:
         row = self._exact.get(key)
-        return [] if row is None else self._exact_entries[self._exact_ptr[row] : self._exact_ptr[row + 1]].tolist()
+        return (
+            []
+            if row is None
+            else self._exact_entries[self._exact_ptr[row] : self._exact_ptr[row + 1]].tolist()
+        )
 
     def _posting(self, word: str) -> np.ndarray:
         """The entries whose name has ``word``, ascending (empty when none)."""
         row = self._postings.get(word)
-        return self._post_entries[:0] if row is None else self._post_entries[self._post_ptr[row] : self._post_ptr[row + 1]]
+        return (
+            self._post_entries[:0]
+            if row is None
+            else self._post_entries[self._post_ptr[row] : self._post_ptr[row + 1]]
+        )
 
     def _word_order(self) -> np.ndarray:
         """Each entry's place in the word tiers' order: fewer words, label before synonyms, the commoner
@@ -148,8 +180,15 @@ class PhenotypeIndex:
         terms = np.asarray(self.terms, dtype=np.int64)
         id_rank = np.empty(len(self.kb.graph.ids), dtype=np.int64)
         id_rank[np.argsort(np.asarray(self.kb.graph.ids))] = np.arange(len(self.kb.graph.ids))
-        by = np.lexsort((np.arange(len(terms)), id_rank[terms], -self.kb.n_diseases[terms].astype(np.int64),
-                         np.asarray(self.kinds), np.asarray(self.n_tokens)))
+        by = np.lexsort(
+            (
+                np.arange(len(terms)),
+                id_rank[terms],
+                -self.kb.n_diseases[terms].astype(np.int64),
+                np.asarray(self.kinds),
+                np.asarray(self.n_tokens),
+            )
+        )
         order = np.empty(len(terms), dtype=np.int64)
         order[by] = np.arange(len(terms))
         return order
@@ -180,7 +219,9 @@ class PhenotypeIndex:
                     self._add_ranked(out, entries[counts == best], "some words", limit)
         return list(out.values())
 
-    def _add_ranked(self, out: dict[int, PhenotypeMatch], entries: np.ndarray, how: str, limit: int) -> None:
+    def _add_ranked(
+        self, out: dict[int, PhenotypeMatch], entries: np.ndarray, how: str, limit: int
+    ) -> None:
         """:meth:`_add` for the word tiers, ordered by the precomputed :meth:`_word_order`."""
         kb, ids = self.kb, self.kb.graph.ids
         for e in entries[np.argsort(self._order[entries])].tolist():
@@ -190,13 +231,20 @@ class PhenotypeIndex:
             if t not in out:
                 out[t] = PhenotypeMatch(ids[t], kb.term_names[t], self.texts[e], how)
 
-    def _add(self, out: dict[int, PhenotypeMatch], entries: Iterable[int], how: str, limit: int) -> None:
+    def _add(
+        self, out: dict[int, PhenotypeMatch], entries: Iterable[int], how: str, limit: int
+    ) -> None:
         kb, ids = self.kb, self.kb.graph.ids
 
         def key(e: int) -> tuple[tuple[int, int, int, str], int]:
             t = self.terms[e]
-            rank = _rank_key(how, ids[t], kind=self.kinds[e], n_diseases=int(kb.n_diseases[t]),
-                             n_tokens=self.n_tokens[e])
+            rank = _rank_key(
+                how,
+                ids[t],
+                kind=self.kinds[e],
+                n_diseases=int(kb.n_diseases[t]),
+                n_tokens=self.n_tokens[e],
+            )
             return rank, e  # the entry number breaks ties: the order never depends on a set's
 
         for e in sorted(entries, key=key):

@@ -99,12 +99,25 @@ def resolve_terms(kb: HpoKnowledgeBase, terms: Iterable[str], what: str = "term"
     return out
 
 
-ARRAY_NAMES = ("ic32", "col_idx", "col_ptr", "is_hub", "hub_row", "rows", "profile_size", "direct_idx",
-               "direct_ptr", "all_absent", "direct_log_ratio")
+ARRAY_NAMES = (
+    "ic32",
+    "col_idx",
+    "col_ptr",
+    "is_hub",
+    "hub_row",
+    "rows",
+    "profile_size",
+    "direct_idx",
+    "direct_ptr",
+    "all_absent",
+    "direct_log_ratio",
+)
 """The arrays a :class:`PhenotypeRanker` ranks with, all derived from its KB (see :func:`ranker_arrays`)."""
 
 
-def ranker_arrays(kb: HpoKnowledgeBase, hub_min_diseases: int = DEFAULT_HUB_MIN_DISEASES) -> dict[str, np.ndarray]:
+def ranker_arrays(
+    kb: HpoKnowledgeBase, hub_min_diseases: int = DEFAULT_HUB_MIN_DISEASES
+) -> dict[str, np.ndarray]:
     """Everything a ranker precomputes from ``kb`` (about 2 s and 21 MB for OMIM): a pure function of the KB
     and the hub threshold, so it can be cached on disk and shared (:mod:`~agentenv.envs.rare_disease.ranker_cache`)."""
     n_terms, n_dis = kb.n_terms, kb.n_universe
@@ -143,9 +156,19 @@ def ranker_arrays(kb: HpoKnowledgeBase, hub_min_diseases: int = DEFAULT_HUB_MIN_
     nonempty = profile_size > 0
     all_absent[nonempty] = np.add.reduceat(np.log1p(-freq), kb.pheno_indptr[:-1][nonempty])
     direct_log_ratio = (np.log(freq) - np.log1p(-freq))[by_term]
-    return {"ic32": ic32, "col_idx": col_idx, "col_ptr": col_ptr, "is_hub": is_hub, "hub_row": hub_row,
-            "rows": rows, "profile_size": profile_size, "direct_idx": direct_idx, "direct_ptr": direct_ptr,
-            "all_absent": all_absent, "direct_log_ratio": direct_log_ratio}
+    return {
+        "ic32": ic32,
+        "col_idx": col_idx,
+        "col_ptr": col_ptr,
+        "is_hub": is_hub,
+        "hub_row": hub_row,
+        "rows": rows,
+        "profile_size": profile_size,
+        "direct_idx": direct_idx,
+        "direct_ptr": direct_ptr,
+        "all_absent": all_absent,
+        "direct_log_ratio": direct_log_ratio,
+    }
 
 
 class PhenotypeRanker:
@@ -180,7 +203,11 @@ class PhenotypeRanker:
         # process ranking with this KB shares (see envs/rare_disease/ranker_cache.py).
         self._ic32 = arrays["ic32"]
         self._col_idx, self._col_ptr = arrays["col_idx"], arrays["col_ptr"]
-        self._is_hub, self._hub_row, self._rows = arrays["is_hub"], arrays["hub_row"], arrays["rows"]
+        self._is_hub, self._hub_row, self._rows = (
+            arrays["is_hub"],
+            arrays["hub_row"],
+            arrays["rows"],
+        )
         self._profile_size = arrays["profile_size"]
         self._direct_idx, self._direct_ptr = arrays["direct_idx"], arrays["direct_ptr"]
         self._all_absent, self._direct_log_ratio = arrays["all_absent"], arrays["direct_log_ratio"]
@@ -308,7 +335,9 @@ def annotation_frequencies(kb: HpoKnowledgeBase) -> np.ndarray:
     middle = np.full(len(FrequencyClass), 0.5)
     for cls, (lo, hi) in FREQUENCY_RANGES.items():
         middle[cls] = (lo + hi) / 2
-    freq = np.where(np.isnan(kb.pheno_value), middle[kb.pheno_class.astype(np.int64)], kb.pheno_value)
+    freq = np.where(
+        np.isnan(kb.pheno_value), middle[kb.pheno_class.astype(np.int64)], kb.pheno_value
+    )
     return np.clip(freq, 0.01, 0.95)
 
 

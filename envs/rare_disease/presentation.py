@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # patients.py draws its hidden share with hidden_mask, so the import is for type checkers
+if (
+    TYPE_CHECKING
+):  # patients.py draws its hidden share with hidden_mask, so the import is for type checkers
     from agentenv.envs.rare_disease.patients import Patient
 
 MAX_ATTEMPTS = 20
@@ -56,21 +58,32 @@ def record_seed(patient: Patient, attempt: int = 0) -> int:
     """The presentation seed of a record: a hash of its findings, exclusions and diagnoses (order aside)."""
     findings = sorted(patient.findings or patient.all_present)
     text = repr((findings, sorted(patient.excluded), list(patient.diagnoses), attempt))
-    return int.from_bytes(hashlib.sha256(f"agentenv/rare-disease/presentation/v1:{text}".encode()).digest()[:8], "big")
+    return int.from_bytes(
+        hashlib.sha256(f"agentenv/rare-disease/presentation/v1:{text}".encode()).digest()[:8], "big"
+    )
 
 
-def present_record(patient: Patient, hidden_fraction: float, min_visible: int, attempt: int = 0) -> Patient:
+def present_record(
+    patient: Patient, hidden_fraction: float, min_visible: int, attempt: int = 0
+) -> Patient:
     """A record with a seeded share of its findings hidden; the presented ones keep the record's order."""
     findings = tuple(dict.fromkeys(patient.findings or patient.all_present))
     if hidden_fraction <= 0:
         return dataclasses.replace(patient, present=findings, hidden=(), findings=findings)
-    mask = hidden_mask(len(findings), hidden_fraction, min_visible, np.random.default_rng(record_seed(patient, attempt)))
+    mask = hidden_mask(
+        len(findings),
+        hidden_fraction,
+        min_visible,
+        np.random.default_rng(record_seed(patient, attempt)),
+    )
     shown = tuple(t for t, h in zip(findings, mask, strict=True) if not h)
     hidden = tuple(t for t, h in zip(findings, mask, strict=True) if h)
     return dataclasses.replace(patient, present=shown, hidden=hidden, findings=findings)
 
 
-def present_records(patients: Sequence[Patient], hidden_fraction: float, min_visible: int) -> tuple[Patient, ...]:
+def present_records(
+    patients: Sequence[Patient], hidden_fraction: float, min_visible: int
+) -> tuple[Patient, ...]:
     """Every record presented; one whose presentation an earlier one shows is redrawn.
 
     Why: a task id hashes what the agent sees, so two records presented alike

@@ -37,23 +37,35 @@ __all__ = ["cached_ranker_arrays", "ranker_cache_path"]
 log = logging.getLogger(__name__)
 FORMAT = 1
 """Bump when :func:`~agentenv.envs.rare_disease.phenotype_ranker.ranker_arrays` changes what it computes."""
-ENTRY = ChecksummedDir("manifest.json", files=tuple(f"{name}.npy" for name in ARRAY_NAMES),
-                       what="phenotype ranker cache")
+ENTRY = ChecksummedDir(
+    "manifest.json",
+    files=tuple(f"{name}.npy" for name in ARRAY_NAMES),
+    what="phenotype ranker cache",
+)
 
 
 def _header(kb: HpoKnowledgeBase, hub_min_diseases: int) -> dict[str, object]:
-    return {"format": FORMAT, "kb_checksum": kb.checksum, "universe": kb.universe,
-            "hub_min_diseases": int(hub_min_diseases)}
+    return {
+        "format": FORMAT,
+        "kb_checksum": kb.checksum,
+        "universe": kb.universe,
+        "hub_min_diseases": int(hub_min_diseases),
+    }
 
 
 def ranker_cache_path(kb: HpoKnowledgeBase, hub_min_diseases: int) -> Path:
     """Where the arrays of this KB and threshold live (the directory may not exist yet)."""
-    key = hashlib.sha256(json.dumps(_header(kb, hub_min_diseases), sort_keys=True).encode()).hexdigest()
+    key = hashlib.sha256(
+        json.dumps(_header(kb, hub_min_diseases), sort_keys=True).encode()
+    ).hexdigest()
     return cache_dir("rankers") / f"phenomizer-{key[:24]}"
 
 
 def _mapped(path: Path) -> dict[str, np.ndarray]:
-    return {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in ARRAY_NAMES}
+    return {
+        name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        for name in ARRAY_NAMES
+    }
 
 
 def cached_ranker_arrays(kb: HpoKnowledgeBase, hub_min_diseases: int) -> dict[str, np.ndarray]:
@@ -80,5 +92,7 @@ def cached_ranker_arrays(kb: HpoKnowledgeBase, hub_min_diseases: int) -> dict[st
         ENTRY.publish(path, header, save, extra={"release": kb.release})
         return _mapped(path)
     except OSError as err:
-        log.warning("phenotype ranker arrays not cached at %s (%s); using them from memory", path, err)
+        log.warning(
+            "phenotype ranker arrays not cached at %s (%s); using them from memory", path, err
+        )
         return arrays

@@ -103,6 +103,8 @@ def _load(kb: HpoKnowledgeBase) -> tuple[Patient, ...]:
         task = {k: v for k, v in row.items() if k != "source"}
         result = import_task(kb, task, f"real:{n}")
         if len(result.patients) != 1:
-            raise UserInputError(f"{REAL_CASES_PATH.name}:{n}: a shipped real case did not import: {result.warnings}")
+            raise UserInputError(
+                f"{REAL_CASES_PATH.name}:{n}: a shipped real case did not import: {result.warnings}"
+            )
         patients.append(result.patients[0])
     return tuple(patients)

@@ -62,7 +62,9 @@ def tool_claims(outputs: Sequence[Any]) -> tuple[Claim, ...]:
         if not isinstance(out, Mapping) or out.get("answer") not in _POLARITY:
             continue
         claims.append(Claim(str(out.get("id")), _POLARITY[out["answer"]]))  # type: ignore[arg-type]
-        claims += [Claim(str(d.get("id")), "yes") for d in out.get("details", []) if isinstance(d, Mapping)]
+        claims += [
+            Claim(str(d.get("id")), "yes") for d in out.get("details", []) if isinstance(d, Mapping)
+        ]
     return tuple(dict.fromkeys(claims))
 
 
@@ -94,16 +96,33 @@ class AskingDoctor:
 
     name = "asking"
 
-    def __init__(self, kb: HpoKnowledgeBase, *, questions: int = 20, candidates: int = 10, k: int = 3,
-                 style: str = "ids", evidence: float = 2.0, ask_with: str = "say") -> None:
+    def __init__(
+        self,
+        kb: HpoKnowledgeBase,
+        *,
+        questions: int = 20,
+        candidates: int = 10,
+        k: int = 3,
+        style: str = "ids",
+        evidence: float = 2.0,
+        ask_with: str = "say",
+    ) -> None:
         if style not in ("ids", "names"):
             raise ValueError(f"style must be 'ids' or 'names', got {style!r}")
         if ask_with not in ASK_WITH:
             raise ValueError(f"ask_with must be one of {ASK_WITH}, got {ask_with!r}")
         if ask_with == "say" and not 1 <= questions <= MAX_FINDINGS_PER_MESSAGE:
-            raise ValueError(f"questions must be 1..{MAX_FINDINGS_PER_MESSAGE} (the patient's cap per message), "
-                             f"got {questions}")
-        self.kb, self.questions, self.candidates, self.k, self.style = kb, questions, candidates, k, style
+            raise ValueError(
+                f"questions must be 1..{MAX_FINDINGS_PER_MESSAGE} (the patient's cap per message), "
+                f"got {questions}"
+            )
+        self.kb, self.questions, self.candidates, self.k, self.style = (
+            kb,
+            questions,
+            candidates,
+            k,
+            style,
+        )
         self.evidence, self.ask_with = evidence, ask_with
         self.name = "asking" if ask_with == "say" else "asking-tool"
 
@@ -120,15 +139,23 @@ class AskingDoctor:
             if asked and self.ask_with == "ask_patient":
                 return tool_calls(("ask_patient", {"hpo_id": term}) for term, _ in asked)
             if asked:
-                shown = [f"{label} ({term})" if self.style == "ids" else label for term, label in asked]
+                shown = [
+                    f"{label} ({term})" if self.style == "ids" else label for term, label in asked
+                ]
                 return say("Do you have any of these? " + "; ".join(shown) + "?")
         if stage == 3:
             found = [c.term for c in self._claims(info, present, excluded) if c.polarity == "yes"]
-            return tool_call("rank_by_phenotypes", hpo_ids=list(dict.fromkeys(present + found))[:50], k=RERANK)
+            return tool_call(
+                "rank_by_phenotypes", hpo_ids=list(dict.fromkeys(present + found))[:50], k=RERANK
+            )
         final = _ranking((tool_outputs(info, stage - 1) or [None])[0]) if stage else []
-        return answer(self._reorder(final or first, info, present, excluded)[: self.k] or ["no diagnosis"])
+        return answer(
+            self._reorder(final or first, info, present, excluded)[: self.k] or ["no diagnosis"]
+        )
 
-    def _claims(self, info: Mapping[str, Any], present: list[str], excluded: list[str]) -> tuple[Any, ...]:
+    def _claims(
+        self, info: Mapping[str, Any], present: list[str], excluded: list[str]
+    ) -> tuple[Any, ...]:
         """What the patient said in reply to the one question message (the last user message after it)."""
         turns = own_turns(info)
         if len(turns) < 3:
@@ -140,7 +167,9 @@ class AskingDoctor:
         asked = [t for t, _ in self._pick(tool_outputs(info, 1), set(present) | set(excluded))]
         return reply_claims(self.kb, str(replies[0].get("content") or ""), asked) if replies else ()
 
-    def _reorder(self, ranked: list[str], info: Mapping[str, Any], present: list[str], excluded: list[str]) -> list[str]:
+    def _reorder(
+        self, ranked: list[str], info: Mapping[str, Any], present: list[str], excluded: list[str]
+    ) -> list[str]:
         """Re-sort by evidence: each read candidate moves up ``evidence`` places per affirmed frequent
         finding of its profile and down as much per denied one."""
         claims = self._claims(info, present, excluded)
@@ -148,8 +177,14 @@ class AskingDoctor:
         score: dict[str, int] = {}
         for profile in tool_outputs(info, 1):
             if isinstance(profile, Mapping) and "id" in profile:
-                rows = [r["id"] for r in profile.get("phenotypes", []) if str(r.get("frequency", "")).startswith(FREQUENT)]
-                score[profile["id"]] = sum((said.get(t) == "yes") - (said.get(t) == "no") for t in rows)
+                rows = [
+                    r["id"]
+                    for r in profile.get("phenotypes", [])
+                    if str(r.get("frequency", "")).startswith(FREQUENT)
+                ]
+                score[profile["id"]] = sum(
+                    (said.get(t) == "yes") - (said.get(t) == "no") for t in rows
+                )
         return sorted(ranked, key=lambda d: ranked.index(d) - self.evidence * score.get(d, 0))
 
     def _pick(self, profiles: Sequence[Any], known: set[str]) -> list[tuple[str, str]]:
@@ -157,8 +192,13 @@ class AskingDoctor:
         queues = []
         for profile in profiles:
             rows = profile.get("phenotypes", []) if isinstance(profile, Mapping) else []
-            queues.append([(r["id"], r["label"]) for r in rows
-                           if str(r.get("frequency", "")).startswith(FREQUENT) and r["id"] not in known])
+            queues.append(
+                [
+                    (r["id"], r["label"])
+                    for r in rows
+                    if str(r.get("frequency", "")).startswith(FREQUENT) and r["id"] not in known
+                ]
+            )
         picked: dict[str, str] = {}
         depth = 0
         while len(picked) < self.questions and any(depth < len(q) for q in queues):

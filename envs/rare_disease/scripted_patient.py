@@ -35,7 +35,9 @@ from agentenv.envs.rare_disease.patient_claims import MAX_FINDINGS_PER_MESSAGE, 
 from agentenv.envs.rare_disease.patients import Patient
 from agentenv.multiagent.policy_helpers import last_heard, say
 
-NOT_UNDERSTOOD_PATIENT = "I'm not sure what you are asking about. Could you ask me about a specific symptom?"
+NOT_UNDERSTOOD_PATIENT = (
+    "I'm not sure what you are asking about. Could you ask me about a specific symptom?"
+)
 MAX_DETAILS_PER_REPLY = 40
 """Details ("in particular …") one reply names at most, each once: a record with hundreds of
 findings (an imported one) still gets a reply of bounded size. Simulated records never reach it."""
@@ -58,7 +60,9 @@ def spoken(kb: HpoKnowledgeBase, term: str) -> str:
     return f"{sentence_case(lay_label(kb, term))} ({term})"
 
 
-def answer_line(kb: HpoKnowledgeBase, reply: AskAnswer, details_named: dict[str, None] | None = None) -> str:
+def answer_line(
+    kb: HpoKnowledgeBase, reply: AskAnswer, details_named: dict[str, None] | None = None
+) -> str:
     """One canonical line for one :class:`~agentenv.envs.rare_disease.patient_answers.AskAnswer`.
 
     ``details_named``: the details earlier lines of the same reply named; updated, and no detail is
@@ -92,4 +96,6 @@ class ScriptedPatient:
         if not terms:
             return say(NOT_UNDERSTOOD_PATIENT)
         details: dict[str, None] = {}
-        return say("\n".join(answer_line(self.kb, ask(self.kb, patient, t), details) for t in terms))
+        return say(
+            "\n".join(answer_line(self.kb, ask(self.kb, patient, t), details) for t in terms)
+        )

@@ -65,8 +65,13 @@ def phenotype_index_path(kb: HpoKnowledgeBase) -> Path:
 
 
 def _header(kb: HpoKnowledgeBase) -> dict[str, Any]:
-    return {"format": CACHE_FORMAT, "layout": PhenotypeIndex.STATE_VERSION, "code_sha256": code_checksum(),
-            "hpo_sha256": kb.checksum, "universe": kb.universe}
+    return {
+        "format": CACHE_FORMAT,
+        "layout": PhenotypeIndex.STATE_VERSION,
+        "code_sha256": code_checksum(),
+        "hpo_sha256": kb.checksum,
+        "universe": kb.universe,
+    }
 
 
 def encode_state(state: dict[str, Any]) -> bytes:
@@ -75,7 +80,9 @@ def encode_state(state: dict[str, Any]) -> bytes:
     for name, values in state.items():
         if name in _TEXT_FIELDS:
             if any("\n" in v for v in values):
-                raise ValueError(f"phenotype index field {name!r} holds a newline; it cannot be cached")
+                raise ValueError(
+                    f"phenotype index field {name!r} holds a newline; it cannot be cached"
+                )
             arrays[name] = np.frombuffer("\n".join(values).encode("utf-8"), dtype=np.uint8)
             arrays[f"{name}__count"] = np.array([len(values)], dtype=np.int64)
         else:
@@ -96,7 +103,9 @@ def decode_state(blob: bytes) -> dict[str, Any]:
                 count = int(data[f"{name}__count"][0])
                 state[name] = data[name].tobytes().decode("utf-8").split("\n") if count else []
             elif name in _ARRAY_FIELDS:
-                state[name] = data[name]  # kept as an array (PhenotypeIndex holds these as int32 arrays)
+                state[name] = data[
+                    name
+                ]  # kept as an array (PhenotypeIndex holds these as int32 arrays)
             else:
                 state[name] = data[name].tolist()
     return state
@@ -111,7 +120,11 @@ def cached_phenotype_index(kb: HpoKnowledgeBase) -> PhenotypeIndex:
         gc.disable()  # tens of thousands of small objects: collection passes would slow the load
         try:
             return PhenotypeIndex(kb, decode_state(found[1]))
-        except (KeyError, ValueError, OSError) as err:  # verified but unreadable: a format bug, still only a miss
+        except (
+            KeyError,
+            ValueError,
+            OSError,
+        ) as err:  # verified but unreadable: a format bug, still only a miss
             log.warning("phenotype index cache %s failed to load (%s); rebuilding it", path, err)
         finally:
             if enabled:

@@ -27,7 +27,9 @@ def why_unreachable(env: Any, task: Task) -> str | None:
         return f"diagnosis {', '.join(diagnoses)} is not in the {kb.universe} universe of HPO {kb.release}"
     annotated = [d for d in known if len(kb.phenotype_indices(kb.disease_index[d])) > 0]
     if not annotated:
-        return f"diagnosis {', '.join(known)} has no phenotype annotations, so no finding leads to it"
+        return (
+            f"diagnosis {', '.join(known)} has no phenotype annotations, so no finding leads to it"
+        )
     if not getattr(patient, "present", ()):
         return "the patient presents no known phenotype, so nothing leads to a diagnosis"
     return None

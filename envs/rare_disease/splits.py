@@ -107,7 +107,9 @@ def split_diseases(kb: HpoKnowledgeBase, split: SplitName) -> tuple[str, ...]:
     return _split_diseases(kb, split)
 
 
-_SPLIT_DISEASES: weakref.WeakKeyDictionary[HpoKnowledgeBase, dict[str, tuple[str, ...]]] = weakref.WeakKeyDictionary()
+_SPLIT_DISEASES: weakref.WeakKeyDictionary[HpoKnowledgeBase, dict[str, tuple[str, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 """Per KB (one is shared read-only by every env of a process), each split's diseases; dropped with the KB."""
 
 
@@ -131,7 +133,9 @@ def split_cases(
     return tuple(case_list(kb, split, cases_per_disease))
 
 
-def case_list(kb: HpoKnowledgeBase, split: SplitName, cases_per_disease: int | None = None) -> CaseList:
+def case_list(
+    kb: HpoKnowledgeBase, split: SplitName, cases_per_disease: int | None = None
+) -> CaseList:
     """:func:`split_cases` as a sequence that computes each case's seed on access.
 
     Why: the train split has 33,590 cases and an env draws a few, so hashing

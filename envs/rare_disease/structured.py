@@ -71,7 +71,7 @@ class _DiagnosisMenu(Menu):
             chosen = self.pool[: TOP_K[i]]
         else:
             j = i - len(TOP_K)
-            chosen = self.pool[j: j + 1]
+            chosen = self.pool[j : j + 1]
         text = answer(chosen) if chosen else answer(NO_DIAGNOSIS)
         return Choice(text, self.labels[index], "answer", max(len(chosen), 1))
 
@@ -103,7 +103,9 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
     """
 
     name = "diagnosis-tools"
-    required_tools = frozenset({"rank_by_phenotypes", "search_diseases", "get_disease", "ask_patient"})
+    required_tools = frozenset(
+        {"rank_by_phenotypes", "search_diseases", "get_disease", "ask_patient"}
+    )
     labels = (
         f"rank_by_phenotypes(presented ids, k={TOOL_K})",
         f"search_diseases(presented labels, k={TOOL_K})",
@@ -119,14 +121,36 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
     )
     feature_names = (
         *COMMON_FEATURES,
-        "pool_size", "presented", "excluded", "limit", "prompt_warns_over_limit",
-        "used_rank", "used_search", "profiles_read", "questions_asked",
-        "rank_top_score", "rank_top_gap", "search_top_score", "search_top_gap",
-        "rank_cut_margin", "search_cut_margin", "fused_cut_margin",
-        "overlap_top3", "overlap_top5", "overlap_top10",
-        "search_first_in_ranking", "ranking_first_in_search", "agreed_in_fused_top",
-        "last_was_rank", "last_was_search", "last_was_profiles", "last_was_question",
-        "last_answer_yes", "last_answer_no", "last_answer_not_sure", "last_returned_nothing",
+        "pool_size",
+        "presented",
+        "excluded",
+        "limit",
+        "prompt_warns_over_limit",
+        "used_rank",
+        "used_search",
+        "profiles_read",
+        "questions_asked",
+        "rank_top_score",
+        "rank_top_gap",
+        "search_top_score",
+        "search_top_gap",
+        "rank_cut_margin",
+        "search_cut_margin",
+        "fused_cut_margin",
+        "overlap_top3",
+        "overlap_top5",
+        "overlap_top10",
+        "search_first_in_ranking",
+        "ranking_first_in_search",
+        "agreed_in_fused_top",
+        "last_was_rank",
+        "last_was_search",
+        "last_was_profiles",
+        "last_was_question",
+        "last_answer_yes",
+        "last_answer_no",
+        "last_answer_not_sure",
+        "last_returned_nothing",
         "answers_moved_fused_top",
     )
 
@@ -150,11 +174,16 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
         if index == 0 and ids:
             return Choice(tool_call("rank_by_phenotypes", hpo_ids=ids, k=TOOL_K), label, "tool")
         if index in (0, 1):  # without HPO ids (presentation="text") ranking falls back to a search
-            return Choice(tool_call("search_diseases", query=presented_query(self.prompt)[:500], k=TOOL_K),
-                          label, "tool")
+            return Choice(
+                tool_call("search_diseases", query=presented_query(self.prompt)[:500], k=TOOL_K),
+                label,
+                "tool",
+            )
         if index == 2:
             leading = self.fused()[:PROFILES] or ["OMIM:000000"]
-            return Choice(tool_calls(("get_disease", {"disease_id": d}) for d in leading), label, "tool")
+            return Choice(
+                tool_calls(("get_disease", {"disease_id": d}) for d in leading), label, "tool"
+            )
         if index in (3, 4):
             finding = self.splitting_finding()
             return Choice(tool_call("ask_patient", hpo_id=finding or "HP:0000118"), label, "tool")
@@ -163,7 +192,13 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
             chosen = self.pool[: TOP_K[i]]
         else:
             limit = max(self.limit, 1)
-            chosen = [self.search_ids, self.rank_ids, self.fused(), self.agreed(), self.fused()[:1]][i - len(TOP_K)]
+            chosen = [
+                self.search_ids,
+                self.rank_ids,
+                self.fused(),
+                self.agreed(),
+                self.fused()[:1],
+            ][i - len(TOP_K)]
             chosen = chosen[:limit]
         text = answer(chosen) if chosen else answer(NO_DIAGNOSIS)
         return Choice(text, label, "answer", max(len(chosen), 1))
@@ -209,9 +244,20 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
         new = [u == 0 for u in self.used]
         has_pool = bool(self.pool)
         can_ask = bool(self.profiles) and self.splitting_finding() is not None
-        tools = [new[0], new[1], new[2] and has_pool, new[3] and can_ask, new[4] and not new[3] and can_ask]
-        answers = [has_pool] * len(TOP_K) + [bool(self.search_ids), bool(self.rank_ids), has_pool,
-                                             bool(self.rank_ids) and bool(self.search_ids), has_pool]
+        tools = [
+            new[0],
+            new[1],
+            new[2] and has_pool,
+            new[3] and can_ask,
+            new[4] and not new[3] and can_ask,
+        ]
+        answers = [has_pool] * len(TOP_K) + [
+            bool(self.search_ids),
+            bool(self.rank_ids),
+            has_pool,
+            bool(self.rank_ids) and bool(self.search_ids),
+            has_pool,
+        ]
         return tools + answers
 
     # ------------------------------------------------------------ reading the replies
@@ -245,7 +291,8 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
             if isinstance(out, dict) and "id" in out and isinstance(out.get("phenotypes"), list):
                 profiles[str(out["id"])] = {
                     str(ph["id"]): frequency_value(str(ph.get("frequency", "")))
-                    for ph in out["phenotypes"] if isinstance(ph, dict) and "id" in ph
+                    for ph in out["phenotypes"]
+                    if isinstance(ph, dict) and "id" in ph
                 }
         self.last_empty = 0.0 if len(profiles) > len(self.profiles) else 1.0
         self.profiles = profiles
@@ -262,7 +309,9 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
         evidence = dict(self.evidence)
         for d in self.pool:
             if d in self.profiles:
-                evidence[d] = evidence.get(d, 1.0) * likelihood(self.profiles[d].get(finding, 0.0), reply == "yes")
+                evidence[d] = evidence.get(d, 1.0) * likelihood(
+                    self.profiles[d].get(finding, 0.0), reply == "yes"
+                )
         self.evidence = evidence
         after = set(self.fused()[: max(self.limit, 1)])
         self.moved = len(after - before) / max(len(after), 1)
@@ -280,18 +329,28 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
         agreed = set(self.rank_ids) & set(self.search_ids)
         return [
             *self._pool_features(),
-            min(float(self.used[0]), 1.0), min(float(self.used[1]), 1.0), 1.0 if self.profiles else 0.0,
+            min(float(self.used[0]), 1.0),
+            min(float(self.used[1]), 1.0),
+            1.0 if self.profiles else 0.0,
             len(self.asked) / 2.0,
-            *top_gap(self.rank_scores, 5.0), *top_gap(self.search_scores, 10.0),
-            cut_margin(self.rank_scores, cut), cut_margin(self.search_scores, cut),
+            *top_gap(self.rank_scores, 5.0),
+            *top_gap(self.search_scores, 10.0),
+            cut_margin(self.rank_scores, cut),
+            cut_margin(self.search_scores, cut),
             cut_margin([fused_scores[d] for d in fused], cut),
-            overlap(self.rank_ids, self.search_ids, 3), overlap(self.rank_ids, self.search_ids, 5),
+            overlap(self.rank_ids, self.search_ids, 3),
+            overlap(self.rank_ids, self.search_ids, 5),
             overlap(self.rank_ids, self.search_ids, 10),
-            position(self.search_ids[:1], self.rank_ids), position(self.rank_ids[:1], self.search_ids),
+            position(self.search_ids[:1], self.rank_ids),
+            position(self.rank_ids[:1], self.search_ids),
             sum(1 for d in fused[:cut] if d in agreed) / cut,
-            *(1.0 if self.last_tool == t else 0.0 for t in (0, 1, 2)), 1.0 if self.last_tool in (3, 4) else 0.0,
-            1.0 if self.last_answer == "yes" else 0.0, 1.0 if self.last_answer == "no" else 0.0,
-            1.0 if self.last_answer == "not sure" else 0.0, self.last_empty, self.moved,
+            *(1.0 if self.last_tool == t else 0.0 for t in (0, 1, 2)),
+            1.0 if self.last_tool in (3, 4) else 0.0,
+            1.0 if self.last_answer == "yes" else 0.0,
+            1.0 if self.last_answer == "no" else 0.0,
+            1.0 if self.last_answer == "not sure" else 0.0,
+            self.last_empty,
+            self.moved,
         ]
 
 
@@ -347,7 +406,14 @@ class DiagnosisCandidatesMenu(_DiagnosisMenu):
 
     name = "diagnosis-candidates"
     labels = _DiagnosisMenu._answer_labels
-    feature_names = (*COMMON_FEATURES, "pool_size", "presented", "excluded", "limit", "prompt_warns_over_limit")
+    feature_names = (
+        *COMMON_FEATURES,
+        "pool_size",
+        "presented",
+        "excluded",
+        "limit",
+        "prompt_warns_over_limit",
+    )
 
     def _start(self) -> None:
         super()._start()

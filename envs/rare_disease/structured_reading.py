@@ -23,7 +23,11 @@ _LIMIT = re.compile(r"up to (\d+) diseases")
 
 def _block(prompt: str, heading: str) -> list[tuple[str, str]]:
     body = prompt.partition(heading)[2].partition("\n\n")[0]
-    return [(m.group(1), m.group(2).strip()) for line in body.splitlines() if (m := _HPO_LINE.match(line.strip()))]
+    return [
+        (m.group(1), m.group(2).strip())
+        for line in body.splitlines()
+        if (m := _HPO_LINE.match(line.strip()))
+    ]
 
 
 def presented_phenotypes(prompt: str) -> list[tuple[str, str]]:

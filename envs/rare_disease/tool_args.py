@@ -28,7 +28,8 @@ class SearchDiseasesArgs(_Args):
     """Words to search disease names and annotated phenotypes for."""
 
     query: str = Field(
-        min_length=1, max_length=500,
+        min_length=1,
+        max_length=500,
         description="Free text: a disease name, or findings such as 'long slender fingers dislocated lens'.",
     )
     k: int = Field(default=10, ge=1, le=20, description="Number of diseases to return (1-20).")
@@ -46,10 +47,13 @@ class LookupPhenotypeArgs(_Args):
     """A finding to look up in the Human Phenotype Ontology."""
 
     text: str = Field(
-        min_length=1, max_length=200,
+        min_length=1,
+        max_length=200,
         description="A label, synonym or lay phrase ('big head', 'seizures'), or an HPO id.",
     )
-    limit: int = Field(default=10, ge=1, le=25, description="Maximum number of terms to return (1-25).")
+    limit: int = Field(
+        default=10, ge=1, le=25, description="Maximum number of terms to return (1-25)."
+    )
 
 
 class PhenotypeRelativesArgs(_Args):
@@ -62,7 +66,8 @@ class RankArgs(_Args):
     """Findings to rank all diseases by."""
 
     hpo_ids: list[str] = Field(
-        min_length=1, max_length=50,
+        min_length=1,
+        max_length=50,
         description="HPO ids of the patient's present findings, e.g. ['HP:0001166', 'HP:0000545'].",
     )
     k: int = Field(default=10, ge=1, le=20, description="Number of diseases to return (1-20).")
@@ -72,6 +77,7 @@ class AskPatientArgs(_Args):
     """Which finding to ask the patient about."""
 
     hpo_id: str = Field(
-        min_length=1, max_length=20,
+        min_length=1,
+        max_length=20,
         description="HPO id of the finding to ask about, e.g. 'HP:0001250' (find ids with lookup_phenotype).",
     )

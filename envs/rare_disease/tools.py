@@ -92,7 +92,9 @@ def frequency_text(cls: FrequencyClass, value: float | None) -> str:
 class RareDiseaseTools:
     """The tool bodies over one KB; only ``ask_patient`` reads the episode (its :class:`Consultation`)."""
 
-    def __init__(self, kb: HpoKnowledgeBase, retriever: Retriever | None, *, ranker: bool = True) -> None:
+    def __init__(
+        self, kb: HpoKnowledgeBase, retriever: Retriever | None, *, ranker: bool = True
+    ) -> None:
         self.kb = kb
         self.retriever = retriever
         # Loaded here, at make, from the disk caches and shared per process: a first call that
@@ -133,7 +135,9 @@ class RareDiseaseTools:
             )
         did = canonical_id(ids[0])
         if not kb.in_universe(did):
-            raise ToolError(f"{did} is not a disease of the {kb.universe!r} universe (HPO {kb.release})")
+            raise ToolError(
+                f"{did} is not a disease of the {kb.universe!r} universe (HPO {kb.release})"
+            )
         info = kb.disease(did)
         order = sorted(
             info.phenotypes,
@@ -145,7 +149,10 @@ class RareDiseaseTools:
             ),
         )
         shown = [
-            {**self._brief(a.term_id), "frequency": frequency_text(a.frequency_class, a.frequency_value)}
+            {
+                **self._brief(a.term_id),
+                "frequency": frequency_text(a.frequency_class, a.frequency_value),
+            }
             for a in order[:MAX_PHENOTYPES]
         ]
         out: dict[str, Any] = {"id": did, "name": info.name}
@@ -202,7 +209,9 @@ class RareDiseaseTools:
             ]
         }
 
-    def ask_patient(self, args: AskPatientArgs, consultation: Consultation | None) -> dict[str, Any]:
+    def ask_patient(
+        self, args: AskPatientArgs, consultation: Consultation | None
+    ) -> dict[str, Any]:
         term = self._term(args.hpo_id)
         if not isinstance(consultation, Consultation):
             raise ToolError("there is no patient to ask in this episode")
@@ -210,7 +219,9 @@ class RareDiseaseTools:
         consultation.questions += 1
         out: dict[str, Any] = {**self._brief(reply.term_id), "answer": ANSWER_WORDS[reply.answer]}
         if reply.revealed:
-            consultation.revealed.extend(t for t in reply.revealed if t not in consultation.revealed)
+            consultation.revealed.extend(
+                t for t in reply.revealed if t not in consultation.revealed
+            )
             out["details"] = [self._brief(t) for t in reply.revealed]
         return out
 
@@ -236,27 +247,62 @@ def make_rare_disease_tools(
     """
     body = RareDiseaseTools(kb, retriever, ranker=ranker_tool)
     tools = [
-        Tool("search_diseases", "Search diseases by name or by findings (BM25 over names, synonyms and "
-             "annotated phenotype labels); returns ids and names.", SearchDiseasesArgs,
-             body.search_diseases, latency_ms=60.0),
-        Tool("get_disease", "Show a disease's name, synonyms and annotated phenotypes with how often "
-             "each occurs (most frequent first), its absent features and inheritance.", GetDiseaseArgs,
-             body.get_disease, latency_ms=20.0, max_output_chars=12_000),
-        Tool("lookup_phenotype", "Find HPO terms for a finding by label, synonym, lay phrase or id: "
-             "exact matches first, then terms containing all the words.", LookupPhenotypeArgs,
-             body.lookup_phenotype, latency_ms=30.0),
-        Tool("phenotype_relatives", "Show an HPO term's definition, its parents (more general) and "
-             "children (more specific).", PhenotypeRelativesArgs, body.phenotype_relatives, latency_ms=15.0),
+        Tool(
+            "search_diseases",
+            "Search diseases by name or by findings (BM25 over names, synonyms and "
+            "annotated phenotype labels); returns ids and names.",
+            SearchDiseasesArgs,
+            body.search_diseases,
+            latency_ms=60.0,
+        ),
+        Tool(
+            "get_disease",
+            "Show a disease's name, synonyms and annotated phenotypes with how often "
+            "each occurs (most frequent first), its absent features and inheritance.",
+            GetDiseaseArgs,
+            body.get_disease,
+            latency_ms=20.0,
+            max_output_chars=12_000,
+        ),
+        Tool(
+            "lookup_phenotype",
+            "Find HPO terms for a finding by label, synonym, lay phrase or id: "
+            "exact matches first, then terms containing all the words.",
+            LookupPhenotypeArgs,
+            body.lookup_phenotype,
+            latency_ms=30.0,
+        ),
+        Tool(
+            "phenotype_relatives",
+            "Show an HPO term's definition, its parents (more general) and "
+            "children (more specific).",
+            PhenotypeRelativesArgs,
+            body.phenotype_relatives,
+            latency_ms=15.0,
+        ),
     ]
     if ranker_tool:
-        tools.append(Tool(
-            "rank_by_phenotypes", "Rank every disease by phenotype similarity (Phenomizer-style, "
-            "information content of the best shared ancestor) to the given present findings.",
-            RankArgs, body.rank_by_phenotypes, latency_ms=250.0))
+        tools.append(
+            Tool(
+                "rank_by_phenotypes",
+                "Rank every disease by phenotype similarity (Phenomizer-style, "
+                "information content of the best shared ancestor) to the given present findings.",
+                RankArgs,
+                body.rank_by_phenotypes,
+                latency_ms=250.0,
+            )
+        )
     if ask_patient:
-        tools.append(Tool(
-            "ask_patient", "Ask the patient whether they have one finding; answers yes, no, or not "
-            "sure. A yes names the patient's unreported findings that are this term or a direct child "
-            "of it (a broader term gets a plain yes: ask about specific findings). Each question counts.",
-            AskPatientArgs, body.ask_patient, latency_ms=2000.0, takes_context=True))
+        tools.append(
+            Tool(
+                "ask_patient",
+                "Ask the patient whether they have one finding; answers yes, no, or not "
+                "sure. A yes names the patient's unreported findings that are this term or a direct child "
+                "of it (a broader term gets a plain yes: ask about specific findings). Each question counts.",
+                AskPatientArgs,
+                body.ask_patient,
+                latency_ms=2000.0,
+                takes_context=True,
+            )
+        )
     return tools

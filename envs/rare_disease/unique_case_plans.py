@@ -12,7 +12,16 @@ from __future__ import annotations
 PUBLISHED_PLANS: dict[str, dict[str, list]] = {
     # multi_turn, train (published disease mix, 32,845 cases): 8 redrawn, 0 dropped
     "e615482e5deeb8a5e5eb3a00": {
-        "redrawn": [[7033, 1], [23643, 1], [26083, 1], [28256, 1], [28998, 1], [30268, 1], [30341, 1], [31286, 1]],
+        "redrawn": [
+            [7033, 1],
+            [23643, 1],
+            [26083, 1],
+            [28256, 1],
+            [28998, 1],
+            [30268, 1],
+            [30341, 1],
+            [31286, 1],
+        ],
         "dropped": [],
     },
     # multi_turn, validation (published disease mix, 815 cases): 0 redrawn, 0 dropped

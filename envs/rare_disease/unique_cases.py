@@ -68,11 +68,16 @@ class CasePlan:
     """Case indices not served, ascending."""
 
     def to_json(self) -> dict[str, list[list[int]] | list[int]]:
-        return {"redrawn": sorted([i, a] for i, a in self.redrawn.items()), "dropped": list(self.dropped)}
+        return {
+            "redrawn": sorted([i, a] for i, a in self.redrawn.items()),
+            "dropped": list(self.dropped),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, list]) -> CasePlan:
-        return cls({int(i): int(a) for i, a in data["redrawn"]}, tuple(int(i) for i in data["dropped"]))
+        return cls(
+            {int(i): int(a) for i, a in data["redrawn"]}, tuple(int(i) for i in data["dropped"])
+        )
 
 
 def presentation_key(patient: Patient) -> PresentationKey:
@@ -82,7 +87,9 @@ def presentation_key(patient: Patient) -> PresentationKey:
 
 def redraw_seed(case: Case, attempt: int) -> int:
     """The patient seed of a case's ``attempt``-th redraw: stable, and apart from every case seed."""
-    digest = hashlib.sha256(f"{SPLIT_SALT}:redraw:{case.disease_id}:{case.seed}:{attempt}".encode()).digest()
+    digest = hashlib.sha256(
+        f"{SPLIT_SALT}:redraw:{case.disease_id}:{case.seed}:{attempt}".encode()
+    ).digest()
     return int.from_bytes(digest[:8], "big") & (2**63 - 1)
 
 
@@ -109,11 +116,21 @@ def plan_cases(sampler: PatientSampler, cases: Sequence[Case]) -> CasePlan:
 
 
 def plan_key(
-    kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases_per_disease: int, disease_mix: str = "uniform"
+    kb: HpoKnowledgeBase,
+    sampler: PatientSampler,
+    split: str,
+    cases_per_disease: int,
+    disease_mix: str = "uniform",
 ) -> str:
     """What decides a plan: the rule, the HPO files, the universe's diseases, the sampler, the split, the mix."""
-    parts = [PLAN_FORMAT, MAX_REDRAWS, kb.checksum, patients_fingerprint(kb, sampler.params, disease_mix), split,
-             cases_per_disease]
+    parts = [
+        PLAN_FORMAT,
+        MAX_REDRAWS,
+        kb.checksum,
+        patients_fingerprint(kb, sampler.params, disease_mix),
+        split,
+        cases_per_disease,
+    ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
@@ -121,24 +138,34 @@ _PLANS: dict[str, CasePlan] = {}
 """This process's plans by :func:`plan_key` (a few small dicts)."""
 
 
-def case_plan(kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList) -> CasePlan:
+def case_plan(
+    kb: HpoKnowledgeBase, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList
+) -> CasePlan:
     """The plan of a split's cases: shipped, cached in this process or on disk, else computed and cached."""
     key = plan_key(kb, sampler, split, cases.cases_per_disease, cases.mix)
     plan = _PLANS.get(key)
     if plan is None:
         shipped = PUBLISHED_PLANS.get(key)
-        plan = CasePlan.from_json(shipped) if shipped is not None else _cached_plan(key, sampler, split, cases)
+        plan = (
+            CasePlan.from_json(shipped)
+            if shipped is not None
+            else _cached_plan(key, sampler, split, cases)
+        )
         _PLANS[key] = plan
     return plan
 
 
-def _cached_plan(key: str, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList) -> CasePlan:
+def _cached_plan(
+    key: str, sampler: PatientSampler, split: str, cases: CaseList | MixedCaseList
+) -> CasePlan:
     path = cache_dir("rare_disease", "case_plans") / f"{key}.json"
     header = {"format": PLAN_FORMAT, "key": key}
     body = unpack(path, header)
     if body is not None:
         return CasePlan.from_json(body)
-    with build_step(f"checking the {len(cases):,} cases of the {split} split for repeated presentations"):
+    with build_step(
+        f"checking the {len(cases):,} cases of the {split} split for repeated presentations"
+    ):
         plan = plan_cases(sampler, cases)
     write_pack(path, header, plan.to_json())
     return plan

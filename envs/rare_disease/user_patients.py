@@ -129,11 +129,15 @@ def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
     if isinstance(tasks, (str, Path)):
         path = Path(tasks)
         if not path.exists():
-            raise FileNotFoundError(f"tasks={str(tasks)!r}: no such file or directory; give {FORMATS}")
+            raise FileNotFoundError(
+                f"tasks={str(tasks)!r}: no such file or directory; give {FORMATS}"
+            )
         if path.is_dir():
             return _load_folder(kb, path)
         if path.suffix not in CASE_SUFFIXES:
-            raise UserInputError(f"tasks={str(tasks)!r}: unknown file type {path.suffix!r}; give {FORMATS}")
+            raise UserInputError(
+                f"tasks={str(tasks)!r}: unknown file type {path.suffix!r}; give {FORMATS}"
+            )
         check_task_source(path)
         return _load_file(kb, path)
     if isinstance(tasks, Mapping) or not isinstance(tasks, Sequence):
@@ -167,7 +171,9 @@ def _load_folder(kb: HpoKnowledgeBase, root: Path) -> ImportResult:
     return result
 
 
-def _import_items(kb: HpoKnowledgeBase, items: list[tuple[int, Any]], file: str | None) -> ImportResult:
+def _import_items(
+    kb: HpoKnowledgeBase, items: list[tuple[int, Any]], file: str | None
+) -> ImportResult:
     """Items numbered by file line (``file`` given) or by list index (``file`` None)."""
     result = ImportResult(())
     ids = RowIds()
@@ -185,7 +191,10 @@ def _import_items(kb: HpoKnowledgeBase, items: list[tuple[int, Any]], file: str 
             result = result + from_phenopacket(kb, dict(item), where, file=file, line=line)
         else:
             result = result + import_task(
-                kb, item if not isinstance(item, Mapping) else dict(item), where, file=file, line=line
+                kb,
+                item if not isinstance(item, Mapping) else dict(item),
+                where,
+                file=file,
+                line=line,
             )
     return result
-

@@ -11,8 +11,11 @@ import numpy as np
 from agentenv.actions import answer, tool_call
 from agentenv.core import Task
 
-PASSAGE = re.compile(r"^\[\d+\] (?P<country>.+) \((?P<id>[A-Z]{3})\) is a country in (?P<continent>.+)\. "
-                     r"Its capital is (?P<capital>.+)\.$", re.MULTILINE)
+PASSAGE = re.compile(
+    r"^\[\d+\] (?P<country>.+) \((?P<id>[A-Z]{3})\) is a country in (?P<continent>.+)\. "
+    r"Its capital is (?P<capital>.+)\.$",
+    re.MULTILINE,
+)
 
 
 class CapitalsOracle:
@@ -21,17 +24,27 @@ class CapitalsOracle:
 
     name = "oracle"
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         self.case, self.field, self.tools = task.case, task.kind, info["tools"]
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        read = [m[self.field] for m in PASSAGE.finditer(obs) if m["id"] == self.case.id]  # prompt or search output
+        read = [
+            m[self.field] for m in PASSAGE.finditer(obs) if m["id"] == self.case.id
+        ]  # prompt or search output
         if not self.tools:
             return answer(read[0] if read else "not in the passages")
         if info["turn"] == 0:
-            return tool_call("search", query=self.case.country if self.field == "capital" else self.case.capital)
+            return tool_call(
+                "search", query=self.case.country if self.field == "capital" else self.case.capital
+            )
         if info["turn"] == 1:
-            return tool_call("get_country", country=self.case.id) if read else answer("not found by search")
+            return (
+                tool_call("get_country", country=self.case.id)
+                if read
+                else answer("not found by search")
+            )
         return answer(json.loads(obs)[self.field])
 
 
@@ -44,14 +57,30 @@ class CapitalsBM25:
     def __init__(self, args: Any = None) -> None:
         self.k = int(getattr(args, "k", 5))
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task | None = None,
-              rng: np.random.Generator | None = None) -> None:
+    def reset(
+        self,
+        obs: str,
+        info: Mapping[str, Any],
+        *,
+        task: Task | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         self.question, self.tools = obs.rpartition("Question: ")[2], info["tools"]
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         if self.tools and info["turn"] == 0:
             return tool_call("search", query=self.question[:500], k=self.k)
-        top = PASSAGE.search(obs)  # the first passage of the search output, or of the single-turn prompt
-        asked = self.question.lower()  # the field, from the wording alone: a policy never sees the kind
-        field = "continent" if "continent" in asked else "country" if "which country" in asked else "capital"
+        top = PASSAGE.search(
+            obs
+        )  # the first passage of the search output, or of the single-turn prompt
+        asked = (
+            self.question.lower()
+        )  # the field, from the wording alone: a policy never sees the kind
+        field = (
+            "continent"
+            if "continent" in asked
+            else "country"
+            if "which country" in asked
+            else "capital"
+        )
         return answer(top[field] if top else "unknown")

@@ -26,6 +26,7 @@ SPLITS = ("test", "test", "validation") + ("train",) * 7  # indexed by a hash of
 
 class Country(NamedTuple):
     """One row of the table, and a task's ``case`` (privileged: the grader and the oracle read it)."""
+
     id: str  # ISO 3166-1 alpha-3, the document id
     country: str
     capital: str
@@ -38,47 +39,75 @@ class Country(NamedTuple):
 def load_table() -> tuple[tuple[Country, ...], str]:
     """The rows in file order and the sha256 of the CSV bytes, which keys the on-disk index."""
     raw = Path(__file__).with_name("countries.csv").read_bytes()
-    return tuple(Country(**row) for row in csv.DictReader(raw.decode().splitlines())), hashlib.sha256(raw).hexdigest()
+    return tuple(
+        Country(**row) for row in csv.DictReader(raw.decode().splitlines())
+    ), hashlib.sha256(raw).hexdigest()
 
 
 def documents() -> tuple[list[str], list[str], str]:
     """``(ids, texts, checksum)``: the ``capitals`` corpus of ``Family.corpora``, and the env's own index."""
     table, checksum = load_table()
-    texts = [f"{c.country} ({c.id}) is a country in {c.continent}. Its capital is {c.capital}." for c in table]
+    texts = [
+        f"{c.country} ({c.id}) is a country in {c.continent}. Its capital is {c.capital}."
+        for c in table
+    ]
     return [c.id for c in table], texts, checksum
 
 
 def normalize(text: str) -> str:
     """Case, accents, punctuation and a leading "the" do not count: ``"Bogotá"`` is ``"bogota"``."""
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower().replace(".", "")
+    text = (
+        unicodedata.normalize("NFKD", text)
+        .encode("ascii", "ignore")
+        .decode()
+        .lower()
+        .replace(".", "")
+    )
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split()).removeprefix("the ")
 
 
 def make_task(country: Country, kind: str, split: str) -> Task:
     """The question is public, the answer is the gold, and the row is the case (it holds the aliases)."""
-    return Task(prompt=QUESTIONS[kind].format(country=country.country, capital=country.capital),
-                gold=getattr(country, kind), split=split, family="capitals", kind=kind, case=country)
+    return Task(
+        prompt=QUESTIONS[kind].format(country=country.country, capital=country.capital),
+        gold=getattr(country, kind),
+        split=split,
+        family="capitals",
+        kind=kind,
+        case=country,
+    )
 
 
 class SearchArgs(BaseModel, extra="forbid"):
-    query: str = Field(min_length=1, max_length=500, description="Words to look for: a country, a capital, a continent.")
+    query: str = Field(
+        min_length=1,
+        max_length=500,
+        description="Words to look for: a country, a capital, a continent.",
+    )
     k: int = Field(default=5, ge=1, le=10, description="How many passages to return.")
 
 
 class GetCountryArgs(BaseModel, extra="forbid"):
-    country: str = Field(min_length=1, max_length=100, description="A country id from search (e.g. 'PER') or name.")
+    country: str = Field(
+        min_length=1, max_length=100, description="A country id from search (e.g. 'PER') or name."
+    )
 
 
 def make_tools(retriever: Retriever, texts: dict[str, str]) -> ToolRegistry:
     """``search`` and ``get_country``: they read the public table only, never a task."""
     rows = load_table()[0]
-    by_name = {normalize(n): c for c in rows for n in (c.id, c.country, *c.country_aliases.split(";")) if n}
+    by_name = {
+        normalize(n): c for c in rows for n in (c.id, c.country, *c.country_aliases.split(";")) if n
+    }
 
     @tool(SearchArgs)
     def search(args: SearchArgs) -> str:
         """Find countries by words in their passage; returns numbered passages, best first."""
         hits = retriever.search(args.query, args.k)
-        return "\n".join(f"[{i}] {texts[h.doc_id]}" for i, h in enumerate(hits, start=1)) or "No country matches."
+        return (
+            "\n".join(f"[{i}] {texts[h.doc_id]}" for i, h in enumerate(hits, start=1))
+            or "No country matches."
+        )
 
     @tool(GetCountryArgs)
     def get_country(args: GetCountryArgs) -> dict[str, str]:
@@ -95,19 +124,40 @@ class CapitalsEnv(ToolEnv):
 
     family = "capitals"
 
-    def __init__(self, *, split: str = "train", retriever: str | Retriever = "bm25", passages: int = 3,
-                 single_turn: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        split: str = "train",
+        retriever: str | Retriever = "bm25",
+        passages: int = 3,
+        single_turn: bool = False,
+        **kwargs: Any,
+    ) -> None:
         ids, texts, checksum = documents()
         self.texts, self.passages = dict(zip(ids, texts, strict=True)), passages
         self.corpus_checksums = {"capitals": checksum}  # agentenv eval writes it into summary.json
-        self.retriever = build_retriever(retriever, texts, ids, corpus_checksum=checksum)  # cached on disk by checksum
-        rows = [c for c in load_table()[0] if SPLITS[int(hashlib.sha256(c.id.encode()).hexdigest(), 16) % 10] == split]
-        tasks = [make_task(c, kind, split) for c in rows for kind in QUESTIONS]  # splits are by country
+        self.retriever = build_retriever(
+            retriever, texts, ids, corpus_checksum=checksum
+        )  # cached on disk by checksum
+        rows = [
+            c
+            for c in load_table()[0]
+            if SPLITS[int(hashlib.sha256(c.id.encode()).hexdigest(), 16) % 10] == split
+        ]
+        tasks = [
+            make_task(c, kind, split) for c in rows for kind in QUESTIONS
+        ]  # splits are by country
         tools = ToolRegistry([]) if single_turn else make_tools(self.retriever, self.texts)
         super().__init__(tasks, tools, split=split, single_turn=single_turn, **kwargs)
 
-    def _system_prompt(self) -> str:  # the base prompt names the tools; info["tools"] holds their schemas
-        intro = "You answer questions about countries from the given passages." if self.single_turn else None
+    def _system_prompt(
+        self,
+    ) -> str:  # the base prompt names the tools; info["tools"] holds their schemas
+        intro = (
+            "You answer questions about countries from the given passages."
+            if self.single_turn
+            else None
+        )
         return f"{intro or super()._system_prompt()} Answer with only the name asked for, e.g. <answer>Lima</answer>."
 
     def _task_prompt(self, task: Task) -> str:
@@ -118,6 +168,8 @@ class CapitalsEnv(ToolEnv):
         return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"
 
     def _grade(self, task: Task, answer: Answer | None, episode: Any = None) -> dict[str, float]:
-        aliases = getattr(task.case, f"{task.kind}_aliases", "").split(";")  # no aliases for continents
+        aliases = getattr(task.case, f"{task.kind}_aliases", "").split(
+            ";"
+        )  # no aliases for continents
         accepted = {normalize(name) for name in (task.gold, *aliases) if name}
         return {"accuracy": float(answer is not None and normalize(answer.text) in accepted)}

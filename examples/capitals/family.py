@@ -3,18 +3,28 @@
 
 from agentenv.families import EnvSpec, Family, register_family
 
-FAMILY = register_family(Family(
-    name="capitals",
-    envs=(
-        EnvSpec("Capitals-v0", "capitals.env:CapitalsEnv", {"max_turns": 4},
-                "Multi-turn: search and get_country over 100 countries, then one answer."),
-        EnvSpec("Capitals-SingleTurn-v0", "capitals.env:CapitalsEnv", {"single_turn": True},
-                "Linear RAG: the top 3 retrieved country passages are in the prompt; one answer, no tools."),
-    ),
-    corpora={"capitals": "capitals.env:documents"},
-    oracle="capitals.agents:CapitalsOracle",
-    bm25="capitals.agents:CapitalsBM25",
-    structured="capitals.structured:MENUS",  # the structured wrapper's menus and features
-    gold_text="builtins:str",  # a task's gold is the answer string
-    docs="docs/new-family.md",
-))
+FAMILY = register_family(
+    Family(
+        name="capitals",
+        envs=(
+            EnvSpec(
+                "Capitals-v0",
+                "capitals.env:CapitalsEnv",
+                {"max_turns": 4},
+                "Multi-turn: search and get_country over 100 countries, then one answer.",
+            ),
+            EnvSpec(
+                "Capitals-SingleTurn-v0",
+                "capitals.env:CapitalsEnv",
+                {"single_turn": True},
+                "Linear RAG: the top 3 retrieved country passages are in the prompt; one answer, no tools.",
+            ),
+        ),
+        corpora={"capitals": "capitals.env:documents"},
+        oracle="capitals.agents:CapitalsOracle",
+        bm25="capitals.agents:CapitalsBM25",
+        structured="capitals.structured:MENUS",  # the structured wrapper's menus and features
+        gold_text="builtins:str",  # a task's gold is the answer string
+        docs="docs/new-family.md",
+    )
+)

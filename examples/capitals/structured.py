@@ -14,7 +14,11 @@ from capitals.agents import PASSAGE
 
 FIELDS = ("capital", "country", "continent")
 PASSAGES = 3
-CUES = {"capital": "capital of", "country": "which country", "continent": "continent"}  # wording, never the kind
+CUES = {
+    "capital": "capital of",
+    "country": "which country",
+    "continent": "continent",
+}  # wording, never the kind
 
 
 def question_of(prompt: str) -> str:
@@ -33,8 +37,12 @@ class CapitalsToolsMenu(Menu):
 
     name = "capitals-tools"
     required_tools = frozenset({"search", "get_country"})
-    labels = ("search(question)", "get_country(hit 1)",
-              *(f"answer {f} of opened country" for f in FIELDS), *(f"answer {f} of passage 1" for f in FIELDS))
+    labels = (
+        "search(question)",
+        "get_country(hit 1)",
+        *(f"answer {f} of opened country" for f in FIELDS),
+        *(f"answer {f} of passage 1" for f in FIELDS),
+    )
     feature_names = (*COMMON_FEATURES, *(f"cue_{f}" for f in FIELDS), "hits", "opened")
 
     def _start(self) -> None:

@@ -50,7 +50,8 @@ def chat_reply(
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function", "function": dict(call)} for i, call in enumerate(tool_calls)
+            {"id": f"call_{i}", "type": "function", "function": dict(call)}
+            for i, call in enumerate(tool_calls)
         ]
     if reasoning is not None:
         message["reasoning_content"] = reasoning
@@ -58,9 +59,16 @@ def chat_reply(
     if token_ids is not None:
         choice["token_ids"] = list(token_ids)
     if logprobs is not None:
-        choice["logprobs"] = {"content": [{"token": "", "logprob": lp, "top_logprobs": []} for lp in logprobs]}
-    body: dict[str, Any] = {"id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
-                            "choices": [choice], "usage": {}}
+        choice["logprobs"] = {
+            "content": [{"token": "", "logprob": lp, "top_logprobs": []} for lp in logprobs]
+        }
+    body: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [choice],
+        "usage": {},
+    }
     if prompt_token_ids is not None:
         body["prompt_token_ids"] = list(prompt_token_ids)
     return Reply(body)
@@ -75,15 +83,30 @@ def completion_reply(
     finish_reason: str = "stop",
 ) -> Reply:
     """A ``/v1/completions`` reply shaped like vLLM's with ``return_token_ids`` (ids on the choice)."""
-    choice: dict[str, Any] = {"index": 0, "text": text, "finish_reason": finish_reason,
-                              "token_ids": list(token_ids)}
+    choice: dict[str, Any] = {
+        "index": 0,
+        "text": text,
+        "finish_reason": finish_reason,
+        "token_ids": list(token_ids),
+    }
     if prompt_token_ids is not None:
         choice["prompt_token_ids"] = list(prompt_token_ids)
     if logprobs is not None:
-        choice["logprobs"] = {"text_offset": [0] * len(logprobs), "token_logprobs": list(logprobs),
-                              "tokens": [""] * len(logprobs), "top_logprobs": [{} for _ in logprobs]}
-    return Reply({"id": "cmpl-fake", "object": "text_completion", "model": "fake", "choices": [choice],
-                  "usage": {}})
+        choice["logprobs"] = {
+            "text_offset": [0] * len(logprobs),
+            "token_logprobs": list(logprobs),
+            "tokens": [""] * len(logprobs),
+            "top_logprobs": [{} for _ in logprobs],
+        }
+    return Reply(
+        {
+            "id": "cmpl-fake",
+            "object": "text_completion",
+            "model": "fake",
+            "choices": [choice],
+            "usage": {},
+        }
+    )
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -113,7 +136,9 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -144,7 +169,14 @@ class FakeOpenAI:
                 elif isinstance(fake.models, Reply):
                     self._send(fake.models)
                 else:
-                    self._send(Reply({"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]}))
+                    self._send(
+                        Reply(
+                            {
+                                "object": "list",
+                                "data": [{"id": m, "object": "model"} for m in fake.models],
+                            }
+                        )
+                    )
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -166,7 +198,9 @@ class FakeOpenAI:
                 if reply.drop:
                     self.close_connection = True
                     return
-                data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                data = (
+                    reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                )
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -214,7 +248,11 @@ def vllm_conversation(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
         elif isinstance(content, str):
             text = content
         else:
-            text = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+            text = "\n".join(
+                str(p.get("text", ""))
+                for p in content
+                if isinstance(p, Mapping) and p.get("type") == "text"
+            )
         m: dict[str, Any] = {"role": role, "content": text}
         if role == "assistant":
             if message.get("tool_calls") is not None:
@@ -250,9 +288,13 @@ def vllm_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]
     """The request's tools as vLLM dumps its pydantic models (type, then name, description, parameters)."""
     if not tools:
         return None
-    return [{"type": t.get("type", "function"),
-             "function": {k: t["function"].get(k) for k in ("name", "description", "parameters")}}
-            for t in tools]
+    return [
+        {
+            "type": t.get("type", "function"),
+            "function": {k: t["function"].get(k) for k in ("name", "description", "parameters")},
+        }
+        for t in tools
+    ]
 
 
 class VLLMLike:
@@ -266,8 +308,14 @@ class VLLMLike:
     ``tool_calling=False`` plays a server started without ``--enable-auto-tool-choice``.
     """
 
-    def __init__(self, tokenizer: Any, chat_template: str, *, fallback: Sequence[int],
-                 tool_calling: bool = True) -> None:
+    def __init__(
+        self,
+        tokenizer: Any,
+        chat_template: str,
+        *,
+        fallback: Sequence[int],
+        tool_calling: bool = True,
+    ) -> None:
         self.tokenizer = tokenizer
         self.chat_template = chat_template
         self.fallback = list(fallback)
@@ -278,8 +326,11 @@ class VLLMLike:
 
     def render_chat(self, body: Mapping[str, Any]) -> list[int]:
         text = self.tokenizer.apply_chat_template(
-            vllm_conversation(body["messages"]), tools=vllm_tools(body.get("tools")),
-            chat_template=self.chat_template, add_generation_prompt=True, tokenize=False,
+            vllm_conversation(body["messages"]),
+            tools=vllm_tools(body.get("tools")),
+            chat_template=self.chat_template,
+            add_generation_prompt=True,
+            tokenize=False,
             **dict(body.get("chat_template_kwargs") or {}),
         )
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -291,8 +342,16 @@ class VLLMLike:
 
     def chat(self, body: dict[str, Any]) -> Reply:
         if body.get("tools") and not self.tool_calling:
-            return Reply({"object": "error", "message": VLLM_TOOLS_OFF, "type": "BadRequestError",
-                          "param": None, "code": 400}, status=400)
+            return Reply(
+                {
+                    "object": "error",
+                    "message": VLLM_TOOLS_OFF,
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                },
+                status=400,
+            )
         prompt = self.render_chat(body)
         ids = self._sample("/v1/chat/completions", prompt)
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
@@ -301,8 +360,16 @@ class VLLMLike:
     def complete(self, body: dict[str, Any]) -> Reply:
         prompt = body["prompt"]
         if not (isinstance(prompt, list) and all(isinstance(i, int) for i in prompt)):
-            return Reply({"object": "error", "message": "this fake takes token-id prompts only", "code": 400},
-                         status=400)
+            return Reply(
+                {
+                    "object": "error",
+                    "message": "this fake takes token-id prompts only",
+                    "code": 400,
+                },
+                status=400,
+            )
         ids = self._sample("/v1/completions", list(prompt))
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
-        return completion_reply(ids, text=text, prompt_token_ids=prompt, logprobs=[-0.25] * len(ids))
+        return completion_reply(
+            ids, text=text, prompt_token_ids=prompt, logprobs=[-0.25] * len(ids)
+        )

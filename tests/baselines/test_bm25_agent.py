@@ -20,7 +20,9 @@ EPISODES = 200
 
 
 def accuracy(env_id: str, agent: str, **agent_args: str) -> tuple[float, list[dict]]:
-    config = RunConfig(env_id, agent, split="validation", episodes=EPISODES, agent_args=tuple(agent_args.items()))
+    config = RunConfig(
+        env_id, agent, split="validation", episodes=EPISODES, agent_args=tuple(agent_args.items())
+    )
     records, _ = timed_run(config, progress=False)
     return sum(r["reward_components"]["accuracy"] for r in records) / len(records), records
 
@@ -32,8 +34,12 @@ def test_bm25_is_between_random_and_the_oracle(env_id: str) -> None:
     oracle, _ = accuracy(env_id, "oracle")
     assert random + 0.2 < bm25 < oracle, (random, bm25, oracle)
     assert accuracy(env_id, "bm25")[1] == records  # deterministic
-    if env_id == "MediaSearch-v0":  # search (or filter, or find a person), open up to 5 hits per search, answer
-        assert max(r["tool_calls"] for r in records) <= 1 + 1 + 2 * 3 and all(r["terminated"] for r in records)
+    if (
+        env_id == "MediaSearch-v0"
+    ):  # search (or filter, or find a person), open up to 5 hits per search, answer
+        assert max(r["tool_calls"] for r in records) <= 1 + 1 + 2 * 3 and all(
+            r["terminated"] for r in records
+        )
         assert max(r["turns"] for r in records) <= 4
 
 
@@ -41,12 +47,16 @@ def test_agent_args_arrive_as_strings() -> None:
     from agentenv.envs.rare_disease.bm25_strategy import RareDiseaseBM25Options
 
     agent = make_agent("bm25", k="3", max_diseases="none")  # MediaSearch: hits opened per search
-    assert agent.args.k == 3 and agent.args.family_options == {"rare_disease": RareDiseaseBM25Options(None)}
+    assert agent.args.k == 3 and agent.args.family_options == {
+        "rare_disease": RareDiseaseBM25Options(None)
+    }
     with pytest.raises(ValueError, match="k must be >= 1"):
         make_agent("bm25", k="0")
     with pytest.raises(ValueError, match="max_diseases must be >= 1"):
         make_agent("bm25", max_diseases="0")
-    with pytest.raises(ValueError, match=r"unknown argument 'kk'.*known: k, .*max_diseases \(rare_disease\)"):
+    with pytest.raises(
+        ValueError, match=r"unknown argument 'kk'.*known: k, .*max_diseases \(rare_disease\)"
+    ):
         make_agent("bm25", kk="3")
 
 
@@ -72,12 +82,18 @@ def test_a_family_strategy_declares_its_own_options() -> None:
         def reset(self, obs, info, *, task, rng) -> None:
             pass
 
-    register_family(Family(name="spy_options", envs=(EnvSpec("SpyOptions-v0", "agentenv.core:ToolEnv"),), bm25=Spy))
+    register_family(
+        Family(
+            name="spy_options", envs=(EnvSpec("SpyOptions-v0", "agentenv.core:ToolEnv"),), bm25=Spy
+        )
+    )
     try:
         agent = make_agent("bm25", depth="4")
         agent.reset("q", {}, task=Task(prompt="q", gold={"answer": "x"}, family="spy_options"))
         assert built[0].k == 5 and built[0].options == SpyOptions(depth=4)
-        make_agent("bm25").reset("q", {}, task=Task(prompt="q", gold={"answer": "x"}, family="spy_options"))
+        make_agent("bm25").reset(
+            "q", {}, task=Task(prompt="q", gold={"answer": "x"}, family="spy_options")
+        )
         assert built[1].options == SpyOptions(depth=1)  # not given: the strategy's defaults
     finally:
         unregister_family("spy_options")
@@ -95,7 +111,10 @@ def test_a_family_strategy_declares_its_own_options() -> None:
         ("How many minutes does Heat run?", "runtime"),
         ("Does Heat feature Al Pacino or Tom Hanks? Name the one in its cast.", "cast"),
         ("For how many films in the catalog is Michael Mann credited as writer?", "count"),
-        ("Al Pacino and Robert De Niro share exactly one film in the catalog. Who directed it?", "director"),
+        (
+            "Al Pacino and Robert De Niro share exactly one film in the catalog. Who directed it?",
+            "director",
+        ),
         ("Which film is older, Heat or Ronin?", "compare"),
         ("What is the longest 1995 crime feature film?", "superlative"),
         ("when was boyhood released (year)?", "year"),
@@ -108,11 +127,17 @@ def test_question_field_reads_the_wording(question: str, field: str) -> None:
 
 
 def test_unsupported_env_is_a_clear_error() -> None:
-    info = {"tools": [{"function": {"name": "square"}}], "messages": [{"role": "user", "content": "Square 3."}]}
+    info = {
+        "tools": [{"function": {"name": "square"}}],
+        "messages": [{"role": "user", "content": "Square 3."}],
+    }
     media = Task(prompt="Square 3.", gold={"answer": "9"}, family="media_search")
     with pytest.raises(UnsupportedEnv, match="tools \\['square'\\]"):
         BM25Agent().reset("Square 3.", info, task=media)
-    with pytest.raises(UnsupportedEnv, match="the bm25 agent cannot play this env: unknown task family 'custom'.*families with a bm25 strategy: "):
+    with pytest.raises(
+        UnsupportedEnv,
+        match="the bm25 agent cannot play this env: unknown task family 'custom'.*families with a bm25 strategy: ",
+    ):
         BM25Agent().reset("Square 3.", info, task=Task(prompt="Square 3.", gold={"answer": "9"}))
     with pytest.raises(UnsupportedEnv, match="needs the task"):
         BM25Agent().reset("Square 3.", info)
@@ -136,7 +161,9 @@ def test_the_strategy_is_never_handed_the_task() -> None:
 
     from agentenv.families import EnvSpec, Family, register_family, unregister_family
 
-    register_family(Family(name="spy_bm25", envs=(EnvSpec("SpyBM25-v0", "agentenv.core:ToolEnv"),), bm25=Spy))
+    register_family(
+        Family(name="spy_bm25", envs=(EnvSpec("SpyBM25-v0", "agentenv.core:ToolEnv"),), bm25=Spy)
+    )
     try:
         agent = make_agent("bm25", k="2")
         task = Task(prompt="q", gold={"answer": "secret"}, family="spy_bm25")
@@ -163,9 +190,32 @@ def test_rare_disease_single_turn_answers_the_top_candidates() -> None:
 def test_cli_smoke(tmp_path) -> None:
     out = tmp_path / "bm25"
     subprocess.run(
-        [sys.executable, "-m", "agentenv.cli", "eval", "MediaSearch-v0", "--agent", "bm25", "--agent-args", "k=3",
-         "--split", "validation", "--episodes", "5", "--out", str(out), "--no-progress"],
-        check=True, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "agentenv.cli",
+            "eval",
+            "MediaSearch-v0",
+            "--agent",
+            "bm25",
+            "--agent-args",
+            "k=3",
+            "--split",
+            "validation",
+            "--episodes",
+            "5",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["agent"] == "bm25" and summary["episodes"] == 5 and summary["agent_args"] == {"k": "3"}
+    assert (
+        summary["agent"] == "bm25"
+        and summary["episodes"] == 5
+        and summary["agent_args"] == {"k": "3"}
+    )

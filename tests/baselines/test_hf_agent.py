@@ -27,7 +27,14 @@ from agentenv.evaluation.runner import RunConfig, run_episode  # noqa: E402
 CONFIG = RunConfig("MediaSearch-v0", "hf", split="validation")
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-MARKUP = ["<tool_call>", "</tool_call>", "<answer>", "</answer>", "<tool_response>", "</tool_response>"]
+MARKUP = [
+    "<tool_call>",
+    "</tool_call>",
+    "<answer>",
+    "</answer>",
+    "<tool_response>",
+    "</tool_response>",
+]
 
 # ChatML with tool calls rendered as Qwen3 does; no whitespace control, so every newline is literal.
 CHAT_TEMPLATE = (
@@ -74,26 +81,46 @@ def build_tokenizer(directory: Path, vocab_size: int = 600) -> Any:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                  show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(training_text(), trainer)
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL])
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(directory)
     return fast
 
 
-def build_model(directory: Path, tokenizer: Any, *, window: int = 8192, hidden: int = 64, layers: int = 2,
-                seed: int = 0) -> None:
+def build_model(
+    directory: Path,
+    tokenizer: Any,
+    *,
+    window: int = 8192,
+    hidden: int = 64,
+    layers: int = 2,
+    seed: int = 0,
+) -> None:
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     config = Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=hidden // 4, max_position_embeddings=window,
-        tie_word_embeddings=True, eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=hidden // 4,
+        max_position_embeddings=window,
+        tie_word_embeddings=True,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
     )
     with torch.random.fork_rng():  # the global generator is left as it was
         torch.manual_seed(seed)
@@ -130,9 +157,25 @@ def test_the_entry_point_is_declared() -> None:
 
 def test_agentenv_eval_runs_and_writes_a_summary(checkpoints, tmp_path, capsys) -> None:
     out = tmp_path / "run"
-    code = main(["eval", "MediaSearch-v0", "--agent", "hf", "--agent-args", f"model={checkpoints.model}",
-                 "max_new_tokens=16", "threads=1", "--split", "validation", "--episodes", "3", "--out", str(out),
-                 "--no-progress"])
+    code = main(
+        [
+            "eval",
+            "MediaSearch-v0",
+            "--agent",
+            "hf",
+            "--agent-args",
+            f"model={checkpoints.model}",
+            "max_new_tokens=16",
+            "threads=1",
+            "--split",
+            "validation",
+            "--episodes",
+            "3",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["agent"] == "hf" and summary["episodes"] == 3 and summary["agent_failures"] == 0
@@ -143,22 +186,33 @@ def test_agentenv_eval_runs_and_writes_a_summary(checkpoints, tmp_path, capsys) 
 
 def test_sampling_repeats_with_the_seed_and_ignores_the_global_generator(checkpoints, env) -> None:
     def episode(seed: int, episode: int) -> dict:
-        agent = make_agent("hf", model=str(checkpoints.model), max_new_tokens="12", temperature="1.0",
-                           top_p="0.95", threads="1")
+        agent = make_agent(
+            "hf",
+            model=str(checkpoints.model),
+            max_new_tokens="12",
+            temperature="1.0",
+            top_p="0.95",
+            threads="1",
+        )
         torch.manual_seed(seed)  # must not matter: the agent samples from its own generator
         return run_episode(env, agent, CONFIG, episode, 0)
 
     first, again, other = episode(1, 0), episode(2, 0), episode(3, 1)
     assert first["messages"] == again["messages"]
     actions = [m["content"] for m in first["messages"] if m["role"] == "assistant"]
-    assert actions and actions != [m["content"] for m in other["messages"] if m["role"] == "assistant"]
+    assert actions and actions != [
+        m["content"] for m in other["messages"] if m["role"] == "assistant"
+    ]
 
 
 def test_greedy_is_deterministic_and_the_model_is_loaded_once(checkpoints, env) -> None:
     a = make_hf_agent(model=str(checkpoints.model), max_new_tokens="8", threads="1")
     b = make_hf_agent(model=str(checkpoints.model), max_new_tokens="8", threads="1")
     assert a.model is b.model and a.tokenizer is b.tokenizer
-    assert run_episode(env, a, CONFIG, 0, 2)["messages"] == run_episode(env, b, CONFIG, 5, 2)["messages"]
+    assert (
+        run_episode(env, a, CONFIG, 0, 2)["messages"]
+        == run_episode(env, b, CONFIG, 5, 2)["messages"]
+    )
 
 
 def test_bad_model_paths_are_clear_errors(tmp_path, capsys) -> None:
@@ -173,8 +227,21 @@ def test_bad_model_paths_are_clear_errors(tmp_path, capsys) -> None:
         make_agent("hf", model=str(tmp_path))
     with pytest.raises(UserInputError, match="unknown argument 'temp'"):
         make_agent("hf", model=str(tmp_path), temp="1")
-    code = main(["eval", "MediaSearch-v0", "--agent", "hf", "--agent-args", f"model={tmp_path / 'missing'}",
-                 "--episodes", "1", "--out", str(tmp_path / "out"), "--no-progress"])
+    code = main(
+        [
+            "eval",
+            "MediaSearch-v0",
+            "--agent",
+            "hf",
+            "--agent-args",
+            f"model={tmp_path / 'missing'}",
+            "--episodes",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
     assert code == 2 and "no such directory" in capsys.readouterr().err
 
 
@@ -228,12 +295,19 @@ def test_decoded_text_reaches_the_env_verbatim(checkpoints, env, temperature) ->
     try:
         agent.model = Forced(model, tok.encode(TOOL_CALL, add_special_tokens=False) + [end])
         action = agent.act(obs, info)
-        assert action == TOOL_CALL and agent.last_token_ids[-1] == end and agent.last_finish_reason == "stop"
+        assert (
+            action == TOOL_CALL
+            and agent.last_token_ids[-1] == end
+            and agent.last_finish_reason == "stop"
+        )
         obs, _, terminated, _, info = env.step(action)
         assert not terminated and info["tool_calls"] == 1 and info["messages"][-1]["role"] == "tool"
         # The env's assistant message with tool_calls renders back as the same block.
         prompt = tok.decode(agent.prompt_ids(info), skip_special_tokens=False)
-        assert f"<|im_start|>assistant\n{TOOL_CALL}<|im_end|>\n<|im_start|>user\n<tool_response>" in prompt
+        assert (
+            f"<|im_start|>assistant\n{TOOL_CALL}<|im_end|>\n<|im_start|>user\n<tool_response>"
+            in prompt
+        )
         assert prompt.endswith("<|im_start|>assistant\n")
         answer = "<answer>Heat</answer>"
         agent.model = Forced(model, tok.encode(answer, add_special_tokens=False) + [end])

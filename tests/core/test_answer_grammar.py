@@ -18,12 +18,33 @@ from agentenv.answer_grammar import (
 from agentenv.spelling import SpellingIndex, is_subsequence, spell_once
 
 
-@pytest.mark.parametrize(("entry", "core"), [
-    ("1. G", "G"), ("12) G", "G"), ("- G", "G"), ("* G", "G"), ("• G", "G"), ("**G**", "G"), ("__G__", "G"),
-    ('"G"', "G"), ("“G”", "G"), ("«G»", "G"), ("G.", "G"), ("- **'G'**.", "G"), ("  G  ", "G"),
-    ("-G", "-G"), ("*G*", "*G*"), ("~~G~~", "~~G~~"), ("G..", "G.."), ("`G`", "`G`"), ("G!", "G!"),
-    ("-", ""), ("•", ""), ("**", "**"),
-])
+@pytest.mark.parametrize(
+    ("entry", "core"),
+    [
+        ("1. G", "G"),
+        ("12) G", "G"),
+        ("- G", "G"),
+        ("* G", "G"),
+        ("• G", "G"),
+        ("**G**", "G"),
+        ("__G__", "G"),
+        ('"G"', "G"),
+        ("“G”", "G"),
+        ("«G»", "G"),
+        ("G.", "G"),
+        ("- **'G'**.", "G"),
+        ("  G  ", "G"),
+        ("-G", "-G"),
+        ("*G*", "*G*"),
+        ("~~G~~", "~~G~~"),
+        ("G..", "G.."),
+        ("`G`", "`G`"),
+        ("G!", "G!"),
+        ("-", ""),
+        ("•", ""),
+        ("**", "**"),
+    ],
+)
 def test_only_the_allow_list_is_stripped(entry: str, core: str) -> None:
     assert strip_decoration(entry) == core
 
@@ -50,7 +71,9 @@ def test_the_ascii_fast_path_equals_the_general_path(text: str) -> None:
 
 
 @settings(max_examples=300, derandomize=True)
-@given(st.text(max_size=20), st.characters(categories=("Sm", "So", "Po", "Pd", "Ps", "Pe", "Mn", "Cf")))
+@given(
+    st.text(max_size=20), st.characters(categories=("Sm", "So", "Po", "Pd", "Ps", "Pe", "Mn", "Cf"))
+)
 def test_an_added_symbol_or_mark_never_matches(name: str, ch: str) -> None:
     index = SpellingIndex([("ref", name)])
     if not index.lookup(name).refs:
@@ -75,12 +98,26 @@ def test_an_index_read_back_from_its_json_state_answers_the_same(tmp_path) -> No
     from agentenv.paths import home_at
     from agentenv.spelling_cache import cached_spelling_index
 
-    names = [("a", "Neurofibromatosis, type II"), ("b", "Sjögren syndrome"), ("c", "Heat"), ("d", "Heat")]
+    names = [
+        ("a", "Neurofibromatosis, type II"),
+        ("b", "Sjögren syndrome"),
+        ("c", "Heat"),
+        ("d", "Heat"),
+    ]
     built = SpellingIndex(names)
     loaded = SpellingIndex.from_state(json.loads(json.dumps(built.state())))
-    probes = ("neurofibromatosis type II", "Neurofibromatosis, type II", "sjogren syndrome", "Heat", "Heat!", "x")
+    probes = (
+        "neurofibromatosis type II",
+        "Neurofibromatosis, type II",
+        "sjogren syndrome",
+        "Heat",
+        "Heat!",
+        "x",
+    )
     assert [built.lookup(p) for p in probes] == [loaded.lookup(p) for p in probes]
     with home_at(tmp_path):
         first = cached_spelling_index("demo", "sha", "v1", lambda: built)
-        again = cached_spelling_index("demo", "sha", "v1", lambda: pytest.fail("the cache was not used"))
+        again = cached_spelling_index(
+            "demo", "sha", "v1", lambda: pytest.fail("the cache was not used")
+        )
         assert [first.lookup(p) for p in probes] == [again.lookup(p) for p in probes]

@@ -252,7 +252,11 @@ def test_home_under_a_regular_file_is_reported_clearly(
 @pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR])
 @pytest.mark.parametrize("where", ["mkdir", "tempfile"])
 def test_every_kind_of_unwritable_is_reported_alike(
-    home: Path, monkeypatch: pytest.MonkeyPatch, writer: tuple[Callable, Path], code: int, where: str
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    writer: tuple[Callable, Path],
+    code: int,
+    where: str,
 ) -> None:
     """Permission denied, read-only FS and not-a-directory are one user problem with one fix.
 
@@ -287,7 +291,9 @@ def test_other_os_errors_are_not_disguised(home: Path, monkeypatch: pytest.Monke
     assert not isinstance(info.value, CacheNotWritableError)
 
 
-def test_home_that_is_a_file_is_reported_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_that_is_a_file_is_reported_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "home-file"
     root.write_text("")
     monkeypatch.setenv("AGENTENV_HOME", str(root))
@@ -355,8 +361,26 @@ def test_cli_prints_the_fix_without_a_traceback(
 def tiny_titles() -> list[Title]:
     """Three synthetic films: enough for a catalog cache, in milliseconds."""
     return [
-        Title(f"tt{i}", f"Film {i}", 2000 + i, None, 100, ("Drama",), (f"Director {i}",), (),
-              ("Actor A", "Actor B"), ("English",), ("USA",), 7.0, 80, 10, None, 0, None, None)
+        Title(
+            f"tt{i}",
+            f"Film {i}",
+            2000 + i,
+            None,
+            100,
+            ("Drama",),
+            (f"Director {i}",),
+            (),
+            ("Actor A", "Actor B"),
+            ("English",),
+            ("USA",),
+            7.0,
+            80,
+            10,
+            None,
+            0,
+            None,
+            None,
+        )
         for i in range(3)
     ]
 
@@ -392,12 +416,17 @@ def bad_rows(path: Path) -> None:
 
 def warnings_about(caplog: pytest.LogCaptureFixture, path: Path) -> list[str]:
     return [
-        r.getMessage() for r in caplog.records
-        if r.levelno == logging.WARNING and r.name.startswith("agentenv.") and str(path) in r.getMessage()
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING
+        and r.name.startswith("agentenv.")
+        and str(path) in r.getMessage()
     ]
 
 
-def test_first_catalog_build_is_silent(tiny_catalog: Callable, caplog: pytest.LogCaptureFixture) -> None:
+def test_first_catalog_build_is_silent(
+    tiny_catalog: Callable, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.WARNING)
     tiny_catalog()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -472,7 +501,9 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
         os.umask(previous)
 
 
-def test_cache_entries_get_the_mode_a_plain_open_would(writer: tuple[Callable, Path], umask: int) -> None:
+def test_cache_entries_get_the_mode_a_plain_open_would(
+    writer: tuple[Callable, Path], umask: int
+) -> None:
     """Every file a cache writer leaves is ``0o666 & ~umask``, every folder ``0o777 & ~umask``.
 
     Why: the temporaries come from ``mkstemp``/``mkdtemp`` (``0o600``/``0o700``);
@@ -493,11 +524,15 @@ def test_atomic_write_respects_the_umask(tmp_path: Path, umask: int) -> None:
     paths.atomic_write_bytes(path, b"abc")
     assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~umask)
     paths.atomic_write_text(path, "é")  # replacing keeps to the rule, and writes the new content
-    assert path.read_text(encoding="utf-8") == "é" and oct(path.stat().st_mode & 0o777) == oct(0o666 & ~umask)
+    assert path.read_text(encoding="utf-8") == "é" and oct(path.stat().st_mode & 0o777) == oct(
+        0o666 & ~umask
+    )
     assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]  # no temporary left
 
 
-def test_home_at_restores_the_previous_home(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_at_restores_the_previous_home(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Examples that point the cache elsewhere leave ``AGENTENV_HOME`` as they found it, set or not."""
     with paths.home_at(tmp_path / "elsewhere") as inside:
         assert paths.agentenv_home() == inside == tmp_path / "elsewhere"

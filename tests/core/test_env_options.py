@@ -42,7 +42,9 @@ def test_every_kind_of_registered_id_is_covered() -> None:
     assert not set(SINGLE_AGENT) & set(DIALOGUE)
 
 
-@pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array'.*:UserWarning")  # gym.make's own note, before ours
+@pytest.mark.filterwarnings(
+    "ignore:.*render_mode='rgb_array'.*:UserWarning"
+)  # gym.make's own note, before ours
 @pytest.mark.parametrize("env_id", SINGLE_AGENT + DIALOGUE)
 def test_every_id_refuses_the_same_bad_options_naming_the_field_and_the_fix(env_id: str) -> None:
     for field, value in BAD_OPTIONS:
@@ -62,10 +64,16 @@ def test_every_id_takes_valid_options(env_id: str) -> None:
 
 
 def test_a_bool_is_not_a_count_and_an_int_is_not_a_flag() -> None:
-    with pytest.raises(ValueError, match=r"max_turns must be a positive int, got True: a bool is not a count"):
+    with pytest.raises(
+        ValueError, match=r"max_turns must be a positive int, got True: a bool is not a count"
+    ):
         check_env_options(max_turns=True)
     with pytest.raises(ValueError, match=r"single_turn must be True or False, got 1"):
         check_env_options(max_turns=1, single_turn=1)
-    with pytest.raises(ValueError, match=r"no tasks in split 'casual': pass tasks or choose another split"):
+    with pytest.raises(
+        ValueError, match=r"no tasks in split 'casual': pass tasks or choose another split"
+    ):
         check_env_options(tasks=[], split="casual")
-    check_env_options(max_turns=1, single_turn=True, max_action_length=5, max_observation_length=5, tasks=[1])
+    check_env_options(
+        max_turns=1, single_turn=True, max_action_length=5, max_observation_length=5, tasks=[1]
+    )

@@ -34,15 +34,22 @@ class TapEnv(ToolEnv):
 
     def __init__(self, **kwargs: Any) -> None:
         tasks = [Task(prompt=f"Tap {n} times.", gold={"taps": n}) for n in (1, 2, 3)]
-        tools = ToolRegistry([Tool("tap", "Tap once.", NoArgs, tap, takes_context=True),
-                              Tool("peek", "No context.", NoArgs, lambda a: "ok")])
+        tools = ToolRegistry(
+            [
+                Tool("tap", "Tap once.", NoArgs, tap, takes_context=True),
+                Tool("peek", "No context.", NoArgs, lambda a: "ok"),
+            ]
+        )
         super().__init__(tasks, tools, **kwargs)
 
     def _start_episode(self, task: Task) -> Counter:
         return Counter(task.id)
 
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
-        return {"accuracy": float(episode.context.taps == task.gold["taps"]), "taps": float(episode.context.taps)}
+        return {
+            "accuracy": float(episode.context.taps == task.gold["taps"]),
+            "taps": float(episode.context.taps),
+        }
 
 
 def test_tools_and_grader_share_the_episode_context() -> None:
@@ -67,7 +74,11 @@ def test_each_episode_gets_a_fresh_context() -> None:
 
 def test_contract_attributes_have_defaults() -> None:
     env = TapEnv()
-    assert dict(env.corpus_checksums) == {} and env.reward_config.name == "strict" and len(env.tools) == 2
+    assert (
+        dict(env.corpus_checksums) == {}
+        and env.reward_config.name == "strict"
+        and len(env.tools) == 2
+    )
 
 
 def test_a_family_written_for_the_two_argument_grade_hook_still_grades() -> None:
@@ -75,7 +86,9 @@ def test_a_family_written_for_the_two_argument_grade_hook_still_grades() -> None
 
     class OldStyleSquares(SquareEnv):
         def _grade(self, task: Task, answer: Answer | None) -> dict[str, float]:  # the earlier hook
-            return {"accuracy": float(answer is not None and answer.text.strip() == task.gold["answer"])}
+            return {
+                "accuracy": float(answer is not None and answer.text.strip() == task.gold["answer"])
+            }
 
     env = OldStyleSquares()
     env.reset(seed=0, options={"index": 3})

@@ -25,17 +25,36 @@ from agentenv.tool_deadline import WATCHDOG, ToolTimeout
 from agentenv.tools import Tool, ToolRegistry, encode_json
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=8,
 )
 names = st.sampled_from(["search", "get_title", "", "x<y", "lookup"])
 bodies = st.one_of(
-    st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}), names, st.dictionaries(st.text(max_size=5), json_values, max_size=3)),
+    st.builds(
+        lambda n, a: json.dumps({"name": n, "arguments": a}),
+        names,
+        st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+    ),
     st.builds(lambda n: json.dumps({"name": n}), names),
     st.builds(lambda v: json.dumps(v), json_values),
     st.text(max_size=20),
-    st.sampled_from(['{"name": "a", "arguments": {}} ', ' {"name": "a"}', '{"name": "a",}', '{"a": 1} {"b": 2}', "NaN", "1e999"]),
+    st.sampled_from(
+        [
+            '{"name": "a", "arguments": {}} ',
+            ' {"name": "a"}',
+            '{"name": "a",}',
+            '{"a": 1} {"b": 2}',
+            "NaN",
+            "1e999",
+        ]
+    ),
 )
 actions = st.one_of(
     st.builds(lambda b: f"<tool_call>{b}</tool_call>", bodies),
@@ -84,8 +103,12 @@ def _spin(args: _Args) -> str:
 def test_an_overrunning_tool_is_interrupted_near_its_limit(body) -> None:
     registry = ToolRegistry([Tool("slow", "Slow.", _Args, body, timeout_s=0.2)])
     result = registry.execute(registry["slow"], _Args(seconds=3.0))
-    assert not result.ok and "did not finish within 0.2 s" in result.content  # interrupted, not waited out
-    fast = registry.execute(registry["slow"], _Args(seconds=0.0))  # the next call is not hit by a late signal
+    assert (
+        not result.ok and "did not finish within 0.2 s" in result.content
+    )  # interrupted, not waited out
+    fast = registry.execute(
+        registry["slow"], _Args(seconds=0.0)
+    )  # the next call is not hit by a late signal
     assert fast.ok and fast.content == ("slept" if body is _sleep else "spun")
 
 

@@ -17,7 +17,9 @@ def test_a_forked_child_inherits_a_frozen_heap_and_the_parent_does_not_stay_froz
     share_heap_with_forks()
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: report how many objects it holds frozen, and whether numpy.ma came with them
+    if (
+        pid == 0
+    ):  # the child: report how many objects it holds frozen, and whether numpy.ma came with them
         os.close(read)
         os.write(write, f"{gc.get_freeze_count()} {'numpy.ma' in sys.modules}".encode())
         os._exit(0)

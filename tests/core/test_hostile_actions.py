@@ -68,12 +68,18 @@ def tag_floods(n: int) -> list[Case]:
         Case("think_openers", _repeat("<think>", n), True),
         Case("think_closers", _repeat("</think>", n), True),
         Case("think_blocks", _repeat("<think>x</think>", n), True),
-        Case("think_openers_then_answer", _repeat("<think>", n - 40) + "</think><answer>x</answer>"),
+        Case(
+            "think_openers_then_answer", _repeat("<think>", n - 40) + "</think><answer>x</answer>"
+        ),
         Case("answer_openers", _repeat("<answer>", n), True),
         Case("answer_closers", _repeat("</answer>", n), True),
         Case("answer_blocks", _repeat("<answer>x</answer>", n), True),
         Case("empty_answer_blocks", _repeat("<answer></answer>", n), True),
-        Case("answer_blocks_then_tool_call", _repeat("<answer>x</answer>", n - 20) + "<tool_call>", True),
+        Case(
+            "answer_blocks_then_tool_call",
+            _repeat("<answer>x</answer>", n - 20) + "<tool_call>",
+            True,
+        ),
         Case("tool_call_openers", _repeat("<tool_call>", n), True),
         Case("tool_call_closers", _repeat("</tool_call>", n), True),
         Case("empty_tool_call_blocks", _repeat("<tool_call></tool_call>", n), True),
@@ -96,9 +102,15 @@ def grader_inputs(n: int) -> list[Case]:
         Case("omim_colon_spaces_32k", "<answer>OMIM:" + " " * (n - 40) + "x</answer>"),
         Case("open_parens_32k", "<answer>" + "(" * (n - 20) + "</answer>"),
         Case("close_parens_32k", "<answer>x" + ")" * (n - 20) + "</answer>"),
-        Case("nested_parens", "<answer>" + "(" * (n // 2 - 20) + "x" + ")" * (n // 2 - 20) + "</answer>"),
+        Case(
+            "nested_parens",
+            "<answer>" + "(" * (n // 2 - 20) + "x" + ")" * (n // 2 - 20) + "</answer>",
+        ),
         Case("paren_pairs", "<answer>" + _repeat("(x) ", n - 20) + "</answer>"),
-        Case("many_ids", "<answer>" + ", ".join(f"OMIM:{100000 + i}" for i in range(n // 14)) + "</answer>"),
+        Case(
+            "many_ids",
+            "<answer>" + ", ".join(f"OMIM:{100000 + i}" for i in range(n // 14)) + "</answer>",
+        ),
         Case("many_lines", "<answer>" + _repeat("x\n", n - 20) + "</answer>"),
         Case("many_words", "<answer>" + _repeat("the ", n - 20) + "</answer>"),
         Case("digits_32k", "<answer>" + "9" * (n - 20) + "</answer>"),
@@ -109,40 +121,85 @@ def grader_inputs(n: int) -> list[Case]:
 def json_inputs(tool: str, arg: str) -> list[Case]:
     """JSON that used to raise (int digit limit, recursion) or that must be refused (NaN)."""
     big = "1" + "0" * 5000
-    escaped_args = json.dumps(f'{{"{arg}": {big}}}')  # arguments as a JSON string, as OpenAI sends them
+    escaped_args = json.dumps(
+        f'{{"{arg}": {big}}}'
+    )  # arguments as a JSON string, as OpenAI sends them
     return [
         Case("huge_int_tool_call", _call(tool, f'{{"{arg}": {big}}}'), True, "digits"),
         Case("huge_int_openai", _openai(tool, f'{{"{arg}": {big}}}'), True, "digits"),
         Case("huge_int_openai_string_arguments", _openai(tool, escaped_args), True, "digits"),
         Case("huge_int_answer", f'{{"answer": {big}}}', True, "digits"),
-        Case("huge_int_name", f'<tool_call>{{"name": {big}, "arguments": {{}}}}</tool_call>', True, "digits"),
+        Case(
+            "huge_int_name",
+            f'<tool_call>{{"name": {big}, "arguments": {{}}}}</tool_call>',
+            True,
+            "digits",
+        ),
         Case("huge_float_answer", f'{{"answer": {big}.5}}'),
-        Case("deep_nesting_tool_call", "<tool_call>" + "[" * 16000 + "]" * 16000 + "</tool_call>", True),
+        Case(
+            "deep_nesting_tool_call",
+            "<tool_call>" + "[" * 16000 + "]" * 16000 + "</tool_call>",
+            True,
+        ),
         Case("deep_nesting_openai", '{"tool_calls": ' + "[" * 16000 + "]" * 16000 + "}", True),
-        Case("deep_objects_tool_call", "<tool_call>" + '{"a": ' * 5000 + "1" + "}" * 5000 + "</tool_call>", True),
+        Case(
+            "deep_objects_tool_call",
+            "<tool_call>" + '{"a": ' * 5000 + "1" + "}" * 5000 + "</tool_call>",
+            True,
+        ),
         Case("nested_args_500", _call(tool, f'{{"{arg}": ' + "[" * 500 + "]" * 500 + "}"), True),
         Case("nested_answer_500", '{"answer": ' + "[" * 500 + '"x"' + "]" * 500 + "}"),
         Case("nan_argument", _call(tool, f'{{"{arg}": NaN}}'), True),
-        Case("long_tool_name", f'<tool_call>{{"name": "{"x" * 30000}", "arguments": {{}}}}</tool_call>', True),
+        Case(
+            "long_tool_name",
+            f'<tool_call>{{"name": "{"x" * 30000}", "arguments": {{}}}}</tool_call>',
+            True,
+        ),
         Case("long_string_argument", _call(tool, f'{{"{arg}": "{"x" * 30000}"}}')),
         Case("many_valid_calls", _repeat(_call(tool, f'{{"{arg}": "x"}}'), 32_000), True),
-        Case("many_arguments", _call(tool, "{" + ", ".join(f'"a{i}": {i}' for i in range(3000)) + "}"), True),
+        Case(
+            "many_arguments",
+            _call(tool, "{" + ", ".join(f'"a{i}": {i}' for i in range(3000)) + "}"),
+            True,
+        ),
     ]
 
 
 def encoding_inputs(tool: str, arg: str) -> list[Case]:
     """Lone surrogates (escaped in JSON, or raw in a Python str) and NUL."""
     return [
-        Case("surrogate_escape_in_argument", _call(tool, f'{{"{arg}": "a\\ud800b"}}'), True, "surrogate"),
-        Case("surrogate_escape_in_openai_argument", _openai(tool, f'{{"{arg}": "\\udfff"}}'), True, "surrogate"),
-        Case("surrogate_escape_in_string_arguments", _openai(tool, json.dumps(f'{{"{arg}": "\\ud800"}}')), True, "surrogate"),
-        Case("surrogate_escape_in_tool_name", '<tool_call>{"name": "\\ud800", "arguments": {}}</tool_call>', True, "surrogate"),
+        Case(
+            "surrogate_escape_in_argument",
+            _call(tool, f'{{"{arg}": "a\\ud800b"}}'),
+            True,
+            "surrogate",
+        ),
+        Case(
+            "surrogate_escape_in_openai_argument",
+            _openai(tool, f'{{"{arg}": "\\udfff"}}'),
+            True,
+            "surrogate",
+        ),
+        Case(
+            "surrogate_escape_in_string_arguments",
+            _openai(tool, json.dumps(f'{{"{arg}": "\\ud800"}}')),
+            True,
+            "surrogate",
+        ),
+        Case(
+            "surrogate_escape_in_tool_name",
+            '<tool_call>{"name": "\\ud800", "arguments": {}}</tool_call>',
+            True,
+            "surrogate",
+        ),
         Case("surrogate_escape_in_key", _call(tool, '{"\\udc00": 1}'), True, "surrogate"),
         Case("surrogate_escape_in_answer", '{"answer": "\\udc00 x"}', True, "surrogate"),
         Case("surrogate_escape_in_answer_list", '{"answer": ["x", "\\ud800"]}', True, "surrogate"),
         Case("surrogate_pair_escape", '{"answer": "\\ud83d\\ude00"}', False),
         Case("raw_surrogate_in_answer", "<answer>\ud800</answer>", True, "surrogate"),
-        Case("raw_surrogate_in_think", "<think>\udfff</think><answer>x</answer>", True, "surrogate"),
+        Case(
+            "raw_surrogate_in_think", "<think>\udfff</think><answer>x</answer>", True, "surrogate"
+        ),
         Case("raw_surrogate_in_say", "<say>\ud800</say>", True),
         Case("raw_surrogate_in_plain_text", "hello \udbff world", True),
         Case("raw_surrogates_32k", _repeat("\ud800", 32_000), True),
@@ -170,7 +227,13 @@ def hostile_cases(max_length: int, tool: str = "search", arg: str = "query") -> 
     ``tool`` and ``arg`` name a real tool with a string argument, so the JSON cases reach validation.
     """
     n = max_length - 64
-    return [*tag_floods(n), *grader_inputs(n), *json_inputs(tool, arg), *encoding_inputs(tool, arg), *length_inputs(max_length)]
+    return [
+        *tag_floods(n),
+        *grader_inputs(n),
+        *json_inputs(tool, arg),
+        *encoding_inputs(tool, arg),
+        *length_inputs(max_length),
+    ]
 
 
 def string_tool(tools: list[dict[str, Any]]) -> tuple[str, str]:
@@ -219,8 +282,12 @@ def env_of(env_id: str) -> Any:
 
 
 def test_catalogue_covers_every_registered_id() -> None:
-    assert set(GYM_IDS) >= {"MediaSearch-v0", "MediaSearch-SingleTurn-v0", "RareDiseaseDiagnosis-v0",
-                            "RareDiseaseDiagnosis-SingleTurn-v0"}
+    assert set(GYM_IDS) >= {
+        "MediaSearch-v0",
+        "MediaSearch-SingleTurn-v0",
+        "RareDiseaseDiagnosis-v0",
+        "RareDiseaseDiagnosis-SingleTurn-v0",
+    }
     assert set(DIALOGUE_IDS) == {"DiagnosisDialogue-v0", "MediaConcierge-v0"}
 
 
@@ -233,6 +300,7 @@ def _cases_for(env: Any, tools: list[dict[str, Any]], max_length: int) -> dict[s
 
 
 # --------------------------------------------------------------------------- single-agent envs
+
 
 def _gym_step(env_id: str, name: str) -> tuple[Case, tuple[Any, ...], float]:
     """One step of a case on a fresh episode, timed; run again if slow, so a lazy index built
@@ -275,7 +343,9 @@ def test_gym_env_echoes_surrogates_as_replacement(env_id: str) -> None:
     env.reset(seed=0)
     *_, info = env.step("hello \ud800 world")
     assert info["messages"][-2] == {"role": "assistant", "content": "hello \ufffd world"}
-    assert "\\ud800" in info["parse_error"] and info["messages"][-1]["content"].startswith("Error: ")
+    assert "\\ud800" in info["parse_error"] and info["messages"][-1]["content"].startswith(
+        "Error: "
+    )
 
 
 @pytest.mark.parametrize("env_id", GYM_IDS)
@@ -377,6 +447,7 @@ def test_consecutive_infos_share_no_messages(env_id: str) -> None:
 
 # --------------------------------------------------------------------------- dialogues
 
+
 def _dialogue_turn(env: DialogueEnv, role: str) -> str:
     """Reset and play scripted moves until ``role`` (lead or other) is to act; return that agent."""
     env.reset(seed=0, options={"index": 0})
@@ -400,7 +471,9 @@ def test_dialogue_survives(env_id: str, role: str, name: str) -> None:
     for _ in range(2):  # again if slow: first-use costs and machine hiccups are not the input's
         agent = _dialogue_turn(env, role)
         turn = env.infos[agent]["turn"]
-        case = _cases_for(env, env.infos[env.lead]["tools"], env.action_space(agent).max_length)[name]
+        case = _cases_for(env, env.infos[env.lead]["tools"], env.action_space(agent).max_length)[
+            name
+        ]
         start = time.perf_counter()
         env.step(case.text)
         elapsed = time.perf_counter() - start
@@ -447,6 +520,7 @@ def test_dialogue_info_is_the_callers(env_id: str) -> None:
 
 # --------------------------------------------------------------------------- token ids
 
+
 @pytest.mark.parametrize("env_id", ["MediaSearch-v0", "RareDiseaseDiagnosis-v0"])
 def test_token_env_survives_surrogate_escapes(env_id: str) -> None:
     """Escapes that decode to lone surrogates used to reach the template's encoder (TypeError)."""
@@ -458,7 +532,11 @@ def test_token_env_survives_surrogate_escapes(env_id: str) -> None:
     env = TokenEnv(gym.make(env_id), template)
     _, info = env.reset(seed=0)
     tool, arg = string_tool(info["tools"])
-    for case in ("surrogate_escape_in_argument", "surrogate_escape_in_tool_name", "surrogate_escape_in_answer"):
+    for case in (
+        "surrogate_escape_in_argument",
+        "surrogate_escape_in_tool_name",
+        "surrogate_escape_in_answer",
+    ):
         env.reset(seed=0)
         text = {c.name: c.text for c in encoding_inputs(tool, arg)}[case]
         obs, _, _, _, info = env.step(template.encode(text) + [template.eos_ids[0]])

@@ -25,36 +25,65 @@ def _call(name: str, arguments: Any, call_id: str = "call_0") -> dict[str, Any]:
 
 def _message(**fields: Any) -> str:
     """An assistant message as the OpenAI SDK's ``model_dump()`` writes it (empty extras included)."""
-    base = {"role": "assistant", "content": None, "refusal": None, "annotations": [], "audio": None,
-            "function_call": None, "tool_calls": None}
+    base = {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "annotations": [],
+        "audio": None,
+        "function_call": None,
+        "tool_calls": None,
+    }
     return json.dumps({**base, **fields})
 
 
 def test_assistant_message_with_tool_calls_is_a_call() -> None:
-    action = _message(tool_calls=[_call("search", '{"query": "Heat", "k": 3}'), _call("get_title", '{"title_id": "t1"}', "c2")])
+    action = _message(
+        tool_calls=[
+            _call("search", '{"query": "Heat", "k": 3}'),
+            _call("get_title", '{"title_id": "t1"}', "c2"),
+        ]
+    )
     parsed = parse_action(action)
     assert parsed == ToolCalls(
-        calls=(ToolCall("search", {"query": "Heat", "k": 3}), ToolCall("get_title", {"title_id": "t1"})),
+        calls=(
+            ToolCall("search", {"query": "Heat", "k": 3}),
+            ToolCall("get_title", {"title_id": "t1"}),
+        ),
         content="",
         reasoning=None,
     )
 
 
 def test_content_and_reasoning_are_kept() -> None:
-    parsed = parse_action(_message(content="Let me look.", reasoning_content="Search first.",
-                                   tool_calls=[_call("search", '{"query": "x"}')]))
+    parsed = parse_action(
+        _message(
+            content="Let me look.",
+            reasoning_content="Search first.",
+            tool_calls=[_call("search", '{"query": "x"}')],
+        )
+    )
     assert isinstance(parsed, ToolCalls)
     assert (parsed.content, parsed.reasoning) == ("Let me look.", "Search first.")
 
 
 def test_minimal_message_and_object_arguments() -> None:
-    action = json.dumps({"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "s", "arguments": {"q": 1}}}]})
+    action = json.dumps(
+        {
+            "role": "assistant",
+            "tool_calls": [{"type": "function", "function": {"name": "s", "arguments": {"q": 1}}}],
+        }
+    )
     assert parse_action(action) == ToolCalls(calls=(ToolCall("s", {"q": 1}),))
 
 
 @pytest.mark.parametrize(
     "content",
-    ["<answer>Heat</answer>", "<think>two hops</think>\n<answer>Heat</answer>", [{"type": "text", "text": "<answer>Heat</answer>"}]],
+    [
+        "<answer>Heat</answer>",
+        "<think>two hops</think>\n<answer>Heat</answer>",
+        [{"type": "text", "text": "<answer>Heat</answer>"}],
+    ],
 )
 def test_content_with_answer_tags_is_an_answer(content: Any) -> None:
     parsed = parse_action(_message(content=content))
@@ -62,7 +91,9 @@ def test_content_with_answer_tags_is_an_answer(content: Any) -> None:
 
 
 def test_content_with_tool_call_tags_is_a_call() -> None:
-    parsed = parse_action(_message(content='<tool_call>{"name": "s", "arguments": {}}</tool_call>', tool_calls=[]))
+    parsed = parse_action(
+        _message(content='<tool_call>{"name": "s", "arguments": {}}</tool_call>', tool_calls=[])
+    )
     assert parsed == ToolCalls(calls=(ToolCall("s", {}),))
 
 
@@ -91,7 +122,9 @@ def test_bad_messages_are_explained(message: str, reason: str) -> None:
 
 def test_json_whose_strings_hold_tags_is_still_json() -> None:
     """A query that mentions a tag does not send the JSON action down the tagged path."""
-    action = json.dumps({"tool_calls": [{"name": "search", "arguments": {"query": "<answer> tag"}}]})
+    action = json.dumps(
+        {"tool_calls": [{"name": "search", "arguments": {"query": "<answer> tag"}}]}
+    )
     assert parse_action(action) == ToolCalls(calls=(ToolCall("search", {"query": "<answer> tag"}),))
 
 
@@ -100,7 +133,10 @@ def test_env_runs_an_openai_episode() -> None:
     env.reset(seed=0, options={"index": 3})
     obs, reward, terminated, _, info = env.step(_message(tool_calls=[_call("square", '{"n": 3}')]))
     assert obs == '{"n": 3, "square": 9}' and not terminated and "parse_error" not in info
-    assert info["messages"][-2]["tool_calls"][0]["function"] == {"name": "square", "arguments": '{"n": 3}'}
+    assert info["messages"][-2]["tool_calls"][0]["function"] == {
+        "name": "square",
+        "arguments": '{"n": 3}',
+    }
     _, reward, terminated, _, info = env.step(_message(content="<answer>9</answer>"))
     assert (reward, terminated) == (1.0, True)
 

@@ -9,7 +9,9 @@ import pytest
 from agentenv.spelling import SpellingIndex
 
 
-def test_a_damaged_entry_is_rebuilt_and_answers_the_same(tmp_path, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001
+def test_a_damaged_entry_is_rebuilt_and_answers_the_same(
+    tmp_path, caplog: pytest.LogCaptureFixture
+) -> None:  # noqa: ANN001
     from agentenv.paths import home_at
     from agentenv.spelling_cache import cached_spelling_index
 
@@ -23,6 +25,14 @@ def test_a_damaged_entry_is_rebuilt_and_answers_the_same(tmp_path, caplog: pytes
         path.write_bytes(bytes(data))
         caplog.set_level(logging.WARNING)
         rebuilt = cached_spelling_index("demo", "sha", "v1", lambda: SpellingIndex(names))
-        assert any(str(path) in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records)
-        loaded = cached_spelling_index("demo", "sha", "v1", lambda: pytest.fail("the rebuilt entry was not used"))
-    assert [first.lookup(p) for p in probes] == [rebuilt.lookup(p) for p in probes] == [loaded.lookup(p) for p in probes]
+        assert any(
+            str(path) in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records
+        )
+        loaded = cached_spelling_index(
+            "demo", "sha", "v1", lambda: pytest.fail("the rebuilt entry was not used")
+        )
+    assert (
+        [first.lookup(p) for p in probes]
+        == [rebuilt.lookup(p) for p in probes]
+        == [loaded.lookup(p) for p in probes]
+    )

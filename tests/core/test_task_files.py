@@ -19,7 +19,9 @@ from agentenv.errors import UserInputError
 
 IDS = ("MediaSearch-v0", "RareDiseaseDiagnosis-v0")
 ROWS = {
-    "MediaSearch-v0": [{"question": f"Who directed film {i}?", "answer": f"Person {i}"} for i in range(3)],
+    "MediaSearch-v0": [
+        {"question": f"Who directed film {i}?", "answer": f"Person {i}"} for i in range(3)
+    ],
     "RareDiseaseDiagnosis-v0": [
         {"phenotypes": ["HP:0001166", "HP:0001083"], "diagnosis": ["OMIM:154700"]},
         {"phenotypes": ["HP:0004322", "HP:0000256"], "diagnosis": ["OMIM:100800"]},
@@ -34,16 +36,22 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 @pytest.mark.parametrize("env_id", IDS)
-def test_gym_make_refuses_a_device_an_oversized_file_and_a_long_line(env_id: str, tmp_path: Path) -> None:
+def test_gym_make_refuses_a_device_an_oversized_file_and_a_long_line(
+    env_id: str, tmp_path: Path
+) -> None:
     with pytest.raises(UserInputError, match="not a regular file or folder"):
         gym.make(env_id, tasks=_fifo_or_device(tmp_path))
     huge = tmp_path / "huge.jsonl"
     with huge.open("wb") as f:  # sparse: refused on its size, before a byte is read
         f.truncate(task_files.MAX_TASK_FILE_BYTES + 1)
-    with pytest.raises(UserInputError, match=r"tasks .*huge\.jsonl: larger than 256 MiB; split the task set"):
+    with pytest.raises(
+        UserInputError, match=r"tasks .*huge\.jsonl: larger than 256 MiB; split the task set"
+    ):
         gym.make(env_id, tasks=str(huge))
     long_line = tmp_path / "long.jsonl"
-    long_line.write_text('{"question": "' + "x" * task_files.MAX_TASK_LINE_BYTES + '"}\n', encoding="utf-8")
+    long_line.write_text(
+        '{"question": "' + "x" * task_files.MAX_TASK_LINE_BYTES + '"}\n', encoding="utf-8"
+    )
     with pytest.raises(UserInputError, match="a line longer than 1 MiB; one task per line"):
         gym.make(env_id, tasks=long_line)
     binary = tmp_path / "binary.jsonl"
@@ -62,7 +70,9 @@ def _fifo_or_device(tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("env_id", IDS)
-def test_the_row_cap_holds_for_files_and_lists(env_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_row_cap_holds_for_files_and_lists(
+    env_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(task_files, "MAX_TASK_ROWS", 2)
     with pytest.raises(UserInputError, match="more than 2 tasks; split the task set"):
         gym.make(env_id, tasks=ROWS[env_id])
@@ -74,8 +84,17 @@ def test_the_row_cap_holds_for_files_and_lists(env_id: str, tmp_path: Path, monk
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [(7, "int 7"), ("", "str ''"), (" a", "str ' a'"), ("a\nb", "str 'a\\\\nb'"), ("x" * 129, "str 'xxx"), (None, "NoneType")],
+    [
+        (7, "int 7"),
+        ("", "str ''"),
+        (" a", "str ' a'"),
+        ("a\nb", "str 'a\\\\nb'"),
+        ("x" * 129, "str 'xxx"),
+        (None, "NoneType"),
+    ],
 )
 def test_a_bad_row_id_names_the_row_and_the_field(value: object, shown: str) -> None:
-    with pytest.raises(UserInputError, match=rf"^t\.jsonl:4: field 'id' must be a string .*; got {shown}"):
+    with pytest.raises(
+        UserInputError, match=rf"^t\.jsonl:4: field 'id' must be a string .*; got {shown}"
+    ):
         task_files.check_row_id(value, "t.jsonl:4")

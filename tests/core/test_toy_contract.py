@@ -25,7 +25,12 @@ def test_tool_call_then_answer_scores_one() -> None:
     assert obs == '{"n": 3, "square": 9}'
     assert (reward, terminated, truncated) == (0.0, False, False)
     assert info["messages"][-2]["tool_calls"][0]["function"]["name"] == "square"
-    assert info["messages"][-1] == {"role": "tool", "tool_call_id": "call_1_0", "name": "square", "content": obs}
+    assert info["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_1_0",
+        "name": "square",
+        "content": obs,
+    }
     assert "gold" not in info and info["reward_components"] == {}
     obs, reward, terminated, truncated, info = env.step(answer("9"))
     assert (reward, terminated, truncated) == (1.0, True, False)
@@ -38,7 +43,7 @@ def test_tool_call_then_answer_scores_one() -> None:
 def test_parallel_calls_run_in_order() -> None:
     env = SquareEnv()
     env.reset(seed=0)
-    obs, *_ , info = env.step(tool_calls([("square", {"n": 2}), ("square", {"n": 4})]))
+    obs, *_, info = env.step(tool_calls([("square", {"n": 2}), ("square", {"n": 4})]))
     assert obs.index('"square": 4') < obs.index('"square": 16')
     assert info["tool_calls"] == 2
     assert [m["role"] for m in info["messages"][-3:]] == ["assistant", "tool", "tool"]
@@ -50,7 +55,10 @@ def test_parallel_calls_run_in_order() -> None:
         ("", "empty action"),
         ("hello", "no <tool_call> or <answer>"),
         ('<tool_call>{"name": "square", "arguments": {"n": 2}</tool_call>', "bad JSON"),
-        ('<tool_call>{"name": "cube", "arguments": {}}</tool_call>', "unknown tool 'cube' in call 1; known tools: square, sleep"),
+        (
+            '<tool_call>{"name": "cube", "arguments": {}}</tool_call>',
+            "unknown tool 'cube' in call 1; known tools: square, sleep",
+        ),
         (tool_call("square", n=-1), "invalid arguments for square"),
         (tool_call("square", n=1, m=2), "unexpected argument 'm'"),
         (tool_call("square"), "missing required argument 'n'"),
@@ -80,11 +88,19 @@ def test_a_well_formed_call_that_cannot_run_is_answered_in_a_tool_message(action
     call, reply = info["messages"][-2:]
     assert call["role"] == "assistant" and len(call["tool_calls"]) == 1
     assert call["tool_calls"][0]["function"]["name"] in ("square", "cube")
-    assert reply == {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"],
-                     "name": call["tool_calls"][0]["function"]["name"], "content": obs}
+    assert reply == {
+        "role": "tool",
+        "tool_call_id": call["tool_calls"][0]["id"],
+        "name": call["tool_calls"][0]["function"]["name"],
+        "content": obs,
+    }
     assert obs.startswith("Error: ") and info["parse_error"] in obs
     components = info["reward_components"]
-    assert (components["invalid_actions"], components["tool_calls"], components["format"]) == (1.0, 0.0, 0.0)
+    assert (components["invalid_actions"], components["tool_calls"], components["format"]) == (
+        1.0,
+        0.0,
+        0.0,
+    )
 
 
 def test_a_rejected_call_stops_the_whole_action_and_says_so_for_each_call() -> None:
@@ -127,7 +143,9 @@ def test_turn_budget_truncates() -> None:
     assert env.step("nonsense")[3] is False
     _, reward, terminated, truncated, info = env.step("nonsense")
     assert (terminated, truncated, reward) == (False, True, 0.0)
-    assert info["reward_components"]["accuracy"] == 0.0 and info["reward_components"]["format"] == 0.0
+    assert (
+        info["reward_components"]["accuracy"] == 0.0 and info["reward_components"]["format"] == 0.0
+    )
     assert "gold" in info
     with pytest.raises(RuntimeError):
         env.step(answer("1"))

@@ -55,7 +55,12 @@ def toy_tools() -> ToolRegistry:
 class SquareEnv(ToolEnv):
     def __init__(self, **kwargs: Any) -> None:
         tasks = [
-            Task(prompt=f"What is {i} squared?", gold={"answer": str(i * i)}, split="test", kind="square")
+            Task(
+                prompt=f"What is {i} squared?",
+                gold={"answer": str(i * i)},
+                split="test",
+                kind="square",
+            )
             for i in range(10)
         ]
         super().__init__(tasks, toy_tools(), **kwargs)

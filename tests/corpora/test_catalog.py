@@ -40,7 +40,12 @@ def test_counts_and_ids(catalog):
     ids = [t.id for t in catalog]
     assert len(set(ids)) == len(ids)
     # Two IMDb ids are shared by two rows each: those four rows get m<ID> ids.
-    assert sorted(i for i in ids if i.startswith("m")) == ["m1393195", "m182692", "m3620669", "m5036736"]
+    assert sorted(i for i in ids if i.startswith("m")) == [
+        "m1393195",
+        "m182692",
+        "m3620669",
+        "m5036736",
+    ]
     assert min(t.year for t in catalog) == 1940 and max(t.year for t in catalog) == 2014
 
 
@@ -56,7 +61,12 @@ def test_stats(catalog):
 
 def test_inception_record(catalog):
     t = catalog.get("tt1375666")
-    assert (t.title, t.year, t.runtime, t.directors) == ("Inception", 2010, 148, ("Christopher Nolan",))
+    assert (t.title, t.year, t.runtime, t.directors) == (
+        "Inception",
+        2010,
+        148,
+        ("Christopher Nolan",),
+    )
     assert "Leonardo DiCaprio" in t.cast and "Sci-Fi" in t.genres
     assert t.rating == 8.1 and t.oscars_won == 3 and t.is_feature
     assert catalog.find_title("inception") == [t]
@@ -120,8 +130,10 @@ def test_cache_is_rebuilt_when_corrupt(tmp_path, monkeypatch, catalog):
 
 
 def test_import_builds_nothing(tmp_path):
-    code = ("import agentenv, agentenv.corpora.media, agentenv.envs.media_search.questions, "
-            "agentenv.envs.media_search.tools, agentenv.envs.media_search.grading")
+    code = (
+        "import agentenv, agentenv.corpora.media, agentenv.envs.media_search.questions, "
+        "agentenv.envs.media_search.tools, agentenv.envs.media_search.grading"
+    )
     env = dict(os.environ, AGENTENV_HOME=str(tmp_path / "home"))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert not (tmp_path / "home").exists()

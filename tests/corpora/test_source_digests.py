@@ -24,12 +24,16 @@ def test_an_edited_file_is_hashed_again_even_with_its_size_and_mtime_put_back(
     hashed: list[Path] = []
     real = hpo_files.sha256_file
     monkeypatch.setattr(hpo_files, "sha256_file", lambda p: hashed.append(p) or real(p))
-    assert hpo_files.source_sha256([source]) == first and hashed == []  # unchanged: the memo answers
+    assert (
+        hpo_files.source_sha256([source]) == first and hashed == []
+    )  # unchanged: the memo answers
 
     before = os.stat(source)
     source.write_bytes(b"format-version: 1.3\n")  # same size
     os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back; ctime moves on
-    assert hpo_files.source_sha256([source]) == [hashlib.sha256(b"format-version: 1.3\n").hexdigest()]
+    assert hpo_files.source_sha256([source]) == [
+        hashlib.sha256(b"format-version: 1.3\n").hexdigest()
+    ]
     assert hashed == [source.resolve()]
 
 

@@ -45,13 +45,18 @@ def test_question_id_matches_json_dumps() -> None:
     import hashlib
     import json
 
-    for args in [("lookup", 'Who "directed" Amélie?\n', "Jean-Pierre Jeunet"), ("count", "\u2028\x00\\", "3")]:
+    for args in [
+        ("lookup", 'Who "directed" Amélie?\n', "Jean-Pierre Jeunet"),
+        ("count", "\u2028\x00\\", "3"),
+    ]:
         blob = json.dumps(list(args), ensure_ascii=False).encode()
         assert Q.question_id(*args) == "mq-" + hashlib.sha256(blob).hexdigest()[:16]
 
 
 @pytest.fixture
-def home_with_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_split: list[Q.Question]) -> Path:
+def home_with_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_split: list[Q.Question]
+) -> Path:
     """A fresh home whose "generation" returns the current splits at once (the real one takes seconds)."""
     lines = {s: [Q.canonical_json(q) for q in Q.load_questions(s)] for s in Q.SPLIT_SIZES}
 
@@ -64,7 +69,9 @@ def home_with_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_sp
 
     catalog = load_catalog()
     monkeypatch.setenv("AGENTENV_HOME", str(tmp_path))
-    monkeypatch.setattr(media, "_LOADED", {str(media.cache_path()): catalog})  # no catalog rebuild in this home
+    monkeypatch.setattr(
+        media, "_LOADED", {str(media.cache_path()): catalog}
+    )  # no catalog rebuild in this home
     monkeypatch.setattr(Q, "_Generation", Instant)
     monkeypatch.setattr(Q, "_LOADED", {})
     monkeypatch.setattr(Q, "_PENDING", {})
@@ -73,7 +80,10 @@ def home_with_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_sp
 
 @pytest.mark.parametrize("damage", ["flip", "rows"])
 def test_damaged_question_cache_is_rebuilt_with_a_warning(
-    home_with_questions: Path, caplog: pytest.LogCaptureFixture, damage: str, test_split: list[Q.Question]
+    home_with_questions: Path,
+    caplog: pytest.LogCaptureFixture,
+    damage: str,
+    test_split: list[Q.Question],
 ) -> None:
     assert list(Q.question_rows("test")) == test_split  # first build: writes the cache
     path = Q._cache_file("test", Q.GENERATION_SEED)
@@ -91,7 +101,9 @@ def test_damaged_question_cache_is_rebuilt_with_a_warning(
     Q._LOADED.clear()
     caplog.set_level(logging.WARNING)
     assert list(Q.question_rows("test")) == test_split
-    assert [r for r in caplog.records if str(path) in r.getMessage() and "rebuilding" in r.getMessage()]
+    assert [
+        r for r in caplog.records if str(path) in r.getMessage() and "rebuilding" in r.getMessage()
+    ]
 
 
 @pytest.mark.slow

@@ -11,19 +11,32 @@ from agentenv.data.chat_dataset import chat_dataset, row_tools  # noqa: E402
 
 
 def _call(name: str, arguments: dict) -> dict:
-    return {"role": "assistant", "content": "",
-            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
 
 
 ROWS = [
-    {"messages": [{"role": "user", "content": "Who directed Heat?"}, _call("search", {"query": "Heat", "k": 5}),
-                  {"role": "tool", "content": "tt0113277 | Heat | 1995"}, _call("get_title", {"title_id": "tt0113277"}),
-                  {"role": "tool", "content": "directors: Michael Mann"},
-                  {"role": "assistant", "content": "<answer>Michael Mann</answer>"}]},
-    {"messages": [{"role": "user", "content": "Which 1998 film stars Sonja Sohn?"},
-                  _call("filter_titles", {"cast": ["Sonja Sohn"], "year_min": 1998, "year_max": 1998}),
-                  {"role": "tool", "content": "tt0139615 | Slam | 1998"},
-                  {"role": "assistant", "content": "<answer>Slam</answer>"}]},
+    {
+        "messages": [
+            {"role": "user", "content": "Who directed Heat?"},
+            _call("search", {"query": "Heat", "k": 5}),
+            {"role": "tool", "content": "tt0113277 | Heat | 1995"},
+            _call("get_title", {"title_id": "tt0113277"}),
+            {"role": "tool", "content": "directors: Michael Mann"},
+            {"role": "assistant", "content": "<answer>Michael Mann</answer>"},
+        ]
+    },
+    {
+        "messages": [
+            {"role": "user", "content": "Which 1998 film stars Sonja Sohn?"},
+            _call("filter_titles", {"cast": ["Sonja Sohn"], "year_min": 1998, "year_max": 1998}),
+            {"role": "tool", "content": "tt0139615 | Slam | 1998"},
+            {"role": "assistant", "content": "<answer>Slam</answer>"},
+        ]
+    },
 ]
 
 
@@ -55,10 +68,30 @@ def test_without_it_arrow_gives_each_call_the_other_tools_arguments(tokenizers) 
 
 
 TOOLS = [
-    {"type": "function", "function": {"name": "search", "description": "Search titles.", "parameters": {
-        "type": "object", "properties": {"query": {"type": "string"}, "k": {"type": "integer"}}, "required": ["query"]}}},
-    {"type": "function", "function": {"name": "get_title", "description": "One title.", "parameters": {
-        "type": "object", "properties": {"title_id": {"type": "string"}}, "required": ["title_id"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search titles.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "k": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_title",
+            "description": "One title.",
+            "parameters": {
+                "type": "object",
+                "properties": {"title_id": {"type": "string"}},
+                "required": ["title_id"],
+            },
+        },
+    },
 ]
 
 
@@ -70,6 +103,11 @@ def test_tool_schemas_render_as_exported(tokenizers) -> None:
     qwen3 = tokenizers["qwen3"]
     for row, stored in zip(rows, chat_dataset(rows), strict=True):
         expected = qwen3.apply_chat_template(row["messages"], tools=TOOLS, tokenize=False)
-        assert qwen3.apply_chat_template(stored["messages"], tools=row_tools(stored), tokenize=False) == expected
+        assert (
+            qwen3.apply_chat_template(stored["messages"], tools=row_tools(stored), tokenize=False)
+            == expected
+        )
     naive = Dataset.from_list(rows)[0]["tools"]
-    assert naive[0]["function"]["parameters"]["properties"]["title_id"] is None  # what Arrow's union does
+    assert (
+        naive[0]["function"]["parameters"]["properties"]["title_id"] is None
+    )  # what Arrow's union does

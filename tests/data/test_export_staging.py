@@ -16,14 +16,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _export(out: Path, *extra: str) -> int:
-    return main(["export-sft", "MediaSearch-v0", "--episodes", "4", "--out", str(out), "--no-progress", *extra])
+    return main(
+        [
+            "export-sft",
+            "MediaSearch-v0",
+            "--episodes",
+            "4",
+            "--out",
+            str(out),
+            "--no-progress",
+            *extra,
+        ]
+    )
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def test_an_existing_export_is_refused_then_replaced_whole_with_overwrite(tmp_path: Path, capsys) -> None:
+def test_an_existing_export_is_refused_then_replaced_whole_with_overwrite(
+    tmp_path: Path, capsys
+) -> None:
     out = tmp_path / "sft"
     assert _export(out) == 0
     first = _snapshot(out)
@@ -81,10 +94,26 @@ def test_an_interrupted_export_leaves_the_old_one_whole(tmp_path: Path, capsys) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sft"]
 
 
-def test_a_family_outside_agentenv_exports_with_env_args(tmp_path: Path, capitals_on_path: Path) -> None:
+def test_a_family_outside_agentenv_exports_with_env_args(
+    tmp_path: Path, capitals_on_path: Path
+) -> None:
     """`module:Id` with --env-arg (the repository's own example family) used to crash on gym.spec."""
 
     out = tmp_path / "sft"
-    assert main(["export-sft", "capitals.family:Capitals-v0", "--episodes", "3", "--env-arg", "max_turns=3",
-                 "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "export-sft",
+                "capitals.family:Capitals-v0",
+                "--episodes",
+                "3",
+                "--env-arg",
+                "max_turns=3",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (out / "manifest.json").exists()

@@ -59,8 +59,14 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def model(tokenizer):
     config = transformers.Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=1024,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=1024,
         pad_token_id=tokenizer.pad_token_id,
     )
     with torch.random.fork_rng():
@@ -101,7 +107,9 @@ def direct_loss(model, tokenizer, context_text: str, holdout: dict) -> float:
     context = tokenizer(context_text, add_special_tokens=False)["input_ids"]
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = context + enc["input_ids"]
-    mask = [0] * len(context) + [int(any(a <= s < b for a, b in spans)) for s, _ in enc["offset_mapping"]]
+    mask = [0] * len(context) + [
+        int(any(a <= s < b for a, b in spans)) for s, _ in enc["offset_mapping"]
+    ]
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([ids])).logits[0, :-1]
     losses = torch.nn.functional.cross_entropy(logits, torch.tensor(ids[1:]), reduction="none")
@@ -131,10 +139,16 @@ def test_changing_user_or_system_text_keeps_the_counted_tokens(tokenizer, model)
 
 def test_loss_ignores_later_non_assistant_turns_but_not_assistant_text(tokenizer, model) -> None:
     base = row("who is the director", "liam")
-    trailing_user = row("who is the director", "liam", extra=[{"role": "user", "content": "thanks"}])
+    trailing_user = row(
+        "who is the director", "liam", extra=[{"role": "user", "content": "thanks"}]
+    )
     other_answer = row("who is the director", "psycho release")
-    losses = holdout_losses(model, tokenizer, [base, trailing_user, other_answer], max_length=256, batch_size=3)
-    assert losses[0] == pytest.approx(losses[1], abs=1e-5)  # causal model: a later user turn cannot matter
+    losses = holdout_losses(
+        model, tokenizer, [base, trailing_user, other_answer], max_length=256, batch_size=3
+    )
+    assert losses[0] == pytest.approx(
+        losses[1], abs=1e-5
+    )  # causal model: a later user turn cannot matter
     assert abs(losses[0] - losses[2]) > 1e-3
 
 
@@ -145,7 +159,11 @@ def test_losses_match_an_independent_computation(tokenizer, model) -> None:
 
 
 def test_padding_does_not_change_losses(tokenizer, model) -> None:
-    rows = [HOLDOUT[0], row("a much longer user question about the cast list of a film", "x"), HOLDOUT[2]]
+    rows = [
+        HOLDOUT[0],
+        row("a much longer user question about the cast list of a film", "x"),
+        HOLDOUT[2],
+    ]
     one = holdout_losses(model, tokenizer, rows, max_length=512, batch_size=1)
     batched = holdout_losses(model, tokenizer, rows, max_length=512, batch_size=3)
     np.testing.assert_allclose(one, batched, atol=1e-5)
@@ -164,29 +182,45 @@ def test_context_drops_a_shared_system_prompt_and_is_cut_from_the_left(tokenizer
     context, h = CANDIDATES[0], HOLDOUT[1]
     # Same system prompt: the candidate is rendered without it.
     context_text = tokenizer.apply_chat_template(context["messages"][1:], tokenize=False)
-    full = holdout_losses(model, tokenizer, [h], context_rows=[context], max_length=1024, batch_size=1)
+    full = holdout_losses(
+        model, tokenizer, [h], context_rows=[context], max_length=1024, batch_size=1
+    )
     assert full[0] == pytest.approx(direct_loss(model, tokenizer, context_text, h), abs=1e-5)
 
     holdout_len = len(_prepare_holdout(tokenizer, h, 1024, 0).ids)
     context_ids = tokenizer(context_text, add_special_tokens=False)["input_ids"]
-    cut = holdout_losses(model, tokenizer, [h], context_rows=[context], max_length=holdout_len + 5, batch_size=1)
-    assert cut[0] == pytest.approx(direct_loss(model, tokenizer, tokenizer.decode(context_ids[-5:]), h), abs=1e-5)
-    no_room = holdout_losses(model, tokenizer, [h], context_rows=[context], max_length=holdout_len, batch_size=1)
+    cut = holdout_losses(
+        model, tokenizer, [h], context_rows=[context], max_length=holdout_len + 5, batch_size=1
+    )
+    assert cut[0] == pytest.approx(
+        direct_loss(model, tokenizer, tokenizer.decode(context_ids[-5:]), h), abs=1e-5
+    )
+    no_room = holdout_losses(
+        model, tokenizer, [h], context_rows=[context], max_length=holdout_len, batch_size=1
+    )
     assert no_room[0] == pytest.approx(direct_loss(model, tokenizer, "", h), abs=1e-6)
 
 
 def test_context_with_a_different_system_prompt_is_rendered_whole(tokenizer, model) -> None:
     context = row("show me the cast", "liam", system="Another system prompt.")
     context_text = tokenizer.apply_chat_template(context["messages"], tokenize=False)
-    got = holdout_losses(model, tokenizer, [HOLDOUT[2]], context_rows=[context], max_length=1024, batch_size=1)
-    assert got[0] == pytest.approx(direct_loss(model, tokenizer, context_text, HOLDOUT[2]), abs=1e-5)
+    got = holdout_losses(
+        model, tokenizer, [HOLDOUT[2]], context_rows=[context], max_length=1024, batch_size=1
+    )
+    assert got[0] == pytest.approx(
+        direct_loss(model, tokenizer, context_text, HOLDOUT[2]), abs=1e-5
+    )
 
 
 def test_score_is_baseline_minus_in_context_loss_over_the_drawn_holdout(tokenizer, model) -> None:
     config = SelectionConfig(holdout_per_example=3, max_length=512, batch_size=4, seed=1)
     reports: list[tuple[int, int]] = []
-    scores = in_context_scores(model, tokenizer, CANDIDATES, HOLDOUT, config, progress=lambda d, t: reports.append((d, t)))
-    drawn = [HOLDOUT[i] for i in np.sort(np.random.default_rng(1).choice(len(HOLDOUT), 3, replace=False))]
+    scores = in_context_scores(
+        model, tokenizer, CANDIDATES, HOLDOUT, config, progress=lambda d, t: reports.append((d, t))
+    )
+    drawn = [
+        HOLDOUT[i] for i in np.sort(np.random.default_rng(1).choice(len(HOLDOUT), 3, replace=False))
+    ]
     baseline = holdout_losses(model, tokenizer, drawn, max_length=512, batch_size=4)
     for score, candidate in zip(scores, CANDIDATES, strict=True):
         with_context = holdout_losses(
@@ -205,11 +239,19 @@ def test_scores_are_deterministic_for_a_seed(tokenizer, model) -> None:
     np.testing.assert_array_equal(first, again)
 
 
-def test_a_copy_of_the_holdout_helps_more_than_unrelated_text_once_the_model_can_copy(tokenizer) -> None:
+def test_a_copy_of_the_holdout_helps_more_than_unrelated_text_once_the_model_can_copy(
+    tokenizer,
+) -> None:
     """A model trained briefly to repeat its context scores the holdout's own copy highest."""
     config = transformers.Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=256,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=256,
     )
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -221,19 +263,25 @@ def test_a_copy_of_the_holdout_helps_more_than_unrelated_text_once_the_model_can
         half = torch.randint(3, len(tokenizer), (16, 12), generator=generator)
         batch = torch.cat([half, half], dim=1)
         logits = copier(input_ids=batch).logits[:, 12:-1]
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 13:].reshape(-1))
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), batch[:, 13:].reshape(-1)
+        )
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     holdout = [row("who", "liam psycho debs year cast 1")]
     candidates = [row("what", "search list tool query thanks me"), holdout[0]]
-    scores = in_context_scores(copier, tokenizer, candidates, holdout, SelectionConfig(max_length=256))
+    scores = in_context_scores(
+        copier, tokenizer, candidates, holdout, SelectionConfig(max_length=256)
+    )
     assert scores[1] > scores[0]
 
 
 def test_gradient_alignment_is_one_for_the_holdout_itself(tokenizer, model) -> None:
     config = SelectionConfig(holdout_per_example=1, max_length=256)
-    scores = gradient_alignment_scores(model, tokenizer, [HOLDOUT[3], CANDIDATES[0]], [HOLDOUT[3]], config)
+    scores = gradient_alignment_scores(
+        model, tokenizer, [HOLDOUT[3], CANDIDATES[0]], [HOLDOUT[3]], config
+    )
     assert scores[0] == pytest.approx(1.0, abs=1e-5)
     assert -1.0 <= scores[1] < 0.999
     assert all(p.grad is None for p in model.parameters())
@@ -262,13 +310,21 @@ def test_select_random_has_the_same_count_and_is_seeded() -> None:
 
 def test_write_selection_round_trips_jsonl(tmp_path) -> None:
     path = write_selection(CANDIDATES[:2], tmp_path / "out" / "chat.jsonl")
-    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == CANDIDATES[:2]
+    assert [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+    ] == CANDIDATES[:2]
 
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("fraction", 0), ("fraction", 1.5), ("holdout_per_example", 0), ("max_length", -1),
-     ("batch_size", 2.5), ("seed", -3)],
+    [
+        ("fraction", 0),
+        ("fraction", 1.5),
+        ("holdout_per_example", 0),
+        ("max_length", -1),
+        ("batch_size", 2.5),
+        ("seed", -3),
+    ],
 )
 def test_bad_config_values_name_the_field(field, value) -> None:
     with pytest.raises(ValueError, match=field):

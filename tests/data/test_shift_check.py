@@ -43,7 +43,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "half1": write_jsonl(out / "half1.jsonl", [task_row(val[i]) for i in order[:half]]),
         "half2": write_jsonl(out / "half2.jsonl", [task_row(val[i]) for i in order[half:]]),
-        "lookup": write_jsonl(out / "lookup.jsonl", [task_row(t) for t in val if t.kind == "lookup"]),
+        "lookup": write_jsonl(
+            out / "lookup.jsonl", [task_row(t) for t in val if t.kind == "lookup"]
+        ),
         "test": write_jsonl(out / "test.jsonl", [task_row(t) for t in test]),
     }
 
@@ -80,12 +82,22 @@ def test_lookup_only_versus_all_kinds_is_a_large_shift(shifted: ShiftReport) -> 
     assert shifted.mmd.n_a == 200 and shifted.mmd.n_b == 1000
 
 
-def test_same_seed_same_report_and_json(files: dict[str, Path], shifted: ShiftReport, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_same_seed_same_report_and_json(
+    files: dict[str, Path], shifted: ShiftReport, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report.json"
-    assert shift_main(["shift-check", str(files["lookup"]), str(files["test"]), "--json", "--out", str(out)]) == 0
+    assert (
+        shift_main(
+            ["shift-check", str(files["lookup"]), str(files["test"]), "--json", "--out", str(out)]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
-    assert printed == json.loads(out.read_text(encoding="utf-8")) == json.loads(json.dumps(shifted.to_dict()))
+    assert (
+        printed
+        == json.loads(out.read_text(encoding="utf-8"))
+        == json.loads(json.dumps(shifted.to_dict()))
+    )
 
 
 def test_other_seed_other_subsample(files: dict[str, Path], shifted: ShiftReport) -> None:
@@ -97,10 +109,17 @@ def test_other_seed_other_subsample(files: dict[str, Path], shifted: ShiftReport
 def test_sft_chat_rows_are_read(tmp_path: Path) -> None:
     """Rows as ``agentenv export-sft`` writes them: the text is the first user message; no kind, no difficulty."""
     tasks = list(gym.make("agentenv:MediaSearch-v0", split="validation").unwrapped.tasks)[:60]
-    chat = [{"messages": [{"role": "system", "content": "You answer questions about films."},
-                          {"role": "user", "content": t.prompt},
-                          {"role": "assistant", "content": "", "tool_calls": []}],
-             "tools": [{"type": "function", "function": {"name": "search"}}]} for t in tasks]
+    chat = [
+        {
+            "messages": [
+                {"role": "system", "content": "You answer questions about films."},
+                {"role": "user", "content": t.prompt},
+                {"role": "assistant", "content": "", "tool_calls": []},
+            ],
+            "tools": [{"type": "function", "function": {"name": "search"}}],
+        }
+        for t in tasks
+    ]
     nested = [{"task": {"prompt": t.prompt, "kind": t.kind}} for t in tasks]
     a = write_jsonl(tmp_path / "chat.jsonl", chat)
     b = write_jsonl(tmp_path / "nested.jsonl", nested)
@@ -115,13 +134,16 @@ def test_sft_chat_rows_are_read(tmp_path: Path) -> None:
     assert "kind: not available" in text and "difficulty: not available" in text
 
 
-@pytest.mark.parametrize(("content", "where", "says"), [
-    ('{"question": "Who directed Alien?"}\nnot json\n', ":2:", "not valid JSON"),
-    ('{"question": "Who directed Alien?"}\n\n{"kind": "lookup"}\n', ":3:", "no text"),
-    ('[1, 2]\n', ":1:", "not an object"),
-    ('{"messages": [{"role": "system", "content": "x"}]}\n', ":1:", "user message"),
-    ("", "", "no rows"),
-])
+@pytest.mark.parametrize(
+    ("content", "where", "says"),
+    [
+        ('{"question": "Who directed Alien?"}\nnot json\n', ":2:", "not valid JSON"),
+        ('{"question": "Who directed Alien?"}\n\n{"kind": "lookup"}\n', ":3:", "no text"),
+        ("[1, 2]\n", ":1:", "not an object"),
+        ('{"messages": [{"role": "system", "content": "x"}]}\n', ":1:", "user message"),
+        ("", "", "no rows"),
+    ],
+)
 def test_bad_input_names_file_and_line(tmp_path: Path, content: str, where: str, says: str) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(content, encoding="utf-8")
@@ -131,7 +153,9 @@ def test_bad_input_names_file_and_line(tmp_path: Path, content: str, where: str,
     assert "expected" in str(err.value) or "the text of a chat row" in str(err.value)
 
 
-def test_missing_file_exits_2_with_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_file_exits_2_with_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = write_jsonl(tmp_path / "good.jsonl", [{"prompt": "Who directed Alien?"}])
     missing = tmp_path / "missing.jsonl"
     assert shift_main(["shift-check", str(good), str(missing)]) == 2

@@ -33,7 +33,9 @@ MEDIA_IDS = ("MediaSearch-v0", "MediaSearch-SingleTurn-v0")
 RARE_IDS = ("RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0")
 
 
-def rare_forms(kb: HpoKnowledgeBase, did: str, others: tuple[str, str]) -> Iterator[tuple[str, str]]:
+def rare_forms(
+    kb: HpoKnowledgeBase, did: str, others: tuple[str, str]
+) -> Iterator[tuple[str, str]]:
     """``(form, answer text)`` for one gold disease; the bare name only where no other disease shares it."""
     name = kb.disease_name(did)
     names = disease_spelling_index(kb)
@@ -52,8 +54,12 @@ def rare_forms(kb: HpoKnowledgeBase, did: str, others: tuple[str, str]) -> Itera
 def media_forms(q: Question) -> Iterator[tuple[str, str]]:
     """``(form, answer text)`` for one gold; a title that several films share only with its year or id."""
     if q.answer_type in ("number", "year"):
-        yield from (("digits", q.answer), ("bold", f"**{q.answer}**"), ("numbered", f"1. {q.answer}"),
-                    ("bullet", f"- {q.answer}."))
+        yield from (
+            ("digits", q.answer),
+            ("bold", f"**{q.answer}**"),
+            ("numbered", f"1. {q.answer}"),
+            ("bullet", f"- {q.answer}."),
+        )
         value = int(q.answer)
         if q.answer_type == "number" and value <= 20:
             yield "word", str(number_words(value))
@@ -61,13 +67,22 @@ def media_forms(q: Question) -> Iterator[tuple[str, str]]:
     if q.answer_type == "title":
         film_id = next(a for a in q.aliases if a.startswith(("tt", "m")))
         dated = next(a for a in q.aliases if a.endswith(")"))
-        yield from (("id", film_id), ("title_year", dated), ("bold", f"**{dated}**"), ("numbered", f"1. {dated}"),
-                    ("bullet", f"* {dated}"))
+        yield from (
+            ("id", film_id),
+            ("title_year", dated),
+            ("bold", f"**{dated}**"),
+            ("numbered", f"1. {dated}"),
+            ("bullet", f"* {dated}"),
+        )
         if read_answer(q.answer, q).correct:
             yield "title", q.answer
         return
-    yield from (("name", q.answer), ("bold", f"**{q.answer}**"), ("numbered", f"1. {q.answer}"),
-                ("quoted", f'"{q.answer}"'))
+    yield from (
+        ("name", q.answer),
+        ("bold", f"**{q.answer}**"),
+        ("numbered", f"1. {q.answer}"),
+        ("quoted", f'"{q.answer}"'),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +144,11 @@ def _answer(env: Any, index: int, text: str) -> float:
 
 @pytest.mark.parametrize("env_id", MEDIA_IDS + ("MediaConcierge-v0",))
 def test_media_forms_through_the_env(env_id: str) -> None:
-    env = as_single_agent(make(env_id, split="test")) if "Concierge" in env_id else gym.make(env_id, split="test")
+    env = (
+        as_single_agent(make(env_id, split="test"))
+        if "Concierge" in env_id
+        else gym.make(env_id, split="test")
+    )
     tasks = env.aec_env.tasks if hasattr(env, "aec_env") else env.unwrapped.tasks
     for index in range(THROUGH_THE_ENV):
         for form, text in media_forms(tasks[index].case):
@@ -138,7 +157,11 @@ def test_media_forms_through_the_env(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", RARE_IDS + ("DiagnosisDialogue-v0",))
 def test_rare_disease_forms_through_the_env(env_id: str, kb: HpoKnowledgeBase) -> None:
-    env = as_single_agent(make(env_id, split="test")) if "Dialogue" in env_id else gym.make(env_id, split="test")
+    env = (
+        as_single_agent(make(env_id, split="test"))
+        if "Dialogue" in env_id
+        else gym.make(env_id, split="test")
+    )
     tasks = env.aec_env.tasks if hasattr(env, "aec_env") else env.unwrapped.tasks
     golds = [tasks[i].gold["diagnosis"][0] for i in range(THROUGH_THE_ENV + 2)]
     for index in range(THROUGH_THE_ENV):

@@ -53,5 +53,13 @@ def test_gym_make_with_module_prefix(env_id: str) -> None:
     env = gym.make(f"agentenv:{env_id}")
     obs, info = env.reset(seed=0)
     assert isinstance(obs, str) and obs
-    assert {"messages", "tools", "turn", "tool_calls", "task_id", "split", "reward_components"} <= set(info)
+    assert {
+        "messages",
+        "tools",
+        "turn",
+        "tool_calls",
+        "task_id",
+        "split",
+        "reward_components",
+    } <= set(info)
     assert "gold" not in info

@@ -49,7 +49,9 @@ def served_tasks(env_id: str, split: str) -> Sequence[Task]:
 def assert_unique_ids(env_id: str, split: str, tasks: Sequence[Task]) -> None:
     ids = Counter(tasks[i].id for i in range(len(tasks)))
     shared = {task_id: n for task_id, n in ids.items() if n > 1}
-    assert not shared, f"{env_id} {split}: {len(shared)} ids name several tasks, e.g. {list(shared.items())[:3]}"
+    assert not shared, (
+        f"{env_id} {split}: {len(shared)} ids name several tasks, e.g. {list(shared.items())[:3]}"
+    )
     assert len(tasks) > 0
 
 
@@ -62,8 +64,12 @@ def test_the_ids_and_splits_cover_every_family() -> None:
 
 @pytest.mark.parametrize(
     ("env_id", "split"),
-    [pytest.param(i, s, marks=[pytest.mark.slow] if (i, s) in SLOW else [])
-     for i in IDS for s in SPLITS if (i, s) not in COVERED],
+    [
+        pytest.param(i, s, marks=[pytest.mark.slow] if (i, s) in SLOW else [])
+        for i in IDS
+        for s in SPLITS
+        if (i, s) not in COVERED
+    ],
 )
 def test_task_ids_are_unique_within_the_split(env_id: str, split: str) -> None:
     assert_unique_ids(env_id, split, served_tasks(env_id, split))
@@ -81,6 +87,9 @@ def test_task_ids_are_unique_within_an_evaluation_split(env_id: str, split: str)
 
 
 def test_the_dialogue_serves_the_multi_turn_train_cases() -> None:
-    dialogue, single = served_tasks("DiagnosisDialogue-v0", "train"), served_tasks("RareDiseaseDiagnosis-v0", "train")
+    dialogue, single = (
+        served_tasks("DiagnosisDialogue-v0", "train"),
+        served_tasks("RareDiseaseDiagnosis-v0", "train"),
+    )
     assert len(dialogue) == len(single)
     assert [dialogue[i].id for i in range(200)] == [single[i].id for i in range(200)]

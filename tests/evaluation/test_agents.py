@@ -49,7 +49,9 @@ def test_agent_args_arrive_as_strings_and_are_converted() -> None:
 
 
 def test_unknown_names_list_the_known_ones() -> None:
-    with pytest.raises(UserInputError, match="unknown agent 'nope'; known agents: bm25, hf, llm, oracle"):
+    with pytest.raises(
+        UserInputError, match="unknown agent 'nope'; known agents: bm25, hf, llm, oracle"
+    ):
         make_agent("nope")
 
 
@@ -61,8 +63,13 @@ def test_a_user_agent_runs_in_the_harness() -> None:
             register_agent("constant-test", lambda: Constant())
         with pytest.raises(UserInputError, match="'oracle' is already registered"):
             register_agent("oracle", Constant)
-        config = RunConfig("MediaSearch-v0", "constant-test", split="validation", episodes=3,
-                           agent_args=(("text", "Heat"),))
+        config = RunConfig(
+            "MediaSearch-v0",
+            "constant-test",
+            split="validation",
+            episodes=3,
+            agent_args=(("text", "Heat"),),
+        )
         records, _ = timed_run(config, progress=False)
         assert [r["turns"] for r in records] == [1, 1, 1]
         assert "<answer>Heat</answer>" in records[0]["messages"][-1]["content"]

@@ -21,43 +21,63 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 
 def test_media_tasks_reachable_only_when_the_tools_show_the_answer(tmp_path: Path) -> None:
-    tasks = _write(tmp_path / "q.jsonl", [
-        {"question": "Who directed Jaws?", "answer": "Steven Spielberg"},
-        {"question": "Who is my favourite director?", "answer": "Agnès Varda"},
-    ])
+    tasks = _write(
+        tmp_path / "q.jsonl",
+        [
+            {"question": "Who directed Jaws?", "answer": "Steven Spielberg"},
+            {"question": "Who is my favourite director?", "answer": "Agnès Varda"},
+        ],
+    )
     n, unreachable, skipped = check_tasks("MediaSearch-v0", tasks)
     assert n == 2 and not skipped
     assert [u[0] for u in unreachable] == [1]
     assert "'Agnès Varda' appears in none of the outputs" in unreachable[0][3]
 
 
-def test_rare_disease_out_of_universe_diagnosis_is_reported_and_fails(tmp_path: Path, capsys) -> None:
-    tasks = _write(tmp_path / "p.jsonl", [
-        {"phenotypes": ["HP:0001166", "HP:0000545", "HP:0001519"], "diagnosis": ["OMIM:154700"]},
-        {"phenotypes": ["HP:0001250"], "diagnosis": ["ORPHA:558"]},
-    ])
+def test_rare_disease_out_of_universe_diagnosis_is_reported_and_fails(
+    tmp_path: Path, capsys
+) -> None:
+    tasks = _write(
+        tmp_path / "p.jsonl",
+        [
+            {
+                "phenotypes": ["HP:0001166", "HP:0000545", "HP:0001519"],
+                "diagnosis": ["OMIM:154700"],
+            },
+            {"phenotypes": ["HP:0001250"], "diagnosis": ["ORPHA:558"]},
+        ],
+    )
     assert main(["check-tasks", "RareDiseaseDiagnosis-v0", "--tasks", str(tasks)]) == 1
     out = capsys.readouterr().out
     assert "ORPHA:558" in out and "1 of 1 tasks reachable" in out
 
 
 def test_all_reachable_exits_zero(tmp_path: Path, capsys) -> None:
-    tasks = _write(tmp_path / "q.jsonl", [{"question": "Who directed Jaws?", "answer": "Steven Spielberg"}])
+    tasks = _write(
+        tmp_path / "q.jsonl", [{"question": "Who directed Jaws?", "answer": "Steven Spielberg"}]
+    )
     assert main(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)]) == 0
     assert "1 of 1 tasks reachable" in capsys.readouterr().out
 
 
 def test_oracle_says_it_checks_only_the_grader_on_tasks_without_a_plan(tmp_path: Path) -> None:
-    tasks = _write(tmp_path / "q.jsonl", [{"question": "Who is my favourite director?", "answer": "Agnès Varda"}])
+    tasks = _write(
+        tmp_path / "q.jsonl",
+        [{"question": "Who is my favourite director?", "answer": "Agnès Varda"}],
+    )
     env = gym.make("MediaSearch-v0", tasks=str(tasks))
     obs, info = env.reset(seed=0)
-    with pytest.warns(OracleChecksOnlyTheGrader, match="checks only that the grader accepts the gold"):
+    with pytest.warns(
+        OracleChecksOnlyTheGrader, match="checks only that the grader accepts the gold"
+    ):
         MediaSearchOracle().reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
     planned = gym.make("MediaSearch-v0", split="test")
     obs, info = planned.reset(seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", OracleChecksOnlyTheGrader)
-        MediaSearchOracle().reset(obs, info, task=planned.unwrapped.task, rng=np.random.default_rng(0))
+        MediaSearchOracle().reset(
+            obs, info, task=planned.unwrapped.task, rng=np.random.default_rng(0)
+        )
 
 
 def test_no_false_alarm_on_the_casual_split() -> None:
@@ -70,25 +90,38 @@ def test_no_false_alarm_on_the_casual_split() -> None:
 
 
 def test_partial_names_are_followed_and_the_failed_step_is_named(tmp_path: Path) -> None:
-    tasks = _write(tmp_path / "q.jsonl", [
-        {"question": "how many films did spielberg direct in the 90s", "answer": "6"},
-        {"question": "who directd goodfellas", "answer": "Martin Scorsese"},
-        {"question": "how many films did my aunt make", "answer": "3"},
-    ])
+    tasks = _write(
+        tmp_path / "q.jsonl",
+        [
+            {"question": "how many films did spielberg direct in the 90s", "answer": "6"},
+            {"question": "who directd goodfellas", "answer": "Martin Scorsese"},
+            {"question": "how many films did my aunt make", "answer": "3"},
+        ],
+    )
     n, unreachable, _ = check_tasks("MediaSearch-v0", tasks)
     assert n == 3 and [u[0] for u in unreachable] == [2]
     reason = unreachable[0][3]
-    assert "search with" in reason and "find_person on ['aunt']" in reason and "found no one" in reason
+    assert (
+        "search with" in reason and "find_person on ['aunt']" in reason and "found no one" in reason
+    )
 
 
 def test_famous_people_are_narrowed_and_mid_title_fragments_found(tmp_path: Path) -> None:
     """A famous actor has more films than are opened one by one: the check filters them by the genre and
     years named, and by the films two people share; a partial title may sit inside the title."""
-    tasks = _write(tmp_path / "q.jsonl", [
-        {"question": "what's the sci-fi movie from the 2000s with liam neeson",
-         "answer": "Star Wars: Episode II – Attack of the Clones"},
-        {"question": "who directed the movie Liam Neeson and Peter Dinklage were in", "answer": "Andrew Adamson"},
-        {"question": "will rock director?", "answer": "Tim Robbins"},
-    ])
+    tasks = _write(
+        tmp_path / "q.jsonl",
+        [
+            {
+                "question": "what's the sci-fi movie from the 2000s with liam neeson",
+                "answer": "Star Wars: Episode II – Attack of the Clones",
+            },
+            {
+                "question": "who directed the movie Liam Neeson and Peter Dinklage were in",
+                "answer": "Andrew Adamson",
+            },
+            {"question": "will rock director?", "answer": "Tim Robbins"},
+        ],
+    )
     n, unreachable, _ = check_tasks("MediaSearch-v0", tasks)
     assert n == 3 and unreachable == []

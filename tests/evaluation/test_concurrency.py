@@ -80,11 +80,14 @@ def sleeping() -> Any:
 
 
 def test_a_waiting_agent_has_as_many_episodes_in_flight_as_threads(sleeping: Any) -> None:
-    config = RunConfig("MediaSearch-v0", "sleeping-bm25", split="validation", episodes=24, seed=1, concurrency=8)
+    config = RunConfig(
+        "MediaSearch-v0", "sleeping-bm25", split="validation", episodes=24, seed=1, concurrency=8
+    )
     threaded = run(config, progress=False).records
     assert sleeping.counter.most == 8
-    sequential = run(RunConfig("MediaSearch-v0", "bm25", split="validation", episodes=24, seed=1),
-                     progress=False).records
+    sequential = run(
+        RunConfig("MediaSearch-v0", "bm25", split="validation", episodes=24, seed=1), progress=False
+    ).records
     assert [r["episode"] for r in threaded] == list(range(24))
     assert threaded == sequential
 
@@ -102,7 +105,9 @@ class _Failing:
 def test_agent_failures_stop_a_threaded_run_with_the_first_episodes_in_order() -> None:
     register_agent("failing-threads", _Failing)
     try:
-        config = RunConfig("MediaSearch-v0", "failing-threads", split="validation", episodes=40, concurrency=4)
+        config = RunConfig(
+            "MediaSearch-v0", "failing-threads", split="validation", episodes=40, concurrency=4
+        )
         with pytest.raises(RunStopped) as stopped:
             run(config, progress=False, max_agent_failures=3)
     finally:
@@ -124,41 +129,82 @@ class _Endpoint:
         if not tool:
             question = next(m["content"] for m in messages if m["role"] == "user")
             return chat_reply(tool_calls=[call("search", query=" ".join(question.split()[:8]))])
-        return chat_reply(content=f"<answer>{' '.join(str(tool[-1]['content']).split()[:3])}</answer>")
+        return chat_reply(
+            content=f"<answer>{' '.join(str(tool[-1]['content']).split()[:3])}</answer>"
+        )
 
 
-def test_the_llm_agent_against_a_loopback_endpoint_gives_the_sequential_result(tmp_path: Path, capsys) -> None:
+def test_the_llm_agent_against_a_loopback_endpoint_gives_the_sequential_result(
+    tmp_path: Path, capsys
+) -> None:
     endpoint = _Endpoint()
     with FakeOpenAI(endpoint, models=["m"]) as server:
-        agent = ["--agent", "llm", "--agent-args", f"base_url={server.url}", "model=m", "--episodes", "12"]
+        agent = [
+            "--agent",
+            "llm",
+            "--agent-args",
+            f"base_url={server.url}",
+            "model=m",
+            "--episodes",
+            "12",
+        ]
         one = _eval(tmp_path / "seq", *agent)
         endpoint.counter.most = 0
         threaded = _eval(tmp_path / "thr", *agent, "--concurrency", "6")
     assert threaded == one
-    assert all(json.loads(line)["turns"] == 2 for line in one[0])  # a search, then an answer: both turns ran
+    assert all(
+        json.loads(line)["turns"] == 2 for line in one[0]
+    )  # a search, then an answer: both turns ran
     assert endpoint.counter.most >= 4  # the episodes waited on the endpoint together
 
 
-def test_threads_inside_worker_processes_write_what_the_sequential_run_writes(tmp_path: Path, capsys) -> None:
+def test_threads_inside_worker_processes_write_what_the_sequential_run_writes(
+    tmp_path: Path, capsys
+) -> None:
     one = _eval(tmp_path / "seq", "--agent", "bm25", "--episodes", "40")
-    both = _eval(tmp_path / "both", "--agent", "bm25", "--episodes", "40", "--workers", "2", "--concurrency", "4")
+    both = _eval(
+        tmp_path / "both",
+        "--agent",
+        "bm25",
+        "--episodes",
+        "40",
+        "--workers",
+        "2",
+        "--concurrency",
+        "4",
+    )
     assert both[0] == one[0]  # every line, transcripts included
     assert {k: v for k, v in both[1].items() if k not in ("workers", "concurrency", "config")} == {
-        k: v for k, v in one[1].items() if k not in ("workers", "concurrency", "config")}
+        k: v for k, v in one[1].items() if k not in ("workers", "concurrency", "config")
+    }
 
 
-def test_the_llm_agent_on_workers_with_threads_waits_in_every_worker(tmp_path: Path, capsys) -> None:
+def test_the_llm_agent_on_workers_with_threads_waits_in_every_worker(
+    tmp_path: Path, capsys
+) -> None:
     endpoint = _Endpoint()
     with FakeOpenAI(endpoint, models=["m"]) as server:
-        agent = ["--agent", "llm", "--agent-args", f"base_url={server.url}", "model=m", "--episodes", "16"]
+        agent = [
+            "--agent",
+            "llm",
+            "--agent-args",
+            f"base_url={server.url}",
+            "model=m",
+            "--episodes",
+            "16",
+        ]
         one = _eval(tmp_path / "seq", *agent)
         endpoint.counter.most = 0
         both = _eval(tmp_path / "both", *agent, "--workers", "2", "--concurrency", "3")
     assert both[0] == one[0]
-    assert endpoint.counter.most > 3  # more requests waited together than one worker's three threads hold
+    assert (
+        endpoint.counter.most > 3
+    )  # more requests waited together than one worker's three threads hold
 
 
-@pytest.mark.parametrize("extra", [["--concurrency", "0"], ["--concurrency", "4", "--ray", "local"]])
+@pytest.mark.parametrize(
+    "extra", [["--concurrency", "0"], ["--concurrency", "4", "--ray", "local"]]
+)
 def test_a_bad_concurrency_is_refused_in_one_line(extra: list[str], tmp_path: Path, capsys) -> None:
     assert main([*RUN, "--agent", "random", "--out", str(tmp_path / "run"), *extra]) == 2
     err = capsys.readouterr().err

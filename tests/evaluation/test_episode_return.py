@@ -12,10 +12,20 @@ from agentenv.rewards import resolve_reward
 
 def test_the_recorded_reward_is_the_episode_return_under_shaping() -> None:
     shaped = {"preset": "efficient", "shaping": True}
-    config = RunConfig("MediaSearch-v0", "oracle", split="validation", episodes=6, env_kwargs=(("reward", shaped),))
+    config = RunConfig(
+        "MediaSearch-v0", "oracle", split="validation", episodes=6, env_kwargs=(("reward", shaped),)
+    )
     records, _ = timed_run(config, progress=False)
-    unshaped, _ = timed_run(RunConfig("MediaSearch-v0", "oracle", split="validation", episodes=6,
-                                      env_kwargs=(("reward", "efficient"),)), progress=False)
+    unshaped, _ = timed_run(
+        RunConfig(
+            "MediaSearch-v0",
+            "oracle",
+            split="validation",
+            episodes=6,
+            env_kwargs=(("reward", "efficient"),),
+        ),
+        progress=False,
+    )
     efficient = resolve_reward("efficient")
     assert any(r["tool_calls"] > 0 for r in records)  # costs were paid on earlier steps
     for record, plain in zip(records, unshaped, strict=True):

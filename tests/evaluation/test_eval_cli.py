@@ -47,49 +47,124 @@ def test_gym_make_and_every_env_class_default_to_the_train_split() -> None:
 
 def test_eval_defaults_to_test_and_help_shows_every_default(capsys) -> None:
     args = build_parser().parse_args(["eval", "MediaSearch-v0", "--agent", "oracle"])
-    assert (args.split, args.episodes, args.seed, args.workers, str(args.out)) == ("test", None, 0, 1, "results")
+    assert (args.split, args.episodes, args.seed, args.workers, str(args.out)) == (
+        "test",
+        None,
+        0,
+        1,
+        "results",
+    )
     with pytest.raises(SystemExit):
         build_parser().parse_args(["eval", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for shown in ("(default: test;", "(default: 100;", "one pass over its tasks", "(default: results)",
-                  "run seed (default: 0)", "processes (default: 1)", "--env-arg KEY=VALUE"):
+    for shown in (
+        "(default: test;",
+        "(default: 100;",
+        "one pass over its tasks",
+        "(default: results)",
+        "run seed (default: 0)",
+        "processes (default: 1)",
+        "--env-arg KEY=VALUE",
+    ):
         assert shown in text, shown
 
 
 def test_version(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
-    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"agentenv {agentenv.__version__}"
+    assert (
+        exc.value.code == 0
+        and capsys.readouterr().out.strip() == f"agentenv {agentenv.__version__}"
+    )
 
 
-def test_tasks_file_runs_once_as_split_custom_with_its_checksum(tasks_file: Path, tmp_path: Path, capsys) -> None:
+def test_tasks_file_runs_once_as_split_custom_with_its_checksum(
+    tasks_file: Path, tmp_path: Path, capsys
+) -> None:
     out = tmp_path / "run"
-    assert main(["eval", "MediaSearch-v0", "--agent", "oracle", "--tasks", str(tasks_file), "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "MediaSearch-v0",
+                "--agent",
+                "oracle",
+                "--tasks",
+                str(tasks_file),
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert f"(custom tasks {tasks_file}, 3 tasks, 3 episodes, seed 0)" in printed
     assert "tasks repeat" not in printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["split"] == "custom" and summary["episodes"] == summary["n_tasks"] == 3
     assert summary["tasks_repeated"] is False
-    assert summary["tasks_file"] == {"path": str(tasks_file), "count": 3,
-                                     "sha256": hashlib.sha256(tasks_file.read_bytes()).hexdigest()}
-    assert sorted(json.loads(line)["task_index"] for line in (out / "episodes.jsonl").open()) == [0, 1, 2]
+    assert summary["tasks_file"] == {
+        "path": str(tasks_file),
+        "count": 3,
+        "sha256": hashlib.sha256(tasks_file.read_bytes()).hexdigest(),
+    }
+    assert sorted(json.loads(line)["task_index"] for line in (out / "episodes.jsonl").open()) == [
+        0,
+        1,
+        2,
+    ]
 
 
-def test_more_episodes_than_tasks_says_tasks_repeat(tasks_file: Path, tmp_path: Path, capsys) -> None:
+def test_more_episodes_than_tasks_says_tasks_repeat(
+    tasks_file: Path, tmp_path: Path, capsys
+) -> None:
     out = tmp_path / "run"
-    assert main(["eval", "MediaSearch-v0", "--agent", "oracle", "--tasks", str(tasks_file), "--episodes", "7",
-                 "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "MediaSearch-v0",
+                "--agent",
+                "oracle",
+                "--tasks",
+                str(tasks_file),
+                "--episodes",
+                "7",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "7 episodes over 3 tasks: tasks repeat" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["tasks_repeated"] is True and summary["episodes"] == 7 and summary["n_tasks"] == 3
+    assert (
+        summary["tasks_repeated"] is True and summary["episodes"] == 7 and summary["n_tasks"] == 3
+    )
 
 
 def test_split_run_reports_build_time_apart_from_throughput(tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
-    assert main(["eval", "MediaSearch-v0", "--agent", "oracle", "--episodes", "5", "--env-arg", "max_turns=6",
-                 "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "MediaSearch-v0",
+                "--agent",
+                "oracle",
+                "--episodes",
+                "5",
+                "--env-arg",
+                "max_turns=6",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "oracle on MediaSearch-v0 (test split, " in printed
     assert "build_s" in printed and "episode loop only" in printed
@@ -101,15 +176,26 @@ def test_split_run_reports_build_time_apart_from_throughput(tmp_path: Path, caps
 
 
 def test_env_args_parse_as_json_else_string() -> None:
-    assert parse_env_args(["k=3", "universe=omim+orpha", "x=[1, 2]", "s=\"3\"", "e="]) == {
-        "k": 3, "universe": "omim+orpha", "x": [1, 2], "s": "3", "e": ""}
+    assert parse_env_args(["k=3", "universe=omim+orpha", "x=[1, 2]", 's="3"', "e="]) == {
+        "k": 3,
+        "universe": "omim+orpha",
+        "x": [1, 2],
+        "s": "3",
+        "e": "",
+    }
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--env-arg", "kk=3"], "--env-arg kk: RareDiseaseDiagnosis-v0 takes no keyword 'kk'; it accepts: "),
-    (["--env-arg", "split=train"], "--env-arg split: use --split instead"),
-    (["--env-arg", "k"], "--env-arg expects KEY=VALUE, got 'k'"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--env-arg", "kk=3"],
+            "--env-arg kk: RareDiseaseDiagnosis-v0 takes no keyword 'kk'; it accepts: ",
+        ),
+        (["--env-arg", "split=train"], "--env-arg split: use --split instead"),
+        (["--env-arg", "k"], "--env-arg expects KEY=VALUE, got 'k'"),
+    ],
+)
 def test_bad_env_args_are_one_line_errors(argv: list[str], message: str, capsys) -> None:
     assert main(["eval", "RareDiseaseDiagnosis-v0", "--agent", "oracle", *argv]) == 2
     err = capsys.readouterr().err
@@ -121,26 +207,48 @@ def test_bad_env_args_are_one_line_errors(argv: list[str], message: str, capsys)
 def test_accepted_env_kwargs_come_from_the_class_signature() -> None:
     names = env_kwarg_names("MediaSearch-v0")
     assert {"retriever", "passages", "max_turns", "split", "tasks", "reward"} <= names
-    assert "tools" not in names and "self" not in names  # the base class's positional arguments are not user kwargs
+    assert (
+        "tools" not in names and "self" not in names
+    )  # the base class's positional arguments are not user kwargs
 
 
 def test_unknown_id_is_one_line_with_a_close_match(capsys) -> None:
     assert main(["eval", "MediaSerch-v0", "--agent", "oracle"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "did you mean 'MediaSearch-v0'?" in err and "RareDiseaseDiagnosis-v0" in err
+    assert (
+        err.count("\n") == 1
+        and "did you mean 'MediaSearch-v0'?" in err
+        and "RareDiseaseDiagnosis-v0" in err
+    )
 
 
 def test_task_file_import_warnings_are_counted_in_the_summary(tmp_path: Path, capsys) -> None:
     tasks = tmp_path / "p.jsonl"
     tasks.write_text(
-        json.dumps({"phenotypes": ["HP:0001166", "HP:0000545"], "diagnosis": ["OMIM:154700"]}) + "\n"
-        + json.dumps({"phenotypes": ["HP:0001250"], "diagnosis": ["ORPHA:558"]}) + "\n",
+        json.dumps({"phenotypes": ["HP:0001166", "HP:0000545"], "diagnosis": ["OMIM:154700"]})
+        + "\n"
+        + json.dumps({"phenotypes": ["HP:0001250"], "diagnosis": ["ORPHA:558"]})
+        + "\n",
         encoding="utf-8",
     )
     out = tmp_path / "run"
     with pytest.warns(UserWarning, match="p.jsonl:2"):
-        assert main(["eval", "RareDiseaseDiagnosis-v0", "--agent", "oracle", "--tasks", str(tasks),
-                     "--out", str(out), "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "eval",
+                    "RareDiseaseDiagnosis-v0",
+                    "--agent",
+                    "oracle",
+                    "--tasks",
+                    str(tasks),
+                    "--out",
+                    str(out),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
     summary = json.loads((out / "summary.json").read_text())
     assert len(summary["import_warnings"]) == 1 and "p.jsonl:2" in summary["import_warnings"][0]
     assert "1 import warning(s)" in capsys.readouterr().out

@@ -24,19 +24,51 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CHECKSUM = "1d9c6a02e488d0354b2309e16130c58820a91ac2ce417e814c5964f9579a65ac"
 
 
-def summary(agent: str, accuracy: float, *, env_id: str = "MediaSearch-v0", checksum: str = CHECKSUM,
-            version: int = 0, split: str = "test", calls: float = 1.0, **agent_args: str) -> Summary:
+def summary(
+    agent: str,
+    accuracy: float,
+    *,
+    env_id: str = "MediaSearch-v0",
+    checksum: str = CHECKSUM,
+    version: int = 0,
+    split: str = "test",
+    calls: float = 1.0,
+    **agent_args: str,
+) -> Summary:
     ci = Metric(mean=accuracy, ci_low=max(accuracy - 0.03, 0.0), ci_high=min(accuracy + 0.03, 1.0))
     return Summary(
-        env_id=env_id, env_version=version, package_version="0.1.0", corpus_checksums={"media": checksum},
-        agent=agent, agent_args=agent_args, split=split, episodes=1000, seed=0, reward_preset="strict",
-        metrics={"accuracy": accuracy, "mean_reward": accuracy, "mean_tool_calls": calls, "mean_turns": calls + 1,
-                 "invalid_action_rate": 0.25 if agent == "random" else 0.0, "truncated_rate": 0.0},
-        intervals={"accuracy": ci, "mean_reward": ci, "mean_tool_calls": Metric(mean=calls, ci_low=calls, ci_high=calls),
-                   "mean_turns": Metric(mean=calls + 1, ci_low=calls + 1, ci_high=calls + 1)},
+        env_id=env_id,
+        env_version=version,
+        package_version="0.1.0",
+        corpus_checksums={"media": checksum},
+        agent=agent,
+        agent_args=agent_args,
+        split=split,
+        episodes=1000,
+        seed=0,
+        reward_preset="strict",
+        metrics={
+            "accuracy": accuracy,
+            "mean_reward": accuracy,
+            "mean_tool_calls": calls,
+            "mean_turns": calls + 1,
+            "invalid_action_rate": 0.25 if agent == "random" else 0.0,
+            "truncated_rate": 0.0,
+        },
+        intervals={
+            "accuracy": ci,
+            "mean_reward": ci,
+            "mean_tool_calls": Metric(mean=calls, ci_low=calls, ci_high=calls),
+            "mean_turns": Metric(mean=calls + 1, ci_low=calls + 1, ci_high=calls + 1),
+        },
         component_means={"accuracy": accuracy},
-        per_difficulty_accuracy={"easy": min(accuracy + 0.1, 1.0), "medium": accuracy, "hard": max(accuracy - 0.1, 0.0)},
-        wall_time_s=1.0, episodes_per_s=1000.0,
+        per_difficulty_accuracy={
+            "easy": min(accuracy + 0.1, 1.0),
+            "medium": accuracy,
+            "hard": max(accuracy - 0.1, 0.0),
+        },
+        wall_time_s=1.0,
+        episodes_per_s=1000.0,
     )
 
 
@@ -53,7 +85,11 @@ def runs(tmp_path: Path) -> list[Path]:
         save(tmp_path, "media/random", summary("random", 0.01, calls=2.5)),
         save(tmp_path, "media/oracle", summary("oracle", 1.0, calls=1.6)),
         save(tmp_path, "media/bm25", summary("bm25", 0.49, calls=1.6, k="5")),
-        save(tmp_path, "single/bm25", summary("bm25", 0.48, env_id="MediaSearch-SingleTurn-v0", calls=0.0)),
+        save(
+            tmp_path,
+            "single/bm25",
+            summary("bm25", 0.48, env_id="MediaSearch-SingleTurn-v0", calls=0.0),
+        ),
     ]
 
 
@@ -103,7 +139,9 @@ def test_writes_markdown_and_a_parseable_sortable_html_page(runs, tmp_path) -> N
     md = (out / "leaderboard.md").read_text()
     assert "### MediaSearch-v0" in md and "### MediaSearch-SingleTurn-v0" in md
     assert "| oracle | 1.000 [0.970, 1.000] | 1.000 | 1.60 | 2.60 | 0.000 | 1000 |" in md
-    assert md.index("| oracle") < md.index("| bm25 (k=5)") < md.index("| random")  # sorted by accuracy
+    assert (
+        md.index("| oracle") < md.index("| bm25 (k=5)") < md.index("| random")
+    )  # sorted by accuracy
     page = Page()
     page.feed((out / "leaderboard.html").read_text())
     page.close()
@@ -129,7 +167,9 @@ def test_plots_are_pngs_and_embedded_in_the_page(runs, tmp_path) -> None:
         assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG_SIGNATURE)
     again = tmp_path / "again"
     write_leaderboard(runs, again)
-    assert (again / "accuracy_by_difficulty.png").read_bytes() == (out / "accuracy_by_difficulty.png").read_bytes()
+    assert (again / "accuracy_by_difficulty.png").read_bytes() == (
+        out / "accuracy_by_difficulty.png"
+    ).read_bytes()
 
 
 def test_refuses_a_different_corpus_checksum(runs, tmp_path) -> None:
@@ -137,7 +177,12 @@ def test_refuses_a_different_corpus_checksum(runs, tmp_path) -> None:
     with pytest.raises(LeaderboardError) as err:
         write_leaderboard([*runs, other], tmp_path / "board", plots=False)
     message = str(err.value)
-    assert "MediaSearch-v0" in message and CHECKSUM in message and "0" * 64 in message and "'media'" in message
+    assert (
+        "MediaSearch-v0" in message
+        and CHECKSUM in message
+        and "0" * 64 in message
+        and "'media'" in message
+    )
     assert not (tmp_path / "board").exists()  # nothing written
 
 
@@ -174,18 +219,24 @@ def test_secrets_never_reach_the_board(tmp_path) -> None:
 def test_cli_glue(runs, tmp_path, capsys) -> None:
     parser = argparse.ArgumentParser(prog="agentenv")
     leaderboard_cli.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["leaderboard", *map(str, runs), "--out", str(tmp_path / "board"), "--no-plots"])
+    args = parser.parse_args(
+        ["leaderboard", *map(str, runs), "--out", str(tmp_path / "board"), "--no-plots"]
+    )
     assert leaderboard_cli.run(args) == 0
     assert "leaderboard.html" in capsys.readouterr().out
     bad = save(tmp_path, "media/v1", summary("llm", 0.3, version=1))
-    args = parser.parse_args(["leaderboard", str(runs[0]), str(bad), "--out", str(tmp_path / "b2"), "--no-plots"])
+    args = parser.parse_args(
+        ["leaderboard", str(runs[0]), str(bad), "--out", str(tmp_path / "b2"), "--no-plots"]
+    )
     assert leaderboard_cli.run(args) == 2
     assert "env version" in capsys.readouterr().err
 
 
 def test_import_agentenv_does_not_import_matplotlib() -> None:
-    code = ("import sys, agentenv, agentenv.evaluation.leaderboard, agentenv.evaluation.leaderboard_cli; "
-            "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
+    code = (
+        "import sys, agentenv, agentenv.evaluation.leaderboard, agentenv.evaluation.leaderboard_cli; "
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
@@ -207,8 +258,11 @@ def test_evaluation_modules_import_no_cycle() -> None:
     for name, path in modules.items():
         deps: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
-                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            targets = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            )
             for target in targets:
                 parts = target.split(".")
                 if parts[:2] == ["agentenv", "evaluation"] and len(parts) > 2:
@@ -218,22 +272,33 @@ def test_evaluation_modules_import_no_cycle() -> None:
         graph[name] = deps & set(modules) - {name}
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
+        return any(
+            d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start]
+        )
 
     assert [m for m in graph if reaches(m, m, {m})] == []
 
 
 def custom(agent: str, accuracy: float, sha: str = "ab" * 32, path: str = "mine.jsonl") -> Summary:
     s = summary(agent, accuracy)
-    return s.model_copy(update={"split": "custom", "n_tasks": 3,
-                                "tasks_file": TasksFile(path=path, sha256=sha, count=3)})
+    return s.model_copy(
+        update={
+            "split": "custom",
+            "n_tasks": 3,
+            "tasks_file": TasksFile(path=path, sha256=sha, count=3),
+        }
+    )
 
 
 def test_refuses_a_custom_task_file_next_to_a_split(runs, tmp_path) -> None:
     mine = save(tmp_path, "mine/oracle", custom("oracle", 1.0))
-    with pytest.raises(LeaderboardError, match="ran on custom tasks \\(mine.jsonl\\) but .* on the 'test' split"):
+    with pytest.raises(
+        LeaderboardError, match="ran on custom tasks \\(mine.jsonl\\) but .* on the 'test' split"
+    ):
         write_leaderboard([runs[0], mine], tmp_path / "board", plots=False)
-    other_file = save(tmp_path, "mine/bm25", custom("bm25", 0.5, sha="cd" * 32, path="theirs.jsonl"))
+    other_file = save(
+        tmp_path, "mine/bm25", custom("bm25", 0.5, sha="cd" * 32, path="theirs.jsonl")
+    )
     with pytest.raises(LeaderboardError, match="different task files"):
         write_leaderboard([mine, other_file], tmp_path / "board", plots=False)
     same_file = save(tmp_path, "mine2/bm25", custom("bm25", 0.5))
@@ -258,8 +323,12 @@ def test_a_panel_without_tool_calls_is_a_labelled_dot_plot(tmp_path) -> None:
     from agentenv.evaluation.leaderboard import group_by_env
     from agentenv.evaluation.leaderboard_plots import _accuracy_rows, _matplotlib
 
-    entries = [load_entry(save(tmp_path, name, summary(name, acc, env_id="MediaSearch-SingleTurn-v0", calls=0.0)))
-               for name, acc in (("oracle", 1.0), ("bm25", 0.35), ("random", 0.0))]
+    entries = [
+        load_entry(
+            save(tmp_path, name, summary(name, acc, env_id="MediaSearch-SingleTurn-v0", calls=0.0))
+        )
+        for name, acc in (("oracle", 1.0), ("bm25", 0.35), ("random", 0.0))
+    ]
     group = group_by_env(entries)["MediaSearch-SingleTurn-v0"]
     ax = _matplotlib().figure.Figure().add_subplot()
     _accuracy_rows(ax, "MediaSearch-SingleTurn-v0", group, {e.label: "C0" for e in group})
@@ -269,7 +338,10 @@ def test_a_panel_without_tool_calls_is_a_labelled_dot_plot(tmp_path) -> None:
 
 
 def test_a_custom_board_names_its_task_file(tmp_path) -> None:
-    runs = [save(tmp_path, "mine/oracle", custom("oracle", 1.0)), save(tmp_path, "mine/bm25", custom("bm25", 0.5))]
+    runs = [
+        save(tmp_path, "mine/oracle", custom("oracle", 1.0)),
+        save(tmp_path, "mine/bm25", custom("bm25", 0.5)),
+    ]
     write_leaderboard(runs, tmp_path / "board", plots=False)
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "custom tasks `mine.jsonl` (3 tasks, sha256 `abababababab`)" in text

@@ -17,8 +17,11 @@ import pytest
 from agentenv.cli import main
 from agentenv.evaluation.lesson_runs import MARKER, SMOKE_NOTE
 
-SUMMARY = {"strict": {"accuracy": 0.25, "accuracy_ci": [0.1, 0.4], "per_seed": [{"seed": 0}]},
-           "effects": {"a_minus_b": {"mean": 0.1, "ci": [-0.2, 0.3]}}, "meta": {"wall_s": 3.0}}
+SUMMARY = {
+    "strict": {"accuracy": 0.25, "accuracy_ci": [0.1, 0.4], "per_seed": [{"seed": 0}]},
+    "effects": {"a_minus_b": {"mean": 0.1, "ci": [-0.2, 0.3]}},
+    "meta": {"wall_s": 3.0},
+}
 
 
 @pytest.fixture
@@ -52,7 +55,11 @@ def test_a_folder_holding_a_run_is_refused_in_one_line(
     out = _old_run(tmp_path / "run")
     assert main(["reproduce", "reward-hacking", "--quick", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "already holds a run; pass --overwrite" in err[0] and "Traceback" not in err[0]
+    assert (
+        len(err) == 1
+        and "already holds a run; pass --overwrite" in err[0]
+        and "Traceback" not in err[0]
+    )
     assert lesson == [] and json.loads((out / "summary.json").read_text()) == {"old": True}
     assert main(["reproduce", "reward-hacking", "--out", str(out / "summary.json")]) == 2
     assert "is a file" in capsys.readouterr().err
@@ -67,9 +74,14 @@ def test_quick_is_labelled_a_smoke_run_in_the_summary_and_the_output(
     assert list(summary)[:2] == ["smoke_run", "smoke_note"] and summary["smoke_run"] is True
     assert summary["smoke_note"] == SMOKE_NOTE and "not results" in SMOKE_NOTE
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("SMOKE RUN (reward-hacking): --quick is a smoke run") and "not results" in printed[0]
+    assert (
+        printed[0].startswith("SMOKE RUN (reward-hacking): --quick is a smoke run")
+        and "not results" in printed[0]
+    )
     assert "accuracy 0.250 [0.100, 0.400]" in printed[1] and "effects/a_minus_b" in printed[2]
-    assert printed[-1].endswith("(smoke run: not results)") and len(printed) == 4  # a table, not 100 lines of JSON
+    assert (
+        printed[-1].endswith("(smoke run: not results)") and len(printed) == 4
+    )  # a table, not 100 lines of JSON
     assert main(["reproduce", "reward-hacking", "--out", str(tmp_path / "full")]) == 0
     assert json.loads((tmp_path / "full" / "summary.json").read_text())["smoke_run"] is False
     assert "SMOKE" not in capsys.readouterr().out
@@ -80,8 +92,11 @@ def test_overwrite_replaces_the_whole_run(lesson: list[Path], tmp_path: Path) ->
     assert main(["reproduce", "reward-hacking", "--quick", "--overwrite", "--out", str(out)]) == 0
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # nothing left aside
-    assert json.loads((out / MARKER).read_text()) == {"command": "agentenv reproduce", "lesson": "reward-hacking",
-                                                      "quick": True}
+    assert json.loads((out / MARKER).read_text()) == {
+        "command": "agentenv reproduce",
+        "lesson": "reward-hacking",
+        "quick": True,
+    }
 
 
 def test_overwrite_never_replaces_a_folder_that_is_not_a_run(

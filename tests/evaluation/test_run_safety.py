@@ -35,8 +35,9 @@ def _lines(path: Path) -> list[str]:
     return (path / "episodes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
-def test_an_existing_run_is_refused_in_one_line_and_overwrite_replaces_it(reference: Path, tmp_path: Path,
-                                                                            capsys) -> None:
+def test_an_existing_run_is_refused_in_one_line_and_overwrite_replaces_it(
+    reference: Path, tmp_path: Path, capsys
+) -> None:
     out = tmp_path / "run"
     assert _run(out, "--episodes", "5") == 0
     before = (out / "episodes.jsonl").read_bytes()
@@ -50,7 +51,9 @@ def test_an_existing_run_is_refused_in_one_line_and_overwrite_replaces_it(refere
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_resume_after_a_kill_mid_write_is_byte_identical(reference: Path, tmp_path: Path, workers: str) -> None:
+def test_resume_after_a_kill_mid_write_is_byte_identical(
+    reference: Path, tmp_path: Path, workers: str
+) -> None:
     """A run killed after 23 episodes, the 24th half written, with no summary: --resume runs 23..59 only."""
     out = tmp_path / "run"
     assert _run(out, "--episodes", "60") == 0
@@ -64,12 +67,19 @@ def test_resume_after_a_kill_mid_write_is_byte_identical(reference: Path, tmp_pa
     assert "complete" not in resumed and resumed["episodes"] == 60
 
 
-@pytest.mark.parametrize(("changed", "key"), [
-    (["--seed", "1"], "seed"), (["--agent", "random"], "agent"), (["--split", "test"], "split"),
-    (["--env-arg", "max_turns=4"], "env_kwargs"), (["--agent-args", "k=3"], "agent_args"),
-])
-def test_resume_refuses_a_different_run(reference: Path, tmp_path: Path, changed: list[str], key: str,
-                                        capsys) -> None:
+@pytest.mark.parametrize(
+    ("changed", "key"),
+    [
+        (["--seed", "1"], "seed"),
+        (["--agent", "random"], "agent"),
+        (["--split", "test"], "split"),
+        (["--env-arg", "max_turns=4"], "env_kwargs"),
+        (["--agent-args", "k=3"], "agent_args"),
+    ],
+)
+def test_resume_refuses_a_different_run(
+    reference: Path, tmp_path: Path, changed: list[str], key: str, capsys
+) -> None:
     out = tmp_path / "run"
     assert _run(out, "--episodes", "4") == 0
     argv = [*RUN, "--out", str(out), "--resume", "--episodes", "8"]
@@ -110,14 +120,29 @@ register_agent("slow-bm25", Slow)
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_keeps_finished_episodes_and_resume_with_two_workers_finishes_the_run(
-        reference: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    reference: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
     """A real SIGINT or SIGTERM to a running `agentenv eval` (the bm25 agent, slowed): exit 130, one line,
     an incomplete summary; then --resume --workers 2 writes what the uninterrupted bm25 run wrote."""
     out = tmp_path / "run"
-    argv = ["eval", "MediaSearch-v0", "--agent", "slow-bm25", "--split", "validation", "--no-progress",
-            "--out", str(out)]
-    code = SLOW_AGENT + f"from agentenv.cli import main\nsys.exit(main({[*argv, '--episodes', '60']!r}))\n"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [
+        "eval",
+        "MediaSearch-v0",
+        "--agent",
+        "slow-bm25",
+        "--split",
+        "validation",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    code = (
+        SLOW_AGENT
+        + f"from agentenv.cli import main\nsys.exit(main({[*argv, '--episodes', '60']!r}))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     episodes = out / "episodes.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -156,10 +181,28 @@ def test_a_run_stops_after_n_agent_failures_in_a_row_keeping_them(tmp_path: Path
     register_agent("always-fails", _Failing)
     try:
         out = tmp_path / "run"
-        assert main(["eval", "MediaSearch-v0", "--agent", "always-fails", "--episodes", "50",
-                     "--max-agent-failures", "4", "--out", str(out), "--no-progress"]) == 3
+        assert (
+            main(
+                [
+                    "eval",
+                    "MediaSearch-v0",
+                    "--agent",
+                    "always-fails",
+                    "--episodes",
+                    "50",
+                    "--max-agent-failures",
+                    "4",
+                    "--out",
+                    str(out),
+                    "--no-progress",
+                ]
+            )
+            == 3
+        )
         err = capsys.readouterr().err
-        assert "4 episodes in a row ended in an agent failure" in err and "connection refused" in err
+        assert (
+            "4 episodes in a row ended in an agent failure" in err and "connection refused" in err
+        )
         assert len(err.strip().splitlines()) == 1
         summary = json.loads((out / "summary.json").read_text())
         assert summary["complete"] is False and summary["episodes"] == 4 and len(_lines(out)) == 4
@@ -175,11 +218,29 @@ def test_out_that_is_a_file_is_one_line(tmp_path: Path, capsys) -> None:
     assert err.count("\n") == 1 and f"--out {file}: is a file" in err
 
 
-def test_a_family_outside_agentenv_runs_with_env_args(tmp_path: Path, capitals_on_path: Path) -> None:
+def test_a_family_outside_agentenv_runs_with_env_args(
+    tmp_path: Path, capitals_on_path: Path
+) -> None:
     """The README's `PYTHONPATH=examples agentenv eval capitals.family:Capitals-v0 ... --env-arg max_turns=3`
     used to crash: the --env-arg check looked the `module:Id` form up without importing the module."""
 
     out = tmp_path / "run"
-    assert main(["eval", "capitals.family:Capitals-v0", "--agent", "oracle", "--episodes", "5", "--env-arg",
-                 "max_turns=3", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "capitals.family:Capitals-v0",
+                "--agent",
+                "oracle",
+                "--episodes",
+                "5",
+                "--env-arg",
+                "max_turns=3",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert json.loads((out / "summary.json").read_text())["env_kwargs"] == {"max_turns": 3}

@@ -25,11 +25,15 @@ def test_make_vec_works_for_every_id(env_id: str, mode: str) -> None:
     vec = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode)
     try:
         obs, info = vec.reset(seed=0)
-        assert isinstance(obs, tuple) and len(obs) == 2 and all(isinstance(o, str) and o for o in obs)
+        assert (
+            isinstance(obs, tuple) and len(obs) == 2 and all(isinstance(o, str) and o for o in obs)
+        )
         assert obs[0] in vec.single_observation_space
         actions = ("<tool_call>{not json</tool_call>", answer("héllo ✓ 漢字"))
         obs, reward, terminated, truncated, info = vec.step(actions)
-        assert isinstance(obs, tuple) and reward.shape == terminated.shape == truncated.shape == (2,)
+        assert isinstance(obs, tuple) and reward.shape == terminated.shape == truncated.shape == (
+            2,
+        )
         assert info["turn"].tolist() == [1, 1]
         assert terminated[1]  # an answer ends any episode
         obs, reward, terminated, truncated, _ = vec.step(actions)
@@ -80,13 +84,17 @@ def expected(shared: dict[str, Any]) -> list[list[tuple[Any, ...]]]:
             else:
                 obs, reward, terminated, truncated, info = env.step(action)
             ended = terminated or truncated
-            steps[k].append((obs, float(reward), bool(terminated), bool(truncated), info["task_id"]))
+            steps[k].append(
+                (obs, float(reward), bool(terminated), bool(truncated), info["task_id"])
+            )
         env.close()
     return steps
 
 
 @pytest.mark.parametrize("mode", ["async", "sync"])
-def test_vector_steps_equal_sequential_steps(mode: str, shared: dict[str, Any], expected: list) -> None:
+def test_vector_steps_equal_sequential_steps(
+    mode: str, shared: dict[str, Any], expected: list
+) -> None:
     vec = gym.make_vec("MediaSearch-v0", num_envs=N_ENVS, vectorization_mode=mode, **shared)
     try:
         obs, _ = vec.reset(seed=SEED)
@@ -95,12 +103,24 @@ def test_vector_steps_equal_sequential_steps(mode: str, shared: dict[str, Any], 
             tasks = vec.get_attr("task")
             actions = tuple(policy(i, k, obs[i], tasks[i]) for i in range(N_ENVS))
             obs, reward, terminated, truncated, info = vec.step(actions)
-            got.append([(obs[i], float(reward[i]), bool(terminated[i]), bool(truncated[i]), info["task_id"][i])
-                        for i in range(N_ENVS)])
+            got.append(
+                [
+                    (
+                        obs[i],
+                        float(reward[i]),
+                        bool(terminated[i]),
+                        bool(truncated[i]),
+                        info["task_id"][i],
+                    )
+                    for i in range(N_ENVS)
+                ]
+            )
     finally:
         vec.close()
     assert got == expected
     flat = [step for row in expected for step in row]
-    assert any(r == 1.0 for _, r, *_ in flat) and any(t for *_, t, _ in flat)  # rewards and a truncation
+    assert any(r == 1.0 for _, r, *_ in flat) and any(
+        t for *_, t, _ in flat
+    )  # rewards and a truncation
     ends = np.array([[s[2] or s[3] for s in row] for row in expected])
     assert ends.sum() >= N_ENVS  # every env ended at least once, so autoresets were exercised

@@ -48,7 +48,9 @@ def capitals_importable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
 def run_config(env_id: str, agent: str, episodes: int) -> list[dict]:
     from agentenv.evaluation.runner import RunConfig, timed_run
 
-    records, _ = timed_run(RunConfig(env_id=env_id, agent=agent, split="test", episodes=episodes), progress=False)
+    records, _ = timed_run(
+        RunConfig(env_id=env_id, agent=agent, split="test", episodes=episodes), progress=False
+    )
     return records
 
 
@@ -63,7 +65,10 @@ def test_gym_make_imports_the_module_before_the_colon() -> None:
 
 
 def test_splits_are_by_country_and_cover_the_table() -> None:
-    countries = {s: {t.case.id for t in gym.make(IDS[0], split=s).unwrapped.tasks} for s in ("train", "validation", "test")}
+    countries = {
+        s: {t.case.id for t in gym.make(IDS[0], split=s).unwrapped.tasks}
+        for s in ("train", "validation", "test")
+    }
     assert all(countries.values())
     assert len(set().union(*countries.values())) == sum(map(len, countries.values())) == 100
 
@@ -93,9 +98,24 @@ def test_bm25_strategy_answers_from_the_top_hit(env_id: str) -> None:
 
 
 def test_agentenv_eval_cli_finds_the_family_through_pythonpath(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "agentenv.cli", "eval", IDS[0], "--agent", "oracle", "--episodes", "20",
-               "--out", str(tmp_path), "--no-progress"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "agentenv.cli",
+        "eval",
+        IDS[0],
+        "--agent",
+        "oracle",
+        "--episodes",
+        "20",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -106,7 +126,9 @@ def test_agentenv_eval_cli_finds_the_family_through_pythonpath(tmp_path: Path) -
 def test_serve_retrieval_corpus_loader_returns_the_documents() -> None:
     ids, texts, checksum = load_corpus("capitals.family:capitals")
     assert len(ids) == len(texts) == 100 and "capitals" in corpus_names()
-    assert texts[ids.index("PER")] == "Peru (PER) is a country in South America. Its capital is Lima."
+    assert (
+        texts[ids.index("PER")] == "Peru (PER) is a country in South America. Its capital is Lima."
+    )
     assert checksum == gym.make(IDS[0]).unwrapped.corpus_checksums["capitals"]
 
 
@@ -122,9 +144,17 @@ def test_tools_and_grading() -> None:
     assert obs.startswith("[1] United States (USA)")
     *_, info = env.step(answer("the U.S.A."))  # an alias, normalized
     assert info["reward_components"]["accuracy"] == 1.0 and info["gold"] == "United States"
-    for kind, said, right in (("capital", "Kiev", 1.0), ("capital", "bogota", 0.0), ("continent", "europe", 1.0),
-                              ("continent", "Asia", 0.0)):
-        env.reset(options={"task": make_task(next(c for c in load_table()[0] if c.id == "UKR"), kind, "custom")})
+    for kind, said, right in (
+        ("capital", "Kiev", 1.0),
+        ("capital", "bogota", 0.0),
+        ("continent", "europe", 1.0),
+        ("continent", "Asia", 0.0),
+    ):
+        env.reset(
+            options={
+                "task": make_task(next(c for c in load_table()[0] if c.id == "UKR"), kind, "custom")
+            }
+        )
         assert env.step(answer(said))[4]["reward_components"]["accuracy"] == right
 
 
@@ -151,7 +181,9 @@ def test_the_structured_wrapper_plays_the_family_through_its_declared_menus(env_
     fields = ("capital", "country", "continent")
     for index in range(len(env.unwrapped.tasks)):
         env.reset(seed=index, options={"index": index})
-        field = fields.index(env.unwrapped.task.kind)  # the test picks the right entry; the menu never sees the kind
+        field = fields.index(
+            env.unwrapped.task.kind
+        )  # the test picks the right entry; the menu never sees the kind
         actions = [field] if "SingleTurn" in env_id else [0, 1, 2 + field]
         for action in actions:
             *_, info = env.step(action)
@@ -172,4 +204,8 @@ def test_scripted_agents_directly_through_the_env() -> None:
                 terminated = truncated = False
                 while not (terminated or truncated):
                     obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-                assert info["reward_components"]["accuracy"] == 1.0, (env_id, agent.name, info["messages"])
+                assert info["reward_components"]["accuracy"] == 1.0, (
+                    env_id,
+                    agent.name,
+                    info["messages"],
+                )

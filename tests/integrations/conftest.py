@@ -52,7 +52,9 @@ def tiny_qwen3(tmp_path_factory: pytest.TempPathFactory) -> Path:
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=tokenizer.pad_token_id,
     )
-    with torch.random.fork_rng():  # a seeded init that leaves the session's global torch RNG as it was
+    with (
+        torch.random.fork_rng()
+    ):  # a seeded init that leaves the session's global torch RNG as it was
         torch.manual_seed(0)
         model = transformers.Qwen3ForCausalLM(config)
     path = tmp_path_factory.mktemp("tiny-qwen3")

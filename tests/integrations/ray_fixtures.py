@@ -38,5 +38,7 @@ def ray_cluster(ray_session: Any) -> Any:
         from agentenv.integrations.ray.cluster import keeping_sigterm
 
         with keeping_sigterm():  # forked pools in later tests must still die on terminate()
-            ray_session.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+            ray_session.init(
+                num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning"
+            )
     return ray_session

@@ -23,8 +23,21 @@ def test_every_field_has_a_docstring_and_an_option(cls: type) -> None:
 
 
 def test_options_convert_to_the_field_types() -> None:
-    args = parse_args(train_grpo.Args, ["--model", "/models/tiny", "--tasks", "16", "--use-vllm", "true",
-                                        "--learning-rate", "3e-6", "--max-tool-calling-iterations", "none"])
+    args = parse_args(
+        train_grpo.Args,
+        [
+            "--model",
+            "/models/tiny",
+            "--tasks",
+            "16",
+            "--use-vllm",
+            "true",
+            "--learning-rate",
+            "3e-6",
+            "--max-tool-calling-iterations",
+            "none",
+        ],
+    )
     assert args.model == "/models/tiny" and args.tasks == 16 and args.use_vllm is True
     assert args.learning_rate == 3e-6 and args.max_tool_calling_iterations is None
     with pytest.raises(SystemExit):
@@ -39,6 +52,8 @@ def test_scripts_run_as_commands(script: str) -> None:
     from pathlib import Path
 
     path = Path(train_grpo.__file__).with_name(script)
-    result = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, str(path), "--help"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "--model" in result.stdout and "--output-dir" in result.stdout

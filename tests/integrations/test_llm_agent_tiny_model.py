@@ -43,10 +43,12 @@ class TinyModelServer:
         prompt = self.tokenizer.encode(text, add_special_tokens=False)
         with self.torch.no_grad():
             out = self.model.generate(
-                self.torch.tensor([prompt]), max_new_tokens=NEW_TOKENS, do_sample=False,
+                self.torch.tensor([prompt]),
+                max_new_tokens=NEW_TOKENS,
+                do_sample=False,
                 pad_token_id=self.tokenizer.pad_token_id,
             )
-        ids = out[0, len(prompt):].tolist()
+        ids = out[0, len(prompt) :].tolist()
         self.sampled.append(ids)
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return chat_reply(content=text, token_ids=ids, prompt_token_ids=prompt)
@@ -56,10 +58,12 @@ class TinyModelServer:
         prompt = body["prompt"]
         with self.torch.no_grad():
             out = self.model.generate(
-                self.torch.tensor([prompt]), max_new_tokens=min(NEW_TOKENS, body["max_tokens"]), do_sample=False,
+                self.torch.tensor([prompt]),
+                max_new_tokens=min(NEW_TOKENS, body["max_tokens"]),
+                do_sample=False,
                 pad_token_id=self.tokenizer.pad_token_id,
             )
-        ids = out[0, len(prompt):].tolist()
+        ids = out[0, len(prompt) :].tolist()
         self.sampled.append(ids)
         return completion_reply(ids, prompt_token_ids=prompt)
 
@@ -73,10 +77,17 @@ def served(tiny_qwen3: Path):
 
 def test_llm_agent_evaluates_through_a_served_model(served) -> None:
     server, http = served
-    args = (("base_url", http.url), ("model", "tiny-qwen3"), ("tool_format", "hermes"),
-            ("max_tokens", str(NEW_TOKENS)), ("retries", "0"))
-    records, _ = timed_run(RunConfig("MediaSearch-v0", "llm", split="validation", episodes=2,
-                                     agent_args=args), progress=False)
+    args = (
+        ("base_url", http.url),
+        ("model", "tiny-qwen3"),
+        ("tool_format", "hermes"),
+        ("max_tokens", str(NEW_TOKENS)),
+        ("retries", "0"),
+    )
+    records, _ = timed_run(
+        RunConfig("MediaSearch-v0", "llm", split="validation", episodes=2, agent_args=args),
+        progress=False,
+    )
     assert len(records) == 2
     assert all(r["terminated"] or r["truncated"] for r in records)
     assert all("agent_failure" not in r for r in records)
@@ -91,12 +102,21 @@ def test_sampled_ids_reach_token_env_unchanged(served) -> None:
     from agentenv.tokens import qwen3_template
 
     server, http = served
-    agent = LLMAgent(LLMAgentArgs(base_url=http.url, model="tiny-qwen3", tool_format="hermes",
-                                  max_tokens=NEW_TOKENS, return_token_ids=True, retries=0))
+    agent = LLMAgent(
+        LLMAgentArgs(
+            base_url=http.url,
+            model="tiny-qwen3",
+            tool_format="hermes",
+            max_tokens=NEW_TOKENS,
+            return_token_ids=True,
+            retries=0,
+        )
+    )
     env = gym.make("MediaSearch-v0", split="validation", max_turns=3)
     before = len(server.sampled)
-    rollout = llm_token_rollout(env, qwen3_template(), agent, seed=0, options={"index": 0},
-                                rng=np.random.default_rng(0))
+    rollout = llm_token_rollout(
+        env, qwen3_template(), agent, seed=0, options={"index": 0}, rng=np.random.default_rng(0)
+    )
     sampled = server.sampled[before:]
     assert sampled and len(rollout.input_ids) == len(rollout.loss_mask)
     policy_ids = [i for i, m in zip(rollout.input_ids, rollout.loss_mask, strict=True) if m == 1]

@@ -12,25 +12,52 @@ def test_help_names_both_protocols_and_loopback(capsys: pytest.CaptureFixture[st
         main(["serve-env", "--help"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0
-    assert "{verl-tool,openenv}" in out and "127.0.0.1, loopback only" in out and "--max-live-envs" in out
+    assert (
+        "{verl-tool,openenv}" in out
+        and "127.0.0.1, loopback only" in out
+        and "--max-live-envs" in out
+    )
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["serve-env", "MediaSearch-v0"], "the following arguments are required: --protocol"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "gym"], "invalid choice: 'gym'"),
-    (["serve-env", "Nope-v0", "--protocol", "verl-tool"], "registers the id 'Nope-v0'"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "bogus=1"],
-     "MediaSearch-v0 takes no keyword 'bogus'"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "split=test"], "use --split instead"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-live-envs", "0"],
-     "--max-live-envs must be positive, got 0"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--trajectory-idle", "-1"],
-     "--trajectory-idle must be positive"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--port", "70000"], "--port must be between 0 and 65535"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-turns", "x"], "invalid int value: 'x'"),
-    (["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "max_turns=-3"], "max_turns"),
-])
-def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve-env", "MediaSearch-v0"], "the following arguments are required: --protocol"),
+        (["serve-env", "MediaSearch-v0", "--protocol", "gym"], "invalid choice: 'gym'"),
+        (["serve-env", "Nope-v0", "--protocol", "verl-tool"], "registers the id 'Nope-v0'"),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "bogus=1"],
+            "MediaSearch-v0 takes no keyword 'bogus'",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "split=test"],
+            "use --split instead",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-live-envs", "0"],
+            "--max-live-envs must be positive, got 0",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--trajectory-idle", "-1"],
+            "--trajectory-idle must be positive",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--port", "70000"],
+            "--port must be between 0 and 65535",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-turns", "x"],
+            "invalid int value: 'x'",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "max_turns=-3"],
+            "max_turns",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     try:
         status = main(argv)
     except SystemExit as exit_info:  # argparse's own usage errors

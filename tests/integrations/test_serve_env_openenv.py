@@ -27,7 +27,9 @@ LIMITS = EnvServerLimits(max_live_envs=2, max_body_bytes=65536)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[BackgroundServer]:
-    with BackgroundServer(create_app("MediaSearch-v0", split="test", limits=LIMITS), LIMITS, websockets=True) as running:
+    with BackgroundServer(
+        create_app("MediaSearch-v0", split="test", limits=LIMITS), LIMITS, websockets=True
+    ) as running:
         yield running
 
 
@@ -43,26 +45,49 @@ def test_openenv_client_plays_the_episode_the_env_plays(server: BackgroundServer
         assert first.observation.messages == info["messages"] and not first.done
         results = [client.step(TextAction(text=a)) for a in actions]
         state = client.state()
-    for (obs, reward, terminated, truncated, step_info), result in zip(expected, results, strict=True):
-        assert (result.observation.text, result.reward, result.done) == (obs, reward, terminated or truncated)
+    for (obs, reward, terminated, truncated, step_info), result in zip(
+        expected, results, strict=True
+    ):
+        assert (result.observation.text, result.reward, result.done) == (
+            obs,
+            reward,
+            terminated or truncated,
+        )
         assert result.observation.valid == ("parse_error" not in step_info)
     last = results[-1].observation
-    assert last.messages == expected[-1][4]["messages"] and last.reward_components == expected[-1][4]["reward_components"]
+    assert (
+        last.messages == expected[-1][4]["messages"]
+        and last.reward_components == expected[-1][4]["reward_components"]
+    )
     assert state.step_count == 3 and state.task_id == info["task_id"] and state.done
 
 
 def test_generic_client_and_steps_outside_an_episode(server: BackgroundServer) -> None:
     with GenericEnvClient(base_url=server.url).sync() as client:
         before = client.step({"text": SEARCH})  # no reset yet: an error observation, not a crash
-        assert before.done and not before.observation["valid"] and "send reset first" in before.observation["text"]
+        assert (
+            before.done
+            and not before.observation["valid"]
+            and "send reset first" in before.observation["text"]
+        )
         client.reset(seed=0, index=0)
-        assert client.step({"text": "x" * 40000}).observation["valid"] is False  # over the env's action cap
+        assert (
+            client.step({"text": "x" * 40000}).observation["valid"] is False
+        )  # over the env's action cap
         with pytest.raises(RuntimeError, match="'index' must be a non-negative integer"):
             client.reset(index=-1)
         env = gym.make("MediaSearch-v0", split="test")
         prompt, info = env.reset(seed=4, options={"index": 2})
-        row = {"env_id": "MediaSearch-v0", "split": "test", "task_index": 2, "seed": 4, "task_id": info["task_id"],
-               "episode": 0, "env_kwargs": "{}", "index": 0}  # a row as `agentenv prepare-verl` writes it
+        row = {
+            "env_id": "MediaSearch-v0",
+            "split": "test",
+            "task_index": 2,
+            "seed": 4,
+            "task_id": info["task_id"],
+            "episode": 0,
+            "env_kwargs": "{}",
+            "index": 0,
+        }  # a row as `agentenv prepare-verl` writes it
         assert client.reset(**row).observation["text"] == prompt
         with pytest.raises(RuntimeError, match="the row is for 'RareDiseaseDiagnosis-v0'"):
             client.reset(**{**row, "env_id": "RareDiseaseDiagnosis-v0"})
@@ -72,7 +97,9 @@ def test_the_session_cap_and_idle_websockets() -> None:
     from websockets.sync.client import connect
 
     limits = EnvServerLimits(max_live_envs=2, idle_timeout_s=0.5)
-    with BackgroundServer(create_app("MediaSearch-v0", split="test", limits=limits), limits, websockets=True) as server:
+    with BackgroundServer(
+        create_app("MediaSearch-v0", split="test", limits=limits), limits, websockets=True
+    ) as server:
         holders = [AgentEnvClient(base_url=server.url).sync() for _ in range(2)]
         for holder in holders:
             holder.reset(seed=0)
@@ -94,5 +121,7 @@ def test_http_errors_are_one_json_line(server: BackgroundServer) -> None:
         too_big = client.post("/step", content=b"x" * 70000)
         assert too_big.status_code == 413 and "at most 65536" in too_big.json()["detail"]
         bad_task = client.post("/reset", json={"index": 10**9})
-        assert bad_task.status_code == 422 and "cannot start an episode" in bad_task.json()["detail"]
+        assert (
+            bad_task.status_code == 422 and "cannot start an episode" in bad_task.json()["detail"]
+        )
         assert client.post("/reset", json={"seed": 0, "index": 1}).json()["observation"]["text"]

@@ -47,7 +47,9 @@ def trajectories(made: list[gym.Env]) -> Trajectories:
         made.append(env)
         return env
 
-    limits = EnvServerLimits(max_live_envs=2, trajectory_idle_s=10.0, max_turns=3, remembered_ended=2)
+    limits = EnvServerLimits(
+        max_live_envs=2, trajectory_idle_s=10.0, max_turns=3, remembered_ended=2
+    )
     return Trajectories(EnvPool(make, max_idle=2), limits, default_split="test", clock=Clock())
 
 
@@ -64,7 +66,9 @@ def test_a_trajectory_plays_the_episode_eval_plays(trajectories: Trajectories) -
     assert "a" not in trajectories.live and trajectories.ended["a"].startswith("it terminated")
 
 
-def test_envs_are_reused_and_the_cap_counts_live_trajectories(trajectories: Trajectories, made: list) -> None:
+def test_envs_are_reused_and_the_cap_counts_live_trajectories(
+    trajectories: Trajectories, made: list
+) -> None:
     for tid in ("a", "b"):
         trajectories.start(tid, start_from_fields({"seed": 0}))
     assert not trajectories.room_for(1)  # max_live_envs=2
@@ -95,30 +99,41 @@ def test_idle_trajectories_are_evicted_and_their_ids_remembered(trajectories: Tr
 
 def test_the_turn_budget_and_the_last_step_truncate(trajectories: Trajectories) -> None:
     trajectories.start("budget", start_from_fields({}))
-    outcomes = [trajectories.step("budget", SEARCH) for _ in range(3)]  # max_turns=3 (the env allows 8)
+    outcomes = [
+        trajectories.step("budget", SEARCH) for _ in range(3)
+    ]  # max_turns=3 (the env allows 8)
     assert [o.truncated for o in outcomes] == [False, False, True] and outcomes[-1].turns == 3
     trajectories.start("last", start_from_fields({}))
     outcome = trajectories.step("last", SEARCH, last_step=True)
     assert outcome.truncated and not outcome.terminated and "last" not in trajectories.live
 
 
-def test_an_env_that_raises_ends_only_its_trajectory(trajectories: Trajectories, made: list) -> None:
+def test_an_env_that_raises_ends_only_its_trajectory(
+    trajectories: Trajectories, made: list
+) -> None:
     trajectories.start("bug", start_from_fields({}))
     outcome = trajectories.step("bug", "boom")
-    assert outcome.done and not outcome.valid and "RuntimeError: a bug in a tool" in outcome.observation
+    assert (
+        outcome.done
+        and not outcome.valid
+        and "RuntimeError: a bug in a tool" in outcome.observation
+    )
     assert trajectories.stats.step_errors == 1
     trajectories.start("next", start_from_fields({}))
     assert len(made) == 2  # the failed env was closed, not put back
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"seed": -1}, "'seed' must be a non-negative integer"),
-    ({"seed": True}, "'seed' must be a non-negative integer"),
-    ({"index": 1, "task_id": "t"}, "not both"),
-    ({"index": "0"}, "'index' must be a non-negative integer"),
-    ({"task_id": ""}, "'task_id' must be a task id string"),
-    ({"split": "../etc"}, "'split' must be a split name"),
-])
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"seed": -1}, "'seed' must be a non-negative integer"),
+        ({"seed": True}, "'seed' must be a non-negative integer"),
+        ({"index": 1, "task_id": "t"}, "not both"),
+        ({"index": "0"}, "'index' must be a non-negative integer"),
+        ({"task_id": ""}, "'task_id' must be a task id string"),
+        ({"split": "../etc"}, "'split' must be a split name"),
+    ],
+)
 def test_bad_start_fields_name_the_field(fields: dict, message: str) -> None:
     with pytest.raises(StartError, match=message):
         start_from_fields(fields)

@@ -43,7 +43,10 @@ def test_method_schemas_match_the_env_tool_schemas() -> None:
         assert set(got.get("required", [])) == set(expected["required"])
         assert list(got["properties"]) == list(expected["properties"])
         for name, spec in expected["properties"].items():
-            assert method_types(got["properties"][name]) == env_types(spec), (function["name"], name)
+            assert method_types(got["properties"][name]) == env_types(spec), (
+                function["name"],
+                name,
+            )
             assert got["properties"][name]["description"].startswith(spec["description"])
             if "enum" in spec:
                 assert got["properties"][name]["enum"] == spec["enum"]

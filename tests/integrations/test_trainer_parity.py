@@ -17,7 +17,9 @@ import pytest
 from .parity import drivers as drivers_package
 from .parity.scripts import SCRIPT_NAMES, SINGLE_AGENT_IDS, hit_deadline, reference, script
 
-DRIVERS: tuple[str, ...] = tuple(sorted(m.name for m in pkgutil.iter_modules(drivers_package.__path__)))
+DRIVERS: tuple[str, ...] = tuple(
+    sorted(m.name for m in pkgutil.iter_modules(drivers_package.__path__))
+)
 
 
 def load_driver(name: str) -> ModuleType:
@@ -32,7 +34,9 @@ def test_scripts_do_what_they_say(env_id: str, name: str) -> None:
     s = script(env_id, name)
     record = reference(env_id, s)
     multi_turn = "SingleTurn" not in env_id
-    assert record.turns == (len(s.actions) if multi_turn else 1)  # every action was played, none left over
+    assert record.turns == (
+        len(s.actions) if multi_turn else 1
+    )  # every action was played, none left over
     if name == "oracle":
         assert record.reward == 1.0 and record.terminated
     elif name == "wrong_answer":
@@ -66,7 +70,9 @@ def test_adapter_matches_agentenv_eval(driver: str, env_id: str, name: str) -> N
     expected = reference(env_id, s)
     got = module.run(env_id, s)
     if hit_deadline(got.messages) or hit_deadline(expected.messages):
-        pytest.skip("a tool call ran past its deadline (a busy machine): its output is timing, not the script's")
+        pytest.skip(
+            "a tool call ran past its deadline (a busy machine): its output is timing, not the script's"
+        )
     assert round(got.reward, 10) == expected.reward
     assert got.turns == expected.turns
     assert got.messages == expected.messages

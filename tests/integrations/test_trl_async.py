@@ -64,7 +64,9 @@ def scripts_for(task_index: int) -> tuple[str, dict[str, list[str]], dict[str, f
 
 
 @pytest.mark.slow
-def test_async_rollout_loop_runs_the_pickled_factory_and_scores_episode_returns(tiny_qwen3: Path) -> None:
+def test_async_rollout_loop_runs_the_pickled_factory_and_scores_episode_returns(
+    tiny_qwen3: Path,
+) -> None:
     from accelerate.state import PartialState
     from transformers import AutoTokenizer
 
@@ -78,14 +80,23 @@ def test_async_rollout_loop_runs_the_pickled_factory_and_scores_episode_returns(
         "environment_factory": factory,
         "processing_class": tokenizer,
     }
-    kwargs = pickle.loads(pickle.dumps(kwargs))  # what AsyncRolloutWorker.start() checks and spawn does
+    kwargs = pickle.loads(
+        pickle.dumps(kwargs)
+    )  # what AsyncRolloutWorker.start() checks and spawn does
     buffer: queue.Queue = queue.Queue()
     loop = async_worker._AsyncRolloutLoop(
-        model_name="tiny", eos_token_ids=[tokenizer.convert_tokens_to_ids("<|im_end|>")],
-        rollout_buffer=buffer, model_version_value=SimpleNamespace(value=0),
-        heartbeat_value=SimpleNamespace(value=0.0), failed_event=threading.Event(),
-        exception_info_queue=queue.Queue(), metrics_queue=queue.Queue(maxsize=4096),
-        num_generations=2, max_inflight_tasks=2, max_tool_calling_iterations=4, **kwargs,
+        model_name="tiny",
+        eos_token_ids=[tokenizer.convert_tokens_to_ids("<|im_end|>")],
+        rollout_buffer=buffer,
+        model_version_value=SimpleNamespace(value=0),
+        heartbeat_value=SimpleNamespace(value=0.0),
+        failed_event=threading.Event(),
+        exception_info_queue=queue.Queue(),
+        metrics_queue=queue.Queue(maxsize=4096),
+        num_generations=2,
+        max_inflight_tasks=2,
+        max_tool_calling_iterations=4,
+        **kwargs,
     )
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     fresh = iter(["a", "b"] * 100)
@@ -101,7 +112,10 @@ def test_async_rollout_loop_runs_the_pickled_factory_and_scores_episode_returns(
 
     async def run() -> list[Any]:
         stop = asyncio.Event()
-        tasks = [asyncio.create_task(loop._generate_loop(stop)), asyncio.create_task(loop._score_loop(stop))]
+        tasks = [
+            asyncio.create_task(loop._generate_loop(stop)),
+            asyncio.create_task(loop._score_loop(stop)),
+        ]
         samples: list[Any] = []
         while len(samples) < 2:
             done = [t for t in tasks if t.done()]
@@ -124,8 +138,13 @@ def test_async_rollout_loop_runs_the_pickled_factory_and_scores_episode_returns(
     for key in ("a", "b"):
         metrics = by_plan[f"Plan {key}"].metrics
         assert metrics["rewards/MediaSearch_v0"] == pytest.approx(returns[key]), key
-    assert returns["a"] > returns["b"] and by_plan["Plan a"].advantage > 0 > by_plan["Plan b"].advantage
+    assert (
+        returns["a"] > returns["b"]
+        and by_plan["Plan a"].advantage > 0 > by_plan["Plan b"].advantage
+    )
     calls = by_plan["Plan a"].completion[0]["tool_calls"]
     assert len(calls) >= 2  # two calls in one message, run by TRL's thread pool, one env turn
     results = loop.reward_funcs[0].last_results
-    assert {r.task_id for r in results} == {task_id} and all(r.reward == sum(r.step_rewards) for r in results)
+    assert {r.task_id for r in results} == {task_id} and all(
+        r.reward == sum(r.step_rewards) for r in results
+    )

@@ -43,10 +43,23 @@ SHAPED = {"preset": "efficient", "shaping": True}
 
 def grpo_args(model: Path, out: Path, **overrides: Any) -> train_grpo.Args:
     settings: dict[str, Any] = dict(
-        model=str(model), env_id=ENV_ID, split="train", tasks=4, output_dir=str(out), max_steps=2,
-        learning_rate=1e-3, per_device_train_batch_size=2, gradient_accumulation_steps=1, num_generations=2,
-        max_completion_length=24, max_tool_calling_iterations=4, bf16=False, gradient_checkpointing=False,
-        use_cpu=True, save_steps=0, logging_steps=1,
+        model=str(model),
+        env_id=ENV_ID,
+        split="train",
+        tasks=4,
+        output_dir=str(out),
+        max_steps=2,
+        learning_rate=1e-3,
+        per_device_train_batch_size=2,
+        gradient_accumulation_steps=1,
+        num_generations=2,
+        max_completion_length=24,
+        max_tool_calling_iterations=4,
+        bf16=False,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        save_steps=0,
+        logging_steps=1,
     )
     settings.update(overrides)
     return train_grpo.Args(**settings)
@@ -109,8 +122,14 @@ def test_grpo_group_with_tools_and_answers_rewards_what_eval_rewards_and_updates
     scripts = group_scripts(task_index=0)
     order = list(scripts)
     args = grpo_args(
-        tiny_qwen3, tmp_path, tasks=1, max_steps=1, per_device_train_batch_size=4, num_generations=4,
-        max_completion_length=4096, reward=SHAPED,
+        tiny_qwen3,
+        tmp_path,
+        tasks=1,
+        max_steps=1,
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=4096,
+        reward=SHAPED,
     )
     trainer = train_grpo.build_trainer(args)
     (reward_func,) = [f for f in trainer.reward_funcs if getattr(f, "__name__", "") == CLASS_NAME]
@@ -126,7 +145,9 @@ def test_grpo_group_with_tools_and_answers_rewards_what_eval_rewards_and_updates
             out.append(tokenizer.encode(scripts[key][turn], add_special_tokens=False) + [end])
         return out, None
 
-    trainer._generate_single_turn = scripted  # TRL 1.16's generation hook; the tool loop stays TRL's
+    trainer._generate_single_turn = (
+        scripted  # TRL 1.16's generation hook; the tool loop stays TRL's
+    )
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
 
@@ -139,7 +160,9 @@ def test_grpo_group_with_tools_and_answers_rewards_what_eval_rewards_and_updates
     # whose turn budget ends there too; with more turns, eval would show the error and ask again.
     for key, result in zip(order, results, strict=True):
         budget = (("max_turns", len(scripts[key])),) if key == "d" else ()
-        config = RunConfig(ENV_ID, agent="scripted", split="train", env_kwargs=(("reward", SHAPED), *budget))
+        config = RunConfig(
+            ENV_ID, agent="scripted", split="train", env_kwargs=(("reward", SHAPED), *budget)
+        )
         env = ReturnRecorder(make_env(config))
         record = run_episode(env, Scripted(scripts[key]), config, episode=0, task_index=0)
         assert result.components == record["reward_components"], key
@@ -147,12 +170,16 @@ def test_grpo_group_with_tools_and_answers_rewards_what_eval_rewards_and_updates
         assert result.reward == pytest.approx(sum(result.step_rewards))
     by_key = dict(zip(order, results, strict=True))
     assert by_key["a"].components["accuracy"] == by_key["b"].components["accuracy"] == 1.0
-    assert by_key["b"].components["turns"] == 2.0 < by_key["a"].components["turns"]  # parallel calls: one turn
+    assert (
+        by_key["b"].components["turns"] == 2.0 < by_key["a"].components["turns"]
+    )  # parallel calls: one turn
     assert by_key["b"].reward > by_key["a"].reward > by_key["c"].reward and by_key["d"].truncated
     assert len(set(rewards)) == 4  # rewards differ across the group: non-zero advantages
     assert logged["tools/call_frequency"] > 0
     assert math.isfinite(logged["loss"]) and logged["grad_norm"] > 0
-    moved = [n for n, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[n])]
+    moved = [
+        n for n, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[n])
+    ]
     assert moved, "the update changed no parameter"
 
 
@@ -165,20 +192,38 @@ def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-def test_sft_steps_on_exported_data(tiny_qwen3: Path, export_dir: Path, tmp_path: Path, compact_lm_head: None) -> None:
+def test_sft_steps_on_exported_data(
+    tiny_qwen3: Path, export_dir: Path, tmp_path: Path, compact_lm_head: None
+) -> None:
     args = train_sft.Args(
-        model=str(tiny_qwen3), data=str(export_dir), output_dir=str(tmp_path), max_steps=2, learning_rate=1e-3,
-        per_device_train_batch_size=2, gradient_accumulation_steps=1, max_length=4096, bf16=False,
-        gradient_checkpointing=False, use_cpu=True, logging_steps=1, save_steps=0,
+        model=str(tiny_qwen3),
+        data=str(export_dir),
+        output_dir=str(tmp_path),
+        max_steps=2,
+        learning_rate=1e-3,
+        per_device_train_batch_size=2,
+        gradient_accumulation_steps=1,
+        max_length=4096,
+        bf16=False,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        logging_steps=1,
+        save_steps=0,
     )
     trainer = train_sft.build_trainer(args)
     first = trainer.train_dataset[0]  # TRL 1.16 marks the untrained positions with label -100
-    trained = [i for i, label in zip(first["input_ids"], first["labels"], strict=True) if label != -100]
-    assert "<tool_call>" in trainer.processing_class.decode(trained)  # the loss covers the assistant's calls
+    trained = [
+        i for i, label in zip(first["input_ids"], first["labels"], strict=True) if label != -100
+    ]
+    assert "<tool_call>" in trainer.processing_class.decode(
+        trained
+    )  # the loss covers the assistant's calls
     assert 0 < len(trained) < len(first["input_ids"]) // 4  # and not the prompt or the tool results
     rendered = trainer.processing_class.decode(first["input_ids"])
-    schemas = rendered[rendered.index("<tools>\n"):rendered.rindex("</tools>")]
-    assert '"name": "get_title"' in schemas  # and no other tool's properties as null (only real defaults):
+    schemas = rendered[rendered.index("<tools>\n") : rendered.rindex("</tools>")]
+    assert (
+        '"name": "get_title"' in schemas
+    )  # and no other tool's properties as null (only real defaults):
     assert re.search(r'"(?!default")[a-z_]+": null', schemas) is None, schemas
     trainer.train()
     losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]

@@ -24,7 +24,11 @@ from agentenv.integrations.trl import AgentEnvFactory, task_positions
 
 ENV_ID = "RareDiseaseDiagnosis-SingleTurn-v0"
 SPLIT = "validation"
-KWARGS = {"split": SPLIT, "sampler": "clean", "disease_mix": "uniform"}  # one case per disease, as case_list
+KWARGS = {
+    "split": SPLIT,
+    "sampler": "clean",
+    "disease_mix": "uniform",
+}  # one case per disease, as case_list
 
 
 def once_shared_golds() -> list[set[str]]:
@@ -46,20 +50,30 @@ def test_reward_func_agrees_with_the_env_on_tasks_that_used_to_collide() -> None
     reward_func = AgentEnvFactory(ENV_ID, seed=0, **KWARGS).reward_func
     checked = 0
     for golds in groups:
-        served = sorted(g for g in golds if g in index)  # a case that found no free presentation is dropped
+        served = sorted(
+            g for g in golds if g in index
+        )  # a case that found no free presentation is dropped
         for gold in served:
             i = index[gold]
             for said in sorted(golds):
                 env.reset(seed=0, options={"index": i})
                 _, expected, *_ = env.step(answer(said))
-                (paid,) = reward_func(prompts=[None], completions=[answer(said)], task_id=[tasks[i].id], split=[SPLIT])
+                (paid,) = reward_func(
+                    prompts=[None], completions=[answer(said)], task_id=[tasks[i].id], split=[SPLIT]
+                )
                 assert paid == expected == (1.0 if said == gold else 0.0), (gold, said)
                 checked += 1
     assert checked >= 20
 
 
 def test_an_id_that_names_two_tasks_is_refused() -> None:
-    tasks = [Task(prompt="Same presentation", gold="a"), Task(prompt="Other", gold="b"), Task(prompt="Same presentation", gold="c")]
-    with pytest.raises(ValueError, match=r"names tasks 0 and 2 of split 'train' of X-v0.*unique within a split"):
+    tasks = [
+        Task(prompt="Same presentation", gold="a"),
+        Task(prompt="Other", gold="b"),
+        Task(prompt="Same presentation", gold="c"),
+    ]
+    with pytest.raises(
+        ValueError, match=r"names tasks 0 and 2 of split 'train' of X-v0.*unique within a split"
+    ):
         task_positions(tasks, "train", "X-v0")
     assert task_positions(tasks[:2], "train", "X-v0") == {tasks[0].id: 0, tasks[1].id: 1}

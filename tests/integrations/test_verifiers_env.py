@@ -24,7 +24,9 @@ def test_verifiers_taskset_is_the_eval_episodes() -> None:
     system, user = info["messages"][0]["content"], info["messages"][1]["content"]
     assert tasks[0].data.prompt[0].content == user
     assert tasks[0].data.system_prompt.startswith(system)
-    for tool in info["tools"]:  # the schemas follow the env's system prompt, which says they come with it
+    for tool in info[
+        "tools"
+    ]:  # the schemas follow the env's system prompt, which says they come with it
         assert f'"name": "{tool["function"]["name"]}"' in tasks[0].data.system_prompt
 
 
@@ -41,6 +43,10 @@ def test_verifiers_loader_resolves_the_taskset_id() -> None:
 def test_verifiers_observation_text_wraps_tool_results() -> None:
     from agentenv.integrations.verifiers.environment import observation_text
 
-    text = observation_text([{"role": "tool", "content": '{"a": 1}'}, {"role": "tool", "content": "[]"}])
-    assert text == '<tool_response>\n{"a": 1}\n</tool_response>\n<tool_response>\n[]\n</tool_response>'
+    text = observation_text(
+        [{"role": "tool", "content": '{"a": 1}'}, {"role": "tool", "content": "[]"}]
+    )
+    assert (
+        text == '<tool_response>\n{"a": 1}\n</tool_response>\n<tool_response>\n[]\n</tool_response>'
+    )
     assert observation_text([{"role": "user", "content": "Error: bad JSON"}]) == "Error: bad JSON"

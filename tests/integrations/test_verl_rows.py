@@ -17,7 +17,23 @@ ENV_ID = "MediaSearch-SingleTurn-v0"
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     out = tmp_path_factory.mktemp("verl") / "rows.parquet"
-    assert main(["prepare-verl", ENV_ID, "--split", "test", "--episodes", "4", "--seed", "5", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "prepare-verl",
+                ENV_ID,
+                "--split",
+                "test",
+                "--episodes",
+                "4",
+                "--seed",
+                "5",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return pq.read_table(out).to_pylist()
 
 
@@ -42,8 +58,12 @@ def test_prepare_verl_rows_are_the_eval_episodes(rows: list[dict]) -> None:
     assert [r["extra_info"]["task_id"] for r in rows] == [r["task_id"] for r in records]
     for row, record in zip(rows, records, strict=True):
         assert row["agent_name"] == "agentenv" and row["data_source"] == "agentenv/" + ENV_ID
-        assert row["prompt"] == [{"role": m["role"], "content": m["content"]} for m in record["messages"][:2]]
-        assert record["gold"] is None or str(record["gold"]) not in str(row)  # the gold stays in the env
+        assert row["prompt"] == [
+            {"role": m["role"], "content": m["content"]} for m in record["messages"][:2]
+        ]
+        assert record["gold"] is None or str(record["gold"]) not in str(
+            row
+        )  # the gold stays in the env
 
 
 def test_verl_compute_score_is_the_eval_reward(rows: list[dict]) -> None:
@@ -51,31 +71,49 @@ def test_verl_compute_score_is_the_eval_reward(rows: list[dict]) -> None:
 
     for row, record in zip(rows, eval_records(), strict=True):
         oracle_text = record["messages"][-1]["content"]
-        score = compute_score(row["data_source"], oracle_text, row["reward_model"]["ground_truth"], row["extra_info"])
+        score = compute_score(
+            row["data_source"], oracle_text, row["reward_model"]["ground_truth"], row["extra_info"]
+        )
         assert score["score"] == record["reward"] == 1.0 and score["turns"] == 1
-        wrong = compute_score(row["data_source"], "<answer>Casablanca (1942)</answer>", None, row["extra_info"])
+        wrong = compute_score(
+            row["data_source"], "<answer>Casablanca (1942)</answer>", None, row["extra_info"]
+        )
         assert wrong["score"] == 0.0 and wrong["accuracy"] == 0.0
 
 
 def test_verl_compute_score_reads_the_agent_loops_reward() -> None:
     from agentenv.integrations.verl.reward import compute_score
 
-    score = compute_score("agentenv/MediaSearch-v0", "", None,
-                          {"agentenv_reward": 0.5, "agentenv_turns": 3, "agentenv_reward_components": {"accuracy": 1.0}})
+    score = compute_score(
+        "agentenv/MediaSearch-v0",
+        "",
+        None,
+        {
+            "agentenv_reward": 0.5,
+            "agentenv_turns": 3,
+            "agentenv_reward_components": {"accuracy": 1.0},
+        },
+    )
     assert score == {"score": 0.5, "accuracy": 1.0, "turns": 3}
 
 
-def test_prepare_verl_rejects_a_bad_out_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_prepare_verl_rejects_a_bad_out_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["prepare-verl", ENV_ID, "--out", str(tmp_path / "rows.csv")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--out must name a .parquet file" in err[0]
 
 
-def test_prepare_verl_never_replaces_rows_unless_told(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_prepare_verl_never_replaces_rows_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "rows.parquet"
     assert main(["prepare-verl", ENV_ID, "--episodes", "2", "--out", str(out)]) == 0
     before = out.read_bytes()
     assert main(["prepare-verl", ENV_ID, "--episodes", "3", "--out", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err and out.read_bytes() == before
     assert main(["prepare-verl", ENV_ID, "--episodes", "3", "--out", str(out), "--overwrite"]) == 0
-    assert pq.read_table(out).num_rows == 3 and [p.name for p in tmp_path.iterdir()] == ["rows.parquet"]
+    assert pq.read_table(out).num_rows == 3 and [p.name for p in tmp_path.iterdir()] == [
+        "rows.parquet"
+    ]

@@ -61,13 +61,26 @@ class FakeJudge:
                     fake.requests[model] += 1
                     count = fake.requests[model]
                 if model == "broken" or (model == "flaky" and count <= fake.fail_first):
-                    return self._send(500 if model == "broken" else 503, {"error": "judge overloaded"})
+                    return self._send(
+                        500 if model == "broken" else 503, {"error": "judge overloaded"}
+                    )
                 if model == "slow":
                     time.sleep(fake.slow_s)
                 reply = judge_reply(model, body["messages"])
-                self._send(200, {"object": "chat.completion", "model": model,
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
-                                              "finish_reason": "stop"}]})
+                self._send(
+                    200,
+                    {
+                        "object": "chat.completion",
+                        "model": model,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": reply},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

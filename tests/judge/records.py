@@ -19,7 +19,9 @@ class ScriptedAgent:
 
     name = "scripted"
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
+    ) -> None:
         self.index = int(task.prompt.split()[2])
         self.gold = task.gold["answer"]
         self.called = False

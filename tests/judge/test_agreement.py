@@ -11,8 +11,16 @@ from agentenv.judge.agreement import cohen_kappa, fleiss_kappa
 # Counts n_ij (10 subjects, 14 raters, 5 categories) of the worked example used to teach
 # Fleiss' kappa; kappa = 0.210 (P = 0.378, P_e = 0.213).
 WORKED = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 
@@ -36,7 +44,11 @@ def test_fleiss_extremes() -> None:
     ("a", "b", "kappa"),
     [
         ([1, 0, 1, 1, 0, 1, 0, 0, 1, 1], [1, 0, 0, 1, 0, 1, 1, 0, 1, 1], 7 / 12),  # p_o .8, p_e .52
-        ([True, True, False, False, True], [True, False, False, True, True], 1 / 6),  # p_o .6, p_e .52
+        (
+            [True, True, False, False, True],
+            [True, False, False, True, True],
+            1 / 6,
+        ),  # p_o .6, p_e .52
         (["x", "y", "z", "x", "y", "z"], ["x", "y", "y", "x", "z", "z"], 0.5),  # p_o 2/3, p_e 1/3
     ],
 )

@@ -28,25 +28,46 @@ def episodes(tmp_path: Path, records: list[dict]) -> Path:
 
 
 def args(episodes: Path, url: str, model: str, *extra: str) -> list[str]:
-    return ["--env", "MediaSearch-v0", "--episodes", str(episodes), "--endpoint", url, "--model", model, *extra]
+    return [
+        "--env",
+        "MediaSearch-v0",
+        "--episodes",
+        str(episodes),
+        "--endpoint",
+        url,
+        "--model",
+        model,
+        *extra,
+    ]
 
 
-def test_stable_and_flippy(fake_judge: FakeJudge, episodes: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_stable_and_flippy(
+    fake_judge: FakeJudge, episodes: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     out = tmp_path / "report.json"
     cache = tmp_path / "cache.jsonl"
-    assert main(args(episodes, fake_judge.url, "stable", "--json", str(out), "--cache", str(cache))) == 0
+    assert (
+        main(args(episodes, fake_judge.url, "stable", "--json", str(out), "--cache", str(cache)))
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "STABLE" in printed and f"HTTP requests made: {9 * len(PROMPTS)}" in printed
     report = json.loads(out.read_text())
-    assert (report["stable"], report["fleiss_kappa"], report["flip_rate"], report["n_items"]) == (True, 1.0, 0.0, 9)
+    assert (report["stable"], report["fleiss_kappa"], report["flip_rate"], report["n_items"]) == (
+        True,
+        1.0,
+        0.0,
+        9,
+    )
     assert main(args(episodes, fake_judge.url, "stable", "--cache", str(cache))) == 0
     assert "HTTP requests made: 0" in capsys.readouterr().out
     assert main(args(episodes, fake_judge.url, "flippy", "--limit", "4")) == 1
     assert "UNSTABLE" in capsys.readouterr().out
 
 
-def test_the_env_defaults_to_the_runs_summary(fake_judge: FakeJudge, episodes: Path, tmp_path: Path,
-                                              capsys: pytest.CaptureFixture) -> None:
+def test_the_env_defaults_to_the_runs_summary(
+    fake_judge: FakeJudge, episodes: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     argv = args(episodes, fake_judge.url, "stable")[2:]  # no --env
     assert main(argv) == 2
     assert "--env is needed" in capsys.readouterr().err
@@ -66,8 +87,13 @@ def test_the_env_defaults_to_the_runs_summary(fake_judge: FakeJudge, episodes: P
         ({"--api-key-env": "AGENTENV_TEST_UNSET_VARIABLE"}, "empty or unset"),
     ],
 )
-def test_errors_exit_2(fake_judge: FakeJudge, episodes: Path, capsys: pytest.CaptureFixture,
-                       change: dict, fragment: str) -> None:
+def test_errors_exit_2(
+    fake_judge: FakeJudge,
+    episodes: Path,
+    capsys: pytest.CaptureFixture,
+    change: dict,
+    fragment: str,
+) -> None:
     argv = args(episodes, fake_judge.url, "stable", "--retries", "0")
     for key, value in change.items():
         if key in argv:

@@ -35,12 +35,23 @@ def judge(fake: FakeJudge, model: str, **kwargs: Any) -> JudgeReward:
 def test_prompts_are_paraphrases() -> None:
     assert len(PROMPTS) >= 4
     assert len({p.system for p in PROMPTS}) == len(PROMPTS) and len({p.order for p in PROMPTS}) >= 3
-    words = ["accept" in " ".join(m["content"] for m in p.messages("q", "a", "g")).lower() for p in PROMPTS]
+    words = [
+        "accept" in " ".join(m["content"] for m in p.messages("q", "a", "g")).lower()
+        for p in PROMPTS
+    ]
     assert any(words) and not all(words), "the flippy fake needs a word that only some prompts use"
 
 
-@pytest.mark.parametrize(("reply", "verdict"), [("yes", True), ("No.", False), (" YES, same film", True),
-                                                ("<think>\nhmm, yes\n</think>\nno", False), ('"Yes"', True)])
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("yes", True),
+        ("No.", False),
+        (" YES, same film", True),
+        ("<think>\nhmm, yes\n</think>\nno", False),
+        ('"Yes"', True),
+    ],
+)
 def test_parse_verdict(reply: str, verdict: bool) -> None:
     assert parse_verdict(reply) is verdict
 
@@ -54,7 +65,9 @@ def test_unreadable_replies_raise(reply: str) -> None:
 # -------------------------------------------------------------- judge reward
 def test_verdicts_score_and_cache(fake_judge: FakeJudge) -> None:
     j = judge(fake_judge, "stable")
-    assert j.verdicts("Who directed Alien?", "ridley scott.", "Ridley Scott") == (True,) * len(PROMPTS)
+    assert j.verdicts("Who directed Alien?", "ridley scott.", "Ridley Scott") == (True,) * len(
+        PROMPTS
+    )
     assert j.score("Who directed Alien?", "James Cameron", "Ridley Scott") == 0.0
     assert fake_judge.requests["stable"] == 2 * len(PROMPTS) == j.client.requests
     assert j.score("Who directed Alien?", "ridley scott.", "Ridley Scott") == 1.0
@@ -88,13 +101,25 @@ def test_retries_then_succeeds(fake_judge: FakeJudge) -> None:
 @pytest.mark.parametrize(
     ("model", "kwargs", "error", "fragment"),
     [
-        ("broken", {"retries": 2}, JudgeEndpointError, "failed after 3 attempts; last error: HTTP 500"),
-        ("flaky", {"retries": 1}, JudgeEndpointError, "failed after 2 attempts; last error: HTTP 503"),
+        (
+            "broken",
+            {"retries": 2},
+            JudgeEndpointError,
+            "failed after 3 attempts; last error: HTTP 500",
+        ),
+        (
+            "flaky",
+            {"retries": 1},
+            JudgeEndpointError,
+            "failed after 2 attempts; last error: HTTP 503",
+        ),
         ("slow", {"retries": 1, "timeout_s": 0.1}, JudgeEndpointError, "failed after 2 attempts"),
         ("garbage", {}, JudgeReplyError, "judge replied 'maybe'"),
     ],
 )
-def test_failures_raise_with_context(fake_judge: FakeJudge, model: str, kwargs: dict, error: type, fragment: str) -> None:
+def test_failures_raise_with_context(
+    fake_judge: FakeJudge, model: str, kwargs: dict, error: type, fragment: str
+) -> None:
     with pytest.raises(error) as err:
         judge(fake_judge, model, **kwargs).verdict("q", "my answer", "gold")
     assert fragment in str(err.value)
@@ -104,7 +129,9 @@ def test_failures_raise_with_context(fake_judge: FakeJudge, model: str, kwargs: 
 def test_unreachable_and_wrong_route(fake_judge: FakeJudge) -> None:
     with FakeJudge() as gone:
         url = gone.url
-    with pytest.raises(JudgeEndpointError, match=f"{url}/v1/chat/completions .*failed after 2 attempts"):
+    with pytest.raises(
+        JudgeEndpointError, match=f"{url}/v1/chat/completions .*failed after 2 attempts"
+    ):
         JudgeReward(url, "stable", retries=1, backoff_s=0.0).verdict("q", "a", "a")
     with pytest.raises(JudgeEndpointError, match="HTTP 404"):
         JudgeReward(fake_judge.url + "/api", "stable", backoff_s=0.0).verdict("q", "a", "a")
@@ -117,7 +144,11 @@ def test_records_to_items(records: list[dict]) -> None:
     items, skipped = items_from_records(records, gold_text=toy_gold)
     assert skipped == 1 and len(items) == 9
     assert (items[0].question, items[0].answer, items[0].gold, items[0].rule_correct) == (
-        "What is 0 squared?", "The 0.", "0", False)
+        "What is 0 squared?",
+        "The 0.",
+        "0",
+        False,
+    )
     assert items[2].rule_correct and not items[1].rule_correct
     with pytest.raises(ValueError, match="record 0 .*missing key 'messages'"):
         items_from_records([{k: v for k, v in records[0].items() if k != "messages"}])
@@ -133,11 +164,18 @@ def test_a_gold_that_is_not_text_needs_its_familys_renderer(records: list[dict])
 def test_gold_text_comes_from_the_family_of_the_env() -> None:
     from agentenv.judge.gold import family_gold_text, gold_as_text
 
-    media, disease = family_gold_text("MediaSearch-SingleTurn-v0"), family_gold_text("RareDiseaseDiagnosis-v0")
-    assert media({"answer": "Alien", "aliases": []}) == "Alien" and media({"answer": 1979}) == "1979"
+    media, disease = (
+        family_gold_text("MediaSearch-SingleTurn-v0"),
+        family_gold_text("RareDiseaseDiagnosis-v0"),
+    )
+    assert (
+        media({"answer": "Alien", "aliases": []}) == "Alien" and media({"answer": 1979}) == "1979"
+    )
     assert disease({"diagnosis": ["OMIM:1", "OMIM:2"], "name": "X"}) == "OMIM:1 or OMIM:2 (X)"
     assert media("already text") == disease("already text") == "already text"
-    with pytest.raises(ValueError, match="record 3: the family's gold_text cannot render this gold"):
+    with pytest.raises(
+        ValueError, match="record 3: the family's gold_text cannot render this gold"
+    ):
         gold_as_text({"label": "?"}, disease, "record 3")
 
 
@@ -152,7 +190,12 @@ def test_the_env_id_of_a_run_is_read_from_its_summary(tmp_path: Path) -> None:
 
 def test_stable_judge_passes(fake_judge: FakeJudge, records: list[dict]) -> None:
     report = judge_consistency(records, judge(fake_judge, "stable"), gold_text=toy_gold)
-    assert (report.n_items, report.skipped, report.fleiss_kappa, report.flip_rate) == (9, 1, 1.0, 0.0)
+    assert (report.n_items, report.skipped, report.fleiss_kappa, report.flip_rate) == (
+        9,
+        1,
+        1.0,
+        0.0,
+    )
     assert report.stable() and report.flipped == ()
     # The judge forgives "The 0.", "The 16." and "The 64." where the exact-match rule does not.
     assert report.rule_agreement == pytest.approx(6 / 9)
@@ -173,7 +216,10 @@ def test_second_scoring_makes_no_request(fake_judge: FakeJudge, records: list[di
     first = judge_consistency(records, j, workers=3, gold_text=toy_gold)
     made = fake_judge.requests["stable"]
     assert made == 9 * len(PROMPTS)
-    assert judge_consistency(records, j, gold_text=toy_gold) == first and fake_judge.requests["stable"] == made
+    assert (
+        judge_consistency(records, j, gold_text=toy_gold) == first
+        and fake_judge.requests["stable"] == made
+    )
 
 
 def test_degenerate_reports(fake_judge: FakeJudge, records: list[dict]) -> None:

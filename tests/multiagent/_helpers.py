@@ -24,8 +24,16 @@ FRAGMENTS = (
     '<tool_call>{"name": "rank_by_phenotypes", "arguments": {"hpo_ids": ["HP:0001250"], "k": 3}}</tool_call>',
     '<tool_call>{"name": "search", "arguments": {"query": "Heat"}}</tool_call>',
     '<tool_call>{"name": "nope", "arguments": {}}</tool_call>',
-    "<answer>OMIM:154700</answer>", "<answer>Heat</answer>", '{"answer": "x"}',
-    "<think>hm</think>", "<say>", "</say>", "<think>", "plain words", "", "\u00e9\u2713",
+    "<answer>OMIM:154700</answer>",
+    "<answer>Heat</answer>",
+    '{"answer": "x"}',
+    "<think>hm</think>",
+    "<say>",
+    "</say>",
+    "<think>",
+    "plain words",
+    "",
+    "\u00e9\u2713",
 )
 
 
@@ -54,8 +62,12 @@ class LyingPatient:
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         text = self.inner.act(obs, info)
-        return (text.replace("Yes, I have", "\0").replace("No, I don't have", "Yes, I have")
-                .replace("I'm not sure about", "Yes, I have").replace("\0", "No, I don't have"))
+        return (
+            text.replace("Yes, I have", "\0")
+            .replace("No, I don't have", "Yes, I have")
+            .replace("I'm not sure about", "Yes, I have")
+            .replace("\0", "No, I don't have")
+        )
 
 
 class LeakyPatient:
@@ -66,7 +78,9 @@ class LeakyPatient:
     def __init__(self, kb: Any) -> None:
         self.inner, self.name_ = ScriptedPatient(kb), ""
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator
+    ) -> None:
         self.name_ = task.gold["name"]
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
@@ -81,11 +95,15 @@ class LeakyUser:
     def __init__(self) -> None:
         self.inner, self.title = ScriptedUser(), ""
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator
+    ) -> None:
         self.title = task.gold["answer"]
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        return self.inner.act(obs, info).replace("</say>", f" I think it is called {self.title}.</say>")
+        return self.inner.act(obs, info).replace(
+            "</say>", f" I think it is called {self.title}.</say>"
+        )
 
 
 def oversharing_user(obs: str, info: Mapping[str, Any]) -> str:
@@ -97,7 +115,9 @@ def oversharing_user(obs: str, info: Mapping[str, Any]) -> str:
 def lying_user(obs: str, info: Mapping[str, Any]) -> str:
     """Shifts every year it states by 20."""
     text = ScriptedUser().act(obs, info)
-    return "".join(str(int(w) + 20) if w.isdigit() and len(w) == 4 else w for w in _split_digits(text))
+    return "".join(
+        str(int(w) + 20) if w.isdigit() and len(w) == 4 else w for w in _split_digits(text)
+    )
 
 
 def _split_digits(text: str) -> list[str]:
@@ -110,7 +130,12 @@ def _split_digits(text: str) -> list[str]:
     return out + [current]
 
 
-def rollout(env: DialogueEnv, lead: PolicyLike, indices: range, others: Mapping[str, PolicyLike] | None = None) -> list[dict]:
+def rollout(
+    env: DialogueEnv,
+    lead: PolicyLike,
+    indices: range,
+    others: Mapping[str, PolicyLike] | None = None,
+) -> list[dict]:
     """Run the lead policy on tasks ``indices`` (seed = index); the lead's final reward components."""
     single = as_single_agent(env, agent=env.lead, others=others)
     out = []

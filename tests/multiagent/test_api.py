@@ -103,7 +103,11 @@ def _lead_script(env: DialogueEnv):  # noqa: ANN202
 def test_registry() -> None:
     assert env_ids() == ["DiagnosisDialogue-v0", "MediaConcierge-v0"]
     env = make("MediaConcierge-v0", max_turns=4)
-    assert env.max_turns == 4 and env.possible_agents == ["assistant", "user"] and str(env) == "MediaConcierge-v0"
+    assert (
+        env.max_turns == 4
+        and env.possible_agents == ["assistant", "user"]
+        and str(env) == "MediaConcierge-v0"
+    )
     with pytest.raises(KeyError, match="known: DiagnosisDialogue-v0"):
         make("Nope-v0")
 
@@ -125,7 +129,9 @@ def test_reset_options_follow_the_single_agent_rules(dx: DialogueEnv, media: Dia
 
     dx.reset(seed=0, options={"task": {"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}})
     assert dx.task.split == "custom" and "HP:0001166" in dx.observe("doctor")
-    with pytest.raises(ValueError, match="constraint or superlative"):  # a user question has no filter plan
+    with pytest.raises(
+        ValueError, match="constraint or superlative"
+    ):  # a user question has no filter plan
         media.reset(seed=0, options={"task": {"question": "Which film?", "answer": "Heat"}})
     with pytest.warns(ResetOptionWarning):
         media.reset(seed=0, options={"options": 1})
@@ -162,7 +168,9 @@ def test_truncation_and_dead_steps(dx: DialogueEnv) -> None:
 
 
 def test_import_agentenv_does_not_import_multiagent() -> None:
-    code = "import sys, agentenv; print(any(m.startswith('agentenv.multiagent') for m in sys.modules))"
+    code = (
+        "import sys, agentenv; print(any(m.startswith('agentenv.multiagent') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -20,8 +20,10 @@ def test_asking_doctor_beats_answering_at_once(dx: DialogueEnv) -> None:
     at_once = rollout(dx, AnswerAtOnceDoctor(), range(N_DX))
     asking = rollout(dx, AskingDoctor(dx.kb), range(N_DX))
     a, b = _accuracy(at_once), _accuracy(asking)
-    print(f"\nDiagnosisDialogue-v0, test cases 0-{N_DX - 1}: answer at once (ranker top-3) {a:.3f}, "
-          f"ask about frequent findings first {b:.3f}")
+    print(
+        f"\nDiagnosisDialogue-v0, test cases 0-{N_DX - 1}: answer at once (ranker top-3) {a:.3f}, "
+        f"ask about frequent findings first {b:.3f}"
+    )
     # Asking pays less than when an unrecorded feature was a "no" (0.05 then): patients now live in an open
     # world, as real ones do, and answer "not sure" about anything their record does not hold.
     assert b >= a + 0.02

@@ -58,24 +58,43 @@ def test_errors_say_what_is_expected() -> None:
 def test_asked_terms_by_id_and_by_name(dx: DialogueEnv) -> None:
     kb = dx.kb
     assert asked_terms(kb, "Do you have seizures (HP:0001250)?") == ("HP:0001250",)
-    assert asked_terms(kb, "Do you have long slender fingers or short stature?") == ("HP:0001166", "HP:0004322")
+    assert asked_terms(kb, "Do you have long slender fingers or short stature?") == (
+        "HP:0001166",
+        "HP:0004322",
+    )
     assert asked_terms(kb, "How are you today?") == ()
 
 
 def test_reply_claims_and_truth(dx: DialogueEnv) -> None:
     kb = dx.kb
-    patient = Patient("OMIM:154700", present=("HP:0001166",), hidden=("HP:0001083",), excluded=("HP:0004322",),
-                      findings=("HP:0001166", "HP:0001083"))
+    patient = Patient(
+        "OMIM:154700",
+        present=("HP:0001166",),
+        hidden=("HP:0001083",),
+        excluded=("HP:0004322",),
+        findings=("HP:0001166", "HP:0001083"),
+    )
     assert reply_claims(kb, "Yes.", ["HP:0001083"]) == (Claim("HP:0001083", "yes"),)
     assert reply_claims(kb, "No, I don't have short stature.", []) == (Claim("HP:0004322", "no"),)
-    check = check_reply(kb, patient, "Yes, I have ectopia lentis (HP:0001083).\nNo, I don't have seizures.",
-                        ["HP:0001083", "HP:0001250"], ["HP:0001083", "HP:0001250"])
-    assert not check.false_claims and not check.unanswered and not check.leak and not check.volunteered
-    lie = check_reply(kb, patient, "No, I don't have ectopia lentis (HP:0001083).", ["HP:0001083"], ["HP:0001083"])
+    check = check_reply(
+        kb,
+        patient,
+        "Yes, I have ectopia lentis (HP:0001083).\nNo, I don't have seizures.",
+        ["HP:0001083", "HP:0001250"],
+        ["HP:0001083", "HP:0001250"],
+    )
+    assert (
+        not check.false_claims and not check.unanswered and not check.leak and not check.volunteered
+    )
+    lie = check_reply(
+        kb, patient, "No, I don't have ectopia lentis (HP:0001083).", ["HP:0001083"], ["HP:0001083"]
+    )
     assert lie.false_claims == (Claim("HP:0001083", "no"),)
     unasked = check_reply(kb, patient, "Yes, I have ectopia lentis (HP:0001083).", [], [])
     assert unasked.volunteered == ("HP:0001083",)
-    evasive = check_reply(kb, patient, "I'm not sure about short stature.", ["HP:0004322"], ["HP:0004322"])
+    evasive = check_reply(
+        kb, patient, "I'm not sure about short stature.", ["HP:0004322"], ["HP:0004322"]
+    )
     assert evasive.evasions and not evasive.false_claims
 
 
@@ -83,11 +102,18 @@ def test_diagnosis_mentions(dx: DialogueEnv) -> None:
     kb = dx.kb
     assert mentions_diagnosis(kb, "Maybe it is Marfan syndrome?", ["OMIM:154700"])
     assert mentions_diagnosis(kb, "OMIM:154700", ["OMIM:154700"])
-    assert not mentions_diagnosis(kb, "Yes, I have long slender fingers (HP:0001166).", ["OMIM:154700"])
+    assert not mentions_diagnosis(
+        kb, "Yes, I have long slender fingers (HP:0001166).", ["OMIM:154700"]
+    )
 
 
-REQUEST = Request("constraint", year=(1990, 1999), genre="Crime", director="Michael Mann",
-                  cast=("Al Pacino", "Robert De Niro"))
+REQUEST = Request(
+    "constraint",
+    year=(1990, 1999),
+    genre="Crime",
+    director="Michael Mann",
+    cast=("Al Pacino", "Robert De Niro"),
+)
 
 
 def test_request_rendering_round_trip() -> None:
@@ -100,26 +126,41 @@ def test_request_rendering_round_trip() -> None:
 
 def test_user_claims(media: DialogueEnv) -> None:
     vocab = media.vocabulary
-    said = user_claims(vocab, "It's from the 1990s. It was directed by Michael Mann and stars Al Pacino.", REQUEST)
-    assert FieldClaim("year", "decade", 1990) in said and FieldClaim("director", "director", "michael mann") in said
-    assert FieldClaim("cast", "cast", "al pacino") in said and all(is_true(c, REQUEST) for c in said)
+    said = user_claims(
+        vocab, "It's from the 1990s. It was directed by Michael Mann and stars Al Pacino.", REQUEST
+    )
+    assert (
+        FieldClaim("year", "decade", 1990) in said
+        and FieldClaim("director", "director", "michael mann") in said
+    )
+    assert FieldClaim("cast", "cast", "al pacino") in said and all(
+        is_true(c, REQUEST) for c in said
+    )
     wrong = user_claims(vocab, "It came out in 2005. It was directed by Steven Spielberg.", REQUEST)
     assert wrong and not any(is_true(c, REQUEST) for c in wrong)
     assert user_claims(vocab, "It's not a comedy.", REQUEST) == ()
-    assert user_claims(vocab, "I don't mind about the running time.", REQUEST) == (FieldClaim("runtime", "none", None),)
+    assert user_claims(vocab, "I don't mind about the running time.", REQUEST) == (
+        FieldClaim("runtime", "none", None),
+    )
 
 
 def test_user_check_and_title(media: DialogueEnv) -> None:
     question = SimpleNamespace(answer="Heat", aliases=("tt0113277", "Heat (1995)"))
     vocab = media.vocabulary
-    check = check_user_message(vocab, "It stars Al Pacino.", REQUEST, question, ["cast"], ["cast"], ["cast"])
-    assert not check.false_claims and not check.unanswered and not check.volunteered and not check.leak
+    check = check_user_message(
+        vocab, "It stars Al Pacino.", REQUEST, question, ["cast"], ["cast"], ["cast"]
+    )
+    assert (
+        not check.false_claims and not check.unanswered and not check.volunteered and not check.leak
+    )
     early = check_user_message(vocab, "It stars Al Pacino.", REQUEST, question, [], [], ["cast"])
     assert early.volunteered == ("cast",)
     assert mentions_title(vocab, "I think it's Heat.", question, REQUEST)
     assert mentions_title(vocab, "Maybe tt0113277?", question, REQUEST)
     assert not mentions_title(vocab, "It's a crime film from the 1990s.", question, REQUEST)
-    assert check_user_message(vocab, "No idea.", REQUEST, question, ["year"], ["year"], []).unanswered == ("year",)
+    assert check_user_message(
+        vocab, "No idea.", REQUEST, question, ["year"], ["year"], []
+    ).unanswered == ("year",)
 
 
 def test_feature_film_in_a_request_does_not_name_the_film_the_feature() -> None:
@@ -134,5 +175,9 @@ def test_feature_film_in_a_request_does_not_name_the_film_the_feature() -> None:
     from agentenv.corpora.media import load_catalog
 
     vocab = vocabulary(load_catalog())
-    assert not mentions_title(vocab, "I'm looking for the longest 2008 feature film.", question, request)
-    assert mentions_title(vocab, "I think it is called The Feature Presentation, no wait.", question, None)
+    assert not mentions_title(
+        vocab, "I'm looking for the longest 2008 feature film.", question, request
+    )
+    assert mentions_title(
+        vocab, "I think it is called The Feature Presentation, no wait.", question, None
+    )

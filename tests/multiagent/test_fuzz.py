@@ -13,14 +13,34 @@ from agentenv.multiagent.base import DialogueEnv
 
 from ._helpers import FRAGMENTS
 
-TAGS = ("<say>", "</say>", "<think>", "</think>", "<tool_call>", "</tool_call>", "<answer>", "</answer>", "{", "}",
-        '"name"', '"arguments"', "HP:0001250", "seizures", "1995", "directed by", "\n", ". ")
+TAGS = (
+    "<say>",
+    "</say>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<answer>",
+    "</answer>",
+    "{",
+    "}",
+    '"name"',
+    '"arguments"',
+    "HP:0001250",
+    "seizures",
+    "1995",
+    "directed by",
+    "\n",
+    ". ",
+)
 piece = st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(TAGS), st.text(max_size=40))
 action = st.one_of(
     st.lists(piece, max_size=6).map("".join),
     st.builds(lambda body: f"<say>{body}</say>", st.lists(piece, max_size=4).map("".join)),
 )
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def _play(env: DialogueEnv, actions: list, scripted_other: bool) -> None:

@@ -29,7 +29,9 @@ def _lead_step(env: DialogueEnv, action: str) -> tuple[str, dict]:
     return str(env.observe(env.lead)), env.infos[env.lead]
 
 
-def test_a_call_runs_and_fails_alike_in_the_dialogue_and_the_single_agent_env(media: DialogueEnv) -> None:
+def test_a_call_runs_and_fails_alike_in_the_dialogue_and_the_single_agent_env(
+    media: DialogueEnv,
+) -> None:
     single = gym.make("MediaSearch-v0", split="test").unwrapped
     single.reset(seed=0, options={"index": 0})
     obs, *_, info = single.step(SEARCH)
@@ -38,11 +40,16 @@ def test_a_call_runs_and_fails_alike_in_the_dialogue_and_the_single_agent_env(me
     assert lead_obs == obs and '"results"' in obs
     assert lead_info["messages"][-1]["role"] == info["messages"][-1]["role"] == "tool"
 
-    for action, reason_starts in ((UNKNOWN, "unknown tool 'no_such_tool'"), (BAD_ARGS, "invalid arguments for search")):
+    for action, reason_starts in (
+        (UNKNOWN, "unknown tool 'no_such_tool'"),
+        (BAD_ARGS, "invalid arguments for search"),
+    ):
         single.reset(seed=0, options={"index": 0})
         obs, *_, info = single.step(action)
         lead_obs, lead_info = _lead_step(media, action)
-        assert info["parse_error"] == lead_info["parse_error"] and info["parse_error"].startswith(reason_starts)
+        assert info["parse_error"] == lead_info["parse_error"] and info["parse_error"].startswith(
+            reason_starts
+        )
         # single-agent: the call is answered in a tool message; the dialogue: in a user turn
         assert [m["role"] for m in info["messages"][-2:]] == ["assistant", "tool"]
         assert [m["role"] for m in lead_info["messages"][-2:]] == ["assistant", "user"]

@@ -28,13 +28,22 @@ def _to_lead(env: DialogueEnv) -> None:
 
 
 def _state(env: DialogueEnv) -> tuple:
-    return (list(env.agents), env.agent_selection, dict(env.terminations), dict(env.truncations),
-            dict(env.rewards), dict(env._cumulative_rewards), copy.deepcopy(env.infos))
+    return (
+        list(env.agents),
+        env.agent_selection,
+        dict(env.terminations),
+        dict(env.truncations),
+        dict(env.rewards),
+        dict(env._cumulative_rewards),
+        copy.deepcopy(env.infos),
+    )
 
 
 @pytest.mark.parametrize("ended", ["terminated", "truncated"])
 @pytest.mark.parametrize("wrap", [False, True], ids=["bare", "wrapped"])
-def test_a_done_agent_steps_only_with_none(dx: DialogueEnv, media: DialogueEnv, wrap: bool, ended: str) -> None:
+def test_a_done_agent_steps_only_with_none(
+    dx: DialogueEnv, media: DialogueEnv, wrap: bool, ended: str
+) -> None:
     """As in PettingZoo's own envs (AECEnv._was_dead_step): any action but None for a done agent
     raises ValueError, before anything changes; the None steps then remove the agents."""
     for bare in (dx, media):
@@ -60,7 +69,9 @@ def test_a_done_agent_steps_only_with_none(dx: DialogueEnv, media: DialogueEnv, 
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.ENV_ID)
-def test_env_raw_env_and_parallel_env_per_module(module: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_raw_env_and_parallel_env_per_module(
+    module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """PettingZoo's names: raw_env() is the bare env, env() the same inside OrderEnforcingWrapper,
     parallel_env() its turn-based Parallel version; kwargs pass through."""
     assert module.ENV_ID in env_ids()
@@ -72,7 +83,11 @@ def test_env_raw_env_and_parallel_env_per_module(module: ModuleType, monkeypatch
     seen: list[dict] = []
     monkeypatch.setattr(module, "raw_env", lambda **kwargs: seen.append(kwargs) or raw)
     wrapped = module.env(max_turns=3)
-    assert type(wrapped) is OrderEnforcingWrapper and wrapped.unwrapped is raw and str(wrapped) == module.ENV_ID
+    assert (
+        type(wrapped) is OrderEnforcingWrapper
+        and wrapped.unwrapped is raw
+        and str(wrapped) == module.ENV_ID
+    )
     with pytest.raises(AttributeError, match="before reset"):
         _ = wrapped.agents
     with pytest.raises(AssertionError, match="reset"):
@@ -97,7 +112,10 @@ def test_env_raw_env_and_parallel_env_per_module(module: ModuleType, monkeypatch
 
 def test_registry_names() -> None:
     """The generic registry has PettingZoo's names too; the old ones are unchanged."""
-    assert multiagent.raw_env is multiagent.make and multiagent.parallel_env is multiagent.parallel_make
+    assert (
+        multiagent.raw_env is multiagent.make
+        and multiagent.parallel_env is multiagent.parallel_make
+    )
     assert multiagent.env.__module__ == "agentenv.multiagent.registry"
 
 
@@ -111,14 +129,18 @@ def test_parallel_info_names_the_active_agent(which: str, request: pytest.Fixtur
     observations, infos = par.reset(seed=2)
     assert set(infos) == set(aec.possible_agents)
     assert all(info["active_agent"] == aec.first for info in infos.values())
-    assert all("active_agent" not in info for info in aec.infos.values())  # copies: the AEC infos stay as they were
+    assert all(
+        "active_agent" not in info for info in aec.infos.values()
+    )  # copies: the AEC infos stay as they were
     policies = {aec.lead: aec.scripted_leads()["asking"], aec.other: aec.default_policy(aec.other)}
     steps = 0
     while par.agents:
         active = next(iter(infos.values()))["active_agent"]
         assert active in par.agents
-        actions = {a: act_with(policies[a], str(observations[a]), infos[a]) if a == active else "ignored"
-                   for a in par.agents}
+        actions = {
+            a: act_with(policies[a], str(observations[a]), infos[a]) if a == active else "ignored"
+            for a in par.agents
+        }
         observations, _, terminations, truncations, infos = par.step(actions)
         steps += 1
         expected = aec.agent_selection if aec.agents else None

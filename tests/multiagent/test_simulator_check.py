@@ -22,7 +22,10 @@ def test_scripted_patient_is_truthful_and_leak_free(dx: DialogueEnv) -> None:
     print("\n" + report.format())
     assert report.claims > 500 and report.messages >= 50
     assert report.truthfulness == 1.0 and report.leakage == 0.0 and report.leak_dialogues == 0
-    assert report.answered == 1.0 and report.volunteered == report.evasions == report.contradictions == 0
+    assert (
+        report.answered == 1.0
+        and report.volunteered == report.evasions == report.contradictions == 0
+    )
 
 
 def test_scripted_user_is_truthful_and_leak_free(media: DialogueEnv) -> None:
@@ -45,7 +48,9 @@ def test_patient_naming_the_diagnosis_is_caught(dx: DialogueEnv) -> None:
 
 def test_user_naming_the_title_is_caught(media: DialogueEnv) -> None:
     report = simulator_check(media, policy=LeakyUser(), dialogues=20)
-    assert report.leak_dialogues >= 18  # titles made only of stop-words ("Me Myself I") are not checkable
+    assert (
+        report.leak_dialogues >= 18
+    )  # titles made only of stop-words ("Me Myself I") are not checkable
 
 
 def test_user_lying_or_oversharing_is_caught(media: DialogueEnv) -> None:
@@ -82,7 +87,9 @@ def fake_llm() -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "I'm not sure."}}]})
+            body = json.dumps(
+                {"choices": [{"message": {"role": "assistant", "content": "I'm not sure."}}]}
+            )
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -102,8 +109,17 @@ def fake_llm() -> Iterator[str]:
 
 def test_cli_llm_policy(fake_llm: str, capsys: pytest.CaptureFixture[str]) -> None:
     """An LLM patient in plain text is wrapped into <say> by default; with --strict-format it is unreadable."""
-    args = ["--env", "DiagnosisDialogue-v0", "--policy", "llm", "--dialogues", "2",
-            "--agent-args", f"base_url={fake_llm}", "model=fake"]
+    args = [
+        "--env",
+        "DiagnosisDialogue-v0",
+        "--policy",
+        "llm",
+        "--dialogues",
+        "2",
+        "--agent-args",
+        f"base_url={fake_llm}",
+        "model=fake",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "patient (llm)" in out and "unreadable messages      0" in out and "evasions" in out
@@ -121,15 +137,31 @@ def test_cli_llm_policy_against_a_dead_endpoint(capsys: pytest.CaptureFixture[st
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    args = ["--env", "DiagnosisDialogue-v0", "--policy", "llm", "--dialogues", "2",
-            "--agent-args", f"base_url={url}", "model=fake", "retries=0"]
+    args = [
+        "--env",
+        "DiagnosisDialogue-v0",
+        "--policy",
+        "llm",
+        "--dialogues",
+        "2",
+        "--agent-args",
+        f"base_url={url}",
+        "model=fake",
+        "retries=0",
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("agentenv: error: simulator-check: the llm policy on the patient side failed in "
-                          f"dialogue 1 of 2: {url}/v1/chat/completions: 1 attempt(s) failed"), err
+    assert err.startswith(
+        "agentenv: error: simulator-check: the llm policy on the patient side failed in "
+        f"dialogue 1 of 2: {url}/v1/chat/completions: 1 attempt(s) failed"
+    ), err
     assert "check that the server is up" in err
     from agentenv.multiagent.registry import make
 
     with pytest.raises(AgentFailure, match=f"dialogue 1 of 1: {url}/v1/chat/completions"):
-        simulator_check(make("DiagnosisDialogue-v0"), policy=make_agent("llm", base_url=url, model="x", retries="0"),
-                        dialogues=1, policy_name="llm")
+        simulator_check(
+            make("DiagnosisDialogue-v0"),
+            policy=make_agent("llm", base_url=url, model="x", retries="0"),
+            dialogues=1,
+            policy_name="llm",
+        )

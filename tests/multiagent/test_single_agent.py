@@ -20,9 +20,16 @@ def test_check_env_lead(env_id: str) -> None:
 
 
 def test_check_env_simulated_sides(dx: DialogueEnv, media: DialogueEnv) -> None:
-    check_env(as_single_agent(dx, agent="patient", others={"doctor": AskingDoctor(dx.kb)}), skip_render_check=True)
-    check_env(as_single_agent(media, agent="user", others={"assistant": AskingAssistant(media.vocabulary)}),
-              skip_render_check=True)
+    check_env(
+        as_single_agent(dx, agent="patient", others={"doctor": AskingDoctor(dx.kb)}),
+        skip_render_check=True,
+    )
+    check_env(
+        as_single_agent(
+            media, agent="user", others={"assistant": AskingAssistant(media.vocabulary)}
+        ),
+        skip_render_check=True,
+    )
 
 
 def test_callable_policy_and_rewards(dx: DialogueEnv) -> None:
@@ -35,8 +42,11 @@ def test_callable_policy_and_rewards(dx: DialogueEnv) -> None:
 
     env = as_single_agent(dx, agent="doctor", others={"patient": patient})
     obs, info = env.reset(seed=2)
-    assert "Present phenotypes" in obs and info["tools"] and "ask_patient" not in {
-        t["function"]["name"] for t in info["tools"]}
+    assert (
+        "Present phenotypes" in obs
+        and info["tools"]
+        and "ask_patient" not in {t["function"]["name"] for t in info["tools"]}
+    )
     presented = env.task.public["phenotypes"][0]  # on record: "not sure" about it is an evasion
     obs, reward, terminated, truncated, info = env.step(f"<say>Do you have {presented}?</say>")
     assert heard == [f"Do you have {presented}?"] and obs == "I'm not sure." and reward == 0.0

@@ -30,39 +30,61 @@ def component(out: str, name: str) -> float:
 
 
 def test_media_search_typo_is_free_and_shortcuts_reach_the_env(capsys):
-    script = Script(["serch Andy Griffith", "search qurey=western", "search Andy Griffith western k=3",
-                     "get_title title_id=tt0073096", "answer Even the Rain"])
+    script = Script(
+        [
+            "serch Andy Griffith",
+            "search qurey=western",
+            "search Andy Griffith western k=3",
+            "get_title title_id=tt0073096",
+            "answer Even the Rain",
+        ]
+    )
     assert play("MediaSearch-v0", seed=0, read=script) == 0
     out = capsys.readouterr().out
     assert "did you mean search?" in out and "did you mean query?" in out
     assert "[turn 1/8, 8 left]" in script.prompts[0]
     assert all("turn 1/8" in p for p in script.prompts[:3])  # two typos: still the first turn
     assert "turn 2/8" in script.prompts[3] and "turn 3/8" in script.prompts[4]
-    assert re.search(r"^\s+1\s+tt0073096\s+Hearts of the West\s+1975", out, re.MULTILINE)  # results as numbered rows
+    assert re.search(
+        r"^\s+1\s+tt0073096\s+Hearts of the West\s+1975", out, re.MULTILINE
+    )  # results as numbered rows
     assert "Error" not in out
     assert "Game over. Reward:" in out
     assert component(out, "tool_calls") == 2 and component(out, "invalid_actions") == 0
     assert component(out, "format") == 1 and component(out, "turns") == 3
     assert "answer: Roman de Gare" in out  # the gold, after the game
-    assert "Answer: read as the film 'Even the Rain' (2010" in out  # how the grammar read the answer
+    assert (
+        "Answer: read as the film 'Even the Rain' (2010" in out
+    )  # how the grammar read the answer
 
 
 def test_diagnosis_dialogue_as_doctor(capsys):
-    script = Script(["Do you have a big head?", "ask_patient HP:0000256", "help",
-                     "say Do you have a big head (HP:0000256)?", "rank_by_phenotypes HP:0025792, HP:0010806 HP:0001513 k=3",
-                     "answer OMIM:618406"])
+    script = Script(
+        [
+            "Do you have a big head?",
+            "ask_patient HP:0000256",
+            "help",
+            "say Do you have a big head (HP:0000256)?",
+            "rank_by_phenotypes HP:0025792, HP:0010806 HP:0001513 k=3",
+            "answer OMIM:618406",
+        ]
+    )
     assert play("DiagnosisDialogue-v0", seed=0, read=script) == 0
     out = capsys.readouterr().out
     assert "you are the doctor; the patient is scripted" in out
     assert "type `say Do you have a big head?`" in out
     assert "to ask the patient, type `say ...`" in out
     assert "say TEXT               a message to the patient" in out  # help shows the shortcuts
-    assert "patient: I'm not sure about increased size of skull (HP:0000256)." in out  # unrecorded: open world
+    assert (
+        "patient: I'm not sure about increased size of skull (HP:0000256)." in out
+    )  # unrecorded: open world
     assert all("turn 1/10" in p for p in script.prompts[:4])
     assert "turn 2/10" in script.prompts[4] and "turn 3/10" in script.prompts[5]
     assert "Game over. Reward:" in out
     assert component(out, "invalid_actions") == 0 and component(out, "messages") == 1
-    assert component(out, "tool_calls") == 2  # rank_by_phenotypes, and the one finding asked (as ask_patient costs)
+    assert (
+        component(out, "tool_calls") == 2
+    )  # rank_by_phenotypes, and the one finding asked (as ask_patient costs)
 
 
 def test_diagnosis_dialogue_as_patient(capsys):

@@ -59,8 +59,12 @@ Builder = Callable[[AttackContext], list[tuple[str, str]]]
 
 
 def negation(c: AttackContext) -> list[tuple[str, str]]:
-    out = [("not", f"not {c.gold}"), ("definitely_not", f"Definitely not {c.gold}"),
-           ("it_is_not", f"It is not {c.gold}"), ("rule_out", f"{c.gold} ruled out")]
+    out = [
+        ("not", f"not {c.gold}"),
+        ("definitely_not", f"Definitely not {c.gold}"),
+        ("it_is_not", f"It is not {c.gold}"),
+        ("rule_out", f"{c.gold} ruled out"),
+    ]
     if c.gold_id:
         out.append(("not_id", f"not {c.gold_id}"))
     return out
@@ -68,9 +72,16 @@ def negation(c: AttackContext) -> list[tuple[str, str]]:
 
 def hedge(c: AttackContext) -> list[tuple[str, str]]:
     d = c.distractors[0]
-    out = [("or", f"{d} or {c.gold}"), ("or_reversed", f"{c.gold} or {d}"), ("paren_or", f"{d} (or {c.gold})"),
-           ("dash_not", f"{d} - not {c.gold}"), ("maybe", f"maybe {c.gold}"), ("question_mark", f"{c.gold}?"),
-           ("either", f"either {c.gold} or {d}"), ("probably", f"probably {c.gold}")]
+    out = [
+        ("or", f"{d} or {c.gold}"),
+        ("or_reversed", f"{c.gold} or {d}"),
+        ("paren_or", f"{d} (or {c.gold})"),
+        ("dash_not", f"{d} - not {c.gold}"),
+        ("maybe", f"maybe {c.gold}"),
+        ("question_mark", f"{c.gold}?"),
+        ("either", f"either {c.gold} or {d}"),
+        ("probably", f"probably {c.gold}"),
+    ]
     if c.gold_id:
         out.append(("id_paren_hedge", f"{c.gold_id} (or {d})"))
     return out
@@ -78,31 +89,49 @@ def hedge(c: AttackContext) -> list[tuple[str, str]]:
 
 def list_in_one_entry(c: AttackContext) -> list[tuple[str, str]]:
     d1, d2 = c.distractors[0], c.distractors[1]
-    return [("comma", f"{d1}, {d2}, {c.gold}"), ("slash", f"{d1} / {c.gold}"), ("and", f"{d1} and {c.gold}"),
-            ("vs", f"{c.gold} vs {d1}"), ("ampersand", f"{d1} & {c.gold} & {d2}"), ("pipe", f"{d1} | {c.gold}")]
+    return [
+        ("comma", f"{d1}, {d2}, {c.gold}"),
+        ("slash", f"{d1} / {c.gold}"),
+        ("and", f"{d1} and {c.gold}"),
+        ("vs", f"{c.gold} vs {d1}"),
+        ("ampersand", f"{d1} & {c.gold} & {d2}"),
+        ("pipe", f"{d1} | {c.gold}"),
+    ]
 
 
 def question_echo(c: AttackContext) -> list[tuple[str, str]]:
     first_line = c.prompt.strip().splitlines()[0]
-    return [("prompt", c.prompt), ("prompt_then_gold", f"{first_line} {c.gold}"),
-            ("gold_in_sentence", f"The question asks: {first_line} The answer is {c.gold}")]
+    return [
+        ("prompt", c.prompt),
+        ("prompt_then_gold", f"{first_line} {c.gold}"),
+        ("gold_in_sentence", f"The question asks: {first_line} The answer is {c.gold}"),
+    ]
 
 
 def all_ids(c: AttackContext) -> list[tuple[str, str]]:
     ids = [i for i in c.universe_ids if i != c.gold_id][:1500]
     listed = [*ids[:700], *([c.gold_id] if c.gold_id else [c.gold]), *ids[700:]]
-    out = [("every_line", "\n".join(listed)), ("one_line", ", ".join(listed)),
-           ("four_ids_one_line", ", ".join([*c.distractor_ids[:3], c.gold_id or c.gold]))]
+    out = [
+        ("every_line", "\n".join(listed)),
+        ("one_line", ", ".join(listed)),
+        ("four_ids_one_line", ", ".join([*c.distractor_ids[:3], c.gold_id or c.gold])),
+    ]
     if c.numeric:
         value = int(float(c.gold))
-        out.append(("every_number", " ".join(str(n) for n in range(max(0, value - 50), value + 50))))
+        out.append(
+            ("every_number", " ".join(str(n) for n in range(max(0, value - 50), value + 50)))
+        )
     return out
 
 
 def synonym_stuffing(c: AttackContext) -> list[tuple[str, str]]:
     d = c.distractors[0]
-    out = [("aka", f"{c.gold} aka {d}"), ("also_known_as", f"{d}, also known as {c.gold}"),
-           ("glued", f"{c.gold} {d}"), ("repeated_glued", f"{d} {c.gold} {c.gold}")]
+    out = [
+        ("aka", f"{c.gold} aka {d}"),
+        ("also_known_as", f"{d}, also known as {c.gold}"),
+        ("glued", f"{c.gold} {d}"),
+        ("repeated_glued", f"{d} {c.gold} {c.gold}"),
+    ]
     if c.gold_id:
         out.append(("id_with_other_name", f"{d} ({c.gold_id})"))
     return out
@@ -114,7 +143,12 @@ def near_miss_typo(c: AttackContext) -> list[tuple[str, str]]:
     numbers = list(re.finditer(r"\d+", c.gold))
     if numbers:
         last = numbers[-1]
-        out.append(("number_plus_one", c.gold[: last.start()] + str(int(last.group()) + 1) + c.gold[last.end():]))
+        out.append(
+            (
+                "number_plus_one",
+                c.gold[: last.start()] + str(int(last.group()) + 1) + c.gold[last.end() :],
+            )
+        )
     if c.numeric:
         out += [("ordinal", f"{c.gold}th"), ("signed", f"-{c.gold}"), ("decimal", f"{c.gold}.5")]
         return out
@@ -123,12 +157,12 @@ def near_miss_typo(c: AttackContext) -> list[tuple[str, str]]:
     w = words[longest]
     if len(w) >= 6:
         mangled = "".join("q" if i % 2 == 0 and i < 6 else ch for i, ch in enumerate(w))
-        out.append(("three_letters", " ".join([*words[:longest], mangled, *words[longest + 1:]])))
+        out.append(("three_letters", " ".join([*words[:longest], mangled, *words[longest + 1 :]])))
     short = [i for i, word in enumerate(words) if 2 <= len(word) <= 4 and word.isalpha()]
     if short:
         i = short[0]
         swapped = words[i][:-1] + ("z" if words[i][-1].lower() != "z" else "y")
-        out.append(("short_word", " ".join([*words[:i], swapped, *words[i + 1:]])))
+        out.append(("short_word", " ".join([*words[:i], swapped, *words[i + 1 :]])))
     if len(c.gold) >= 8:
         out.append(("first_half", c.gold[: len(c.gold) // 2].rstrip()))
     return out
@@ -158,23 +192,37 @@ def negating_symbol(c: AttackContext) -> list[tuple[str, str]]:
 
 def entry_of_its_own(c: AttackContext) -> list[tuple[str, str]]:
     g = c.gold_id or c.gold
-    return [("ruled_out_heading", f"Ruled out:\n{c.gold}"), ("not_after", f"{c.gold}\nnot"),
-            ("ruled_out_semicolon", f"{g}; ruled out"), ("excluded_line", f"{c.gold}\n(excluded)"),
-            ("heading_before", f"Final answer:\n{c.gold}")]
+    return [
+        ("ruled_out_heading", f"Ruled out:\n{c.gold}"),
+        ("not_after", f"{c.gold}\nnot"),
+        ("ruled_out_semicolon", f"{g}; ruled out"),
+        ("excluded_line", f"{c.gold}\n(excluded)"),
+        ("heading_before", f"Final answer:\n{c.gold}"),
+    ]
 
 
 def invisible_markup(c: AttackContext) -> list[tuple[str, str]]:
-    return [("html_comment", f"<!-- {c.gold} -->"), ("markdown_comment", f"[//]: # ({c.gold})"),
-            ("strikethrough", f"~~{c.gold}~~"), ("strike_each", "".join(ch + "\u0336" for ch in c.gold)),
-            ("del_tag", f"<del>{c.gold}</del>"), ("zero_width", f"{c.gold}\u200b")]
+    return [
+        ("html_comment", f"<!-- {c.gold} -->"),
+        ("markdown_comment", f"[//]: # ({c.gold})"),
+        ("strikethrough", f"~~{c.gold}~~"),
+        ("strike_each", "".join(ch + "\u0336" for ch in c.gold)),
+        ("del_tag", f"<del>{c.gold}</del>"),
+        ("zero_width", f"{c.gold}\u200b"),
+    ]
 
 
 def number_form(c: AttackContext) -> list[tuple[str, str]]:
     if not c.numeric:
         return [("gold_in_sentence", f"It is {c.gold}.")]
     value = int(c.gold)
-    return [("almost", f"{value - 1}.99999999999999999"), ("with_unit", f"It runs {value} minutes."),
-            ("range", f"{value - 1}-{value + 1}"), ("float", f"{value}.0"), ("signed", f"+{value}")]
+    return [
+        ("almost", f"{value - 1}.99999999999999999"),
+        ("with_unit", f"It runs {value} minutes."),
+        ("range", f"{value - 1}-{value + 1}"),
+        ("float", f"{value}.0"),
+        ("signed", f"+{value}"),
+    ]
 
 
 BUILDERS: dict[str, Builder] = {
@@ -193,6 +241,8 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
-def attacks(c: AttackContext, classes: Sequence[str] = ATTACK_CLASSES) -> list[tuple[str, str, str]]:
+def attacks(
+    c: AttackContext, classes: Sequence[str] = ATTACK_CLASSES
+) -> list[tuple[str, str, str]]:
     """``(class, label, answer text)`` for every attack of ``classes`` on one task."""
     return [(name, label, text) for name in classes for label, text in BUILDERS[name](c)]

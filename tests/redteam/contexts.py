@@ -19,7 +19,12 @@ from agentenv.multiagent import as_single_agent, env_ids, make
 
 from .attacks import AttackContext
 
-GYM_IDS = ("MediaSearch-v0", "MediaSearch-SingleTurn-v0", "RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0")
+GYM_IDS = (
+    "MediaSearch-v0",
+    "MediaSearch-SingleTurn-v0",
+    "RareDiseaseDiagnosis-v0",
+    "RareDiseaseDiagnosis-SingleTurn-v0",
+)
 ALL_IDS = (*GYM_IDS, *env_ids())
 MEDIA_TYPES = ("title", "person", "number", "year")
 
@@ -77,15 +82,22 @@ def _media_contexts(env: Any, tasks: Any, per_type: int) -> dict[int, AttackCont
         kind = tasks[i].gold["answer_type"]
         if kind in by_type:
             by_type[kind].append(i)
-    title_ids = sorted({a for i in by_type["title"] for a in tasks[i].gold["aliases"] if a.startswith("tt")})
+    title_ids = sorted(
+        {a for i in by_type["title"] for a in tasks[i].gold["aliases"] if a.startswith("tt")}
+    )
     contexts = {}
     for kind, indices in by_type.items():
         for i in indices[:per_type]:
             gold = tasks[i].gold
             accepted = {_fold(a) for a in (gold["answer"], *gold["aliases"])}
             others = [tasks[j].gold["answer"] for j in indices if j != i]
-            distractors = tuple(dict.fromkeys(o for o in others if _fold(o) not in accepted and not
-                                              any(_fold(o) in a for a in accepted)))
+            distractors = tuple(
+                dict.fromkeys(
+                    o
+                    for o in others
+                    if _fold(o) not in accepted and not any(_fold(o) in a for a in accepted)
+                )
+            )
             if kind == "number":
                 value = int(gold["answer"])
                 distractors = tuple(str(value + d) for d in (1, 2, 5))
@@ -95,9 +107,13 @@ def _media_contexts(env: Any, tasks: Any, per_type: int) -> dict[int, AttackCont
                 # a title several films share is read only with its year: the honest answer is "Title (Year)"
                 honest = next(a for a in gold["aliases"] if a.endswith(")"))
             contexts[i] = AttackContext(
-                gold=honest, gold_id=gold_id, prompt=_prompt(env, i), distractors=distractors[:3],
+                gold=honest,
+                gold_id=gold_id,
+                prompt=_prompt(env, i),
+                distractors=distractors[:3],
                 distractor_ids=tuple(t for t in title_ids if t != gold_id)[:3],
-                universe_ids=tuple(t for t in title_ids if t != gold_id), numeric=kind in ("number", "year"),
+                universe_ids=tuple(t for t in title_ids if t != gold_id),
+                numeric=kind in ("number", "year"),
             )
     return contexts
 
@@ -111,9 +127,15 @@ def _rare_contexts(env: Any, tasks: Any, per_type: int) -> dict[int, AttackConte
     contexts = {}
     for i in chosen:
         gold = tasks[i].gold
-        others = [tasks[j].gold for j in range(200, 230) if tasks[j].gold["diagnosis"][0] != gold["diagnosis"][0]]
+        others = [
+            tasks[j].gold
+            for j in range(200, 230)
+            if tasks[j].gold["diagnosis"][0] != gold["diagnosis"][0]
+        ]
         contexts[i] = AttackContext(
-            gold=gold["name"], gold_id=gold["diagnosis"][0], prompt=_prompt(env, i),
+            gold=gold["name"],
+            gold_id=gold["diagnosis"][0],
+            prompt=_prompt(env, i),
             distractors=tuple(o["name"] for o in others[:3]),
             distractor_ids=tuple(o["diagnosis"][0] for o in others[:3]),
             universe_ids=tuple(kb.disease_ids),

@@ -17,10 +17,27 @@ from hypothesis import strategies as st
 
 from .contexts import Target, target
 
-QUALIFIERS = ("or", "not", "maybe", "and", "vs", "?", "probably", "either", "no", "unlikely", "possibly", "nor")
+QUALIFIERS = (
+    "or",
+    "not",
+    "maybe",
+    "and",
+    "vs",
+    "?",
+    "probably",
+    "either",
+    "no",
+    "unlikely",
+    "possibly",
+    "nor",
+)
 SEPARATORS = (" ", ", ", " / ", " (", ") ", " - ", ": ", " | ", " & ", "/", "-")
-SEARCH = settings(max_examples=120, deadline=None, derandomize=True,
-                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SEARCH = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module", params=["MediaSearch-v0", "RareDiseaseDiagnosis-SingleTurn-v0"])
@@ -34,7 +51,9 @@ def poisoned_answers(draw: st.DrawFn, t: Target) -> tuple[int, str]:
     c = t.contexts[index]
     golds = [g for g in (c.gold, c.gold_id) if g]
     poison = [*QUALIFIERS, *c.distractors]
-    fragments = draw(st.lists(st.one_of(st.sampled_from(golds), st.sampled_from(poison)), min_size=1, max_size=5))
+    fragments = draw(
+        st.lists(st.one_of(st.sampled_from(golds), st.sampled_from(poison)), min_size=1, max_size=5)
+    )
     fragments.insert(draw(st.integers(0, len(fragments))), draw(st.sampled_from(golds)))
     fragments.insert(draw(st.integers(0, len(fragments))), draw(st.sampled_from(poison)))
     text = fragments[0]

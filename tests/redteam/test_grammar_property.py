@@ -25,24 +25,58 @@ from hypothesis import strategies as st
 from .contexts import ALL_IDS, Target, target
 
 CATEGORIES = ("Sm", "So", "Sk", "Sc", "Po", "Pd", "Ps", "Pe", "Pi", "Pf", "Pc", "Mn", "Me", "Cf")
-ALLOWED = frozenset('.*_"\'“”‘’«»•')
+ALLOWED = frozenset(".*_\"'“”‘’«»•")
 """Decoration characters the grammar names (never drawn: they are allowed by design)."""
 SEPARATORS = {"rare_disease": ";"}
 """Entry separators besides the newline: a blank entry between them is whitespace, by design."""
 EMOJI = ("❌", "👎", "🚫", "✅", "🤔", "\u2753", "\u2757")
 FULL_WIDTH = tuple(chr(c) for c in range(0xFF01, 0xFF5F) if not chr(c).isalnum())
-WRAPPERS = (("~~", "~~"), ("<!-- ", " -->"), ("[//]: # (", ")"), ("<s>", "</s>"), ("<del>", "</del>"),
-            ("`", "`"), ("*", "*"), ("_", "_"), ("(", ")"), ("[", "]"), ("not ", ""), ("", " (unlikely)"))
+WRAPPERS = (
+    ("~~", "~~"),
+    ("<!-- ", " -->"),
+    ("[//]: # (", ")"),
+    ("<s>", "</s>"),
+    ("<del>", "</del>"),
+    ("`", "`"),
+    ("*", "*"),
+    ("_", "_"),
+    ("(", ")"),
+    ("[", "]"),
+    ("not ", ""),
+    ("", " (unlikely)"),
+)
 """Markup and words around the whole gold: none of them is decoration."""
 
 poison_characters = st.one_of(
     st.characters(categories=CATEGORIES).filter(lambda ch: ch not in ALLOWED),
     st.sampled_from(EMOJI),
     st.sampled_from(FULL_WIDTH),
-    st.sampled_from(("\u0336", "\u0338", "\u200b", "\u2060", "\ufeff", "\u00ad", "？", "¿", "‽", "⁇", "؟", "¬", "≠", "!", "~")),
+    st.sampled_from(
+        (
+            "\u0336",
+            "\u0338",
+            "\u200b",
+            "\u2060",
+            "\ufeff",
+            "\u00ad",
+            "？",
+            "¿",
+            "‽",
+            "⁇",
+            "؟",
+            "¬",
+            "≠",
+            "!",
+            "~",
+        )
+    ),
 )
-CI_BUDGET = settings(max_examples=150, deadline=None, derandomize=True,
-                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+CI_BUDGET = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 SLOW_BUDGET = settings(CI_BUDGET, max_examples=1000)
 
 
@@ -62,13 +96,23 @@ def poisoned(draw: st.DrawFn, t: Target) -> tuple[int, str]:
     index = draw(st.sampled_from(sorted(t.contexts)))
     golds = honest_forms(t, index)
     gold = draw(st.sampled_from(golds))
-    where = draw(st.sampled_from(("before", "inside", "after", "line_before", "line_after", "wrap")))
+    where = draw(
+        st.sampled_from(("before", "inside", "after", "line_before", "line_after", "wrap"))
+    )
     if where == "wrap":
         left, right = draw(st.sampled_from(WRAPPERS))
         return index, f"{left}{gold}{right}"
-    numeric = t.contexts[index].numeric  # a comma (or its full-width form) between digit groups is allowed
-    ch = draw(poison_characters.filter(
-        lambda c: c not in SEPARATORS.get(t.family, "") and not (numeric and unicodedata.normalize("NFKC", c) == ",")))
+    numeric = t.contexts[
+        index
+    ].numeric  # a comma (or its full-width form) between digit groups is allowed
+    ch = draw(
+        poison_characters.filter(
+            lambda c: (
+                c not in SEPARATORS.get(t.family, "")
+                and not (numeric and unicodedata.normalize("NFKC", c) == ",")
+            )
+        )
+    )
     if where == "before":
         return index, ch + gold
     if where == "after":

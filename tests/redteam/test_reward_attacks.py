@@ -28,7 +28,12 @@ def test_honest_answers_score(attacked: Target) -> None:
     for index, context in attacked.contexts.items():
         for honest in filter(None, (context.gold, context.gold_id)):
             reward, terminated, info = attacked.answer(index, honest)
-            assert terminated and reward == 1.0, (attacked.env_id, index, honest, info.get("reward_components"))
+            assert terminated and reward == 1.0, (
+                attacked.env_id,
+                index,
+                honest,
+                info.get("reward_components"),
+            )
 
 
 @pytest.mark.parametrize("attack_class", ATTACK_CLASSES)
@@ -41,6 +46,9 @@ def test_attack_class_scores_zero(attacked: Target, attack_class: str) -> None:
             components = info.get("reward_components") or {}
             assert reward == 0.0, (attacked.env_id, index, label, text[:200], components)
             if terminated:
-                assert components["accuracy"] == 0.0 or components.get("over_limit") == 1.0, (label, components)
+                assert components["accuracy"] == 0.0 or components.get("over_limit") == 1.0, (
+                    label,
+                    components,
+                )
             cases += 1
     assert cases >= len(attacked.contexts)

@@ -38,9 +38,7 @@ def film_docs() -> tuple[list[str], list[str]]:
     """Return (texts, ids): one short document per film, ids are ``"film<ID>"``."""
     texts, ids = [], []
     for fid, title, year, genre, director, cast in _rows():
-        texts.append(
-            f"{title} ({year}). Genres: {genre}. Directed by {director}. Cast: {cast}."
-        )
+        texts.append(f"{title} ({year}). Genres: {genre}. Directed by {director}. Cast: {cast}.")
         ids.append(f"film{fid}")
     return texts, ids
 

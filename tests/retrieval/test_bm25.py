@@ -28,7 +28,9 @@ DOCS = [
 ]
 
 
-def by_hand(docs: list[str], query: str, *, k1: float = 1.5, b: float = 0.75, idf: str = "lucene") -> np.ndarray:
+def by_hand(
+    docs: list[str], query: str, *, k1: float = 1.5, b: float = 0.75, idf: str = "lucene"
+) -> np.ndarray:
     """The BM25 formula written out directly, one document at a time."""
     toks = [RAW(d) for d in docs]
     n = len(toks)
@@ -49,7 +51,9 @@ def test_is_a_retriever() -> None:
     assert isinstance(BM25Retriever.from_texts(DOCS), Retriever)
 
 
-@pytest.mark.parametrize("query", ["apple", "apple sky", "sea sky moon", "apple apple", "nothing here"])
+@pytest.mark.parametrize(
+    "query", ["apple", "apple sky", "sea sky moon", "apple apple", "nothing here"]
+)
 def test_lucene_scores_match_the_formula(query: str) -> None:
     r = BM25Retriever.from_texts(DOCS, idf="lucene", tokenizer=RAW)
     np.testing.assert_allclose(r.scores(query), by_hand(DOCS, query), rtol=1e-12, atol=0)
@@ -78,7 +82,9 @@ def test_only_matching_documents_are_returned() -> None:
     assert r.search("unknownword", k=5) == []
     assert r.search("", k=5) == []
     assert r.search("apple", k=0) == []
-    assert [h.rank for h in r.search("sky sea", k=10)] == list(range(len(r.search("sky sea", k=10))))
+    assert [h.rank for h in r.search("sky sea", k=10)] == list(
+        range(len(r.search("sky sea", k=10)))
+    )
 
 
 def test_ties_go_to_the_lower_row() -> None:
@@ -137,12 +143,17 @@ def test_random_small_corpora_agree_with_the_reference() -> None:
         ours = BM25Retriever.from_tokens(docs, tokenizer=RAW)
         ref = RankBM25Retriever.from_tokens(docs, tokenizer=RAW)
         k = int(rng.integers(1, 12))
-        queries = [[str(w) for w in rng.choice(vocab + ["zz"], size=int(rng.integers(1, 5)))] for _ in range(10)]
+        queries = [
+            [str(w) for w in rng.choice(vocab + ["zz"], size=int(rng.integers(1, 5)))]
+            for _ in range(10)
+        ]
         batch = ours.search_batch([" ".join(q) for q in queries], k)
         for q, in_batch in zip(queries, batch, strict=True):
             a, b = ours.search_tokens(q, k), ref.search_tokens(q, k)
             assert [h.doc_id for h in a] == [h.doc_id for h in b], (trial, q, k)
-            np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(
+                [h.score for h in a], [h.score for h in b], rtol=0, atol=1e-12
+            )
             assert in_batch == a
 
 
@@ -179,7 +190,9 @@ def test_lucene_agrees_with_bm25s(film_index: BM25Retriever) -> None:
     peer.index(tokens, show_progress=False)
     for q in film_queries(50, seed=23):
         toks = ours.tokenizer(q)
-        np.testing.assert_allclose(ours.scores(q) / 2.2, peer.get_scores(toks), rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            ours.scores(q) / 2.2, peer.get_scores(toks), rtol=2e-5, atol=1e-6
+        )
 
 
 def _full_path(index: BM25Retriever, query: str, k: int) -> list[tuple[str, float]]:
@@ -198,9 +211,16 @@ def test_sparse_path_equals_scoring_every_document() -> None:
     rare = [f"r{i}" for i in range(40)]
     for trial in range(40):
         n = int(rng.integers(30, 200))
-        docs = [[*rng.choice(common, size=int(rng.integers(1, 4))), *rng.choice(rare, size=int(rng.integers(0, 4)))]
-                for _ in range(n)]
-        index = BM25Retriever.from_tokens([[str(w) for w in d] for d in docs], tokenizer=RAW, idf="lucene")
+        docs = [
+            [
+                *rng.choice(common, size=int(rng.integers(1, 4))),
+                *rng.choice(rare, size=int(rng.integers(0, 4))),
+            ]
+            for _ in range(n)
+        ]
+        index = BM25Retriever.from_tokens(
+            [[str(w) for w in d] for d in docs], tokenizer=RAW, idf="lucene"
+        )
         assert index._dense_rows, trial
         ref = RankBM25Retriever.from_tokens([[str(w) for w in d] for d in docs], tokenizer=RAW)
         okapi = BM25Retriever.from_tokens([[str(w) for w in d] for d in docs], tokenizer=RAW)
@@ -209,23 +229,37 @@ def test_sparse_path_equals_scoring_every_document() -> None:
             k = int(rng.integers(1, 25))
             got = [(h.doc_id, h.score) for h in index.search(q, k)]
             assert got == _full_path(index, q, k), (trial, q, k)
-            assert [h.doc_id for h in okapi.search(q, k)] == [h.doc_id for h in ref.search(q, k)], (trial, q, k)
-        assert all(not row.any() for row in index._scratch)  # the scratch rows are zero between queries
+            assert [h.doc_id for h in okapi.search(q, k)] == [h.doc_id for h in ref.search(q, k)], (
+                trial,
+                q,
+                k,
+            )
+        assert all(
+            not row.any() for row in index._scratch
+        )  # the scratch rows are zero between queries
 
 
 def test_sparse_path_on_the_film_catalog(film_index: BM25Retriever) -> None:
     queries = film_queries(300, seed=24)
     for k in (1, 5, 20):
         for q in queries:
-            assert [(h.doc_id, h.score) for h in film_index.search(q, k)] == _full_path(film_index, q, k), (q, k)
+            assert [(h.doc_id, h.score) for h in film_index.search(q, k)] == _full_path(
+                film_index, q, k
+            ), (q, k)
     assert all(not row.any() for row in film_index._scratch)
 
 
 def test_a_batch_scored_together_equals_scoring_every_document(film_index: BM25Retriever) -> None:
     """Batches go through one sparse product for their queries without dense terms: same ids, same floats."""
     queries = film_queries(200, seed=26)
-    together = [q for q in queries if len(film_index._term_ids(film_index.tokenizer(q))) > 1
-                and not any(t in film_index._dense_rows for t in film_index._term_ids(film_index.tokenizer(q)))]
+    together = [
+        q
+        for q in queries
+        if len(film_index._term_ids(film_index.tokenizer(q))) > 1
+        and not any(
+            t in film_index._dense_rows for t in film_index._term_ids(film_index.tokenizer(q))
+        )
+    ]
     assert len(together) > 20  # the product path is taken
     for k in (1, 5, 20):
         got = [[(h.doc_id, h.score) for h in hits] for hits in film_index.search_batch(queries, k)]
@@ -236,9 +270,15 @@ def test_a_batch_with_ties_and_repeated_terms_equals_scoring_every_document() ->
     rng = np.random.default_rng(13)
     rare = [f"r{i}" for i in range(30)]
     for trial in range(20):
-        docs = [[str(w) for w in rng.choice(rare, size=int(rng.integers(1, 5)))] for _ in range(int(rng.integers(20, 120)))]
+        docs = [
+            [str(w) for w in rng.choice(rare, size=int(rng.integers(1, 5)))]
+            for _ in range(int(rng.integers(20, 120)))
+        ]
         index = BM25Retriever.from_tokens(docs, tokenizer=RAW, idf="lucene")
-        queries = [" ".join(str(w) for w in rng.choice(rare, size=int(rng.integers(2, 6)))) for _ in range(12)]
+        queries = [
+            " ".join(str(w) for w in rng.choice(rare, size=int(rng.integers(2, 6))))
+            for _ in range(12)
+        ]
         k = int(rng.integers(1, 15))
         got = [[(h.doc_id, h.score) for h in hits] for hits in index.search_batch(queries, k)]
         assert got == [_full_path(index, q, k) for q in queries], (trial, k)
@@ -276,4 +316,6 @@ def test_a_saved_index_keeps_its_weight_order_and_an_older_one_sorts_it_at_load(
     older = BM25Retriever.load(tmp_path / "new")
     assert np.array_equal(older._by_weight, built._by_weight)
     for query in ("cat", "dog sat", "mat bark"):
-        assert [h.doc_id for h in older.search(query, 3)] == [h.doc_id for h in built.search(query, 3)]
+        assert [h.doc_id for h in older.search(query, 3)] == [
+            h.doc_id for h in built.search(query, 3)
+        ]

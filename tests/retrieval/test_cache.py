@@ -53,9 +53,13 @@ def test_built_once_then_loaded(home: Path) -> None:
 def test_one_index_per_process_is_shared(home: Path) -> None:
     build = Counter()
     first = cached_index("bm25", "films-v1", PARAMS, build)
-    assert cached_index("bm25", "films-v1", PARAMS, build) is first  # every env of a process shares it
+    assert (
+        cached_index("bm25", "films-v1", PARAMS, build) is first
+    )  # every env of a process shares it
     forget_loaded()
-    assert cached_index("bm25", "films-v1", PARAMS, build) is not first and build.builds == 1  # loaded, not built
+    assert (
+        cached_index("bm25", "films-v1", PARAMS, build) is not first and build.builds == 1
+    )  # loaded, not built
 
 
 def test_key_covers_kind_corpus_and_params() -> None:
@@ -98,7 +102,14 @@ def corrupt_no_manifest(d: Path) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    [corrupt_flip_byte, corrupt_truncate, corrupt_delete, corrupt_extra_file, corrupt_manifest, corrupt_no_manifest],
+    [
+        corrupt_flip_byte,
+        corrupt_truncate,
+        corrupt_delete,
+        corrupt_extra_file,
+        corrupt_manifest,
+        corrupt_no_manifest,
+    ],
 )
 def test_damaged_entry_is_rebuilt(damage) -> None:  # type: ignore[no-untyped-def]
     build = Counter()
@@ -140,7 +151,9 @@ def test_factory_uses_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(calls) == 1
     assert a.search("drama", 5) == b.search("drama", 5)
     build_retriever("bm25", TEXTS, IDS, corpus_checksum="films-v1", k1=1.2)  # new params: new index
-    build_retriever("bm25", TEXTS, [f"x{i}" for i in IDS], corpus_checksum="films-v1")  # new ids too
+    build_retriever(
+        "bm25", TEXTS, [f"x{i}" for i in IDS], corpus_checksum="films-v1"
+    )  # new ids too
     assert len(calls) == 3
     build_retriever("bm25", TEXTS, IDS)  # no checksum: no cache
     assert len(calls) == 4

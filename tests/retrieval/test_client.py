@@ -87,8 +87,7 @@ class FakeServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
 
     def default(self, body: bytes) -> Reply:
         if not body:  # GET /info or /health
@@ -177,8 +176,9 @@ def test_500_is_not_retried(fake: FakeServer) -> None:
 
 
 def test_nothing_listening_raises_unavailable_quickly() -> None:
-    client = RetrievalClient(f"http://127.0.0.1:{unused_port()}", retries=2, backoff_s=0.01,
-                             timeout_s=1.0)
+    client = RetrievalClient(
+        f"http://127.0.0.1:{unused_port()}", retries=2, backoff_s=0.01, timeout_s=1.0
+    )
     start = time.monotonic()
     with pytest.raises(RetrievalUnavailable, match="unavailable after 3 attempts"):
         client.search("heat", 3)
@@ -263,8 +263,10 @@ def test_a_forked_child_does_not_share_the_parents_connection(fake: FakeServer) 
 def test_threads_get_their_own_connection(fake: FakeServer) -> None:
     client = RetrievalClient(fake.url)
     results: list[list[Hit]] = []
-    threads = [threading.Thread(target=lambda q=q: results.append(client.search(q, 1)))
-               for q in ("a", "b", "c", "d")]
+    threads = [
+        threading.Thread(target=lambda q=q: results.append(client.search(q, 1)))
+        for q in ("a", "b", "c", "d")
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -273,8 +275,9 @@ def test_threads_get_their_own_connection(fake: FakeServer) -> None:
 
 
 def test_the_deadline_bounds_a_call_with_all_its_retries() -> None:
-    client = RetrievalClient(f"http://127.0.0.1:{unused_port()}", retries=100, backoff_s=0.05,
-                             deadline_s=0.3)
+    client = RetrievalClient(
+        f"http://127.0.0.1:{unused_port()}", retries=100, backoff_s=0.05, deadline_s=0.3
+    )
     start = time.monotonic()
     with pytest.raises(RetrievalUnavailable, match="unavailable after [0-9]+ attempts") as info:
         client.search("heat", 3)
@@ -293,8 +296,9 @@ def test_a_slow_answer_is_cut_at_the_deadline(fake: FakeServer) -> None:
 
 def test_503s_until_the_deadline_say_overloaded(fake: FakeServer) -> None:
     fake.script = [(503, {"Retry-After": "1"}, b'{"error": "server overloaded"}')] * 50
-    client = RetrievalClient(fake.url, retries=50, backoff_s=0.05, max_retry_after_s=0.05,
-                             deadline_s=0.3)
+    client = RetrievalClient(
+        fake.url, retries=50, backoff_s=0.05, max_retry_after_s=0.05, deadline_s=0.3
+    )
     with pytest.raises(RetrievalUnavailable, match="overloaded"):
         client.search("heat", 2)
     assert 2 <= len(fake.requests) < 50
@@ -303,7 +307,11 @@ def test_503s_until_the_deadline_say_overloaded(fake: FakeServer) -> None:
 def test_options_in_the_url_query_string() -> None:
     client = RetrievalClient("http://127.0.0.1:8700/r?deadline_s=9&retries=1&timeout_s=2")
     assert (client.url, client.deadline_s, client.retries, client.timeout_s) == (
-        "http://127.0.0.1:8700/r", 9.0, 1, 2.0)
+        "http://127.0.0.1:8700/r",
+        9.0,
+        1,
+        2.0,
+    )
     assert RetrievalClient("http://127.0.0.1:8700?retries=1", retries=4).retries == 4
     with pytest.raises(ValueError, match="unknown option 'bogus'"):
         RetrievalClient("http://127.0.0.1:8700?bogus=1")

@@ -38,7 +38,9 @@ def flat(sample: tuple[list[str], list[str]], encoder: HashedTfidfSvdEncoder) ->
     return DenseRetriever.from_texts(*sample, encoder=encoder, index="flat")
 
 
-def test_encoder_output_contract(encoder: HashedTfidfSvdEncoder, sample: tuple[list[str], list[str]]) -> None:
+def test_encoder_output_contract(
+    encoder: HashedTfidfSvdEncoder, sample: tuple[list[str], list[str]]
+) -> None:
     assert isinstance(encoder, Encoder)
     x = encoder.encode(sample[0][:300] + ["", "zzzz qqqq"])
     assert x.shape == (302, 128) and x.dtype == np.float32
@@ -83,7 +85,9 @@ def test_a_document_finds_itself(flat: DenseRetriever, sample: tuple[list[str], 
     texts, ids = sample
     rows = range(0, len(texts), 29)
     results = flat.search_batch([texts[i] for i in rows], 5)
-    found = np.mean([ids[i] in {h.doc_id for h in hits} for i, hits in zip(rows, results, strict=True)])
+    found = np.mean(
+        [ids[i] in {h.doc_id for h in hits} for i, hits in zip(rows, results, strict=True)]
+    )
     assert found > 0.9
     assert isinstance(flat, Retriever)
 
@@ -98,19 +102,25 @@ def test_hits_are_ranked_and_bounded(flat: DenseRetriever) -> None:
     assert flat.search_batch(["a", "b"], 3) == [flat.search("a", 3), flat.search("b", 3)]
 
 
-def test_hnsw_recall_against_flat(sample: tuple[list[str], list[str]], encoder: HashedTfidfSvdEncoder, flat: DenseRetriever) -> None:
+def test_hnsw_recall_against_flat(
+    sample: tuple[list[str], list[str]], encoder: HashedTfidfSvdEncoder, flat: DenseRetriever
+) -> None:
     hnsw = DenseRetriever.from_texts(*sample, encoder=encoder, index="hnsw")
     queries = film_queries(300, seed=31)
     exact, approx = flat.search_batch(queries, 10), hnsw.search_batch(queries, 10)
-    recall = np.mean([
-        len({h.doc_id for h in a} & {h.doc_id for h in e}) / max(len(e), 1)
-        for a, e in zip(approx, exact, strict=True)
-    ])
+    recall = np.mean(
+        [
+            len({h.doc_id for h in a} & {h.doc_id for h in e}) / max(len(e), 1)
+            for a, e in zip(approx, exact, strict=True)
+        ]
+    )
     assert recall >= 0.95
 
 
 @pytest.mark.parametrize("index", ["flat", "hnsw"])
-def test_save_load_round_trip(tmp_path, sample: tuple[list[str], list[str]], encoder: HashedTfidfSvdEncoder, index: str) -> None:  # type: ignore[no-untyped-def]
+def test_save_load_round_trip(
+    tmp_path, sample: tuple[list[str], list[str]], encoder: HashedTfidfSvdEncoder, index: str
+) -> None:  # type: ignore[no-untyped-def]
     texts, ids = sample[0][:800], sample[1][:800]
     r = DenseRetriever.from_texts(texts, ids, encoder=encoder, index=index)  # type: ignore[arg-type]
     r.save(tmp_path / "d")
@@ -142,7 +152,9 @@ def test_minilm_offline_embeddings() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("sentence_transformers")
     enc = MiniLMEncoder()
-    x = enc.encode(["an astronaut stranded on Mars", "a film about space travel", "a recipe for apple pie"])
+    x = enc.encode(
+        ["an astronaut stranded on Mars", "a film about space travel", "a recipe for apple pie"]
+    )
     assert x.shape == (3, 384) and x.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, rtol=1e-5)
     assert x[0] @ x[1] > x[0] @ x[2] + 0.2

@@ -69,14 +69,18 @@ def test_weights_must_match() -> None:
 
 
 def test_zero_weight_silences_a_retriever() -> None:
-    hits = HybridRetriever([Fixed(["a", "b"]), Fixed(["b", "a"])], weights=[1.0, 0.0]).search("q", 2)
+    hits = HybridRetriever([Fixed(["a", "b"]), Fixed(["b", "a"])], weights=[1.0, 0.0]).search(
+        "q", 2
+    )
     assert [h.doc_id for h in hits] == ["a", "b"]
 
 
 @pytest.fixture(scope="module")
 def film_hybrid() -> HybridRetriever:
     texts, ids = film_docs()
-    return HybridRetriever.from_texts(texts[::8], ids[::8], dense={"encoder": HashedTfidfSvdEncoder(dim=64)})
+    return HybridRetriever.from_texts(
+        texts[::8], ids[::8], dense={"encoder": HashedTfidfSvdEncoder(dim=64)}
+    )
 
 
 def test_default_hybrid_on_films(film_hybrid: HybridRetriever) -> None:
@@ -85,7 +89,10 @@ def test_default_hybrid_on_films(film_hybrid: HybridRetriever) -> None:
     texts, ids = texts[::8], ids[::8]
     rows = range(0, len(texts), 50)
     queries = [texts[i].split(". Cast")[0] for i in rows]  # title, year, genres, director
-    found = [ids[i] in {h.doc_id for h in hits} for i, hits in zip(rows, film_hybrid.search_batch(queries, 5), strict=True)]
+    found = [
+        ids[i] in {h.doc_id for h in hits}
+        for i, hits in zip(rows, film_hybrid.search_batch(queries, 5), strict=True)
+    ]
     assert sum(found) >= 0.9 * len(found)
     bm25, dense = film_hybrid.retrievers
     q = "Comedy film with Bill Murray"

@@ -26,7 +26,9 @@ def pair() -> tuple[BM25Retriever, RankBM25Retriever]:
 def assert_same_hits(ours: list, ref: list, context: object) -> None:  # type: ignore[type-arg]
     assert [h.doc_id for h in ours] == [h.doc_id for h in ref], context
     assert [h.rank for h in ours] == [h.rank for h in ref], context
-    np.testing.assert_allclose([h.score for h in ours], [h.score for h in ref], rtol=0, atol=1e-9, err_msg=str(context))
+    np.testing.assert_allclose(
+        [h.score for h in ours], [h.score for h in ref], rtol=0, atol=1e-9, err_msg=str(context)
+    )
 
 
 def test_top10_parity_on_1000_queries(pair: tuple[BM25Retriever, RankBM25Retriever]) -> None:
@@ -49,7 +51,9 @@ def test_full_score_vectors_are_identical(pair: tuple[BM25Retriever, RankBM25Ret
         np.testing.assert_array_equal(ours.scores(q), ref.scores(q))
 
 
-@pytest.mark.parametrize("params", [{"k1": 1.2, "b": 0.5, "epsilon": 0.5}, {"k1": 2.0, "b": 1.0, "epsilon": 0.0}])
+@pytest.mark.parametrize(
+    "params", [{"k1": 1.2, "b": 0.5, "epsilon": 0.5}, {"k1": 2.0, "b": 1.0, "epsilon": 0.0}]
+)
 def test_parity_with_other_parameters(params: dict) -> None:  # type: ignore[type-arg]
     tokens, ids = tokenized_film_docs()
     ours = BM25Retriever.from_tokens(tokens, ids, **params)

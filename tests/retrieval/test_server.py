@@ -44,8 +44,9 @@ class ExactMatchRetriever:
     and ``calls`` records the batch sizes the server asked for.
     """
 
-    def __init__(self, texts: Sequence[str], *, delay_s: float = 0.0,
-                 gate: threading.Event | None = None) -> None:
+    def __init__(
+        self, texts: Sequence[str], *, delay_s: float = 0.0, gate: threading.Event | None = None
+    ) -> None:
         self.docs = [(f"d{i:04d}", set(text.lower().split())) for i, text in enumerate(texts)]
         self.delay_s = delay_s
         self.gate = gate
@@ -70,16 +71,19 @@ def film_texts(n: int) -> list[str]:
 
     path = Path(bokeh_sampledata.__file__).parent / "_data" / "movies.db"
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        rows = db.execute('SELECT Title, Year, Genre, Director, "Cast" FROM omdb '
-                          'ORDER BY ID LIMIT ?', (n,)).fetchall()
+        rows = db.execute(
+            'SELECT Title, Year, Genre, Director, "Cast" FROM omdb ORDER BY ID LIMIT ?', (n,)
+        ).fetchall()
     return [" ".join(str(v) for v in row if v) for row in rows]
 
 
 def film_queries(texts: Sequence[str], n: int, seed: int = 0) -> list[str]:
     rng = np.random.default_rng(seed)
     words = [w for text in texts for w in text.split() if w.isalpha()]
-    return [" ".join(words[i] for i in rng.integers(0, len(words), size=int(size)))
-            for size in rng.integers(1, 5, size=n)]
+    return [
+        " ".join(words[i] for i in rng.integers(0, len(words), size=int(size)))
+        for size in rng.integers(1, 5, size=n)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +148,7 @@ def test_health_and_info(exact_server: Any) -> None:
     assert set(info["stats"]) >= {"requests", "queries", "batches", "rejected"}
 
 
-def test_concurrent_requests_are_merged_into_batches(server_extra: None,
-                                                     films: list[str]) -> None:
+def test_concurrent_requests_are_merged_into_batches(server_extra: None, films: list[str]) -> None:
     retriever = ExactMatchRetriever(films[:200], delay_s=0.02)
     queries = film_queries(films[:200], 128, seed=1)
     # The slow back-end runs off the event loop, so requests keep arriving while a batch runs.
@@ -182,31 +185,70 @@ def test_back_end_failure_is_a_500_with_the_reason(server_extra: None) -> None:
 LIMITS = ServerLimits()
 
 
-@pytest.mark.parametrize(("body", "status", "reason"), [
-    (b'{"queries": ["heat"], "k": 3', 400, "not valid UTF-8 JSON"),
-    (b"\xff\xfe", 400, "not valid UTF-8 JSON"),
-    (b'["heat"]', 422, "must be a JSON object"),
-    (b'{"k": 3}', 422, "missing field(s) ['queries']"),
-    (b'{"queries": ["heat"]}', 422, "missing field(s) ['k']"),
-    (b'{"queries": ["heat"], "k": 3, "top": 1}', 422, "unknown field(s) ['top']"),
-    (b'{"queries": "heat", "k": 3}', 422, "'queries' must be a list of strings"),
-    (b'{"queries": ["heat", 7], "k": 3}', 422, "'queries'[1] must be a string, got int"),
-    (b'{"queries": ["heat"], "k": "3"}', 422, "'k' must be an integer between 1 and 100, got str"),
-    (b'{"queries": ["heat"], "k": true}', 422, "'k' must be an integer between 1 and 100, got bool"),
-    (b'{"queries": ["heat"], "k": 0}', 422, "expected 1 <= k <= 100"),
-    (json.dumps({"queries": ["heat"], "k": LIMITS.max_k + 1}).encode(), 422,
-     f"'k' is {LIMITS.max_k + 1}; expected 1 <= k <= {LIMITS.max_k}"),
-    (json.dumps({"queries": ["q"] * (LIMITS.max_queries_per_request + 1), "k": 1}).encode(),
-     422, f"at most {LIMITS.max_queries_per_request} per request"),
-    (json.dumps({"queries": ["ok", "x" * (LIMITS.max_query_chars + 1)], "k": 1}).encode(),
-     422, f"'queries'[1] has {LIMITS.max_query_chars + 1} characters; at most"),
-    (json.dumps({"queries": ["x" * LIMITS.max_body_bytes], "k": 1}).encode(), 413,
-     f"at most {LIMITS.max_body_bytes}"),
-], ids=["truncated-json", "not-utf8", "not-object", "no-queries", "no-k", "unknown-field",
-        "queries-str", "query-int", "k-str", "k-bool", "k-zero", "k-too-large",
-        "too-many-queries", "query-too-long", "body-too-large"])
-def test_bad_request_gets_4xx_with_a_reason(exact_server: Any, body: bytes, status: int,
-                                            reason: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "status", "reason"),
+    [
+        (b'{"queries": ["heat"], "k": 3', 400, "not valid UTF-8 JSON"),
+        (b"\xff\xfe", 400, "not valid UTF-8 JSON"),
+        (b'["heat"]', 422, "must be a JSON object"),
+        (b'{"k": 3}', 422, "missing field(s) ['queries']"),
+        (b'{"queries": ["heat"]}', 422, "missing field(s) ['k']"),
+        (b'{"queries": ["heat"], "k": 3, "top": 1}', 422, "unknown field(s) ['top']"),
+        (b'{"queries": "heat", "k": 3}', 422, "'queries' must be a list of strings"),
+        (b'{"queries": ["heat", 7], "k": 3}', 422, "'queries'[1] must be a string, got int"),
+        (
+            b'{"queries": ["heat"], "k": "3"}',
+            422,
+            "'k' must be an integer between 1 and 100, got str",
+        ),
+        (
+            b'{"queries": ["heat"], "k": true}',
+            422,
+            "'k' must be an integer between 1 and 100, got bool",
+        ),
+        (b'{"queries": ["heat"], "k": 0}', 422, "expected 1 <= k <= 100"),
+        (
+            json.dumps({"queries": ["heat"], "k": LIMITS.max_k + 1}).encode(),
+            422,
+            f"'k' is {LIMITS.max_k + 1}; expected 1 <= k <= {LIMITS.max_k}",
+        ),
+        (
+            json.dumps({"queries": ["q"] * (LIMITS.max_queries_per_request + 1), "k": 1}).encode(),
+            422,
+            f"at most {LIMITS.max_queries_per_request} per request",
+        ),
+        (
+            json.dumps({"queries": ["ok", "x" * (LIMITS.max_query_chars + 1)], "k": 1}).encode(),
+            422,
+            f"'queries'[1] has {LIMITS.max_query_chars + 1} characters; at most",
+        ),
+        (
+            json.dumps({"queries": ["x" * LIMITS.max_body_bytes], "k": 1}).encode(),
+            413,
+            f"at most {LIMITS.max_body_bytes}",
+        ),
+    ],
+    ids=[
+        "truncated-json",
+        "not-utf8",
+        "not-object",
+        "no-queries",
+        "no-k",
+        "unknown-field",
+        "queries-str",
+        "query-int",
+        "k-str",
+        "k-bool",
+        "k-zero",
+        "k-too-large",
+        "too-many-queries",
+        "query-too-long",
+        "body-too-large",
+    ],
+)
+def test_bad_request_gets_4xx_with_a_reason(
+    exact_server: Any, body: bytes, status: int, reason: str
+) -> None:
     got, payload = post(exact_server.url, body)
     assert got == status
     assert reason in payload["error"]
@@ -284,15 +326,15 @@ def test_client_retries_503_until_the_server_has_room(server_extra: None) -> Non
 # ---------------------------------------------------------------- worker processes
 
 
-
 @contextlib.contextmanager
 def forked_server() -> Iterator[tuple[subprocess.Popen[bytes], set[int]]]:
     """A 2-worker server in a subprocess, and the pids of its workers."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-c", ECHO_SERVER_SCRIPT, str(port)],
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ECHO_SERVER_SCRIPT, str(port)], stderr=subprocess.PIPE
+    )
     try:
         RetrievalClient(f"http://127.0.0.1:{port}").wait_ready(timeout_s=20)
         pids = set()
@@ -317,8 +359,9 @@ def assert_gone(pids: set[int]) -> None:
             os.kill(pid, 0)
 
 
-needs_reuseport = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"),
-                                     reason="needs SO_REUSEPORT")
+needs_reuseport = pytest.mark.skipif(
+    not hasattr(socket, "SO_REUSEPORT"), reason="needs SO_REUSEPORT"
+)
 
 
 @needs_reuseport
@@ -336,9 +379,22 @@ def test_serve_retrieval_command_end_to_end(server_extra: None) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "agentenv.retrieval.serve_cli",
-                             "--corpus", "media", "--backend", "bm25", "--port", str(port),
-                             "--max-k", "20"], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentenv.retrieval.serve_cli",
+            "--corpus",
+            "media",
+            "--backend",
+            "bm25",
+            "--port",
+            str(port),
+            "--max-k",
+            "20",
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     try:
         client = RetrievalClient(f"http://127.0.0.1:{port}")
         client.wait_ready(timeout_s=120)  # a cold cache builds the catalog and index
@@ -359,11 +415,29 @@ def test_benchmark_smoke(server_extra: None) -> None:
     ``--against`` the same checkout exercises the interleaved two-server run.
     """
     repo = Path(__file__).parents[2]
-    done = subprocess.run([sys.executable, str(repo / "benchmarks" / "retrieval_server.py"),
-                           "--seconds", "0.3", "--warmup", "0.1", "--settle", "0.1",
-                           "--passes", "2", "--clients", "4", "--rate", "200",
-                           "--against", str(repo)],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(repo / "benchmarks" / "retrieval_server.py"),
+            "--seconds",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--settle",
+            "0.1",
+            "--passes",
+            "2",
+            "--clients",
+            "4",
+            "--rate",
+            "200",
+            "--against",
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "# machine: " in out and "load average" in out
@@ -419,8 +493,9 @@ def test_one_write_per_response_and_the_head_is_never_held_past_it() -> None:
     assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n"] and transport.closed
 
 
-def test_the_real_server_writes_each_response_once(server_extra: None,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_real_server_writes_each_response_once(
+    server_extra: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Status line, headers and body leave in one write (uvicorn alone makes two)."""
     from agentenv.retrieval import connections
 
@@ -438,8 +513,11 @@ def test_the_real_server_writes_each_response_once(server_extra: None,
             return getattr(self.transport, name)
 
     wrap = connections._OneWrite.__init__
-    monkeypatch.setattr(connections._OneWrite, "__init__",
-                        lambda self, transport, cycle: wrap(self, Counting(transport), cycle))
+    monkeypatch.setattr(
+        connections._OneWrite,
+        "__init__",
+        lambda self, transport, cycle: wrap(self, Counting(transport), cycle),
+    )
     with start(ExactMatchRetriever(["heat wave", "cold"])) as server:
         host, port = server.url.removeprefix("http://").split(":")
         conn = http.client.HTTPConnection(host, int(port), timeout=5)
@@ -454,8 +532,9 @@ def test_the_real_server_writes_each_response_once(server_extra: None,
     assert all(w.startswith(b"HTTP/1.1 ") and w.endswith((b"}", b"]}")) for w in writes)
 
 
-def test_a_bug_on_the_search_path_still_answers_json_500(server_extra: None,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_on_the_search_path_still_answers_json_500(
+    server_extra: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from agentenv.retrieval import server_app
 
     def broken(body: bytes, limits: ServerLimits) -> tuple[list[str], int]:
@@ -472,17 +551,26 @@ def test_hit_encoder_matches_encode_hits_byte_for_byte() -> None:
     from agentenv.retrieval.batching import HitEncoder, encode_hits
 
     encoder = HitEncoder(max_cached_ids=3)  # small: the cache empties and refills
-    hits = [Hit("d1", 2.5, 0), Hit('say "hi"\u2028é', 1e300, 1), Hit("d1", float("inf"), 2),
-            Hit("nan", float("nan"), 3), Hit("neg", -0.0, 255), Hit("big-rank", 1.0, 300),
-            Hit("np", np.float64(0.1) + np.float64(0.2), np.int64(4)),
-            Hit("f32", np.float32(1.1), 5), Hit("int-score", 3, 6),  # type: ignore[arg-type]
-            Hit(7, 1.5, 7), Hit("neg-rank", 1.0, -1)]  # type: ignore[arg-type]
+    hits = [
+        Hit("d1", 2.5, 0),
+        Hit('say "hi"\u2028é', 1e300, 1),
+        Hit("d1", float("inf"), 2),
+        Hit("nan", float("nan"), 3),
+        Hit("neg", -0.0, 255),
+        Hit("big-rank", 1.0, 300),
+        Hit("np", np.float64(0.1) + np.float64(0.2), np.int64(4)),
+        Hit("f32", np.float32(1.1), 5),
+        Hit("int-score", 3, 6),  # type: ignore[arg-type]
+        Hit(7, 1.5, 7),
+        Hit("neg-rank", 1.0, -1),
+    ]  # type: ignore[arg-type]
     for start_at in range(len(hits)):
         for stop_at in range(start_at, len(hits) + 1):
             for _ in range(2):  # cold, then cached
                 assert encoder.encode(hits[start_at:stop_at]) == encode_hits(hits[start_at:stop_at])
     assert encoder.encode([Hit("x", 1e308, 0), Hit("y", 1e308, 1)]) == encode_hits(
-        [Hit("x", 1e308, 0), Hit("y", 1e308, 1)])  # the scores' sum overflows
+        [Hit("x", 1e308, 0), Hit("y", 1e308, 1)]
+    )  # the scores' sum overflows
 
 
 def test_the_batcher_waits_for_company_only_when_idle() -> None:
@@ -513,8 +601,9 @@ def test_batcher_merges_and_bounds_without_a_server() -> None:
     retriever = ExactMatchRetriever(["a b", "b c", "c d"])
 
     async def scenario() -> tuple[list[list[bytes]], int]:
-        batcher = MicroBatcher(retriever, max_batch_queries=8, max_wait_s=0.01,
-                               max_inflight_queries=4)
+        batcher = MicroBatcher(
+            retriever, max_batch_queries=8, max_wait_s=0.01, max_inflight_queries=4
+        )
         await batcher.start()
         futures = [batcher.submit(["a"], 2), batcher.submit(["b", "c"], 2)]
         with pytest.raises(Overloaded):
@@ -526,7 +615,8 @@ def test_batcher_merges_and_bounds_without_a_server() -> None:
     results, batches = asyncio.run(scenario())
     assert batches == 1 and retriever.calls == [3]
     assert [json.loads(r) for r in results[1]] == [
-        [h._asdict() for h in retriever.search(q, 2)] for q in ("b", "c")]
+        [h._asdict() for h in retriever.search(q, 2)] for q in ("b", "c")
+    ]
 
 
 def test_server_module_imports_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -603,7 +693,9 @@ def test_a_batch_is_capped_by_the_postings_its_queries_read_not_by_their_number(
         return answers
 
     answers = asyncio.run(run(["common"] * 8))
-    assert len(answers) == 8 and len(sizes) == 2 and max(sizes) <= 5  # 4 fit; a fifth may join (see _take)
+    assert (
+        len(answers) == 8 and len(sizes) == 2 and max(sizes) <= 5
+    )  # 4 fit; a fifth may join (see _take)
     sizes.clear()
     rare = [f"doc{i}" for i in range(8)]
     answers = asyncio.run(run(rare))

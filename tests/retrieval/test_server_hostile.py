@@ -87,8 +87,11 @@ def read_answer(sock: socket.socket, timeout_s: float = 5.0) -> tuple[int, dict[
             break
         data += chunk
         head, sep, body = data.partition(b"\r\n\r\n")
-        length = [int(line.split(b":")[1]) for line in head.lower().split(b"\r\n")
-                  if line.startswith(b"content-length:")]
+        length = [
+            int(line.split(b":")[1])
+            for line in head.lower().split(b"\r\n")
+            if line.startswith(b"content-length:")
+        ]
         if sep and length and len(body) >= length[0]:
             break
     if not data:
@@ -174,8 +177,11 @@ def test_idle_and_slowloris_connections_do_not_lock_clients_out() -> None:
             for sock in idle + more_idle:
                 sock.close()
         stats = guard_stats(server)
-        assert results == [[Hit(f"c{c}q{i}", 0.0, 0), Hit(f"c{c}q{i}", 1.0, 1)]
-                           for c in range(8) for i in range(25)]
+        assert results == [
+            [Hit(f"c{c}q{i}", 0.0, 0), Hit(f"c{c}q{i}", 1.0, 1)]
+            for c in range(8)
+            for i in range(25)
+        ]
         assert stats.evicted >= 200 and stats.refused == 0
         assert server.stats.rejected == 0 and server.stats.invalid == 0
 
@@ -220,7 +226,7 @@ def test_silent_slow_and_idle_connections_time_out() -> None:
 def test_a_slow_body_times_out_with_408() -> None:
     with serving(body_timeout_s=0.4) as server:
         with socket.create_connection(("127.0.0.1", port_of(server)), timeout=5) as sock:
-            sock.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"q")
+            sock.sendall(b'POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{"q')
             status, payload = read_answer(sock)
         assert status in (400, 408), payload  # 408 from the guard (or 400: body cut short)
         assert "body" in payload["error"]
@@ -230,8 +236,9 @@ def test_a_slow_body_times_out_with_408() -> None:
 def test_oversized_headers_get_431() -> None:
     with serving(max_header_bytes=4096) as server:
         port = port_of(server)
-        status, payload = raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
-                                    + b"a" * 10_000 + b"\r\n\r\n")
+        status, payload = raw(
+            port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 10_000 + b"\r\n\r\n"
+        )
         assert status == 431 and "4096 bytes" in payload["error"]
         assert RetrievalClient(server.url).health()
 
@@ -245,34 +252,70 @@ def echo_server() -> Iterator[Any]:
         yield server
 
 
-@pytest.mark.parametrize(("body", "status", "names"), [
-    (b'{"queries": ["heat"], "k": ' + b"7" * 5001 + b"}", 422,
-     "'k' must be an integer between 1 and 100, got an integer with 5001 digits"),
-    (b'{"queries": ["heat"], "k": -' + b"7" * 5001 + b"}", 422, "'k' must be an integer"),
-    (b'{"queries": [' + b"9" * 5001 + b'], "k": 1}', 422, "'queries'[0] must be a string"),
-    (b'{"k": 1, "queries": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", 400,
-     "'queries' nests too deeply"),
-    (b'{"queries": ["a"], "k": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", 400,
-     "'k' nests too deeply"),
-    (b"[" * 100_000, 400, "the body nests too deeply"),
-    (b'{"queries": ["heat"], "k": 1.5}', 422, "'k' must be an integer between 1 and 100, got float"),
-    (b'{"queries": ["heat"], "k": NaN}', 422, "'k' must be an integer"),
-    (b'{"queries": ["heat"], "k": 1e999}', 422, "'k' must be an integer"),
-    (b'{"queries": ["heat"], "k": null}', 422, "'k' must be an integer"),
-    (b'{"queries": ["heat"], "k": -3}', 422, "'k' is -3"),
-    (b'{"queries": {"a": 1}, "k": 3}', 422, "'queries' must be a list of strings, got dict"),
-    (b'{"queries": [["nested"]], "k": 3}', 422, "'queries'[0] must be a string, got list"),
-    (b'{"queries": ["\\ud800"], "k": 3}', 422, "'queries'[0] is not valid Unicode"),
-    (b'{"queries": ["heat"], "k": 3', 400, "not valid UTF-8 JSON"),
-    (b"", 400, "not valid UTF-8 JSON"),
-    (b"\x00\x01\x02", 400, "not valid UTF-8 JSON"),
-    (b'"just a string"', 422, "must be a JSON object"),
-    (b"12345678901234567890123456789012345678901", 422, "must be a JSON object"),
-], ids=["k-5001-digits", "k-negative-digits", "query-5001-digits", "queries-deep", "k-deep",
-        "body-deep", "k-float", "k-nan", "k-inf", "k-null", "k-negative", "queries-dict",
-        "query-list", "query-surrogate", "truncated", "empty", "binary", "string", "long-number"])
-def test_malformed_bodies_get_4xx_json_naming_the_field(echo_server: Any, body: bytes,
-                                                        status: int, names: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "status", "names"),
+    [
+        (
+            b'{"queries": ["heat"], "k": ' + b"7" * 5001 + b"}",
+            422,
+            "'k' must be an integer between 1 and 100, got an integer with 5001 digits",
+        ),
+        (b'{"queries": ["heat"], "k": -' + b"7" * 5001 + b"}", 422, "'k' must be an integer"),
+        (b'{"queries": [' + b"9" * 5001 + b'], "k": 1}', 422, "'queries'[0] must be a string"),
+        (
+            b'{"k": 1, "queries": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            400,
+            "'queries' nests too deeply",
+        ),
+        (
+            b'{"queries": ["a"], "k": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+            400,
+            "'k' nests too deeply",
+        ),
+        (b"[" * 100_000, 400, "the body nests too deeply"),
+        (
+            b'{"queries": ["heat"], "k": 1.5}',
+            422,
+            "'k' must be an integer between 1 and 100, got float",
+        ),
+        (b'{"queries": ["heat"], "k": NaN}', 422, "'k' must be an integer"),
+        (b'{"queries": ["heat"], "k": 1e999}', 422, "'k' must be an integer"),
+        (b'{"queries": ["heat"], "k": null}', 422, "'k' must be an integer"),
+        (b'{"queries": ["heat"], "k": -3}', 422, "'k' is -3"),
+        (b'{"queries": {"a": 1}, "k": 3}', 422, "'queries' must be a list of strings, got dict"),
+        (b'{"queries": [["nested"]], "k": 3}', 422, "'queries'[0] must be a string, got list"),
+        (b'{"queries": ["\\ud800"], "k": 3}', 422, "'queries'[0] is not valid Unicode"),
+        (b'{"queries": ["heat"], "k": 3', 400, "not valid UTF-8 JSON"),
+        (b"", 400, "not valid UTF-8 JSON"),
+        (b"\x00\x01\x02", 400, "not valid UTF-8 JSON"),
+        (b'"just a string"', 422, "must be a JSON object"),
+        (b"12345678901234567890123456789012345678901", 422, "must be a JSON object"),
+    ],
+    ids=[
+        "k-5001-digits",
+        "k-negative-digits",
+        "query-5001-digits",
+        "queries-deep",
+        "k-deep",
+        "body-deep",
+        "k-float",
+        "k-nan",
+        "k-inf",
+        "k-null",
+        "k-negative",
+        "queries-dict",
+        "query-list",
+        "query-surrogate",
+        "truncated",
+        "empty",
+        "binary",
+        "string",
+        "long-number",
+    ],
+)
+def test_malformed_bodies_get_4xx_json_naming_the_field(
+    echo_server: Any, body: bytes, status: int, names: str
+) -> None:
     got, payload = post(port_of(echo_server), body)
     assert (got, names) == (status, names) and names in payload["error"]
 
@@ -289,21 +332,41 @@ def test_parser_never_raises_anything_but_request_errors() -> None:
             parse_search_body(body, limits)
 
 
-@pytest.mark.parametrize(("request_bytes", "status", "says"), [
-    (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40, 400, "malformed HTTP"),
-    (b"NOT HTTP AT ALL\r\n\r\n", 400, "malformed HTTP"),
-    (b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: " + b"9" * 5001 + b"\r\n\r\n", 400,
-     ""),
-    (b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, ""),
-    (b"GET /nope HTTP/1.1\r\nHost: [\r\n\r\n", 404, "endpoints are POST /search"),
-    (b"GET /%ff%fe%ed%a0%80 HTTP/1.1\r\nHost: x\r\n\r\n", 404, "endpoints are POST /search"),
-    (b"DELETE /search HTTP/1.1\r\nHost: x\r\n\r\n", 405, "endpoints are POST /search"),
-    (b"POST /search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-     b"5\r\n{\"que\r\n0\r\n\r\n", 400, "not valid UTF-8 JSON"),
-], ids=["tls-hello", "garbage", "content-length-5001-digits", "content-length-text",
-        "bad-host", "bad-path", "bad-method", "chunked-bad-json"])
-def test_malformed_http_gets_4xx_json(echo_server: Any, request_bytes: bytes, status: int,
-                                      says: str) -> None:
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "says"),
+    [
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40, 400, "malformed HTTP"),
+        (b"NOT HTTP AT ALL\r\n\r\n", 400, "malformed HTTP"),
+        (
+            b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: " + b"9" * 5001 + b"\r\n\r\n",
+            400,
+            "",
+        ),
+        (b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, ""),
+        (b"GET /nope HTTP/1.1\r\nHost: [\r\n\r\n", 404, "endpoints are POST /search"),
+        (b"GET /%ff%fe%ed%a0%80 HTTP/1.1\r\nHost: x\r\n\r\n", 404, "endpoints are POST /search"),
+        (b"DELETE /search HTTP/1.1\r\nHost: x\r\n\r\n", 405, "endpoints are POST /search"),
+        (
+            b"POST /search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b'5\r\n{"que\r\n0\r\n\r\n',
+            400,
+            "not valid UTF-8 JSON",
+        ),
+    ],
+    ids=[
+        "tls-hello",
+        "garbage",
+        "content-length-5001-digits",
+        "content-length-text",
+        "bad-host",
+        "bad-path",
+        "bad-method",
+        "chunked-bad-json",
+    ],
+)
+def test_malformed_http_gets_4xx_json(
+    echo_server: Any, request_bytes: bytes, status: int, says: str
+) -> None:
     got, payload = raw(port_of(echo_server), request_bytes)
     assert got == status and says in payload["error"], payload
 
@@ -313,7 +376,6 @@ def test_the_server_still_answers_after_the_malformed_requests(echo_server: Any)
 
 
 # ------------------------------------------------------------- dead workers
-
 
 
 def worker_pids(url: str, want: int, timeout_s: float = 10.0, avoid: int = -1) -> set[int]:
@@ -333,8 +395,9 @@ def test_a_killed_worker_is_restarted_while_the_other_keeps_serving() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-c", ECHO_SERVER_SCRIPT, str(port)],
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ECHO_SERVER_SCRIPT, str(port)], stderr=subprocess.PIPE
+    )
     try:
         RetrievalClient(url).wait_ready(timeout_s=20)
         before = worker_pids(url, 2)

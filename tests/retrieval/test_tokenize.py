@@ -60,8 +60,14 @@ def test_stop_list_is_small_and_lowercase() -> None:
 
 def test_plural_stem_meets_singular() -> None:
     for singular, plural in [
-        ("movie", "movies"), ("pony", "ponies"), ("horse", "horses"), ("star", "stars"),
-        ("city", "cities"), ("story", "stories"), ("wolf", "wolfs"), ("boy", "boys"),
+        ("movie", "movies"),
+        ("pony", "ponies"),
+        ("horse", "horses"),
+        ("star", "stars"),
+        ("city", "cities"),
+        ("story", "stories"),
+        ("wolf", "wolfs"),
+        ("boy", "boys"),
     ]:
         assert plural_stem(singular) == plural_stem(plural), (singular, plural)
     for keep in ["bus", "glass", "lewis", "paris", "gas", "dr"]:
@@ -86,8 +92,10 @@ def test_deterministic_and_pure() -> None:
 def test_fingerprint_tracks_every_parameter() -> None:
     base = Tokenizer()
     variants = [
-        Tokenizer(lowercase=False), Tokenizer(strip_accents=False),
-        Tokenizer(stopwords=False), Tokenizer(stem="none"),
+        Tokenizer(lowercase=False),
+        Tokenizer(strip_accents=False),
+        Tokenizer(stopwords=False),
+        Tokenizer(stem="none"),
     ]
     prints = {base.fingerprint()} | {v.fingerprint() for v in variants}
     assert len(prints) == 1 + len(variants)

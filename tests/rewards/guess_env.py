@@ -34,8 +34,20 @@ class SlotArgs(BaseModel):
 def guess_tools() -> ToolRegistry:
     return ToolRegistry(
         [
-            Tool("lookup", "The colour in a slot.", SlotArgs, lambda a: COLOURS[a.slot], latency_ms=40.0),
-            Tool("hint", "First letter of a slot's colour.", SlotArgs, lambda a: COLOURS[a.slot][0], latency_ms=5.0),
+            Tool(
+                "lookup",
+                "The colour in a slot.",
+                SlotArgs,
+                lambda a: COLOURS[a.slot],
+                latency_ms=40.0,
+            ),
+            Tool(
+                "hint",
+                "First letter of a slot's colour.",
+                SlotArgs,
+                lambda a: COLOURS[a.slot][0],
+                latency_ms=5.0,
+            ),
         ]
     )
 
@@ -45,14 +57,21 @@ class GuessEnv(ToolEnv):
 
     def __init__(self, **kwargs: Any) -> None:
         tasks = [
-            Task(prompt=f"Which colour is in slot {i}? List at most {LIMIT} guesses.", gold={"answer": c},
-                 split="test", kind="guess", public={"slot": i})
+            Task(
+                prompt=f"Which colour is in slot {i}? List at most {LIMIT} guesses.",
+                gold={"answer": c},
+                split="test",
+                kind="guess",
+                public={"slot": i},
+            )
             for i, c in enumerate(COLOURS)
         ]
         super().__init__(tasks, guess_tools(), **kwargs)
 
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
-        preds = [line.strip() for line in answer.text.splitlines() if line.strip()] if answer else []
+        preds = (
+            [line.strip() for line in answer.text.splitlines() if line.strip()] if answer else []
+        )
         gold = task.gold["answer"]
         hit3 = float(gold in preds[:LIMIT])
         return {
@@ -76,8 +95,11 @@ POLICIES: dict[str, Policy] = {
     "oracle": lambda t: [tool_call("lookup", slot=t.public["slot"]), answer(t.gold["answer"])],
     "answer at once": lambda t: [answer("red")],
     "honest top-3": lambda t: [answer(COLOURS[:3])],
-    "every tool 8x": lambda t: [_every_tool_8_times(t), tool_call("lookup", slot=t.public["slot"]),
-                                answer(t.gold["answer"])],
+    "every tool 8x": lambda t: [
+        _every_tool_8_times(t),
+        tool_call("lookup", slot=t.public["slot"]),
+        answer(t.gold["answer"]),
+    ],
     "list everything": lambda t: [answer(COLOURS)],
 }
 

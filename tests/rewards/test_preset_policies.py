@@ -33,7 +33,10 @@ PRESETS = ("strict", "lenient", "efficient")
 
 @pytest.fixture(scope="module")
 def table() -> dict[str, dict[str, float]]:
-    return {p: {name: mean_return(partial(GuessEnv, reward=p), pol) for name, pol in POLICIES.items()} for p in PRESETS}
+    return {
+        p: {name: mean_return(partial(GuessEnv, reward=p), pol) for name, pol in POLICIES.items()}
+        for p in PRESETS
+    }
 
 
 def test_table(table: dict[str, dict[str, float]]) -> None:
@@ -45,11 +48,19 @@ def test_table(table: dict[str, dict[str, float]]) -> None:
 
 def test_listing_everything_wins_under_lenient_and_loses_under_strict(table: dict) -> None:
     assert table["lenient"]["list everything"] > table["lenient"]["honest top-3"]
-    assert table["lenient"]["list everything"] == table["lenient"]["oracle"], "as good as knowing the answer"
-    assert table["strict"]["list everything"] < table["strict"]["answer at once"] < table["strict"]["honest top-3"]
+    assert table["lenient"]["list everything"] == table["lenient"]["oracle"], (
+        "as good as knowing the answer"
+    )
+    assert (
+        table["strict"]["list everything"]
+        < table["strict"]["answer at once"]
+        < table["strict"]["honest top-3"]
+    )
     assert table["efficient"]["list everything"] < table["efficient"]["answer at once"]
 
 
 def test_tool_spam_is_free_under_strict_and_costs_under_efficient(table: dict) -> None:
-    assert table["strict"]["every tool 8x"] == table["strict"]["oracle"], "accuracy alone: no pressure on tool calls"
+    assert table["strict"]["every tool 8x"] == table["strict"]["oracle"], (
+        "accuracy alone: no pressure on tool calls"
+    )
     assert table["efficient"]["every tool 8x"] < table["efficient"]["oracle"]

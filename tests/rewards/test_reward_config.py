@@ -24,15 +24,24 @@ DONE = {"accuracy": 1.0, "format": 1.0, "tool_calls": 4.0, "turns": 5.0, "latenc
 @pytest.mark.parametrize(
     ("spec", "fragment"),
     [
-        ({"turn_cost": -1}, "field 'turn_cost': Input should be greater than or equal to 0 (got -1)"),
+        (
+            {"turn_cost": -1},
+            "field 'turn_cost': Input should be greater than or equal to 0 (got -1)",
+        ),
         ({"latency_cost": float("inf")}, "field 'latency_cost': Input should be a finite number"),
         ({"cost_cap": "lots"}, "field 'cost_cap'"),
-        ({"over_limit": "truncate"}, "field 'over_limit': Input should be 'zero', 'penalty' or 'allow'"),
+        (
+            {"over_limit": "truncate"},
+            "field 'over_limit': Input should be 'zero', 'penalty' or 'allow'",
+        ),
         ({"weights": {}}, "field 'weights': no weights"),
         ({"weights": {"accuracy": float("nan")}}, "weight of 'accuracy' must be finite"),
         ({"weights": {" ": 1.0}}, "empty component name"),
         ({"tool_cost": 0.1}, "field 'tool_cost': unknown field; did you mean 'tool_call_cost'?"),
-        ({"over_limit_penalty": 0.5}, "over_limit_penalty=0.5 has no effect with over_limit='zero'"),
+        (
+            {"over_limit_penalty": 0.5},
+            "over_limit_penalty=0.5 has no effect with over_limit='zero'",
+        ),
         ({"preset": 3}, "field 'preset'"),
         ({"preset": "efficient", "turn_cost": -0.1}, "field 'turn_cost'"),
     ],
@@ -64,10 +73,16 @@ def test_config_is_frozen() -> None:
 def test_presets() -> None:
     strict, lenient, efficient = (PRESETS[n] for n in ("strict", "lenient", "efficient"))
     assert resolve_reward(None) is strict and resolve_reward("lenient") is lenient
-    assert strict.weights == {"accuracy": 1.0} and strict.over_limit == "zero" and strict.cost(DONE) == 0.0
+    assert (
+        strict.weights == {"accuracy": 1.0}
+        and strict.over_limit == "zero"
+        and strict.cost(DONE) == 0.0
+    )
     assert lenient.over_limit == "allow"
     differ = {k for k, v in efficient.model_dump().items() if strict.model_dump()[k] != v}
-    assert differ == {"name", "tool_call_cost", "turn_cost", "cost_cap"}, "efficient = strict + tool and turn cost"
+    assert differ == {"name", "tool_call_cost", "turn_cost", "cost_cap"}, (
+        "efficient = strict + tool and turn cost"
+    )
     assert efficient.combine(DONE) == pytest.approx(1.0 - 4 * 0.05 - 5 * 0.02)
 
 
@@ -81,14 +96,21 @@ def test_dict_from_preset_is_renamed_and_kept() -> None:
 def test_env_accepts_every_spec_form(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"preset": "efficient", "turn_cost": 0.5}))
-    for spec, name in [("efficient", "efficient"), ({"turn_cost": 0.1}, "custom"), (path, "efficient+custom"),
-                       (str(path), "efficient+custom"), (PRESETS["lenient"], "lenient")]:
+    for spec, name in [
+        ("efficient", "efficient"),
+        ({"turn_cost": 0.1}, "custom"),
+        (path, "efficient+custom"),
+        (str(path), "efficient+custom"),
+        (PRESETS["lenient"], "lenient"),
+    ]:
         assert GuessEnv(reward=spec).reward_config.name == name
 
 
 # ----------------------------------------------------------------------- files
 def test_json_and_yaml_files(tmp_path: Path) -> None:
-    (tmp_path / "a.json").write_text('{"weights": {"accuracy": 1.0, "format": 0.1}, "latency_cost": 0.002}')
+    (tmp_path / "a.json").write_text(
+        '{"weights": {"accuracy": 1.0, "format": 0.1}, "latency_cost": 0.002}'
+    )
     (tmp_path / "b.yaml").write_text("preset: efficient\ncost_cap: 0.3\n")
     (tmp_path / "c.yml").write_text("over_limit: penalty\nover_limit_penalty: 0.5\n")
     a, b, c = (resolve_reward(tmp_path / n) for n in ("a.json", "b.yaml", "c.yml"))
@@ -103,11 +125,18 @@ def test_json_and_yaml_files(tmp_path: Path) -> None:
         ("bad.json", '{"turn_cost": }', ValueError, "bad.json: invalid JSON at line 1"),
         ("bad.yaml", "a: [", ValueError, "bad.yaml: invalid YAML"),
         ("list.json", "[1, 2]", ValueError, "must hold a mapping of fields, got list"),
-        ("field.yaml", "turn_cost: -2\n", ValueError, "field.yaml: invalid reward config: field 'turn_cost'"),
+        (
+            "field.yaml",
+            "turn_cost: -2\n",
+            ValueError,
+            "field.yaml: invalid reward config: field 'turn_cost'",
+        ),
         ("typo.json", '{"latency": 1}', ValueError, "did you mean 'latency_cost'"),
     ],
 )
-def test_bad_files_name_the_file(tmp_path: Path, name: str, text: str, error: type, fragment: str) -> None:
+def test_bad_files_name_the_file(
+    tmp_path: Path, name: str, text: str, error: type, fragment: str
+) -> None:
     (tmp_path / name).write_text(text)
     with pytest.raises(error) as err:
         resolve_reward(tmp_path / name)
@@ -119,7 +148,9 @@ def test_missing_file_and_missing_pyyaml(tmp_path: Path, monkeypatch: pytest.Mon
         resolve_reward(str(tmp_path / "nope.json"))
     (tmp_path / "r.yaml").write_text("preset: strict\n")
     monkeypatch.setitem(sys.modules, "yaml", None)
-    with pytest.raises(ImportError, match="needs PyYAML: pip install pyyaml, or write the config as JSON"):
+    with pytest.raises(
+        ImportError, match="needs PyYAML: pip install pyyaml, or write the config as JSON"
+    ):
         resolve_reward(tmp_path / "r.yaml")
 
 
@@ -129,12 +160,25 @@ def test_weighted_missing_component_raises_with_context() -> None:
     with pytest.raises(KeyError) as err:
         cfg.combine({"accuracy": 1.0, "formats": 1.0})
     message = str(err.value)
-    assert "'format'" in message and "['accuracy', 'formats']" in message and "did you mean 'formats'" in message
-    assert RewardConfig(weights={"accuracy": 1.0, "format": 0.0}).combine({"accuracy": 1.0}) == 1.0, "0 = log only"
+    assert (
+        "'format'" in message
+        and "['accuracy', 'formats']" in message
+        and "did you mean 'formats'" in message
+    )
+    assert (
+        RewardConfig(weights={"accuracy": 1.0, "format": 0.0}).combine({"accuracy": 1.0}) == 1.0
+    ), "0 = log only"
 
 
-@pytest.mark.parametrize(("field", "key"), [("latency_cost", "latency_ms"), ("token_cost", "tokens"),
-                                            ("tool_call_cost", "tool_calls"), ("turn_cost", "turns")])
+@pytest.mark.parametrize(
+    ("field", "key"),
+    [
+        ("latency_cost", "latency_ms"),
+        ("token_cost", "tokens"),
+        ("tool_call_cost", "tool_calls"),
+        ("turn_cost", "turns"),
+    ],
+)
 def test_charged_missing_component_raises(field: str, key: str) -> None:
     cfg = RewardConfig(**{field: 0.01})
     with pytest.raises(KeyError, match=f"{field}=0.01 charges the '{key}' component"):
@@ -158,21 +202,29 @@ def test_the_component_table_is_written_once() -> None:
     table = components_table(())
     assert all(f"``{c.name}``" in table and c.meaning in table for c in GENERIC)
     assert table in (module.__doc__ or "")
-    assert undocumented(["hit@10", "hit@K"], COMPONENTS) == [] and undocumented(["hit@", "hit@x"], COMPONENTS) == [
-        "hit@", "hit@x"]
+    assert undocumented(["hit@10", "hit@K"], COMPONENTS) == [] and undocumented(
+        ["hit@", "hit@x"], COMPONENTS
+    ) == ["hit@", "hit@x"]
 
 
 def test_family_components_are_merged() -> None:
     merged = all_components()
     for family in families():
         for name, meaning in family.components.items():
-            assert name in merged and (meaning in merged[name] or merged[name] == COMPONENTS.get(name)), name
+            assert name in merged and (
+                meaning in merged[name] or merged[name] == COMPONENTS.get(name)
+            ), name
     assert set(COMPONENTS) <= set(merged)
-    toy = Family(name="toy_components", components={"questions_asked": "toy questions", "bananas": "eaten"})
+    toy = Family(
+        name="toy_components", components={"questions_asked": "toy questions", "bananas": "eaten"}
+    )
     other = Family(name="other_components", components={"questions_asked": "other questions"})
     merged = all_components([toy, other])
     assert merged["bananas"] == "eaten"
-    assert merged["questions_asked"] == "toy_components: toy questions; other_components: other questions"
+    assert (
+        merged["questions_asked"]
+        == "toy_components: toy questions; other_components: other questions"
+    )
     assert "``bananas``" in components_table([toy])
 
 
@@ -210,13 +262,17 @@ def _dialogue_components(env_id: str) -> set[str]:
                 names |= set(info["reward_components"])
                 env.step(None)
             else:
-                env.step(lead_action if agent == env.possible_agents[0] else "<say>I am not sure.</say>")
+                env.step(
+                    lead_action if agent == env.possible_agents[0] else "<say>I am not sure.</say>"
+                )
     return names
 
 
 @pytest.mark.parametrize("env_id", _SINGLE_IDS + _DIALOGUE_IDS)
 def test_every_component_a_registered_env_reports_is_documented(env_id: str) -> None:
-    names = _single_agent_components(env_id) if env_id in _SINGLE_IDS else _dialogue_components(env_id)
+    names = (
+        _single_agent_components(env_id) if env_id in _SINGLE_IDS else _dialogue_components(env_id)
+    )
     assert {"accuracy", "format"} <= names
     assert undocumented(names) == [], (
         f"{env_id} reports undocumented components: add them to agentenv.components.GENERIC or to the "
@@ -239,8 +295,12 @@ WRONG = {"accuracy": 0.0, "hit@any": 0.0, "over_limit": 0.0, "tool_calls": 1.0, 
 
 @pytest.mark.parametrize(
     ("treatment", "expected"),
-    [({"over_limit": "zero"}, 0.0), ({"over_limit": "penalty"}, 0.0),
-     ({"over_limit": "penalty", "over_limit_penalty": 0.25}, 0.75), ({"over_limit": "allow"}, 1.0)],
+    [
+        ({"over_limit": "zero"}, 0.0),
+        ({"over_limit": "penalty"}, 0.0),
+        ({"over_limit": "penalty", "over_limit_penalty": 0.25}, 0.75),
+        ({"over_limit": "allow"}, 1.0),
+    ],
 )
 def test_over_limit_treatments(treatment: dict, expected: float) -> None:
     assert resolve_reward(treatment).combine(OVER) == expected
@@ -252,14 +312,22 @@ def test_over_limit_is_never_cheaper_than_a_wrong_answer() -> None:
 
 
 def test_allow_needs_hit_at_any() -> None:
-    with pytest.raises(KeyError, match="over_limit='allow' scores an over-limit answer on 'hit@any'"):
+    with pytest.raises(
+        KeyError, match="over_limit='allow' scores an over-limit answer on 'hit@any'"
+    ):
         PRESETS["lenient"].combine({"accuracy": 1.0, "over_limit": 1.0})
-    assert PRESETS["lenient"].combine({"accuracy": 0.0, "over_limit": 0.0}) == 0.0, "within the limit: accuracy"
+    assert PRESETS["lenient"].combine({"accuracy": 0.0, "over_limit": 0.0}) == 0.0, (
+        "within the limit: accuracy"
+    )
 
 
 # --------------------------------------------------------------------- shaping
 def test_shaping_pays_nothing_on_a_free_step() -> None:
-    reward, paid = PRESETS["efficient"].model_copy(update={"shaping": True}).step_reward(0.5, {"tool_calls": 20})
+    reward, paid = (
+        PRESETS["efficient"]
+        .model_copy(update={"shaping": True})
+        .step_reward(0.5, {"tool_calls": 20})
+    )
     assert (str(reward), paid) == ("0.0", 0.5), "capped: nothing more to pay, and no -0.0"
 
 
@@ -275,14 +343,20 @@ def test_shaping_off_pays_everything_at_the_end() -> None:
     cap=st.one_of(st.none(), st.floats(0, 1)),
 )
 def test_shaping_keeps_the_return(steps: list, accuracy: float, cap: float | None) -> None:
-    cfg = RewardConfig(tool_call_cost=0.05, turn_cost=0.02, latency_cost=0.001, cost_cap=cap, shaping=True)
+    cfg = RewardConfig(
+        tool_call_cost=0.05, turn_cost=0.02, latency_cost=0.001, cost_cap=cap, shaping=True
+    )
     paid, total, calls, latency = 0.0, 0.0, 0, 0.0
     for turn, (n, ms) in enumerate(steps[:-1], start=1):
         calls, latency = calls + n, latency + ms
-        reward, paid = cfg.step_reward(paid, {"tool_calls": calls, "turns": turn, "latency_ms": latency})
+        reward, paid = cfg.step_reward(
+            paid, {"tool_calls": calls, "turns": turn, "latency_ms": latency}
+        )
         assert reward <= 0.0
         total += reward
     final = {"accuracy": accuracy, "tool_calls": calls, "turns": len(steps), "latency_ms": latency}
     total += cfg.step_reward(paid, {}, final)[0]
     assert total == pytest.approx(cfg.combine(final), abs=1e-9)
-    assert total == pytest.approx(cfg.model_copy(update={"shaping": False}).combine(final), abs=1e-9)
+    assert total == pytest.approx(
+        cfg.model_copy(update={"shaping": False}).combine(final), abs=1e-9
+    )

@@ -72,10 +72,19 @@ def test_check_env_on_registered_ids(registered: gym.Env, name: str) -> None:
 @pytest.mark.filterwarnings(CHECKER_WARNING)
 def test_registered_stack_rebuilds_from_its_spec(registered: gym.Env) -> None:
     env = stack(registered)
-    assert [w.name for w in env.spec.additional_wrappers][-len(WRAPPERS):] == [
-        "ToolCallCost", "TurnCost", "FormatBonus", "PredictionLimit", "PredictionLimit", "CostShaping"
+    assert [w.name for w in env.spec.additional_wrappers][-len(WRAPPERS) :] == [
+        "ToolCallCost",
+        "TurnCost",
+        "FormatBonus",
+        "PredictionLimit",
+        "PredictionLimit",
+        "CostShaping",
     ]
-    assert env.spec.additional_wrappers[-2].kwargs == {"k": 3, "treatment": "penalty", "penalty": 0.5}
+    assert env.spec.additional_wrappers[-2].kwargs == {
+        "k": 3,
+        "treatment": "penalty",
+        "penalty": 0.5,
+    }
     check_env(env, skip_render_check=True)  # includes gym.make(env.spec): the stack is rebuilt
     assert "<ToolCallCost(cost=0.05)<" in repr(env)
 
@@ -84,7 +93,10 @@ def test_registered_stack_rebuilds_from_its_spec(registered: gym.Env) -> None:
 def test_costs_apply_at_the_end_and_are_recorded_without_mutation() -> None:
     spy = Spy(GuessEnv())
     env = FormatBonus(TurnCost(ToolCallCost(spy, cost=0.1), cost=0.01), bonus=0.2)
-    assert repr(env) == "<FormatBonus(bonus=0.2)<TurnCost(cost=0.01)<ToolCallCost(cost=0.1)<Spy<GuessEnv instance>>>>>"
+    assert (
+        repr(env)
+        == "<FormatBonus(bonus=0.2)<TurnCost(cost=0.01)<ToolCallCost(cost=0.1)<Spy<GuessEnv instance>>>>>"
+    )
     env.reset(seed=0, options={"index": 2})
     step = env.step(tool_call("lookup", slot=2))
     assert step[1] == 0.0 and step[4]["reward_components"] == {}, "mid-episode steps are untouched"
@@ -92,7 +104,9 @@ def test_costs_apply_at_the_end_and_are_recorded_without_mutation() -> None:
     _, reward, terminated, _, info = env.step(answer("blue"))
     assert terminated and reward == pytest.approx(1.0 - 0.2 - 0.03 + 0.2)
     components = info["reward_components"]
-    assert components["tool_call_cost"] == pytest.approx(0.2) and components["turn_cost"] == pytest.approx(0.03)
+    assert components["tool_call_cost"] == pytest.approx(0.2) and components[
+        "turn_cost"
+    ] == pytest.approx(0.03)
     assert components["format_bonus"] == 0.2 and components["accuracy"] == 1.0
     assert spy.last_info["reward_components"] == spy.last_components, "inner dict not mutated"
     assert "tool_call_cost" not in spy.last_info["reward_components"]
@@ -101,7 +115,9 @@ def test_costs_apply_at_the_end_and_are_recorded_without_mutation() -> None:
 def test_stacked_costs_add_up() -> None:
     env = ToolCallCost(ToolCallCost(GuessEnv(), cost=0.1), cost=0.2)
     reward, info = run_policy(env, POLICIES["oracle"], 0)
-    assert reward == pytest.approx(0.7) and info["reward_components"]["tool_call_cost"] == pytest.approx(0.3)
+    assert reward == pytest.approx(0.7) and info["reward_components"][
+        "tool_call_cost"
+    ] == pytest.approx(0.3)
 
 
 def test_format_bonus_needs_a_clean_episode() -> None:
@@ -138,7 +154,9 @@ LIST_ALL = POLICIES["list everything"]
 def test_prediction_limit_treatments(preset: str, wrap: Callable, expected: float) -> None:
     reward, info = run_policy(wrap(GuessEnv(reward=preset)), LIST_ALL, 4)
     assert reward == pytest.approx(expected)
-    assert info["reward_components"]["prediction_limit_over"] == float(len(COLOURS) > wrap.keywords["k"])
+    assert info["reward_components"]["prediction_limit_over"] == float(
+        len(COLOURS) > wrap.keywords["k"]
+    )
 
 
 def test_prediction_limit_can_tighten_the_family_limit() -> None:
@@ -158,12 +176,17 @@ def test_prediction_limit_removes_inner_bonuses_but_never_raises_a_reward() -> N
 def test_prediction_limit_fails_loudly() -> None:
     env = PredictionLimit(SquareEnv(), k=3)
     env.reset(seed=0, options={"index": 2})
-    with pytest.raises(KeyError, match="PredictionLimit needs the 'n_predictions' component, but the env reported only"):
+    with pytest.raises(
+        KeyError,
+        match="PredictionLimit needs the 'n_predictions' component, but the env reported only",
+    ):
         env.step(answer("4"))
     env = PredictionLimit(SquareEnv(max_turns=1), k=3)
     env.reset(seed=0)
     *_, truncated, info = env.step("no answer")
-    assert truncated and info["reward_components"]["prediction_limit_over"] == 0.0, "no answer, no predictions"
+    assert truncated and info["reward_components"]["prediction_limit_over"] == 0.0, (
+        "no answer, no predictions"
+    )
 
     class EndsOnInvalid(gym.Wrapper):  # like a single-turn env: an invalid action ends the episode
         def step(self, action: str) -> Any:
@@ -181,8 +204,14 @@ def test_prediction_limit_fails_loudly() -> None:
         PredictionLimit(GuessEnv(), k=3, treatment="truncate")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("make", [partial(ToolCallCost, cost=-1), partial(TurnCost, cost=float("nan")),
-                                  partial(FormatBonus, bonus="big")])
+@pytest.mark.parametrize(
+    "make",
+    [
+        partial(ToolCallCost, cost=-1),
+        partial(TurnCost, cost=float("nan")),
+        partial(FormatBonus, bonus="big"),
+    ],
+)
 def test_invalid_amounts_name_the_parameter(make: Callable) -> None:
     with pytest.raises(ValueError, match=r"(cost|bonus) must be a finite number >= 0"):
         make(GuessEnv())
@@ -196,7 +225,9 @@ def test_wrappers_turn_a_wrong_preset_into_a_right_one() -> None:
     def strict_costed() -> gym.Env:
         return TurnCost(ToolCallCost(GuessEnv(), cost=0.05), cost=0.02)
 
-    assert mean_return(lenient_limited, LIST_ALL) < mean_return(lenient_limited, POLICIES["honest top-3"])
+    assert mean_return(lenient_limited, LIST_ALL) < mean_return(
+        lenient_limited, POLICIES["honest top-3"]
+    )
     spam, oracle = (mean_return(strict_costed, POLICIES[p]) for p in ("every tool 8x", "oracle"))
     assert spam < oracle and oracle == pytest.approx(0.91)
 
@@ -207,9 +238,14 @@ def test_cost_shaping_pays_per_step_with_the_same_return() -> None:
     plain, shaped = GuessEnv(reward=reward), CostShaping(GuessEnv(reward=reward))
     for name, policy in POLICIES.items():
         for index in (0, 7):
-            assert run_policy(shaped, policy, index)[0] == pytest.approx(run_policy(plain, policy, index)[0]), name
+            assert run_policy(shaped, policy, index)[0] == pytest.approx(
+                run_policy(plain, policy, index)[0]
+            ), name
     shaped.reset(seed=0, options={"index": 3})
-    rewards = [shaped.step(tool_call("lookup", slot=3))[1], shaped.step(tool_call("hint", slot=3))[1]]
+    rewards = [
+        shaped.step(tool_call("lookup", slot=3))[1],
+        shaped.step(tool_call("hint", slot=3))[1],
+    ]
     assert rewards == pytest.approx([-(0.05 + 0.02 + 0.040), -(0.05 + 0.02 + 0.005)])
     _, last, _, _, info = shaped.step(answer("cyan"))
     assert info["reward_components"]["shaping_paid"] == pytest.approx(0.185)
@@ -236,10 +272,19 @@ def test_prediction_limit_on_rare_disease_lenient() -> None:
     env = gym.make("RareDiseaseDiagnosis-SingleTurn-v0", reward="lenient")
     env.reset(seed=0, options={"index": 0})
     gold = env.unwrapped.task.gold["diagnosis"][0]
-    others = ["OMIM:100070", "OMIM:100100", "OMIM:100200", "OMIM:100300"]  # universe diseases, whatever the gold
+    others = [
+        "OMIM:100070",
+        "OMIM:100100",
+        "OMIM:100200",
+        "OMIM:100300",
+    ]  # universe diseases, whatever the gold
     guesses = [d for d in others if d != gold][:3] + [gold]
     _, reward, *_, info = env.step(answer(guesses))
-    assert (reward, info["reward_components"]["over_limit"], info["reward_components"]["hit@any"]) == (1.0, 1.0, 1.0)
+    assert (
+        reward,
+        info["reward_components"]["over_limit"],
+        info["reward_components"]["hit@any"],
+    ) == (1.0, 1.0, 1.0)
     limited = PredictionLimit(gym.make("RareDiseaseDiagnosis-SingleTurn-v0", reward="lenient"), k=3)
     limited.reset(seed=0, options={"index": 0})
     _, reward, *_, info = limited.step(answer(guesses))

@@ -37,13 +37,21 @@ def test_the_model_loads_offline_and_speaks_the_chat_format(record) -> None:
     assert model.config.model_type == "qwen3"
     assert parameter_count(model) == record["parameters"]
     assert len(tokenizer) == record["vocab_size"] == model.config.vocab_size
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "Who directed Psycho III?"}],
-                                           tokenize=True, add_generation_prompt=True, return_dict=True)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Who directed Psycho III?"}],
+        tokenize=True,
+        add_generation_prompt=True,
+        return_dict=True,
+    )
     ids = torch.tensor([prompt["input_ids"]])
     with torch.no_grad():
-        out = model.generate(ids, max_new_tokens=24, do_sample=False, pad_token_id=tokenizer.pad_token_id)
-    text = tokenizer.decode(out[0, ids.shape[1]:])
-    assert text.startswith("<tool_call>"), text  # pre-training taught the drill: search the named title
+        out = model.generate(
+            ids, max_new_tokens=24, do_sample=False, pad_token_id=tokenizer.pad_token_id
+        )
+    text = tokenizer.decode(out[0, ids.shape[1] :])
+    assert text.startswith("<tool_call>"), (
+        text
+    )  # pre-training taught the drill: search the named title
 
 
 def test_pre_training_taught_the_model_to_copy() -> None:
@@ -65,7 +73,9 @@ def test_pre_training_taught_the_model_to_copy() -> None:
         ids = tokenizer(drill, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
             logits = model(input_ids=torch.tensor([ids])).logits[0]
-        losses = torch.nn.functional.cross_entropy(logits[:-1], torch.tensor(ids[1:]), reduction="none")
+        losses = torch.nn.functional.cross_entropy(
+            logits[:-1], torch.tensor(ids[1:]), reduction="none"
+        )
         first.append(losses[:split_at].mean().item())
         second.append(losses[split_at:].mean().item())
     assert sum(second) / len(second) < sum(first) / len(first) - 1.5, (first, second)

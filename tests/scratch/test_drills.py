@@ -56,7 +56,9 @@ def test_no_drill_asks_about_a_validation_or_test_title(env, held_out) -> None:
             # "title of <id>: <title>"; otherwise "<field> of <title>: <id, name or year>"
             subject = rest.split(": ", 1)[0] if field == "title" else rest.rsplit(": ", 1)[0]
             assert subject not in held_out and subject not in only_held, line
-    for conversation in drill_conversations(env, DrillMix(50, 50, 50, 0, 0), seed=0, exclude=held_out):
+    for conversation in drill_conversations(
+        env, DrillMix(50, 50, 50, 0, 0), seed=0, exclude=held_out
+    ):
         question = conversation[1]["content"]
         assert not any(name in question for name in only_held if len(name) > 12), question
         for message in conversation[2:]:
@@ -68,5 +70,7 @@ def test_recall_answers_are_copied_from_the_lines_above(env) -> None:
     for drill in recall_drills(env, 20, seed=1):
         listing, questions = drill.split("\n\n")
         for line in questions.splitlines():
-            answer = line.split(": ", 1)[1] if line.startswith("title of") else line.rsplit(": ", 1)[1]
+            answer = (
+                line.split(": ", 1)[1] if line.startswith("title of") else line.rsplit(": ", 1)[1]
+            )
             assert answer in listing, line

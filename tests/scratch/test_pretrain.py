@@ -12,9 +12,17 @@ from agentenv.scratch.pretrain import PretrainConfig, pack, pretrain  # noqa: E4
 
 
 def _model(seed: int):
-    config = transformers.Qwen3Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                      num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                                      max_position_embeddings=64, tie_word_embeddings=True)
+    config = transformers.Qwen3Config(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return transformers.Qwen3ForCausalLM(config)
@@ -43,7 +51,10 @@ def test_loss_falls_and_a_resumed_run_matches_an_unbroken_one(tmp_path) -> None:
     config = PretrainConfig(steps=12, batch=4, block=16, learning_rate=1e-2, warmup=1, save_every=6)
     whole = _model(0)
     records = pretrain(whole, blocks, config, tmp_path / "whole")
-    assert np.mean([r["loss"] for r in records[-3:]]) < np.mean([r["loss"] for r in records[:3]]) - 0.05
+    assert (
+        np.mean([r["loss"] for r in records[-3:]])
+        < np.mean([r["loss"] for r in records[:3]]) - 0.05
+    )
 
     def crash(record: dict) -> None:
         if record["step"] == 9:  # after the step-6 checkpoint, before the end
@@ -57,7 +68,9 @@ def test_loss_falls_and_a_resumed_run_matches_an_unbroken_one(tmp_path) -> None:
     for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b)
     with pytest.raises(ValueError, match="other settings"):
-        pretrain(_model(0), blocks, PretrainConfig(steps=13, batch=4, block=16), tmp_path / "broken")
+        pretrain(
+            _model(0), blocks, PretrainConfig(steps=13, batch=4, block=16), tmp_path / "broken"
+        )
 
 
 def test_settings_are_checked() -> None:

@@ -69,14 +69,20 @@ def test_token_env_trajectory_equals_the_rendered_conversation(tokenizer) -> Non
                 message = {"role": "assistant", "content": "", "tool_calls": _calls(action)}
                 rendered = tokenizer.apply_chat_template([message], tokenize=False)
                 action = rendered.split("<|im_start|>assistant\n", 1)[1].rsplit("<|im_end|>", 1)[0]
-            policy = tokenizer(action, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            policy = tokenizer(action, add_special_tokens=False)["input_ids"] + [
+                tokenizer.eos_token_id
+            ]
             _, _, term, trunc, info = env.step(policy)
             done = term or trunc
         assert info["reward_components"]["accuracy"] == 1.0
-        expected = tokenizer.apply_chat_template(info["messages"], tokenize=True, return_dict=True)["input_ids"]
+        expected = tokenizer.apply_chat_template(info["messages"], tokenize=True, return_dict=True)[
+            "input_ids"
+        ]
         got = list(info["input_ids"])
         assert got == expected[: len(got)]
-        assert tokenizer.decode(expected[len(got):]) == "\n"  # only the last turn's closing newline is left
+        assert (
+            tokenizer.decode(expected[len(got) :]) == "\n"
+        )  # only the last turn's closing newline is left
         checked += 1
     assert checked == 6
 
@@ -85,16 +91,23 @@ def _calls(action: str) -> list[dict]:
     import json
     import re
 
-    return [{"type": "function", "function": json.loads(body)}
-            for body in re.findall(r"<tool_call>\s*(.*?)\s*</tool_call>", action, re.S)]
+    return [
+        {"type": "function", "function": json.loads(body)}
+        for body in re.findall(r"<tool_call>\s*(.*?)\s*</tool_call>", action, re.S)
+    ]
 
 
-def test_trl_parses_completions_as_for_qwen3_and_the_template_is_prefix_preserving(tokenizer) -> None:
+def test_trl_parses_completions_as_for_qwen3_and_the_template_is_prefix_preserving(
+    tokenizer,
+) -> None:
     from trl.chat_template_utils import is_chat_template_prefix_preserving
 
     assert is_chat_template_prefix_preserving(tokenizer)
-    prefix = tokenizer.apply_chat_template([{"role": "user", "content": "Who directed Heat?"}], tokenize=False,
-                                           add_generation_prompt=True)
+    prefix = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Who directed Heat?"}],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
     text = '<tool_call>\n{"name": "search", "arguments": {"query": "Heat"}}\n</tool_call><|im_end|>'
     parsed = tokenizer.parse_response(text, prefix=prefix)
     assert parsed["tool_calls"][0]["function"] == {"name": "search", "arguments": {"query": "Heat"}}
@@ -104,7 +117,9 @@ def test_trl_parses_completions_as_for_qwen3_and_the_template_is_prefix_preservi
 
 def test_assistant_mask_covers_exactly_the_assistant_turns(tokenizer) -> None:
     messages = _oracle_episodes(1)[0]
-    enc = tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+    enc = tokenizer.apply_chat_template(
+        messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
     ids, mask = enc["input_ids"], enc["assistant_masks"]
     trained = tokenizer.decode([i for i, m in zip(ids, mask, strict=True) if m])
     for m in messages:

@@ -32,9 +32,13 @@ class PlantedMenu(Menu):
 
     def _render(self, index: int) -> Choice:
         if index < 3:
-            return Choice(tool_call("search", query=f"planted {index}", k=1), self.labels[index], "tool")
+            return Choice(
+                tool_call("search", query=f"planted {index}", k=1), self.labels[index], "tool"
+            )
         right = index == 3 and self.seen == (1, 0)
-        return Choice(answer(self.gold if right else "no such film"), self.labels[index], "answer", 1)
+        return Choice(
+            answer(self.gold if right else "no such film"), self.labels[index], "answer", 1
+        )
 
     def _read(self, index: int, obs: str) -> None:
         self.seen = (*self.seen, index)
@@ -44,7 +48,18 @@ class PlantedMenu(Menu):
 
 
 def test_all_orders_lists_every_ordered_selection() -> None:
-    assert all_orders([0, 1, 2], 2) == [(), (0,), (1,), (2,), (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+    assert all_orders([0, 1, 2], 2) == [
+        (),
+        (0,),
+        (1,),
+        (2,),
+        (0, 1),
+        (0, 2),
+        (1, 0),
+        (1, 2),
+        (2, 0),
+        (2, 1),
+    ]
 
 
 @pytest.fixture()
@@ -73,7 +88,9 @@ def test_the_beam_extends_only_the_best_prefixes(planted: gym.Env) -> None:
     env = planted
     full = score_sequences(env, PlantedMenu, [(0, 0)], depth=3, full_depth=3)
     beamed = score_sequences(env, PlantedMenu, [(0, 0)], depth=3, full_depth=2, beam=1)
-    assert len(beamed.sequences) == len(full.sequences) - (len(all_orders([0, 1, 2], 3)) - 10 - 1) * 2
+    assert (
+        len(beamed.sequences) == len(full.sequences) - (len(all_orders([0, 1, 2], 3)) - 10 - 1) * 2
+    )
     assert {s[:2] for s in beamed.sequences if len(s) == 4} == {(1, 0)}  # only the best prefix grew
     assert beamed.sequences[beamed.best()] == full.sequences[full.best()] == (1, 0, 3)
 
@@ -87,8 +104,11 @@ def test_scores_match_playing_the_sequence_through_the_wrapper() -> None:
     scores = score_sequences(env, DiagnosisToolsMenu, episodes, depth=2, full_depth=2)
     wrapped = make_structured("RareDiseaseDiagnosis-v0", split="validation", reward="strict")
     labels = list(wrapped.menu.labels)
-    for sequence in [(1, labels.index("answer top 3")), (1, 0, labels.index("answer fused top (limit)")),
-                     (0, labels.index("answer ranking top (limit)"))]:
+    for sequence in [
+        (1, labels.index("answer top 3")),
+        (1, 0, labels.index("answer fused top (limit)")),
+        (0, labels.index("answer ranking top (limit)")),
+    ]:
         row = scores.returns[scores.sequences.index(sequence)]
         for e, (seed, index) in enumerate(episodes):
             wrapped.reset(seed=seed, options={"index": index})
@@ -106,7 +126,11 @@ def test_runner_episodes_are_the_evaluation_runners() -> None:
 def test_hindsight_is_at_least_the_best_sequence() -> None:
     from agentenv.structured.fixed_sequences import SequenceScores
 
-    s = SequenceScores(("a", "b"), [(0,), (1,)], [np.array([1.0, 0.0]), np.array([0.0, 1.0])],
-                       [np.array([1.0, 0.0]), np.array([0.0, 1.0])])
+    s = SequenceScores(
+        ("a", "b"),
+        [(0,), (1,)],
+        [np.array([1.0, 0.0]), np.array([0.0, 1.0])],
+        [np.array([1.0, 0.0]), np.array([0.0, 1.0])],
+    )
     assert s.hindsight().mean() == 1.0 > float(s.returns[s.best()].mean())
     assert s.best() == 0  # a tie goes to the earlier sequence

@@ -29,8 +29,15 @@ def _rollout(env, options: dict, actions: list[int]) -> list[tuple[list[float], 
     return seen
 
 
-@pytest.mark.parametrize("env_id", ["RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0",
-                                    "MediaSearch-v0", "MediaSearch-SingleTurn-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "RareDiseaseDiagnosis-v0",
+        "RareDiseaseDiagnosis-SingleTurn-v0",
+        "MediaSearch-v0",
+        "MediaSearch-SingleTurn-v0",
+    ],
+)
 def test_same_public_task_other_gold_gives_the_same_menu_and_features(env_id: str) -> None:
     env = make_structured(env_id, split="validation")
     tasks = env.unwrapped.tasks
@@ -54,4 +61,6 @@ def test_user_tasks_with_one_question_and_two_answers() -> None:
     first = _rollout(env, {"task": {"question": question, "answer": "Michael Mann"}}, actions)
     second = _rollout(env, {"task": {"question": question, "answer": "Al Pacino"}}, actions)
     assert first == second
-    assert first[-1][1].startswith("<answer>") and "unknown" not in first[-1][1]  # a director was read
+    assert (
+        first[-1][1].startswith("<answer>") and "unknown" not in first[-1][1]
+    )  # a director was read

@@ -23,7 +23,10 @@ def test_media_masks_follow_the_evidence() -> None:
     env.step(labels.index("search(question, k=20)"))
     mask = env.action_masks()
     assert not mask[labels.index("search(question, k=20)")]  # a repeated call is never allowed
-    assert mask[labels.index("get_title(the 5 best-fitting hits)")] and mask[labels.index("answer title of hit 1")]
+    assert (
+        mask[labels.index("get_title(the 5 best-fitting hits)")]
+        and mask[labels.index("answer title of hit 1")]
+    )
     assert not mask[labels.index("answer year of opened film")]  # no film opened yet
     env.step(labels.index("get_title(the 5 best-fitting hits)"))
     assert env.action_masks()[labels.index("answer the opened film")]
@@ -35,7 +38,9 @@ def test_the_last_turn_allows_only_answers() -> None:
     env.menu.turn = env.max_turns - 1
     mask = env.action_masks()
     kinds = [env.menu.preview(i).kind for i in range(env.menu.size)]
-    assert mask.any() and all(kind == "answer" for kind, allowed in zip(kinds, mask, strict=True) if allowed)
+    assert mask.any() and all(
+        kind == "answer" for kind, allowed in zip(kinds, mask, strict=True) if allowed
+    )
 
 
 class _Checked(gym.Wrapper):
@@ -58,8 +63,9 @@ def test_maskable_ppo_never_takes_a_masked_entry() -> None:
     from agentenv.structured.rl_extra import algorithm
 
     env = _Checked(make_structured("MediaSearch-v0", split="validation"))
-    model = algorithm("maskable_ppo")("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0,
-                                      device="cpu", verbose=0)
+    model = algorithm("maskable_ppo")(
+        "MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu", verbose=0
+    )
     model.learn(total_timesteps=128)
     assert len(env.taken) >= 128 and all(env.taken)
 

@@ -17,19 +17,35 @@ from agentenv.structured.training import TrainConfig, train  # noqa: E402
 
 @pytest.mark.parametrize("algo", ["maskable_ppo", "ppo", "a2c", "dqn"])
 def test_each_algorithm_trains_and_plays_under_the_harness(algo: str, tmp_path: Path) -> None:
-    config = TrainConfig("RareDiseaseDiagnosis-SingleTurn-v0", algo=algo, timesteps=600, n_envs=2, train_tasks=40)
+    config = TrainConfig(
+        "RareDiseaseDiagnosis-SingleTurn-v0", algo=algo, timesteps=600, n_envs=2, train_tasks=40
+    )
     result = train(config, tmp_path)
     rows = list(csv.DictReader((tmp_path / "episodes.csv").open()))
     assert len(rows) == len(result.curve) > 0
     meta = json.loads((tmp_path / "model.json").read_text())
-    assert (meta["algo"], meta["menu"], meta["env_id"]) == (algo, "diagnosis-candidates", config.env_id)
-    records = score("sb3", config.env_id, "strict", {}, episodes=3, seed=0, agent_args={"path": str(tmp_path)},
-                    split="validation")
+    assert (meta["algo"], meta["menu"], meta["env_id"]) == (
+        algo,
+        "diagnosis-candidates",
+        config.env_id,
+    )
+    records = score(
+        "sb3",
+        config.env_id,
+        "strict",
+        {},
+        episodes=3,
+        seed=0,
+        agent_args={"path": str(tmp_path)},
+        split="validation",
+    )
     assert len(records) == 3 and all("n_predictions" in r["components"] for r in records)
 
 
 def test_the_same_seed_trains_the_same_policy(tmp_path: Path) -> None:
-    config = TrainConfig("MediaSearch-SingleTurn-v0", timesteps=256, n_envs=2, train_tasks=50, seed=3)
+    config = TrainConfig(
+        "MediaSearch-SingleTurn-v0", timesteps=256, n_envs=2, train_tasks=50, seed=3
+    )
     first = train(config, tmp_path / "a").curve
     second = train(config, tmp_path / "b").curve
     assert first == second

@@ -27,8 +27,12 @@ IDS = [spec.id for spec in env_specs() if spec.id.startswith(("MediaSearch", "Ra
 
 
 def test_every_single_agent_id_of_both_families_is_covered() -> None:
-    assert set(IDS) == {"MediaSearch-v0", "MediaSearch-SingleTurn-v0", "RareDiseaseDiagnosis-v0",
-                        "RareDiseaseDiagnosis-SingleTurn-v0"}
+    assert set(IDS) == {
+        "MediaSearch-v0",
+        "MediaSearch-SingleTurn-v0",
+        "RareDiseaseDiagnosis-v0",
+        "RareDiseaseDiagnosis-SingleTurn-v0",
+    }
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -54,7 +58,9 @@ def test_rewards_and_components_are_the_text_envs(env_id: str) -> None:
         assert wrapped.observation_space.contains(obs)
         done = False
         while not done:
-            obs, reward, terminated, truncated, info = wrapped.step(int(rng.integers(wrapped.action_space.n)))
+            obs, reward, terminated, truncated, info = wrapped.step(
+                int(rng.integers(wrapped.action_space.n))
+            )
             _, r2, t2, tr2, info2 = text.step(info["structured"]["action_text"])
             assert (reward, terminated, truncated) == (r2, t2, tr2)
             assert info["messages"] == info2["messages"]
@@ -78,19 +84,36 @@ def test_the_top_k_menu_lists_k_diseases() -> None:
 
 def test_shipped_menus_come_from_the_family_records() -> None:
     """The wrapper holds no family's menus: each comes from the family's ``structured`` part in the registry."""
-    assert {m.name for m in family_menus(get_family("media_search"))} == {"media-tools", "media-passages"}
-    assert {m.name for m in family_menus(get_family("rare_disease"))} == {"diagnosis-tools", "diagnosis-candidates"}
-    assert menu_for("media_search", frozenset({"search", "get_title", "find_person", "filter_titles"})).name == "media-tools"
+    assert {m.name for m in family_menus(get_family("media_search"))} == {
+        "media-tools",
+        "media-passages",
+    }
+    assert {m.name for m in family_menus(get_family("rare_disease"))} == {
+        "diagnosis-tools",
+        "diagnosis-candidates",
+    }
+    assert (
+        menu_for(
+            "media_search", frozenset({"search", "get_title", "find_person", "filter_titles"})
+        ).name
+        == "media-tools"
+    )
     assert menu_for("rare_disease", frozenset()).name == "diagnosis-candidates"
 
 
 def test_a_family_without_a_structured_menu_is_refused_naming_the_field() -> None:
-    bare = register_family(Family(
-        name="structless_test",
-        envs=(EnvSpec("Structless-v0", "agentenv.core:ToolEnv", description="no structured menu"),),
-    ))
+    bare = register_family(
+        Family(
+            name="structless_test",
+            envs=(
+                EnvSpec("Structless-v0", "agentenv.core:ToolEnv", description="no structured menu"),
+            ),
+        )
+    )
     try:
-        with pytest.raises(UserInputError, match=r"no structured menu for family 'structless_test'.*'structured'"):
+        with pytest.raises(
+            UserInputError, match=r"no structured menu for family 'structless_test'.*'structured'"
+        ):
             menu_for(bare, frozenset())
     finally:
         unregister_family("structless_test")
@@ -106,9 +129,11 @@ def test_menus_refuse_what_they_cannot_play() -> None:
 
 
 def test_importing_agentenv_and_the_wrappers_stays_light() -> None:
-    code = ("import sys, agentenv, agentenv.structured, agentenv.cli; agentenv.cli.build_parser(); "
-            "heavy = [m for m in ('torch', 'stable_baselines3', 'matplotlib') if m in sys.modules]; "
-            "assert not heavy, heavy")
+    code = (
+        "import sys, agentenv, agentenv.structured, agentenv.cli; agentenv.cli.build_parser(); "
+        "heavy = [m for m in ('torch', 'stable_baselines3', 'matplotlib') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

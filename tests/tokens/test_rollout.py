@@ -23,10 +23,22 @@ def test_both_producers_return_the_one_type() -> None:
 
 def test_a_served_model_rollout_feeds_the_pools_trl_fields() -> None:
     rollouts = pytest.importorskip("agentenv.integrations.ray.rollouts")
-    r = TokenRollout([1, 2, 3, 4], [0, 1, 0, 1], [0.0, -0.5, 0.0, None], [0.0, 1.0], True, False,
-                     prompt_lengths=[1, 3])
-    assert rollouts.trl_fields([r]) == {"prompt_ids": [[1]], "completion_ids": [[2, 3, 4]],
-                                        "logprobs": [[-0.5, 0.0, 0.0]], "env_mask": [[1, 0, 1]], "env_return": [1.0]}
+    r = TokenRollout(
+        [1, 2, 3, 4],
+        [0, 1, 0, 1],
+        [0.0, -0.5, 0.0, None],
+        [0.0, 1.0],
+        True,
+        False,
+        prompt_lengths=[1, 3],
+    )
+    assert rollouts.trl_fields([r]) == {
+        "prompt_ids": [[1]],
+        "completion_ids": [[2, 3, 4]],
+        "logprobs": [[-0.5, 0.0, 0.0]],
+        "env_mask": [[1, 0, 1]],
+        "env_return": [1.0],
+    }
     assert r.prompts == [[1], [1, 2, 3]] and r.policy_ids == [2, 4]
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.rewards = []  # type: ignore[misc]

@@ -17,7 +17,12 @@ import agentenv  # noqa: F401  (registers the ids)
 from agentenv import multiagent
 from agentenv.tokens.qwen3_chat import render_qwen3
 
-TOOL_IDS = ("MediaSearch-v0", "RareDiseaseDiagnosis-v0", "DiagnosisDialogue-v0", "MediaConcierge-v0")
+TOOL_IDS = (
+    "MediaSearch-v0",
+    "RareDiseaseDiagnosis-v0",
+    "DiagnosisDialogue-v0",
+    "MediaConcierge-v0",
+)
 
 
 def _first_turn(env_id: str, **kwargs: Any) -> dict[str, Any]:

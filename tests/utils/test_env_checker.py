@@ -67,20 +67,37 @@ class FruitEnv(ToolEnv):
     family = "fruit"
 
     def __init__(self, **kwargs: Any) -> None:
-        tasks = [Task(prompt=f"Which fruit is under {k!r}?", gold={"answer": v}, split="test", kind="fruit")
-                 for k, v in TABLE.items()]
-        tools = ToolRegistry([Tool("lookup", "The fruit under a key.", KeyArgs, lambda a: TABLE.get(a.key, "none"))])
+        tasks = [
+            Task(
+                prompt=f"Which fruit is under {k!r}?",
+                gold={"answer": v},
+                split="test",
+                kind="fruit",
+            )
+            for k, v in TABLE.items()
+        ]
+        tools = ToolRegistry(
+            [Tool("lookup", "The fruit under a key.", KeyArgs, lambda a: TABLE.get(a.key, "none"))]
+        )
         super().__init__(tasks, tools, **{"max_turns": 4, **kwargs})
 
     def _grade(self, task: Task, answer: Answer | None, *episode: Any) -> dict[str, float]:
         # *episode: the engine passes the finished episode too (older engines did not)
-        return {"accuracy": float(answer is not None and answer.text.strip() == task.gold["answer"])}
+        return {
+            "accuracy": float(answer is not None and answer.text.strip() == task.gold["answer"])
+        }
 
 
 def test_the_toy_env_passes() -> None:
     assert check_tool_env(FruitEnv()).checks
-    assert check_tool_env(FruitEnv(single_turn=True)).checks[-3:] == ("single_turn", "reward_mix", "components_documented")
-    assert check_tool_env(FruitEnv(reward="efficient", observation_mode="transcript"), seed=7).checks
+    assert check_tool_env(FruitEnv(single_turn=True)).checks[-3:] == (
+        "single_turn",
+        "reward_mix",
+        "components_documented",
+    )
+    assert check_tool_env(
+        FruitEnv(reward="efficient", observation_mode="transcript"), seed=7
+    ).checks
 
 
 def _fails(env: gym.Env, check: str, **kwargs: Any) -> EnvCheckError:
@@ -214,7 +231,9 @@ class AnswerDoesNotEnd(FruitEnv):
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, ToolEnv) else None,
 )
-def test_the_checker_catches_a_broken_env(env: ToolEnv, check: str, fragment: str, skip: tuple[str, ...]) -> None:
+def test_the_checker_catches_a_broken_env(
+    env: ToolEnv, check: str, fragment: str, skip: tuple[str, ...]
+) -> None:
     error = _fails(env, check, skip=skip)
     assert fragment in error.what
 
@@ -281,7 +300,9 @@ def test_dialogue_leaking_gold_is_caught(dialogue: Any, monkeypatch: pytest.Monk
     assert "info['gold']" in _dialogue_fails(dialogue, "no_gold_before_end").what
 
 
-def test_dialogue_raising_on_a_bad_reply_is_caught(dialogue: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dialogue_raising_on_a_bad_reply_is_caught(
+    dialogue: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def refuse(agent: str, action: Any) -> None:
         if agent != dialogue.lead and isinstance(action, str) and "<say>" not in action:
             raise ValueError("unreadable reply")
@@ -291,7 +312,9 @@ def test_dialogue_raising_on_a_bad_reply_is_caught(dialogue: Any, monkeypatch: p
     assert "raised ValueError: unreadable reply" in error.what and dialogue.other in error.what
 
 
-def test_dialogue_reward_ignoring_components_is_caught(dialogue: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dialogue_reward_ignoring_components_is_caught(
+    dialogue: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def pay(agent: str, action: Any) -> None:
         if action is not None and dialogue.agents and all(dialogue.truncations.values()):
             dialogue.rewards[dialogue.lead] = 0.5
@@ -326,22 +349,48 @@ def test_the_checkers_share_one_table_of_checks() -> None:
     assert len({c.name for c in CHECKS}) == len(CHECKS)
     shared = [c.name for c in CHECKS if c.applies == "both"]
     assert shared == [name for name in TOOL_CHECKS if name in DIALOGUE_CHECKS]
-    assert all(TOOL_CHECKS[name] is DIALOGUE_CHECKS[name] for name in shared)  # one reason, not two copies
-    assert set(TOOL_CHECKS) ^ set(DIALOGUE_CHECKS) == {"gymnasium", "single_turn", "pettingzoo_api",
-                                                      "pettingzoo_parallel_api"}
-    with pytest.raises(ValueError, match=r"cannot skip \['gymnasium'\]"):  # a single-agent check, not a dialogue's
+    assert all(
+        TOOL_CHECKS[name] is DIALOGUE_CHECKS[name] for name in shared
+    )  # one reason, not two copies
+    assert set(TOOL_CHECKS) ^ set(DIALOGUE_CHECKS) == {
+        "gymnasium",
+        "single_turn",
+        "pettingzoo_api",
+        "pettingzoo_parallel_api",
+    }
+    with pytest.raises(
+        ValueError, match=r"cannot skip \['gymnasium'\]"
+    ):  # a single-agent check, not a dialogue's
         check_dialogue_env(object(), skip=("gymnasium",))
 
 
 # ------------------------------------------------------------------ helpers
 def test_example_arguments_prefer_the_schema_examples() -> None:
-    schema = {"function": {"parameters": {"required": ["ids", "k", "mode", "name"], "properties": {
-        "ids": {"type": "array", "items": {"type": "string"}, "description": "e.g. ['HP:1', 'HP:2']"},
-        "k": {"type": "integer", "default": 5},
-        "mode": {"anyOf": [{"type": "null"}, {"type": "string", "enum": ["fast", "slow"]}]},
-        "name": {"type": "string", "minLength": 6},
-    }}}}
-    assert example_arguments(schema) == {"ids": ["HP:1", "HP:2"], "k": 5, "mode": "fast", "name": "testxx"}
+    schema = {
+        "function": {
+            "parameters": {
+                "required": ["ids", "k", "mode", "name"],
+                "properties": {
+                    "ids": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "e.g. ['HP:1', 'HP:2']",
+                    },
+                    "k": {"type": "integer", "default": 5},
+                    "mode": {
+                        "anyOf": [{"type": "null"}, {"type": "string", "enum": ["fast", "slow"]}]
+                    },
+                    "name": {"type": "string", "minLength": 6},
+                },
+            }
+        }
+    }
+    assert example_arguments(schema) == {
+        "ids": ["HP:1", "HP:2"],
+        "k": 5,
+        "mode": "fast",
+        "name": "testxx",
+    }
 
 
 def test_first_difference_names_the_path() -> None:
@@ -356,4 +405,6 @@ def test_messages_must_only_grow() -> None:
     first = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     assert check_messages(first, None) is None
     assert "rewrote" in check_messages([first[0], {"role": "user", "content": "changed"}], first)
-    assert "tool_call_id" in check_messages([*first, {"role": "tool", "tool_call_id": "x", "content": ""}], None)
+    assert "tool_call_id" in check_messages(
+        [*first, {"role": "tool", "tool_call_id": "x", "content": ""}], None
+    )

@@ -29,8 +29,14 @@ __all__ = ["create_app"]
 _EXTRA_HINT = "the OpenEnv server needs the 'openenv' extra: pip install 'agentenv[openenv]'"
 
 
-def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: Mapping[str, Any] | None = None,
-               limits: EnvServerLimits | None = None, make: Callable[[str], Any] | None = None) -> Hardened:
+def create_app(
+    env_id: str | None = None,
+    *,
+    split: str = "train",
+    env_kwargs: Mapping[str, Any] | None = None,
+    limits: EnvServerLimits | None = None,
+    make: Callable[[str], Any] | None = None,
+) -> Hardened:
     """The OpenEnv app serving ``env_id`` (``gym.make(env_id, split=..., **env_kwargs)``), or ``make(split)``.
 
     Raises:
@@ -52,6 +58,7 @@ def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: M
         make = env_factory(env_id, env_kwargs or {})
     pool = EnvPool(make, max_idle=limits.max_live_envs)
     name = "".join(ch for ch in (env_id or "Custom") if ch.isalnum()) + "Environment"
-    environment = environment_class(pool, default_split=split, limits=limits, name=name, env_id=env_id,
-                                    env_kwargs=env_kwargs)
+    environment = environment_class(
+        pool, default_split=split, limits=limits, name=name, env_id=env_id, env_kwargs=env_kwargs
+    )
     return build_app(environment, limits)

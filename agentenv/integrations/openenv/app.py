@@ -43,8 +43,14 @@ def build_app(environment: type, limits: EnvServerLimits) -> Hardened:
 
     from agentenv.integrations.openenv.models import TextAction, TextObservation
 
-    app = create_fastapi_app(environment, TextAction, TextObservation, concurrency_config=ConcurrencyConfig(
-        max_concurrent_envs=limits.max_live_envs, session_timeout=limits.trajectory_idle_s))
+    app = create_fastapi_app(
+        environment,
+        TextAction,
+        TextObservation,
+        concurrency_config=ConcurrencyConfig(
+            max_concurrent_envs=limits.max_live_envs, session_timeout=limits.trajectory_idle_s
+        ),
+    )
 
     async def start_error(request: Any, exc: Exception) -> Any:
         return JSONResponse({"detail": f"reset: {exc}"}, status_code=422)
@@ -71,8 +77,11 @@ class Hardened:
                 # OpenEnv closes the socket after the client has gone, which Starlette reports as
                 # WebSocketDisconnect (code 1006): the ordinary end of a session.
                 if type(err).__name__ != "WebSocketDisconnect":
-                    logger.error("WebSocket session ended by %s: %s", type(err).__name__,
-                                 " ".join(str(err).split())[:200])
+                    logger.error(
+                        "WebSocket session ended by %s: %s",
+                        type(err).__name__,
+                        " ".join(str(err).split())[:200],
+                    )
         else:
             await self.app(scope, receive, send)
 
@@ -83,9 +92,16 @@ class Hardened:
         except RequestError as err:
             logger.warning("bad request to %s: %d %s", path, err.status, err.reason)
             payload = json.dumps({"detail": err.reason}).encode()
-            await send({"type": "http.response.start", "status": err.status,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(payload)).encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": err.status,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(payload)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": payload})
             return
         replayed = False
@@ -103,7 +119,11 @@ class Hardened:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-            elif message["type"] == "http.response.body" and status >= 400 and not message.get("more_body"):
+            elif (
+                message["type"] == "http.response.body"
+                and status >= 400
+                and not message.get("more_body")
+            ):
                 text = message.get("body", b"")[:300].decode(errors="replace")
                 logger.warning("bad request to %s: %d %s", path, status, " ".join(text.split()))
             await send(message)
@@ -111,8 +131,12 @@ class Hardened:
         try:
             await self.app(scope, replay, logged_send)
         except Exception as err:  # noqa: BLE001 - Starlette has answered 500 already; log one line, not a traceback
-            logger.error("internal error answering %s: %s: %s", path, type(err).__name__,
-                         " ".join(str(err).split())[:200])
+            logger.error(
+                "internal error answering %s: %s: %s",
+                path,
+                type(err).__name__,
+                " ".join(str(err).split())[:200],
+            )
 
     def idle_limited(self, receive: Any) -> Any:
         """``receive`` that reports a disconnect after ``idle_timeout_s`` without a message."""

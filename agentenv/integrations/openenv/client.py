@@ -32,9 +32,14 @@ class AgentEnvClient(EnvClient[TextAction, TextObservation, EpisodeState]):
         return {"text": action.text}
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[TextObservation]:
-        observation = TextObservation(**payload.get("observation", {}), done=bool(payload.get("done", False)),
-                                      reward=payload.get("reward"))
-        return StepResult(observation=observation, reward=payload.get("reward"), done=observation.done)
+        observation = TextObservation(
+            **payload.get("observation", {}),
+            done=bool(payload.get("done", False)),
+            reward=payload.get("reward"),
+        )
+        return StepResult(
+            observation=observation, reward=payload.get("reward"), done=observation.done
+        )
 
     def _parse_state(self, payload: dict[str, Any]) -> EpisodeState:
         return EpisodeState(**payload)

@@ -48,15 +48,24 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         self._split: str | None = None
         self._state = EpisodeState(done=True)
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, index: int | None = None,
-              task_id: str | None = None, split: str | None = None, **row: Any) -> TextObservation:
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        index: int | None = None,
+        task_id: str | None = None,
+        split: str | None = None,
+        **row: Any,
+    ) -> TextObservation:
         """Start an episode: ``seed``, and ``index`` or ``task_id``, on ``split`` (as ``agentenv eval``).
 
         A row's fields (``agentenv prepare-verl``'s ``extra_info``: ``task_index`` and the rest)
         may be passed instead, as keyword arguments.
         """
         fields = {"seed": seed, "index": index, "task_id": task_id, "split": split, **row}
-        start = start_from_fields({k: v for k, v in fields.items() if v is not None}, env_id=self.env_id)
+        start = start_from_fields(
+            {k: v for k, v in fields.items() if v is not None}, env_id=self.env_id
+        )
         check_env_kwargs(start, self.env_kwargs)
         split = start.split or self.default_split
         if self._env is not None and split != self._split:
@@ -65,19 +74,40 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
             self._env = self.pool.take(split)
             self._split = split
         obs, info = reset_env(self._env, start)
-        self._state = EpisodeState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
-                                   task_id=info.get("task_id"), split=split)
-        return TextObservation(text=obs, done=False, reward=None, task_id=info.get("task_id"),
-                               tools=list(info.get("tools") or []), messages=list(info.get("messages") or []))
+        self._state = EpisodeState(
+            episode_id=episode_id or uuid.uuid4().hex,
+            step_count=0,
+            task_id=info.get("task_id"),
+            split=split,
+        )
+        return TextObservation(
+            text=obs,
+            done=False,
+            reward=None,
+            task_id=info.get("task_id"),
+            tools=list(info.get("tools") or []),
+            messages=list(info.get("messages") or []),
+        )
 
-    def step(self, action: TextAction, timeout_s: float | None = None, **kwargs: Any) -> TextObservation:
+    def step(
+        self, action: TextAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> TextObservation:
         """Step the episode with the agent's text; the env never raises on it."""
         state = self._state
         if self._env is None or state.done:
-            why = "no episode has started: send reset first" if self._env is None else \
-                "the episode has ended: send reset to start another"
-            return TextObservation(text=f"Error: {why}.", done=True, reward=0.0, valid=False,
-                                   turn=state.step_count, parse_error=why)
+            why = (
+                "no episode has started: send reset first"
+                if self._env is None
+                else "the episode has ended: send reset to start another"
+            )
+            return TextObservation(
+                text=f"Error: {why}.",
+                done=True,
+                reward=0.0,
+                valid=False,
+                turn=state.step_count,
+                parse_error=why,
+            )
         obs, reward, terminated, truncated, info = self._env.step(action.text)
         state.step_count += 1
         state.total_reward += float(reward)
@@ -86,18 +116,38 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         done = bool(terminated or truncated)
         state.done = done
         return TextObservation(
-            text=obs, done=done, reward=float(reward), turn=state.step_count, valid="parse_error" not in info,
-            parse_error=info.get("parse_error"), truncated=bool(truncated) and not terminated,
-            task_id=state.task_id, messages=list(info.get("messages") or []) if done else [],
-            reward_components={k: float(v) for k, v in (info.get("reward_components") or {}).items()}
-            if done else {})
+            text=obs,
+            done=done,
+            reward=float(reward),
+            turn=state.step_count,
+            valid="parse_error" not in info,
+            parse_error=info.get("parse_error"),
+            truncated=bool(truncated) and not terminated,
+            task_id=state.task_id,
+            messages=list(info.get("messages") or []) if done else [],
+            reward_components={
+                k: float(v) for k, v in (info.get("reward_components") or {}).items()
+            }
+            if done
+            else {},
+        )
 
-    async def reset_async(self, seed: int | None = None, episode_id: str | None = None, index: int | None = None,
-                          task_id: str | None = None, split: str | None = None, **row: Any) -> TextObservation:
-        return self.reset(seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split, **row)
+    async def reset_async(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        index: int | None = None,
+        task_id: str | None = None,
+        split: str | None = None,
+        **row: Any,
+    ) -> TextObservation:
+        return self.reset(
+            seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split, **row
+        )
 
-    async def step_async(self, action: TextAction, timeout_s: float | None = None,
-                         **kwargs: Any) -> TextObservation:
+    async def step_async(
+        self, action: TextAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> TextObservation:
         return self.step(action)
 
     @property
@@ -112,8 +162,24 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         self._state = EpisodeState(done=True)
 
 
-def environment_class(pool: EnvPool, *, default_split: str, limits: EnvServerLimits, name: str = "AgentEnvEnvironment",
-                      env_id: str | None = None, env_kwargs: Mapping[str, Any] | None = None) -> type[AgentEnvEnvironment]:
+def environment_class(
+    pool: EnvPool,
+    *,
+    default_split: str,
+    limits: EnvServerLimits,
+    name: str = "AgentEnvEnvironment",
+    env_id: str | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+) -> type[AgentEnvEnvironment]:
     """A subclass bound to ``pool``: OpenEnv's server calls it with no arguments, once per session."""
-    return type(name, (AgentEnvEnvironment,), {"pool": pool, "default_split": default_split, "limits": limits,
-                                               "env_id": env_id, "env_kwargs": env_kwargs})
+    return type(
+        name,
+        (AgentEnvEnvironment,),
+        {
+            "pool": pool,
+            "default_split": default_split,
+            "limits": limits,
+            "env_id": env_id,
+            "env_kwargs": env_kwargs,
+        },
+    )

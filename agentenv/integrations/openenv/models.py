@@ -17,7 +17,9 @@ from pydantic import Field
 class TextAction(Action):
     """What the agent wrote this turn, as an LLM emits it (tool calls or a final answer)."""
 
-    text: str = Field(description="the agent's message: <tool_call>{...}</tool_call> blocks, or <answer>...</answer>")
+    text: str = Field(
+        description="the agent's message: <tool_call>{...}</tool_call> blocks, or <answer>...</answer>"
+    )
 
 
 class TextObservation(Observation):
@@ -30,16 +32,25 @@ class TextObservation(Observation):
     whole transcript and ``reward_components`` the graded components.
     """
 
-    text: str = Field(default="", description="the prompt on reset, then tool output or an error message")
+    text: str = Field(
+        default="", description="the prompt on reset, then tool output or an error message"
+    )
     turn: int = Field(default=0, description="turns taken in this episode")
     valid: bool = Field(default=True, description="False when the env could not parse the action")
     parse_error: str | None = Field(default=None, description="why the action could not be parsed")
-    truncated: bool = Field(default=False, description="the episode ended without an answer (turn budget)")
+    truncated: bool = Field(
+        default=False, description="the episode ended without an answer (turn budget)"
+    )
     task_id: str | None = Field(default=None, description="the task's content-hash id")
-    tools: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI function schemas (reset only)")
-    messages: list[dict[str, Any]] = Field(default_factory=list,
-                                           description="the chat so far (reset, and the final step)")
-    reward_components: dict[str, float] = Field(default_factory=dict, description="graded components (final step)")
+    tools: list[dict[str, Any]] = Field(
+        default_factory=list, description="OpenAI function schemas (reset only)"
+    )
+    messages: list[dict[str, Any]] = Field(
+        default_factory=list, description="the chat so far (reset, and the final step)"
+    )
+    reward_components: dict[str, float] = Field(
+        default_factory=dict, description="graded components (final step)"
+    )
 
 
 class EpisodeState(State):

@@ -45,7 +45,9 @@ def require_ray() -> ModuleType:
     try:
         import ray
     except ImportError as err:
-        raise UserInputError(f"Ray is not installed ({err}); install the ray extra: {INSTALL_HINT}") from None
+        raise UserInputError(
+            f"Ray is not installed ({err}); install the ray extra: {INSTALL_HINT}"
+        ) from None
     return ray
 
 
@@ -56,8 +58,10 @@ def split_address(address: str) -> tuple[str, int] | None:
     rest = address.split("://", 1)[1] if "://" in address else address
     host, sep, port = rest.rpartition(":")
     if not sep or not host or not port.isdigit():
-        raise UserInputError(f"--ray {address!r}: expected local, auto, HOST:PORT or ray://HOST:PORT "
-                             "(e.g. 10.0.0.5:6379, the address `ray start --head` prints)")
+        raise UserInputError(
+            f"--ray {address!r}: expected local, auto, HOST:PORT or ray://HOST:PORT "
+            "(e.g. 10.0.0.5:6379, the address `ray start --head` prints)"
+        )
     return host.strip("[]"), int(port)
 
 
@@ -102,7 +106,11 @@ def connect(address: str = "local", *, num_cpus: int | None = None) -> bool:
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    quiet: dict[str, Any] = {"log_to_driver": False, "configure_logging": True, "logging_level": "warning"}
+    quiet: dict[str, Any] = {
+        "log_to_driver": False,
+        "configure_logging": True,
+        "logging_level": "warning",
+    }
     if address == "local":
         cpus = num_cpus if num_cpus is not None else os.cpu_count() or 1
         with keeping_sigterm():
@@ -116,9 +124,14 @@ def connect(address: str = "local", *, num_cpus: int | None = None) -> bool:
     except (ConnectionError, ray.exceptions.AuthenticationError) as err:
         where = "RAY_ADDRESS" if os.environ.get("RAY_ADDRESS") else "this machine"
         found_none = "Could not find any running Ray instance" in str(err)
-        auth = "" if found_none else (
-            " If it is running: a cluster with token authentication (the default of `ray start`) also needs "
-            "RAY_AUTH_MODE=token here and its token in ~/.ray/auth_token or RAY_AUTH_TOKEN")
+        auth = (
+            ""
+            if found_none
+            else (
+                " If it is running: a cluster with token authentication (the default of `ray start`) also needs "
+                "RAY_AUTH_MODE=token here and its token in ~/.ray/auth_token or RAY_AUTH_TOKEN"
+            )
+        )
         raise UserInputError(
             f"--ray {address}: no running Ray cluster found from {where} ({_first_line(err)}). "
             "Start one with `ray start --head` (and `ray start --address HEAD:6379` on the other nodes), "

@@ -58,8 +58,17 @@ class Dispatcher:
         startup_timeout_s: how long the first actors may take to be placed and built.
     """
 
-    def __init__(self, spawn: Callable[[int], Any], workers: int, method: str, *, max_replacements: int,
-                 max_attempts: int = 3, inflight: int = 2, startup_timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        spawn: Callable[[int], Any],
+        workers: int,
+        method: str,
+        *,
+        max_replacements: int,
+        max_attempts: int = 3,
+        inflight: int = 2,
+        startup_timeout_s: float = 300.0,
+    ) -> None:
         if workers < 1 or max_attempts < 1 or inflight < 1:
             raise UserInputError("workers, max_attempts and inflight must be at least 1")
         self.ray = require_ray()
@@ -90,7 +99,8 @@ class Dispatcher:
             raise UserInputError(
                 f"only {len(ready)} of {self.workers} Ray workers started within {self.startup_timeout_s:.0f} s; "
                 f"the cluster has {cluster_cpus():g} CPUs and each worker takes 1. Lower --workers, or add "
-                "nodes with `ray start --address HEAD:PORT`")
+                "nodes with `ray start --address HEAD:PORT`"
+            )
         try:
             self.nodes = [str(info.get("node", "")) for info in self.ray.get(refs)]
         except self.ray.exceptions.RayActorError as err:
@@ -107,8 +117,12 @@ class Dispatcher:
     def run(self, chunks: Sequence[Chunk]) -> Iterator[tuple[Chunk, list[Any]]]:
         """Yield ``(chunk, results)`` as chunks finish (not in order); lost chunks are run again."""
         ray = self.ray
-        lost_errors = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
-                       ray.exceptions.NodeDiedError, ray.exceptions.ObjectLostError)
+        lost_errors = (
+            ray.exceptions.RayActorError,
+            ray.exceptions.WorkerCrashedError,
+            ray.exceptions.NodeDiedError,
+            ray.exceptions.ObjectLostError,
+        )
         queue: deque[tuple[int, Chunk]] = deque(enumerate(chunks))
         attempts: dict[int, int] = {}
         pending: dict[Any, tuple[Any, int, Chunk]] = {}
@@ -138,7 +152,9 @@ class Dispatcher:
                     raise err.as_instanceof_cause() from None
                 yield chunk, results
 
-    def _submit(self, queue: deque[tuple[int, Chunk]], pending: dict[Any, tuple[Any, int, Chunk]]) -> None:
+    def _submit(
+        self, queue: deque[tuple[int, Chunk]], pending: dict[Any, tuple[Any, int, Chunk]]
+    ) -> None:
         """Give queued chunks to the least loaded live actors, up to ``inflight`` each."""
         while queue and self.actors:
             actor = min(self.actors, key=lambda a: self._load[id(a)])

@@ -70,12 +70,18 @@ class EvalWorker:
     def ready(self) -> dict[str, Any]:
         """Where this actor runs (its env is built once this answers)."""
         ray = require_ray()
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
-                "ip": ray.util.get_node_ip_address()}
+        return {
+            "pid": os.getpid(),
+            "node": ray.get_runtime_context().get_node_id(),
+            "ip": ray.util.get_node_ip_address(),
+        }
 
     def run(self, jobs: tuple[tuple[int, int], ...]) -> list[dict[str, Any]]:
         """The records of ``(episode, task_index)`` jobs, in the order given."""
-        return [run_episode(self.env, self.agent, self.config, episode, index) for episode, index in jobs]
+        return [
+            run_episode(self.env, self.agent, self.config, episode, index)
+            for episode, index in jobs
+        ]
 
     def retriever_url(self) -> str | None:
         """The URL of the retrieval service this actor's env asks, if it asks one."""
@@ -88,14 +94,22 @@ class RunIncomplete(RuntimeError):
     ``records`` holds the episodes that did run, in episode order, so they are not lost.
     """
 
-    def __init__(self, missing: list[int], task_ids: Mapping[int, str], records: list[dict[str, Any]],
-                 total: int) -> None:
+    def __init__(
+        self,
+        missing: list[int],
+        task_ids: Mapping[int, str],
+        records: list[dict[str, Any]],
+        total: int,
+    ) -> None:
         self.missing = missing
         self.records = records
-        shown = ", ".join(f"{e} ({task_ids[e]})" for e in missing[:10]) + (", …" if len(missing) > 10 else "")
+        shown = ", ".join(f"{e} ({task_ids[e]})" for e in missing[:10]) + (
+            ", …" if len(missing) > 10 else ""
+        )
         super().__init__(
             f"{len(missing)} of {total} episodes could not run: their Ray workers died "
-            f"and the retries ran out. Missing episodes (task id): {shown}")
+            f"and the retries ran out. Missing episodes (task id): {shown}"
+        )
 
 
 def chunk_size(episodes: int, workers: int) -> int:
@@ -121,7 +135,8 @@ def shippable_factories(agent: str) -> dict[str, AgentFactory]:
         raise UserInputError(
             f"agent {agent!r} cannot be sent to Ray workers: its factory does not pickle "
             f"({type(err).__name__}: {err}). Define it at module level in an importable module (or declare it in "
-            "the agentenv.agents entry-point group), and keep locks, sockets and open files out of it") from None
+            "the agentenv.agents entry-point group), and keep locks, sockets and open files out of it"
+        ) from None
     return {agent: factory}
 
 
@@ -136,13 +151,22 @@ class RayEvaluation:
         progress: show a progress bar.
     """
 
-    def __init__(self, config: RunConfig, *, max_attempts: int = 3, max_replacements: int | None = None,
-                 startup_timeout_s: float = 300.0, progress: bool = True) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        max_attempts: int = 3,
+        max_replacements: int | None = None,
+        startup_timeout_s: float = 300.0,
+        progress: bool = True,
+    ) -> None:
         if config.workers < 1:
             raise UserInputError("--workers must be at least 1")
         self.ray = require_ray()
         if not self.ray.is_initialized():
-            raise UserInputError("connect to Ray first: agentenv.integrations.ray.connect('local' or an address)")
+            raise UserInputError(
+                "connect to Ray first: agentenv.integrations.ray.connect('local' or an address)"
+            )
         self.progress = progress
         start = time.perf_counter()
         env = build_env(config)
@@ -155,19 +179,27 @@ class RayEvaluation:
         tasks = env.unwrapped.tasks
         self.task_ids = {e: tasks[i].id for e, i in enumerate(self.plan)}
         env.close()
-        preflight(build_agent(config), first_info)  # a bad name, argument or endpoint fails here, once
+        preflight(
+            build_agent(config), first_info
+        )  # a bad name, argument or endpoint fails here, once
         factories = shippable_factories(config.agent)
         try:
             self.ray.cloudpickle.dumps(config)
         except Exception as err:  # noqa: BLE001
-            raise UserInputError(f"the run's env kwargs cannot be sent to Ray workers ({err}); pass names, "
-                                 "numbers, strings or URLs (e.g. retriever='http://HOST:PORT')") from None
+            raise UserInputError(
+                f"the run's env kwargs cannot be sent to Ray workers ({err}); pass names, "
+                "numbers, strings or URLs (e.g. retriever='http://HOST:PORT')"
+            ) from None
         remote = self.ray.remote(num_cpus=1, max_restarts=0)(EvalWorker)
         self.chunk = chunk_size(config.episodes, config.workers)
         self.dispatcher = Dispatcher(
-            lambda _: remote.remote(config, factories), config.workers, "run",
+            lambda _: remote.remote(config, factories),
+            config.workers,
+            "run",
             max_replacements=config.workers if max_replacements is None else max_replacements,
-            max_attempts=max_attempts, startup_timeout_s=startup_timeout_s)
+            max_attempts=max_attempts,
+            startup_timeout_s=startup_timeout_s,
+        )
         self.dispatcher.start()
         self.build_s = time.perf_counter() - start
 
@@ -202,17 +234,30 @@ class RayEvaluation:
         missing = [e for e, _ in jobs if e >= following]
         if missing:
             finished = kept + [done[e] for e in sorted(done)]
-            raise RunIncomplete([e for e in missing if e not in done], self.task_ids, finished, len(jobs))
+            raise RunIncomplete(
+                [e for e in missing if e not in done], self.task_ids, finished, len(jobs)
+            )
 
     def distributed(self) -> dict[str, Any]:
         """What ``summary.json`` records of the cluster side of the run."""
-        return {"nodes": len(set(self.dispatcher.nodes)),
-                "episodes_per_call": self.chunk, **self.dispatcher.stats.as_dict()}
+        return {
+            "nodes": len(set(self.dispatcher.nodes)),
+            "episodes_per_call": self.chunk,
+            **self.dispatcher.stats.as_dict(),
+        }
 
 
-def run_on_ray(config: RunConfig, address: str = "local", *, progress: bool = True, start: int = 0,
-               on_start: Callable[[RunConfig], None] | None = None, on_record: Callable[[dict[str, Any]], None] | None = None,
-               max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES, **options: Any) -> RunResult:
+def run_on_ray(
+    config: RunConfig,
+    address: str = "local",
+    *,
+    progress: bool = True,
+    start: int = 0,
+    on_start: Callable[[RunConfig], None] | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES,
+    **options: Any,
+) -> RunResult:
     """Run ``config`` on Ray (``local``, ``auto`` or an address) and return what :func:`~agentenv.evaluation.runner.run` would.
 
     ``meta["distributed"]`` adds the address, the nodes used, the episodes per
@@ -228,24 +273,43 @@ def run_on_ray(config: RunConfig, address: str = "local", *, progress: bool = Tr
         RunStopped: Ctrl-C, SIGTERM or ``max_agent_failures`` agent failures in a row; it holds what finished.
         UserInputError: Ray is missing, the address answers not, or the agent cannot be sent to workers.
     """
-    started = connect(address, num_cpus=max(os.cpu_count() or 1, config.workers) if address == "local" else None)
+    started = connect(
+        address, num_cpus=max(os.cpu_count() or 1, config.workers) if address == "local" else None
+    )
     try:
         with RayEvaluation(config, progress=progress, **options) as evaluation:
             if on_start is not None:
                 on_start(evaluation.config)
             loop_start = time.perf_counter()
             records: list[dict[str, Any]] = []
-            bar = tqdm(total=evaluation.config.episodes, initial=start, disable=not progress,
-                       desc=f"{config.agent} on {config.env_id} (ray)")
+            bar = tqdm(
+                total=evaluation.config.episodes,
+                initial=start,
+                disable=not progress,
+                desc=f"{config.agent} on {config.env_id} (ray)",
+            )
 
             def result() -> RunResult:
-                meta = {**evaluation.meta, "distributed": {**evaluation.distributed(), "address": address}}
-                return RunResult(evaluation.config, records, evaluation.build_s, time.perf_counter() - loop_start,
-                                 meta)
+                meta = {
+                    **evaluation.meta,
+                    "distributed": {**evaluation.distributed(), "address": address},
+                }
+                return RunResult(
+                    evaluation.config,
+                    records,
+                    evaluation.build_s,
+                    time.perf_counter() - loop_start,
+                    meta,
+                )
 
             try:
-                stop = collect(evaluation.records(start), records, on_record=on_record,
-                               max_agent_failures=max_agent_failures, bar=bar)
+                stop = collect(
+                    evaluation.records(start),
+                    records,
+                    on_record=on_record,
+                    max_agent_failures=max_agent_failures,
+                    bar=bar,
+                )
             except KeyboardInterrupt:
                 raise RunStopped("interrupted", "interrupted", result()) from None
             finally:

@@ -52,7 +52,9 @@ class AgentPolicy:
         self._agent: Agent | None = None
         self._template: Any = None
 
-    def begin(self, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator, template: Any) -> None:
+    def begin(
+        self, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator, template: Any
+    ) -> None:
         if self._agent is None:
             self._agent = make_agent(self.agent_name, **self.agent_args)
         self._template = template
@@ -81,9 +83,13 @@ class EndpointPolicy:
         self._agent: Any = None
         self._stop: list[int] = []
 
-    def begin(self, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator, template: Any) -> None:
+    def begin(
+        self, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator, template: Any
+    ) -> None:
         if self._agent is None:
-            self._agent = make_agent("llm", base_url=self.base_url, model=self.model, **self.agent_args)
+            self._agent = make_agent(
+                "llm", base_url=self.base_url, model=self.model, **self.agent_args
+            )
         self._stop = list(template.eos_ids)
         self._agent.reset("", info, rng=rng)
 

@@ -34,8 +34,14 @@ ALL_INTERFACES = ("0.0.0.0", "::", "")
 class RetrievalService:
     """The actor: builds the index of ``corpus`` and serves it over HTTP until stopped."""
 
-    def __init__(self, corpus: str, backend: str = "bm25", host: str = "node", port: int = 0,
-                 allow_all_interfaces: bool = False) -> None:
+    def __init__(
+        self,
+        corpus: str,
+        backend: str = "bm25",
+        host: str = "node",
+        port: int = 0,
+        allow_all_interfaces: bool = False,
+    ) -> None:
         from agentenv.retrieval import build_retriever
         from agentenv.retrieval.corpus_sources import load_corpus_texts
         from agentenv.retrieval.server import BackgroundServer
@@ -43,10 +49,17 @@ class RetrievalService:
         start = time.perf_counter()
         ids, texts, checksum = load_corpus_texts(corpus)
         retriever = build_retriever(backend, texts, ids, corpus_checksum=checksum)
-        info = {"corpus": corpus, "checksum": checksum, "documents": len(ids), "backend": backend,
-                "served_by": "ray actor"}
+        info = {
+            "corpus": corpus,
+            "checksum": checksum,
+            "documents": len(ids),
+            "backend": backend,
+            "served_by": "ray actor",
+        }
         bind = bind_address(host, allow_all_interfaces=allow_all_interfaces)
-        self.server = BackgroundServer(retriever, info, bind, port, offload_search=backend in ("dense", "hybrid"))
+        self.server = BackgroundServer(
+            retriever, info, bind, port, offload_search=backend in ("dense", "hybrid")
+        )
         self.server.start()
         self.build_s = time.perf_counter() - start
 
@@ -84,7 +97,8 @@ def bind_address(host: str, *, allow_all_interfaces: bool = False) -> str:
         raise UserInputError(
             f"the retrieval service has no authentication: refusing to listen on every interface ({host or '*'}); "
             "bind to host='node' (the cluster-internal address) or 'loopback', or pass allow_all_interfaces=True "
-            "behind your own firewall")
+            "behind your own firewall"
+        )
     return host
 
 
@@ -123,10 +137,18 @@ class ServiceHandle:
                 time.sleep(0.2)
 
 
-def start_retrieval_service(corpus: str, *, backend: str = "bm25", host: str = "node", port: int = 0,
-                            max_restarts: int = 0, client_deadline_s: float | None = None,
-                            allow_all_interfaces: bool = False, timeout_s: float = 300.0,
-                            **actor_options: Any) -> ServiceHandle:
+def start_retrieval_service(
+    corpus: str,
+    *,
+    backend: str = "bm25",
+    host: str = "node",
+    port: int = 0,
+    max_restarts: int = 0,
+    client_deadline_s: float | None = None,
+    allow_all_interfaces: bool = False,
+    timeout_s: float = 300.0,
+    **actor_options: Any,
+) -> ServiceHandle:
     """Start the service of ``corpus`` on the connected cluster and wait until it answers.
 
     Args:
@@ -141,13 +163,18 @@ def start_retrieval_service(corpus: str, *, backend: str = "bm25", host: str = "
     """
     ray = require_ray()
     if max_restarts and not port:
-        raise UserInputError("a restartable retrieval service needs a fixed port (e.g. port=8700): "
-                             "after a restart its clients must find it at the same URL")
+        raise UserInputError(
+            "a restartable retrieval service needs a fixed port (e.g. port=8700): "
+            "after a restart its clients must find it at the same URL"
+        )
     if host != "node":  # a refused interface fails here, not inside the actor
         bind_address(host, allow_all_interfaces=allow_all_interfaces)
     options = {"num_cpus": 1, "max_restarts": max_restarts, **actor_options}
-    actor = ray.remote(RetrievalService).options(**options).remote(
-        corpus, backend, host, port, allow_all_interfaces)
+    actor = (
+        ray.remote(RetrievalService)
+        .options(**options)
+        .remote(corpus, backend, host, port, allow_all_interfaces)
+    )
     url = ray.get(actor.url.remote(), timeout=timeout_s)
     if client_deadline_s is not None:
         url = f"{url}?deadline_s={client_deadline_s:g}&retries=20"

@@ -52,7 +52,9 @@ class RolloutsIncomplete(RuntimeError):
 
     def __init__(self, missing: list[int]) -> None:
         self.missing = missing
-        super().__init__(f"{len(missing)} rollouts could not run (their Ray workers died): episodes {missing[:20]}")
+        super().__init__(
+            f"{len(missing)} rollouts could not run (their Ray workers died): episodes {missing[:20]}"
+        )
 
 
 class _Observed(gym.Wrapper):
@@ -77,14 +79,23 @@ def resolve_template(spec: Any) -> Any:
         return spec
     if callable(spec):
         return spec()
-    raise UserInputError(f"template must be 'qwen3', 'qwen3-nothink', a ChatTemplate or a factory of one, not {spec!r}")
+    raise UserInputError(
+        f"template must be 'qwen3', 'qwen3-nothink', a ChatTemplate or a factory of one, not {spec!r}"
+    )
 
 
 class RolloutWorker:
     """One Ray actor: the env, the template and the policy, and the episode loop through ``TokenEnv``."""
 
-    def __init__(self, env_id: str, env_kwargs: Mapping[str, Any], template: Any, policy: Any, seed: int,
-                 group_size: int = 1) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        env_kwargs: Mapping[str, Any],
+        template: Any,
+        policy: Any,
+        seed: int,
+        group_size: int = 1,
+    ) -> None:
         import agentenv  # noqa: F401 - registers the ids
 
         self.env = gym.make(env_id, **dict(env_kwargs))
@@ -98,8 +109,11 @@ class RolloutWorker:
     def ready(self) -> dict[str, Any]:
         """Where this actor runs (its env is built once this answers)."""
         ray = require_ray()
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
-                "ip": ray.util.get_node_ip_address()}
+        return {
+            "pid": os.getpid(),
+            "node": ray.get_runtime_context().get_node_id(),
+            "ip": ray.util.get_node_ip_address(),
+        }
 
     def run(self, episodes: tuple[int, ...]) -> list[Rollout]:
         """Play the given episodes, in order."""
@@ -119,8 +133,12 @@ class RolloutWorker:
         _, info = token_env.reset(seed=self.seed + episode, options={"index": index})
         begin = getattr(self.policy, "begin", None)
         if begin is not None:
-            begin(info, task=self.env.unwrapped.task, rng=np.random.default_rng([self.seed, episode]),
-                  template=self.template)
+            begin(
+                info,
+                task=self.env.unwrapped.task,
+                rng=np.random.default_rng([self.seed, episode]),
+                template=self.template,
+            )
         rewards: list[float] = []
         failure: str | None = None
         terminated = truncated = False
@@ -133,12 +151,21 @@ class RolloutWorker:
             _, reward, terminated, truncated, info = token_env.step(action)
             rewards.append(float(reward))
         return Rollout(
-            episode=episode, seed=self.seed + episode, task_id=str(info["task_id"]), task_index=index,
+            episode=episode,
+            seed=self.seed + episode,
+            task_id=str(info["task_id"]),
+            task_index=index,
             group=episode // self.group_size,
-            input_ids=list(info["input_ids"]), loss_mask=list(info["loss_mask"]), logprobs=list(info["logprobs"]),
-            rewards=rewards, terminated=bool(terminated), truncated=bool(truncated),
-            reward_components=dict(info.get("reward_components") or {}), messages=list(info["messages"]),
-            failure=failure)
+            input_ids=list(info["input_ids"]),
+            loss_mask=list(info["loss_mask"]),
+            logprobs=list(info["logprobs"]),
+            rewards=rewards,
+            terminated=bool(terminated),
+            truncated=bool(truncated),
+            reward_components=dict(info.get("reward_components") or {}),
+            messages=list(info["messages"]),
+            failure=failure,
+        )
 
 
 class RolloutPool:
@@ -159,14 +186,27 @@ class RolloutPool:
         max_attempts: times an episode may be lost with a dying actor before it is given up.
     """
 
-    def __init__(self, env_id: str, policy: Callable[..., Any], *, workers: int = 2, template: Any = "qwen3",
-                 seed: int = 0, group_size: int = 1, env_kwargs: Mapping[str, Any] | None = None,
-                 address: str = "local", episodes_per_call: int = 1, max_attempts: int = 3,
-                 startup_timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        policy: Callable[..., Any],
+        *,
+        workers: int = 2,
+        template: Any = "qwen3",
+        seed: int = 0,
+        group_size: int = 1,
+        env_kwargs: Mapping[str, Any] | None = None,
+        address: str = "local",
+        episodes_per_call: int = 1,
+        max_attempts: int = 3,
+        startup_timeout_s: float = 300.0,
+    ) -> None:
         if group_size < 1:
             raise UserInputError(f"group_size must be at least 1, got {group_size}")
         if not callable(policy):
-            raise UserInputError(f"policy must be callable (input_ids, info) -> ids, got {type(policy).__name__}")
+            raise UserInputError(
+                f"policy must be callable (input_ids, info) -> ids, got {type(policy).__name__}"
+            )
         ray = require_ray()
         local_cpus = max(os.cpu_count() or 1, workers) if address == "local" else None
         self._started = connect(address, num_cpus=local_cpus)
@@ -177,16 +217,21 @@ class RolloutPool:
             raise UserInputError(
                 f"the policy cannot be sent to Ray workers: it does not pickle ({type(err).__name__}: {err}). "
                 "Keep clients, locks and open files out of it and open them lazily in begin() or on first call "
-                "(as EndpointPolicy does)") from None
+                "(as EndpointPolicy does)"
+            ) from None
         kwargs = dict(env_kwargs or {})
         kwargs.setdefault("split", "train")
         remote = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         self.episodes_per_call = episodes_per_call
         self.next_episode = 0
-        self.dispatcher = Dispatcher(lambda _: remote.remote(env_id, kwargs, template, policy, seed, group_size),
-                                     workers,
-                                     "run", max_replacements=workers, max_attempts=max_attempts,
-                                     startup_timeout_s=startup_timeout_s)
+        self.dispatcher = Dispatcher(
+            lambda _: remote.remote(env_id, kwargs, template, policy, seed, group_size),
+            workers,
+            "run",
+            max_replacements=workers,
+            max_attempts=max_attempts,
+            startup_timeout_s=startup_timeout_s,
+        )
         try:
             self.dispatcher.start()
         except BaseException:
@@ -242,8 +287,13 @@ def trl_fields(rollouts: Sequence[Rollout]) -> dict[str, list[Any]]:
         >>> trl_fields([r])
         {'prompt_ids': [[1, 2]], 'completion_ids': [[3, 4, 5]], 'logprobs': [[-0.5, 0.0, 0.0]], 'env_mask': [[1, 0, 1]], 'env_return': [1.0]}
     """
-    out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [],
-                                 "env_return": []}
+    out: dict[str, list[Any]] = {
+        "prompt_ids": [],
+        "completion_ids": [],
+        "logprobs": [],
+        "env_mask": [],
+        "env_return": [],
+    }
     for r in rollouts:
         n = r.prompt_length
         out["prompt_ids"].append(r.input_ids[:n])

@@ -45,29 +45,57 @@ _LIMIT_FLAGS = {
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``serve-env`` to an ``argparse`` sub-parser collection."""
     parser = sub.add_parser(
-        COMMAND, help=HELP,
+        COMMAND,
+        help=HELP,
         description="Serve one env id over HTTP on loopback. verl-tool: POST /get_observation, one env per "
-                    "trajectory id (docs/training-with-verl-tool.md). openenv: OpenEnv's /ws, /reset, /step, "
-                    "/state, /schema, one env per WebSocket session (docs/training-with-openenv.md).")
+        "trajectory id (docs/training-with-verl-tool.md). openenv: OpenEnv's /ws, /reset, /step, "
+        "/state, /schema, one env per WebSocket session (docs/training-with-openenv.md).",
+    )
     parser.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0")
-    parser.add_argument("--protocol", required=True, choices=PROTOCOLS, help="the trainer's protocol")
-    parser.add_argument("--split", default="train", choices=["train", "validation", "test", "casual", "real"],
-                        help="split of the episodes (default: %(default)s; verl-tool rows may name another "
-                             "in extra_info['split'])")
-    parser.add_argument("--env-arg", action="append", default=[], metavar="K=V",
-                        help="keyword argument for gym.make (repeatable), e.g. --env-arg max_turns=12")
-    parser.add_argument("--reward", help="reward preset name or config file (default: the env's, strict)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)")
+    parser.add_argument(
+        "--protocol", required=True, choices=PROTOCOLS, help="the trainer's protocol"
+    )
+    parser.add_argument(
+        "--split",
+        default="train",
+        choices=["train", "validation", "test", "casual", "real"],
+        help="split of the episodes (default: %(default)s; verl-tool rows may name another "
+        "in extra_info['split'])",
+    )
+    parser.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="keyword argument for gym.make (repeatable), e.g. --env-arg max_turns=12",
+    )
+    parser.add_argument(
+        "--reward", help="reward preset name or config file (default: the env's, strict)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
+    )
     parser.add_argument("--port", type=int, default=8710, help="TCP port (default: %(default)s)")
-    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
-                        help="server log level; bad requests are logged at warning, one line each "
-                             "(default: %(default)s)")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level; bad requests are logged at warning, one line each "
+        "(default: %(default)s)",
+    )
     defaults = EnvServerLimits()
     for flag, field in _LIMIT_FLAGS.items():
         value = getattr(defaults, field)
-        parser.add_argument(f"--{flag}", type=type(value), default=value, dest=field,
-                            metavar=type(value).__name__.upper(), help=f"EnvServerLimits.{field} (default: {value})")
+        parser.add_argument(
+            f"--{flag}",
+            type=type(value),
+            default=value,
+            dest=field,
+            metavar=type(value).__name__.upper(),
+            help=f"EnvServerLimits.{field} (default: {value})",
+        )
     return parser
 
 
@@ -98,7 +126,9 @@ def run(args: argparse.Namespace) -> int:
         from importlib.util import find_spec
 
         if find_spec("openenv") is None:
-            raise ImportError("the OpenEnv server needs the 'openenv' extra: pip install 'agentenv[openenv]'")
+            raise ImportError(
+                "the OpenEnv server needs the 'openenv' extra: pip install 'agentenv[openenv]'"
+            )
     make = env_factory(args.env_id, env_kwargs)
     try:
         # A bad kwarg or split fails here, in one line, not at the first request; the env built
@@ -106,8 +136,10 @@ def run(args: argparse.Namespace) -> int:
         built = [make(args.split)]
     except (ValueError, TypeError, KeyError) as err:
         given = ", ".join(f"{k}={v!r}" for k, v in env_kwargs.items()) or "no keyword arguments"
-        raise UserInputError(f"{args.env_id} with split={args.split!r} and {given}: "
-                             f"{' '.join(str(err).split())[:300]}") from None
+        raise UserInputError(
+            f"{args.env_id} with split={args.split!r} and {given}: "
+            f"{' '.join(str(err).split())[:300]}"
+        ) from None
 
     def make_first_built(split: str) -> Any:
         return built.pop() if built and split == args.split else make(split)
@@ -115,15 +147,30 @@ def run(args: argparse.Namespace) -> int:
     if args.protocol == "verl-tool":
         from agentenv.integrations.verl_tool import create_app
 
-        app = create_app(args.env_id, split=args.split, env_kwargs=env_kwargs, limits=limits, make=make_first_built)
+        app = create_app(
+            args.env_id,
+            split=args.split,
+            env_kwargs=env_kwargs,
+            limits=limits,
+            make=make_first_built,
+        )
         websockets = False
     else:
         from agentenv.integrations.openenv import create_app as create_openenv_app
 
-        app = create_openenv_app(args.env_id, split=args.split, env_kwargs=env_kwargs, limits=limits,
-                                 make=make_first_built)
+        app = create_openenv_app(
+            args.env_id,
+            split=args.split,
+            env_kwargs=env_kwargs,
+            limits=limits,
+            make=make_first_built,
+        )
         websockets = True
-    print(f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
-          f"http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+    print(
+        f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
+        f"http://{args.host}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
     serve(app, args.host, args.port, limits, websockets=websockets, log_level=args.log_level)
     return 0

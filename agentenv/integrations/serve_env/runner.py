@@ -37,7 +37,9 @@ def _require_extra() -> None:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise ImportError("serve-env needs the 'server' extra: pip install 'agentenv[server]'") from exc
+        raise ImportError(
+            "serve-env needs the 'server' extra: pip install 'agentenv[server]'"
+        ) from exc
 
 
 def _protocol(guard: Any, limits: EnvServerLimits, websockets: bool) -> type:
@@ -57,8 +59,14 @@ def _protocol(guard: Any, limits: EnvServerLimits, websockets: bool) -> type:
     return UpgradingProtocol
 
 
-def uvicorn_server(app: Any, sock: Any, limits: EnvServerLimits, *, websockets: bool = False,
-                   log_level: str = "warning") -> Any:
+def uvicorn_server(
+    app: Any,
+    sock: Any,
+    limits: EnvServerLimits,
+    *,
+    websockets: bool = False,
+    log_level: str = "warning",
+) -> Any:
     """A ``uvicorn.Server`` for ``app`` on the bound ``sock``, guarded by ``limits``."""
     import uvicorn
 
@@ -70,10 +78,19 @@ def uvicorn_server(app: Any, sock: Any, limits: EnvServerLimits, *, websockets: 
         app.state.connections = guard
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-        http=_protocol(guard, limits, websockets), ws="websockets-sansio" if websockets else "none",
-        ws_max_size=limits.max_body_bytes, ws_ping_interval=None,
-        limit_concurrency=None, proxy_headers=False, server_header=False,
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        http=_protocol(guard, limits, websockets),
+        ws="websockets-sansio" if websockets else "none",
+        ws_max_size=limits.max_body_bytes,
+        ws_ping_interval=None,
+        limit_concurrency=None,
+        proxy_headers=False,
+        server_header=False,
         timeout_keep_alive=max(1, round(limits.idle_timeout_s)),
         h11_max_incomplete_event_size=limits.max_header_bytes,
     )
@@ -90,9 +107,14 @@ def checked_limits(host: str, limits: EnvServerLimits) -> EnvServerLimits:
     room = fds - _FD_RESERVE
     if room < limits.max_connections:
         capped = max(room, 1)
-        logger.warning("open-file limit %d: capping max_connections at %d (raise `ulimit -n`)", fds, capped)
-        limits = dataclasses.replace(limits, max_connections=capped,
-                                     max_connections_per_client=min(limits.max_connections_per_client, capped))
+        logger.warning(
+            "open-file limit %d: capping max_connections at %d (raise `ulimit -n`)", fds, capped
+        )
+        limits = dataclasses.replace(
+            limits,
+            max_connections=capped,
+            max_connections_per_client=min(limits.max_connections_per_client, capped),
+        )
     return limits
 
 
@@ -106,8 +128,15 @@ def configure_logging(log_level: str) -> None:
     logger.setLevel(log_level.upper())
 
 
-def serve(app: Any, host: str, port: int, limits: EnvServerLimits, *, websockets: bool = False,
-          log_level: str = "warning") -> None:
+def serve(
+    app: Any,
+    host: str,
+    port: int,
+    limits: EnvServerLimits,
+    *,
+    websockets: bool = False,
+    log_level: str = "warning",
+) -> None:
     """Serve ``app`` on ``host:port`` until interrupted (Ctrl-C / SIGTERM)."""
     from agentenv.retrieval.server import _bind
 
@@ -130,8 +159,16 @@ class BackgroundServer:
     at once; ``stop()`` (or leaving the ``with`` block) shuts it down.
     """
 
-    def __init__(self, app: Any, limits: EnvServerLimits | None = None, *, host: str = "127.0.0.1",
-                 port: int = 0, websockets: bool = False, log_level: str = "warning") -> None:
+    def __init__(
+        self,
+        app: Any,
+        limits: EnvServerLimits | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        websockets: bool = False,
+        log_level: str = "warning",
+    ) -> None:
         from agentenv.retrieval.server import _bind
 
         _require_extra()
@@ -140,9 +177,12 @@ class BackgroundServer:
         self._sock = _bind(host, port)
         bound_host, bound_port = self._sock.getsockname()[:2]
         self.url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}"
-        self._server = uvicorn_server(app, self._sock, self.limits, websockets=websockets, log_level=log_level)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
-                                        name="serve-env", daemon=True)
+        self._server = uvicorn_server(
+            app, self._sock, self.limits, websockets=websockets, log_level=log_level
+        )
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, name="serve-env", daemon=True
+        )
 
     def start(self, timeout_s: float = 10.0) -> BackgroundServer:
         """Start serving and wait until it accepts connections."""

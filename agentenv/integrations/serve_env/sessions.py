@@ -106,11 +106,15 @@ def start_from_fields(fields: Mapping[str, Any], *, env_id: str | None = None) -
         options = {"index": index}
     elif task_id is not None:
         if not isinstance(task_id, str) or not 0 < len(task_id) <= 200:
-            raise StartError(f"'task_id' must be a task id string (1-200 characters), got {_kind(task_id)}")
+            raise StartError(
+                f"'task_id' must be a task id string (1-200 characters), got {_kind(task_id)}"
+            )
         options = {"task_id": task_id}
     split = fields.get("split")
     if split is not None and (not isinstance(split, str) or not split.isidentifier()):
-        raise StartError(f"'split' must be a split name such as 'train' or 'test', got {_kind(split)}")
+        raise StartError(
+            f"'split' must be a split name such as 'train' or 'test', got {_kind(split)}"
+        )
     return Start(seed=seed, options=options, split=split)
 
 
@@ -120,15 +124,25 @@ def _start_from_row(fields: Mapping[str, Any], env_id: str | None) -> Start:
 
     for name in ("task_index", "seed"):
         if not _natural(fields.get(name)):
-            raise StartError(f"'{name}' must be a non-negative integer, got {_kind(fields.get(name))}")
+            raise StartError(
+                f"'{name}' must be a non-negative integer, got {_kind(fields.get(name))}"
+            )
     try:
         spec = EpisodeSpec.from_fields(fields, env_id=None if "env_id" in fields else env_id or "")
-    except (ValueError, TypeError) as err:  # UserInputError is a ValueError; so is bad env_kwargs JSON
+    except (
+        ValueError,
+        TypeError,
+    ) as err:  # UserInputError is a ValueError; so is bad env_kwargs JSON
         raise StartError(f"the row's episode fields: {' '.join(str(err).split())[:200]}") from None
     if env_id and spec.env_id != env_id:
         raise StartError(f"the row is for {spec.env_id[:80]!r}; this server serves {env_id!r}")
-    return Start(seed=spec.seed, options={"index": spec.task_index}, split=spec.split,
-                 expect_task_id=spec.task_id or None, env_kwargs=dict(spec.env_kwargs))
+    return Start(
+        seed=spec.seed,
+        options={"index": spec.task_index},
+        split=spec.split,
+        expect_task_id=spec.task_id or None,
+        env_kwargs=dict(spec.env_kwargs),
+    )
 
 
 def _natural(value: object) -> bool:
@@ -137,27 +151,39 @@ def _natural(value: object) -> bool:
 
 def _kind(value: object) -> str:
     text = repr(value)
-    return type(value).__name__ if len(text) > 40 or isinstance(value, str) else f"{type(value).__name__} {text}"
+    return (
+        type(value).__name__
+        if len(text) > 40 or isinstance(value, str)
+        else f"{type(value).__name__} {text}"
+    )
 
 
 def check_env_kwargs(start: Start, served: Mapping[str, Any] | None) -> None:
     """Refuse a row written for other env kwargs than the server's (``served`` None: not checked)."""
     if start.env_kwargs is not None and served is not None and start.env_kwargs != served:
-        raise StartError(f"the row was written for env kwargs {json.dumps(start.env_kwargs)[:200]}; this server "
-                         f"serves {json.dumps(dict(served))[:200]} (start it with the row's --env-arg values)")
+        raise StartError(
+            f"the row was written for env kwargs {json.dumps(start.env_kwargs)[:200]}; this server "
+            f"serves {json.dumps(dict(served))[:200]} (start it with the row's --env-arg values)"
+        )
 
 
 def reset(env: Any, start: Start) -> tuple[str, Mapping[str, Any]]:
     """``env.reset`` as ``start`` says; a task the env refuses, or not the row's, is a StartError."""
     try:
-        obs, info = env.reset(seed=start.seed, options=dict(start.options) if start.options else None)
+        obs, info = env.reset(
+            seed=start.seed, options=dict(start.options) if start.options else None
+        )
     except (ValueError, KeyError, IndexError, TypeError) as err:
-        raise StartError(f"cannot start an episode from {dict(start.options or {})}: "
-                         f"{' '.join(str(err).split())[:200]}") from None
+        raise StartError(
+            f"cannot start an episode from {dict(start.options or {})}: "
+            f"{' '.join(str(err).split())[:200]}"
+        ) from None
     if start.expect_task_id and info.get("task_id") != start.expect_task_id:
-        raise StartError(f"task {dict(start.options or {}).get('index')} of split {start.split!r} is "
-                         f"{info.get('task_id')!r}, the row says {start.expect_task_id[:80]!r}: rewrite the rows "
-                         "for these tasks")
+        raise StartError(
+            f"task {dict(start.options or {}).get('index')} of split {start.split!r} is "
+            f"{info.get('task_id')!r}, the row says {start.expect_task_id[:80]!r}: rewrite the rows "
+            "for these tasks"
+        )
     return obs, info
 
 
@@ -186,7 +212,9 @@ class EnvPool:
         try:
             env = self._make(split)
         except (ValueError, KeyError, TypeError) as err:
-            reason = f"'split' {split!r} is not a split of this env ({' '.join(str(err).split())[:200]})"
+            reason = (
+                f"'split' {split!r} is not a split of this env ({' '.join(str(err).split())[:200]})"
+            )
             if len(self._refused) < 64:
                 self._refused[split] = reason
             raise StartError(reason) from None
@@ -258,9 +286,16 @@ class TrajectoryStats:
 class Trajectories:
     """Live trajectories by id, oldest-active first, with the ended ids remembered."""
 
-    def __init__(self, pool: EnvPool, limits: EnvServerLimits, *, default_split: str,
-                 clock: Callable[[], float] = time.monotonic, env_id: str | None = None,
-                 env_kwargs: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        pool: EnvPool,
+        limits: EnvServerLimits,
+        *,
+        default_split: str,
+        clock: Callable[[], float] = time.monotonic,
+        env_id: str | None = None,
+        env_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
         self.pool = pool
         self.limits = limits
         self.default_split = default_split
@@ -283,7 +318,10 @@ class Trajectories:
             tid, trajectory = next(iter(self.live.items()))
             if trajectory.last_active > deadline:
                 break
-            self.end(tid, f"it was idle for more than {self.limits.trajectory_idle_s:g} s and its env was closed")
+            self.end(
+                tid,
+                f"it was idle for more than {self.limits.trajectory_idle_s:g} s and its env was closed",
+            )
             self.stats.evicted += 1
             evicted += 1
         return evicted
@@ -335,14 +373,32 @@ class Trajectories:
         except Exception as err:  # noqa: BLE001 - one env's bug must not stop the others' steps
             self.stats.step_errors += 1
             self.end(tid, f"its env failed ({type(err).__name__})", reuse=False)
-            return Outcome(f"Error: the env failed on this step ({type(err).__name__}: "
-                           f"{' '.join(str(err).split())[:200]}); the trajectory has ended.",
-                           0.0, False, True, False, {}, trajectory.turns, trajectory.total_reward)
+            return Outcome(
+                f"Error: the env failed on this step ({type(err).__name__}: "
+                f"{' '.join(str(err).split())[:200]}); the trajectory has ended.",
+                0.0,
+                False,
+                True,
+                False,
+                {},
+                trajectory.turns,
+                trajectory.total_reward,
+            )
         trajectory.total_reward += float(reward)
-        if not (terminated or truncated) and (last_step or trajectory.turns >= self.limits.max_turns):
+        if not (terminated or truncated) and (
+            last_step or trajectory.turns >= self.limits.max_turns
+        ):
             truncated = True
-        outcome = Outcome(obs, float(reward), bool(terminated), bool(truncated), "parse_error" not in info,
-                          info, trajectory.turns, trajectory.total_reward)
+        outcome = Outcome(
+            obs,
+            float(reward),
+            bool(terminated),
+            bool(truncated),
+            "parse_error" not in info,
+            info,
+            trajectory.turns,
+            trajectory.total_reward,
+        )
         if terminated:
             self.end(tid, "it terminated (the final answer was graded)")
         elif truncated:

@@ -26,7 +26,10 @@ class AgentenvTextEnv(BaseTextEnv):
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
         super().__init__()
         fields = dict(extras or {})
-        fields = {**dict(fields.get("extra_info") or {}), **fields}  # rows written for verl keep them in extra_info
+        fields = {
+            **dict(fields.get("extra_info") or {}),
+            **fields,
+        }  # rows written for verl keep them in extra_info
         self.episode = EpisodeSpec.from_fields(fields, env_id=self.ENV_ID)
         self.env = SHARED_POOL.take(self.episode)
         self.max_turns = int(self.env.unwrapped.max_turns)
@@ -41,26 +44,38 @@ class AgentenvTextEnv(BaseTextEnv):
         self.episode.check_task(info)
         self.tools = list(info.get("tools") or [])
         self._messages, self._return, self._info, self.turns = len(info["messages"]), 0.0, info, 0
-        return [dict(m) for m in info["messages"]], {"tools": self.tools, "task_id": info["task_id"]}
+        return [dict(m) for m in info["messages"]], {
+            "tools": self.tools,
+            "task_id": info["task_id"],
+        }
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         _, reward, terminated, truncated, info = self.env.step(action)
-        new = info["messages"][self._messages + 1:]  # after the assistant message the env recorded
+        new = info["messages"][self._messages + 1 :]  # after the assistant message the env recorded
         self._messages, self._info, self.turns = len(info["messages"]), info, int(info["turn"])
         self._return += float(reward)
         return BaseTextEnvStepOutput(
             observations=[dict(m) for m in new],
             reward=float(reward),
             done=bool(terminated or truncated),
-            metadata={"turn": int(info["turn"]), "terminated": bool(terminated), "truncated": bool(truncated),
-                      "reward_components": dict(info.get("reward_components") or {}),
-                      "messages": list(info["messages"]), "task_id": info["task_id"]},
+            metadata={
+                "turn": int(info["turn"]),
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+                "reward_components": dict(info.get("reward_components") or {}),
+                "messages": list(info["messages"]),
+                "task_id": info["task_id"],
+            },
             postprocessed_action=None,
         )
 
     def get_metrics(self) -> dict[str, Any]:
         components = dict(self._info.get("reward_components") or {})
-        return {"return": self._return, "turns": self.turns, **{f"reward/{k}": v for k, v in components.items()}}
+        return {
+            "return": self._return,
+            "turns": self.turns,
+            **{f"reward/{k}": v for k, v in components.items()},
+        }
 
     def close(self) -> None:
         if self.env is not None:

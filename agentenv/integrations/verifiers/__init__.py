@@ -32,8 +32,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def load_environment(env_id: str, *, split: str = "test", episodes: int | None = None, seed: int = 0,
-                     env_kwargs: dict[str, Any] | None = None, harness: str = "null", max_turns: int | None = None) -> Any:
+def load_environment(
+    env_id: str,
+    *,
+    split: str = "test",
+    episodes: int | None = None,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    harness: str = "null",
+    max_turns: int | None = None,
+) -> Any:
     """A verifiers ``Env`` over ``env_id``'s episodes (those of ``agentenv eval --split S --seed N --episodes E``).
 
     ``harness`` is the agent seat's verifiers harness (``null``: verifiers' plain chat loop, no code
@@ -41,5 +49,12 @@ def load_environment(env_id: str, *, split: str = "test", episodes: int | None =
     """
     from agentenv.integrations.verifiers.environment import build_environment
 
-    return build_environment(env_id, split=split, episodes=episodes, seed=seed, env_kwargs=env_kwargs or {},
-                             harness=harness, max_turns=max_turns)
+    return build_environment(
+        env_id,
+        split=split,
+        episodes=episodes,
+        seed=seed,
+        env_kwargs=env_kwargs or {},
+        harness=harness,
+        max_turns=max_turns,
+    )

@@ -62,7 +62,9 @@ def episode_task(spec: EpisodeSpec, config: vf.TaskConfig) -> AgentenvTask:
         AgentenvData(
             id=f"{spec.task_id}#{spec.episode}",
             name=f"{spec.env_id}/{spec.split}/{spec.episode}",
-            prompt=[{"role": "user", "content": m["content"]} for m in messages if m["role"] == "user"],
+            prompt=[
+                {"role": "user", "content": m["content"]} for m in messages if m["role"] == "user"
+            ],
             system_prompt=(system[0] if system else "") + tools_text(tools),
             info=spec.fields(),
         ),
@@ -75,7 +77,9 @@ class AgentenvTaskset(vf.Taskset[AgentenvTask, AgentenvTasksetConfig]):
 
     def load(self) -> Iterator[AgentenvTask]:
         c = self.config
-        for spec in episode_specs(c.env_id, split=c.split, episodes=c.episodes, seed=c.seed, env_kwargs=c.env_kwargs):
+        for spec in episode_specs(
+            c.env_id, split=c.split, episodes=c.episodes, seed=c.seed, env_kwargs=c.env_kwargs
+        ):
             yield episode_task(spec, c.task)
 
 
@@ -85,7 +89,9 @@ def observation_text(messages: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for m in messages:
         content = str(m.get("content") or "")
-        parts.append(f"<tool_response>\n{content}\n</tool_response>" if m.get("role") == "tool" else content)
+        parts.append(
+            f"<tool_response>\n{content}\n</tool_response>" if m.get("role") == "tool" else content
+        )
     return "\n".join(parts)
 
 
@@ -115,7 +121,9 @@ class AgentenvEnv(vf.Env[AgentenvEnvConfig]):
                 while not segment.terminated:
                     _, reward, terminated, truncated, info = env.step(segment.last_reply)
                     episode_return += float(reward)
-                    new = info["messages"][seen + 1:]  # after the assistant message the env recorded
+                    new = info["messages"][
+                        seen + 1 :
+                    ]  # after the assistant message the env recorded
                     seen = len(info["messages"])
                     if terminated or truncated:
                         done = True
@@ -123,15 +131,28 @@ class AgentenvEnv(vf.Env[AgentenvEnvConfig]):
                     segment = await interaction.turn(observation_text(new))
             trace = interaction.trace
             trace.record_reward("agentenv_reward", episode_return, 1.0)
-            trace.record_metrics({f"agentenv/{k}": float(v) for k, v in (info.get("reward_components") or {}).items()})
+            trace.record_metrics(
+                {
+                    f"agentenv/{k}": float(v)
+                    for k, v in (info.get("reward_components") or {}).items()
+                }
+            )
             trace.record_metric("agentenv/turns", float(info["turn"]))
             trace.info["agentenv_messages"] = list(info["messages"])
             trace.info["agentenv_turns"] = int(info["turn"])
             trace.info["agentenv_done"] = done
 
 
-def build_environment(env_id: str, *, split: str, episodes: int | None, seed: int, env_kwargs: dict[str, Any],
-                      harness: str, max_turns: int | None) -> AgentenvEnv:
+def build_environment(
+    env_id: str,
+    *,
+    split: str,
+    episodes: int | None,
+    seed: int,
+    env_kwargs: dict[str, Any],
+    harness: str,
+    max_turns: int | None,
+) -> AgentenvEnv:
     from verifiers.v1.utils.loaders import harness_class
 
     from agentenv.integrations.verifiers import TASKSET_ID
@@ -141,8 +162,14 @@ def build_environment(env_id: str, *, split: str, episodes: int | None, seed: in
         config_cls = type(harness_class(harness)(vf.HarnessConfig(id=harness)).config)
         agent = agent.model_copy(update={"harness": config_cls(id=harness)})
     config = AgentenvEnvConfig(
-        taskset=AgentenvTasksetConfig(id=TASKSET_ID, env_id=env_id, split=split, episodes=episodes, seed=seed,
-                                      env_kwargs=env_kwargs),
+        taskset=AgentenvTasksetConfig(
+            id=TASKSET_ID,
+            env_id=env_id,
+            split=split,
+            episodes=episodes,
+            seed=seed,
+            env_kwargs=env_kwargs,
+        ),
         agent=agent.model_copy(update={"max_turns": max_turns}),
     )
     return AgentenvEnv(config)

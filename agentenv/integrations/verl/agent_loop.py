@@ -54,7 +54,9 @@ class AgentenvAgentLoop(AgentLoopBase):
         if self._template is None:
             from agentenv.tokens import hf_template
 
-            self._template = hf_template(self.tokenizer, **dict(self.apply_chat_template_kwargs or {}))
+            self._template = hf_template(
+                self.tokenizer, **dict(self.apply_chat_template_kwargs or {})
+            )
         return self._template
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
@@ -62,15 +64,19 @@ class AgentenvAgentLoop(AgentLoopBase):
         with SHARED_POOL.lend(spec) as env:
             return await self._play(env, spec, sampling_params)
 
-    async def _play(self, env: Any, spec: EpisodeSpec, sampling_params: dict[str, Any]) -> AgentLoopOutput:
+    async def _play(
+        self, env: Any, spec: EpisodeSpec, sampling_params: dict[str, Any]
+    ) -> AgentLoopOutput:
         token_env = TokenEnv(env, self.chat_template())
         prompt, info = token_env.reset(**spec.reset_kwargs())
         spec.check_task(info)
         prompt_ids = [int(i) for i in prompt]
         if len(prompt_ids) > self.prompt_length:
-            raise ValueError(f"{spec.env_id} task {spec.task_id}: the prompt is {len(prompt_ids)} tokens, over "
-                             f"data.max_prompt_length={self.prompt_length}; raise it (left-truncating would "
-                             "train on a prompt the env never gave)")
+            raise ValueError(
+                f"{spec.env_id} task {spec.task_id}: the prompt is {len(prompt_ids)} tokens, over "
+                f"data.max_prompt_length={self.prompt_length}; raise it (left-truncating would "
+                "train on a prompt the env never gave)"
+            )
         request_id = uuid4().hex
         episode_return, done, out_of_budget = 0.0, False, False
         generate_s = 0.0
@@ -78,7 +84,9 @@ class AgentenvAgentLoop(AgentLoopBase):
         while not done:
             started = time.perf_counter()
             output = await self.server_manager.generate(
-                request_id=request_id, prompt_ids=list(info["input_ids"]), sampling_params=sampling_params
+                request_id=request_id,
+                prompt_ids=list(info["input_ids"]),
+                sampling_params=sampling_params,
             )
             generate_s += time.perf_counter() - started
             ids = [int(i) for i in output.token_ids]
@@ -91,11 +99,13 @@ class AgentenvAgentLoop(AgentLoopBase):
             if not done and len(info["input_ids"]) - len(prompt_ids) >= self.response_length:
                 out_of_budget = True  # the response budget ran out before the env ended the episode
                 break
-        response_ids = info["input_ids"][len(prompt_ids):][: self.response_length]
-        response_mask = info["loss_mask"][len(prompt_ids):][: self.response_length]
+        response_ids = info["input_ids"][len(prompt_ids) :][: self.response_length]
+        response_mask = info["loss_mask"][len(prompt_ids) :][: self.response_length]
         logprobs_out = None
         if logprobs_given:
-            logprobs_out = [float(x) for x in info["logprobs"][len(prompt_ids):][: self.response_length]]
+            logprobs_out = [
+                float(x) for x in info["logprobs"][len(prompt_ids) :][: self.response_length]
+            ]
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response_ids,
@@ -126,6 +136,8 @@ class AgentenvQwen3AgentLoop(AgentenvAgentLoop):
         if self._template is None:
             from agentenv.tokens import qwen3_template
 
-            thinking = bool(dict(self.apply_chat_template_kwargs or {}).get("enable_thinking", True))
+            thinking = bool(
+                dict(self.apply_chat_template_kwargs or {}).get("enable_thinking", True)
+            )
             self._template = qwen3_template(enable_thinking=thinking)
         return self._template

@@ -17,19 +17,31 @@ from typing import Any
 from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any = None,
-                  extra_info: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any = None,
+    extra_info: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """The env's reward for the rollout: ``{"score": float, <reward components>..., "turns": int}``."""
     info = dict(extra_info or {})
     if "agentenv_reward" in info:
-        return {"score": float(info["agentenv_reward"]), **_components(info.get("agentenv_reward_components")),
-                "turns": int(info.get("agentenv_turns", 0))}
+        return {
+            "score": float(info["agentenv_reward"]),
+            **_components(info.get("agentenv_reward_components")),
+            "turns": int(info.get("agentenv_turns", 0)),
+        }
     spec = EpisodeSpec.from_fields(info)
     with SHARED_POOL.lend(spec) as env:
         _, reset_info = env.reset(**spec.reset_kwargs())
         spec.check_task(reset_info)
         _, reward, _, _, step_info = env.step(solution_str)
-    return {"score": float(reward), **_components(step_info.get("reward_components")), "turns": int(step_info["turn"])}
+    return {
+        "score": float(reward),
+        **_components(step_info.get("reward_components")),
+        "turns": int(step_info["turn"]),
+    }
 
 
 def _components(components: Mapping[str, Any] | None) -> dict[str, float]:

@@ -39,7 +39,11 @@ def skyrl_row(spec: EpisodeSpec, pool: EnvPool) -> dict[str, Any]:
 
     row = verl_row(spec, pool)
     del row["agent_name"], row["reward_model"]
-    return {**row, "env_class": PREFIX + spec.env_id, "reward_spec": {"method": "rule", "ground_truth": spec.task_id}}
+    return {
+        **row,
+        "env_class": PREFIX + spec.env_id,
+        "reward_spec": {"method": "rule", "ground_truth": spec.task_id},
+    }
 
 
 def write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> int:

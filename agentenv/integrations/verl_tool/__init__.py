@@ -35,9 +35,15 @@ if TYPE_CHECKING:
 __all__ = ["create_app"]
 
 
-def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: Mapping[str, Any] | None = None,
-               limits: EnvServerLimits | None = None, make: Callable[[str], Any] | None = None,
-               info: Mapping[str, Any] | None = None) -> VerlToolApp:
+def create_app(
+    env_id: str | None = None,
+    *,
+    split: str = "train",
+    env_kwargs: Mapping[str, Any] | None = None,
+    limits: EnvServerLimits | None = None,
+    make: Callable[[str], Any] | None = None,
+    info: Mapping[str, Any] | None = None,
+) -> VerlToolApp:
     """The verl-tool app serving ``env_id`` (``gym.make(env_id, split=..., **env_kwargs)``), or ``make(split)``.
 
     ``split`` is the trajectories' split unless their ``extra_fields`` name another. A row
@@ -54,6 +60,7 @@ def create_app(env_id: str | None = None, *, split: str = "train", env_kwargs: M
             raise ValueError("create_app needs an env id or a make(split) factory")
         make = env_factory(env_id, env_kwargs or {})
     pool = EnvPool(make, max_idle=limits.max_live_envs)
-    trajectories = Trajectories(pool, limits, default_split=split, env_id=env_id, env_kwargs=env_kwargs)
+    trajectories = Trajectories(
+        pool, limits, default_split=split, env_id=env_id, env_kwargs=env_kwargs
+    )
     return VerlToolApp(trajectories, {"env_id": env_id, "split": split, **(info or {})})
-

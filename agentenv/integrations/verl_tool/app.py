@@ -92,20 +92,29 @@ class VerlToolApp:
         route = self.routes.get(path)
         try:
             if route is None:
-                raise RequestError(404, f"no endpoint {path[:100]!r}; endpoints are "
-                                        "POST /get_observation, GET /health, GET /info")
+                raise RequestError(
+                    404,
+                    f"no endpoint {path[:100]!r}; endpoints are "
+                    "POST /get_observation, GET /health, GET /info",
+                )
             if method != route[0]:
                 raise RequestError(405, f"{path} takes {route[0]}, not {method[:10]}")
             status, body, extra = await route[1](scope, receive)
         except RequestError as err:
             self.trajectories.stats.invalid_requests += 1
             client = scope.get("client") or ("?", 0)
-            logger.warning("bad request from %s to %s: %d %s", client[0], path[:100], err.status, err.reason)
+            logger.warning(
+                "bad request from %s to %s: %d %s", client[0], path[:100], err.status, err.reason
+            )
             status, body, extra = err.status, _error_body(err.reason), []
         except Exception as err:  # noqa: BLE001 - a bug still answers one JSON line
             logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
             status, body, extra = 500, _error_body(f"internal error: {type(err).__name__}"), []
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *extra,
+        ]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -115,15 +124,23 @@ class VerlToolApp:
 
     async def show_info(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
         trajectories = self.trajectories
-        body = {**self.info, "protocol": "verl-tool", "pid": os.getpid(),
-                "live_trajectories": len(trajectories.live), "envs_built": trajectories.pool.built,
-                "stats": dataclasses.asdict(trajectories.stats), "limits": dataclasses.asdict(self.limits)}
+        body = {
+            **self.info,
+            "protocol": "verl-tool",
+            "pid": os.getpid(),
+            "live_trajectories": len(trajectories.live),
+            "envs_built": trajectories.pool.built,
+            "stats": dataclasses.asdict(trajectories.stats),
+            "limits": dataclasses.asdict(self.limits),
+        }
         guard = self.state.connections
         if guard is not None:
             body["connections"] = dataclasses.asdict(guard.stats)
         return 200, json.dumps(body).encode(), []
 
-    async def get_observation(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
+    async def get_observation(
+        self, scope: dict[str, Any], receive: Any
+    ) -> tuple[int, bytes, Headers]:
         body = await _read_body(scope, receive, self.limits.max_body_bytes)
         items = parse_request(body, self.limits)
         return await self.answer(items)
@@ -141,17 +158,27 @@ class VerlToolApp:
         trajectories.sweep()
         new = []
         for i, item in enumerate(items):
-            if not item.finish and item.trajectory_id not in trajectories.live \
-                    and item.trajectory_id not in trajectories.ended:
+            if (
+                not item.finish
+                and item.trajectory_id not in trajectories.live
+                and item.trajectory_id not in trajectories.ended
+            ):
                 try:
-                    new.append((item.trajectory_id, start_from_fields(item.extra_fields, env_id=trajectories.env_id)))
+                    new.append(
+                        (
+                            item.trajectory_id,
+                            start_from_fields(item.extra_fields, env_id=trajectories.env_id),
+                        )
+                    )
                 except StartError as err:
                     raise RequestError(422, f"'extra_fields'[{i}]: {err}") from None
         if new and not trajectories.room_for(len(new)):
             trajectories.stats.refused += 1
             wait = str(self.limits.retry_after_s)
-            reason = (f"server at its limit of {self.limits.max_live_envs} live trajectories; "
-                      f"retry after {wait} s (or finish trajectories)")
+            reason = (
+                f"server at its limit of {self.limits.max_live_envs} live trajectories; "
+                f"retry after {wait} s (or finish trajectories)"
+            )
             return 503, _error_body(reason), [(b"retry-after", wait.encode())]
         started: list[str] = []
         pending = len(new)
@@ -164,7 +191,9 @@ class VerlToolApp:
                     last_yield = time.perf_counter()
                 pending -= 1
                 trajectories.reserved -= 1
-                if tid in trajectories.live or tid in trajectories.ended:  # another request started it meanwhile
+                if (
+                    tid in trajectories.live or tid in trajectories.ended
+                ):  # another request started it meanwhile
                     continue
                 try:
                     trajectories.start(tid, start)
@@ -190,30 +219,54 @@ class VerlToolApp:
 
     def one(self, item: Item) -> tuple[str | dict[str, Any], bool, bool]:
         """(observation, done, valid) for one item whose trajectory, if new, has started."""
-        trajectories, tid = self.trajectories, item.trajectory_id  # another request may have ended tid
+        trajectories, tid = (
+            self.trajectories,
+            item.trajectory_id,
+        )  # another request may have ended tid
         if item.finish:
             trajectories.finish(tid)
             return "", True, True
         if tid not in trajectories.live:
             why = trajectories.ended.get(tid, "it is unknown")
-            return (f"Error: trajectory {tid[:80]!r} has ended: {why}. Start a new trajectory id for a new "
-                    "episode."), True, False
-        if len(item.action) > self.limits.max_action_chars:  # not stepped: the env's turn budget is untouched
-            return {"obs": f"Error: the action has {len(item.action)} characters; this server steps at most "
-                           f"{self.limits.max_action_chars}. Write a shorter tool call or answer.", "reward": 0.0}, \
-                False, False
+            return (
+                (
+                    f"Error: trajectory {tid[:80]!r} has ended: {why}. Start a new trajectory id for a new "
+                    "episode."
+                ),
+                True,
+                False,
+            )
+        if (
+            len(item.action) > self.limits.max_action_chars
+        ):  # not stepped: the env's turn budget is untouched
+            return (
+                {
+                    "obs": f"Error: the action has {len(item.action)} characters; this server steps at most "
+                    f"{self.limits.max_action_chars}. Write a shorter tool call or answer.",
+                    "reward": 0.0,
+                },
+                False,
+                False,
+            )
         outcome = trajectories.step(tid, item.action, last_step=item.is_last_step)
-        return observation(outcome, messages=item.extra_fields.get("return_messages") is True), \
-            outcome.done, outcome.valid
+        return (
+            observation(outcome, messages=item.extra_fields.get("return_messages") is True),
+            outcome.done,
+            outcome.valid,
+        )
 
 
 def observation(outcome: Outcome, *, messages: bool = False) -> dict[str, Any]:
     """The observation object of one step (see the module docstring)."""
     obs: dict[str, Any] = {"obs": outcome.observation, "reward": outcome.reward}
     if outcome.done:
-        obs.update(terminated=outcome.terminated, truncated=outcome.truncated, turns=outcome.turns,
-                   total_reward=outcome.total_reward,
-                   reward_components=dict(outcome.info.get("reward_components") or {}))
+        obs.update(
+            terminated=outcome.terminated,
+            truncated=outcome.truncated,
+            turns=outcome.turns,
+            total_reward=outcome.total_reward,
+            reward_components=dict(outcome.info.get("reward_components") or {}),
+        )
         if messages:
             obs["messages"] = outcome.info.get("messages", [])
     return obs

@@ -35,8 +35,10 @@ from typing import Any, NamedTuple
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.retrieval.server_requests import RequestError, _bounded_int, _kind
 
-EXPECTED = ('{"trajectory_ids": [str, ...], "actions": [str, ...], "finish": [bool, ...], '
-            '"is_last_step": [bool, ...], "extra_fields": [{...}, ...]}')
+EXPECTED = (
+    '{"trajectory_ids": [str, ...], "actions": [str, ...], "finish": [bool, ...], '
+    '"is_last_step": [bool, ...], "extra_fields": [{...}, ...]}'
+)
 FIELDS = ("trajectory_ids", "actions", "finish", "is_last_step", "extra_fields")
 
 
@@ -63,15 +65,20 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
     except RecursionError:
         raise RequestError(400, f"the body nests too deeply; expected {EXPECTED}") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise RequestError(400, f"body is not valid UTF-8 JSON ({' '.join(str(exc).split())[:120]}); "
-                                f"expected {EXPECTED}") from None
+        raise RequestError(
+            400,
+            f"body is not valid UTF-8 JSON ({' '.join(str(exc).split())[:120]}); "
+            f"expected {EXPECTED}",
+        ) from None
     if not isinstance(payload, dict):
         raise RequestError(422, f"body must be a JSON object {EXPECTED}, got {_kind(payload)}")
     ids = _strings(payload, "trajectory_ids", limits.max_id_chars, limits)
     if not ids:
         raise RequestError(422, "'trajectory_ids' is empty; expected at least one trajectory id")
     if len(set(ids)) != len(ids):
-        raise RequestError(422, "'trajectory_ids' repeats an id; send one action per trajectory per request")
+        raise RequestError(
+            422, "'trajectory_ids' repeats an id; send one action per trajectory per request"
+        )
     # Actions are agent text: one over max_action_chars is that trajectory's error observation
     # (see app.py), not a refusal of the whole batch.
     actions = _strings(payload, "actions", None, limits, expected=len(ids))
@@ -84,7 +91,9 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
         _check_list(extra, "extra_fields", len(ids))
         for i, fields in enumerate(extra):
             if fields is not None and not isinstance(fields, dict):
-                raise RequestError(422, f"'extra_fields'[{i}] must be an object, got {_kind(fields)}")
+                raise RequestError(
+                    422, f"'extra_fields'[{i}] must be an object, got {_kind(fields)}"
+                )
         extras = [fields or {} for fields in extra]
     return [Item(*row) for row in zip(ids, actions, finish, last, extras, strict=True)]
 
@@ -93,29 +102,44 @@ def _check_list(value: object, name: str, expected: int | None) -> None:
     if not isinstance(value, list):
         raise RequestError(422, f"'{name}' must be a list, got {_kind(value)}; expected {EXPECTED}")
     if expected is not None and len(value) != expected:
-        raise RequestError(422, f"'{name}' has {len(value)} items; expected one per trajectory id ({expected})")
+        raise RequestError(
+            422, f"'{name}' has {len(value)} items; expected one per trajectory id ({expected})"
+        )
 
 
-def _strings(payload: dict[str, Any], name: str, max_chars: int | None, limits: EnvServerLimits,
-             expected: int | None = None) -> list[str]:
+def _strings(
+    payload: dict[str, Any],
+    name: str,
+    max_chars: int | None,
+    limits: EnvServerLimits,
+    expected: int | None = None,
+) -> list[str]:
     if name not in payload:
         raise RequestError(422, f"missing field '{name}'; expected {EXPECTED}")
     values = payload[name]
     _check_list(values, name, expected)
     if len(values) > limits.max_actions_per_request:
-        raise RequestError(422, f"'{name}' has {len(values)} items; at most "
-                                f"{limits.max_actions_per_request} per request (split the batch)")
+        raise RequestError(
+            422,
+            f"'{name}' has {len(values)} items; at most "
+            f"{limits.max_actions_per_request} per request (split the batch)",
+        )
     for i, value in enumerate(values):
         if not isinstance(value, str):
             raise RequestError(422, f"'{name}'[{i}] must be a string, got {_kind(value)}")
         if max_chars is not None and len(value) > max_chars:
-            raise RequestError(422, f"'{name}'[{i}] has {len(value)} characters; at most {max_chars}")
+            raise RequestError(
+                422, f"'{name}'[{i}] has {len(value)} characters; at most {max_chars}"
+            )
         if not value.isascii():
             try:
                 value.encode()
             except UnicodeEncodeError:
-                raise RequestError(422, f"'{name}'[{i}] is not valid Unicode text (it holds an unpaired "
-                                        "surrogate escape)") from None
+                raise RequestError(
+                    422,
+                    f"'{name}'[{i}] is not valid Unicode text (it holds an unpaired "
+                    "surrogate escape)",
+                ) from None
     return values
 
 

@@ -25,13 +25,24 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any = None,
-                  extra_info: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any = None,
+    extra_info: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """The episode's return from the tool server's answers: ``{"score", "turns", <reward components>}``."""
-    turns = [t for t in (extra_info or {}).get("tool_interact_info") or [] if isinstance(t, Mapping)]
+    turns = [
+        t for t in (extra_info or {}).get("tool_interact_info") or [] if isinstance(t, Mapping)
+    ]
     final = next((t for t in reversed(turns) if "total_reward" in t), None)
     if final is not None:
         components = {str(k): float(v) for k, v in (final.get("reward_components") or {}).items()}
-        return {"score": float(final["total_reward"]), "turns": int(final.get("turns", len(turns))), **components}
+        return {
+            "score": float(final["total_reward"]),
+            "turns": int(final.get("turns", len(turns))),
+            **components,
+        }
     rewards = [float(t["reward"]) for t in turns if isinstance(t.get("reward"), (int, float))]
     return {"score": float(sum(rewards)), "turns": len(rewards)}

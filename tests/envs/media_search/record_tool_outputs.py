@@ -21,15 +21,39 @@ import numpy as np
 FIXTURE = Path(__file__).with_name("tool_outputs.json.gz")
 
 SPECIAL_QUERIES = [
-    "Inception 2010 Christopher Nolan", "the", "the of and", "qqqzzzxxy", "Amélie", "AMÉLIE Jean-Pierre Jeunet",
-    "Straße", "2001", "1999 comedy", "Star Wars", "star wars star wars star", "Sci-Fi", "documentary",
-    "Fünf", "Ōkami", "日本", "  spaced   query  ", "x", "o'brien", "Jr.", "Robert Downey, Jr.",
+    "Inception 2010 Christopher Nolan",
+    "the",
+    "the of and",
+    "qqqzzzxxy",
+    "Amélie",
+    "AMÉLIE Jean-Pierre Jeunet",
+    "Straße",
+    "2001",
+    "1999 comedy",
+    "Star Wars",
+    "star wars star wars star",
+    "Sci-Fi",
+    "documentary",
+    "Fünf",
+    "Ōkami",
+    "日本",
+    "  spaced   query  ",
+    "x",
+    "o'brien",
+    "Jr.",
+    "Robert Downey, Jr.",
     "a film with lots of words in it that go on and on about nothing at all really",
-    "movie movies films film", "horror 1980 Carpenter", "___", "Hitchcock Hitchcock Hitchcock", "12 angry men",
+    "movie movies films film",
+    "horror 1980 Carpenter",
+    "___",
+    "Hitchcock Hitchcock Hitchcock",
+    "12 angry men",
 ]
 
 
-def queries_and_ids(seed: int = 17, n_queries: int = 400, n_hashed: int = 3000, n_titles: int = 300):
+def queries_and_ids(
+    seed: int = 17, n_queries: int = 400, n_hashed: int = 3000, n_titles: int = 300
+):
     from agentenv.corpora.media import load_catalog
 
     catalog = load_catalog()
@@ -105,8 +129,10 @@ def main() -> None:
     data = outputs(registry, stored, hashed, ids, [t.id for t in env.catalog.titles])
     text = json.dumps(data, ensure_ascii=False, indent=0).encode()
     FIXTURE.write_bytes(gzip.compress(text, mtime=0))
-    print(f"wrote {FIXTURE} ({FIXTURE.stat().st_size:,} bytes): {len(data['search'])} searches, "
-          f"{len(data['get_title'])} titles, {len(hashed)} hashed queries")
+    print(
+        f"wrote {FIXTURE} ({FIXTURE.stat().st_size:,} bytes): {len(data['search'])} searches, "
+        f"{len(data['get_title'])} titles, {len(hashed)} hashed queries"
+    )
 
 
 if __name__ == "__main__":

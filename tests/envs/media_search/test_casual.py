@@ -31,7 +31,14 @@ def test_the_split_is_large_distinct_and_casual() -> None:
     questions = casual_questions()
     assert len(questions) >= 100  # issue 30: 100+ hand-written questions
     assert len({q.id for q in questions}) == len({q.question for q in questions}) == len(questions)
-    assert {q.kind for q in questions} == {"lookup", "constraint", "superlative", "two_hop", "comparison", "count"}
+    assert {q.kind for q in questions} == {
+        "lookup",
+        "constraint",
+        "superlative",
+        "two_hop",
+        "comparison",
+        "count",
+    }
     lower = sum(q.question == q.question.lower() for q in questions)
     assert lower / len(questions) > 0.5, lower  # written as people type, mostly in lower case
     assert all(q.split == "casual" and q.plan for q in questions)
@@ -50,7 +57,10 @@ def test_every_answer_is_read_out_of_the_real_tool_outputs(registry: ToolRegistr
         for i, step in enumerate(q.plan or ()):
             nxt = (q.plan or ())[i + 1] if i + 1 < len(q.plan or ()) else None
             if step["tool"] == "filter_titles" and nxt and nxt["tool"] == "get_title":
-                assert outputs[i]["count"] == 1 and outputs[i]["results"][0]["id"] == nxt["arguments"]["title_id"], q
+                assert (
+                    outputs[i]["count"] == 1
+                    and outputs[i]["results"][0]["id"] == nxt["arguments"]["title_id"]
+                ), q
         found = execute_plan_extract(q.extract or {}, outputs)
         if q.answer_type == "title":
             found = dated_title(found, outputs)
@@ -61,7 +71,9 @@ def test_every_answer_is_read_out_of_the_real_tool_outputs(registry: ToolRegistr
 
 def test_an_edited_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     edited = tmp_path / "casual_questions.jsonl"
-    edited.write_bytes(CASUAL_FILE.read_bytes().replace(b"who directed jaws", b"who directed jaws?"))
+    edited.write_bytes(
+        CASUAL_FILE.read_bytes().replace(b"who directed jaws", b"who directed jaws?")
+    )
     monkeypatch.setattr(casual, "CASUAL_FILE", edited)
     casual_questions.cache_clear()
     try:
@@ -72,13 +84,30 @@ def test_an_edited_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         casual_questions.cache_clear()
 
 
-@pytest.mark.parametrize("row", [
-    {"question": "q", "answer": "a"},
-    {"question": "q", "answer": "a", "aliases": [], "answer_type": "title", "kind": "lookup",
-     "plan": [{"tool": "delete_all", "arguments": {}}], "extract": {"op": "field"}},
-    {"question": "q", "answer": "a", "aliases": [], "answer_type": "essay", "kind": "lookup",
-     "plan": [{"tool": "search", "arguments": {}}], "extract": {"op": "field"}},
-])
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"question": "q", "answer": "a"},
+        {
+            "question": "q",
+            "answer": "a",
+            "aliases": [],
+            "answer_type": "title",
+            "kind": "lookup",
+            "plan": [{"tool": "delete_all", "arguments": {}}],
+            "extract": {"op": "field"},
+        },
+        {
+            "question": "q",
+            "answer": "a",
+            "aliases": [],
+            "answer_type": "essay",
+            "kind": "lookup",
+            "plan": [{"tool": "search", "arguments": {}}],
+            "extract": {"op": "field"},
+        },
+    ],
+)
 def test_rows_outside_the_allow_list_are_refused(row: dict) -> None:
     with pytest.raises(ValueError, match="casual_questions.jsonl:3"):
         casual._check_row(row, "casual_questions.jsonl:3")

@@ -52,8 +52,15 @@ def test_compact_system_prompt_is_short_and_complete(plain: gym.Env, compact: gy
     assert len(short) < 0.4 * len(with_tool_lines), (len(short), len(with_tool_lines))
     assert len(short) < 0.1 * len(with_schemas), (len(short), len(with_schemas))
     assert len(short.splitlines()) <= 3
-    for piece in ("search(query, k)", "get_title(title_id)", "find_person(name)", "filter_titles(genre, year_min",
-                  "<tool_call>", "<answer>", "at most 8 turns"):
+    for piece in (
+        "search(query, k)",
+        "get_title(title_id)",
+        "find_person(name)",
+        "filter_titles(genre, year_min",
+        "<tool_call>",
+        "<answer>",
+        "at most 8 turns",
+    ):
         assert piece.lower() in short.lower(), piece
 
 
@@ -74,15 +81,22 @@ def test_compact_search_lists_the_same_hits_without_json(plain: gym.Env, compact
     lines = text.splitlines()
     assert not text.startswith("{") and len(lines) == len(as_json) == 8
     for line, row in zip(lines, as_json, strict=True):
-        assert line == f"{row['id']} | {row['title']} | {row['year']} | {', '.join(row['directors'])}"
-    assert parse_compact("search", text)["results"] == [{k: v for k, v in r.items() if k != "score"} for r in as_json]
+        assert (
+            line == f"{row['id']} | {row['title']} | {row['year']} | {', '.join(row['directors'])}"
+        )
+    assert parse_compact("search", text)["results"] == [
+        {k: v for k, v in r.items() if k != "score"} for r in as_json
+    ]
 
 
-@pytest.mark.parametrize("arguments", [
-    {"genre": "Comedy", "year_min": 1995, "year_max": 1995, "sort_by": "runtime"},
-    {"director": "Alfred Hitchcock", "sort_by": "year", "order": "asc", "limit": 25},
-    {"cast": ["Robert De Niro", "Al Pacino"]},
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"genre": "Comedy", "year_min": 1995, "year_max": 1995, "sort_by": "runtime"},
+        {"director": "Alfred Hitchcock", "sort_by": "year", "order": "asc", "limit": 25},
+        {"cast": ["Robert De Niro", "Al Pacino"]},
+    ],
+)
 def test_compact_filter_titles_has_the_same_count_and_rows(
     plain: gym.Env, compact: gym.Env, arguments: dict[str, Any]
 ) -> None:
@@ -96,13 +110,31 @@ def test_compact_filter_titles_has_the_same_count_and_rows(
 
 
 @pytest.mark.parametrize("title_id", ["tt0091799", "tt0054215", "tt0498329", "tt1375666"])
-def test_compact_get_title_keeps_every_public_field(plain: gym.Env, compact: gym.Env, title_id: str) -> None:
+def test_compact_get_title_keeps_every_public_field(
+    plain: gym.Env, compact: gym.Env, title_id: str
+) -> None:
     as_json = json.loads(call(plain, "get_title", title_id=title_id))
     text = call(compact, "get_title", title_id=title_id)
     keys = [line.split(": ", 1)[0].rstrip(":") for line in text.splitlines()]
     assert keys == list(as_json)  # the same fields, in the same order
-    for key in ("title", "year", "released", "runtime", "genres", "directors", "writers", "cast", "languages",
-                "countries", "rating", "meter", "box_office", "oscars_won", "awards", "is_feature"):
+    for key in (
+        "title",
+        "year",
+        "released",
+        "runtime",
+        "genres",
+        "directors",
+        "writers",
+        "cast",
+        "languages",
+        "countries",
+        "rating",
+        "meter",
+        "box_office",
+        "oscars_won",
+        "awards",
+        "is_feature",
+    ):
         assert key in keys
     assert f"title: {as_json['title']}" in text and f"year: {as_json['year']}" in text
     assert parse_compact("get_title", text) == as_json
@@ -125,8 +157,11 @@ def test_compact_find_person_has_the_same_people_films_and_totals(
 
 
 def test_compact_tool_errors_are_unchanged(plain: gym.Env, compact: gym.Env) -> None:
-    for tool, arguments in [("get_title", {"title_id": "tt0000000"}), ("find_person", {"name": "Zzyzx Qwerty"}),
-                            ("filter_titles", {"year_min": 2010, "year_max": 1990})]:
+    for tool, arguments in [
+        ("get_title", {"title_id": "tt0000000"}),
+        ("find_person", {"name": "Zzyzx Qwerty"}),
+        ("filter_titles", {"year_min": 2010, "year_max": 1990}),
+    ]:
         assert call(compact, tool, **arguments) == call(plain, tool, **arguments)
     error = call(compact, "get_title", title_id="tt0000000")
     assert parse_compact("get_title", error) == error
@@ -155,10 +190,19 @@ def test_gold_plans_solve_compact_tasks_from_the_compact_outputs(compact: gym.En
 
 def test_oracle_agent_solves_compact_tasks() -> None:
     records, _ = timed_run(
-        RunConfig("MediaSearch-v0", "oracle", split="validation", episodes=24,
-                  env_kwargs=(("compact", True),)), progress=False)
+        RunConfig(
+            "MediaSearch-v0",
+            "oracle",
+            split="validation",
+            episodes=24,
+            env_kwargs=(("compact", True),),
+        ),
+        progress=False,
+    )
     accuracy = np.mean([r["reward_components"]["accuracy"] for r in records])
-    assert accuracy == 1.0, [r["gold"] for r in records if not r["reward_components"]["accuracy"]][:5]
+    assert accuracy == 1.0, [r["gold"] for r in records if not r["reward_components"]["accuracy"]][
+        :5
+    ]
     assert len({r["kind"] for r in records}) >= 4
 
 
@@ -195,7 +239,9 @@ def test_seeded_resets_draw_from_the_filtered_tasks_deterministically() -> None:
 
 
 def test_unknown_kind_names_the_valid_kinds() -> None:
-    with pytest.raises(ValueError, match="valid kinds: comparison, constraint, count, lookup, superlative, two_hop"):
+    with pytest.raises(
+        ValueError, match="valid kinds: comparison, constraint, count, lookup, superlative, two_hop"
+    ):
         gym.make("MediaSearch-v0", split="validation", kinds=["lookups"])
     with pytest.raises(TypeError, match="list"):
         gym.make("MediaSearch-v0", split="validation", kinds="lookup")
@@ -216,7 +262,13 @@ def test_eval_accepts_the_options_as_env_args() -> None:
     assert env_args == {"compact": True, "kinds": ["lookup"]}
     _check_env_args("MediaSearch-v0", env_args)  # raises on a keyword the env does not take
     _check_env_args("MediaSearch-SingleTurn-v0", env_args)
-    config = RunConfig("MediaSearch-v0", "oracle", split="validation", episodes=20, env_kwargs=tuple(env_args.items()))
+    config = RunConfig(
+        "MediaSearch-v0",
+        "oracle",
+        split="validation",
+        episodes=20,
+        env_kwargs=tuple(env_args.items()),
+    )
     records, wall_s = timed_run(config, progress=False)
     assert {r["kind"] for r in records} == {"lookup"}
     assert np.mean([r["reward_components"]["accuracy"] for r in records]) == 1.0

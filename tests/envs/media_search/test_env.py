@@ -21,14 +21,20 @@ def env() -> gym.Env:
 
 
 def test_oracle_solves_the_test_split() -> None:
-    records, _ = timed_run(RunConfig("MediaSearch-v0", "oracle", split="test", episodes=1000), progress=False)
+    records, _ = timed_run(
+        RunConfig("MediaSearch-v0", "oracle", split="test", episodes=1000), progress=False
+    )
     accuracy = np.mean([r["reward_components"]["accuracy"] for r in records])
     assert len({r["task_id"] for r in records}) == 1000
-    assert accuracy >= 0.99, [r["gold"] for r in records if not r["reward_components"]["accuracy"]][:5]
+    assert accuracy >= 0.99, [r["gold"] for r in records if not r["reward_components"]["accuracy"]][
+        :5
+    ]
 
 
 def test_random_agent_runs_1000_episodes() -> None:
-    records, _ = timed_run(RunConfig("MediaSearch-v0", "random", split="validation", episodes=1000), progress=False)
+    records, _ = timed_run(
+        RunConfig("MediaSearch-v0", "random", split="validation", episodes=1000), progress=False
+    )
     assert len(records) == 1000
     assert sum(r["reward_components"]["invalid_actions"] for r in records) > 500
     assert all(r["terminated"] or r["truncated"] for r in records)
@@ -43,8 +49,14 @@ SPECIAL_ACTIONS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(actions=st.lists(st.text(max_size=300) | st.sampled_from(SPECIAL_ACTIONS), min_size=1, max_size=10))
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    actions=st.lists(
+        st.text(max_size=300) | st.sampled_from(SPECIAL_ACTIONS), min_size=1, max_size=10
+    )
+)
 def test_step_never_raises_on_any_text(env: gym.Env, actions: list[str]) -> None:
     env.reset(seed=0)
     for action in actions:
@@ -75,7 +87,10 @@ def test_tools_reveal_nothing_about_the_task(env: gym.Env) -> None:
         outputs[index] = []
         for name, args in ADVERSARIAL_ARGUMENTS:
             typed_id = any("{task_id}" in str(v) for v in args.values())
-            concrete = {k: (v.replace("{task_id}", task_id) if isinstance(v, str) else v) for k, v in args.items()}
+            concrete = {
+                k: (v.replace("{task_id}", task_id) if isinstance(v, str) else v)
+                for k, v in args.items()
+            }
             obs, _, terminated, truncated, _ = env.step(tool_call(name, **concrete))
             if not typed_id:
                 assert task_id not in obs
@@ -101,12 +116,16 @@ def test_single_turn_prompt_has_passages_and_no_tools() -> None:
     _, _, terminated, truncated, info = env.step(tool_call("search", query="x"))
     assert info["parse_error"].startswith("unknown tool")
     assert terminated and not truncated
-    assert info["reward_components"]["accuracy"] == 0.0 and info["reward_components"]["format"] == 0.0
+    assert (
+        info["reward_components"]["accuracy"] == 0.0 and info["reward_components"]["format"] == 0.0
+    )
 
 
 def test_user_tasks_from_options_and_file(tmp_path) -> None:
     path = tmp_path / "q.jsonl"
-    path.write_text(json.dumps({"question": "Who directed Inception?", "answer": "Christopher Nolan"}) + "\n")
+    path.write_text(
+        json.dumps({"question": "Who directed Inception?", "answer": "Christopher Nolan"}) + "\n"
+    )
     env = gym.make("MediaSearch-v0", tasks=str(path))
     obs, info = env.reset(seed=0)
     assert obs == "Who directed Inception?" and info["split"] == "custom"

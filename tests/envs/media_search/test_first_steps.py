@@ -16,7 +16,9 @@ def test_the_answer_catalog_loads_the_people_at_make() -> None:
         loads.append(1)
         return dict(shared.people)
 
-    catalog = Catalog(shared.titles, shared.checksum, people)  # as in a new process: people not loaded yet
+    catalog = Catalog(
+        shared.titles, shared.checksum, people
+    )  # as in a new process: people not loaded yet
     answers = AnswerCatalog(catalog).load()
     assert loads == [1], "load() (called by make) must load the people"
     ref = answers.people.lookup("Christopher Nolan").ref

@@ -7,83 +7,131 @@ import pytest
 from agentenv.envs.media_search.grading import grade_answer, number_words, read_answer, read_integer
 from agentenv.envs.media_search.questions import Question
 
-TITLE = Question("q1", "Which 2012 film ...?", "The Dark Knight Rises",
-                 ("tt1345836", "The Dark Knight Rises (2012)"), "title", "constraint")
+TITLE = Question(
+    "q1",
+    "Which 2012 film ...?",
+    "The Dark Knight Rises",
+    ("tt1345836", "The Dark Knight Rises (2012)"),
+    "title",
+    "constraint",
+)
 PERSON = Question("q2", "Who directed ...?", "Pedro Almodóvar", (), "person", "lookup")
 JUNIOR = Question("q3", "Who is in ...?", "Robert Downey Jr.", (), "person", "lookup")
 COUNT = Question("q4", "How many ...?", "7", ("seven",), "number", "count")
 YEAR = Question("q5", "In what year ...?", "1994", (), "year", "lookup")
-AMP = Question("q6", "Which ...?", "Romeo & Juliet: Sealed with a Kiss", ("tt0830199",), "title", "lookup")
+AMP = Question(
+    "q6", "Which ...?", "Romeo & Juliet: Sealed with a Kiss", ("tt0830199",), "title", "lookup"
+)
 PLUS = Question("q10", "Which ...?", "Romeo + Juliet", ("tt0117509",), "title", "lookup")
-EVIL_DEAD = Question("q7", "Which 1981 horror film ...?", "The Evil Dead", ("tt0083907",), "title", "lookup")
-SHARED = Question("q8", "Which 2004 film ...?", "Walking Tall", ("tt0351977", "Walking Tall (2004)"), "title", "lookup")
+EVIL_DEAD = Question(
+    "q7", "Which 1981 horror film ...?", "The Evil Dead", ("tt0083907",), "title", "lookup"
+)
+SHARED = Question(
+    "q8",
+    "Which 2004 film ...?",
+    "Walking Tall",
+    ("tt0351977", "Walking Tall (2004)"),
+    "title",
+    "lookup",
+)
 CUSTOM = Question("q9", "Which film ...?", "A Film Not In The Catalog", (), "title", "custom")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("The Dark Knight Rises", True),
-    ("  the dark knight rises. ", True),
-    ("Dark Knight Rises", True),
-    ('"The Dark Knight Rises"', True),
-    ("**The Dark Knight Rises**", True),
-    ("1. The Dark Knight Rises", True),
-    ("TT1345836", False),  # ids are lower case, as the tools print them
-    ("tt1345836", True),
-    ("The Dark Knight Rises (2012)", True),
-    ("The Dark Knight Rises (2011)", False),
-    ("The Dark Knight", False),
-    ("The Dark Knight Rises or Inception", False),
-    ("The Dark Knight Rises?", False),
-    ("¬The Dark Knight Rises", False),
-    ("~~The Dark Knight Rises~~", False),
-    ("<!-- The Dark Knight Rises -->", False),
-    ("The Dark Knight Rises\nnot", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The Dark Knight Rises", True),
+        ("  the dark knight rises. ", True),
+        ("Dark Knight Rises", True),
+        ('"The Dark Knight Rises"', True),
+        ("**The Dark Knight Rises**", True),
+        ("1. The Dark Knight Rises", True),
+        ("TT1345836", False),  # ids are lower case, as the tools print them
+        ("tt1345836", True),
+        ("The Dark Knight Rises (2012)", True),
+        ("The Dark Knight Rises (2011)", False),
+        ("The Dark Knight", False),
+        ("The Dark Knight Rises or Inception", False),
+        ("The Dark Knight Rises?", False),
+        ("¬The Dark Knight Rises", False),
+        ("~~The Dark Knight Rises~~", False),
+        ("<!-- The Dark Knight Rises -->", False),
+        ("The Dark Knight Rises\nnot", False),
+        ("", False),
+    ],
+)
 def test_title_answers(text, expected):
     assert grade_answer(text, TITLE) is expected
 
 
-@pytest.mark.parametrize(("question", "text", "expected"), [
-    (PERSON, "Pedro Almodovar", True),
-    (PERSON, "pedro almodóvar", True),
-    (PERSON, "Almodóvar", False),
-    (PERSON, "Pedro Almodóvar ❌", False),
-    (JUNIOR, "Robert Downey, Jr.", False),  # a comma the catalog's name does not have
-    (JUNIOR, "Robert Downey Jr", True),
-    (JUNIOR, "Robert Downey", False),
-    (AMP, "Romeo & Juliet: Sealed with a Kiss", True),
-    (AMP, "Romeo and Juliet Sealed with a Kiss", True),
-    (AMP, "tt0830199", True),
-    (PLUS, "Romeo + Juliet", True),
-    (PLUS, "Romeo & Juliet", False),  # no such film
-    (PLUS, "Romeo and Juliet (1968)", False),
-    (EVIL_DEAD, "The Evil Dead", True),
-    (EVIL_DEAD, "Evil Dead", False),  # the 2013 film
-    (SHARED, "Walking Tall", False),  # 1973 and 2004 share it
-    (SHARED, "Walking Tall (2004)", True),
-    (SHARED, "Walking Tall (1973)", False),
-    (CUSTOM, "a film not in the catalog", True),
-    (CUSTOM, "a film not in the catalog!", False),
-])
+@pytest.mark.parametrize(
+    ("question", "text", "expected"),
+    [
+        (PERSON, "Pedro Almodovar", True),
+        (PERSON, "pedro almodóvar", True),
+        (PERSON, "Almodóvar", False),
+        (PERSON, "Pedro Almodóvar ❌", False),
+        (JUNIOR, "Robert Downey, Jr.", False),  # a comma the catalog's name does not have
+        (JUNIOR, "Robert Downey Jr", True),
+        (JUNIOR, "Robert Downey", False),
+        (AMP, "Romeo & Juliet: Sealed with a Kiss", True),
+        (AMP, "Romeo and Juliet Sealed with a Kiss", True),
+        (AMP, "tt0830199", True),
+        (PLUS, "Romeo + Juliet", True),
+        (PLUS, "Romeo & Juliet", False),  # no such film
+        (PLUS, "Romeo and Juliet (1968)", False),
+        (EVIL_DEAD, "The Evil Dead", True),
+        (EVIL_DEAD, "Evil Dead", False),  # the 2013 film
+        (SHARED, "Walking Tall", False),  # 1973 and 2004 share it
+        (SHARED, "Walking Tall (2004)", True),
+        (SHARED, "Walking Tall (1973)", False),
+        (CUSTOM, "a film not in the catalog", True),
+        (CUSTOM, "a film not in the catalog!", False),
+    ],
+)
 def test_text_answers(question, text, expected):
     assert grade_answer(text, question) is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("7", True), ("seven", True), ("Seven.", True), ("**7**", True), ("- 7", True),
-    ("7 films", False), ("7.0", False), ("8", False), ("7 or 8", False), ("-7", False), ("¬7", False),
-    ("7？", False), ("many", False), ("", False),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("7", True),
+        ("seven", True),
+        ("Seven.", True),
+        ("**7**", True),
+        ("- 7", True),
+        ("7 films", False),
+        ("7.0", False),
+        ("8", False),
+        ("7 or 8", False),
+        ("-7", False),
+        ("¬7", False),
+        ("7？", False),
+        ("many", False),
+        ("", False),
+    ],
+)
 def test_number_answers(text, expected):
     assert grade_answer(text, COUNT) is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("1994", True), ("**1994**", True), ("1994.", True), ("1,994", True), ("In 1994.", False), ("1995", False),
-    ("the 1990s", False), ("1994 or 1995", False), ("'94", False), ("1993.99999999999999999", False),
-    ("nineteen ninety-four", False),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1994", True),
+        ("**1994**", True),
+        ("1994.", True),
+        ("1,994", True),
+        ("In 1994.", False),
+        ("1995", False),
+        ("the 1990s", False),
+        ("1994 or 1995", False),
+        ("'94", False),
+        ("1993.99999999999999999", False),
+        ("nineteen ninety-four", False),
+    ],
+)
 def test_year_answers(text, expected):
     assert grade_answer(text, YEAR) is expected
 
@@ -93,11 +141,21 @@ def test_unreadable_answers_say_why():
     assert not reading.correct and "more than one line" in reading.feedback
     reading = read_answer("Walking Tall", SHARED)
     assert "add the year" in reading.feedback and "1973" in reading.feedback
-    assert read_answer("Evil Dead", EVIL_DEAD).feedback.startswith("read as the film 'Evil Dead' (2013")
+    assert read_answer("Evil Dead", EVIL_DEAD).feedback.startswith(
+        "read as the film 'Evil Dead' (2013"
+    )
 
 
 def test_number_words():
-    assert [number_words(n) for n in (0, 13, 20, 21, 99)] == ["zero", "thirteen", "twenty", "twenty-one",
-                                                               "ninety-nine"]
+    assert [number_words(n) for n in (0, 13, 20, 21, 99)] == [
+        "zero",
+        "thirteen",
+        "twenty",
+        "twenty-one",
+        "ninety-nine",
+    ]
     assert [read_integer(number_words(n), words=True) for n in range(21)] == list(range(21))
-    assert read_integer("twenty-one", words=True) is None and read_integer("seven", words=False) is None
+    assert (
+        read_integer("twenty-one", words=True) is None
+        and read_integer("seven", words=False) is None
+    )

@@ -14,7 +14,10 @@ from agentenv.envs.media_search.question_reading import fold, genre_of, read_que
         ("who directed jaws", "director"),
         ("when was boyhood released (year)?", "year"),
         ("back to the future came out in what year?", "year"),
-        ("Which Tarantino film came out in 1994?", "title"),  # a year as a constraint, not the question
+        (
+            "Which Tarantino film came out in 1994?",
+            "title",
+        ),  # a year as a constraint, not the question
         ("forrest gump screenplay was written by who?", "writer"),
         ("die hard, how many minutes does it run", "runtime"),
         ("how long is the 2000 historical epic with russell crowe", "runtime"),
@@ -37,7 +40,11 @@ def test_the_field_comes_from_the_meaning_not_a_template(question: str, asks: st
 def test_the_query_drops_question_words_and_keeps_names_years_and_titles() -> None:
     assert read_question("who wrote Boyhood?").query == "Boyhood"
     query = read_question("that 1999 sci-fi film where Keanu Reeves learns kung fu").query.split()
-    assert {"Keanu", "Reeves", "1999", "kung", "fu"} <= set(query) and not {"film", "where", "that"} & set(query)
+    assert {"Keanu", "Reeves", "1999", "kung", "fu"} <= set(query) and not {
+        "film",
+        "where",
+        "that",
+    } & set(query)
     # title words that are also common words stay: "Mean Girls", "Top Gun", "Good Will Hunting"
     assert read_question("who wrote the script of mean girls").query == "mean girls"
     assert read_question("in top gun, was it tom cruise or tom hanks").query == "top gun"
@@ -46,12 +53,17 @@ def test_the_query_drops_question_words_and_keeps_names_years_and_titles() -> No
 def test_options_years_genres_and_the_person_left() -> None:
     r = read_question("which runs longer: amadeus or schindler's list")
     assert r.options == ("amadeus", "schindler's list") and r.sort == ("runtime", "desc")
-    assert read_question("Of Slam and Yellow Submarine, which came out earlier?").options == ("Slam", "Yellow Submarine")
+    assert read_question("Of Slam and Yellow Submarine, which came out earlier?").options == (
+        "Slam",
+        "Yellow Submarine",
+    )
     r = read_question("number of films scorsese directed between 2000 and 2010?")
     assert (r.rest, r.years_between, r.role) == ("scorsese", (2000, 2010), "directed")
     r = read_question("how many westerns did john wayne star in")
     assert (r.rest, r.genre, r.role) == ("john wayne", "Western", "acted")
-    assert years_between("made in the '60s") == (1960, 1969) and years_between("no years here") is None
+    assert (
+        years_between("made in the '60s") == (1960, 1969) and years_between("no years here") is None
+    )
     assert genre_of("an animated film") == "Animation" and genre_of("a film") is None
     assert fold("Amélie’s SCI-FI") == "amelies sci fi"
 

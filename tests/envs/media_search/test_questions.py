@@ -102,7 +102,10 @@ def test_the_default_style_is_mostly_casual_and_varied(splits):
     spec = importlib.util.spec_from_file_location("question_diversity", path)
     diversity = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(diversity)
-    varied, template = diversity.figures(splits["test"]), diversity.figures(load_questions("test", style="template"))
+    varied, template = (
+        diversity.figures(splits["test"]),
+        diversity.figures(load_questions("test", style="template")),
+    )
     assert varied["casual_form"] >= 0.5 and template["casual_form"] == 0.0
     assert varied["openings_per_100"] > template["openings_per_100"] + 10
     assert varied["title_verbatim"] < 0.6 < template["title_verbatim"]
@@ -117,9 +120,17 @@ def test_a_superlative_says_movie_only_where_no_short_film_tops_it(catalog, spli
             continue
         args = q.plan[0]["arguments"]
         key, sign = args["sort_by"], (1 if args["order"] == "asc" else -1)
-        films = [t for t in catalog if args["year_min"] <= t.year <= args["year_max"] and args["genre"] in t.genres
-                 and getattr(t, key) is not None
-                 and ("runtime_max" not in args or (t.runtime is not None and t.runtime <= args["runtime_max"]))]
+        films = [
+            t
+            for t in catalog
+            if args["year_min"] <= t.year <= args["year_max"]
+            and args["genre"] in t.genres
+            and getattr(t, key) is not None
+            and (
+                "runtime_max" not in args
+                or (t.runtime is not None and t.runtime <= args["runtime_max"])
+            )
+        ]
         best = min(sign * getattr(t, key) for t in films)
         assert [t.title for t in films if sign * getattr(t, key) == best] == [q.answer], q.question
         checked += 1
@@ -149,8 +160,14 @@ class BruteForce:
 
     def __init__(self, catalog):
         self.catalog = catalog
-        self.rows = [(t, frozenset(normalize_key(d) for d in t.directors),
-                      frozenset(normalize_key(c) for c in t.cast)) for t in catalog]
+        self.rows = [
+            (
+                t,
+                frozenset(normalize_key(d) for d in t.directors),
+                frozenset(normalize_key(c) for c in t.cast),
+            )
+            for t in catalog
+        ]
         self.names = Counter(title_key(t.title) for t in catalog)
         self.name_years = Counter((title_key(t.title), t.year) for t in catalog)
 
@@ -179,7 +196,9 @@ class BruteForce:
     def verify(self, q: Question) -> None:
         steps = {s["tool"]: s["arguments"] for s in q.plan}
         if q.kind == "constraint":
-            assert [t.title for t in self.films_with(**steps["filter_titles"])] == [q.answer], q.question
+            assert [t.title for t in self.films_with(**steps["filter_titles"])] == [q.answer], (
+                q.question
+            )
         elif q.kind == "superlative":
             args = steps["filter_titles"]
             key = args["sort_by"]
@@ -191,23 +210,46 @@ class BruteForce:
             found = self.films_with(cast=steps["filter_titles"]["cast"])
             assert len(found) == 1 and found[0].id == steps["get_title"]["title_id"], q.question
             if q.answer_type == "person":
-                assert len(found[0].directors if q.extract["path"].startswith("directors") else found[0].writers) == 1
+                assert (
+                    len(
+                        found[0].directors
+                        if q.extract["path"].startswith("directors")
+                        else found[0].writers
+                    )
+                    == 1
+                )
         elif q.kind == "lookup":
             t = self.catalog.get(steps["get_title"]["title_id"])
             query = steps.get("search", {}).get("query")
-            if "filter_titles" in steps:  # described by catalog fields: the description matches this film alone
-                assert [x.id for x in self.films_with(**steps["filter_titles"])] == [t.id], q.question
-            elif query is not None and normalize_key(query) != normalize_key(t.title) and f"({t.year})" not in query:
+            if (
+                "filter_titles" in steps
+            ):  # described by catalog fields: the description matches this film alone
+                assert [x.id for x in self.films_with(**steps["filter_titles"])] == [t.id], (
+                    q.question
+                )
+            elif (
+                query is not None
+                and normalize_key(query) != normalize_key(t.title)
+                and f"({t.year})" not in query
+            ):
                 key = f" {normalize_key(query)} "  # a partial title: no other title holds it as whole words
-                assert [x.id for x in self.catalog if key in f" {normalize_key(x.title)} "] == [t.id], q.question
-            elif f"({t.year})" in q.question or f"from {t.year}" in q.question:  # a shared title with its year
+                assert [x.id for x in self.catalog if key in f" {normalize_key(x.title)} "] == [
+                    t.id
+                ], q.question
+            elif (
+                f"({t.year})" in q.question or f"from {t.year}" in q.question
+            ):  # a shared title with its year
                 assert self.name_years[(title_key(t.title), t.year)] == 1, q.question
             else:
                 assert self.names[title_key(t.title)] == 1, q.question
             if q.extract["path"].startswith("directors"):
                 assert t.directors == (q.answer,)
         elif q.kind == "comparison":
-            a, b = (self.catalog.get(s["arguments"]["title_id"]) for s in q.plan if s["tool"] == "get_title")
+            a, b = (
+                self.catalog.get(s["arguments"]["title_id"])
+                for s in q.plan
+                if s["tool"] == "get_title"
+            )
             assert self.names[title_key(a.title)] == self.names[title_key(b.title)] == 1
             field = q.extract["field"]
             assert getattr(a, field) is not None and getattr(b, field) is not None
@@ -223,7 +265,9 @@ def test_answers_are_unique(catalog, splits):
     """All test questions and a sample of 300 training questions."""
     rng = np.random.default_rng(0)
     brute = BruteForce(catalog)
-    for q in list(splits["test"]) + [splits["train"][i] for i in rng.choice(24_000, 300, replace=False)]:
+    for q in list(splits["test"]) + [
+        splits["train"][i] for i in rng.choice(24_000, 300, replace=False)
+    ]:
         brute.verify(q)
 
 
@@ -261,18 +305,27 @@ def test_plans_fit_the_oracle_turn_budget(splits):
 
 def test_extract_rules_refuse_ambiguous_outputs():
     with pytest.raises(ValueError, match="exactly one matching title"):
-        execute_plan_extract({"op": "only", "step": 0, "field": "title"},
-                             [{"count": 2, "results": [{"title": "A"}, {"title": "B"}]}])
+        execute_plan_extract(
+            {"op": "only", "step": 0, "field": "title"},
+            [{"count": 2, "results": [{"title": "A"}, {"title": "B"}]}],
+        )
     with pytest.raises(ValueError, match="tie"):
-        execute_plan_extract({"op": "argmax", "steps": [0, 1], "field": "runtime", "return": "title"},
-                             [{"title": "A", "runtime": 90}, {"title": "B", "runtime": 90}])
+        execute_plan_extract(
+            {"op": "argmax", "steps": [0, 1], "field": "runtime", "return": "title"},
+            [{"title": "A", "runtime": 90}, {"title": "B", "runtime": 90}],
+        )
     with pytest.raises(ValueError, match="did not return a JSON object"):
-        execute_plan_extract({"op": "field", "step": 0, "path": "count"}, ["Error: no title with id"])
+        execute_plan_extract(
+            {"op": "field", "step": 0, "path": "count"}, ["Error: no title with id"]
+        )
     with pytest.raises(ValueError, match="unknown extract op"):
         execute_plan_extract({"op": "guess"}, [])
     with pytest.raises(ValueError, match="no 'x'"):
         execute_plan_extract({"op": "field", "step": 0, "path": "x"}, [{"y": 1}])
     member = {"op": "member", "step": 0, "path": "cast", "options": ["Ed Begley, Jr.", "Tom Hanks"]}
-    assert execute_plan_extract(member, [{"cast": ["Ed Begley Jr.", "Kevin Bacon"]}]) == "Ed Begley, Jr."
+    assert (
+        execute_plan_extract(member, [{"cast": ["Ed Begley Jr.", "Kevin Bacon"]}])
+        == "Ed Begley, Jr."
+    )
     with pytest.raises(ValueError, match="exactly one option"):
         execute_plan_extract(member, [{"cast": ["Ed Begley Jr.", "Tom Hanks"]}])

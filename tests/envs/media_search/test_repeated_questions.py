@@ -28,7 +28,9 @@ def test_a_repeated_question_names_both_lines(tmp_path: Path) -> None:
         {"question": "Who directed Jaws?", "answer": "Spielberg"},
     ]
     path = write_rows(tmp_path / "q.jsonl", rows)
-    with pytest.raises(UserInputError, match=r"q\.jsonl:3: the same question as .*q\.jsonl:1 \(different answers\)"):
+    with pytest.raises(
+        UserInputError, match=r"q\.jsonl:3: the same question as .*q\.jsonl:1 \(different answers\)"
+    ):
         gym.make("MediaSearch-v0", tasks=path)
     rows[2]["answer"] = "Steven Spielberg"
     with pytest.raises(UserInputError, match="the same answer"):

@@ -29,7 +29,9 @@ def test_check_env_with_a_retrieval_server_and_when_it_is_down() -> None:
     catalog = load_catalog()
     ids, texts = catalog.documents()
     local = build_retriever("bm25", texts, ids, corpus_checksum=catalog.checksum)
-    server = BackgroundServer(local, {"corpus": "media", "checksum": catalog.checksum}, port=0).start()
+    server = BackgroundServer(
+        local, {"corpus": "media", "checksum": catalog.checksum}, port=0
+    ).start()
     try:
         env = gym.make("MediaSearch-v0", retriever=server.url)
         check_env(env.unwrapped, skip_render_check=True)
@@ -41,4 +43,6 @@ def test_check_env_with_a_retrieval_server_and_when_it_is_down() -> None:
     finally:
         server.stop()
     obs, *_ = env.step(tool_call("search", query="Inception", k=5))
-    assert obs.startswith("Error: search could not run") and "service it needs is unavailable" in obs, obs[:400]
+    assert (
+        obs.startswith("Error: search could not run") and "service it needs is unavailable" in obs
+    ), obs[:400]

@@ -13,7 +13,10 @@ from agentenv.actions import tool_call
 
 
 def test_envs_of_a_process_share_their_read_only_parts() -> None:
-    a, b = gym.make("MediaSearch-v0").unwrapped, gym.make("MediaSearch-v0", split="validation").unwrapped
+    a, b = (
+        gym.make("MediaSearch-v0").unwrapped,
+        gym.make("MediaSearch-v0", split="validation").unwrapped,
+    )
     assert a.retriever is b.retriever
     tools_a, tools_b = (env.tools["search"].fn.__self__ for env in (a, b))
     assert tools_a.index is tools_b.index and tools_a._shared is tools_b._shared
@@ -53,4 +56,6 @@ def test_a_later_env_finds_the_loaded_index_without_hashing_the_catalog(monkeypa
     monkeypatch.undo()
     forget_loaded()  # as a new process: found again through the cache key, from disk
     again = gym.make("MediaSearch-v0").unwrapped.retriever
-    assert again is not first and again.search("heat 1995 crime", 3) == first.search("heat 1995 crime", 3)
+    assert again is not first and again.search("heat 1995 crime", 3) == first.search(
+        "heat 1995 crime", 3
+    )

@@ -62,7 +62,15 @@ def test_text_tools_write_what_the_dict_tools_return() -> None:
     bodies = registry["search"].fn.__self__
     fresh = media_tools.MediaTools(env.catalog, env.retriever, bodies.index)
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    for query in ["Inception", "Amélie Jeunet", "drama 1999", "Inception", "the matrix", "Heat", "Inception"]:
+    for query in [
+        "Inception",
+        "Amélie Jeunet",
+        "drama 1999",
+        "Inception",
+        "the matrix",
+        "Heat",
+        "Inception",
+    ]:
         for k in (1, 7):
             args = media_tools.SearchArgs(query=query, k=k)
             assert fresh.search_text(args) == encode(fresh.search(args))

@@ -36,8 +36,13 @@ def tools(catalog) -> MediaTools:
 def test_search_finds_inception(tools):
     out = tools.search(SearchArgs(query="Inception 2010 Christopher Nolan", k=3))
     top = out["results"][0]
-    assert top == {"id": "tt1375666", "title": "Inception", "year": 2010,
-                   "directors": ["Christopher Nolan"], "score": top["score"]}
+    assert top == {
+        "id": "tt1375666",
+        "title": "Inception",
+        "year": 2010,
+        "directors": ["Christopher Nolan"],
+        "score": top["score"],
+    }
     assert len(out["results"]) == 3
 
 
@@ -47,34 +52,62 @@ def test_search_with_no_known_word_is_an_error(tools):
 
 
 def test_filter_constraint_query(tools):
-    out = tools.filter_titles(FilterArgs(genre="science fiction", year_min=2010, year_max=2010,
-                                         director="christopher nolan", cast=["Leonardo DiCaprio"]))
-    assert out == {"count": 1, "results": [
-        {"id": "tt1375666", "title": "Inception", "year": 2010, "runtime": 148, "rating": 8.1}]}
+    out = tools.filter_titles(
+        FilterArgs(
+            genre="science fiction",
+            year_min=2010,
+            year_max=2010,
+            director="christopher nolan",
+            cast=["Leonardo DiCaprio"],
+        )
+    )
+    assert out == {
+        "count": 1,
+        "results": [
+            {"id": "tt1375666", "title": "Inception", "year": 2010, "runtime": 148, "rating": 8.1}
+        ],
+    }
 
 
 def test_filter_sorting_is_total_and_puts_unknown_last(tools):
-    out = tools.filter_titles(FilterArgs(genre="Documentary", year_min=1970, year_max=1979,
-                                         sort_by="rating", order="asc", limit=25))
+    out = tools.filter_titles(
+        FilterArgs(
+            genre="Documentary",
+            year_min=1970,
+            year_max=1979,
+            sort_by="rating",
+            order="asc",
+            limit=25,
+        )
+    )
     ratings = [r["rating"] for r in out["results"]]
     assert ratings == sorted(ratings)
-    everything = tools.index.select(FilterQuery(genre="Documentary", year_min=1970, year_max=1979,
-                                                sort_by="rating", order="asc"), 10_000)[1]
+    everything = tools.index.select(
+        FilterQuery(
+            genre="Documentary", year_min=1970, year_max=1979, sort_by="rating", order="asc"
+        ),
+        10_000,
+    )[1]
     values = [tools.catalog[i].rating for i in everything]
     first_unknown = values.index(None)
     assert all(v is None for v in values[first_unknown:])
-    known = [(v, tools.catalog[i].id) for v, i in zip(values[:first_unknown], everything, strict=False)]
+    known = [
+        (v, tools.catalog[i].id) for v, i in zip(values[:first_unknown], everything, strict=False)
+    ]
     assert known == sorted(known)  # ties broken by id
 
 
 @pytest.mark.parametrize("sort_by", ["rating", "year", "runtime", "title"])
 def test_filter_orders_agree_with_a_plain_sort(tools, sort_by):
-    out = tools.filter_titles(FilterArgs(director="Alfred Hitchcock", sort_by=sort_by, order="desc", limit=25))
+    out = tools.filter_titles(
+        FilterArgs(director="Alfred Hitchcock", sort_by=sort_by, order="desc", limit=25)
+    )
     assert out["count"] == len(tools.catalog.person("Alfred Hitchcock").directed)
     got = [r["id"] for r in out["results"]]
     films = [tools.catalog.get(i) for i in got]
     if sort_by == "title":
         from agentenv.corpora.media import normalize_key
+
         keys = [normalize_key(t.title) for t in films]
     else:
         keys = [getattr(t, sort_by) for t in films if getattr(t, sort_by) is not None]
@@ -88,37 +121,45 @@ def test_filter_counts_match_a_brute_force_scan(catalog, tools):
         t = catalog[int(rng.integers(len(catalog)))]
         q = FilterQuery(
             genre=t.genres[0] if t.genres and rng.random() < 0.7 else None,
-            year_min=t.year - int(rng.integers(0, 5)), year_max=t.year + int(rng.integers(0, 5)),
+            year_min=t.year - int(rng.integers(0, 5)),
+            year_max=t.year + int(rng.integers(0, 5)),
             cast=tuple(t.cast[:1]) if t.cast and rng.random() < 0.5 else (),
             runtime_max=200 if rng.random() < 0.3 else None,
-            min_rating=5.0 if rng.random() < 0.3 else None, feature_only=bool(rng.random() < 0.5),
+            min_rating=5.0 if rng.random() < 0.3 else None,
+            feature_only=bool(rng.random() < 0.5),
         )
         genre = index.resolve_genre(q.genre) if q.genre else None
         expected = sum(matches(x, q, genre) for x in catalog)
         assert index.select(q, 1)[0] == expected, q
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ({"year_min": 2001, "year_max": 2000}, "year_min .2001. is greater than year_max"),
-    ({"runtime_min": 120, "runtime_max": 90}, "runtime_min .120. is greater than runtime_max"),
-    ({"genre": "space opera"}, "unknown genre 'space opera'; use one of: Action"),
-    ({"director": "Nolan"}, "no person credited as 'Nolan'.*find_person"),
-    ({"cast": ["Leonardo DiCaprio", "Nobody Atall"]}, "no person credited as 'Nobody Atall'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"year_min": 2001, "year_max": 2000}, "year_min .2001. is greater than year_max"),
+        ({"runtime_min": 120, "runtime_max": 90}, "runtime_min .120. is greater than runtime_max"),
+        ({"genre": "space opera"}, "unknown genre 'space opera'; use one of: Action"),
+        ({"director": "Nolan"}, "no person credited as 'Nolan'.*find_person"),
+        ({"cast": ["Leonardo DiCaprio", "Nobody Atall"]}, "no person credited as 'Nobody Atall'"),
+    ],
+)
 def test_filter_explains_bad_queries(tools, args, message):
     with pytest.raises(ToolError, match=message):
         tools.filter_titles(FilterArgs(**args))
 
 
-@pytest.mark.parametrize(("model", "args"), [
-    (FilterArgs, {"limit": 26}),
-    (FilterArgs, {"sort_by": "popularity"}),
-    (FilterArgs, {"colour": "red"}),
-    (FilterArgs, {"year_min": 1800}),
-    (SearchArgs, {"query": "x", "k": 0}),
-    (SearchArgs, {"query": ""}),
-    (GetTitleArgs, {}),
-])
+@pytest.mark.parametrize(
+    ("model", "args"),
+    [
+        (FilterArgs, {"limit": 26}),
+        (FilterArgs, {"sort_by": "popularity"}),
+        (FilterArgs, {"colour": "red"}),
+        (FilterArgs, {"year_min": 1800}),
+        (SearchArgs, {"query": "x", "k": 0}),
+        (SearchArgs, {"query": ""}),
+        (GetTitleArgs, {}),
+    ],
+)
 def test_argument_models_reject_bad_arguments(model, args):
     with pytest.raises(ValidationError):
         model.model_validate(args)
@@ -128,8 +169,22 @@ def test_get_title_returns_every_public_field(tools):
     record = tools.get_title(GetTitleArgs(title_id=" tt1375666 "))
     assert record["directors"] == ["Christopher Nolan"] and record["year"] == 2010
     assert record["released"] == "2010-07-08" and record["is_feature"] is True
-    assert set(record) >= {"id", "title", "year", "runtime", "genres", "writers", "cast", "languages",
-                           "countries", "rating", "meter", "box_office", "oscars_won", "awards"}
+    assert set(record) >= {
+        "id",
+        "title",
+        "year",
+        "runtime",
+        "genres",
+        "writers",
+        "cast",
+        "languages",
+        "countries",
+        "rating",
+        "meter",
+        "box_office",
+        "oscars_won",
+        "awards",
+    }
     json.dumps(record)
 
 
@@ -148,7 +203,9 @@ def test_find_person_exact_and_partial(tools):
     years = [f["year"] for f in nolan["directed"]]
     assert years == sorted(years)
     partial = tools.find_person(FindPersonArgs(name="Nolan"))
-    assert partial["match"] == "partial" and "Christopher Nolan" in [p["name"] for p in partial["people"]]
+    assert partial["match"] == "partial" and "Christopher Nolan" in [
+        p["name"] for p in partial["people"]
+    ]
     with pytest.raises(ToolError, match="nobody in the catalog is credited as"):
         tools.find_person(FindPersonArgs(name="Zzyzx Qwerty"))
 
@@ -172,8 +229,12 @@ def test_registry_runs_the_tools_and_schemas_are_strict(catalog, tools):
     assert "Sci-Fi" in registry["filter_titles"].description
     result = registry.execute(registry["get_title"], GetTitleArgs(title_id="nope"))
     assert not result.ok and result.content.startswith("Error: no title with id")
-    result = registry.execute(registry["filter_titles"], FilterArgs(director="Christopher Nolan", limit=1))
-    assert result.ok and json.loads(result.content)["count"] == len(catalog.person("Christopher Nolan").directed)
+    result = registry.execute(
+        registry["filter_titles"], FilterArgs(director="Christopher Nolan", limit=1)
+    )
+    assert result.ok and json.loads(result.content)["count"] == len(
+        catalog.person("Christopher Nolan").directed
+    )
 
 
 def test_index_can_be_shared(catalog):

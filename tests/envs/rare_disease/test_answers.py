@@ -25,7 +25,11 @@ MARFAN, LOEYS_DIETZ_1, APERT = "OMIM:154700", "OMIM:609192", "OMIM:101200"
         ("OMIM:154700, 609192", [MARFAN, LOEYS_DIETZ_1], ["id", "id"]),
         ("1. A\n2) B", [None, None], ["unreadable", "unreadable"]),
         ("1. Marfan syndrome\n2) Apert syndrome", [MARFAN, APERT], ["name", "name"]),
-        ("- **Marfan syndrome**\n* Apert syndrome.\n• 'OMIM:609192'", [MARFAN, APERT, LOEYS_DIETZ_1], ["name"] * 2 + ["id"]),
+        (
+            "- **Marfan syndrome**\n* Apert syndrome.\n• 'OMIM:609192'",
+            [MARFAN, APERT, LOEYS_DIETZ_1],
+            ["name"] * 2 + ["id"],
+        ),
         ("Marfan syndrome", [MARFAN], ["name"]),
         ("MARFAN SYNDROME", [MARFAN], ["name"]),
         ("Sotos syndrome 1", ["OMIM:117550"], ["name"]),
@@ -68,8 +72,16 @@ def test_reading(kb: HpoKnowledgeBase, text: str, ids: list, how: list) -> None:
     assert (resolved.unreadable is None) == (None not in ids)
 
 
-@pytest.mark.parametrize("text", ["Ruled out:\nMarfan syndrome", "Marfan syndrome\nnot", "OMIM:154700; ruled out",
-                                  "Marfan syndrome\n<!-- OMIM:101200 -->", "Top 3:\n1. Marfan syndrome"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ruled out:\nMarfan syndrome",
+        "Marfan syndrome\nnot",
+        "OMIM:154700; ruled out",
+        "Marfan syndrome\n<!-- OMIM:101200 -->",
+        "Top 3:\n1. Marfan syndrome",
+    ],
+)
 def test_one_unreadable_entry_makes_the_answer_score_zero(kb: HpoKnowledgeBase, text: str) -> None:
     resolved = resolve_answer(kb, text)
     assert resolved.unreadable is not None and resolved.unreadable.startswith("entry ")
@@ -79,9 +91,11 @@ def test_one_unreadable_entry_makes_the_answer_score_zero(kb: HpoKnowledgeBase, 
 
 def test_feedback_names_the_entry_and_why(kb: HpoKnowledgeBase) -> None:
     assert resolve_answer(kb, "Marfan syndrome\nnot").feedback == (
-        "unreadable answer: entry 2: 'not' is not a disease name or id")
+        "unreadable answer: entry 2: 'not' is not a disease name or id"
+    )
     assert resolve_answer(kb, "OMIM:154700\nApert syndrome").feedback == (
-        "read 2 prediction(s): OMIM:154700, OMIM:101200")
+        "read 2 prediction(s): OMIM:154700, OMIM:101200"
+    )
 
 
 def test_numerals_follow_type_or_end_the_name(kb: HpoKnowledgeBase) -> None:
@@ -113,7 +127,10 @@ def test_long_answers_are_counted_and_bounded(kb: HpoKnowledgeBase) -> None:
     assert resolved.unreadable is not None and grade(resolved, [MARFAN], k=3)["hit@any"] == 0.0
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\n;;", "<answer>", "1.", "\x00\x01", "é" * 3000, "(" * 400 + "OMIM:154700)"])
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "\n\n;;", "<answer>", "1.", "\x00\x01", "é" * 3000, "(" * 400 + "OMIM:154700)"],
+)
 def test_reading_never_raises(kb: HpoKnowledgeBase, text: str) -> None:
     resolved = resolve_answer(kb, text)
     assert resolved.n_predictions >= 0 and resolved.rank_of([MARFAN]) is None

@@ -60,7 +60,9 @@ def _play(env: gym.Env, policy: PolicyLike, n: int) -> list[dict[str, float]]:
 # ----- the reveal rule ----------------------------------------------------------------------
 
 
-def test_a_sweep_of_second_level_terms_reveals_no_deep_finding(kb: HpoKnowledgeBase, single: gym.Env) -> None:
+def test_a_sweep_of_second_level_terms_reveals_no_deep_finding(
+    kb: HpoKnowledgeBase, single: gym.Env
+) -> None:
     sweep = second_level_terms(kb)
     assert len(sweep) == 157
     hidden = revealed = 0
@@ -75,7 +77,9 @@ def test_a_sweep_of_second_level_terms_reveals_no_deep_finding(kb: HpoKnowledgeB
     assert revealed / hidden < 0.10  # 99.4% under the old rule; 6.9% now
 
 
-def test_a_finding_is_revealed_by_itself_or_its_direct_parent_only(kb: HpoKnowledgeBase, single: gym.Env) -> None:
+def test_a_finding_is_revealed_by_itself_or_its_direct_parent_only(
+    kb: HpoKnowledgeBase, single: gym.Env
+) -> None:
     checked = 0
     for patient in _patients(single, 60):
         for h in patient.hidden:
@@ -89,7 +93,9 @@ def test_a_finding_is_revealed_by_itself_or_its_direct_parent_only(kb: HpoKnowle
             grandparents = {g for p in parents for g in kb.parents(p)} - parents
             for g in grandparents:
                 reply = ask(kb, patient, g)
-                assert reply.answer == "yes" and h not in reply.revealed  # presence, not the finding
+                assert (
+                    reply.answer == "yes" and h not in reply.revealed
+                )  # presence, not the finding
                 checked += 1
     assert checked > 50
 
@@ -101,8 +107,9 @@ def _ids_message(terms: list[str]) -> str:
     return say("Do you have " + ", ".join(terms) + "?")
 
 
-def test_a_message_over_the_cap_is_refused_with_an_explanation(kb: HpoKnowledgeBase,
-                                                                dialogue: DiagnosisDialogueEnv) -> None:
+def test_a_message_over_the_cap_is_refused_with_an_explanation(
+    kb: HpoKnowledgeBase, dialogue: DiagnosisDialogueEnv
+) -> None:
     sweep = list(second_level_terms(kb))
     dialogue.reset(seed=0, options={"index": 0})
     dialogue.step(_ids_message(sweep))  # one message with all 157
@@ -111,17 +118,24 @@ def test_a_message_over_the_cap_is_refused_with_an_explanation(kb: HpoKnowledgeB
     assert f"at most {MAX_FINDINGS_PER_MESSAGE}" in reason and "nothing was passed on" in reason
     assert dialogue.agent_selection == "doctor"  # the patient never read it
     assert dialogue.observe("doctor").startswith("Error: the message asks about more than")
-    assert all(m["role"] != "user" or "HP:" not in m["content"] for m in dialogue.infos["patient"]["messages"][1:])
+    assert all(
+        m["role"] != "user" or "HP:" not in m["content"]
+        for m in dialogue.infos["patient"]["messages"][1:]
+    )
     dialogue.step(_ids_message(sweep[:MAX_FINDINGS_PER_MESSAGE]))  # at the cap: passed on
     assert "parse_error" not in dialogue.infos["doctor"] and dialogue.agent_selection == "patient"
     reply = ScriptedPatient(kb).act(dialogue.observe("patient"), dialogue.infos["patient"])
     dialogue.step(reply)
     assert dialogue.rewards["patient"] == 1.0
     assert len(reply.splitlines()) == MAX_FINDINGS_PER_MESSAGE
-    assert f"at most {MAX_FINDINGS_PER_MESSAGE}" in dialogue.infos["doctor"]["messages"][0]["content"]
+    assert (
+        f"at most {MAX_FINDINGS_PER_MESSAGE}" in dialogue.infos["doctor"]["messages"][0]["content"]
+    )
 
 
-def test_a_distinct_id_flood_is_refused_on_every_turn(kb: HpoKnowledgeBase, dialogue: DiagnosisDialogueEnv) -> None:
+def test_a_distinct_id_flood_is_refused_on_every_turn(
+    kb: HpoKnowledgeBase, dialogue: DiagnosisDialogueEnv
+) -> None:
     # 32 KB of different ids, real or not, as the flood: every turn is refused with a parse
     # error and the episode goes on (its cost per turn is timed by benchmarks/asking_doctor.py).
     ids, size, number = [], 0, 1
@@ -138,15 +152,18 @@ def test_a_distinct_id_flood_is_refused_on_every_turn(kb: HpoKnowledgeBase, dial
         assert not dialogue.terminations["doctor"]
 
 
-def test_the_reply_stays_under_the_patient_limit_whatever_the_record(kb: HpoKnowledgeBase,
-                                                                    dialogue: DiagnosisDialogueEnv) -> None:
+def test_the_reply_stays_under_the_patient_limit_whatever_the_record(
+    kb: HpoKnowledgeBase, dialogue: DiagnosisDialogueEnv
+) -> None:
     # A record with hundreds of findings (an imported one could have them), asked about their
     # parents with the longest labels: the reply is still bounded and still faithful.
     index = kb.graph.index
     skeletal = [d for child in kb.children("HP:0000924") for d in kb.descendants(child)]
     findings = list(dict.fromkeys(skeletal))[:600]
-    parents = sorted({p for f in findings for p in kb.parents(f) if not kb.too_general[index[p]]},
-                     key=lambda p: -sum(p in kb.parents(f) for f in findings))[:MAX_FINDINGS_PER_MESSAGE]
+    parents = sorted(
+        {p for f in findings for p in kb.parents(f) if not kb.too_general[index[p]]},
+        key=lambda p: -sum(p in kb.parents(f) for f in findings),
+    )[:MAX_FINDINGS_PER_MESSAGE]
     patient = Patient("OMIM:154700", present=(), hidden=tuple(findings), findings=tuple(findings))
     dialogue.reset(seed=0, options={"task": dataclasses.replace(dialogue.tasks[0], case=patient)})
     dialogue.step(_ids_message(parents))
@@ -168,12 +185,17 @@ def test_volunteering_deep_findings_under_a_broad_question_is_caught(kb: HpoKnow
     assert check_reply(kb, patient, said, [parent], [parent]).volunteered == ()
 
 
-def test_a_question_costs_the_same_in_both_envs(kb: HpoKnowledgeBase, single: gym.Env,
-                                                 dialogue: DiagnosisDialogueEnv) -> None:
+def test_a_question_costs_the_same_in_both_envs(
+    kb: HpoKnowledgeBase, single: gym.Env, dialogue: DiagnosisDialogueEnv
+) -> None:
     n = 15
     for honest, tool_version, say_version in (
         (True, AskingDoctor(kb, ask_with="ask_patient"), AskingDoctor(kb)),
-        (False, BlindSweepDoctor(kb, ask_with="ask_patient", batch=MAX_FINDINGS_PER_MESSAGE), BlindSweepDoctor(kb)),
+        (
+            False,
+            BlindSweepDoctor(kb, ask_with="ask_patient", batch=MAX_FINDINGS_PER_MESSAGE),
+            BlindSweepDoctor(kb),
+        ),
     ):
         a = _play(single, tool_version, n)
         b = _play(as_single_agent(dialogue, agent="doctor"), say_version, n)
@@ -188,16 +210,19 @@ def test_a_question_costs_the_same_in_both_envs(kb: HpoKnowledgeBase, single: gy
 # ----- the blind sweep does not pay -----------------------------------------------------------
 
 
-def test_the_blind_sweep_does_not_beat_the_best_honest_doctor(kb: HpoKnowledgeBase, single: gym.Env,
-                                                               dialogue: DiagnosisDialogueEnv) -> None:
+def test_the_blind_sweep_does_not_beat_the_best_honest_doctor(
+    kb: HpoKnowledgeBase, single: gym.Env, dialogue: DiagnosisDialogueEnv
+) -> None:
     envs = {"single": single, "dialogue": as_single_agent(dialogue, agent="doctor")}
     honest = {
         "single": [AnswerAtOnceDoctor(), AskingDoctor(kb, ask_with="ask_patient")],
         "dialogue": [AnswerAtOnceDoctor(), AskingDoctor(kb)],
     }
     blind = {
-        "single": [BlindSweepDoctor(kb, ask_with="ask_patient"),
-                   BlindSweepDoctor(kb, ask_with="ask_patient", drill=True)],
+        "single": [
+            BlindSweepDoctor(kb, ask_with="ask_patient"),
+            BlindSweepDoctor(kb, ask_with="ask_patient", drill=True),
+        ],
         "dialogue": [BlindSweepDoctor(kb)],
     }
     for name, env in envs.items():

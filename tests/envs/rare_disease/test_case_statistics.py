@@ -27,7 +27,9 @@ def test_term_kinds(kb: HpoKnowledgeBase) -> None:
     general = "HP:0001167"  # Abnormal finger morphology, an ancestor of arachnodactyly
     assert general not in annotated and general in kb.ancestors("HP:0001166")
     specific = next(
-        c for a in sorted(annotated) for c in kb.children(a)
+        c
+        for a in sorted(annotated)
+        for c in kb.children(a)
         if c not in annotated and not any(c in kb.ancestors(x) for x in annotated if x != c)
     )
     unrelated = "HP:0000365"  # hearing impairment: not a Marfan feature
@@ -65,7 +67,9 @@ def test_collection_figures(kb: HpoKnowledgeBase) -> None:
 
 def test_tolerance_band() -> None:
     real = REAL_CASES["share_unrelated"]
-    assert within_tolerance("share_unrelated", real * 0.86) and within_tolerance("share_unrelated", real * 1.14)
+    assert within_tolerance("share_unrelated", real * 0.86) and within_tolerance(
+        "share_unrelated", real * 1.14
+    )
     assert not within_tolerance("share_unrelated", real * 0.84)
     assert not within_tolerance("share_unrelated", real * 1.16)
     assert within_tolerance("share_non_phenotypic", 0.0)

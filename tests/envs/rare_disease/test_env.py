@@ -18,7 +18,13 @@ from agentenv.evaluation.runner import RunConfig, timed_run
 IDS = ["RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0"]
 
 
-@pytest.mark.parametrize("kwargs", [{"presentation": "both", "ranker_tool": False}, {"mode": "single_turn", "presentation": "text", "k": 1}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"presentation": "both", "ranker_tool": False},
+        {"mode": "single_turn", "presentation": "text", "k": 1},
+    ],
+)
 def test_check_env_with_other_kwargs(kwargs: dict) -> None:
     env = gym.make("RareDiseaseDiagnosis-v0", **kwargs)
     check_env(env.unwrapped, skip_render_check=True)
@@ -56,7 +62,9 @@ def test_tasks_are_built_lazily_and_patients_are_deterministic() -> None:
 
 
 def test_oracle_scores_one_through_the_real_tools() -> None:
-    records, _ = timed_run(RunConfig("RareDiseaseDiagnosis-v0", "oracle", episodes=200), progress=False)
+    records, _ = timed_run(
+        RunConfig("RareDiseaseDiagnosis-v0", "oracle", episodes=200), progress=False
+    )
     components = [r["reward_components"] for r in records]
     assert np.mean([r["reward"] for r in records]) == 1.0
     assert sum(c["invalid_actions"] + c["tool_errors"] for c in components) == 0
@@ -75,16 +83,23 @@ def test_single_turn_oracle_and_ranker_baseline() -> None:
 
 def test_ranker_agent_gives_the_same_answer_with_and_without_the_tool() -> None:
     with_tool = RunConfig(IDS[0], "phenotype-ranker", episodes=30)
-    without = RunConfig(IDS[0], "phenotype-ranker", episodes=30, env_kwargs=(("ranker_tool", False),))
+    without = RunConfig(
+        IDS[0], "phenotype-ranker", episodes=30, env_kwargs=(("ranker_tool", False),)
+    )
     a, _ = timed_run(with_tool, progress=False)
     b, _ = timed_run(without, progress=False)
-    assert [r["reward_components"]["accuracy"] for r in a] == [r["reward_components"]["accuracy"] for r in b]
+    assert [r["reward_components"]["accuracy"] for r in a] == [
+        r["reward_components"]["accuracy"] for r in b
+    ]
     assert all(r["tool_calls"] == 1 for r in a) and all(r["tool_calls"] == 0 for r in b)
 
 
 def test_metadata_checksums_and_prompt(multi_env: gym.Env, single_env: gym.Env) -> None:
     env = multi_env.unwrapped
-    assert env.metadata["hpo_release"] == "2025-01-16" and "Human Phenotype Ontology" in env.metadata["hpo_citation"]
+    assert (
+        env.metadata["hpo_release"] == "2025-01-16"
+        and "Human Phenotype Ontology" in env.metadata["hpo_citation"]
+    )
     assert env.corpus_checksums == {
         "hpo": env.kb.checksum,
         "patients": patients_fingerprint(env.kb, env.sampler_params),
@@ -101,14 +116,25 @@ def test_metadata_checksums_and_prompt(multi_env: gym.Env, single_env: gym.Env) 
 def test_truncation_and_malformed_answers(multi_env: gym.Env) -> None:
     multi_env.reset(seed=1)
     for _ in range(10):
-        _, reward, terminated, truncated, info = multi_env.step(tool_call("lookup_phenotype", text="seizure"))
+        _, reward, terminated, truncated, info = multi_env.step(
+            tool_call("lookup_phenotype", text="seizure")
+        )
     assert truncated and not terminated and reward == 0.0
-    assert info["reward_components"]["n_predictions"] == 0.0 and info["reward_components"]["format"] == 0.0
+    assert (
+        info["reward_components"]["n_predictions"] == 0.0
+        and info["reward_components"]["format"] == 0.0
+    )
     multi_env.reset(seed=1)
     _, reward, terminated, _, info = multi_env.step(answer("???\n1. \n<b>not a disease</b>"))
     assert terminated and reward == 0.0
-    assert info["reward_components"]["unresolved"] == 3.0 and info["reward_components"]["n_predictions"] == 3.0
-    assert info["answer_feedback"] == "unreadable answer: entry 1: '???' is not a disease name or id (and 2 more)"
+    assert (
+        info["reward_components"]["unresolved"] == 3.0
+        and info["reward_components"]["n_predictions"] == 3.0
+    )
+    assert (
+        info["answer_feedback"]
+        == "unreadable answer: entry 1: '???' is not a disease name or id (and 2 more)"
+    )
 
 
 def test_k_sets_the_limit_and_the_components() -> None:
@@ -133,7 +159,13 @@ def test_k_sets_the_limit_and_the_components() -> None:
         ({"sampler": "dirty"}, "sampler"),
         ({"sampler": "multi_turn", "mode": "single_turn"}, "hidden_fraction"),
         ({"split": "dev"}, "split"),
-        ({"tasks": [{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}], "sampler": "clean"}, "sampler"),
+        (
+            {
+                "tasks": [{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}],
+                "sampler": "clean",
+            },
+            "sampler",
+        ),
     ],
 )
 def test_bad_kwargs_fail_early_naming_the_field(kwargs: dict, field: str) -> None:
@@ -176,7 +208,9 @@ SPECIAL = [
 ]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(actions=st.lists(st.text(max_size=200) | st.sampled_from(SPECIAL), min_size=1, max_size=6))
 def test_step_never_raises_on_any_text(multi_env: gym.Env, actions: list[str]) -> None:
     multi_env.reset(seed=0)

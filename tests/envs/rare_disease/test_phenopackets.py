@@ -177,23 +177,42 @@ def test_a_misspelled_key_is_named_with_the_fix(kb: HpoKnowledgeBase, tmp_path: 
     assert result.skipped == {"no_known_phenotypes": 1}
     unknown, skipped = result.warnings
     hint = "unknown key 'phenotypicFeature' (did you mean 'phenotypicFeatures'?)"
-    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if '"phenotypicFeature"' in text)
-    assert line > 1 and unknown == f"{path}:{line}: {hint}; ignored"  # the key's own line in the file
+    line = next(
+        n
+        for n, text in enumerate(path.read_text().splitlines(), 1)
+        if '"phenotypicFeature"' in text
+    )
+    assert (
+        line > 1 and unknown == f"{path}:{line}: {hint}; ignored"
+    )  # the key's own line in the file
     assert skipped == f"{path}:1: no known present HPO term ({hint}); case skipped"
-    assert isinstance(unknown, ImportNote) and (unknown.filename, unknown.lineno) == (str(path), line)
-    (bad_feature,) = from_phenopacket(kb, packet([{**feature("HP:0001166"), "exclude": True}])).warnings
-    assert "unknown key 'exclude' in phenotypicFeatures[0] (did you mean 'excluded'?)" in bad_feature
+    assert isinstance(unknown, ImportNote) and (unknown.filename, unknown.lineno) == (
+        str(path),
+        line,
+    )
+    (bad_feature,) = from_phenopacket(
+        kb, packet([{**feature("HP:0001166"), "exclude": True}])
+    ).warnings
+    assert (
+        "unknown key 'exclude' in phenotypicFeatures[0] (did you mean 'excluded'?)" in bad_feature
+    )
 
 
 def test_warnings_point_at_the_line_of_the_id(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text(json.dumps(packet([feature("HP:0001166"), feature("HP:9999999")]), indent=2))
-    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "HP:9999999" in text)
+    line = next(
+        n for n, text in enumerate(path.read_text().splitlines(), 1) if "HP:9999999" in text
+    )
     (note,) = load_phenopackets(kb, path).warnings
     assert note.startswith(f"{path}:{line}: unknown or retired HPO id 'HP:9999999'")
     assert (note.filename, note.lineno) == (str(path), line)
 
 
 def test_a_misspelled_task_field_suggests_the_right_one(kb: HpoKnowledgeBase) -> None:
-    with pytest.raises(UserInputError, match=r"unknown field\(s\) \['phenotype'\] \(did you mean 'phenotypes'\?\)"):
-        import_task(kb, {"phenotype": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}, source="mine.jsonl:1")
+    with pytest.raises(
+        UserInputError, match=r"unknown field\(s\) \['phenotype'\] \(did you mean 'phenotypes'\?\)"
+    ):
+        import_task(
+            kb, {"phenotype": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}, source="mine.jsonl:1"
+        )

@@ -36,7 +36,9 @@ def _ranked(env: gym.Env, n: int) -> Policy:
 
 
 def _mean(env_id: str, reward: str, top: int, **kwargs: object) -> tuple[float, float]:
-    env = gym.make(env_id, **{"split": "test", "reward": reward, **kwargs})  # the figures quoted are on test
+    env = gym.make(
+        env_id, **{"split": "test", "reward": reward, **kwargs}
+    )  # the figures quoted are on test
     policy = _ranked(env, top)
     rewards, hits = [], []
     for index in range(EPISODES):

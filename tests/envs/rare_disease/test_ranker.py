@@ -157,6 +157,12 @@ def test_the_reference_ranker_maps_its_arrays_from_the_disk_cache(
         raise AssertionError("computed again although the cache holds the arrays")
 
     monkeypatch.setattr(ranker_cache, "ranker_arrays", no_compute)
-    again = PhenotypeRanker(kb, arrays=ranker_cache.cached_ranker_arrays(kb, DEFAULT_HUB_MIN_DISEASES))
+    again = PhenotypeRanker(
+        kb, arrays=ranker_cache.cached_ranker_arrays(kb, DEFAULT_HUB_MIN_DISEASES)
+    )
     marfan = ["HP:0001166", "HP:0001519", "HP:0001083", "HP:0002616"]
-    assert again.rank(marfan, k=10) == ranker.rank(marfan, k=10) == reference_ranker(kb).rank(marfan, k=10)
+    assert (
+        again.rank(marfan, k=10)
+        == ranker.rank(marfan, k=10)
+        == reference_ranker(kb).rank(marfan, k=10)
+    )

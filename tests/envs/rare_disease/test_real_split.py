@@ -56,7 +56,9 @@ def test_the_real_split_never_shows_provenance(env_id: str) -> None:
         obs, info = env.reset(seed=i, options={"index": i})
         task = env.unwrapped.task
         assert task.split == "real" and task.kind == "imported"
-        seen = json.dumps([obs, info["messages"], task.public, task.id, info.get("task_id")], default=str)
+        seen = json.dumps(
+            [obs, info["messages"], task.public, task.id, info.get("task_id")], default=str
+        )
         assert "phenopacket" not in seen.lower() and "PMID" not in seen
         assert not any(s in seen for s in sources)
 
@@ -72,7 +74,9 @@ def test_real_cases_are_presented_as_simulated_ones(kb: HpoKnowledgeBase) -> Non
         assert len(p.present) >= min(3, len(p.findings))
         shares.append(len(p.hidden) / len(p.findings))
     assert 0.25 < float(np.mean(shares)) < 0.4  # 40% drawn, fewer where at least 3 must stay
-    p = next(multi[i].case for i in range(len(multi)) if multi[i].case.hidden and multi[i].case.excluded)
+    p = next(
+        multi[i].case for i in range(len(multi)) if multi[i].case.hidden and multi[i].case.excluded
+    )
     hidden = p.hidden[0]
     assert ask(kb, p, hidden).answer == "yes" and hidden in ask(kb, p, hidden).revealed
     assert ask(kb, p, p.excluded[0]).answer == "no"
@@ -80,8 +84,12 @@ def test_real_cases_are_presented_as_simulated_ones(kb: HpoKnowledgeBase) -> Non
 
 
 def _unrecorded(kb: HpoKnowledgeBase, p) -> str:  # noqa: ANN001 - a Patient
-    below = {a for f in p.findings for a in kb.ancestors(f)} | {d for e in p.excluded for d in kb.descendants(e)}
-    return next(t for t in ("HP:0001250", "HP:0000365", "HP:0001166", "HP:0000252") if t not in below)
+    below = {a for f in p.findings for a in kb.ancestors(f)} | {
+        d for e in p.excluded for d in kb.descendants(e)
+    }
+    return next(
+        t for t in ("HP:0001250", "HP:0000365", "HP:0001166", "HP:0000252") if t not in below
+    )
 
 
 def test_the_patient_answers_not_sure_to_anything_unrecorded(kb: HpoKnowledgeBase) -> None:
@@ -94,10 +102,14 @@ def test_the_patient_answers_not_sure_to_anything_unrecorded(kb: HpoKnowledgeBas
     assert json.loads(obs)["answer"] in ("not sure", "unknown")
 
 
-def test_a_users_cases_go_through_the_same_presentation(tmp_path: Path, kb: HpoKnowledgeBase) -> None:
+def test_a_users_cases_go_through_the_same_presentation(
+    tmp_path: Path, kb: HpoKnowledgeBase
+) -> None:
     path = tmp_path / "cases.jsonl"
-    rows = [{k: v for k, v in json.loads(line).items() if k != "source"}
-            for line in REAL_CASES_PATH.read_text().splitlines()[:40]]
+    rows = [
+        {k: v for k, v in json.loads(line).items() if k != "source"}
+        for line in REAL_CASES_PATH.read_text().splitlines()[:40]
+    ]
     unique = list({json.dumps(r, sort_keys=True): r for r in rows}.values())
     path.write_text("\n".join(json.dumps(r) for r in unique) + "\n")
     first = gym.make(V0, tasks=str(path)).unwrapped.tasks
@@ -113,7 +125,9 @@ def test_the_dialogue_serves_the_real_split() -> None:
     env.reset(seed=3)
     dialogue = env.unwrapped
     assert dialogue.split == "real" and len(dialogue.tasks) == 500
-    assert dialogue.tasks[0].id == gym.make(V0, split="real").unwrapped.tasks[0].id  # one presentation
+    assert (
+        dialogue.tasks[0].id == gym.make(V0, split="real").unwrapped.tasks[0].id
+    )  # one presentation
 
 
 def test_the_disease_mix_is_fitted_on_the_real_cases(kb: HpoKnowledgeBase) -> None:
@@ -135,7 +149,9 @@ def test_uniform_mix_is_a_named_choice() -> None:
     env = gym.make(V0, split="test", disease_mix="uniform").unwrapped
     default = gym.make(V0, split="test").unwrapped
     assert env.corpus_checksums["patients"] != default.corpus_checksums["patients"]
-    assert len({env.tasks[i].gold["diagnosis"][0] for i in range(100)}) == 100  # one case per disease
+    assert (
+        len({env.tasks[i].gold["diagnosis"][0] for i in range(100)}) == 100
+    )  # one case per disease
 
 
 def _accuracy(env_id: str, split: str, agent: str) -> float:
@@ -143,14 +159,21 @@ def _accuracy(env_id: str, split: str, agent: str) -> float:
     bot = make_agent(agent)
     config = RunConfig(env_id=env_id, agent=agent, split=split)
     n = len(env.unwrapped.tasks)
-    return float(np.mean([run_episode(env, bot, config, i, i)["reward_components"]["accuracy"] for i in range(n)]))
+    return float(
+        np.mean(
+            [run_episode(env, bot, config, i, i)["reward_components"]["accuracy"] for i in range(n)]
+        )
+    )
 
 
 def test_agents_score_on_simulated_patients_as_on_real_ones() -> None:
     """The done-when of the calibration, on validation (where it was tuned; test is reported, not tuned):
     ranker and bm25 within x0.85-1.18 of their real-split scores, in the same order, package defaults."""
-    scores = {(agent, split): _accuracy(V0, split, agent)
-              for agent in ("phenotype-ranker", "bm25") for split in ("validation", "real")}
+    scores = {
+        (agent, split): _accuracy(V0, split, agent)
+        for agent in ("phenotype-ranker", "bm25")
+        for split in ("validation", "real")
+    }
     for agent in ("phenotype-ranker", "bm25"):
         ratio = scores[(agent, "validation")] / scores[(agent, "real")]
         assert 0.85 <= ratio <= 1.18, (agent, ratio, scores)
@@ -165,6 +188,10 @@ def test_simulated_patients_draw_common_findings(kb: HpoKnowledgeBase) -> None:
     for case in mixed_case_list(kb, "validation")[:300]:
         p = sampler.sample_case(*case)
         annotated = set(kb.phenotype_indices(kb.disease_index[p.disease_id]).tolist())
-        listed += [int(kb.n_diseases[kb.graph.index[t]]) for t in p.present if kb.graph.index[t] in annotated]
+        listed += [
+            int(kb.n_diseases[kb.graph.index[t]])
+            for t in p.present
+            if kb.graph.index[t] in annotated
+        ]
     assert 150 <= np.median(listed) <= 350
     assert real_cases.ATTRIBUTION.startswith("Real cases: GA4GH phenopacket-store")

@@ -36,14 +36,22 @@ def validation(kb: HpoKnowledgeBase) -> list[Patient]:
     return [sampler.sample_case(c.disease_id, c.seed) for c in mixed_case_list(kb, "validation")]
 
 
-def test_every_statistic_within_the_real_band(kb: HpoKnowledgeBase, validation: list[Patient]) -> None:
+def test_every_statistic_within_the_real_band(
+    kb: HpoKnowledgeBase, validation: list[Patient]
+) -> None:
     stats = case_statistics(kb, validation)
-    outside = {name: round(stats[name], 3) for name in STATISTICS if not within_tolerance(name, stats[name])}
+    outside = {
+        name: round(stats[name], 3)
+        for name in STATISTICS
+        if not within_tolerance(name, stats[name])
+    }
     assert not outside
 
 
 def _top3(ranker: PhenotypeRanker, patients: Sequence[Patient]) -> float:
-    return float(np.mean([p.disease_id in [d for d, _ in ranker.rank(p.present, k=3)] for p in patients]))
+    return float(
+        np.mean([p.disease_id in [d for d, _ in ranker.rank(p.present, k=3)] for p in patients])
+    )
 
 
 def test_reference_ranker_top3_as_on_the_real_cases(
@@ -71,7 +79,9 @@ def _ic_by_kind(kb: HpoKnowledgeBase, patients: Sequence[Patient]) -> dict[str, 
     return ic
 
 
-def test_unrelated_findings_are_real_findings(kb: HpoKnowledgeBase, validation: list[Patient]) -> None:
+def test_unrelated_findings_are_real_findings(
+    kb: HpoKnowledgeBase, validation: list[Patient]
+) -> None:
     """Unannotated findings are terms some disease lists, none tied to the gold's annotations."""
     direct = np.bincount(kb.pheno_terms, minlength=kb.n_terms)
     for p in validation[:200]:
@@ -97,16 +107,23 @@ def test_unrelated_findings_are_real_findings(kb: HpoKnowledgeBase, validation: 
                 assert not specific_parents & set(kb.graph.parents(o).tolist()), (tid, other)
 
 
-def test_unrelated_findings_are_as_specific_as_real_ones(kb: HpoKnowledgeBase, validation: list[Patient]) -> None:
+def test_unrelated_findings_are_as_specific_as_real_ones(
+    kb: HpoKnowledgeBase, validation: list[Patient]
+) -> None:
     """On real cases the unrelated terms are more specific than the disease's (IC 5.1 against 3.9: reports
     record a disease's common findings and the patient's particular extras); simulated ones match that gap."""
     sim, real = _ic_by_kind(kb, validation), _ic_by_kind(kb, load_real_patients(kb))
-    gap = {name: np.mean(c["unrelated"]) - np.mean(c["disease"]) for name, c in (("sim", sim), ("real", real))}
+    gap = {
+        name: np.mean(c["unrelated"]) - np.mean(c["disease"])
+        for name, c in (("sim", sim), ("real", real))
+    }
     assert len(sim["unrelated"]) > 200
     assert abs(gap["sim"] - gap["real"]) < 0.5, gap
 
 
-def test_unrelated_findings_include_near_misses(kb: HpoKnowledgeBase, validation: list[Patient]) -> None:
+def test_unrelated_findings_include_near_misses(
+    kb: HpoKnowledgeBase, validation: list[Patient]
+) -> None:
     """As on the real cases (17%), about a sixth of the unrelated findings are close relatives of an
     annotation (Resnik similarity >= 3): imprecise phenotyping, not noise."""
     unrelated = near = 0
@@ -145,7 +162,10 @@ def test_answers_are_consistent_about_every_finding(kb: HpoKnowledgeBase) -> Non
 
 def test_descendants_are_recorded_findings(kb: HpoKnowledgeBase) -> None:
     """A more specific term is what the patient has: it is a finding, not an imprecise report."""
-    sampler = PatientSampler(kb, CALIBRATED.replace(specific=1.0, imprecision=0.0, unrelated_share=0.0, profile_slope=0.0))
+    sampler = PatientSampler(
+        kb,
+        CALIBRATED.replace(specific=1.0, imprecision=0.0, unrelated_share=0.0, profile_slope=0.0),
+    )
     seen = 0
     for case in split_cases(kb, "validation")[:80]:
         p = sampler.sample_case(case.disease_id, case.seed)
@@ -181,7 +201,9 @@ def test_results_record_which_patients(kb: HpoKnowledgeBase) -> None:
     from agentenv.envs.rare_disease.patients import LEGACY_CALIBRATED, patients_fingerprint
 
     new = gym.make("agentenv:RareDiseaseDiagnosis-SingleTurn-v0").unwrapped.corpus_checksums
-    old = gym.make("agentenv:RareDiseaseDiagnosis-SingleTurn-v0", sampler="legacy_calibrated").unwrapped.corpus_checksums
+    old = gym.make(
+        "agentenv:RareDiseaseDiagnosis-SingleTurn-v0", sampler="legacy_calibrated"
+    ).unwrapped.corpus_checksums
     assert new["hpo"] == old["hpo"] and new["patients"] != old["patients"]
     assert new["patients"] == patients_fingerprint(kb, CALIBRATED)
     assert old["patients"] == patients_fingerprint(kb, LEGACY_CALIBRATED)

@@ -20,8 +20,16 @@ from agentenv.envs.rare_disease import documents, phenotype_lookup, search_index
 from agentenv.envs.rare_disease.phenotype_lookup import PhenotypeIndex, phenotype_index
 from agentenv.paths import home_at
 
-QUERIES = ["long slender fingers", "seizures", "HP:0001250", "abnormality of the heart", "scrotum", "forearm",
-           "blue spots xyzzy", ""]
+QUERIES = [
+    "long slender fingers",
+    "seizures",
+    "HP:0001250",
+    "abnormality of the heart",
+    "scrotum",
+    "forearm",
+    "blue spots xyzzy",
+    "",
+]
 
 
 def _refuse(*_: object, **__: object) -> None:
@@ -38,7 +46,9 @@ def test_the_first_tool_steps_build_nothing(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(documents, "disease_documents", _refuse)
     monkeypatch.setattr(documents, "disease_retriever", _refuse)
     monkeypatch.setattr(phenotype_lookup, "phenotype_index", _refuse)
-    obs, *_ = env.step(tool_call("search_diseases", query="tall stature long slender fingers ectopia lentis"))
+    obs, *_ = env.step(
+        tool_call("search_diseases", query="tall stature long slender fingers ectopia lentis")
+    )
     assert json.loads(obs)["results"], obs
     obs, *_ = env.step(tool_call("lookup_phenotype", text="long slender fingers"))
     assert json.loads(obs)["matches"][0]["id"] == "HP:0001166", obs
@@ -47,7 +57,10 @@ def test_the_first_tool_steps_build_nothing(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_the_phenotype_index_cache_round_trips_and_rebuilds_a_damaged_entry(
-    kb: HpoKnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    kb: HpoKnowledgeBase,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     built = phenotype_index(kb)
     builds: list[int] = []
@@ -72,7 +85,9 @@ def test_the_phenotype_index_cache_round_trips_and_rebuilds_a_damaged_entry(
         with caplog.at_level(logging.WARNING):
             search_indexes.cached_phenotype_index(kb)
         assert len(builds) == 2 and "rebuilding" in caplog.text
-        assert search_indexes.cached_phenotype_index(kb).state() == built.state() and len(builds) == 2
+        assert (
+            search_indexes.cached_phenotype_index(kb).state() == built.state() and len(builds) == 2
+        )
 
 
 def test_the_cache_key_changes_with_the_code_that_tokenises(kb: HpoKnowledgeBase) -> None:
@@ -81,7 +96,9 @@ def test_the_cache_key_changes_with_the_code_that_tokenises(kb: HpoKnowledgeBase
     assert header["hpo_sha256"] == kb.checksum and header["universe"] == kb.universe
 
 
-def _reference_lookup(index: PhenotypeIndex, kb: HpoKnowledgeBase, text: str, limit: int) -> list[tuple[str, str]]:
+def _reference_lookup(
+    index: PhenotypeIndex, kb: HpoKnowledgeBase, text: str, limit: int
+) -> list[tuple[str, str]]:
     """The word tiers as the module docstring states them, by plain sets and a sort on _rank_key."""
     from agentenv.envs.rare_disease.normalize import phrase_tokens
     from agentenv.envs.rare_disease.phenotype_lookup import _rank_key
@@ -96,11 +113,24 @@ def _reference_lookup(index: PhenotypeIndex, kb: HpoKnowledgeBase, text: str, li
     if not every:
         counts = {e: sum(e in p for p in postings) for p in postings for e in p}
         best = max(counts.values(), default=0)
-        how, chosen = "some words", ({e for e, c in counts.items() if c == best} if best * 2 >= len(tokens) else set())
+        how, chosen = (
+            "some words",
+            ({e for e, c in counts.items() if c == best} if best * 2 >= len(tokens) else set()),
+        )
     out: list[tuple[str, str]] = []
-    for e in sorted(chosen, key=lambda e: (_rank_key(how, ids[state["terms"][e]], kind=state["kinds"][e],
-                                                     n_diseases=int(kb.n_diseases[state["terms"][e]]),
-                                                     n_tokens=state["n_tokens"][e]), e)):
+    for e in sorted(
+        chosen,
+        key=lambda e: (
+            _rank_key(
+                how,
+                ids[state["terms"][e]],
+                kind=state["kinds"][e],
+                n_diseases=int(kb.n_diseases[state["terms"][e]]),
+                n_tokens=state["n_tokens"][e],
+            ),
+            e,
+        ),
+    ):
         term = ids[state["terms"][e]]
         if term not in [t for t, _ in out]:
             out.append((term, how))
@@ -109,7 +139,9 @@ def _reference_lookup(index: PhenotypeIndex, kb: HpoKnowledgeBase, text: str, li
     return out
 
 
-@pytest.mark.parametrize("text", ["abnormality", "abnormal heart shape", "seizures fever", "short fingers purple xyzzy"])
+@pytest.mark.parametrize(
+    "text", ["abnormality", "abnormal heart shape", "seizures fever", "short fingers purple xyzzy"]
+)
 def test_the_word_tiers_rank_as_the_docstring_says(kb: HpoKnowledgeBase, text: str) -> None:
     index = phenotype_index(kb)
     got = [(m.id, m.how) for m in index.lookup(text, 10) if m.how != "exact"]

@@ -41,11 +41,15 @@ DEFAULT_PRESETS = ("multi_turn", "calibrated")
 class StubSampler:
     """Patients from a table of ``(disease, seed) -> present terms``; a seed not in it shows the disease's default."""
 
-    def __init__(self, table: dict[tuple[str, int], tuple[str, ...]], default: dict[str, tuple[str, ...]]) -> None:
+    def __init__(
+        self, table: dict[tuple[str, int], tuple[str, ...]], default: dict[str, tuple[str, ...]]
+    ) -> None:
         self.table, self.default = table, default
 
     def sample_case(self, disease_id: str, seed: int) -> Patient:
-        return Patient(disease_id, present=self.table.get((disease_id, seed), self.default[disease_id]))
+        return Patient(
+            disease_id, present=self.table.get((disease_id, seed), self.default[disease_id])
+        )
 
 
 CASES = (Case("A", 0), Case("B", 1), Case("A", 2), Case("C", 3))
@@ -56,7 +60,9 @@ def stub() -> StubSampler:
     table = {
         ("B", 1): ("x",),
         ("B", redraw_seed(CASES[1], 1)): ("x",),
-        ("B", redraw_seed(CASES[1], 2)): ("y",),  # C's own draw, later in the list: not taken from it
+        ("B", redraw_seed(CASES[1], 2)): (
+            "y",
+        ),  # C's own draw, later in the list: not taken from it
         ("B", redraw_seed(CASES[1], 3)): ("z",),
     }
     return StubSampler(table, {"A": ("x",), "B": ("w",), "C": ("y",)})
@@ -67,7 +73,11 @@ def test_a_repeated_presentation_is_redrawn_else_dropped_and_unique_cases_are_un
     assert plan == CasePlan({1: 3}, (2,))
     served = UniqueCases(CASES, lambda: plan)
     assert list(served) == [CASES[0], Case("B", redraw_seed(CASES[1], 3)), CASES[3]]
-    assert [presentation_key(stub().sample_case(*c)) for c in served] == [(("x",), ()), (("z",), ()), (("y",), ())]
+    assert [presentation_key(stub().sample_case(*c)) for c in served] == [
+        (("x",), ()),
+        (("z",), ()),
+        (("y",), ()),
+    ]
     with pytest.raises(IndexError):
         served[3]
 
@@ -90,7 +100,9 @@ def test_the_default_samplers_plans_ship(kb: HpoKnowledgeBase) -> None:
         for split in SPLITS:
             cases = mixed_case_list(kb, split)
             key = plan_key(kb, sampler, split, cases.cases_per_disease, cases.mix)
-            assert key in PUBLISHED_PLANS, f"no shipped plan for {preset} {split}: run this file's slow test"
+            assert key in PUBLISHED_PLANS, (
+                f"no shipped plan for {preset} {split}: run this file's slow test"
+            )
 
 
 def test_split_sizes_after_the_plans() -> None:
@@ -111,13 +123,17 @@ def test_other_samplers_plans_are_computed_once_and_cached_on_disk(
         plan = case_plan(kb, sampler, "test", cases)
         assert plan.redrawn and list((tmp_path / "rare_disease" / "case_plans").glob("*.json"))
         monkeypatch.setattr(unique, "_PLANS", {})
-        monkeypatch.setattr(unique, "plan_cases", lambda *_: pytest.fail("the cached plan was not used"))
+        monkeypatch.setattr(
+            unique, "plan_cases", lambda *_: pytest.fail("the cached plan was not used")
+        )
         assert case_plan(kb, sampler, "test", cases) == plan
 
 
 def test_two_built_tasks_with_one_id_raise() -> None:
     patient = Patient("OMIM:1", present=("HP:0001250",))
-    tasks = PatientTasks([patient, patient], lambda p: p, lambda p: Task(prompt=" ".join(p.present), gold=None))
+    tasks = PatientTasks(
+        [patient, patient], lambda p: p, lambda p: Task(prompt=" ".join(p.present), gold=None)
+    )
     assert tasks[0].id
     with pytest.raises(RuntimeError, match="tasks 0 and 1 .* share the id"):
         tasks[1]
@@ -131,7 +147,9 @@ def test_imported_cases_with_one_presentation_fail_naming_both_rows(tmp_path: Pa
         {"phenotypes": ["HP:0001263", "HP:0001250"], "diagnosis": ["OMIM:101600"]},
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    with pytest.raises(UserInputError, match=r"cases\.jsonl:1\).*cases\.jsonl:3\) \(different diagnoses"):
+    with pytest.raises(
+        UserInputError, match=r"cases\.jsonl:1\).*cases\.jsonl:3\) \(different diagnoses"
+    ):
         gym.make("RareDiseaseDiagnosis-v0", tasks=str(path))
     rows[2]["diagnosis"] = ["OMIM:154700"]
     with pytest.raises(UserInputError, match="the same diagnosis"):
@@ -163,9 +181,14 @@ def test_shipped_train_plans_match_a_fresh_scan_and_serve_distinct_presentations
     memo = MemoSampler(sampler)
     plan = plan_cases(memo, cases)  # type: ignore[arg-type]
     key = plan_key(kb, sampler, "train", cases.cases_per_disease, cases.mix)
-    assert PUBLISHED_PLANS.get(key) == plan.to_json(), f"paste into unique_case_plans.py: {key!r}: {plan.to_json()}"
+    assert PUBLISHED_PLANS.get(key) == plan.to_json(), (
+        f"paste into unique_case_plans.py: {key!r}: {plan.to_json()}"
+    )
     original = [presentation_key(memo.sample_case(*c)) for c in cases]
-    for i in (*plan.redrawn, *plan.dropped):  # a case moves only when an earlier one showed its presentation
+    for i in (
+        *plan.redrawn,
+        *plan.dropped,
+    ):  # a case moves only when an earlier one showed its presentation
         assert original[i] in original[:i]
     assert max(plan.redrawn.values(), default=0) <= MAX_REDRAWS
     served = UniqueCases(cases, lambda: plan)

@@ -22,11 +22,19 @@ from agentenv.evaluation.runner import RunConfig, timed_run
 
 MARFAN = {
     "id": "marfan-1",
-    "phenotypes": ["HP:0001505", "HP:0001083", "HP:0002616", "HP:0001519"],  # HP:0001505: alt id of Arachnodactyly
+    "phenotypes": [
+        "HP:0001505",
+        "HP:0001083",
+        "HP:0002616",
+        "HP:0001519",
+    ],  # HP:0001505: alt id of Arachnodactyly
     "excluded": ["HP:0001250"],
     "diagnosis": ["OMIM:154700"],
 }
-ACHONDROPLASIA = {"phenotypes": ["HP:0004322", "HP:0000256", "HP:0002983"], "diagnosis": ["OMIM:100800"]}
+ACHONDROPLASIA = {
+    "phenotypes": ["HP:0004322", "HP:0000256", "HP:0002983"],
+    "diagnosis": ["OMIM:100800"],
+}
 ORPHA_ONLY = {"phenotypes": ["HP:0001166"], "diagnosis": ["ORPHA:558"]}
 
 
@@ -47,7 +55,9 @@ def packets(tmp_path: Path, kb: HpoKnowledgeBase) -> Path:
     sampler = PatientSampler(kb)
     for n, case in enumerate(split_cases(kb, "test")[:4]):
         packet = to_phenopacket(sampler.sample_case(*case), kb)
-        (root / ("nested" if n % 2 else ".") / f"case{n}.json").write_text(json.dumps(packet), encoding="utf-8")
+        (root / ("nested" if n % 2 else ".") / f"case{n}.json").write_text(
+            json.dumps(packet), encoding="utf-8"
+        )
     return root
 
 
@@ -56,15 +66,25 @@ def test_jsonl_tasks(jsonl: Path) -> None:
         env = gym.make("RareDiseaseDiagnosis-v0", tasks=str(jsonl))
     # each warning is attributed to the user's file and line (not to Gymnasium's registration.py)
     assert [(w.filename, w.lineno) for w in caught] == [(str(jsonl), 1), (str(jsonl), 3)]
-    assert str(caught[1].message) == f"{jsonl}:3: diagnosis ['ORPHA:558'] not in the 'omim' universe; case skipped"
+    assert (
+        str(caught[1].message)
+        == f"{jsonl}:3: diagnosis ['ORPHA:558'] not in the 'omim' universe; case skipped"
+    )
     inner = env.unwrapped
     assert inner.import_warnings == tuple(str(w.message) for w in caught)
     assert len(inner.tasks) == 2 and inner.split == "custom"
     assert inner.import_skipped == {"diagnosis_not_in_universe": 1}
     assert any("HP:0001505" in w and "HP:0001166" in w for w in inner.import_warnings)
     obs, info = env.reset(options={"index": 0})
-    assert "HP:0001166 Arachnodactyly" in obs and "Excluded phenotypes" in obs and info["split"] == "custom"
-    assert inner.task.kind == "imported" and inner.task.gold == {"diagnosis": ["OMIM:154700"], "name": "Marfan syndrome"}
+    assert (
+        "HP:0001166 Arachnodactyly" in obs
+        and "Excluded phenotypes" in obs
+        and info["split"] == "custom"
+    )
+    assert inner.task.kind == "imported" and inner.task.gold == {
+        "diagnosis": ["OMIM:154700"],
+        "name": "Marfan syndrome",
+    }
     reward = env.step("<answer>Marfan syndrome</answer>")[1]
     assert reward == 1.0
 
@@ -72,28 +92,46 @@ def test_jsonl_tasks(jsonl: Path) -> None:
 def test_phenopacket_directory_round_trip(packets: Path, kb: HpoKnowledgeBase) -> None:
     env = RareDiseaseEnv(mode="single_turn", tasks=packets)
     sampler = PatientSampler(kb)
-    originals = {p.disease_id: p for p in (sampler.sample_case(*c) for c in split_cases(kb, "test")[:4])}
+    originals = {
+        p.disease_id: p for p in (sampler.sample_case(*c) for c in split_cases(kb, "test")[:4])
+    }
     assert len(env.tasks) == 4 and not env.import_warnings
     for task in env.tasks:
         patient = task.case
         original = originals[patient.disease_id]
-        assert set(patient.present) == set(original.all_present) and set(patient.excluded) == set(original.excluded)
-    records, _ = timed_run(RunConfig("RareDiseaseDiagnosis-v0", "oracle", episodes=4, env_kwargs=(("tasks", str(packets)),)), progress=False)
+        assert set(patient.present) == set(original.all_present) and set(patient.excluded) == set(
+            original.excluded
+        )
+    records, _ = timed_run(
+        RunConfig(
+            "RareDiseaseDiagnosis-v0", "oracle", episodes=4, env_kwargs=(("tasks", str(packets)),)
+        ),
+        progress=False,
+    )
     assert [r["reward"] for r in records] == [1.0] * 4
 
 
 def test_a_list_of_dicts_and_a_single_phenopacket_file(packets: Path, kb: HpoKnowledgeBase) -> None:
     packet = json.loads((packets / "case0.json").read_text(encoding="utf-8"))
     env = RareDiseaseEnv(tasks=[ACHONDROPLASIA, packet])
-    assert [t.gold["diagnosis"][0] for t in env.tasks] == ["OMIM:100800", packet["interpretations"][0]["diagnosis"]["disease"]["id"]]
+    assert [t.gold["diagnosis"][0] for t in env.tasks] == [
+        "OMIM:100800",
+        packet["interpretations"][0]["diagnosis"]["disease"]["id"],
+    ]
     assert len(RareDiseaseEnv(tasks=packets / "case0.json").tasks) == 1
 
 
 @pytest.mark.parametrize(
     ("content", "match"),
     [
-        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}\n{"phenotypes": [}\n', r"cases\.jsonl:2: not valid JSON"),
-        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"], "age": 3}\n', "unknown field"),
+        (
+            '{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}\n{"phenotypes": [}\n',
+            r"cases\.jsonl:2: not valid JSON",
+        ),
+        (
+            '{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"], "age": 3}\n',
+            "unknown field",
+        ),
         ('{"phenotypes": "HP:0001166", "diagnosis": ["OMIM:154700"]}\n', "field 'phenotypes'"),
         ('{"phenotypes": ["HP:0001166"]}\n', "missing field 'diagnosis'"),
         ('{"phenotypes": ["HP:0001166"], "diagnosis": ["ORPHA:558"]}\n', "no usable patient"),
@@ -102,7 +140,10 @@ def test_a_list_of_dicts_and_a_single_phenopacket_file(packets: Path, kb: HpoKno
 def test_bad_task_files_fail_early_and_say_why(tmp_path: Path, content: str, match: str) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text(content, encoding="utf-8")
-    with pytest.warns(UserWarning) if "usable" in match else contextlib.nullcontext(), pytest.raises(UserInputError, match=match):
+    with (
+        pytest.warns(UserWarning) if "usable" in match else contextlib.nullcontext(),
+        pytest.raises(UserInputError, match=match),
+    ):
         RareDiseaseEnv(tasks=path)
 
 
@@ -112,7 +153,10 @@ def test_bad_task_arguments(tmp_path: Path) -> None:
     (tmp_path / "cases.txt").write_text("x", encoding="utf-8")
     with pytest.raises(UserInputError, match="unknown file type"):
         RareDiseaseEnv(tasks=tmp_path / "cases.txt")
-    with pytest.raises(UserInputError, match=r"cases\.txt is not a case file .*\.json phenopackets and \.jsonl task"):
+    with pytest.raises(
+        UserInputError,
+        match=r"cases\.txt is not a case file .*\.json phenopackets and \.jsonl task",
+    ):
         RareDiseaseEnv(tasks=tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserInputError, match="the folder holds no files"):
@@ -122,42 +166,83 @@ def test_bad_task_arguments(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("which", ["jsonl", "packets"])
-def test_agentenv_eval_on_user_patients(which: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def test_agentenv_eval_on_user_patients(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     path = request.getfixturevalue(which)
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "agentenv.cli", "eval", "RareDiseaseDiagnosis-v0", "--agent", "phenotype-ranker",
-           "--tasks", str(path), "--episodes", "5", "--no-progress", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentenv.cli",
+        "eval",
+        "RareDiseaseDiagnosis-v0",
+        "--agent",
+        "phenotype-ranker",
+        "--tasks",
+        str(path),
+        "--episodes",
+        "5",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["episodes"] == 5 and summary["corpus_checksums"]["hpo"]
-    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert all(e["tool_calls"] == 1 and e["reward_components"]["n_predictions"] == 3 for e in episodes)
+    episodes = [
+        json.loads(line)
+        for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert all(
+        e["tool_calls"] == 1 and e["reward_components"]["n_predictions"] == 3 for e in episodes
+    )
     assert np.mean([e["reward"] for e in episodes]) == summary["metrics"]["mean_reward"]
 
 
 def test_jsonl_line_numbers_count_blank_lines(tmp_path: Path) -> None:
     path = tmp_path / "cases.jsonl"
-    path.write_text("\n" + json.dumps(ACHONDROPLASIA) + "\n\n" + json.dumps(ORPHA_ONLY) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n" + json.dumps(ACHONDROPLASIA) + "\n\n" + json.dumps(ORPHA_ONLY) + "\n", encoding="utf-8"
+    )
     with pytest.warns(UserWarning) as caught:
         env = RareDiseaseEnv(tasks=path)
     assert [(w.filename, w.lineno) for w in caught] == [(str(path), 4)]
-    assert env.import_warnings == (f"{path}:4: diagnosis ['ORPHA:558'] not in the 'omim' universe; case skipped",)
+    assert env.import_warnings == (
+        f"{path}:4: diagnosis ['ORPHA:558'] not in the 'omim' universe; case skipped",
+    )
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}\n{"phenotypes": ["HP:0001166"] "diagnosis": []}\n',
-         "cases.jsonl:2: not valid JSON (Expecting ',' delimiter at column 31); write one task object per line"),
+        (
+            '{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}\n{"phenotypes": ["HP:0001166"] "diagnosis": []}\n',
+            "cases.jsonl:2: not valid JSON (Expecting ',' delimiter at column 31); write one task object per line",
+        ),
         ('{"phenotypes": ["HP:0001166"]}\n', "cases.jsonl:1: missing field 'diagnosis'; add it"),
     ],
 )
-def test_agentenv_eval_prints_a_bad_task_file_in_one_line(tmp_path: Path, content: str, message: str) -> None:
+def test_agentenv_eval_prints_a_bad_task_file_in_one_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text(content, encoding="utf-8")
-    cmd = [sys.executable, "-m", "agentenv.cli", "eval", "RareDiseaseDiagnosis-v0", "--agent", "oracle",
-           "--tasks", str(path), "--no-progress", "--out", str(tmp_path / "out")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentenv.cli",
+        "eval",
+        "RareDiseaseDiagnosis-v0",
+        "--agent",
+        "oracle",
+        "--tasks",
+        str(path),
+        "--no-progress",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     (line,) = done.stderr.strip().splitlines()  # no traceback
@@ -175,10 +260,21 @@ def test_a_folder_reads_json_and_jsonl_case_files(packets: Path, kb: HpoKnowledg
         RareDiseaseEnv(mode="single_turn", tasks=packets)
 
 
-@pytest.mark.parametrize(("rows", "message"), [
-    ([MARFAN, {**ACHONDROPLASIA, "id": "marfan-1"}], r"cases\.jsonl:2: id 'marfan-1' is already the id of .*cases\.jsonl:1"),
-    ([{**ACHONDROPLASIA, "id": 12}], r"cases\.jsonl:1: field 'id' must be a string .*; got int 12"),
-])
-def test_a_bad_or_repeated_id_fails_early_naming_the_row(tmp_path: Path, rows: list[dict], message: str) -> None:
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (
+            [MARFAN, {**ACHONDROPLASIA, "id": "marfan-1"}],
+            r"cases\.jsonl:2: id 'marfan-1' is already the id of .*cases\.jsonl:1",
+        ),
+        (
+            [{**ACHONDROPLASIA, "id": 12}],
+            r"cases\.jsonl:1: field 'id' must be a string .*; got int 12",
+        ),
+    ],
+)
+def test_a_bad_or_repeated_id_fails_early_naming_the_row(
+    tmp_path: Path, rows: list[dict], message: str
+) -> None:
     with pytest.raises(UserInputError, match=message):
         RareDiseaseEnv(tasks=_jsonl(tmp_path / "cases.jsonl", rows))

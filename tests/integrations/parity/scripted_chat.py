@@ -23,7 +23,9 @@ class ScriptedChat:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -58,20 +60,51 @@ class ScriptedChat:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 text = chat._next(body)
-                base = {"id": "chatcmpl-scripted", "model": body.get("model", "scripted"), "created": 0}
+                base = {
+                    "id": "chatcmpl-scripted",
+                    "model": body.get("model", "scripted"),
+                    "created": 0,
+                }
                 usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
                 if body.get("stream"):
                     chunks = [
-                        {**base, "object": "chat.completion.chunk",
-                         "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
-                        {**base, "object": "chat.completion.chunk",
-                         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+                        {
+                            **base,
+                            "object": "chat.completion.chunk",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"role": "assistant", "content": text},
+                                    "finish_reason": None,
+                                }
+                            ],
+                        },
+                        {
+                            **base,
+                            "object": "chat.completion.chunk",
+                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                            "usage": usage,
+                        },
                     ]
-                    data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                    data = (
+                        "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                    )
                     content_type = "text/event-stream"
                 else:
-                    data = json.dumps({**base, "object": "chat.completion", "usage": usage, "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+                    data = json.dumps(
+                        {
+                            **base,
+                            "object": "chat.completion",
+                            "usage": usage,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": text},
+                                    "finish_reason": "stop",
+                                }
+                            ],
+                        }
+                    )
                     content_type = "application/json"
                 raw = data.encode()
                 self.send_response(200)

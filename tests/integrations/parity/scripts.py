@@ -28,7 +28,13 @@ SINGLE_AGENT_IDS: tuple[str, ...] = (
     "RareDiseaseDiagnosis-v0",
     "RareDiseaseDiagnosis-SingleTurn-v0",
 )
-SCRIPT_NAMES: tuple[str, ...] = ("oracle", "wrong_answer", "invalid_call", "multi_call", "truncation")
+SCRIPT_NAMES: tuple[str, ...] = (
+    "oracle",
+    "wrong_answer",
+    "invalid_call",
+    "multi_call",
+    "truncation",
+)
 SPLIT = "test"
 SEED = 7
 
@@ -89,12 +95,16 @@ class ReplayAgent:
         self._actions = list(actions)
         self._next = 0
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator
+    ) -> None:
         self._next = 0
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
         if self._next >= len(self._actions):
-            raise RuntimeError(f"the script ran out of actions after {self._next} turns without the episode ending")
+            raise RuntimeError(
+                f"the script ran out of actions after {self._next} turns without the episode ending"
+            )
         self._next += 1
         return self._actions[self._next - 1]
 
@@ -106,7 +116,9 @@ class _RecordingAgent:
         self.inner, self.actions, self.task = inner, [], None
         self.name = inner.name
 
-    def reset(self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator) -> None:
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator
+    ) -> None:
         self.actions, self.task = [], task
         self.inner.reset(obs, info, task=task, rng=rng)
 
@@ -122,11 +134,15 @@ def _run_config(env_id: str, script_seed: int, split: str) -> Any:
     return RunConfig(env_id=env_id, agent="replay", split=split, episodes=1, seed=script_seed)
 
 
-def _eval_episode(env_id: str, agent: Any, *, split: str, task_index: int, seed: int) -> dict[str, Any]:
+def _eval_episode(
+    env_id: str, agent: Any, *, split: str, task_index: int, seed: int
+) -> dict[str, Any]:
     """One episode through the evaluation runner's loop (its episode 0, so reset with ``seed``)."""
     from agentenv.evaluation.runner import run_episode
 
-    return run_episode(shared_env(env_id, split), agent, _run_config(env_id, seed, split), 0, task_index)
+    return run_episode(
+        shared_env(env_id, split), agent, _run_config(env_id, seed, split), 0, task_index
+    )
 
 
 def _first_calls(action: str) -> list[tuple[str, dict[str, Any]]]:
@@ -209,9 +225,13 @@ def hit_deadline(messages: Sequence[Mapping[str, Any]]) -> bool:
 
 @functools.cache
 def _reference(env_id: str, s: Script) -> ParityRecord:
-    record = _eval_episode(env_id, ReplayAgent(s.actions), split=s.split, task_index=s.task_index, seed=s.seed)
+    record = _eval_episode(
+        env_id, ReplayAgent(s.actions), split=s.split, task_index=s.task_index, seed=s.seed
+    )
     if hit_deadline(record["messages"]):  # once more, on the now warm env
-        record = _eval_episode(env_id, ReplayAgent(s.actions), split=s.split, task_index=s.task_index, seed=s.seed)
+        record = _eval_episode(
+            env_id, ReplayAgent(s.actions), split=s.split, task_index=s.task_index, seed=s.seed
+        )
     ids = mask = None
     try:
         import tokenizers  # noqa: F401

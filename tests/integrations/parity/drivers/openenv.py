@@ -40,9 +40,16 @@ def run(env_id: str, script: Script) -> ParityRecord:
             if result.done:
                 break
         else:
-            raise AssertionError(f"{script.name}: the episode did not end after {len(script.actions)} actions")
+            raise AssertionError(
+                f"{script.name}: the episode did not end after {len(script.actions)} actions"
+            )
         state = env.state()
     observation = result.observation
     assert state.step_count == observation.turn and state.total_reward == total
-    return ParityRecord(reward=total, turns=observation.turn, messages=observation.messages,
-                        terminated=result.done and not observation.truncated, truncated=observation.truncated)
+    return ParityRecord(
+        reward=total,
+        turns=observation.turn,
+        messages=observation.messages,
+        terminated=result.done and not observation.truncated,
+        truncated=observation.truncated,
+    )

@@ -38,7 +38,9 @@ def run(env_id: str, script: Script) -> ParityRecord:
         # SkyRL's chat holds the model's raw text where the env's transcript holds parsed tool calls;
         # every other message is the same.
         transcript = metadata["messages"]
-        assert [m for m in chat if m["role"] != "assistant"] == [m for m in transcript if m["role"] != "assistant"]
+        assert [m for m in chat if m["role"] != "assistant"] == [
+            m for m in transcript if m["role"] != "assistant"
+        ]
         return ParityRecord(reward=reward, turns=env.turns, messages=transcript)
     finally:
         env.close()

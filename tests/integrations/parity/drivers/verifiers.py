@@ -35,11 +35,14 @@ async def _run(env_id: str, script: Script) -> ParityRecord:
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ.setdefault("AGENTENV_SCRIPTED_KEY", "scripted")
     env = load_environment(env_id, split=script.split, episodes=1, seed=script.seed)
-    task = episode_task(EpisodeSpec(env_id, script.split, script.task_index, script.seed),
-                        env.taskset.config.task)
+    task = episode_task(
+        EpisodeSpec(env_id, script.split, script.task_index, script.seed), env.taskset.config.task
+    )
     with ScriptedChat(script.actions) as server:
-        ctx = ModelContext(model="scripted",
-                           client=EvalClientConfig(base_url=server.url, api_key_var="AGENTENV_SCRIPTED_KEY"))
+        ctx = ModelContext(
+            model="scripted",
+            client=EvalClientConfig(base_url=server.url, api_key_var="AGENTENV_SCRIPTED_KEY"),
+        )
         async with env.serving():
             episode = await env.run_slot(RunSlot(task), ctx)
     assert episode.ok and not episode.errors, episode.errors
@@ -47,5 +50,8 @@ async def _run(env_id: str, script: Script) -> ParityRecord:
     assert trace.info["agentenv_done"], "the script ended before the env did"
     # The model saw the env's turns: each request after the first ends with the env's observation.
     assert len(server.requests) == trace.info["agentenv_turns"]
-    return ParityRecord(reward=trace.reward, turns=trace.info["agentenv_turns"],
-                        messages=list(trace.info["agentenv_messages"]))
+    return ParityRecord(
+        reward=trace.reward,
+        turns=trace.info["agentenv_turns"],
+        messages=list(trace.info["agentenv_messages"]),
+    )

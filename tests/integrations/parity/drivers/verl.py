@@ -18,8 +18,14 @@ class ScriptedServer:
         self.actions = list(actions)
         self.prompts: list[list[int]] = []
 
-    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any],
-                       **kwargs: Any) -> Any:
+    async def generate(
+        self,
+        request_id: str,
+        *,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        **kwargs: Any,
+    ) -> Any:
         from verl.workers.rollout.replica import TokenOutput
 
         self.prompts.append(list(prompt_ids))
@@ -40,10 +46,14 @@ def agent_loop(server: ScriptedServer, name: str = "agentenv_qwen3", **rollout: 
     import agentenv.integrations.verl.agent_loop  # noqa: F401 - registers the loops
     from agentenv.tokens.qwen3_tokenizer import load_tokenizer
 
-    config = OmegaConf.create({
-        "actor_rollout_ref": {"rollout": {"prompt_length": 8192, "response_length": 32768, **rollout}},
-        "data": {"apply_chat_template_kwargs": {}},
-    })
+    config = OmegaConf.create(
+        {
+            "actor_rollout_ref": {
+                "rollout": {"prompt_length": 8192, "response_length": 32768, **rollout}
+            },
+            "data": {"apply_chat_template_kwargs": {}},
+        }
+    )
     return hydra.utils.instantiate(
         config=_agent_loop_registry[name],
         trainer_config=DictConfigWrap(config=config),
@@ -66,7 +76,9 @@ def extra_info(script: Script) -> dict[str, Any]:
 def run(env_id: str, script: Script) -> ParityRecord:
     server = ScriptedServer(script.actions)
     loop = agent_loop(server)
-    output = asyncio.run(loop.run({"temperature": 1.0}, raw_prompt=[], extra_info=extra_info(script)))
+    output = asyncio.run(
+        loop.run({"temperature": 1.0}, raw_prompt=[], extra_info=extra_info(script))
+    )
     prompt, response = list(output.prompt_ids), list(output.response_ids)
     ids = prompt + response
     # Each generate call saw the whole trajectory so far, as TokenEnv holds it.

@@ -56,9 +56,16 @@ def run(env_id: str, script: Script) -> ParityRecord:
     extra = {**_row_extra_info(env_id, script), "return_messages": True}
     total, obs, interact_info = 0.0, {}, []
     for action in script.actions:
-        reply = client.post("/get_observation", json={
-            "trajectory_ids": [trajectory], "actions": [action], "finish": [False],
-            "is_last_step": [False], "extra_fields": [extra]})
+        reply = client.post(
+            "/get_observation",
+            json={
+                "trajectory_ids": [trajectory],
+                "actions": [action],
+                "finish": [False],
+                "is_last_step": [False],
+                "extra_fields": [extra],
+            },
+        )
         reply.raise_for_status()
         body = reply.json()
         obs = body["observations"][0]
@@ -68,12 +75,28 @@ def run(env_id: str, script: Script) -> ParityRecord:
         if body["dones"][0]:
             break
     else:
-        raise AssertionError(f"{script.name}: the episode did not end after {len(script.actions)} actions")
-    closing = client.post("/get_observation", json={
-        "trajectory_ids": [trajectory], "actions": [""], "finish": [True], "is_last_step": [True]})
+        raise AssertionError(
+            f"{script.name}: the episode did not end after {len(script.actions)} actions"
+        )
+    closing = client.post(
+        "/get_observation",
+        json={
+            "trajectory_ids": [trajectory],
+            "actions": [""],
+            "finish": [True],
+            "is_last_step": [True],
+        },
+    )
     assert closing.json() == {"observations": [""], "dones": [True], "valids": [True]}, closing.text
     # The reward as training sees it: the verl_tool reward function over the turns the loop kept.
-    score = compute_score(f"agentenv/{env_id}", script.actions[-1], None, {"tool_interact_info": interact_info})
+    score = compute_score(
+        f"agentenv/{env_id}", script.actions[-1], None, {"tool_interact_info": interact_info}
+    )
     assert obs["total_reward"] == total and score["turns"] == obs["turns"]
-    return ParityRecord(reward=score["score"], turns=obs["turns"], messages=obs["messages"],
-                        terminated=obs["terminated"], truncated=obs["truncated"])
+    return ParityRecord(
+        reward=score["score"],
+        turns=obs["turns"],
+        messages=obs["messages"],
+        terminated=obs["terminated"],
+        truncated=obs["truncated"],
+    )
