@@ -99,6 +99,9 @@ class Hardened:
                     "headers": [
                         (b"content-type", b"application/json"),
                         (b"content-length", str(len(payload)).encode()),
+                        # The refused body was not read to its end: the connection cannot carry
+                        # another request (its next bytes would be the rest of this body).
+                        (b"connection", b"close"),
                     ],
                 }
             )
