@@ -141,7 +141,16 @@ def _stdout_is_closed() -> bool:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):
         return True
-    return False
+    # The failed write may have emptied the buffer, so the flush above can succeed on a dead pipe:
+    # ask the kernel whether the pipe behind fd 1 still has a reader (POLLERR once it has none).
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no real fd (captured output) or no poll()
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
