@@ -53,10 +53,9 @@ import gc
 import logging
 import os
 import socket
-import threading
-import time
 from typing import TYPE_CHECKING, Any
 
+from agentenv.retrieval.background import ThreadedUvicorn
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.batching import BatchStats
 from agentenv.retrieval.connections import ConnectionGuard, GuardSettings, guarded_protocol
@@ -266,12 +265,14 @@ def _serve_here(
     _uvicorn_server(app, sock, limits, log_level).run(sockets=[sock])
 
 
-class BackgroundServer:
+class BackgroundServer(ThreadedUvicorn):
     """A real uvicorn server in a daemon thread, for tests and single-process trainers.
 
     Binds before starting, so ``port=0`` picks a free port and ``url`` is
     known at once; ``stop()`` (or leaving the ``with`` block) shuts it down.
     """
+
+    what = "retrieval server"
 
     def __init__(
         self,
@@ -287,44 +288,11 @@ class BackgroundServer:
         _require_extra()
         self.limits = limits or ServerLimits()
         self.app = create_app(retriever, info, limits=self.limits, offload_search=offload_search)
-        self._sock = _bind(host, port)
-        bound_host, bound_port = self._sock.getsockname()[:2]
-        if ":" in bound_host:
-            bound_host = f"[{bound_host}]"
-        self.url = f"http://{bound_host}:{bound_port}"
-        self._server = _uvicorn_server(self.app, self._sock, self.limits, log_level)
-        self._thread = threading.Thread(
-            target=self._server.run,
-            kwargs={"sockets": [self._sock]},
-            name="retrieval-server",
-            daemon=True,
-        )
+        sock = _bind(host, port)
+        server = _uvicorn_server(self.app, sock, self.limits, log_level)
+        self._serve_in_thread(server, sock, "retrieval-server")
 
     @property
     def stats(self) -> BatchStats:
         """Live counters of the micro-batcher (requests, queries, batches, rejected)."""
         return self.app.state.batcher.stats
-
-    def start(self, timeout_s: float = 10.0) -> BackgroundServer:
-        """Start serving (once; later calls return at once) and wait until it accepts connections."""
-        if self._thread.ident is not None:
-            return self
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self._thread.is_alive():
-            if self._server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError(f"retrieval server at {self.url} did not start within {timeout_s} s")
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Ask uvicorn to exit and wait for the thread."""
-        self._server.should_exit = True
-        self._thread.join(timeout_s)
-        self._sock.close()
-
-    def __enter__(self) -> BackgroundServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -19,11 +19,10 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
-import threading
-import time
 from typing import Any
 
 from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.retrieval.background import ThreadedUvicorn
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -152,12 +151,14 @@ def serve(
     server.run(sockets=[sock])
 
 
-class BackgroundServer:
+class BackgroundServer(ThreadedUvicorn):
     """A real uvicorn server for ``app`` in a daemon thread, for tests, benchmarks and one-process trainers.
 
     Binds before starting, so ``port=0`` picks a free port and ``url`` is known
     at once; ``stop()`` (or leaving the ``with`` block) shuts it down.
     """
+
+    what = "env server"
 
     def __init__(
         self,
@@ -174,36 +175,6 @@ class BackgroundServer:
         _require_extra()
         self.app = app
         self.limits = checked_limits(host, limits or EnvServerLimits())
-        self._sock = _bind(host, port)
-        bound_host, bound_port = self._sock.getsockname()[:2]
-        self.url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}"
-        self._server = uvicorn_server(
-            app, self._sock, self.limits, websockets=websockets, log_level=log_level
-        )
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, name="serve-env", daemon=True
-        )
-
-    def start(self, timeout_s: float = 10.0) -> BackgroundServer:
-        """Start serving and wait until it accepts connections."""
-        if self._thread.ident is not None:
-            return self
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self._thread.is_alive():
-            if self._server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError(f"env server at {self.url} did not start within {timeout_s} s")
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Ask uvicorn to exit and wait for the thread."""
-        self._server.should_exit = True
-        self._thread.join(timeout_s)
-        self._sock.close()
-
-    def __enter__(self) -> BackgroundServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        sock = _bind(host, port)
+        server = uvicorn_server(app, sock, self.limits, websockets=websockets, log_level=log_level)
+        self._serve_in_thread(server, sock, "serve-env")
