@@ -1,0 +1,148 @@
+"""Reading task rows for ``agentenv data shift-check``: task rows or SFT chat rows, detected row by row.
+
+Why a module of its own: the statistical tests never look at JSON; this is the
+one place that turns a JSONL file into :class:`TaskRow` objects and explains,
+in one line, what a bad row should have looked like.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentenv.errors import UserInputError
+
+TEXT_KEYS = ("prompt", "question", "query", "instruction", "text", "input")
+"""Keys whose string value is a task row's text, tried in this order."""
+
+NESTED_KEYS = ("task", "metadata", "public")
+"""Dicts inside a row searched (after the row itself) for the text, ``kind`` and ``difficulty``."""
+
+_EXPECTED = (
+    "one JSON object per line: a task row with a text field ("
+    + ", ".join(repr(k) for k in TEXT_KEYS)
+    + "; optionally 'kind' and 'difficulty'), or an SFT chat row {\"messages\": [...]} "
+    "with a user message"
+)
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One row's text and, when the row has them, its kind and difficulty."""
+
+    text: str
+    kind: str | None = None
+    difficulty: str | None = None
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _scopes(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [row, *(row[k] for k in NESTED_KEYS if isinstance(row.get(k), Mapping))]
+
+
+def _label(scopes: Sequence[Mapping[str, Any]], key: str) -> str | None:
+    for scope in scopes:
+        value = scope.get(key)
+        if (
+            isinstance(value, (str, int, float))
+            and not isinstance(value, bool)
+            and str(value).strip()
+        ):
+            return str(value)
+    return None
+
+
+def _message_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts
+        parts = [
+            p.get("text")
+            for p in content
+            if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        ]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+def row_from_dict(row: Any, where: str) -> TaskRow:
+    """The :class:`TaskRow` of one decoded JSONL row; ``where`` (``path:line``) names it in errors."""
+    if not isinstance(row, Mapping):
+        raise UserInputError(
+            f"{where}: a JSON {type(row).__name__}, not an object; expected {_EXPECTED}"
+        )
+    scopes = _scopes(row)
+    text: str | None = None
+    if "messages" in row:
+        messages = row["messages"]
+        if not isinstance(messages, list):
+            raise UserInputError(
+                f"{where}: 'messages' is not a list; expected an SFT chat row "
+                '{"messages": [{"role": "user", "content": ...}, ...]}'
+            )
+        for message in messages:
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                text = _message_text(message.get("content"))
+                break
+        if text is None or not text.strip():
+            raise UserInputError(
+                f"{where}: chat row without a user message with text content; "
+                "the text of a chat row is its first user message"
+            )
+    else:
+        for scope in scopes:
+            for key in TEXT_KEYS:
+                value = scope.get(key)
+                if isinstance(value, str) and value.strip():
+                    text = value
+                    break
+            if text is not None:
+                break
+        if text is None:
+            keys = ", ".join(repr(k) for k in list(row)[:8]) or "none"
+            raise UserInputError(
+                f"{where}: no text in the row (its keys: {keys}); expected {_EXPECTED}"
+            )
+    return TaskRow(text=text, kind=_label(scopes, "kind"), difficulty=_label(scopes, "difficulty"))
+
+
+def read_rows(path: str | Path) -> list[TaskRow]:
+    """The rows of a JSONL file (blank lines skipped).
+
+    Raises:
+        UserInputError: a missing file, a directory, an empty file, a line that is
+            not JSON or a row with no text, naming ``path:line`` and what was expected.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise UserInputError(f"{path}: no such file; expected a JSONL file, {_EXPECTED}")
+    if path.is_dir():
+        raise UserInputError(f"{path}: is a directory; expected a JSONL file, {_EXPECTED}")
+    rows = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{lineno}"
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UserInputError(
+                        f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                        f"expected {_EXPECTED}"
+                    ) from None
+                rows.append(row_from_dict(data, where))
+    except UnicodeDecodeError as exc:
+        raise UserInputError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            f"expected a JSONL file, {_EXPECTED}"
+        ) from None
+    if not rows:
+        raise UserInputError(f"{path}: no rows (the file is empty); expected {_EXPECTED}")
+    return rows
