@@ -63,186 +63,23 @@ Example:
 from __future__ import annotations
 
 import json
-import math
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
+from typing import Any
 
 import numpy as np
 
-from agentenv.retrieval.base import Hit, document_ids
-from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.bm25_base import BM25Base, BM25Params
+from agentenv.retrieval.bm25_scoring import IdfKind, _sparse_product, idf_values
+from agentenv.retrieval.tokenize import Tokenizer
 from agentenv.retrieval.topk import top_k_groups, top_k_rows
-
-if TYPE_CHECKING:  # pragma: no cover - typing only (typing has them from Python 3.11)
-    from typing_extensions import Self, Unpack
 
 __all__ = ["BM25Base", "BM25Params", "BM25Retriever", "IdfKind", "idf_values"]
 
-IdfKind = Literal["okapi", "lucene"]
 _FORMAT = 1
 _SORT_ALL = 192
 """Up to this many candidates are sorted outright; more are first cut to the k best (and ties)."""
-
-
-def idf_values(doc_freq: Sequence[int], n_docs: int, kind: IdfKind, epsilon: float) -> np.ndarray:
-    """IDF of each term from its document frequency (pure function).
-
-    Uses ``math.log`` term by term and a left-to-right sum so that the
-    ``okapi`` values equal ``rank_bm25``'s bit for bit (numpy's vectorised
-    log may differ in the last bit).
-
-    Example:
-        >>> idf_values([1, 3], 4, "okapi", 0.25).round(4).tolist()
-        [0.8473, 0.0]
-        >>> idf_values([1, 3], 4, "lucene", 0.25).round(4).tolist()
-        [1.204, 0.3567]
-    """
-    if kind == "okapi":
-        idf = [math.log(n_docs - n + 0.5) - math.log(n + 0.5) for n in doc_freq]
-        total = 0.0
-        for v in idf:
-            total += v
-        eps = epsilon * (total / len(idf)) if idf else 0.0
-        idf = [eps if v < 0 else v for v in idf]
-    elif kind == "lucene":
-        idf = [math.log(1 + (n_docs - n + 0.5) / (n + 0.5)) for n in doc_freq]
-    else:
-        raise ValueError(f"unknown idf {kind!r}; use 'okapi' or 'lucene'")
-    return np.asarray(idf, dtype=np.float64)
-
-
-def _sparse_product(
-    n_rows: int,
-    n_cols: int,
-    a_indptr: np.ndarray,
-    a_indices: np.ndarray,
-    a_data: np.ndarray,
-    b_indptr: np.ndarray,
-    b_indices: np.ndarray,
-    b_data: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR ``A @ B`` as (indptr, indices, data), with SciPy's compiled routines (int32 indices).
-
-    Each row's entries come in the order the routine finds them (not sorted), with exact zeros
-    dropped. Uses ``scipy.sparse._sparsetools`` directly (private, but unchanged for years), or the
-    public ``@`` where that module is missing.
-
-    Example:
-        >>> a = (np.array([0, 2], np.int32), np.array([0, 1], np.int32), np.ones(2))
-        >>> b = (np.array([0, 1, 3], np.int32), np.array([2, 0, 2], np.int32), np.array([0.5, 1.0, 2.0]))
-        >>> indptr, indices, data = _sparse_product(1, 3, *a, *b)
-        >>> sorted(zip(indices.tolist(), data.tolist()))
-        [(0, 1.0), (2, 2.5)]
-    """
-    try:
-        from scipy.sparse import _sparsetools
-    except ImportError:  # pragma: no cover - a SciPy without the private module
-        from scipy.sparse import csr_matrix
-
-        a = csr_matrix((a_data, a_indices, a_indptr), shape=(n_rows, b_indptr.shape[0] - 1))
-        c = a @ csr_matrix((b_data, b_indices, b_indptr), shape=(b_indptr.shape[0] - 1, n_cols))
-        return c.indptr, c.indices, c.data
-    nnz = _sparsetools.csr_matmat_maxnnz(n_rows, n_cols, a_indptr, a_indices, b_indptr, b_indices)
-    out_indptr = np.empty(n_rows + 1, dtype=np.int32)
-    out_indices = np.empty(nnz, dtype=np.int32)
-    out_data = np.empty(nnz, dtype=np.float64)
-    _sparsetools.csr_matmat(
-        n_rows,
-        n_cols,
-        a_indptr,
-        a_indices,
-        a_data,
-        b_indptr,
-        b_indices,
-        b_data,
-        out_indptr,
-        out_indices,
-        out_data,
-    )
-    used = int(out_indptr[-1])
-    return out_indptr, out_indices[:used], out_data[:used]
-
-
-class BM25Params(TypedDict, total=False):
-    """The BM25 parameters every BM25 back-end takes (see :meth:`BM25Base.from_tokens`)."""
-
-    k1: float
-    b: float
-    epsilon: float
-    idf: IdfKind
-
-
-class BM25Base(ABC):
-    """How a BM25 back-end is built: the one constructor both BM25 back-ends share.
-
-    Why shared: the fast index and the ``rank_bm25`` yardstick are compared
-    on the same tokens with the same parameters, so they must take them, and
-    tokenize texts, in exactly one way. A subclass supplies :meth:`_index`.
-    """
-
-    kind: ClassVar[str]
-    ids: list[str]
-    tokenizer: Tokenizer
-
-    @classmethod
-    def from_texts(
-        cls,
-        texts: Sequence[str],
-        ids: Sequence[str] | None = None,
-        *,
-        tokenizer: Tokenizer | None = None,
-        **params: Unpack[BM25Params],
-    ) -> Self:
-        """Tokenize ``texts`` and index them; ``ids`` default to ``str(row)``; ``params`` as :meth:`from_tokens`."""
-        tokenizer = tokenizer or DEFAULT_TOKENIZER
-        return cls.from_tokens(
-            tokenizer.tokenize_many(list(texts)), ids, tokenizer=tokenizer, **params
-        )
-
-    @classmethod
-    def from_tokens(
-        cls,
-        corpus: list[list[str]],
-        ids: Sequence[str] | None = None,
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        idf: IdfKind = "okapi",
-        tokenizer: Tokenizer | None = None,
-    ) -> Self:
-        """Index an already-tokenized corpus (``tokenizer`` is then used for queries only).
-
-        Args:
-            corpus: one token list per document.
-            ids: one id per document (default ``str(row)``).
-            k1: term-frequency saturation.
-            b: document-length normalisation.
-            epsilon: floor for negative ``okapi`` IDFs, as a fraction of the mean IDF.
-            idf: ``"okapi"`` (``rank_bm25``'s) or ``"lucene"`` (always positive).
-            tokenizer: how queries are tokenized (default :data:`DEFAULT_TOKENIZER`).
-        """
-        params: dict[str, Any] = {"k1": k1, "b": b, "epsilon": epsilon, "idf": idf}
-        return cls._index(
-            corpus, document_ids(ids, len(corpus)), params, tokenizer or DEFAULT_TOKENIZER
-        )
-
-    @classmethod
-    @abstractmethod
-    def _index(
-        cls, corpus: list[list[str]], ids: list[str], params: dict[str, Any], tokenizer: Tokenizer
-    ) -> Self:
-        """Build the index of ``corpus``: ``ids`` checked (one per document), ``params`` as :meth:`from_tokens` took them."""
-
-    @abstractmethod
-    def search_tokens(self, tokens: list[str], k: int) -> list[Hit]:
-        """Top ``k`` for an already-tokenized query."""
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        """Top ``k`` documents containing a query term, best first (ties: lower row first)."""
-        return self.search_tokens(self.tokenizer(query), k)
 
 
 class BM25Retriever(BM25Base):
