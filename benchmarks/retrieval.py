@@ -33,6 +33,8 @@ steadier when other jobs share the cores.
 ``--baseline BM25_PY``: an older ``agentenv/retrieval/bm25.py`` (e.g. from ``git show
 REV:agentenv/retrieval/bm25.py``), built on the same tokens and timed in the same passes,
 single and in batches of 32 (rows ``baseline ...``); its results must equal ours.
+Only that one file is loaded: what it imports (since the split, ``bm25_base`` and ``bm25_scoring``)
+comes from this checkout, so a baseline from after the split differs from ours only in ``bm25.py``.
 
 Dense: the default encoder with a faiss Flat and an HNSW index (faiss on one thread):
 build time, single-query latency (same passes) and HNSW recall@10 against Flat, at 1x.
