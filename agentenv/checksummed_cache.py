@@ -24,6 +24,10 @@ Two shapes, with their on-disk formats fixed (existing caches stay valid):
   (:meth:`ChecksummedDir.publish`); or, for a folder a caller owns, written
   file by file, atomically, manifest last (:meth:`ChecksummedDir.write_in_place`).
 
+A file verified once is not hashed again while it is unchanged: the digest is
+stamped with the file's identity (:mod:`agentenv.verified_stamps`, which says
+which changes that still catches, and which it cannot see).
+
 Example:
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
@@ -56,6 +60,7 @@ from typing import Any
 
 from agentenv.checksums import sha256_file
 from agentenv.paths import atomic_write_bytes, discard, make_temp_dir, normal_mode
+from agentenv.verified_stamps import body_digest, verified_sha256
 
 __all__ = [
     "ChecksummedDir",
@@ -119,7 +124,9 @@ def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any],
     against its sha256 but not decoded.
     """
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            raw = handle.read()
     except FileNotFoundError:
         return None
     except OSError as err:
@@ -134,7 +141,10 @@ def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any],
     stale = header_problem(head, header)
     if stale is not None:
         return _rebuilding(path, f"{stale} or corrupt")
-    if head.get("body_sha256") != hashlib.sha256(blob).hexdigest():
+    claimed = head.get("body_sha256")
+    if not isinstance(claimed, str) or claimed != body_digest(
+        path, st, claimed, lambda: hashlib.sha256(blob).hexdigest()
+    ):
         return _rebuilding(path, "corrupt: its body does not match its sha256")
     return head, blob
 
@@ -246,7 +256,7 @@ class ChecksummedDir:
             try:
                 if not (root / name).is_file():
                     return f"incomplete ({name} is missing)"
-                if digests.get(name) != sha256_file(root / name):
+                if digests.get(name) != verified_sha256(root / name):
                     return f"corrupt ({name} does not match its sha256)"
             except OSError as err:
                 return f"unreadable ({name}: {err.strerror or err})"

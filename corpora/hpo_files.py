@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
-from agentenv.checksums import sha256_file
 
 HPO_CITATION = (
     "Gargano MA, Matentzoglu N, Coleman B, et al. The Human Phenotype Ontology in 2024: "
@@ -147,60 +144,17 @@ def _head(path: Path, max_lines: int = 200) -> list[str]:
         return [line.rstrip("\n") for _, line in zip(range(max_lines), handle, strict=False)]
 
 
-DIGESTS_FORMAT = 1
-"""Bump when the layout of the digest memo (:func:`source_sha256`) changes."""
-
-
-def _stat_key(path: Path) -> list[int]:
-    """What changes when a file's bytes do: size, mtime, ctime (which no tool can set back) and inode."""
-    st = os.stat(path)
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
-
-
 def source_sha256(paths: Iterable[Path]) -> list[str]:
-    """The sha256 of each source file, hashed again only when its size, times or inode changed.
+    """The sha256 of each source file, hashed again only when the file changed since it was last hashed.
 
     Why: hashing the ~44 MB of the two files was about a tenth of every warm
-    ``gym.make`` of a rare-disease id. The digests are kept, with each file's
-    stat, in a checksummed memo under ``$AGENTENV_HOME/digests`` (git trusts its
-    index the same way): editing a file changes its ctime, so it is hashed
-    again. A missing, stale or damaged memo, or a home that cannot be written,
-    only means hashing.
+    ``gym.make`` of a rare-disease id. Each digest is stamped with the file's
+    identity (:mod:`agentenv.verified_stamps`, as every cache file is): editing
+    a file changes its ctime, so it is hashed again.
     """
-    from agentenv.checksummed_cache import unpack, write_pack
-    from agentenv.paths import agentenv_home
+    from agentenv.verified_stamps import verified_sha256
 
-    paths = [Path(p).resolve() for p in paths]
-    header = {"format": DIGESTS_FORMAT}
-    memo_path = agentenv_home() / "digests" / "hpo-sources.json"
-    try:
-        stats = [_stat_key(p) for p in paths]
-        memo = unpack(memo_path, header) if memo_path.is_file() else None
-    except OSError:
-        return [sha256_file(p) for p in paths]
-    memo = memo if isinstance(memo, dict) else {}
-    digests, changed = [], False
-    for path, stat in zip(paths, stats, strict=True):
-        known = memo.get(str(path))
-        if (
-            isinstance(known, list)
-            and len(known) == 2
-            and known[0] == stat
-            and isinstance(known[1], str)
-        ):
-            digests.append(known[1])
-            continue
-        digest = sha256_file(path)
-        if _stat_key(path) == stat:  # not being rewritten while it was hashed
-            memo[str(path)], changed = [stat, digest], True
-        digests.append(digest)
-    if changed:
-        try:
-            memo_path.parent.mkdir(parents=True, exist_ok=True)
-            write_pack(memo_path, header, memo)
-        except OSError:
-            pass  # a read-only home: hash every time
-    return digests
+    return [verified_sha256(Path(p).resolve()) for p in paths]
 
 
 @lru_cache(maxsize=4)

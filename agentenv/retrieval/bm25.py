@@ -548,7 +548,7 @@ class BM25Retriever(BM25Base):
         meta = json.loads((path / "bm25.json").read_text())
         if meta.get("kind") != cls.kind or meta.get("format") != _FORMAT:
             raise ValueError(f"{path} does not hold a bm25 index of format {_FORMAT}")
-        vocab = {t: i for i, t in enumerate(meta["vocab"])}
+        vocab = dict(zip(meta["vocab"], range(len(meta["vocab"])), strict=True))
         arrays = [
             np.load(path / f"{name}.npy", allow_pickle=False)
             for name in ("indptr", "docs", "weights")

@@ -44,8 +44,7 @@ override the registered ones.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -54,6 +53,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from agentenv.core import Task
 from agentenv.corpora.media import load_catalog
 from agentenv.envs.media_search.answer_catalog import answer_catalog
+from agentenv.envs.media_search.concierge_rows import CONCIERGE_KINDS, concierge_questions
 from agentenv.envs.media_search.film_requests import (
     FIELD_NAMES,
     Request,
@@ -70,7 +70,7 @@ from agentenv.envs.media_search.question_tasks import (
     question_task_from_dict,
     split_questions,
 )
-from agentenv.envs.media_search.questions import Question, QuestionRows
+from agentenv.envs.media_search.questions import Question
 from agentenv.envs.media_search.scripted_assistant import (
     AnswerAtOnceAssistant,
     AskingAssistant,
@@ -88,7 +88,7 @@ from agentenv.parsing import Answer
 from agentenv.retrieval.base import Retriever
 from agentenv.tools import ToolRegistry
 
-KINDS = ("constraint", "superlative")
+KINDS = CONCIERGE_KINDS
 """The question kinds whose gold plan is one structured filter, hence a request with fields."""
 
 
@@ -107,28 +107,6 @@ class Session:
     asked_so_far: list[str] = field(default_factory=list)
     revealed: set[str] = field(default_factory=set)
     n_asked: int = 0
-
-
-def of_kinds(questions: Sequence[Question], kinds: Sequence[str]) -> list[Question]:
-    """The questions of ``kinds``, in order, decoding only those whose cached line can be of one.
-
-    A cached line is canonical JSON (:func:`~agentenv.envs.media_search.questions.canonical_json`: sorted
-    keys, no spaces), so a question of kind ``k`` holds the bytes ``"kind":"k"``, which no string value can
-    (its quotes are escaped). Decoding all 24,000 train questions to read their kinds was most of a warm make.
-    """
-    wanted = set(kinds)
-    if isinstance(questions, QuestionRows):
-        marks = [
-            json.dumps({"kind": k}, ensure_ascii=False, separators=(",", ":"))[1:-1].encode()
-            for k in wanted
-        ]
-        lines = questions.lines()
-        maybe: Iterable[Question] = (
-            questions[i] for i, line in enumerate(lines) if any(m in line for m in marks)
-        )
-    else:
-        maybe = questions
-    return [q for q in maybe if q.kind in wanted]
 
 
 class MediaConciergeEnv(DialogueEnv):
@@ -163,7 +141,7 @@ class MediaConciergeEnv(DialogueEnv):
         )
         self.vocabulary = vocabulary(self.catalog)
         # Tasks made on first access (an id hash each): making all 8,190 of train was a third of a warm make.
-        tasks = QuestionTasks([q for q in of_kinds(questions, kinds) if request_of(q)], split)
+        tasks = QuestionTasks(concierge_questions(questions, kinds), split)
         super().__init__(tasks, tools, split=split, max_turns=max_turns, reward=reward, **kwargs)
         self.metadata = {**type(self).metadata}
 

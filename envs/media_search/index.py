@@ -112,29 +112,35 @@ class CatalogIndex:
             [np.nan if t.rating is None else t.rating for t in titles], dtype=np.float64
         )
         self.feature = self.runtime >= FEATURE_MIN_RUNTIME  # NaN compares False
-        self.genres: dict[str, str] = {}  # normalised key -> display name
-        positions: dict[str, list[int]] = {}
-        for i, t in enumerate(titles):
-            for g in t.genres:
-                key = normalize_key(g)
-                if key not in positions:
-                    self.genres[key] = g
-                    positions[key] = []
-                positions[key].append(i)
+        # Rows per genre as spelled, then per normalised key: one key per spelling, not per (title, genre).
+        by_spelling: dict[str, list[int]] = {}
+        for i, genres in enumerate(t.genres for t in titles):
+            for g in genres:
+                rows = by_spelling.get(g)
+                if rows is None:
+                    by_spelling[g] = [i]
+                else:
+                    rows.append(i)
+        self.genres: dict[str, str] = {}  # normalised key -> display name (its first spelling)
         masks: dict[str, np.ndarray] = {}
-        for (
-            key,
-            rows,
-        ) in (
-            positions.items()
-        ):  # one assignment per genre: one per (title, genre) was 13 ms of a make
-            masks[key] = np.zeros(self.size, dtype=bool)
+        for g, rows in by_spelling.items():  # first appearance order
+            key = normalize_key(g)
+            if key not in masks:
+                self.genres[key] = g
+                masks[key] = np.zeros(self.size, dtype=bool)
             masks[key][rows] = True
         self._genre_masks = masks
-        self._id_rank = np.argsort(np.array([t.id for t in titles]), kind="stable").argsort()
+        self._id_rank_array: np.ndarray | None = None
         # Sort orders are worked out on first use (a few ms to 25 ms each, inside the tool's time
         # limit): all eight up front were a sixth of a warm gym.make, and most episodes sort by one.
         self._orders: dict[tuple[str, str], np.ndarray] = {}
+
+    def _id_rank(self) -> np.ndarray:
+        """Each row's rank by title id: the last tie-break of every sort order (built with the first one)."""
+        if self._id_rank_array is None:
+            ids = np.array([t.id for t in self.catalog.titles])
+            self._id_rank_array = np.argsort(ids, kind="stable").argsort()
+        return self._id_rank_array
 
     # ------------------------------------------------------------------ resolving names
 
@@ -217,7 +223,7 @@ class CatalogIndex:
                 }[sort_by]
                 missing = np.isnan(column)
                 value = np.where(missing, 0.0, column) * sign
-            self._orders[key] = np.lexsort((self._id_rank, value, missing))
+            self._orders[key] = np.lexsort((self._id_rank(), value, missing))
         return self._orders[key]
 
     def select(self, q: FilterQuery, limit: int) -> tuple[int, list[int]]:

@@ -452,6 +452,7 @@ class QuestionRows(Sequence[Question]):
         lines: Sequence[bytes] | None,
         questions: Sequence[Question] | None = None,
         where: str = "",
+        checksum: str | None = None,
     ) -> None:
         if lines is None and questions is None:
             raise ValueError("QuestionRows needs the cached lines or the questions")
@@ -460,6 +461,14 @@ class QuestionRows(Sequence[Question]):
             list(questions) if questions is not None else [None] * len(lines or ())
         )
         self._where = where
+        self.checksum = checksum
+        """The sha256 of the cached lines joined by newlines (the cache file's ``body_sha256``), when known:
+        what a cache derived from these rows is keyed by."""
+
+    @property
+    def where(self) -> str:
+        """The cache file the lines were read from or written to (empty when none)."""
+        return self._where
 
     def __len__(self) -> int:
         return len(self._questions)
@@ -540,7 +549,7 @@ def _read_cached(split: str, seed: int, style: str) -> QuestionRows | None:
         return None
     head, blob = found
     lines = blob.split(b"\n")
-    rows = QuestionRows(lines, where=str(path))
+    rows = QuestionRows(lines, where=str(path), checksum=head.get("body_sha256"))
     try:
         if (
             head.get("rows") != len(lines)
@@ -575,8 +584,10 @@ def _generate_and_cache(seed: int, style: str = DEFAULT_STYLE) -> None:
                 )
             header = {**_header(name, seed, style), "rows": len(lines)}
             path = _cache_file(name, seed, style)
-            write_atomic(path, pack_bytes(header, b"\n".join(lines)))
-            _LOADED[(name, seed, style)] = QuestionRows(lines, where=str(path))
+            body = b"\n".join(lines)
+            digest = hashlib.sha256(body).hexdigest()
+            write_atomic(path, pack_bytes(header, body, digest=digest))
+            _LOADED[(name, seed, style)] = QuestionRows(lines, where=str(path), checksum=digest)
 
 
 def question_stats(seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> dict[str, Any]:

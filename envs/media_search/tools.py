@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import json
-import operator
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -178,8 +177,7 @@ def _unknown_title(title_id: str) -> ToolError:
     )
 
 
-_FIELDS = Title.__slots__
-_FIELD_VALUES = operator.attrgetter(*_FIELDS)
+_FIELDS = Title._fields
 
 
 def _title_text(t: Title) -> str:
@@ -187,7 +185,7 @@ def _title_text(t: Title) -> str:
 
     Written from the fields directly (json writes a tuple as it writes a list).
     """
-    record = dict(zip(_FIELDS, _FIELD_VALUES(t), strict=True))
+    record = dict(zip(_FIELDS, t, strict=True))
     record["is_feature"] = t.is_feature
     return _encode(record)
 
@@ -212,10 +210,6 @@ class MediaTools:
         self.retriever = retriever
         self.index = index or shared_catalog_index(catalog)
         self._shared = shared_fragments(catalog)
-        # Built now, not at the first search (~17 ms, once per process): an async vector env builds one env
-        # in the parent before it forks, so its workers share these pages; built in each worker, they cost
-        # 15 MB per worker (a 16-env async MediaSearch-v0 held 729 MB, 487 MB with this).
-        self._shared.prefixes()
 
     def search(self, args: SearchArgs) -> dict[str, Any]:
         """Rank titles by BM25 over their descriptions (title, year, genres, credits)."""
@@ -252,12 +246,10 @@ class MediaTools:
         hits = self.retriever.search(args.query, args.k)
         if not hits:
             raise ToolError(f"no title matches {args.query[:80]!r}; try other words")
-        prefixes = self._shared.prefixes()
+        prefixes = self._shared.prefixes
         parts = []
         for hit in hits:
-            prefix = prefixes.get(hit.doc_id)
-            if prefix is None:
-                raise ToolError("the search index does not match the catalog; rebuild the index")
+            prefix = prefixes.get(hit.doc_id) or self._shared.prefix(hit.doc_id)
             parts.append(f"{prefix}{round(float(hit.score), 3)!r}}}")
         return '{"results": [' + ", ".join(parts) + "]}"
 
@@ -395,24 +387,31 @@ MODELLED_LATENCY_MS = {
 class SharedFragments:
     """What every env of a process derives from one read-only catalog, built once and shared.
 
-    JSON text per title id: a search result up to its score, for every title
-    when the first tools of a process are made (~1 us a title), and a whole ``get_title`` record,
-    built on first use (records are long; most are never asked for); and the
+    JSON text per title id: a search result up to its score (~1.5 us a title), and a whole
+    ``get_title`` record, each built the first time a search or look-up returns
+    that title (building every title's search row at make was 17 ms of a warm
+    ``gym.make``; most titles are never returned); and the
     person-name token index of ``find_person``. Per env, these held 2.7 MB
     each (issue: sixteen envs of a vector env held 555 MB).
     """
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self._prefixes: dict[str, str] | None = None
+        self.prefixes: dict[str, str] = {}
+        """Search-result JSON up to the score, by title id, for the titles returned so far."""
         self.records: dict[str, str] = {}
         self.tokens: dict[str, list[str]] | None = None
 
-    def prefixes(self) -> dict[str, str]:
-        """Every title's search-result JSON up to its score (built once, by the first tools made)."""
-        if self._prefixes is None:
-            self._prefixes = {t.id: _result_prefix(t) for t in self.catalog.titles}
-        return self._prefixes
+    def prefix(self, title_id: str) -> str:
+        """The search-result JSON of ``title_id`` up to its score, built and kept on first use.
+
+        A ``ToolError`` when the catalog has no such title: the index was built over another catalog.
+        """
+        title = self.catalog.get(title_id)
+        if title is None:
+            raise ToolError("the search index does not match the catalog; rebuild the index")
+        prefix = self.prefixes[title_id] = _result_prefix(title)
+        return prefix
 
 
 @lru_cache(maxsize=4)
