@@ -69,6 +69,7 @@ __all__ = [
     "pack_bytes",
     "unpack",
     "unpack_bytes",
+    "unpack_lines",
     "write_pack",
 ]
 
@@ -117,11 +118,11 @@ def write_pack(
     atomic_write_bytes(path, pack(header, body), legacy=legacy)
 
 
-def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
-    """Return ``(stored header, body bytes)`` of a pack whose header matches and whose body is intact.
+def _read_pack(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, int] | None:
+    """``(stored header, whole file, offset of the body)`` of an intact pack matching ``header``, else ``None``.
 
-    ``None`` means "rebuild", as for :func:`unpack`; the body is verified
-    against its sha256 but not decoded.
+    The body is hashed where it lies in the file's bytes (a 11 MB question pack
+    was copied once just to split its header off).
     """
     try:
         with open(path, "rb") as handle:
@@ -131,9 +132,10 @@ def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any],
         return None
     except OSError as err:
         return _rebuilding(path, f"unreadable: {err.strerror or err}")
-    head_raw, _, blob = raw.partition(b"\n")
+    newline = raw.find(b"\n")
+    start = len(raw) if newline < 0 else newline + 1
     try:
-        head = json.loads(head_raw)
+        head = json.loads(raw[: start - 1] if newline >= 0 else raw)
     except ValueError:
         return _rebuilding(path, "corrupt: its header is not JSON")
     if not isinstance(head, dict):
@@ -143,10 +145,38 @@ def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any],
         return _rebuilding(path, f"{stale} or corrupt")
     claimed = head.get("body_sha256")
     if not isinstance(claimed, str) or claimed != body_digest(
-        path, st, claimed, lambda: hashlib.sha256(blob).hexdigest()
+        path, st, claimed, lambda: hashlib.sha256(memoryview(raw)[start:]).hexdigest()
     ):
         return _rebuilding(path, "corrupt: its body does not match its sha256")
-    return head, blob
+    return head, raw, start
+
+
+def unpack_bytes(path: Path, header: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
+    """Return ``(stored header, body bytes)`` of a pack whose header matches and whose body is intact.
+
+    ``None`` means "rebuild", as for :func:`unpack`; the body is verified
+    against its sha256 but not decoded.
+    """
+    found = _read_pack(path, header)
+    if found is None:
+        return None
+    head, raw, start = found
+    return head, raw[start:]
+
+
+def unpack_lines(
+    path: Path, header: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[bytes]] | None:
+    """:func:`unpack_bytes` with the body split into its lines (``b"\\n"``), without copying the body first."""
+    found = _read_pack(path, header)
+    if found is None:
+        return None
+    head, raw, start = found
+    if start == len(raw) and raw[-1:] != b"\n":  # no body line at all: as b"".split(b"\n")
+        return head, [b""]
+    lines = raw.split(b"\n")
+    del lines[0]  # the header's line
+    return head, lines
 
 
 def unpack(path: Path, header: Mapping[str, Any]) -> Any | None:

@@ -52,7 +52,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from agentenv.checksummed_cache import pack_bytes, unpack_bytes
+from agentenv.checksummed_cache import pack_bytes, unpack_lines
 from agentenv.corpora.media import MOVIES_DB_SHA256, Catalog
 from agentenv.corpora.media_files import write_atomic
 from agentenv.envs.media_search.plan_extraction import execute_plan_extract as execute_plan_extract
@@ -544,11 +544,10 @@ def question_rows(
 
 def _read_cached(split: str, seed: int, style: str) -> QuestionRows | None:
     path = _cache_file(split, seed, style)
-    found = unpack_bytes(path, _header(split, seed, style))
+    found = unpack_lines(path, _header(split, seed, style))
     if found is None:
         return None
-    head, blob = found
-    lines = blob.split(b"\n")
+    head, lines = found
     rows = QuestionRows(lines, where=str(path), checksum=head.get("body_sha256"))
     try:
         if (
