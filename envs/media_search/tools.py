@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -35,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
 from agentenv.envs.media_search import compact as compact_text
 from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
+from agentenv.envs.media_search.tool_json import search_prefixes, title_text
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
 from agentenv.tools import Tool, ToolError
@@ -133,61 +133,11 @@ def _brief(t: Title) -> dict[str, Any]:
     return {"id": t.id, "title": t.title, "year": t.year}
 
 
-# The encoder ToolRegistry.execute applies to a dict a tool returns: the text tools return
-# themselves is written as it writes, so it is the same bytes as the dict would have become.
-_JSON = json.JSONEncoder(ensure_ascii=False)
-_STR = json.encoder.encode_basestring  # how that encoder writes a str (ensure_ascii=False)
-# JSONEncoder.encode builds a C encoder on every call; this one is built once (no cycle check:
-# only for the acyclic records of a Title).
-_C_ENCODE = getattr(json.encoder, "c_make_encoder", None)
-_ENCODE = (
-    _C_ENCODE(None, _JSON.default, _STR, None, ": ", ", ", False, False, True)
-    if _C_ENCODE is not None
-    else None
-)
-
-
-def _encode(value: Any) -> str:
-    """``_JSON.encode(value)``, byte for byte, without building an encoder per call."""
-    return "".join(_ENCODE(value, 0)) if _ENCODE is not None else _JSON.encode(value)
-
-
-def _result_prefix(t: Title) -> str:
-    """A search result as JSON up to its score: ``{"id": …, "directors": […], "score": ``."""
-    if (
-        type(t.year) is not int
-    ):  # pragma: no cover - the catalog's years are ints; stay exact anyway
-        return _encode(
-            {
-                "id": t.id,
-                "title": t.title,
-                "year": t.year,
-                "directors": list(t.directors),
-                "score": 0,
-            }
-        )[:-2]
-    directors = ", ".join(map(_STR, t.directors))
-    return f'{{"id": {_STR(t.id)}, "title": {_STR(t.title)}, "year": {t.year!r}, "directors": [{directors}], "score": '
-
-
 def _unknown_title(title_id: str) -> ToolError:
     return ToolError(
         f"no title with id {title_id[:40]!r}; ids look like 'tt1375666' or 'm12345' "
         "and come from search or filter_titles"
     )
-
-
-_FIELDS = Title._fields
-
-
-def _title_text(t: Title) -> str:
-    """The ``get_title`` output of ``t`` as JSON text: ``t.to_dict()`` plus ``is_feature``.
-
-    Written from the fields directly (json writes a tuple as it writes a list).
-    """
-    record = dict(zip(_FIELDS, t, strict=True))
-    record["is_feature"] = t.is_feature
-    return _encode(record)
 
 
 class MediaTools:
@@ -320,7 +270,7 @@ class MediaTools:
             t = self.catalog.get(key)
             if t is None:
                 raise _unknown_title(args.title_id)
-            text = self._shared.records[key] = _title_text(t)
+            text = self._shared.records[key] = title_text(t)
         return text
 
     def find_person(self, args: FindPersonArgs) -> dict[str, Any]:
@@ -387,30 +337,29 @@ MODELLED_LATENCY_MS = {
 class SharedFragments:
     """What every env of a process derives from one read-only catalog, built once and shared.
 
-    JSON text per title id: a search result up to its score (~1.5 us a title), and a whole
-    ``get_title`` record, each built the first time a search or look-up returns
-    that title (building every title's search row at make was 17 ms of a warm
-    ``gym.make``; most titles are never returned); and the
-    person-name token index of ``find_person``. Per env, these held 2.7 MB
+    JSON text per title id (:mod:`~agentenv.envs.media_search.tool_json`): every title's search
+    result up to its score, read from its cache when the first tools of a process are made (an
+    async vector env makes one env in the parent before it forks, so its workers share these
+    pages); a whole ``get_title`` record, built on first use (records are long; most are never
+    asked for); and the person-name token index of ``find_person``. Per env, these held 2.7 MB
     each (issue: sixteen envs of a vector env held 555 MB).
     """
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.prefixes: dict[str, str] = {}
-        """Search-result JSON up to the score, by title id, for the titles returned so far."""
+        self.prefixes: dict[str, str] = search_prefixes(catalog)
+        """Search-result JSON up to the score, by title id."""
         self.records: dict[str, str] = {}
         self.tokens: dict[str, list[str]] | None = None
 
     def prefix(self, title_id: str) -> str:
-        """The search-result JSON of ``title_id`` up to its score, built and kept on first use.
+        """The search-result JSON of ``title_id`` up to its score (every title has one).
 
         A ``ToolError`` when the catalog has no such title: the index was built over another catalog.
         """
-        title = self.catalog.get(title_id)
-        if title is None:
+        prefix = self.prefixes.get(title_id)
+        if prefix is None:
             raise ToolError("the search index does not match the catalog; rebuild the index")
-        prefix = self.prefixes[title_id] = _result_prefix(title)
         return prefix
 
 

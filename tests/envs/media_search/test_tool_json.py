@@ -1,0 +1,54 @@
+"""Every title's search row comes from a cache that is written again when it is damaged or stale."""
+
+from __future__ import annotations
+
+import logging
+import marshal
+
+import pytest
+
+from agentenv.checksummed_cache import pack_bytes, unpack_bytes
+from agentenv.corpora.media import Catalog, cache_path, load_catalog
+from agentenv.envs.media_search import tool_json
+
+
+def _rows_file():  # type: ignore[no-untyped-def]
+    return cache_path().with_name("search-rows.bin")
+
+
+def test_cached_rows_are_the_rows_written_from_each_title() -> None:
+    catalog = load_catalog()
+    rows = tool_json.search_prefixes(catalog)
+    assert _rows_file().is_file()
+    assert list(rows) == [t.id for t in catalog.titles]
+    assert all(rows[t.id] == tool_json.result_prefix(t) for t in catalog.titles)
+
+
+def test_a_damaged_rows_file_is_written_again(caplog: pytest.LogCaptureFixture) -> None:
+    catalog = load_catalog()
+    good = tool_json.search_prefixes(catalog)
+    path = _rows_file()
+    header = unpack_bytes(path, {})[0]  # type: ignore[index]
+    header.pop("body_sha256")
+    path.write_bytes(pack_bytes(header, marshal.dumps(["one row too few"])))  # intact, wrong rows
+    with caplog.at_level(logging.WARNING):
+        assert tool_json.search_prefixes(catalog) == good
+    assert "search-rows.bin is corrupt" in caplog.text
+    assert len(marshal.loads(unpack_bytes(path, header)[1])) == len(catalog)  # type: ignore[index]
+
+
+def test_rows_written_by_other_code_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = load_catalog()
+    tool_json.search_prefixes(catalog)
+    monkeypatch.setattr(tool_json, "_code_version", lambda: "another")
+    calls: list[int] = []
+    real = tool_json.result_prefix
+    monkeypatch.setattr(tool_json, "result_prefix", lambda t: calls.append(1) or real(t))
+    tool_json.search_prefixes(catalog)
+    assert len(calls) == len(catalog)
+
+
+def test_a_catalog_of_your_own_gets_its_rows_without_the_cache() -> None:
+    title = load_catalog().titles[0]
+    own = Catalog([title], "not-the-pinned-catalog")
+    assert tool_json.search_prefixes(own) == {title.id: tool_json.result_prefix(title)}
