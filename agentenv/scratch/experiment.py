@@ -90,10 +90,13 @@ def score(
     seed: int = 0,
     agent: str = "hf",
     max_new_tokens: int = 96,
+    split: str = "test",
 ) -> dict[str, Any]:
-    """Test accuracy (mean, 95% bootstrap CI), tool calls per episode and wall time of one agent.
+    """Accuracy on ``split`` (mean, 95% bootstrap CI), tool calls per episode and wall time of one agent.
 
     ``model_dir`` is a checkpoint for the ``hf`` agent; other agents (``random``, ``oracle``) take none.
+    ``split="train"`` scores tasks a model may have been trained on: ``task_ids`` lists them, so a
+    caller can tell seen from unseen.
     """
     from agentenv.evaluation.runner import RunConfig, run
     from agentenv.structured.stats import mean_ci
@@ -104,7 +107,7 @@ def score(
     config = RunConfig(
         env_id=env_id,
         agent=agent,
-        split="test",
+        split=split,
         episodes=episodes,
         seed=seed,
         agent_args=agent_args,
@@ -126,6 +129,8 @@ def score(
         "tool_calls": round(sum(r["tool_calls"] for r in records) / max(1, len(records)), 3),
         "agent_failures": sum(1 for r in records if r.get("agent_failure")),
         "wall_s": round(time.perf_counter() - started, 1),
+        "task_ids": [r["task_id"] for r in records],
+        "correct": accuracy,
     }
 
 

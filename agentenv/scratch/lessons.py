@@ -37,7 +37,7 @@ from agentenv.scratch.experiment import (
 from agentenv.scratch.grpo import GRPOSettings
 from agentenv.scratch.sft import SFTSettings
 
-LESSONS = ("sft-then-rl", "holdout-selection")
+LESSONS = ("sft-then-rl", "holdout-selection", "sft-more-data")
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,18 @@ class Scale:
     holdout_per_example: int = 2
     fraction: float = 0.3
     selection_sft: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=2.0))
+    more_rows: int = 4500
+    """sft-more-data: oracle episodes exported from the train split, lookup and constraint (about 80% are
+    kept: the export drops those that open an id no tool listed): ~6x the sft-then-rl lesson's tokens."""
+    more_sft: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=2.0))
+    seen_episodes: int = 100
+    """sft-more-data: train tasks scored, the first of the export's own order (the summary counts how many
+    were trained on: those whose episode the export dropped were not)."""
+    more_grpo: GRPOSettings = field(
+        default_factory=lambda: GRPOSettings(
+            steps=20, prompts_per_step=2, num_generations=8, temperature=0.7
+        )
+    )
 
 
 DEFAULT = Scale()
@@ -76,6 +88,17 @@ QUICK = Scale(
     holdout_rows=8,
     holdout_per_example=1,
     selection_sft=SFTSettings(epochs=1.0, batch=8),
+    more_rows=16,
+    more_sft=SFTSettings(epochs=1.0, batch=8),
+    seen_episodes=4,
+    more_grpo=GRPOSettings(
+        steps=1,
+        prompts_per_step=2,
+        num_generations=2,
+        max_completion_length=96,
+        tasks=8,
+        temperature=0.7,
+    ),
 )
 
 
@@ -109,7 +132,12 @@ def run_lesson(
     scale = scale or (QUICK if quick else DEFAULT)
     base = Path(base) if base is not None else shipped_base()
     started = time.perf_counter()
-    runner = _sft_then_rl if name == "sft-then-rl" else _holdout_selection
+    if name == "sft-more-data":
+        from agentenv.scratch import sft_more_data
+
+        runner: Callable[..., dict[str, Any]] = sft_more_data.run
+    else:
+        runner = _sft_then_rl if name == "sft-then-rl" else _holdout_selection
     summary = runner(out, base, scale, _log(out))
     summary["meta"] = {
         "lesson": name,

@@ -9,6 +9,7 @@ from typing import Any
 ARMS = {
     "sft-then-rl": ("random", "sft", "sft_rl_multi_turn", "sft_rl_single_turn"),
     "holdout-selection": ("random_agent", "all", "random", "matched_holdout", "mismatched_holdout"),
+    "sft-more-data": ("random", "sft", "sft_grpo"),
 }
 
 
@@ -41,7 +42,7 @@ def plot_summary(lesson: str, summary: Mapping[str, Any], out: Path) -> list[str
     written.append(name)
     curves = {
         a: summary[a]["train"]["curve"]
-        for a in ("sft_rl_multi_turn", "sft_rl_single_turn")
+        for a in ("sft_rl_multi_turn", "sft_rl_single_turn", "sft_grpo")
         if a in summary and "curve" in summary[a].get("train", {})
     }
     if curves:
@@ -56,7 +57,8 @@ def plot_summary(lesson: str, summary: Mapping[str, Any], out: Path) -> list[str
             ax.set_xlabel("GRPO step")
             ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(out / "sft_then_rl_curves.png", dpi=110)
+        curves_name = f"{lesson.replace('-', '_')}_curves.png"
+        fig.savefig(out / curves_name, dpi=110)
         plt.close(fig)
-        written.append("sft_then_rl_curves.png")
+        written.append(curves_name)
     return written

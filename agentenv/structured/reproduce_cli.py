@@ -14,7 +14,7 @@ from typing import Any
 from agentenv.structured.rl_extra import ALGORITHMS
 
 LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
-LLM_LESSONS = ("sft-then-rl", "holdout-selection")
+LLM_LESSONS = ("sft-then-rl", "holdout-selection", "sft-more-data")
 """Lessons that train a from-scratch LLM (agentenv.scratch; need the trl extra)."""
 BC_LESSONS = ("sft-then-rl-classic", "holdout-selection-classic")
 """Behaviour-cloning lessons on the classic policy network (classic_sft_then_rl, classic_holdout; rl extra)."""
@@ -30,7 +30,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "family's single- and multi-turn ids), with PPO on structured actions; sft-then-rl-classic and "
         "holdout-selection-classic (behaviour cloning from menu-oracle demonstrations, then PPO, on the same policy "
         "network); sft-then-rl (SFT, then multi- or "
-        "single-turn GRPO) and holdout-selection (SFT on holdout-loss selected data), with a from-scratch LLM "
+        "single-turn GRPO), holdout-selection (SFT on holdout-loss selected data) and sft-more-data (SFT on 5x the "
+        "data, then GRPO at temperature 0.7), with a from-scratch LLM "
         "from the shipped base checkpoint. Trains on the train split, scores on test with the evaluation "
         "runner, writes DIR/summary.json and DIR/*.png.",
     )

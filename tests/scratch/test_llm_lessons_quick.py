@@ -71,3 +71,22 @@ def test_selection_keeps_the_requested_fraction(holdout_selection) -> None:
         summary["shift"]["mismatched"]["kind"]["js_divergence"]
         > summary["shift"]["matched"]["kind"]["js_divergence"]
     )
+
+
+def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_path) -> None:
+    """The lesson tells train tasks it trained on from test tasks, and pairs GRPO with SFT per test task."""
+    assert main(["reproduce", "sft-more-data", "--quick", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    data = summary["data"]
+    assert data["conversations"] > 0 and data["assistant_tokens"] > 0
+    export = json.loads((tmp_path / "data" / "multi" / "manifest.json").read_text())
+    assert data["assistant_tokens"] == export["policy_tokens"]
+    seen = summary["sft"]["train_seen"]
+    kept = set(export["task_ids"])
+    assert seen["trained_on"] == sum(t in kept for t in seen["task_ids"]) >= 1
+    test_ids = summary["sft"]["test"]["task_ids"]
+    assert summary["sft_grpo"]["test"]["task_ids"] == test_ids  # the same test tasks, in order
+    assert not set(test_ids) & kept  # never trained on a test task
+    assert summary["grpo_minus_sft"]["n"] == len(test_ids)
+    assert summary["sft_grpo"]["train"]["settings"]["temperature"] == 0.7
+    assert (tmp_path / "sft_more_data_accuracy.png").stat().st_size > 1000
