@@ -210,6 +210,21 @@ def test_find_person_exact_and_partial(tools):
         tools.find_person(FindPersonArgs(name="Zzyzx Qwerty"))
 
 
+def test_partial_names_match_every_person_whose_name_has_all_the_words(tools, catalog):
+    """The scan finds exactly the token-subset matches a full scan of the 64k people's names gives,
+    for common, rare, repeated and absent words (random queries from the catalog's own names)."""
+    rng = np.random.default_rng(7)
+    keys = list(catalog.people)
+    queries = ["de la", "john", "j", "scott ridley", "van der", "zzyzx", "smith smith"]
+    for i in rng.choice(len(keys), 12, replace=False):
+        words = keys[int(i)].split()
+        queries.append(" ".join(rng.choice(words, min(2, len(words)), replace=False)))
+    for query in queries:
+        wanted = set(query.split())
+        expected = sorted(k for k in keys if wanted <= set(k.split()))
+        assert tools._partial(query) == expected, query
+
+
 def test_find_person_output_is_capped(tools):
     for name in ("Samuel L. Jackson", "John", "Michael Caine"):
         out = tools.find_person(FindPersonArgs(name=name))
