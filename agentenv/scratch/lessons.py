@@ -62,7 +62,7 @@ class Scale:
     more_rows: int = 4500
     """sft-more-data: oracle episodes exported from the train split, lookup and constraint (about 80% are
     kept: the export drops those that open an id no tool listed): ~6x the sft-then-rl lesson's tokens."""
-    more_sft: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=2.0))
+    more_sft: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=1.0))
     seen_episodes: int = 100
     """sft-more-data: train tasks scored, the first of the export's own order (the summary counts how many
     were trained on: those whose episode the export dropped were not)."""
