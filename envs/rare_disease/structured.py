@@ -44,6 +44,8 @@ RRF_K = 60
 """Reciprocal-rank fusion's constant (the value of Cormack, Clarke and Buettcher, SIGIR 2009)."""
 N_TOOLS = 5
 """Tool entries at the head of the ``diagnosis-tools`` menu."""
+UNKNOWN_FREQUENCY = 0.5
+"""The frequency of a finding in a disease whose profile was not read: no evidence either way."""
 NO_DIAGNOSIS = "no diagnosis"
 """Answer text when the pool is empty (graded as one wrong prediction)."""
 
@@ -308,10 +310,12 @@ class DiagnosisToolsMenu(_DiagnosisMenu):
         before = set(self.fused()[: max(self.limit, 1)])
         evidence = dict(self.evidence)
         for d in self.pool:
-            if d in self.profiles:
-                evidence[d] = evidence.get(d, 1.0) * likelihood(
-                    self.profiles[d].get(finding, 0.0), reply == "yes"
-                )
+            # A disease whose profile was not read gets the likelihood of an unknown frequency, as the
+            # read ones are kept in [0.1, 0.9]: left at 1.0 it rose past every read candidate at each answer.
+            frequency = (
+                self.profiles[d].get(finding, 0.0) if d in self.profiles else UNKNOWN_FREQUENCY
+            )
+            evidence[d] = evidence.get(d, 1.0) * likelihood(frequency, reply == "yes")
         self.evidence = evidence
         after = set(self.fused()[: max(self.limit, 1)])
         self.moved = len(after - before) / max(len(after), 1)
