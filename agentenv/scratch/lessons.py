@@ -88,9 +88,9 @@ QUICK = Scale(
     holdout_rows=8,
     holdout_per_example=1,
     selection_sft=SFTSettings(epochs=1.0, batch=8),
-    more_rows=16,
+    more_rows=6,
     more_sft=SFTSettings(epochs=1.0, batch=8),
-    seen_episodes=4,
+    seen_episodes=2,
     more_grpo=GRPOSettings(
         steps=1,
         prompts_per_step=2,

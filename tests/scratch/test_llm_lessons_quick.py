@@ -75,7 +75,20 @@ def test_selection_keeps_the_requested_fraction(holdout_selection) -> None:
 
 def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_path) -> None:
     """The lesson tells train tasks it trained on from test tasks, and pairs GRPO with SFT per test task."""
-    assert main(["reproduce", "sft-more-data", "--quick", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "reproduce",
+                "sft-more-data",
+                "--quick",
+                "--eval-episodes",
+                "2",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     summary = json.loads((tmp_path / "summary.json").read_text())
     data = summary["data"]
     assert data["conversations"] > 0 and data["assistant_tokens"] > 0
