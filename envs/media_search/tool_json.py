@@ -18,13 +18,14 @@ import hashlib
 import json
 import logging
 import marshal
+from pathlib import Path
 from typing import Any
 
 from agentenv.checksummed_cache import pack_bytes, unpack_bytes
 from agentenv.corpora.media import MOVIES_DB_SHA256, Catalog, Title, cache_path
 from agentenv.corpora.media_files import write_atomic
 
-__all__ = ["encode", "result_prefix", "search_prefixes", "title_text"]
+__all__ = ["encode", "result_prefix", "rows_path", "search_prefixes", "title_text"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,12 @@ def _code_version() -> str:
     return hashlib.sha256(marshal.dumps(result_prefix.__code__)).hexdigest()[:16]
 
 
+def rows_path() -> Path:
+    """The cache file of the search rows written by this code: named by its version, like the catalog's
+    files, so two versions of the package sharing a home do not rewrite each other's file at every make."""
+    return cache_path().with_name(f"search-rows-{_code_version()}.bin")
+
+
 def search_prefixes(catalog: Catalog) -> dict[str, str]:
     """Every title's :func:`result_prefix`, by id: from the cache for the pinned catalog, else written now.
 
@@ -101,7 +108,7 @@ def search_prefixes(catalog: Catalog) -> dict[str, str]:
         "code": _code_version(),
         "marshal": marshal.version,
     }
-    path = cache_path().with_name("search-rows.bin")
+    path = rows_path()
     found = unpack_bytes(path, header)
     if found is not None:
         try:

@@ -8,7 +8,7 @@ import marshal
 import pytest
 
 from agentenv.checksummed_cache import pack_bytes, unpack_bytes
-from agentenv.corpora.media import Catalog, cache_path, load_catalog
+from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.envs.media_search import tool_json
 from agentenv.paths import home_at
 
@@ -24,7 +24,7 @@ def catalog(tmp_path):  # type: ignore[no-untyped-def]
 
 
 def _rows_file():  # type: ignore[no-untyped-def]
-    return cache_path().with_name("search-rows.bin")
+    return tool_json.rows_path()
 
 
 def test_cached_rows_are_the_rows_written_from_each_title(catalog: Catalog) -> None:
@@ -44,7 +44,7 @@ def test_a_damaged_rows_file_is_written_again(
     path.write_bytes(pack_bytes(header, marshal.dumps(["one row too few"])))  # intact, wrong rows
     with caplog.at_level(logging.WARNING):
         assert tool_json.search_prefixes(catalog) == good
-    assert "search-rows.bin is corrupt" in caplog.text
+    assert f"{path.name} is corrupt" in caplog.text
     assert len(marshal.loads(unpack_bytes(path, header)[1])) == len(catalog)  # type: ignore[index]
 
 
