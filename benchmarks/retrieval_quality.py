@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 
 from agentenv.corpora.media import load_catalog
-from agentenv.envs.media_search.questions import load_questions
+from agentenv.envs.media_search.question_cache import load_questions
 from agentenv.retrieval import build_retriever
 
 

@@ -137,7 +137,7 @@ PHASES = [
     ("HPO knowledge base (corpus)", "agentenv.corpora.hpo", "load_hpo_kb"),
     ("search index (build or load)", "agentenv.retrieval.cache", "cached_index"),
     ("question generation", "agentenv.envs.media_search.questions", "prefetch_questions"),
-    ("question generation", "agentenv.envs.media_search.questions", "_generate_and_cache"),
+    ("question generation", "agentenv.envs.media_search.question_cache", "_generate_and_cache"),
     ("env construction (rest)", "agentenv.evaluation.runner", "make_env"),
 ]
 times = {}

@@ -17,7 +17,8 @@ from typing import overload
 
 from agentenv.checksummed_cache import unpack, write_pack
 from agentenv.envs.media_search.film_requests import request_of
-from agentenv.envs.media_search.questions import Question, QuestionRows
+from agentenv.envs.media_search.question_cache import QuestionRows
+from agentenv.envs.media_search.questions import Question
 
 __all__ = ["CONCIERGE_KINDS", "RowsView", "concierge_questions", "of_kinds"]
 

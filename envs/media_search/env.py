@@ -45,6 +45,7 @@ from agentenv.core import Task, ToolEnv
 from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
 from agentenv.envs.media_search.grading import read_answer
+from agentenv.envs.media_search.question_cache import prefetch_questions
 from agentenv.envs.media_search.question_tasks import (
     ANSWER_RULES,
     EVAL_SPLITS,
@@ -61,7 +62,6 @@ from agentenv.envs.media_search.questions import (
     KIND_SHARES,
     STYLES,
     Question,
-    prefetch_questions,
 )
 from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
 from agentenv.parsing import Answer

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.core import Task
-from agentenv.envs.media_search.questions import DEFAULT_STYLE, Question, question_rows
+from agentenv.envs.media_search.question_cache import question_rows
+from agentenv.envs.media_search.questions import DEFAULT_STYLE, Question
 from agentenv.envs.media_search.user_tasks import (
     load_user_tasks,
     question_from_dict,

@@ -15,17 +15,19 @@ import pytest
 from agentenv.corpora import media
 from agentenv.corpora.media import load_catalog
 from agentenv.corpora.media_files import write_atomic
+from agentenv.envs.media_search import question_cache as C
+from agentenv.envs.media_search import question_generation as G
 from agentenv.envs.media_search import questions as Q
 from agentenv.envs.rare_disease.splits import SPLITS, case_list, cases_checksum, split_cases
 
 
 @pytest.fixture(scope="module")
 def test_split() -> list[Q.Question]:
-    return Q.load_questions("test")
+    return C.load_questions("test")
 
 
 def test_question_rows_decode_on_access_and_match_the_list(test_split: list[Q.Question]) -> None:
-    rows = Q.question_rows("test")
+    rows = C.question_rows("test")
     assert len(rows) == len(test_split) == Q.SPLIT_SIZES["test"]
     assert rows[5] == test_split[5] and rows[-1] == test_split[-1] and rows[2:4] == test_split[2:4]
     assert list(rows) == test_split
@@ -58,7 +60,7 @@ def home_with_questions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_split: list[Q.Question]
 ) -> Path:
     """A fresh home whose "generation" returns the current splits at once (the real one takes seconds)."""
-    lines = {s: [Q.canonical_json(q) for q in Q.load_questions(s)] for s in Q.SPLIT_SIZES}
+    lines = {s: [Q.canonical_json(q) for q in C.load_questions(s)] for s in Q.SPLIT_SIZES}
 
     class Instant:
         def __init__(self, *args: object) -> None:
@@ -72,9 +74,9 @@ def home_with_questions(
     monkeypatch.setattr(
         media, "_LOADED", {str(media.cache_path()): catalog}
     )  # no catalog rebuild in this home
-    monkeypatch.setattr(Q, "_Generation", Instant)
-    monkeypatch.setattr(Q, "_LOADED", {})
-    monkeypatch.setattr(Q, "_PENDING", {})
+    monkeypatch.setattr(C, "_Generation", Instant)
+    monkeypatch.setattr(C, "_LOADED", {})
+    monkeypatch.setattr(C, "_PENDING", {})
     return tmp_path
 
 
@@ -85,8 +87,8 @@ def test_damaged_question_cache_is_rebuilt_with_a_warning(
     damage: str,
     test_split: list[Q.Question],
 ) -> None:
-    assert list(Q.question_rows("test")) == test_split  # first build: writes the cache
-    path = Q._cache_file("test", Q.GENERATION_SEED)
+    assert list(C.question_rows("test")) == test_split  # first build: writes the cache
+    path = C._cache_file("test", Q.GENERATION_SEED)
     assert str(home_with_questions) in str(path) and path.is_file()
     if damage == "flip":
         data = bytearray(path.read_bytes())
@@ -96,11 +98,11 @@ def test_damaged_question_cache_is_rebuilt_with_a_warning(
         from agentenv.checksummed_cache import pack_bytes
 
         body = path.read_bytes().partition(b"\n")[2].split(b"\n")[:-1]
-        header = {**Q._header("test", Q.GENERATION_SEED), "rows": len(body)}
+        header = {**C._header("test", Q.GENERATION_SEED), "rows": len(body)}
         write_atomic(path, pack_bytes(header, b"\n".join(body)))
-    Q._LOADED.clear()
+    C._LOADED.clear()
     caplog.set_level(logging.WARNING)
-    assert list(Q.question_rows("test")) == test_split
+    assert list(C.question_rows("test")) == test_split
     assert [
         r for r in caplog.records if str(path) in r.getMessage() and "rebuilding" in r.getMessage()
     ]
@@ -108,7 +110,7 @@ def test_damaged_question_cache_is_rebuilt_with_a_warning(
 
 @pytest.mark.slow
 def test_parallel_generation_gives_the_published_splits() -> None:
-    lines = Q._Generation(load_catalog(), Q.GENERATION_SEED, 2).lines()
+    lines = G._Generation(load_catalog(), Q.GENERATION_SEED, 2).lines()
     assert {s: Q._checksum_of_lines(v) for s, v in lines.items()} == Q.SPLIT_CHECKSUMS
 
 

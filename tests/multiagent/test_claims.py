@@ -166,7 +166,7 @@ def test_user_check_and_title(media: DialogueEnv) -> None:
 def test_feature_film_in_a_request_does_not_name_the_film_the_feature() -> None:
     """A true "feature film" states the request; it is not a leak of the title "The Feature" (train task 8051)."""
     from agentenv.envs.media_search.film_requests import request_of
-    from agentenv.envs.media_search.questions import load_questions
+    from agentenv.envs.media_search.question_cache import load_questions
     from agentenv.envs.media_search.user_claims import mentions_title, vocabulary
 
     question = next(q for q in load_questions("train") if q.answer == "The Feature")

@@ -20,6 +20,8 @@ from agentenv.corpora.media import Catalog, load_catalog, normalize_key, title_k
 from agentenv.envs.media_search import question_templates as tpl
 from agentenv.envs.media_search.grading import grade_answer
 from agentenv.envs.media_search.oracle import dated_title
+from agentenv.envs.media_search.question_cache import load_questions, question_stats
+from agentenv.envs.media_search.question_generation import generate_questions
 from agentenv.envs.media_search.questions import (
     KIND_SHARES,
     PUBLISHED_CHECKSUMS,
@@ -27,9 +29,6 @@ from agentenv.envs.media_search.questions import (
     SPLIT_SIZES,
     Question,
     execute_plan_extract,
-    generate_questions,
-    load_questions,
-    question_stats,
     split_checksum,
     split_of,
 )

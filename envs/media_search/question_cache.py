@@ -1,0 +1,235 @@
+"""The MediaSearch questions on disk: every split generated once per home, written as canonical JSON lines
+behind a checksummed header, and read back one question at a time (:class:`QuestionRows`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import warnings
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from agentenv.checksummed_cache import pack_bytes, unpack_lines
+from agentenv.corpora.media import MOVIES_DB_SHA256
+from agentenv.corpora.media_files import write_atomic
+from agentenv.envs.media_search.question_generation import _Generation, generation_workers
+from agentenv.envs.media_search.questions import (
+    DEFAULT_STYLE,
+    GENERATION_SEED,
+    PUBLISHED_CHECKSUMS,
+    QUESTIONS_FORMAT,
+    SPLIT_SIZES,
+    STYLES,
+    Question,
+    _checksum_of_lines,
+    canonical_json,
+    split_checksum,
+)
+
+log = logging.getLogger(__name__)
+
+_PENDING: dict[tuple[int, str], _Generation] = {}
+
+
+def prefetch_questions(seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> None:
+    """Start generating the questions in worker processes when they are not cached; return at once.
+
+    :func:`question_rows` collects the result. Does nothing when every split
+    is loaded or has a cache file (verified when read), or when there is one
+    worker only (then the first :func:`question_rows` generates them).
+    """
+    if (seed, style) in _PENDING or all(
+        (s, seed, style) in _LOADED or _cache_file(s, seed, style).is_file() for s in SPLIT_SIZES
+    ):
+        return
+    workers = generation_workers()
+    if workers > 1:
+        from agentenv.corpora.media import load_catalog
+
+        _PENDING[seed, style] = _Generation(load_catalog(), seed, workers, style)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _cache_file(split: str, seed: int, style: str = DEFAULT_STYLE) -> Any:
+    from agentenv.corpora.media import cache_path
+
+    return cache_path().with_name(f"questions-v{QUESTIONS_FORMAT}-{style}-seed{seed}-{split}.json")
+
+
+def _header(split: str, seed: int, style: str = DEFAULT_STYLE) -> dict[str, Any]:
+    return {
+        "format": QUESTIONS_FORMAT,
+        "source_sha256": MOVIES_DB_SHA256,
+        "seed": seed,
+        "split": split,
+        "style": style,
+    }
+
+
+class QuestionRows(Sequence[Question]):
+    """A split's questions, read from the cache one line at a time, each on first access.
+
+    Why: an env serves a few questions of 24,000 per process (a worker, an
+    evaluation), so decoding all of them made up most of a warm ``gym.make``.
+    The whole file is still verified against its sha256 when it is read.
+    """
+
+    def __init__(
+        self,
+        lines: Sequence[bytes] | None,
+        questions: Sequence[Question] | None = None,
+        where: str = "",
+        checksum: str | None = None,
+    ) -> None:
+        if lines is None and questions is None:
+            raise ValueError("QuestionRows needs the cached lines or the questions")
+        self._lines = lines
+        self._questions: list[Question | None] = (
+            list(questions) if questions is not None else [None] * len(lines or ())
+        )
+        self._where = where
+        self.checksum = checksum
+        """The sha256 of the cached lines joined by newlines (the cache file's ``body_sha256``), when known:
+        what a cache derived from these rows is keyed by."""
+
+    @property
+    def where(self) -> str:
+        """The cache file the lines were read from or written to (empty when none)."""
+        return self._where
+
+    def __len__(self) -> int:
+        return len(self._questions)
+
+    @overload
+    def __getitem__(self, index: int) -> Question: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Question]: ...
+    def __getitem__(self, index: int | slice) -> Question | list[Question]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        q = self._questions[index]
+        if q is None:
+            q = self._questions[index] = self._decode(index)
+        return q
+
+    def __iter__(self) -> Iterator[Question]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def _decode(self, index: int) -> Question:
+        assert self._lines is not None  # every slot is filled when built from questions
+        try:
+            return Question.from_dict(json.loads(self._lines[index]))
+        except (ValueError, TypeError, KeyError) as err:
+            raise RuntimeError(
+                f"question {index} of the cache file {self._where} cannot be read ({err}); "
+                "delete the file to regenerate it"
+            ) from err
+
+    def lines(self) -> Sequence[bytes]:
+        """The canonical JSON of every question (see :func:`canonical_json`), without decoding any."""
+        if self._lines is None:
+            self._lines = [canonical_json(q) for q in self]
+        return self._lines
+
+
+_LOADED: dict[tuple[str, int, str], QuestionRows] = {}
+
+
+def load_questions(
+    split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE
+) -> list[Question]:
+    """Return the questions of ``split`` ("train", "validation" or "test").
+
+    The first call generates all splits from the catalog (a few seconds) and
+    caches them next to it; later calls read the cache (verified by sha256;
+    a corrupt file is regenerated). :func:`question_rows` is the same list,
+    decoded on access.
+    """
+    return list(question_rows(split, seed=seed, style=style))
+
+
+def question_rows(
+    split: str, *, seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE
+) -> QuestionRows:
+    """The questions of ``split`` in ``style`` as a read-only sequence that decodes each on first access."""
+    if split not in SPLIT_SIZES:
+        raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLIT_SIZES)}")
+    if style not in STYLES:
+        raise ValueError(f"unknown question style {style!r}; use one of {', '.join(STYLES)}")
+    key = (split, seed, style)
+    if key not in _LOADED:
+        rows = (
+            None if (seed, style) in _PENDING else _read_cached(split, seed, style)
+        )  # a started one is collected
+        if rows is None:
+            _generate_and_cache(seed, style)
+        else:
+            _LOADED[key] = rows
+    return _LOADED[key]
+
+
+def _read_cached(split: str, seed: int, style: str) -> QuestionRows | None:
+    path = _cache_file(split, seed, style)
+    found = unpack_lines(path, _header(split, seed, style))
+    if found is None:
+        return None
+    head, lines = found
+    rows = QuestionRows(lines, where=str(path), checksum=head.get("body_sha256"))
+    try:
+        if (
+            head.get("rows") != len(lines)
+            or len(lines) != SPLIT_SIZES[split]
+            or rows[0].split != split
+        ):
+            raise ValueError(f"{len(lines)} rows")
+    except (ValueError, RuntimeError):
+        log.warning(
+            "cache file %s is corrupt: its rows do not match this version; rebuilding it", path
+        )
+        return None
+    return rows
+
+
+def _generate_and_cache(seed: int, style: str = DEFAULT_STYLE) -> None:
+    from agentenv.corpora.media import load_catalog
+    from agentenv.progress import build_step
+
+    with build_step(f"generating the MediaSearch questions of every split ({style} style)"):
+        generation = _PENDING.pop((seed, style), None) or _Generation(
+            load_catalog(), seed, generation_workers(), style
+        )
+        splits = generation.lines()
+        for name, lines in splits.items():
+            published = PUBLISHED_CHECKSUMS[style].get(name)
+            if seed == GENERATION_SEED and published and _checksum_of_lines(lines) != published:
+                warnings.warn(
+                    f"the generated {name!r} split ({style} style) differs from the published one "
+                    "(a different numpy?); results are not comparable",
+                    stacklevel=4,
+                )
+            header = {**_header(name, seed, style), "rows": len(lines)}
+            path = _cache_file(name, seed, style)
+            body = b"\n".join(lines)
+            digest = hashlib.sha256(body).hexdigest()
+            write_atomic(path, pack_bytes(header, body, digest=digest))
+            _LOADED[(name, seed, style)] = QuestionRows(lines, where=str(path), checksum=digest)
+
+
+def question_stats(seed: int = GENERATION_SEED, style: str = DEFAULT_STYLE) -> dict[str, Any]:
+    """Return sizes, checksums and counts per kind, difficulty and answer type, per split."""
+    stats: dict[str, Any] = {}
+    for split in SPLIT_SIZES:
+        questions = load_questions(split, seed=seed, style=style)
+        stats[split] = {
+            "size": len(questions),
+            "sha256": split_checksum(questions),
+            "kinds": dict(sorted(Counter(q.kind for q in questions).items())),
+            "difficulty": dict(sorted(Counter(q.difficulty for q in questions).items())),
+            "answer_types": dict(sorted(Counter(q.answer_type for q in questions).items())),
+        }
+    return stats
