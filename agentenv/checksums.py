@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import BinaryIO
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
     """Hex sha256 of a file, read in chunks so memory stays flat."""
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while block := handle.read(chunk_size):
-            digest.update(block)
+        return sha256_handle(handle, chunk_size)
+
+
+def sha256_handle(handle: BinaryIO, chunk_size: int = 1 << 20) -> str:
+    """Hex sha256 of what is left to read from an open binary file, in chunks."""
+    digest = hashlib.sha256()
+    while block := handle.read(chunk_size):
+        digest.update(block)
     return digest.hexdigest()

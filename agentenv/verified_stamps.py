@@ -47,8 +47,8 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
+from agentenv.checksums import sha256_handle
 from agentenv.paths import agentenv_home, atomic_write_bytes
 
 __all__ = ["SETTLED_S", "body_digest", "remember", "stamped_digest", "verified_sha256"]
@@ -56,7 +56,8 @@ __all__ = ["SETTLED_S", "body_digest", "remember", "stamped_digest", "verified_s
 SETTLED_S = 2.0
 """A file changed more recently than this is never stamped (see the module docstring)."""
 
-_CHUNK = 1 << 20
+_hash_handle = sha256_handle
+"""How an unstamped file is hashed (a module name, so tests can count the calls)."""
 
 
 def _identity(st: os.stat_result) -> list[int]:
@@ -101,13 +102,6 @@ def remember(path: Path, st: os.stat_result, what: str, digest: str) -> None:
         atomic_write_bytes(target, json.dumps(stamp).encode())
     except OSError:
         pass  # a read-only home: the next read hashes again
-
-
-def _hash_handle(handle: BinaryIO) -> str:
-    digest = hashlib.sha256()
-    while block := handle.read(_CHUNK):
-        digest.update(block)
-    return digest.hexdigest()
 
 
 def verified_sha256(path: Path) -> str:

@@ -36,13 +36,8 @@ OLD_ASSISTANT_TOKENS = 35_000
 
 
 def assistant_tokens(export_dir: Path) -> int:
-    """Assistant (loss-bearing) tokens of an export with token ids (``tokens.jsonl``'s masks)."""
-    total = 0
-    with (export_dir / "tokens.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            total += int(sum(row["loss_mask"]))
-    return total
+    """Assistant (loss-bearing) tokens of an export with token ids, as its manifest counts them."""
+    return int(json.loads((export_dir / "manifest.json").read_text())["policy_tokens"])
 
 
 def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[str, Any]:

@@ -199,7 +199,9 @@ class MediaTools:
         prefixes = self._shared.prefixes
         parts = []
         for hit in hits:
-            prefix = prefixes.get(hit.doc_id) or self._shared.prefix(hit.doc_id)
+            prefix = prefixes.get(hit.doc_id)
+            if prefix is None:
+                raise ToolError("the search index does not match the catalog; rebuild the index")
             parts.append(f"{prefix}{round(float(hit.score), 3)!r}}}")
         return '{"results": [' + ", ".join(parts) + "]}"
 
@@ -375,16 +377,6 @@ class SharedFragments:
             found.add(text[start + 1 : (len(text) if end < 0 else end) - 1])
             at += len(needle) - 1
         return found
-
-    def prefix(self, title_id: str) -> str:
-        """The search-result JSON of ``title_id`` up to its score (every title has one).
-
-        A ``ToolError`` when the catalog has no such title: the index was built over another catalog.
-        """
-        prefix = self.prefixes.get(title_id)
-        if prefix is None:
-            raise ToolError("the search index does not match the catalog; rebuild the index")
-        return prefix
 
 
 @lru_cache(maxsize=4)

@@ -93,7 +93,8 @@ def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_pat
     data = summary["data"]
     assert data["conversations"] > 0 and data["assistant_tokens"] > 0
     export = json.loads((tmp_path / "data" / "multi" / "manifest.json").read_text())
-    assert data["assistant_tokens"] == export["policy_tokens"]
+    rows = (tmp_path / "data" / "multi" / "tokens.jsonl").read_text().splitlines()
+    assert data["assistant_tokens"] == sum(sum(json.loads(r)["loss_mask"]) for r in rows)
     seen = summary["sft"]["train_seen"]
     kept = set(export["task_ids"])
     assert seen["trained_on"] == sum(t in kept for t in seen["task_ids"]) >= 1
