@@ -138,6 +138,7 @@ class BM25Retriever(BM25Base):
         self._dense_max = {t: float(row.max()) for t, row in self._dense_rows.items()}
         # Zeroed score rows lent to one query at a time (a list: pop/append are atomic).
         self._scratch: list[np.ndarray] = []
+        self._word_terms: dict[str, int] = {}  # word -> term id or -1 (see _query_terms)
         self._int32: tuple[np.ndarray, np.ndarray] | None = (
             None  # for batches (see _postings_int32)
         )
@@ -180,6 +181,26 @@ class BM25Retriever(BM25Base):
         """Term ids of the query tokens found in the vocabulary, in query order."""
         vocab = self._vocab
         return [i for i in map(vocab.get, tokens) if i is not None]
+
+    def _query_terms(self, query: str) -> list[int]:
+        """``_term_ids(tokenizer(query))`` in one pass over the words, each word's term id memoised.
+
+        Why: a whole question pasted into the search box has a dozen words, and tokenizing
+        then looking each token up cost about a tenth of a search step. A word's id is -1
+        when it is dropped or not in the vocabulary; the memo is per process and bounded.
+        """
+        memo = self._word_terms
+        out = []
+        for w in self.tokenizer.words(query):
+            t = memo.get(w)
+            if t is None:
+                token = self.tokenizer.word_token(w)
+                t = self._vocab.get(token, -1) if token else -1
+                if len(memo) < 1_000_000:  # bound the memo on adversarial input
+                    memo[w] = t
+            if t >= 0:
+                out.append(t)
+        return out
 
     def _accumulate(self, terms: list[int], acc: np.ndarray) -> np.ndarray:
         """Add one query's scores into the zeroed row ``acc``, term by term in query order.
@@ -468,7 +489,7 @@ class BM25Retriever(BM25Base):
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document (zero where no term matches), like ``get_scores``."""
-        return self._accumulate(self._term_ids(self.tokenizer(query)), np.zeros(self._n))
+        return self._accumulate(self._query_terms(query), np.zeros(self._n))
 
     def _hits(self, rows: np.ndarray | list[int], scores: np.ndarray | list[float]) -> list[Hit]:
         ids, new = (
@@ -478,6 +499,13 @@ class BM25Retriever(BM25Base):
         if type(rows) is not list:
             rows, scores = rows.tolist(), scores.tolist()  # type: ignore[union-attr]
         return [new(Hit, (ids[r], s, i)) for i, (r, s) in enumerate(zip(rows, scores, strict=True))]
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Top ``k`` documents containing a query term, best first (ties: lower row first)."""
+        if k <= 0:
+            return []
+        terms = self._query_terms(query)
+        return self._hits(*self._top_k_one(terms, k)) if terms else []
 
     def search_tokens(self, tokens: list[str], k: int) -> list[Hit]:
         """Top ``k`` for an already-tokenized query."""
@@ -497,19 +525,19 @@ class BM25Retriever(BM25Base):
             6
         """
         bounds = self._bounds
-        return sum(bounds[t + 1] - bounds[t] for t in self._term_ids(self.tokenizer(query)))
+        return sum(bounds[t + 1] - bounds[t] for t in self._query_terms(query))
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """``search`` for every query (the queries that must score every document share one final sort)."""
         if k <= 0:
             return [[] for _ in queries]
-        tok = self.tokenizer
-        results = self._top_k_many([self._term_ids(tok(q)) for q in queries], k)
+        results = self._top_k_many([self._query_terms(q) for q in queries], k)
         return [self._hits(rows, sc) for rows, sc in results]
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_scratch"] = []  # scratch rows are per process; no need to copy them
+        state["_word_terms"] = {}  # a memo: rebuilt as words are met
         state["_int32"] = None  # rebuilt from the postings at the first batch
         return state
 

@@ -155,16 +155,39 @@ class Tokenizer:
         for w in words:
             s = memo.get(w)
             if s is None:
-                s = self._stem(w)
-                # A word goes if it or its stem is a stop word ("others" like "other"),
-                # which also makes re-tokenizing tokens a no-op.
-                if self.stopwords and (w in ENGLISH_STOPWORDS or s in ENGLISH_STOPWORDS):
-                    s = ""
+                s = self.word_token(w)
                 if len(memo) < 1_000_000:  # bound the memo on adversarial input
                     memo[w] = s
             if s:
                 out.append(s)
         return out
+
+    def words(self, text: str) -> list[str]:
+        """The normalised words of ``text``, before stop-words and stemming: ``word_token`` of each,
+        dropping the empty ones, is ``self(text)``.
+
+        Example:
+            >>> Tokenizer().words("The Others (2001)")
+            ['the', 'others', '2001']
+        """
+        return _WORD.findall(self.normalise(text))
+
+    def word_token(self, word: str) -> str:
+        """The token of one normalised word (from :meth:`words`); ``""`` when it is dropped.
+
+        A word goes if it or its stem is a stop word ("others" like "other"), which also
+        makes re-tokenizing tokens a no-op.
+
+        Example:
+            >>> [Tokenizer().word_token(w) for w in ("others", "the", "films", "2001")]
+            ['', '', 'film', '2001']
+        """
+        if self.stem == "none":
+            return "" if self.stopwords and word in ENGLISH_STOPWORDS else word
+        s = self._stem(word)
+        if self.stopwords and (word in ENGLISH_STOPWORDS or s in ENGLISH_STOPWORDS):
+            return ""
+        return s
 
     def _stem(self, word: str) -> str:
         if self.stem == "plural":

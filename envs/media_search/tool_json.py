@@ -25,7 +25,7 @@ from agentenv.checksummed_cache import pack_bytes, unpack_bytes
 from agentenv.corpora.media import MOVIES_DB_SHA256, Catalog, Title, cache_path
 from agentenv.corpora.media_files import write_atomic
 
-__all__ = ["encode", "result_prefix", "rows_path", "search_prefixes", "title_text"]
+__all__ = ["encode", "result_prefix", "rows_path", "score_text", "search_prefixes", "title_text"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,27 @@ def encode(value: Any) -> str:
         '{"title": "Amélie", "year": 2001}'
     """
     return "".join(_ENCODE(value, 0)) if _ENCODE is not None else _JSON.encode(value)
+
+
+def score_text(score: float) -> str:
+    """``repr(round(score, 3))``, the score as ``json`` writes the rounded float, in 40% of its time.
+
+    Why: a search step writes five scores, and rounding then finding the shortest repr cost
+    3.8 µs of it. ``format(score, ".3f")`` is the correctly rounded three-decimal text of the
+    same binary value (half to even, as ``round`` rounds), and the double nearest that text
+    prints as that text with its trailing zeros dropped: below 1e12 doubles lie less than 0.001
+    apart, so no other decimal of three places or fewer maps to the same double. (Above 2^43
+    that fails: 70368744177664.625 prints as ``...664.62``.) A property test compares the two
+    on random and tie-breaking floats.
+
+    Example:
+        >>> [score_text(x) for x in (12.3456, 7.0, 0.0004, 0.0625, 2.0005, -0.0004)]
+        ['12.346', '7.0', '0.0', '0.062', '2.001', '-0.0']
+    """
+    if not -1e12 < score < 1e12:  # large scores, inf, nan: the general path
+        return repr(round(score, 3))
+    text = format(score, ".3f").rstrip("0")
+    return text + "0" if text[-1] == "." else text
 
 
 def result_prefix(t: Title) -> str:

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
 from agentenv.envs.media_search import compact as compact_text
 from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
-from agentenv.envs.media_search.tool_json import search_prefixes, title_text
+from agentenv.envs.media_search.tool_json import score_text, search_prefixes, title_text
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
 from agentenv.tools import Tool, ToolError
@@ -202,7 +202,7 @@ class MediaTools:
             prefix = prefixes.get(hit.doc_id)
             if prefix is None:
                 raise ToolError("the search index does not match the catalog; rebuild the index")
-            parts.append(f"{prefix}{round(float(hit.score), 3)!r}}}")
+            parts.append(f"{prefix}{score_text(float(hit.score))}}}")
         return '{"results": [' + ", ".join(parts) + "]}"
 
     def search_compact(self, args: SearchArgs) -> str:
