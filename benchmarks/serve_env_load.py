@@ -71,13 +71,21 @@ STEPS_BUDGET, P99_BUDGET_MS, INPROCESS_RATIO_BUDGET = 2000.0, 20.0, 0.95
 # -- the server (child process) ----------------------------------------------------------------------
 
 
-def serve(kind: str, port: int) -> None:
-    """``--serve KIND``: the verl-tool app over ``ConstantToolEnv`` or ``MediaSearch-v0``, until killed."""
+def serve(kind: str, port: int, workers: int) -> None:
+    """``--serve KIND``: the verl-tool app over ``ConstantToolEnv`` or ``MediaSearch-v0``, until killed;
+    ``media-workers``: MediaSearch-v0 stepped in ``workers`` worker processes (``serve-env --workers``)."""
     from agentenv.integrations.serve_env.limits import EnvServerLimits
     from agentenv.integrations.serve_env.runner import serve as run_server
     from agentenv.integrations.verl_tool import create_app
 
     limits = EnvServerLimits()
+    if kind == "media-workers":
+        from agentenv.integrations.serve_env.shards import ShardedVerlToolApp
+
+        # Each worker builds its pool's envs in the warm-up round (round 0), as a fresh server would.
+        sharded = ShardedVerlToolApp("MediaSearch-v0", workers=workers, split="train", limits=limits)
+        run_server(sharded, "127.0.0.1", port, limits, log_level="error")
+        return
     if kind == "constant":
         from _step_floor import ConstantToolEnv
 
@@ -327,10 +335,19 @@ def drive(
 
 
 class Server:
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, workers: int = 1) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", kind, "--port", str(self.port)]
+            [
+                sys.executable,
+                __file__,
+                "--serve",
+                kind,
+                "--port",
+                str(self.port),
+                "--serve-workers",
+                str(workers),
+            ]
         )
         wait_ready(self.port, self.proc)
 
@@ -368,11 +385,20 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="2 passes of 1 s")
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--serve", choices=["constant", "media"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker processes of the MediaSearch server with workers (serve-env --workers; 0: no such case)",
+    )
+    parser.add_argument(
+        "--serve", choices=["constant", "media", "media-workers"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.port)
+        serve(args.serve, args.port, args.serve_workers)
         return
     if args.quick:
         args.passes, args.seconds = 2, 1.0
@@ -382,6 +408,8 @@ def main(argv: list[str] | None = None) -> None:
     media, in_process = media_workload()
     constant = constant_workload()
     servers = {"constant": Server("constant"), "media": Server("media")}
+    if args.workers > 1:
+        servers["media-workers"] = Server("media-workers", args.workers)
     shapes = {
         "agent loop (1 per request + finish)": (1, True),
         f"batched ({args.batch} per request)": (args.batch, False),
@@ -390,6 +418,14 @@ def main(argv: list[str] | None = None) -> None:
     for shape, (batch, finish) in shapes.items():
         cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish, 0.0)
         cases[f"MediaSearch, {shape}"] = ("media", media, batch, finish, 0.0)
+        if args.workers > 1:
+            cases[f"MediaSearch, {args.workers} workers, {shape}"] = (
+                "media-workers",
+                media,
+                batch,
+                finish,
+                0.0,
+            )
     # The budget's rate, offered on a schedule: 2,000 steps/s of 8-step episodes is 2,250 requests/s
     # with the finish requests; the p99 is the latency a trainer sees at that rate.
     paced = f"constant tool, agent loop paced at {args.rate:,.0f} steps/s"

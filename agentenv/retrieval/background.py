@@ -28,7 +28,7 @@ class ThreadedUvicorn:
         host, port = sock.getsockname()[:2]
         self.url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
         self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name=thread_name, daemon=True
+            target=_run_quietly, args=(server, sock), name=thread_name, daemon=True
         )
 
     def start(self: Server, timeout_s: float = 10.0) -> Server:
@@ -41,6 +41,8 @@ class ThreadedUvicorn:
             if self._server.started:
                 return self
             time.sleep(0.01)
+        if not self._thread.is_alive():
+            raise RuntimeError(f"{self.what} at {self.url} failed to start; its log says why")
         raise RuntimeError(f"{self.what} at {self.url} did not start within {timeout_s} s")
 
     def stop(self, timeout_s: float = 5.0) -> None:
@@ -54,3 +56,12 @@ class ThreadedUvicorn:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _run_quietly(server: Any, sock: socket.socket) -> None:
+    """``server.run``, whose failed startup (uvicorn exits with ``SystemExit``, after logging why)
+    ends the thread instead of surfacing as an unhandled thread exception."""
+    try:
+        server.run(sockets=[sock])
+    except SystemExit:
+        pass

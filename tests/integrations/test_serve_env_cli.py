@@ -53,6 +53,14 @@ def test_help_names_both_protocols_and_loopback(capsys: pytest.CaptureFixture[st
             ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--env-arg", "max_turns=-3"],
             "max_turns",
         ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--workers", "0"],
+            "--workers must be positive, got 0",
+        ),
+        (
+            ["serve-env", "MediaSearch-v0", "--protocol", "openenv", "--workers", "2"],
+            "--workers applies to --protocol verl-tool only",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -79,6 +79,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=8710, help="TCP port (default: %(default)s)")
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="verl-tool only: step the envs in this many worker processes, each trajectory pinned to "
+        "one; the max-live-envs cap is split between them (default: %(default)s, all in one process)",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -118,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UserInputError(f"--port must be between 0 and 65535, got {args.port}")
     limits = limits_from_args(args)
+    if args.workers < 1:
+        raise UserInputError(f"--workers must be positive, got {args.workers}")
+    if args.workers > 1 and args.protocol != "verl-tool":
+        raise UserInputError(
+            "--workers applies to --protocol verl-tool only (an OpenEnv session is one WebSocket)"
+        )
     from agentenv.integrations.serve_env.runner import _require_extra, serve
     from agentenv.integrations.serve_env.sessions import env_factory
 
@@ -144,7 +157,20 @@ def run(args: argparse.Namespace) -> int:
     def make_first_built(split: str) -> Any:
         return built.pop() if built and split == args.split else make(split)
 
-    if args.protocol == "verl-tool":
+    if args.workers > 1:
+        from agentenv.integrations.serve_env.shards import ShardedVerlToolApp
+
+        built.clear()  # the check above warmed the caches; each worker builds its own envs
+        app: Any = ShardedVerlToolApp(
+            args.env_id,
+            workers=args.workers,
+            split=args.split,
+            env_kwargs=env_kwargs,
+            limits=limits,
+            log_level=args.log_level,
+        )
+        websockets = False
+    elif args.protocol == "verl-tool":
         from agentenv.integrations.verl_tool import create_app
 
         app = create_app(
@@ -166,9 +192,10 @@ def run(args: argparse.Namespace) -> int:
             make=make_first_built,
         )
         websockets = True
+    workers = f", {args.workers} worker processes" if args.workers > 1 else ""
     print(
         f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
-        f"http://{args.host}:{args.port}",
+        f"http://{args.host}:{args.port}{workers}",
         file=sys.stderr,
         flush=True,
     )

@@ -46,12 +46,13 @@ import logging
 import os
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
     Outcome,
+    Start,
     StartError,
     Trajectories,
     start_from_fields,
@@ -73,7 +74,11 @@ class VerlToolApp:
 
     def __init__(self, trajectories: Trajectories, info: Mapping[str, Any]) -> None:
         self.trajectories = trajectories
-        self.limits: EnvServerLimits = trajectories.limits
+        self._serve(trajectories.limits, info)
+
+    def _serve(self, limits: EnvServerLimits, info: Mapping[str, Any]) -> None:
+        """The routes and the fields every verl-tool app has (the sharded front has no trajectories)."""
+        self.limits: EnvServerLimits = limits
         self.info = dict(info)
         self.state = types.SimpleNamespace(connections=None)
         self.routes: dict[str, tuple[str, Callable[..., Any]]] = {
@@ -82,9 +87,17 @@ class VerlToolApp:
             "/info": ("GET", self.show_info),
         }
 
+    async def lifespan(self, receive: Any, send: Any) -> None:
+        """Start the idle sweep with the server; end every trajectory when it stops."""
+        await _lifespan(receive, send, trajectories=self.trajectories)
+
+    def count_invalid(self) -> None:
+        """Count one refused request (``/info``'s ``invalid_requests``)."""
+        self.trajectories.stats.invalid_requests += 1
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send, trajectories=self.trajectories)
+            await self.lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -101,15 +114,15 @@ class VerlToolApp:
                 raise RequestError(405, f"{path} takes {route[0]}, not {method[:10]}")
             status, body, extra = await route[1](scope, receive)
         except RequestError as err:
-            self.trajectories.stats.invalid_requests += 1
+            self.count_invalid()
             client = scope.get("client") or ("?", 0)
             logger.warning(
                 "bad request from %s to %s: %d %s", client[0], path[:100], err.status, err.reason
             )
-            status, body, extra = err.status, _error_body(err.reason), []
+            status, body, extra = err.status, error_body(err.reason), []
         except Exception as err:  # noqa: BLE001 - a bug still answers one JSON line
             logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
-            status, body, extra = 500, _error_body(f"internal error: {type(err).__name__}"), []
+            status, body, extra = 500, error_body(f"internal error: {type(err).__name__}"), []
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
@@ -154,10 +167,32 @@ class VerlToolApp:
         step (~15 ms to build an env when the pool has none waiting; µs to ms for a step), not
         by the whole batch.
         """
+        new = self.new_starts(items)
+        refused = self.refusal(len(new))
+        if refused is not None:
+            return refused
+        for _ in self.start_all(new):
+            await asyncio.sleep(0)
+        observations, dones, valids = [], [], []
+        for _ in self.step_all(items, observations, dones, valids):
+            await asyncio.sleep(0)
+        payload = {"observations": observations, "dones": dones, "valids": valids}
+        return 200, json.dumps(payload, default=plain_value).encode(), []
+
+    def new_starts(
+        self, items: list[Item], positions: list[int] | None = None
+    ) -> list[tuple[str, Start]]:
+        """Phase 1's reading: each trajectory of ``items`` seen for the first time, with its start.
+
+        ``positions`` are the items' places in the request (default: 0, 1, ...), which errors name.
+
+        Raises:
+            RequestError: 422 naming the first ``extra_fields`` that cannot start an episode.
+        """
         trajectories = self.trajectories
         trajectories.sweep()
         new = []
-        for i, item in enumerate(items):
+        for i, item in zip(positions or range(len(items)), items, strict=True):
             if (
                 not item.finish
                 and item.trajectory_id not in trajectories.live
@@ -172,14 +207,25 @@ class VerlToolApp:
                     )
                 except StartError as err:
                     raise RequestError(422, f"'extra_fields'[{i}]: {err}") from None
-        if new and not trajectories.room_for(len(new)):
-            trajectories.stats.refused += 1
-            wait = str(self.limits.retry_after_s)
-            reason = (
-                f"server at its limit of {self.limits.max_live_envs} live trajectories; "
-                f"retry after {wait} s (or finish trajectories)"
-            )
-            return 503, _error_body(reason), [(b"retry-after", wait.encode())]
+        return new
+
+    def refusal(self, new: int) -> tuple[int, bytes, Headers] | None:
+        """The 503 answer when ``new`` more trajectories do not fit under ``max_live_envs``; else None."""
+        if not new or self.trajectories.room_for(new):
+            return None
+        self.trajectories.stats.refused += 1
+        return refused_answer(self.limits)
+
+    def start_all(self, new: list[tuple[str, Start]]) -> Iterator[None]:
+        """Phase 2: start ``new`` (reserved first), all or none; yields whenever ``YIELD_EVERY_S`` has passed.
+
+        A generator, so that the event loop's caller lets other requests in at each yield
+        and a worker process (:mod:`~agentenv.integrations.serve_env.shard_worker`) just runs it out.
+
+        Raises:
+            RequestError: 422 when a start fails; the request's other starts are undone.
+        """
+        trajectories = self.trajectories
         started: list[str] = []
         pending = len(new)
         trajectories.reserved += pending
@@ -187,7 +233,7 @@ class VerlToolApp:
         try:
             for tid, start in new:
                 if time.perf_counter() - last_yield > YIELD_EVERY_S:  # building an env takes ~15 ms
-                    await asyncio.sleep(0)
+                    yield
                     last_yield = time.perf_counter()
                 pending -= 1
                 trajectories.reserved -= 1
@@ -198,24 +244,35 @@ class VerlToolApp:
                 try:
                     trajectories.start(tid, start)
                 except StartError as err:
-                    for undo in started:
-                        trajectories.end(undo, "its request was refused")
-                        trajectories.ended.pop(undo, None)
+                    self.undo(started)
                     raise RequestError(422, f"trajectory {tid[:80]!r}: {err}") from None
                 started.append(tid)
         finally:
             trajectories.reserved -= pending
-        observations, dones, valids = [], [], []
+
+    def undo(self, started: list[str]) -> None:
+        """End trajectories a refused request started, and forget them (a retry starts them anew)."""
+        for tid in started:
+            self.trajectories.end(tid, "its request was refused")
+            self.trajectories.ended.pop(tid, None)
+
+    def step_all(
+        self,
+        items: list[Item],
+        observations: list[Any],
+        dones: list[bool],
+        valids: list[bool],
+    ) -> Iterator[None]:
+        """Phase 3: answer each item into the three lists; yields whenever ``YIELD_EVERY_S`` has passed."""
+        last_yield = time.perf_counter()
         for item in items:
             if time.perf_counter() - last_yield > YIELD_EVERY_S:
-                await asyncio.sleep(0)
+                yield
                 last_yield = time.perf_counter()
             obs, done, valid = self.one(item)
             observations.append(obs)
             dones.append(done)
             valids.append(valid)
-        payload = {"observations": observations, "dones": dones, "valids": valids}
-        return 200, json.dumps(payload, default=_plain).encode(), []
 
     def one(self, item: Item) -> tuple[str | dict[str, Any], bool, bool]:
         """(observation, done, valid) for one item whose trajectory, if new, has started."""
@@ -272,7 +329,7 @@ def observation(outcome: Outcome, *, messages: bool = False) -> dict[str, Any]:
     return obs
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """JSON for values ``json`` does not know (numpy scalars, tuples of them): their Python value, else text."""
     item = getattr(value, "item", None)
     if callable(item):
@@ -280,8 +337,18 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _error_body(reason: str) -> bytes:
+def error_body(reason: str) -> bytes:
     return json.dumps({"error": reason}).encode()
+
+
+def refused_answer(limits: EnvServerLimits) -> tuple[int, bytes, Headers]:
+    """The 503 answer at ``max_live_envs``, with ``Retry-After``."""
+    wait = str(limits.retry_after_s)
+    reason = (
+        f"server at its limit of {limits.max_live_envs} live trajectories; "
+        f"retry after {wait} s (or finish trajectories)"
+    )
+    return 503, error_body(reason), [(b"retry-after", wait.encode())]
 
 
 async def _lifespan(receive: Any, send: Any, *, trajectories: Trajectories) -> None:

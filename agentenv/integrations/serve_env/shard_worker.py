@@ -1,0 +1,156 @@
+"""One worker process of ``serve-env --protocol verl-tool --workers N``: the trajectories one shard owns.
+
+Started by the front (:mod:`agentenv.integrations.serve_env.shards`) as
+``python -m agentenv.integrations.serve_env.shard_worker CONFIG_JSON`` with one end of a
+``socketpair`` as file descriptor ``CONFIG["fd"]``. It builds the env id's trajectories as the
+one-process server does (:func:`agentenv.integrations.verl_tool.create_app`), says it is ready,
+then answers the front's messages (:mod:`.shard_wire`) one at a time, with the same
+:class:`~agentenv.integrations.verl_tool.app.VerlToolApp` methods the one-process server runs, so
+the two serve the same episodes, observations and errors. Between messages it evicts idle
+trajectories, as the one-process server's sweep does.
+
+It exits when the front closes the socket or says ``stop``: a worker never outlives its server.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import logging
+import select
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from agentenv.integrations.serve_env.shard_wire import HEADER, decode, encode, frame_length
+from agentenv.integrations.verl_tool.app import error_body, plain_value
+from agentenv.retrieval.server_requests import RequestError
+
+logger = logging.getLogger("agentenv.serve_env.worker")
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
+    """``n`` bytes, or None when the front has closed the socket."""
+    chunks, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class ShardWorker:
+    """Answers the front's messages with a :class:`VerlToolApp`'s own methods (no HTTP, no event loop)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def handle(self, kind: str, payload: Any) -> tuple[bool, Any]:
+        """(ok, payload) for one message; a refusal is ``(False, (status, body, headers))``."""
+        app = self.app
+        if kind == "step":
+            observations: list[Any] = []
+            dones: list[bool] = []
+            valids: list[bool] = []
+            for _ in app.step_all(payload, observations, dones, valids):
+                pass
+            texts = [json.dumps(obs, default=plain_value) for obs in observations]
+            return True, (texts, dones, valids, len(app.trajectories.live))
+        if kind == "start":
+            positions = [position for position, _ in payload]
+            items = [item for _, item in payload]
+            try:
+                new = app.new_starts(items, positions)
+                refused = app.refusal(len(new))
+                if refused is not None:
+                    return False, refused
+                for _ in app.start_all(new):
+                    pass
+            except RequestError as err:  # the front logs and counts it, as a bad request of its own
+                return False, (err.status, error_body(err.reason), [], err.reason)
+            return True, [tid for tid, _ in new]
+        if kind == "undo":
+            app.undo([tid for tid in payload if tid in app.trajectories.live])
+            return True, None
+        if kind == "info":
+            trajectories = app.trajectories
+            return True, {
+                "live_trajectories": len(trajectories.live),
+                "envs_built": trajectories.pool.built,
+                "stats": dataclasses.asdict(trajectories.stats),
+            }
+        raise ValueError(f"unknown message kind {kind!r} from the serve-env front")
+
+
+def serve_shard(sock: socket.socket, app: Any) -> None:
+    """Answer the front on ``sock`` until it closes it or says ``stop``; then end every trajectory."""
+    worker = ShardWorker(app)
+    trajectories = app.trajectories
+    sweep_every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
+    next_sweep = time.monotonic() + sweep_every_s
+    try:
+        while True:
+            ready, _, _ = select.select([sock], [], [], max(next_sweep - time.monotonic(), 0.0))
+            if time.monotonic() >= next_sweep:  # busy or not, as the one-process server's sweep
+                trajectories.sweep()
+                next_sweep = time.monotonic() + sweep_every_s
+            if not ready:
+                continue
+            header = _read_exactly(sock, HEADER.size)
+            if header is None:
+                return
+            body = _read_exactly(sock, frame_length(header))
+            if body is None:
+                return
+            kind, number, payload = decode(body)
+            if kind == "stop":
+                return
+            try:
+                ok, answer = worker.handle(kind, payload)
+            except Exception as err:  # noqa: BLE001 - a bug answers one error, the worker lives on
+                logger.error("serve-env worker: %s message failed: %s: %s", kind, type(err).__name__, err)
+                body_text = json.dumps({"error": f"internal error: {type(err).__name__}"}).encode()
+                ok, answer = False, (500, body_text, [], None)
+            sock.sendall(encode((number, ok, answer)))
+    finally:
+        trajectories.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the shard's app from the JSON config in ``argv[0]``, say ready, and serve the front."""
+    from agentenv.integrations.serve_env.limits import EnvServerLimits
+    from agentenv.integrations.verl_tool import create_app
+
+    # Ctrl-C in a terminal reaches the whole process group: the front stops the workers (or its
+    # socket closes and they exit), so a worker ignores it rather than print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    config = json.loads((argv or sys.argv[1:])[0])
+    logging.basicConfig(
+        level=config.get("log_level", "warning").upper(),
+        format="%(asctime)s serve-env worker %(levelname)s: %(message)s",
+    )
+    sock = socket.socket(fileno=config["fd"])
+    limits = EnvServerLimits(**config["limits"])
+    app = create_app(
+        config["env_id"], split=config["split"], env_kwargs=config["env_kwargs"], limits=limits
+    )
+    try:
+        # One env built now: a bad id, split or kwarg fails at start, and the first trajectory is quick.
+        app.trajectories.pool.give(config["split"], app.trajectories.pool.take(config["split"]))
+    except Exception as err:  # noqa: BLE001 - reported to the front, which exits with it
+        sock.sendall(encode((0, False, f"{type(err).__name__}: {' '.join(str(err).split())[:300]}")))
+        return 1
+    gc.collect()
+    gc.freeze()  # the corpora and indexes are built: full collections need not walk them
+    sock.sendall(encode((0, True, None)))
+    serve_shard(sock, app)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

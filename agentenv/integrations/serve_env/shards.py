@@ -1,0 +1,387 @@
+"""``serve-env --protocol verl-tool --workers N``: one HTTP front, N worker processes, each trajectory pinned to one.
+
+Why: one process steps every env on one core, and on top of each step it parses
+and writes HTTP and JSON. A GRPO batch of 64 trajectories then runs slower
+through the server than in the trainer's own process. With workers, the front
+(uvicorn and this app) reads each request, sends every trajectory's item to the
+worker that owns that id (a fixed hash of the id, :func:`~.shard_wire.shard_of`),
+and writes the answer; the workers step their envs at the same time, each on its
+own core. verl-tool's client needs no change: the pinning happens here, so any
+connection may carry any trajectory.
+
+A request is answered in two rounds, so that a refused request still changes
+nothing (as in the one-process server, :mod:`agentenv.integrations.verl_tool.app`):
+
+1. **start**: the items whose ids the front has not yet seen started go to their
+   workers, which read their start fields, check room and start the new ones, all
+   or none. If any worker refuses (422 for a start field, 503 at its cap), the
+   others end and forget what they started, and the answer is the refusal of the
+   worker holding the earliest refused item. Requests whose ids are all running
+   skip this round.
+2. **step**: every item goes to its worker; each returns its observations as JSON
+   text, which the front joins in the request's order.
+
+Differences from one process, all documented in ``docs/training-with-verl-tool.md``:
+
+* ``max_live_envs`` is split between the workers (each holds at most
+  ``ceil(max_live_envs / N)``); ids spread by hash, so a worker can be full a
+  little before the server as a whole is;
+* a worker that exits is not restarted: its trajectories' requests are answered
+  503 and ``/health`` says unhealthy (restart the server). A worker that exits in
+  the middle of round 2 leaves the other workers' steps of that request done.
+
+Registered env ids only: a worker builds its envs with ``gym.make(env_id, ...)``
+in its own process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import math
+import os
+import socket
+import subprocess
+import sys
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.integrations.serve_env.shard_wire import HEADER, decode, encode, frame_length, shard_of
+from agentenv.integrations.verl_tool.app import Headers, VerlToolApp, error_body
+from agentenv.integrations.verl_tool.protocol import Item
+from agentenv.retrieval.server_requests import RequestError
+
+logger = logging.getLogger("agentenv.serve_env.verl_tool")
+
+READY_TIMEOUT_S = 900.0
+"""How long a worker may take to build its first env (a fresh home builds the corpus first)."""
+
+
+class WorkerGone(RuntimeError):
+    """The worker process has exited or its socket broke; the message says which and why."""
+
+
+class WorkerLink:
+    """One worker process and the socket to it: numbered messages, answers matched to their numbers."""
+
+    def __init__(self, index: int, config: Mapping[str, Any]) -> None:
+        self.index = index
+        self.config = dict(config)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.gone: str | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = {}
+        self._number = 0
+        self._reader_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Spawn the worker and wait until it has built its first env; raise ``WorkerGone`` if it cannot."""
+        parent, child = socket.socketpair()
+        config = {**self.config, "fd": child.fileno()}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "agentenv.integrations.serve_env.shard_worker", json.dumps(config)],
+            pass_fds=[child.fileno()],
+        )
+        child.close()
+        reader, self._writer = await asyncio.open_unix_connection(sock=parent)
+        try:
+            number, ok, payload = await asyncio.wait_for(_read_frame(reader), READY_TIMEOUT_S)
+        except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError) as err:
+            self._fail(f"worker {self.index} did not start ({type(err).__name__})")
+            raise WorkerGone(self.gone) from None
+        if not ok:
+            self._fail(f"worker {self.index} could not build its env: {payload}")
+            raise WorkerGone(self.gone)
+        self._reader_task = asyncio.create_task(self._read_answers(reader))
+
+    def send(self, kind: str, payload: Any) -> asyncio.Future[tuple[bool, Any]]:
+        """Send one message; the future gets its answer ``(ok, payload)``, or ``WorkerGone``.
+
+        A plain future, not a task: a request sends to every worker it touches at once, then
+        awaits the futures in turn (a task per message cost the front a tenth of a step).
+        The socket's buffer takes the frame whole (the stream writer never blocks); the
+        reader task fills the future.
+        """
+        future: asyncio.Future[tuple[bool, Any]] = asyncio.get_running_loop().create_future()
+        if self.gone is not None or self._writer is None:
+            future.set_exception(WorkerGone(self.gone or f"worker {self.index} has not started"))
+            return future
+        self._number += 1
+        self._waiting[self._number] = future
+        try:
+            self._writer.write(encode((kind, self._number, payload)))
+        except (ConnectionError, RuntimeError) as err:
+            self._fail(f"worker {self.index}'s socket broke ({type(err).__name__})")
+        return future
+
+    async def ask(self, kind: str, payload: Any) -> tuple[bool, Any]:
+        """Send one message and wait for its answer ``(ok, payload)``; ``WorkerGone`` if the worker is not there."""
+        return await self.send(kind, payload)
+
+    async def _read_answers(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                number, ok, payload = await _read_frame(reader)
+                future = self._waiting.pop(number, None)
+                if future is not None and not future.done():
+                    future.set_result((ok, payload))
+        except asyncio.IncompleteReadError:  # the worker's end closed: it has exited, or is exiting
+            self._fail(f"worker {self.index} has exited (exit code {await self._exit_code()})")
+        except (ConnectionError, ValueError) as err:
+            self._fail(f"worker {self.index}'s socket broke ({type(err).__name__})")
+
+    async def _exit_code(self) -> int | str:
+        """The worker's exit code, waited for up to a second off the event loop; "unknown" after that."""
+        process = self.process
+        if process is None:
+            return "unknown"
+        try:
+            return await asyncio.wait_for(
+                asyncio.get_running_loop().run_in_executor(None, process.wait), 1.0
+            )
+        except asyncio.TimeoutError:
+            return "unknown"
+
+    def _fail(self, reason: str) -> None:
+        """Mark the link gone and fail every message waiting for an answer."""
+        if self.gone is None:
+            self.gone = reason
+            serving = self._reader_task is not None
+            logger.error(
+                "serve-env: %s%s", reason, "; its trajectories are answered 503" if serving else ""
+            )
+        waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_exception(WorkerGone(reason))
+
+    async def stop(self, timeout_s: float = 10.0) -> None:
+        """Tell the worker to end its trajectories and exit; kill it if it does not within ``timeout_s``."""
+        if self._writer is not None and self.gone is None:
+            try:
+                self._writer.write(encode(("stop", 0, None)))
+                await self._writer.drain()
+            except (ConnectionError, RuntimeError):
+                pass
+        if self.gone is None:
+            self.gone = f"worker {self.index} was stopped with the server"
+        process = self.process
+        if process is not None:
+            loop = asyncio.get_running_loop()
+            try:
+                await asyncio.wait_for(loop.run_in_executor(None, process.wait), timeout_s)
+            except asyncio.TimeoutError:
+                process.kill()
+                process.wait()
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        if self._writer is not None:
+            self._writer.close()
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> Any:
+    header = await reader.readexactly(HEADER.size)
+    return decode(await reader.readexactly(frame_length(header)))
+
+
+class ShardedVerlToolApp(VerlToolApp):
+    """The verl-tool app of a front whose trajectories live in ``workers`` processes (see the module docstring)."""
+
+    def __init__(
+        self,
+        env_id: str,
+        *,
+        workers: int,
+        split: str = "train",
+        env_kwargs: Mapping[str, Any] | None = None,
+        limits: EnvServerLimits | None = None,
+        info: Mapping[str, Any] | None = None,
+        log_level: str = "warning",
+    ) -> None:
+        if workers < 2:
+            raise ValueError(f"a sharded server needs at least 2 workers, got {workers}")
+        limits = limits or EnvServerLimits()
+        self._serve(limits, {"env_id": env_id, "split": split, "workers": workers, **(info or {})})
+        per_worker = dataclasses.replace(limits, max_live_envs=math.ceil(limits.max_live_envs / workers))
+        config = {
+            "env_id": env_id,
+            "split": split,
+            "env_kwargs": dict(env_kwargs or {}),
+            "limits": dataclasses.asdict(per_worker),
+            "log_level": log_level,
+        }
+        self.links = [WorkerLink(i, config) for i in range(workers)]
+        self.known: OrderedDict[str, None] = OrderedDict()
+        """Ids the workers started and the front has not seen end: their requests skip round 1."""
+        self._known_cap = 2 * limits.max_live_envs
+        self.invalid_requests = 0
+
+    # ------------------------------------------------------------------ serving
+    def count_invalid(self) -> None:
+        self.invalid_requests += 1
+
+    async def lifespan(self, receive: Any, send: Any) -> None:
+        """Start the workers with the server (startup fails if one cannot build its env); stop them with it."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await asyncio.gather(*(link.start() for link in self.links))
+                except WorkerGone as err:
+                    await asyncio.gather(*(link.stop() for link in self.links))
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await asyncio.gather(*(link.stop() for link in self.links))
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def health(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
+        gone = [link.gone for link in self.links if link.gone is not None]
+        if gone:
+            return 503, json.dumps({"status": "unhealthy", "error": gone[0]}).encode(), []
+        return 200, b'{"status":"healthy"}', []
+
+    async def show_info(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
+        counts: dict[str, Any] = {"live_trajectories": 0, "envs_built": 0, "stats": {}}
+        workers = []
+        for link in self.links:
+            try:
+                _, answer = await link.ask("info", None)
+            except WorkerGone as err:
+                workers.append({"error": str(err)})
+                continue
+            workers.append(answer)
+            counts["live_trajectories"] += answer["live_trajectories"]
+            counts["envs_built"] += answer["envs_built"]
+            for name, value in answer["stats"].items():
+                counts["stats"][name] = counts["stats"].get(name, 0) + value
+        counts["stats"]["invalid_requests"] = (
+            counts["stats"].get("invalid_requests", 0) + self.invalid_requests
+        )
+        body = {
+            **self.info,
+            "protocol": "verl-tool",
+            "pid": os.getpid(),
+            **counts,
+            "per_worker": workers,
+            "limits": dataclasses.asdict(self.limits),
+        }
+        guard = self.state.connections
+        if guard is not None:
+            body["connections"] = dataclasses.asdict(guard.stats)
+        return 200, json.dumps(body).encode(), []
+
+    # ---------------------------------------------------------------- answering
+    async def answer(self, items: list[Item]) -> tuple[int, bytes, Headers]:
+        n = len(self.links)
+        owners = [shard_of(item.trajectory_id, n) for item in items]
+        refusal = await self._start_round(items, owners)
+        if refusal is not None:
+            return refusal
+        positions: dict[int, list[int]] = {}
+        for position, owner in enumerate(owners):
+            positions.setdefault(owner, []).append(position)
+        shards = list(positions)
+        futures = [self.links[w].send("step", [items[p] for p in positions[w]]) for w in shards]
+        answers = []
+        for future in futures:
+            try:
+                answers.append(await future)
+            except WorkerGone as err:
+                failed: WorkerGone | None = err
+                break
+        else:
+            failed = None
+        if failed is not None:
+            for future in futures:  # the others' answers are not needed: retrieve them, unread
+                future.cancel()
+            return _gone_answer(failed)
+        texts: list[str] = [""] * len(items)
+        dones: list[bool] = [False] * len(items)
+        valids: list[bool] = [False] * len(items)
+        known = self.known
+        for w, (ok, answer) in zip(shards, answers, strict=True):
+            if not ok:
+                return _refusal(answer)
+            shard_texts, shard_dones, shard_valids, _live = answer
+            for position, text, done, valid in zip(
+                positions[w], shard_texts, shard_dones, shard_valids, strict=True
+            ):
+                texts[position], dones[position], valids[position] = text, done, valid
+                if done:
+                    known.pop(items[position].trajectory_id, None)
+        body = (
+            '{"observations": ['
+            + ", ".join(texts)
+            + '], "dones": '
+            + json.dumps(dones)
+            + ', "valids": '
+            + json.dumps(valids)
+            + "}"
+        )
+        return 200, body.encode(), []
+
+    async def _start_round(
+        self, items: list[Item], owners: list[int]
+    ) -> tuple[int, bytes, Headers] | None:
+        """Round 1 (see the module docstring): None when every new trajectory has started, else the refusal."""
+        parts: dict[int, list[tuple[int, Item]]] = {}
+        known = self.known
+        for position, (item, owner) in enumerate(zip(items, owners, strict=True)):
+            if not item.finish and item.trajectory_id not in known:
+                parts.setdefault(owner, []).append((position, item))
+        if not parts:
+            return None
+        shards = list(parts)
+        futures = [self.links[w].send("start", parts[w]) for w in shards]
+        answers: list[Any] = []
+        for future in futures:
+            try:
+                answers.append(await future)
+            except WorkerGone as err:
+                answers.append(err)
+        refusals: list[tuple[int, tuple[int, bytes, Headers]]] = []
+        started: dict[int, list[str]] = {}
+        for w, answer in zip(shards, answers, strict=True):
+            if isinstance(answer, WorkerGone):
+                refusals.append((parts[w][0][0], _gone_answer(answer)))
+                continue
+            ok, payload = answer
+            if ok:
+                started[w] = payload
+            else:
+                refusals.append((parts[w][0][0], payload))
+        if refusals:
+            undo = [self.links[w].ask("undo", ids) for w, ids in started.items() if ids]
+            await asyncio.gather(*undo, return_exceptions=True)
+            return _refusal(min(refusals, key=lambda refusal: refusal[0])[1])
+        for w in shards:  # every item sent is now live, or was live or ended already
+            for _, item in parts[w]:
+                known[item.trajectory_id] = None
+        while len(known) > self._known_cap:
+            known.popitem(last=False)
+        return None
+
+
+def _refusal(answer: Any) -> tuple[int, bytes, Headers]:
+    """A worker's refusal as the front's answer; a bad request is raised, so that the front logs and counts it."""
+    if len(answer) == 3:  # a worker that is gone (_gone_answer)
+        return answer  # type: ignore[no-any-return]
+    status, body, headers, reason = answer
+    if reason is not None:
+        raise RequestError(status, reason)
+    return status, body, headers
+
+
+def _gone_answer(err: WorkerGone) -> tuple[int, bytes, Headers]:
+    return (
+        503,
+        error_body(f"{err}: this server cannot step its trajectories; restart serve-env"),
+        [],
+    )
