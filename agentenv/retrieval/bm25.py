@@ -282,11 +282,12 @@ class BM25Retriever(BM25Base):
         """
         if not self._positive:
             return None
-        bounds, dense_rows, docs, weights = (
+        bounds, dense_rows, docs, weights, by_weight = (
             self._bounds,
             self._dense_rows,
             self._docs,
             self._weights,
+            self._by_weight,
         )
         sparse = [t for t in terms if t not in dense_rows]
         if not sparse:
@@ -326,8 +327,19 @@ class BM25Retriever(BM25Base):
         # A document appears at most once per sparse query term, so the k best
         # documents fill at most `cut` places of the sorted candidates.
         cut = k * len(sparse)
-        n_cand = neg.shape[0]
-        if n_cand > max(cut, _SORT_ALL):  # keep the `cut` best (and ties) before sorting
+        sort_all = max(cut, _SORT_ALL)
+        if neg.shape[0] > sort_all:
+            # Every document scoring below the k-th best weight of one sparse term is out: that
+            # term's k best postings are k documents scoring at least that much (weights are
+            # positive). One comparison keeps ~50 of ~600 candidates on the film catalog.
+            floor = 0.0
+            for t in set(sparse):
+                lo = bounds[t]
+                if bounds[t + 1] - lo >= k:
+                    floor = max(floor, weights[by_weight[lo + k - 1]])
+            keep = (neg <= -floor).nonzero()[0]
+            cand, neg = cand.take(keep), neg.take(keep)
+        if neg.shape[0] > sort_all:  # keep the `cut` best (and ties) before sorting
             part = neg.copy()
             part.partition(cut - 1)  # methods, not np.partition/np.flatnonzero: less call overhead
             keep = (neg <= part[cut - 1]).nonzero()[0]

@@ -319,3 +319,27 @@ def test_a_saved_index_keeps_its_weight_order_and_an_older_one_sorts_it_at_load(
         assert [h.doc_id for h in older.search(query, 3)] == [
             h.doc_id for h in built.search(query, 3)
         ]
+
+
+def test_many_candidates_are_cut_by_the_weight_floor_exactly() -> None:
+    """Queries whose sparse terms bring hundreds of candidates (as whole questions do on the film
+    catalog): the k-th-best-weight floor, then the partition, keep exactly the full path's top k."""
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(60)]
+    popularity = np.linspace(0.02, 0.3, len(words))  # many mid-frequency terms, none dense
+    n = 1500
+    docs = [
+        [w for w, p in zip(words, popularity, strict=True) if rng.random() < p] or ["w0"]
+        for _ in range(n)
+    ]
+    index = BM25Retriever.from_tokens(docs, tokenizer=RAW)
+    many = 0
+    for _ in range(120):
+        query = [str(w) for w in rng.choice(words, size=int(rng.integers(2, 9)))]
+        terms = index._term_ids(query)
+        sparse = [t for t in terms if t not in index._dense_rows]
+        many += sum(index._bounds[t + 1] - index._bounds[t] for t in sparse) > 400
+        k = int(rng.integers(1, 12))
+        got = [(h.doc_id, h.score) for h in index.search(" ".join(query), k)]
+        assert got == _full_path(index, " ".join(query), k), (query, k)
+    assert many > 60, "the queries must bring more candidates than are sorted outright"
