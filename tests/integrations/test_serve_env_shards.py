@@ -87,6 +87,11 @@ def test_requests_across_both_workers_get_the_one_process_answers(
             "actions": [SEARCH, SEARCH],
             "extra_fields": [{"index": 1}, {"index": 10**6}],
         },
+        {  # extra_fields nested past the protocol's bound: one 422, and the workers serve on
+            "trajectory_ids": [a[2], b[2]],
+            "actions": [SEARCH, SEARCH],
+            "extra_fields": [{"index": 1}, {"junk": json.loads("[" * 40 + "]" * 40)}],
+        },
         {  # so both ids start afresh here
             "trajectory_ids": [a[2], b[2]],
             "actions": [answer("x"), SEARCH],

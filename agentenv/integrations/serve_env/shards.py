@@ -110,11 +110,14 @@ class WorkerLink:
         if self.gone is not None or self._writer is None:
             future.set_exception(WorkerGone(self.gone or f"worker {self.index} has not started"))
             return future
+        # Encoded first: a message that cannot be encoded fails its request (raised here, answered
+        # 500 by the app), never the link the other requests share.
+        frame = encode((kind, self._number + 1, payload))
         self._number += 1
         self._waiting[self._number] = future
         try:
-            self._writer.write(encode((kind, self._number, payload)))
-        except (ConnectionError, RuntimeError) as err:
+            self._writer.write(frame)
+        except (OSError, RuntimeError) as err:  # a closed transport
             self._fail(f"worker {self.index}'s socket broke ({type(err).__name__})")
         return future
 

@@ -94,8 +94,39 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
                 raise RequestError(
                     422, f"'extra_fields'[{i}] must be an object, got {_kind(fields)}"
                 )
+            if fields and _deeper_than(fields, MAX_FIELDS_DEPTH):
+                raise RequestError(
+                    422,
+                    f"'extra_fields'[{i}] nests deeper than {MAX_FIELDS_DEPTH} levels; a row's "
+                    "extra_info is a few levels deep",
+                )
         extras = [fields or {} for fields in extra]
     return [Item(*row) for row in zip(ids, actions, finish, last, extras, strict=True)]
+
+
+MAX_FIELDS_DEPTH = 32
+"""Levels of lists and objects one ``extra_fields`` object may nest (itself the first). A row's
+``extra_info`` is a few levels deep; the bound keeps what a server passes between its processes
+(``--workers``) far from any recursion limit."""
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` levels of lists and objects (iterative: no recursion).
+
+    Example:
+        >>> _deeper_than({"a": [{"b": 1}]}, 3), _deeper_than({"a": [{"b": 1}]}, 2)
+        (False, True)
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return False
 
 
 def _check_list(value: object, name: str, expected: int | None) -> None:
