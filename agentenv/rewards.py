@@ -22,6 +22,10 @@ Presets:
   teaching; over-limit answers are allowed and scored on ``hit@any``.
 * ``efficient``: strict plus a cost per tool call and per turn (capped), so
   that the number of tool calls can fall under RL.
+* ``first-call-credit``: strict plus 0.2 when the first tool call is the gold
+  plan's first call (the ``first_call`` component, MediaSearch only): partial
+  credit so that GRPO groups of a weak model differ in reward. A lesson that
+  trains on it says so; it is a training signal, not a score to report.
 
 Shaping: ``shaping=True`` moves each increase of the capped cost to the step
 that caused it (:meth:`RewardConfig.step_reward`), so a wasted tool call is
@@ -162,6 +166,24 @@ class RewardConfig(BaseModel):
         return type(self).model_validate({**self.model_dump(), **update})
 
     # ------------------------------------------------------------------ scoring
+    def required_components(self) -> frozenset[str]:
+        """The components :meth:`combine` reads: those weighted (not 0), ``hit@any`` when
+        ``over_limit='allow'`` may score on it, and those charged at a non-zero rate.
+
+        An env can check them when it is made (:class:`~agentenv.core.ToolEnv` does, for a family
+        that declares its components), so a reward for another family fails at once, not at the
+        first episode's end.
+
+        Example:
+            >>> sorted(resolve_reward("efficient").required_components())
+            ['accuracy', 'tool_calls', 'turns']
+        """
+        charged, weighted = self.__pydantic_private__["_plan"]
+        keys = {key for key, _ in weighted} | {key for _, key, _ in charged}
+        if self.over_limit == "allow" and "accuracy" in keys:
+            keys.add("hit@any")
+        return frozenset(keys)
+
     def cost(self, components: Mapping[str, float], *, running: bool = False) -> float:
         """Tool-call, turn, latency and token cost, capped by ``cost_cap``.
 
@@ -249,6 +271,9 @@ PRESETS: dict[str, RewardConfig] = {
     "strict": RewardConfig(name="strict"),
     "lenient": RewardConfig(name="lenient", over_limit="allow"),
     "efficient": RewardConfig(name="efficient", tool_call_cost=0.05, turn_cost=0.02, cost_cap=0.5),
+    "first-call-credit": RewardConfig(
+        name="first-call-credit", weights={"accuracy": 1.0, "first_call": 0.2}
+    ),
 }
 
 

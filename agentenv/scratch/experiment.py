@@ -121,10 +121,17 @@ def score(
     for r, a in zip(records, accuracy, strict=True):
         by_kind.setdefault(r["kind"], []).append(a)
     summary = mean_ci(accuracy, seed=seed)
+    first_calls = [r["reward_components"].get("first_call") for r in records]
     return {
         "accuracy": summary["mean"],
         "ci": summary["ci"],
         "n": summary["n"],
+        # The share of episodes whose first tool call is the gold plan's (MediaSearch; None elsewhere).
+        "first_call": (
+            round(sum(first_calls) / len(first_calls), 4)
+            if first_calls and None not in first_calls
+            else None
+        ),
         "by_kind": {k: round(sum(v) / len(v), 4) for k, v in sorted(by_kind.items())},
         "tool_calls": round(sum(r["tool_calls"] for r in records) / max(1, len(records)), 3),
         "agent_failures": sum(1 for r in records if r.get("agent_failure")),

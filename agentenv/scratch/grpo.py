@@ -1,7 +1,7 @@
 """GRPO from an SFT checkpoint with TRL's ``environment_factory``, multi-turn or single-turn.
 
 The env's tools are the model's tools and the env's reward (the ``strict``
-preset: accuracy only) is the reward, through
+preset: accuracy only, unless ``env_kwargs`` names another) is the reward, through
 :class:`agentenv.integrations.trl.AgentEnvFactory`. The trainer is TRL's
 ``GRPOTrainer`` with one addition: :class:`RecordingGRPOTrainer` keeps the
 ids of each generated batch (prompt, completion, tool mask and the rows'
@@ -108,7 +108,7 @@ def build_grpo_trainer(
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
     train = dataset(env_id, "train", n=settings.tasks, **env_kwargs).shuffle(seed=settings.seed)
     factory = AgentEnvFactory(
-        env_id, split="train", reward="strict", seed=settings.seed, **env_kwargs
+        env_id, split="train", seed=settings.seed, **{"reward": "strict", **env_kwargs}
     )
     config = GRPOConfig(
         output_dir=str(out),

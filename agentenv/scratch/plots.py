@@ -9,7 +9,7 @@ from typing import Any
 ARMS = {
     "sft-then-rl": ("random", "sft", "sft_rl_multi_turn", "sft_rl_single_turn"),
     "holdout-selection": ("random_agent", "all", "random", "matched_holdout", "mismatched_holdout"),
-    "sft-more-data": ("random", "sft", "sft_grpo"),
+    "sft-more-data": ("random", "sft", "sft_grpo", "sft_grpo_first_call"),
 }
 
 
@@ -42,7 +42,7 @@ def plot_summary(lesson: str, summary: Mapping[str, Any], out: Path) -> list[str
     written.append(name)
     curves = {
         a: summary[a]["train"]["curve"]
-        for a in ("sft_rl_multi_turn", "sft_rl_single_turn", "sft_grpo")
+        for a in ("sft_rl_multi_turn", "sft_rl_single_turn", "sft_grpo", "sft_grpo_first_call")
         if a in summary and "curve" in summary[a].get("train", {})
     }
     if curves:
@@ -51,7 +51,7 @@ def plot_summary(lesson: str, summary: Mapping[str, Any], out: Path) -> list[str
             steps = [c["step"] for c in curve]
             axes[0].plot(steps, [c["reward"] for c in curve], marker=".", label=arm)
             axes[1].plot(steps, [c["tool_calls"] for c in curve], marker=".", label=arm)
-        axes[0].set_title("GRPO reward (strict: accuracy) per step")
+        axes[0].set_title("GRPO reward per step (each arm's own reward)")
         axes[1].set_title("tool calls per rollout")
         for ax in axes:
             ax.set_xlabel("GRPO step")

@@ -15,7 +15,10 @@ suggests, in order, on the same subset and test tasks as sft-then-rl:
 2. **GRPO with successes in its groups**: from that SFT model, sampling at
    temperature 0.7 (10.9% success against 3.1% at 1.0 in the audit) with
    groups of 8, rewarded by the ``strict`` preset, scored on the same test
-   tasks.
+   tasks; and the same GRPO rewarded by ``first-call-credit`` (0.2 more for
+   the gold plan's first call: the audit found the right call in 37-66% of
+   rollouts, so the groups differ in reward), reported as its own arm with the
+   share of test episodes whose first call is right.
 
 A larger base or longer pre-training (the audit's third step) is not part of
 it. Every figure has a 95% bootstrap CI; the summary records the assistant
@@ -30,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.scratch.experiment import KINDS, MULTI_TURN, env_kwargs, export_rows, score
+
+FIRST_CALL_PRESET = "first-call-credit"
+"""The reward of the second GRPO arm: strict accuracy plus 0.2 for the gold plan's first call."""
 
 OLD_ASSISTANT_TOKENS = 35_000
 """Supervised assistant tokens of the sft-then-rl lesson's SFT, as the audit counted them."""
@@ -103,8 +109,35 @@ def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[s
         scale.eval_episodes,
         max_new_tokens=scale.max_new_tokens,
     )
-    summary["sft_grpo"] = {**_headline(after), "test": after, "train": record}
+    summary["sft_grpo"] = {**_headline(after), "test": after, "train": record, "reward": "strict"}
     summary["grpo_minus_sft"] = _paired_difference(after["correct"], unseen["correct"])
+    # The same GRPO from the same SFT model, rewarded with partial credit for the right first call.
+    credit_kwargs = {**env_kwargs(MULTI_TURN), "reward": FIRST_CALL_PRESET}
+    credit = train_grpo(sft_model, out / "sft_grpo_first_call", MULTI_TURN, credit_kwargs, scale.more_grpo)
+    log(
+        f"GRPO with {FIRST_CALL_PRESET}: {credit['wall_s']} s; mean reward per step "
+        f"{[c['reward'] for c in credit['curve']]}"
+    )
+    after_credit = score(
+        out / "sft_grpo_first_call" / "model",
+        MULTI_TURN,
+        scale.eval_episodes,
+        max_new_tokens=scale.max_new_tokens,
+    )
+    summary["sft_grpo_first_call"] = {
+        **_headline(after_credit),
+        "test": after_credit,
+        "train": credit,
+        "reward": FIRST_CALL_PRESET,
+    }
+    summary["first_call_grpo_minus_sft"] = _paired_difference(
+        after_credit["correct"], unseen["correct"]
+    )
+    log(
+        f"SFT + GRPO ({FIRST_CALL_PRESET}): test {after_credit['accuracy']} {after_credit['ci']}, "
+        f"right first call {after_credit['first_call']} (SFT {unseen['first_call']}); "
+        f"difference to SFT {summary['first_call_grpo_minus_sft']}"
+    )
     summary["random"] = _headline(score(None, MULTI_TURN, scale.eval_episodes, agent="random"))
     log(
         f"SFT + GRPO: test {after['accuracy']} {after['ci']}; "
@@ -118,6 +151,7 @@ def _headline(result: dict[str, Any]) -> dict[str, Any]:
         "accuracy": result["accuracy"],
         "ci": result["ci"],
         "tool_calls": result["tool_calls"],
+        "first_call": result.get("first_call"),
     }
 
 

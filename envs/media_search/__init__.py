@@ -46,6 +46,8 @@ FAMILY = Family(
     structured="agentenv.envs.media_search.structured:MENUS",
     reasoning="agentenv.envs.media_search.reasoning:reasoning_writer",
     components={
+        "first_call": "MediaSearch: 1.0 when the first tool call is the gold plan's first call (same tool and "
+        "arguments, k and limit aside, text casefolded); weighted by the first-call-credit preset",
         "questions_asked": "concierge: the assistant's questions to the user, counted by field asked about",
         "held_back": "concierge: request fields the user held back at the start",
         "revealed": "concierge: held-back fields the user revealed after being asked",

@@ -44,6 +44,7 @@ from typing import Any, Literal
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
+from agentenv.envs.media_search.first_call import first_call_component
 from agentenv.envs.media_search.grading import read_answer
 from agentenv.envs.media_search.question_cache import prefetch_questions
 from agentenv.envs.media_search.question_tasks import (
@@ -147,6 +148,8 @@ class MediaSearchEnv(ToolEnv):
         self.compact = compact
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
+        self._models: dict[str, Any] = {}
+        self._models_of: ToolRegistry | None = None
         # One per process; it writes each passage when a prompt needs it (no dict of all of them to build or copy).
         self._doc_text: Mapping[str, str] | None = (
             passage_texts(self.catalog) if mode == "single_turn" else None
@@ -223,11 +226,20 @@ class MediaSearchEnv(ToolEnv):
 
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         question: Question = task.case
+        first_call = first_call_component(episode.messages, question.plan, self._argument_models())
         if answer is None:
-            return {"accuracy": 0.0}
+            return {"accuracy": 0.0, "first_call": first_call}
         reading = read_answer(answer.text, question, self.answers)
         episode.answer_feedback = reading.feedback
-        return {"accuracy": float(reading.correct)}
+        return {"accuracy": float(reading.correct), "first_call": first_call}
+
+    def _argument_models(self) -> dict[str, Any]:
+        """Each tool's argument model, by name (the ``first_call`` component validates calls with them)."""
+        tools = self.tools
+        if self._models_of is not tools:  # the registry can be swapped after make
+            self._models = {name: tools[name].args_model for name in tools.names}
+            self._models_of = tools
+        return self._models
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return question_task_from_dict(data)

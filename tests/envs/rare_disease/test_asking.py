@@ -203,7 +203,8 @@ def test_a_question_costs_the_same_in_both_envs(
             for key in ("questions_asked", "tool_calls", "turns", "accuracy"):
                 assert x[key] == y[key], (honest, key)
             for preset in PRESETS.values():
-                assert preset.combine(x) == preset.combine(y)
+                if preset.required_components() <= set(x):  # the presets for this env's components
+                    assert preset.combine(x) == preset.combine(y)
         assert np.mean([r["questions_asked"] for r in b]) > (15 if honest else 150)
 
 
@@ -229,6 +230,8 @@ def test_the_blind_sweep_does_not_beat_the_best_honest_doctor(
         honest_rows = [_play(env, p, N_TASKS) for p in honest[name]]
         blind_rows = [_play(env, p, N_TASKS) for p in blind[name]]
         for preset_name, preset in PRESETS.items():
+            if not preset.required_components() <= set(honest_rows[0][0]):
+                continue  # a preset of another family (first-call-credit: MediaSearch)
             best = max(np.mean([preset.combine(r) for r in rows]) for rows in honest_rows)
             for policy, rows in zip(blind[name], blind_rows, strict=True):
                 score = np.mean([preset.combine(r) for r in rows])
