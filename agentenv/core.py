@@ -71,6 +71,7 @@ from agentenv.rewards import RewardConfig, resolve_reward
 from agentenv.spaces import Text
 from agentenv.tools import ToolRegistry
 from agentenv.turns import (
+    BEHAVIOUR_COMPONENTS,
     Episode,
     TaskChooser,
     behaviour_components,
@@ -224,6 +225,31 @@ class ToolEnv(gym.Env[str, str]):
         A pure function of its arguments: per-episode state is ``episode.context``.
         """
         raise NotImplementedError
+
+    def _graded_components(self) -> frozenset[str] | None:
+        """The names ``_grade`` reports, when the family declares them (None: not declared, not checked)."""
+        return None
+
+    def check_reward_components(self) -> None:
+        """Refuse, when the env is made, a reward that reads a component this env never reports.
+
+        A family that declares its graded components (``_graded_components``) calls this at the
+        end of its ``__init__``; otherwise the reward would fail with a ``KeyError`` at the first
+        episode's end. ``tokens`` is left to :class:`~agentenv.tokens.TokenEnv`, which reports it.
+        """
+        graded = self._graded_components()
+        if graded is None:
+            return
+        reported = graded | BEHAVIOUR_COMPONENTS
+        missing = set(self.reward_config.required_components() - reported - {"tokens"})
+        if "over_limit" not in reported:  # no answer can be over a limit: hit@any is never read
+            missing.discard("hit@any")
+        if missing:
+            raise ValueError(
+                f"reward {self.reward_config.name!r} reads {sorted(missing)}, which "
+                f"{type(self).__name__} does not report (it reports {sorted(reported)}): "
+                "choose a reward for this env, or give those components weight 0"
+            )
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         """Build a task from a user dict given as ``options={"task": {...}}``."""

@@ -168,7 +168,8 @@ class RewardConfig(BaseModel):
     # ------------------------------------------------------------------ scoring
     def required_components(self) -> frozenset[str]:
         """The components :meth:`combine` reads: those weighted (not 0), ``hit@any`` when
-        ``over_limit='allow'`` may score on it, and those charged at a non-zero rate.
+        ``over_limit='allow'`` may score on it (an env that reports ``over_limit``), and those
+        charged at a non-zero rate.
 
         An env can check them when it is made (:class:`~agentenv.core.ToolEnv` does, for a family
         that declares its components), so a reward for another family fails at once, not at the

@@ -373,6 +373,12 @@ def assistant_message(
     return FrozenDict(message)
 
 
+BEHAVIOUR_COMPONENTS = frozenset(
+    ("format", "tool_calls", "turns", "invalid_actions", "tool_errors", "latency_ms")
+)
+"""The names :func:`behaviour_components` reports, whatever the family."""
+
+
 def behaviour_components(ep: Episode, require_think: bool) -> dict[str, float]:
     """How the agent acted, next to the family's graded components (see the module docstring)."""
     well_formed = ep.answer is not None and ep.invalid_actions == 0

@@ -100,6 +100,9 @@ class _CachedTools:
     def __contains__(self, item: object) -> bool:
         return item in self._tools
 
+    def __getitem__(self, name: str) -> Any:
+        return self._tools[name]
+
     def execute(self, tool: Any, args: Any, context: Any) -> Any:
         if getattr(tool, "takes_context", False):
             return self._tools.execute(tool, args, context)

@@ -110,6 +110,10 @@ COMPACT_ANSWER_RULE = "Answer as <answer>…</answer> holding only the title, na
 """:data:`ANSWER_RULES`, shortened for ``compact=True``."""
 
 
+GRADED_COMPONENTS = frozenset(("accuracy", "first_call"))
+"""What :meth:`MediaSearchEnv._grade` reports, beside the behaviour components."""
+
+
 class MediaSearchEnv(ToolEnv):
     """Multi-turn agentic RAG (``mode="multi_turn"``) or linear RAG (``"single_turn"``).
 
@@ -175,6 +179,7 @@ class MediaSearchEnv(ToolEnv):
         )
         kwargs["single_turn"] = mode == "single_turn"
         super().__init__(served, tools, split=served.split, **kwargs)
+        self.check_reward_components()
         self.corpus_checksums = {"media": self.catalog.checksum}
         questions = question_set_checksum(served.split, question_style)
         if questions is not None:
@@ -232,6 +237,9 @@ class MediaSearchEnv(ToolEnv):
         reading = read_answer(answer.text, question, self.answers)
         episode.answer_feedback = reading.feedback
         return {"accuracy": float(reading.correct), "first_call": first_call}
+
+    def _graded_components(self) -> frozenset[str]:
+        return GRADED_COMPONENTS
 
     def _argument_models(self) -> dict[str, Any]:
         """Each tool's argument model, by name (the ``first_call`` component validates calls with them)."""

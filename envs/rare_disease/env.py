@@ -51,7 +51,7 @@ from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX
 from agentenv.envs.rare_disease.disease_names import disease_spelling_index
 from agentenv.envs.rare_disease.documents import disease_retriever
-from agentenv.envs.rare_disease.grading import grade_answer_text
+from agentenv.envs.rare_disease.grading import component_names, grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
 from agentenv.envs.rare_disease.patient_prompts import answer_rules, candidates_block, system_prompt
 from agentenv.envs.rare_disease.patient_tasks import (
@@ -135,6 +135,7 @@ class RareDiseaseEnv(ToolEnv):
             )
             tool_list = make_rare_disease_tools(self.kb, ranker_tool=ranker_tool, retriever=search)
         super().__init__(served.tasks, ToolRegistry(tool_list), split=served.split, **kwargs)
+        self.check_reward_components()
         self.corpus_checksums = patient_checksums(self.kb, served, disease_mix)
         self.metadata = {
             **ToolEnv.metadata,
@@ -173,6 +174,9 @@ class RareDiseaseEnv(ToolEnv):
         return grade_answer_text(
             self.kb, patient.diagnoses, answer, self.k, consultation.questions, episode
         )
+
+    def _graded_components(self) -> frozenset[str]:
+        return frozenset(component_names(self.k))
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)
