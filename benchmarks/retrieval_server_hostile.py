@@ -36,6 +36,7 @@ Usage:
     python benchmarks/retrieval_server_hostile.py             # full: 30 s of flood
     python benchmarks/retrieval_server_hostile.py --seconds 3 # quick look
     python benchmarks/retrieval_server_hostile.py --scenes 4,5 --seconds 10 --greedy-seconds 4  # serve-env
+    python benchmarks/retrieval_server_hostile.py --scenes 4,5 --serve-env-workers 2  # serve-env --workers 2
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import functools
 import heapq
 import json
 import os
@@ -79,6 +81,8 @@ class Args:
     """Duration of each run of scene 3."""
     scenes: str = "1,2,3,4,5"
     """Which scenes to run (comma-separated); 4 and 5 are serve-env's."""
+    serve_env_workers: int = 1
+    """serve-env's worker processes in scenes 4 and 5 (``--workers``; 1: one process)."""
     seed: int = 0
 
 
@@ -487,8 +491,8 @@ def scene_greedy(args: Args, rng: np.random.Generator) -> None:
         proc.wait(10)
 
 
-def serve_env_command(port: int) -> list[str]:
-    """The real ``agentenv serve-env`` (verl-tool protocol) over MediaSearch-v0."""
+def serve_env_command(port: int, workers: int = 1) -> list[str]:
+    """The real ``agentenv serve-env`` (verl-tool protocol) over MediaSearch-v0, with ``workers`` processes."""
     return [
         sys.executable,
         "-m",
@@ -505,6 +509,8 @@ def serve_env_command(port: int) -> list[str]:
         str(port),
         "--log-level",
         "error",
+        "--workers",
+        str(workers),
     ]
 
 
@@ -559,7 +565,7 @@ def serve_env_greedy_body(rng: np.random.Generator) -> object:
 
 def scene_serve_env_greedy(args: Args, rng: np.random.Generator) -> None:
     port = free_port()
-    proc = subprocess.Popen(serve_env_command(port))
+    proc = subprocess.Popen(serve_env_command(port, args.serve_env_workers))
     greedy = serve_env_greedy_body(rng)
     malformed = b'{"trajectory_ids": ["x"], "actions": [' + b"[" * 5000 + b"]" * 5000 + b"]}"
     counter = iter(range(1 << 62))
@@ -628,7 +634,7 @@ def main(argv: list[str] | None = None) -> None:
         scene_flood(
             args,
             serve_env_requests("flood", 64 * 997 + 1024),
-            serve_env_command,
+            functools.partial(serve_env_command, workers=args.serve_env_workers),
             "scene 4 (serve-env)",
         )
     if "5" in scenes:
