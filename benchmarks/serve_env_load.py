@@ -83,7 +83,9 @@ def serve(kind: str, port: int, workers: int) -> None:
         from agentenv.integrations.serve_env.shards import ShardedVerlToolApp
 
         # Each worker builds its pool's envs in the warm-up round (round 0), as a fresh server would.
-        sharded = ShardedVerlToolApp("MediaSearch-v0", workers=workers, split="train", limits=limits)
+        sharded = ShardedVerlToolApp(
+            "MediaSearch-v0", workers=workers, split="train", limits=limits
+        )
         run_server(sharded, "127.0.0.1", port, limits, log_level="error")
         return
     if kind == "constant":

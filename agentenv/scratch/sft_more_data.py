@@ -113,7 +113,9 @@ def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[s
     summary["grpo_minus_sft"] = _paired_difference(after["correct"], unseen["correct"])
     # The same GRPO from the same SFT model, rewarded with partial credit for the right first call.
     credit_kwargs = {**env_kwargs(MULTI_TURN), "reward": FIRST_CALL_PRESET}
-    credit = train_grpo(sft_model, out / "sft_grpo_first_call", MULTI_TURN, credit_kwargs, scale.more_grpo)
+    credit = train_grpo(
+        sft_model, out / "sft_grpo_first_call", MULTI_TURN, credit_kwargs, scale.more_grpo
+    )
     log(
         f"GRPO with {FIRST_CALL_PRESET}: {credit['wall_s']} s; mean reward per step "
         f"{[c['reward'] for c in credit['curve']]}"

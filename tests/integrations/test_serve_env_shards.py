@@ -147,7 +147,9 @@ def test_a_worker_that_exits_is_a_503_and_unhealthy() -> None:
         assert httpx.post(server.url + "/get_observation", json=body, timeout=30).status_code == 200
         health = httpx.get(server.url + "/health", timeout=30)
         assert health.status_code == 503 and "worker 1" in health.json()["error"]
-    assert all(link.process.poll() is not None for link in app.links), "no worker outlives its server"
+    assert all(link.process.poll() is not None for link in app.links), (
+        "no worker outlives its server"
+    )
 
 
 def test_a_worker_that_cannot_build_its_env_fails_the_start() -> None:

@@ -41,13 +41,23 @@ def test_every_preset_that_fits_is_accepted() -> None:
         gym.make("RareDiseaseDiagnosis-v0", reward=reward)
     for reward in ("strict", "lenient", "efficient", "first-call-credit"):
         gym.make("MediaSearch-v0", reward=reward)
-    gym.make("MediaSearch-v0", reward={"weights": {"accuracy": 1.0, "hit@3": 0.0}})  # weight 0: log only
+    gym.make(
+        "MediaSearch-v0", reward={"weights": {"accuracy": 1.0, "hit@3": 0.0}}
+    )  # weight 0: log only
 
 
 def test_the_cli_says_it_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     status = main(
-        ["eval", "RareDiseaseDiagnosis-v0", "--agent", "random", "--episodes", "1",
-         "--reward", "first-call-credit"]
+        [
+            "eval",
+            "RareDiseaseDiagnosis-v0",
+            "--agent",
+            "random",
+            "--episodes",
+            "1",
+            "--reward",
+            "first-call-credit",
+        ]
     )
     err = capsys.readouterr().err
     assert status == 2 and "does not report" in err and "Traceback" not in err

@@ -104,7 +104,10 @@ def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_pat
     assert summary["grpo_minus_sft"]["n"] == len(test_ids)
     assert summary["sft_grpo"]["train"]["settings"]["temperature"] == 0.7
     credit = summary["sft_grpo_first_call"]  # the same GRPO, rewarded with the first-call credit
-    assert credit["reward"] == "first-call-credit" and credit["train"]["env_kwargs"]["reward"] == credit["reward"]
+    assert (
+        credit["reward"] == "first-call-credit"
+        and credit["train"]["env_kwargs"]["reward"] == credit["reward"]
+    )
     assert credit["test"]["task_ids"] == test_ids
     assert summary["first_call_grpo_minus_sft"]["n"] == len(test_ids)
     assert 0.0 <= summary["sft"]["test"]["first_call"] <= 1.0

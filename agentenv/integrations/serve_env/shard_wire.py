@@ -60,5 +60,7 @@ def frame_length(header: bytes) -> int:
     """The body length a header announces; a ``ValueError`` past :data:`MAX_FRAME_BYTES`."""
     (length,) = HEADER.unpack(header)
     if length > MAX_FRAME_BYTES:
-        raise ValueError(f"frame of {length} bytes from a serve-env peer; the limit is {MAX_FRAME_BYTES}")
+        raise ValueError(
+            f"frame of {length} bytes from a serve-env peer; the limit is {MAX_FRAME_BYTES}"
+        )
     return length

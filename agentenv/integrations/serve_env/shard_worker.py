@@ -113,7 +113,9 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
             try:
                 ok, answer = worker.handle(kind, payload)
             except Exception as err:  # noqa: BLE001 - a bug answers one error, the worker lives on
-                logger.error("serve-env worker: %s message failed: %s: %s", kind, type(err).__name__, err)
+                logger.error(
+                    "serve-env worker: %s message failed: %s: %s", kind, type(err).__name__, err
+                )
                 body_text = json.dumps({"error": f"internal error: {type(err).__name__}"}).encode()
                 ok, answer = False, (500, body_text, [], None)
             sock.sendall(encode((number, ok, answer)))
@@ -143,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         # One env built now: a bad id, split or kwarg fails at start, and the first trajectory is quick.
         app.trajectories.pool.give(config["split"], app.trajectories.pool.take(config["split"]))
     except Exception as err:  # noqa: BLE001 - reported to the front, which exits with it
-        sock.sendall(encode((0, False, f"{type(err).__name__}: {' '.join(str(err).split())[:300]}")))
+        sock.sendall(
+            encode((0, False, f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"))
+        )
         return 1
     gc.collect()
     gc.freeze()  # the corpora and indexes are built: full collections need not walk them

@@ -15,8 +15,13 @@ from agentenv.envs.media_search.tools import FilterArgs, SearchArgs
 MODELS = {"search": SearchArgs, "filter_titles": FilterArgs}
 FILTER = {
     "tool": "filter_titles",
-    "arguments": {"cast": ["Kristen Stewart", "Ewan McGregor"], "director": "Doug Liman",
-                  "genre": "Action", "year_min": 2000, "limit": 5},
+    "arguments": {
+        "cast": ["Kristen Stewart", "Ewan McGregor"],
+        "director": "Doug Liman",
+        "genre": "Action",
+        "year_min": 2000,
+        "limit": 5,
+    },
 }
 
 
@@ -69,7 +74,9 @@ def test_the_preset_adds_two_tenths_for_the_right_first_call(env) -> None:  # ty
     assert reward == 0.2
 
 
-texts = st.sampled_from([str.upper, str.lower, str.title, lambda s: f"  {s} ", lambda s: s.replace(" ", "   ")])
+texts = st.sampled_from(
+    [str.upper, str.lower, str.title, lambda s: f"  {s} ", lambda s: s.replace(" ", "   ")]
+)
 
 
 @settings(max_examples=200, deadline=None)

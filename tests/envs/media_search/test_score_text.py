@@ -11,7 +11,7 @@ from agentenv.envs.media_search.tool_json import score_text
 
 # Exact ties between two three-decimal neighbours, and their binary neighbours: where a
 # fast path that rounds another way than ``round`` would show first.
-_TIES = st.integers(-10**9, 10**9).map(lambda n: (2 * n + 1) / 2000)
+_TIES = st.integers(-(10**9), 10**9).map(lambda n: (2 * n + 1) / 2000)
 
 
 def _next_after(x: float, up: bool) -> float:
