@@ -23,6 +23,8 @@ import signal
 import socket
 import sys
 import time
+from collections import deque
+from collections.abc import Generator
 from typing import Any
 
 from agentenv.integrations.serve_env.shard_wire import HEADER, decode, encode, frame_length
@@ -50,15 +52,15 @@ class ShardWorker:
     def __init__(self, app: Any) -> None:
         self.app = app
 
-    def handle(self, kind: str, payload: Any) -> tuple[bool, Any]:
-        """(ok, payload) for one message; a refusal is ``(False, (status, body, headers))``."""
+    def job(self, kind: str, payload: Any) -> Generator[None, None, tuple[bool, Any]]:
+        """One message's work, yielding where the app's phases yield (every ``YIELD_EVERY_S``);
+        returns ``(ok, payload)``, a refusal as ``(False, (status, body, headers, reason))``."""
         app = self.app
         if kind == "step":
             observations: list[Any] = []
             dones: list[bool] = []
             valids: list[bool] = []
-            for _ in app.step_all(payload, observations, dones, valids):
-                pass
+            yield from app.step_all(payload, observations, dones, valids)
             texts = [json.dumps(obs, default=plain_value) for obs in observations]
             return True, (texts, dones, valids, len(app.trajectories.live))
         if kind == "start":
@@ -68,9 +70,8 @@ class ShardWorker:
                 new = app.new_starts(items, positions)
                 refused = app.refusal(len(new))
                 if refused is not None:
-                    return False, refused
-                for _ in app.start_all(new):
-                    pass
+                    return False, (*refused, None)
+                yield from app.start_all(new)
             except RequestError as err:  # the front logs and counts it, as a bad request of its own
                 return False, (err.status, error_body(err.reason), [], err.reason)
             return True, [tid for tid, _ in new]
@@ -88,37 +89,52 @@ class ShardWorker:
 
 
 def serve_shard(sock: socket.socket, app: Any) -> None:
-    """Answer the front on ``sock`` until it closes it or says ``stop``; then end every trajectory."""
+    """Answer the front on ``sock`` until it closes it or says ``stop``; then end every trajectory.
+
+    Messages in progress take turns, a slice each (a slice ends where the app's phases yield,
+    every ``YIELD_EVERY_S``): a request of 256 costly starts or steps delays another request's
+    message by about one slice, as the one-process server's event loop does, not by the whole batch.
+    A new message is read between two slices, so it joins the turns at once.
+    """
     worker = ShardWorker(app)
     trajectories = app.trajectories
     sweep_every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
     next_sweep = time.monotonic() + sweep_every_s
+    jobs: deque[tuple[int, str, Generator[None, None, tuple[bool, Any]]]] = deque()
     try:
         while True:
-            ready, _, _ = select.select([sock], [], [], max(next_sweep - time.monotonic(), 0.0))
+            wait = 0.0 if jobs else max(next_sweep - time.monotonic(), 0.0)
+            ready, _, _ = select.select([sock], [], [], wait)
             if time.monotonic() >= next_sweep:  # busy or not, as the one-process server's sweep
                 trajectories.sweep()
                 next_sweep = time.monotonic() + sweep_every_s
-            if not ready:
+            if ready:
+                header = _read_exactly(sock, HEADER.size)
+                if header is None:
+                    return
+                body = _read_exactly(sock, frame_length(header))
+                if body is None:
+                    return
+                kind, number, payload = decode(body)
+                if kind == "stop":
+                    return
+                jobs.append((number, kind, worker.job(kind, payload)))
+            if not jobs:
                 continue
-            header = _read_exactly(sock, HEADER.size)
-            if header is None:
-                return
-            body = _read_exactly(sock, frame_length(header))
-            if body is None:
-                return
-            kind, number, payload = decode(body)
-            if kind == "stop":
-                return
+            number, kind, job = jobs.popleft()
             try:
-                ok, answer = worker.handle(kind, payload)
+                next(job)
+            except StopIteration as done:
+                sock.sendall(encode((number, *done.value)))
+                continue
             except Exception as err:  # noqa: BLE001 - a bug answers one error, the worker lives on
                 logger.error(
                     "serve-env worker: %s message failed: %s: %s", kind, type(err).__name__, err
                 )
                 body_text = json.dumps({"error": f"internal error: {type(err).__name__}"}).encode()
-                ok, answer = False, (500, body_text, [], None)
-            sock.sendall(encode((number, ok, answer)))
+                sock.sendall(encode((number, False, (500, body_text, [], None))))
+                continue
+            jobs.append((number, kind, job))
     finally:
         trajectories.close()
 

@@ -205,7 +205,9 @@ class ShardedVerlToolApp(VerlToolApp):
         known = self.known
         for position, (item, owner) in enumerate(zip(items, owners, strict=True)):
             if not item.finish and item.trajectory_id not in known:
-                parts.setdefault(owner, []).append((position, item))
+                # Without its action: a start reads the id and the start fields, and an action
+                # may be 32k characters (sent once, with the step).
+                parts.setdefault(owner, []).append((position, item._replace(action="")))
         if not parts:
             return None
         shards = list(parts)
