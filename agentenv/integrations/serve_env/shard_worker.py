@@ -4,10 +4,11 @@ Started by the front (:mod:`agentenv.integrations.serve_env.shards`) as
 ``python -m agentenv.integrations.serve_env.shard_worker CONFIG_JSON`` with one end of a
 ``socketpair`` as file descriptor ``CONFIG["fd"]``. It builds the env id's trajectories as the
 one-process server does (:func:`agentenv.integrations.verl_tool.create_app`), says it is ready,
-then answers the front's messages (:mod:`.shard_wire`) one at a time, with the same
+then answers the front's messages (:mod:`.shard_wire`) with the same
 :class:`~agentenv.integrations.verl_tool.app.VerlToolApp` methods the one-process server runs, so
-the two serve the same episodes, observations and errors. Between messages it evicts idle
-trajectories, as the one-process server's sweep does.
+the two serve the same episodes, observations and errors. Messages in progress take turns a slice
+each (see :func:`serve_shard`), and idle trajectories are evicted as the one-process server's
+sweep evicts them.
 
 It exits when the front closes the socket or says ``stop``: a worker never outlives its server.
 """
