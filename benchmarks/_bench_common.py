@@ -79,3 +79,42 @@ def spread_text(figure: Mapping[str, float], digits: int = 1) -> str:
         f"{figure['median']:.{digits}f} ({figure['min']:.{digits}f}–{figure['max']:.{digits}f}, "
         f"{int(figure['passes'])} passes)"
     )
+
+
+def load_module(name: str, path: Any) -> Any:
+    """The Python file at ``path`` imported as module ``name`` (registered in ``sys.modules``, where
+    pydantic resolves a model's annotations)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_bm25_baseline(bm25_py: str) -> Any:
+    """An older ``agentenv/retrieval/bm25.py`` as a module (``baseline_bm25``), for ``--baseline`` runs.
+
+    Its own imports come from this checkout, except its top-k paths: since they moved to
+    ``bm25_topk.py``, a ``bm25_topk.py`` put beside the baseline's ``bm25.py`` (``git show
+    REV:agentenv/retrieval/bm25_topk.py``) is the one it imports, so a baseline of a later tree is
+    timed with its own search code, not this checkout's.
+    """
+    from pathlib import Path
+
+    load = load_module
+    path = Path(bm25_py)
+    topk = path.with_name("bm25_topk.py")
+    if not topk.exists():
+        return load("baseline_bm25", path)
+    real = "agentenv.retrieval.bm25_topk"
+    import agentenv.retrieval.bm25_topk  # noqa: F401 - this checkout's, put back below
+
+    ours = sys.modules[real]
+    sys.modules[real] = load("baseline_bm25_topk", topk)
+    try:
+        return load("baseline_bm25", path)
+    finally:
+        sys.modules[real] = ours

@@ -33,8 +33,9 @@ steadier when other jobs share the cores.
 ``--baseline BM25_PY``: an older ``agentenv/retrieval/bm25.py`` (e.g. from ``git show
 REV:agentenv/retrieval/bm25.py``), built on the same tokens and timed in the same passes,
 single and in batches of 32 (rows ``baseline ...``); its results must equal ours.
-Only that one file is loaded: what it imports (since the split, ``bm25_base`` and ``bm25_scoring``)
-comes from this checkout, so a baseline from after the split differs from ours only in ``bm25.py``.
+What it imports (``bm25_base``, ``bm25_scoring``) comes from this checkout, except its top-k
+paths: a ``bm25_topk.py`` beside it (``git show REV:agentenv/retrieval/bm25_topk.py``) is the one it
+imports (see ``_bench_common.load_bm25_baseline``).
 
 Dense: the default encoder with a faiss Flat and an HNSW index (faiss on one thread):
 build time, single-query latency (same passes) and HNSW recall@10 against Flat, at 1x.
@@ -53,6 +54,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from _bench_common import load_bm25_baseline
 from _bench_common import machine as common_machine
 from _film_docs import copies, film_docs, film_queries, film_rows
 
@@ -168,14 +170,7 @@ def batches(queries: Sequence[str], size: int = BATCH) -> list[list[str]]:
 
 def load_baseline(path: str) -> Any:
     """The ``BM25Retriever`` class of an older ``bm25.py`` (see ``--baseline``)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("baseline_bm25", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["baseline_bm25"] = module
-    spec.loader.exec_module(module)
-    return module.BM25Retriever
+    return load_bm25_baseline(path).BM25Retriever
 
 
 def lexical(

@@ -23,10 +23,12 @@ What is timed, on the real catalog and the default (cached) BM25 index:
 
 ``--baseline DIR`` also times the tools and BM25 of an older tree, in the same run and on
 the same inputs: ``DIR`` holds that tree's ``envs/media_search/tools.py`` and
-``agentenv/retrieval/bm25.py`` as ``tools.py`` and ``bm25.py``, e.g.::
+``agentenv/retrieval/bm25.py`` as ``tools.py`` and ``bm25.py`` (and, for a tree that has it,
+``agentenv/retrieval/bm25_topk.py`` as ``bm25_topk.py``), e.g.::
 
     mkdir -p /tmp/base && git show HEAD:envs/media_search/tools.py > /tmp/base/tools.py \
-      && git show HEAD:agentenv/retrieval/bm25.py > /tmp/base/bm25.py
+      && git show HEAD:agentenv/retrieval/bm25.py > /tmp/base/bm25.py \
+      && git show HEAD:agentenv/retrieval/bm25_topk.py > /tmp/base/bm25_topk.py
     python benchmarks/search_step.py --baseline /tmp/base
 
 Its steps run in the same env with its tools swapped in; its bodies return dicts, which are
@@ -54,6 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _bench_common import load_bm25_baseline, load_module
 from _bench_common import machine as common_machine
 
 SEARCH_BUDGET_US = 100.0
@@ -129,21 +132,12 @@ def call_timer(fn: Callable[[Any], Any]) -> Callable[[Any], int]:
 
 def load_baseline(folder: str, env: Any, constant: Any) -> dict[str, Any]:
     """The older tree's tool bodies, BM25 index and tool registry (see ``--baseline``)."""
-    import importlib.util
     from pathlib import Path
 
     from agentenv.tools import ToolRegistry
 
-    def load(name: str, path: Path) -> Any:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None, path
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # pydantic resolves the argument models' annotations there
-        spec.loader.exec_module(module)
-        return module
-
-    bm25 = load("baseline_bm25", Path(folder) / "bm25.py")
-    tools = load("baseline_tools", Path(folder) / "tools.py")
+    bm25 = load_bm25_baseline(str(Path(folder) / "bm25.py"))  # with DIR/bm25_topk.py, if there
+    tools = load_module("baseline_tools", Path(folder) / "tools.py")
     ids, texts = env.catalog.documents()
     retriever = bm25.BM25Retriever.from_texts(texts, ids)
     bodies = tools.MediaTools(env.catalog, retriever)
