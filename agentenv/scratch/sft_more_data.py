@@ -48,7 +48,6 @@ def assistant_tokens(export_dir: Path) -> int:
 
 def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[str, Any]:
     """Export, SFT, score seen and unseen, GRPO at temperature 0.7, score again; return the summary."""
-    from agentenv.scratch.grpo import train_grpo
     from agentenv.scratch.sft import train_sft
     from agentenv.scratch.tokenizer import load_tokenizer
 
@@ -95,57 +94,40 @@ def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[s
         f"SFT: test (unseen) {unseen['accuracy']} {unseen['ci']}; train tasks seen in SFT "
         f"({seen['trained_on']}/{seen['n']} of them trained on) {seen['accuracy']} {seen['ci']}"
     )
+    # The same GRPO from the same SFT model, under strict and with partial credit for the right first call.
+    for arm, difference, reward in (
+        ("sft_grpo", "grpo_minus_sft", "strict"),
+        ("sft_grpo_first_call", "first_call_grpo_minus_sft", FIRST_CALL_PRESET),
+    ):
+        summary[arm] = _grpo_arm(sft_model, out / arm, reward, scale, log)
+        summary[difference] = _paired_difference(summary[arm]["test"]["correct"], unseen["correct"])
+        log(
+            f"SFT + GRPO ({reward}): right first call {summary[arm]['first_call']} "
+            f"(SFT {unseen['first_call']}); difference to SFT {summary[difference]}"
+        )
+    summary["random"] = _headline(score(None, MULTI_TURN, scale.eval_episodes, agent="random"))
+    return summary
+
+
+def _grpo_arm(
+    sft_model: Path, out: Path, reward: str, scale: Any, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """GRPO from ``sft_model`` under ``reward`` (saved in ``out``), scored on the test tasks: the arm's summary."""
+    from agentenv.scratch.grpo import train_grpo
+
+    grpo = scale.more_grpo
     record = train_grpo(
-        sft_model, out / "sft_grpo", MULTI_TURN, env_kwargs(MULTI_TURN), scale.more_grpo
+        sft_model, out, MULTI_TURN, {**env_kwargs(MULTI_TURN), "reward": reward}, grpo
     )
-    successes = [c["reward"] for c in record["curve"]]
     log(
-        f"GRPO (temperature {scale.more_grpo.temperature}, groups of {scale.more_grpo.num_generations}): "
-        f"{record['wall_s']} s; mean reward per step {successes}"
+        f"GRPO with {reward} (temperature {grpo.temperature}, groups of {grpo.num_generations}): "
+        f"{record['wall_s']} s; mean reward per step {[c['reward'] for c in record['curve']]}"
     )
     after = score(
-        out / "sft_grpo" / "model",
-        MULTI_TURN,
-        scale.eval_episodes,
-        max_new_tokens=scale.max_new_tokens,
+        out / "model", MULTI_TURN, scale.eval_episodes, max_new_tokens=scale.max_new_tokens
     )
-    summary["sft_grpo"] = {**_headline(after), "test": after, "train": record, "reward": "strict"}
-    summary["grpo_minus_sft"] = _paired_difference(after["correct"], unseen["correct"])
-    # The same GRPO from the same SFT model, rewarded with partial credit for the right first call.
-    credit_kwargs = {**env_kwargs(MULTI_TURN), "reward": FIRST_CALL_PRESET}
-    credit = train_grpo(
-        sft_model, out / "sft_grpo_first_call", MULTI_TURN, credit_kwargs, scale.more_grpo
-    )
-    log(
-        f"GRPO with {FIRST_CALL_PRESET}: {credit['wall_s']} s; mean reward per step "
-        f"{[c['reward'] for c in credit['curve']]}"
-    )
-    after_credit = score(
-        out / "sft_grpo_first_call" / "model",
-        MULTI_TURN,
-        scale.eval_episodes,
-        max_new_tokens=scale.max_new_tokens,
-    )
-    summary["sft_grpo_first_call"] = {
-        **_headline(after_credit),
-        "test": after_credit,
-        "train": credit,
-        "reward": FIRST_CALL_PRESET,
-    }
-    summary["first_call_grpo_minus_sft"] = _paired_difference(
-        after_credit["correct"], unseen["correct"]
-    )
-    log(
-        f"SFT + GRPO ({FIRST_CALL_PRESET}): test {after_credit['accuracy']} {after_credit['ci']}, "
-        f"right first call {after_credit['first_call']} (SFT {unseen['first_call']}); "
-        f"difference to SFT {summary['first_call_grpo_minus_sft']}"
-    )
-    summary["random"] = _headline(score(None, MULTI_TURN, scale.eval_episodes, agent="random"))
-    log(
-        f"SFT + GRPO: test {after['accuracy']} {after['ci']}; "
-        f"difference to SFT {summary['grpo_minus_sft']}"
-    )
-    return summary
+    log(f"SFT + GRPO ({reward}): test {after['accuracy']} {after['ci']}")
+    return {**_headline(after), "test": after, "train": record, "reward": reward}
 
 
 def _headline(result: dict[str, Any]) -> dict[str, Any]:
