@@ -320,9 +320,9 @@ class MediaTools:
         if not wanted:
             return []
         found = self._shared.people_with_token(wanted[0])
-        rest = wanted[1:]
+        rest = set(wanted[1:])
         if rest:
-            found = {k for k in found if set(rest) <= set(k.split())}
+            found = {k for k in found if rest <= set(k.split())}
         return sorted(found)
 
 
