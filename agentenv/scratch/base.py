@@ -78,6 +78,10 @@ class BaseConfig:
     read, at almost no extra tokens (see :func:`~agentenv.scratch.tokenizer.train_tokenizer`).
     On for the shipped base; the base before it (GPT-2 pre-tokens, 900 steps) is compared in
     docs/llm-from-scratch.md."""
+    init: str | None = None
+    """Continue pre-training from this model directory (``save_pretrained`` layout, with its
+    tokenizer) instead of a fresh model: longer pre-training without redoing the first run. The
+    copy stage is skipped (the model already copies); a new ``seed`` draws new drills."""
 
 
 def _sha256(path: Path) -> str:
@@ -101,6 +105,8 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     prose = all_prose[:: config.prose_stride]
     questions = [t.prompt for t in env.unwrapped.tasks]
     tokenizer_dir = out / "model"
+    if config.init is not None and not (tokenizer_dir / "tokenizer.json").is_file():
+        _copy_tokenizer(Path(config.init), tokenizer_dir)
     if (tokenizer_dir / "tokenizer.json").is_file():
         tokenizer = load_tokenizer(tokenizer_dir)
     else:
@@ -130,21 +136,34 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     log(
         f"pre-training on {blocks.size:,} tokens in {len(blocks)} blocks of {config.pretrain.block}"
     )
-    model = new_model(tokenizer, config.size, config.seed)
+    if config.init is None:
+        model = new_model(tokenizer, config.size, config.seed)
+    else:
+        from transformers import Qwen3ForCausalLM
+
+        model = Qwen3ForCausalLM.from_pretrained(config.init)
+        if len(tokenizer) != model.config.vocab_size:
+            raise ValueError(
+                f"--init {config.init}: its model and tokenizer disagree on the vocabulary"
+            )
     prepared = time.perf_counter() - started
     copy_blocks = pack(repeat_ids, tokenizer.pad_token_id, config.copy_stage.block, config.seed)
     log(f"copy stage on {copy_blocks.size:,} tokens of repeat drills")
-    copy_records = pretrain(
-        model,
-        copy_blocks,
-        config.copy_stage,
-        out / "copy",
-        log=lambda r: (
-            r["step"] % 50 == 0
-            and log(
-                f"copy step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"
-            )
-        ),
+    copy_records = (
+        []
+        if config.init is not None
+        else pretrain(
+            model,
+            copy_blocks,
+            config.copy_stage,
+            out / "copy",
+            log=lambda r: (
+                r["step"] % 50 == 0
+                and log(
+                    f"copy step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"
+                )
+            ),
+        )
     )
     records = pretrain(
         model,
@@ -161,6 +180,9 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     record = {
         "command": "python -m agentenv.scratch.base " + " ".join(sys.argv[1:]),
         "config": asdict(config),
+        "init_sha256": None
+        if config.init is None
+        else _sha256(Path(config.init) / "model.safetensors"),
         "parameters": parameter_count(model),
         "vocab_size": len(tokenizer),
         "drills": len(conversations),
@@ -183,6 +205,16 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     }
     (out / "base.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
+
+
+def _copy_tokenizer(source: Path, target: Path) -> None:
+    """Copy a model directory's tokenizer files, so a continued run tokenizes as its start did."""
+    import shutil
+
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        if (source / name).is_file():
+            shutil.copy2(source / name, target / name)
 
 
 def _render(conversation: Sequence[dict[str, Any]], template: str) -> str:
@@ -236,14 +268,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=BaseConfig.aligned_names,
         help="a space after every quote, '>' and newline, so copied names keep their tokens (on for the shipped base)",
     )
+    parser.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="continue pre-training from this model directory (e.g. the shipped base); skips the copy stage",
+    )
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=MAIN_STAGE.learning_rate,
+        help="peak learning rate of the main stage",
+    )
     args = parser.parse_args(argv)
     config = BaseConfig(
         seed=args.seed,
         drills=DrillMix(args.drills, args.drills, args.drills, args.recall, args.repeat),
-        pretrain=replace(MAIN_STAGE, steps=args.steps, seed=args.seed),
+        pretrain=replace(
+            MAIN_STAGE, steps=args.steps, seed=args.seed, learning_rate=args.learning_rate
+        ),
         copy_stage=replace(COPY_STAGE, steps=args.copy_steps, seed=args.seed),
         spaces_apart=args.spaces_apart,
         aligned_names=args.aligned_names,
+        init=None if args.init is None else str(args.init),
     )
     record = build_base(config, args.out)
     print(json.dumps({k: record[k] for k in ("parameters", "tokens", "final_loss", "wall_s")}))

@@ -38,8 +38,12 @@ def export_rows(
     kinds: Sequence[str] = KINDS,
     seed: int = 0,
     tokenizer: Any = None,
+    agent: str = "oracle",
 ) -> list[dict[str, Any]]:
     """Oracle conversations on ``split`` (``agentenv export-sft``, no think lines), read back.
+
+    ``agent`` is the demonstrator: ``oracle`` (the catalog's spelling) or
+    ``oracle-question-spelling`` (names copied from the question where only case differs).
 
     Each row also gets its task's ``task_id``, ``kind`` and ``difficulty`` (from the manifest's task
     ids), written to ``out/rows.jsonl``: curricula, selection reports and shift checks read them.
@@ -56,7 +60,7 @@ def export_rows(
     config = ExportConfig(
         env_id=env_id,
         out=out,
-        agent="oracle",
+        agent=agent,
         split=split,
         episodes=episodes,
         seed=seed,

@@ -63,6 +63,10 @@ class Scale:
     """sft-more-data: oracle episodes exported from the train split, lookup and constraint (about 80% are
     kept: the export drops those that open an id no tool listed): ~6x the sft-then-rl lesson's tokens."""
     more_sft: SFTSettings = field(default_factory=lambda: SFTSettings(epochs=1.0))
+    more_demos: str = "oracle-question-spelling"
+    """sft-more-data: the demonstrator. ``oracle-question-spelling`` writes names as the question
+    does where only case differs, so they are copies; ``oracle`` writes the catalog's spelling
+    (the runs before it: 0.05 on test, docs/REPRODUCE.md §5b)."""
     seen_episodes: int = 100
     """sft-more-data: train tasks scored, the first of the export's own order (the summary counts how many
     were trained on: those whose episode the export dropped were not)."""

@@ -54,7 +54,13 @@ def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[s
     tok = load_tokenizer(base)
     export_dir = out / "data" / "multi"
     rows = export_rows(
-        MULTI_TURN, "train", scale.more_rows, export_dir, kinds=list(KINDS), tokenizer=tok
+        MULTI_TURN,
+        "train",
+        scale.more_rows,
+        export_dir,
+        kinds=list(KINDS),
+        tokenizer=tok,
+        agent=scale.more_demos,
     )
     trained_ids = [r["task_id"] for r in rows]
     tokens = assistant_tokens(export_dir)
@@ -71,6 +77,7 @@ def run(out: Path, base: Path, scale: Any, log: Callable[[str], None]) -> dict[s
             "distinct_tasks": len(set(trained_ids)),
             "assistant_tokens": tokens,
             "times_old_tokens": round(tokens / OLD_ASSISTANT_TOKENS, 2),
+            "demonstrator": scale.more_demos,
         }
     }
     unseen = score(sft_model, MULTI_TURN, scale.eval_episodes, max_new_tokens=scale.max_new_tokens)

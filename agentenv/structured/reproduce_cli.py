@@ -94,6 +94,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="LLM lessons: the model directory to start from (default: the shipped base checkpoint)",
     )
+    p.add_argument(
+        "--demos",
+        default=None,
+        choices=("oracle-question-spelling", "oracle"),
+        help="sft-more-data: the demonstrator of the SFT data (default: oracle-question-spelling, names "
+        "as the question spells them; oracle: the catalog's spelling, as the runs before it)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -147,6 +154,10 @@ def _check_seeds(args: argparse.Namespace) -> None:
         raise UserInputError("give --seeds N (seeds 0..N-1) or --seed-list A,B,..., not both")
     if args.seeds is not None and args.seeds < 1:
         raise UserInputError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.demos is not None and args.lesson != "sft-more-data":
+        raise UserInputError(
+            f"reproduce {args.lesson}: --demos applies to sft-more-data only (drop the flag)"
+        )
 
 
 def _seed_list(text: str) -> list[int]:
@@ -163,7 +174,9 @@ def _seed_list(text: str) -> list[int]:
 def _run_llm_lesson(args: argparse.Namespace) -> int:
     from agentenv.scratch.lessons import DEFAULT, QUICK, run_lesson, with_overrides
 
-    scale = with_overrides(QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes)
+    scale = with_overrides(
+        QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes, more_demos=args.demos
+    )
     run_lesson(
         args.lesson,
         args.out,
