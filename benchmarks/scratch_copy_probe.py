@@ -3,7 +3,8 @@
 A lookup needs three copies: the title from the question into ``search``, the asked title's id
 from the real search output into ``get_title``, and the field from the real ``get_title`` record
 into ``<answer>``. Each is probed on validation lookups with the gold context up to that point
-(greedy), so one broken copy does not hide the others. Prints the three counts per model.
+(greedy), so one broken copy does not hide the others. Only lookups planned as
+``search`` then ``get_title`` are probed. Prints the three counts per model.
 
 Usage::
 
@@ -57,9 +58,14 @@ def probe(model_dir: Path, questions: int) -> dict[str, int]:
         return tools.execute(tools[name], tools[name].args_model(**arguments)).content
 
     counts = {"title into search": 0, "id into get_title": 0, "field into answer": 0}
-    for seed in range(questions):
+    probed, seed = 0, -1
+    while probed < questions:
+        seed += 1
         _, info = env.reset(seed=seed)
         case = env.unwrapped.task.case.to_dict()
+        if [step["tool"] for step in case["plan"]] != ["search", "get_title"]:
+            continue  # other plans (a person's credits, say) have other copies
+        probed += 1
         search, lookup = case["plan"][0]["arguments"], case["plan"][1]["arguments"]
         messages = list(info["messages"])
         counts["title into search"] += search["query"].lower() in reply(messages)

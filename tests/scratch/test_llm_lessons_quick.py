@@ -93,6 +93,8 @@ def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_pat
     data = summary["data"]
     assert data["conversations"] > 0 and data["assistant_tokens"] > 0
     export = json.loads((tmp_path / "data" / "multi" / "manifest.json").read_text())
+    # names copied from the question by default, and the export says which demonstrator wrote it
+    assert data["demonstrator"] == export["agent"] == "oracle-question-spelling"
     rows = (tmp_path / "data" / "multi" / "tokens.jsonl").read_text().splitlines()
     assert data["assistant_tokens"] == sum(sum(json.loads(r)["loss_mask"]) for r in rows)
     seen = summary["sft"]["train_seen"]
@@ -112,3 +114,11 @@ def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_pat
     assert summary["first_call_grpo_minus_sft"]["n"] == len(test_ids)
     assert 0.0 <= summary["sft"]["test"]["first_call"] <= 1.0
     assert (tmp_path / "sft_more_data_accuracy.png").stat().st_size > 1000
+
+
+def test_demos_is_refused_where_it_cannot_apply(tmp_path, capsys) -> None:
+    """--demos chooses sft-more-data's demonstrator; another lesson refuses it before writing anything."""
+    out = tmp_path / "run"
+    assert main(["reproduce", "sft-then-rl", "--quick", "--demos", "oracle", "--out", str(out)]) == 2
+    assert "--demos applies to sft-more-data only" in capsys.readouterr().err
+    assert not out.exists()
