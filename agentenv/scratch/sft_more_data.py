@@ -20,9 +20,18 @@ suggests, in order, on the same subset and test tasks as sft-then-rl:
    rollouts, so the groups differ in reward), reported as its own arm with the
    share of test episodes whose first call is right.
 
-A larger base or longer pre-training (the audit's third step) is not part of
+The SFT conversations come from ``Scale.more_demos``: by default the
+``oracle-question-spelling`` demonstrator, which writes names as the question
+spells them where only case differs (the tools ignore case), so every name the
+model must put in a call is a copy of the question's tokens; ``--demos oracle``
+gives the catalog's spelling, as the first runs did.
+
+The audit's third step, longer pre-training, is the same lesson from another
+base: ``python -m agentenv.scratch.base --init DIR`` continues pre-training a
+model, and ``agentenv reproduce sft-more-data --base DIR/model`` starts from
 it. Every figure has a 95% bootstrap CI; the summary records the assistant
-tokens trained on and the wall time of each phase, whatever the result.
+tokens trained on, the demonstrator and the wall time of each phase, whatever
+the result.
 """
 
 from __future__ import annotations

@@ -119,6 +119,8 @@ def test_sft_more_data_scores_seen_and_unseen_tasks_and_grpo_against_sft(tmp_pat
 def test_demos_is_refused_where_it_cannot_apply(tmp_path, capsys) -> None:
     """--demos chooses sft-more-data's demonstrator; another lesson refuses it before writing anything."""
     out = tmp_path / "run"
-    assert main(["reproduce", "sft-then-rl", "--quick", "--demos", "oracle", "--out", str(out)]) == 2
+    assert (
+        main(["reproduce", "sft-then-rl", "--quick", "--demos", "oracle", "--out", str(out)]) == 2
+    )
     assert "--demos applies to sft-more-data only" in capsys.readouterr().err
     assert not out.exists()

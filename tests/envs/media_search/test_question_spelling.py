@@ -24,7 +24,8 @@ NAMES = st.lists(WORDS, min_size=1, max_size=3).map(" ".join)
 
 
 def _recase(text: str, flips: list[bool]) -> str:
-    return "".join(c.upper() if flip else c for c, flip in zip(text, flips + [False] * len(text)))
+    padded = (flips + [False] * len(text))[: len(text)]
+    return "".join(c.upper() if flip else c for c, flip in zip(text, padded, strict=True))
 
 
 @settings(max_examples=300, deadline=None)
