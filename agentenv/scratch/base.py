@@ -93,6 +93,8 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     import gymnasium as gym
 
     started = time.perf_counter()
+    if config.init is not None:
+        check_init(Path(config.init))
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make(f"agentenv:{ENV_ID}", **COMPACT)
     held_out: set[str] = set()
@@ -136,23 +138,13 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     log(
         f"pre-training on {blocks.size:,} tokens in {len(blocks)} blocks of {config.pretrain.block}"
     )
-    if config.init is None:
-        model = new_model(tokenizer, config.size, config.seed)
-    else:
-        from transformers import Qwen3ForCausalLM
-
-        model = Qwen3ForCausalLM.from_pretrained(config.init)
-        if len(tokenizer) != model.config.vocab_size:
-            raise ValueError(
-                f"--init {config.init}: its model and tokenizer disagree on the vocabulary"
-            )
+    model = starting_model(config, tokenizer)
     prepared = time.perf_counter() - started
-    copy_blocks = pack(repeat_ids, tokenizer.pad_token_id, config.copy_stage.block, config.seed)
-    log(f"copy stage on {copy_blocks.size:,} tokens of repeat drills")
-    copy_records = (
-        []
-        if config.init is not None
-        else pretrain(
+    copy_records: list[dict[str, float]] = []
+    if config.init is None:
+        copy_blocks = pack(repeat_ids, tokenizer.pad_token_id, config.copy_stage.block, config.seed)
+        log(f"copy stage on {copy_blocks.size:,} tokens of repeat drills")
+        copy_records = pretrain(
             model,
             copy_blocks,
             config.copy_stage,
@@ -164,7 +156,6 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
                 )
             ),
         )
-    )
     records = pretrain(
         model,
         blocks,
@@ -205,6 +196,45 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     }
     (out / "base.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
+
+
+def check_init(path: Path) -> None:
+    """Refuse an ``--init`` that is not a model directory, before minutes of drill building.
+
+    Example:
+        >>> check_init(Path("/nonexistent"))
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: --init /nonexistent: no model.safetensors there; give a model directory in save_pretrained layout with its tokenizer, e.g. agentenv/scratch/checkpoint/model
+    """
+    from agentenv.errors import UserInputError
+
+    for name in ("model.safetensors", "config.json", "tokenizer.json"):
+        if not (path / name).is_file():
+            raise UserInputError(
+                f"--init {path}: no {name} there; give a model directory in save_pretrained layout "
+                "with its tokenizer, e.g. agentenv/scratch/checkpoint/model"
+            )
+
+
+def starting_model(config: BaseConfig, tokenizer: Any) -> Any:
+    """The model pre-training starts from: fresh for ``config.seed``, or ``config.init``'s weights.
+
+    A continued model must share ``tokenizer``'s vocabulary (the tokenizer is copied from it).
+    """
+    if config.init is None:
+        return new_model(tokenizer, config.size, config.seed)
+    from transformers import Qwen3ForCausalLM
+
+    from agentenv.errors import UserInputError
+
+    model = Qwen3ForCausalLM.from_pretrained(config.init)
+    if len(tokenizer) != model.config.vocab_size:
+        raise UserInputError(
+            f"--init {config.init}: its model has {model.config.vocab_size} tokens, the tokenizer "
+            f"{len(tokenizer)}; use a fresh --out, whose tokenizer is copied from --init"
+        )
+    return model
 
 
 def _copy_tokenizer(source: Path, target: Path) -> None:

@@ -79,3 +79,26 @@ def test_pre_training_taught_the_model_to_copy() -> None:
         first.append(losses[:split_at].mean().item())
         second.append(losses[split_at:].mean().item())
     assert sum(second) / len(second) < sum(first) / len(first) - 1.5, (first, second)
+
+
+def test_continued_pre_training_starts_from_the_given_weights(tmp_path) -> None:
+    """``--init`` starts from a model's own weights and tokenizer, and refuses a folder that is not one."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from agentenv.errors import UserInputError
+    from agentenv.scratch.base import BaseConfig, _copy_tokenizer, check_init, starting_model
+
+    path = shipped_base()
+    _copy_tokenizer(path, tmp_path / "model")
+    tokenizer = load_tokenizer(tmp_path / "model")
+    continued = starting_model(BaseConfig(init=str(path)), tokenizer)
+    shipped = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    for (name, a), (_, b) in zip(
+        continued.state_dict().items(), shipped.state_dict().items(), strict=True
+    ):
+        assert torch.equal(a, b), name
+    fresh = starting_model(BaseConfig(), tokenizer)
+    assert not torch.equal(fresh.lm_head.weight, shipped.lm_head.weight)
+    with pytest.raises(UserInputError, match="--init .*no model.safetensors"):
+        check_init(tmp_path)
