@@ -138,6 +138,9 @@ def test_a_signal_keeps_finished_episodes_and_resume_with_two_workers_finishes_t
     ]
     code = (
         SLOW_AGENT
+        # Ctrl-C as in a terminal: a shell's background job (`cmd &`) starts with SIGINT ignored,
+        # and Python keeps it ignored, so a suite launched that way would never see the signal.
+        + "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
         + f"from agentenv.cli import main\nsys.exit(main({[*argv, '--episodes', '60']!r}))\n"
     )
     proc = subprocess.Popen(
