@@ -149,22 +149,14 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
             copy_blocks,
             config.copy_stage,
             out / "copy",
-            log=lambda r: (
-                r["step"] % 50 == 0
-                and log(
-                    f"copy step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s"
-                )
-            ),
+            log=_every_50_steps(log, "copy step"),
         )
     records = pretrain(
         model,
         blocks,
         config.pretrain,
         out / "pretrain",
-        log=lambda r: (
-            r["step"] % 50 == 0
-            and log(f"step {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s")
-        ),
+        log=_every_50_steps(log, "step"),
     )
     model.save_pretrained(tokenizer_dir, safe_serialization=True)
     weights = tokenizer_dir / "model.safetensors"
@@ -196,6 +188,16 @@ def build_base(config: BaseConfig, out: Path, *, log: Any = print) -> dict[str, 
     }
     (out / "base.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
+
+
+def _every_50_steps(log: Any, label: str) -> Any:
+    """A :func:`pretrain` callback that logs every 50th step's loss and speed under ``label``."""
+
+    def step_record(r: dict[str, float]) -> None:
+        if r["step"] % 50 == 0:
+            log(f"{label} {r['step']}: loss {r['loss']:.3f}, {r['tokens_per_s']:.0f} tokens/s")
+
+    return step_record
 
 
 def check_init(path: Path) -> None:

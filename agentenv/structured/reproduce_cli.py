@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     in the output; the headline figures print as a short table."""
     from agentenv.evaluation.lesson_runs import finish, lesson_output
 
-    _check_seeds(args)  # before the writer touches --out: a refused command leaves nothing behind
+    _check_flags(args)  # before the writer touches --out: a refused command leaves nothing behind
     with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
         status = _run(args)
     return status if status else finish(args.out, args.lesson, args.quick)
@@ -141,8 +141,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_seeds(args: argparse.Namespace) -> None:
-    """Refuse seed flags that cannot apply, in one line."""
+def _check_flags(args: argparse.Namespace) -> None:
+    """Refuse flags that cannot apply to the lesson (or to each other), in one line."""
     from agentenv.errors import UserInputError
 
     if args.lesson in LLM_LESSONS and (args.seeds is not None or args.seed_list is not None):
