@@ -20,8 +20,11 @@ an answer" lists it with examples):
 * **Numbers** (counts, runtimes, years): an integer in ASCII digits, with or
   without thousands separators (``1,994``); for counts and runtimes also a
   number word up to twenty. No decimals, signs, ranges or unit words.
-* Questions you bring whose gold is no catalog film or person are matched
-  against the gold and its aliases with the same spelling rules.
+* Questions you bring are typed from the catalog
+  (:mod:`agentenv.envs.media_search.user_answer_types`): a film gold is graded
+  as a title (a title several films share, as the bare gold, is any of them),
+  a person as a person; only a stated ``"text"`` gold is matched against the
+  gold and its aliases with the same spelling rules.
 
 Example:
     >>> read_integer("1,994", words=False), read_integer("seven", words=True), read_integer("seven", words=False)
@@ -183,7 +186,8 @@ def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
     )
     film, reason = _film_of(core, cat)
     if film is None:
-        if not gold_candidates and _gold_spelling(core, question):
+        # A gold that pins no film (no id; your own "Heat", shared by three films) is credited as written.
+        if not gold_film and _gold_spelling(core, question):
             return Reading(True, f"read as the gold {quoted(core)}")
         return _unreadable(reason)
     shown = cat.catalog.get(film)
@@ -191,6 +195,21 @@ def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
     if gold_candidates:
         return Reading(film in gold_candidates, f"read as {described}")
     return Reading(_gold_spelling(core, question), f"read as {described}")
+
+
+def film_refs(text: str, cat: AnswerCatalog) -> tuple[str, ...]:
+    """The films ``text`` names as a title answer: the one it resolves to, or every film of a shared title.
+
+    Example:
+        >>> cat = answer_catalog()
+        >>> film_refs("Heat (1995)", cat), film_refs("tt0113277", cat), len(film_refs("Heat", cat))
+        (('tt0113277',), ('tt0113277',), 3)
+    """
+    film, _ = _film_of(text, cat)
+    if film is not None:
+        return (film,)
+    named = cat.titles.lookup(text)
+    return tuple(named.refs) if named.how == "ambiguous" else ()
 
 
 def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:

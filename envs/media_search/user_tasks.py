@@ -11,6 +11,8 @@ Row format::
 
     {"question": "Who directed Inception?", "answer": "Christopher Nolan"}
     {"question": "How many ...?", "answer": "7", "aliases": ["seven"], "id": "q-2"}
+    {"question": "that 1995 heist movie with pacino and de niro?", "answer": "Heat (1995)"}
+    {"question": "Is it any good?", "answer": "yes", "answer_type": "text"}
 
 ``id`` is optional, as in rare-disease task rows: a string under
 :func:`agentenv.task_files.check_row_id`'s grammar, unique within the file or
@@ -20,19 +22,27 @@ row in messages. A file is bounded as every task source is
 ``gym.make``; so is a list's length.
 
 Your questions have no gold tool plan (``plan is None``), ``kind == "custom"``,
-and an ``answer_type`` inferred from the answer: ``"year"`` for a year between
-1800 and 2100, ``"number"`` for other whole numbers (graded numerically, so
-"seven" and "7 films" also pass), else ``"text"`` (graded by normalised match
-against the answer and aliases).
+and an ``answer_type`` typed from the catalog
+(:mod:`agentenv.envs.media_search.user_answer_types`): a gold that resolves to
+a film is graded as a film (its title, ``Title (Year)`` or id), a credited
+name as a person, digits as a ``"year"`` (1800 to 2100) or ``"number"``
+(graded numerically: ``7``, ``seven`` and ``**7**`` pass, ``7 films`` is
+refused). A row may state ``answer_type`` (``"title"``, ``"person"``,
+``"number"``, ``"year"``, or ``"text"``: graded by spelling against the answer
+and aliases, for a gold outside the catalog); a gold the catalog cannot type is
+refused at load, naming the row.
 
 Example:
     >>> q = question_from_dict({"question": "Year of Jaws?", "answer": "1975"})
     >>> q.answer_type, q.kind, q.plan
     ('year', 'custom', None)
+    >>> q = question_from_dict({"question": "that 1995 heist movie?", "answer": "Heat (1995)"})
+    >>> q.answer_type, q.aliases
+    ('title', ('tt0113277',))
     >>> question_from_dict({"question": "Q?", "answer": "A", "anwser": "A"}, where="line 3")
     Traceback (most recent call last):
     ...
-    agentenv.errors.UserInputError: line 3: unknown field 'anwser' (did you mean 'answer'?); allowed fields are 'question', 'answer', 'aliases' and 'id' (fix the spelling or remove it)
+    agentenv.errors.UserInputError: line 3: unknown field 'anwser' (did you mean 'answer'?); allowed fields are 'question', 'answer', 'aliases', 'answer_type' and 'id' (fix the spelling or remove it)
     >>> question_from_dict({"question": "Year of Jaws?", "answer": "1975", "id": "jaws-year"}).id
     'jaws-year'
 """
@@ -46,26 +56,14 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.envs.media_search.questions import Question, question_id
+from agentenv.envs.media_search.user_answer_types import typed_answer
 from agentenv.errors import UserInputError
 from agentenv.task_files import RowIds, check_row_count, check_row_id, check_task_source
 
 _EXAMPLE = (
     '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
 )
-_FIELDS = ("question", "answer", "aliases", "id")
-
-
-def infer_answer_type(answer: str) -> str:
-    """Return "year", "number" or "text" for a user-supplied answer.
-
-    Example:
-        >>> infer_answer_type("1994"), infer_answer_type("12"), infer_answer_type("Heat")
-        ('year', 'number', 'text')
-    """
-    text = answer.strip()
-    if text.isdigit():
-        return "year" if len(text) == 4 and 1800 <= int(text) <= 2100 else "number"
-    return "text"
+_FIELDS = ("question", "answer", "aliases", "answer_type", "id")
 
 
 def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
@@ -86,7 +84,7 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise UserInputError(
                 f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer', "
-                "'aliases' and 'id' (fix the spelling or remove it)"
+                "'aliases', 'answer_type' and 'id' (fix the spelling or remove it)"
             )
     for name in ("question", "answer"):
         if name not in row:
@@ -108,12 +106,14 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
         )
     row_id = check_row_id(row["id"], where) if "id" in row else None
     question, answer = row["question"].strip(), row["answer"].strip()
+    typed = typed_answer(answer, row.get("answer_type"), where)
+    aliases = [a.strip() for a in aliases]
     return Question(
         id=row_id or question_id("custom", question, answer),
         question=question,
         answer=answer,
-        aliases=tuple(a.strip() for a in aliases),
-        answer_type=infer_answer_type(answer),  # type: ignore[arg-type]
+        aliases=tuple(aliases + [f for f in typed.film_ids if f not in aliases]),
+        answer_type=typed.answer_type,  # type: ignore[arg-type]
         kind="custom",
         difficulty="unknown",
         plan=None,

@@ -25,7 +25,7 @@ def test_a_repeated_question_names_both_lines(tmp_path: Path) -> None:
     rows = [
         {"question": "Who directed Jaws?", "answer": "Steven Spielberg"},
         {"question": "Year of Jaws?", "answer": "1975"},
-        {"question": "Who directed Jaws?", "answer": "Spielberg"},
+        {"question": "Who directed Jaws?", "answer": "Spielberg", "answer_type": "text"},
     ]
     path = write_rows(tmp_path / "q.jsonl", rows)
     with pytest.raises(

@@ -34,7 +34,7 @@ def test_a_good_file(tmp_path):
         ],
     )
     questions = load_user_tasks(path)
-    assert [q.answer_type for q in questions] == ["text", "number", "year"]
+    assert [q.answer_type for q in questions] == ["person", "number", "year"]
     assert all(q.kind == "custom" and q.plan is None and q.extract is None for q in questions)
     assert questions[1].id != questions[0].id
     assert grade_answer("nolan", questions[0]) and grade_answer("four", questions[1])
@@ -72,7 +72,7 @@ def test_a_good_file(tmp_path):
     ],
 )
 def test_bad_rows_name_line_field_and_fix(tmp_path, line, message):
-    path = write(tmp_path, ['{"question": "Fine?", "answer": "Yes"}', line])
+    path = write(tmp_path, ['{"question": "Fine?", "answer": "Yes", "answer_type": "text"}', line])
     with pytest.raises(UserInputError, match=message):  # one line from the agentenv command
         load_user_tasks(path)
 
@@ -83,8 +83,8 @@ def test_an_empty_file_is_an_error(tmp_path):
 
 
 def test_rows_from_python(tmp_path):
-    q = question_from_dict({"question": "Q?", "answer": "A"}, where="tasks[0]")
-    assert q.split == "custom" and q.aliases == ()
+    q = question_from_dict({"question": "Q?", "answer": "Alien"}, where="tasks[0]")
+    assert q.split == "custom" and q.aliases == ("tt0078748",)  # the one film "Alien" names
     with pytest.raises(ValueError, match=r"^tasks\[3\]: missing field 'answer'"):
         question_from_dict({"question": "Q?"}, where="tasks[3]")
 
@@ -96,7 +96,7 @@ def test_json_column_counts_within_the_line(tmp_path):
         load_user_tasks(
             write(
                 tmp_path,
-                ['{"question": "Fine?", "answer": "Yes"}', '{"question": "Q?" "answer": "A"}'],
+                ['{"question": "Fine?", "answer": "7"}', '{"question": "Q?" "answer": "A"}'],
             )
         )
 
@@ -159,17 +159,17 @@ def test_rows_may_carry_an_id_as_rare_disease_rows_do(tmp_path):
     [
         (
             [
-                {"id": "a", "question": "Q1?", "answer": "A"},
-                {"id": "a", "question": "Q2?", "answer": "B"},
+                {"id": "a", "question": "Q1?", "answer": "Alien"},
+                {"id": "a", "question": "Q2?", "answer": "Heat"},
             ],
             r"mine\.jsonl:2: id 'a' is already the id of .*mine\.jsonl:1; give each row its own id",
         ),
         (
-            [{"id": 3, "question": "Q1?", "answer": "A"}],
+            [{"id": 3, "question": "Q1?", "answer": "Alien"}],
             r"mine\.jsonl:1: field 'id' must be a string .*; got int 3",
         ),
         (
-            [{"id": "", "question": "Q1?", "answer": "A"}],
+            [{"id": "", "question": "Q1?", "answer": "Alien"}],
             r"mine\.jsonl:1: field 'id' must be a string",
         ),
     ],
@@ -183,12 +183,12 @@ def test_a_list_of_rows_is_checked_as_a_file_is():
     import gymnasium as gym
 
     rows = [
-        {"id": "a", "question": "Q1?", "answer": "A"},
-        {"id": "a", "question": "Q2?", "answer": "B"},
+        {"id": "a", "question": "Q1?", "answer": "Alien"},
+        {"id": "a", "question": "Q2?", "answer": "Heat"},
     ]
     with pytest.raises(UserInputError, match=r"tasks\[1\]: id 'a' is already the id of tasks\[0\]"):
         gym.make("MediaSearch-v0", tasks=rows)
-    same = [{"question": "Q1?", "answer": "A"}, {"question": "Q1?", "answer": "B"}]
+    same = [{"question": "Q1?", "answer": "Alien"}, {"question": "Q1?", "answer": "Heat"}]
     with pytest.raises(UserInputError, match=r"tasks\[1\]: the same question as tasks\[0\]"):
         gym.make("MediaSearch-v0", tasks=same)
     env = gym.make(
