@@ -11,10 +11,18 @@ else:
 * whitespace (spaces, tabs and the Unicode space separators), and blank lines;
 * one list marker at the start of an entry, followed by whitespace: ``1.``,
   ``1)``, ``-``, ``*``, ``•``;
-* ``**bold**`` or ``__bold__`` around the whole entry;
+* a pair of markdown marks around the whole entry: ``**bold**``,
+  ``__bold__``, ``*italics*``, ``_italics_``, ```code```;
 * a pair of quotes around the whole entry: ``"…"``, ``'…'``, ``“…”``,
   ``‘…’``, ``«…»``;
-* one trailing period.
+* one trailing period, the sentence's: after it is taken off, a period that
+  is left is the reference's own (``Monsters, Inc..`` is the title
+  ``Monsters, Inc.``; ``G..`` is ``G.``, which names nothing unless the name
+  ends with a period). An ellipsis (``G...``) is no period.
+
+The same pairs (not a marker, not a period) may also wrap the *name part* of
+a two-part reference a family reads, such as ``**Heat** (1995)`` or
+``*Marfan syndrome* (OMIM:154700)``: see :func:`strip_wrappers`.
 
 Anything else is part of the entry, and an entry that is not a reference
 makes the answer **unreadable**: accuracy 0, with the reason in
@@ -25,8 +33,8 @@ Every function here is linear in the length of the text.
 Example:
     >>> strip_decoration("1. **Marfan syndrome**.")
     'Marfan syndrome'
-    >>> strip_decoration('- "Inception"'), strip_decoration("~~Inception~~")
-    ('Inception', '~~Inception~~')
+    >>> strip_decoration('- "Inception"'), strip_decoration("~~Inception~~"), strip_decoration("`*G*`.")
+    ('Inception', '~~Inception~~', 'G')
     >>> [(n, e) for n, e in answer_entries("1. A\\n\\n2. B; C", separators="\\n;")]
     [(1, '1. A'), (2, '2. B'), (3, 'C')]
 """
@@ -43,8 +51,14 @@ LIST_MARKER = re.compile(r"(?:[0-9]{1,3}[.)]|[-*•])[ \t]+")
 """A list marker at the start of an entry: it must be followed by whitespace (``-7`` is a sign, not a bullet)."""
 QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("«", "»"))
 BOLD_MARKS = ("**", "__")
-DECORATION_ROUNDS = 3
-"""Bold, quotes and a trailing period may nest (``**"G"**.``); three rounds unwrap every order of the three."""
+WRAPPERS = (*((m, m) for m in BOLD_MARKS), ("*", "*"), ("_", "_"), ("`", "`"), *QUOTE_PAIRS)
+"""Pairs allowed around a whole entry (and around the name part of a pair): bold before italics, so
+that ``**G**`` loses both of its stars at once."""
+_WRAPPER_ENDS = frozenset(right for _, right in WRAPPERS)
+DECORATION_ROUNDS = 6
+"""Wrappers and the period may nest (``` `**"G"**`. ```); each round takes off one wrapper, so six rounds
+unwrap every realistic order, and the work stays linear in the entry's length."""
+_LIST_MARKER_STARTS = frozenset("0123456789-*•")
 WHITESPACE = " \t\r"
 """What counts as whitespace besides the Unicode space separators (category Zs)."""
 
@@ -121,30 +135,60 @@ def strip_decoration(entry: str) -> str:
     bullet is not a reference).
 
     Example:
-        >>> [strip_decoration(e) for e in ("- G", "-G", "* **G**", "*G*", "'G'.", "G..", "2) G")]
-        ['G', '-G', 'G', '*G*', 'G', 'G..', 'G']
+        >>> [strip_decoration(e) for e in ("- G", "-G", "* **G**", "*G*", "`G`", "'G'.", "G..", "G...", "2) G")]
+        ['G', '-G', 'G', 'G', 'G', 'G', 'G.', 'G...', 'G']
     """
     core = strip_space(entry)
-    marker = LIST_MARKER.match(core)
-    if marker:
-        core = core[marker.end() :]
-    elif core in ("-", "*", "•"):
-        return ""
+    if not core:
+        return core
+    if core[0] in _LIST_MARKER_STARTS:
+        marker = LIST_MARKER.match(core)
+        if marker:
+            core = core[marker.end() :]
+        elif core in ("-", "*", "•"):
+            return ""
+    if core and core[-1].isalnum() and core[0].isalnum():
+        return core  # the common case: nothing left to unwrap
+    period = True
     for _ in range(DECORATION_ROUNDS):
-        before = core
         core = strip_space(core)
-        if core.endswith(".") and not core.endswith(".."):
+        if period and core.endswith(".") and not core.endswith("..."):
             core = strip_space(core[:-1])
-        for mark in BOLD_MARKS:
-            if len(core) > 2 * len(mark) and core.startswith(mark) and core.endswith(mark):
-                core = strip_space(core[len(mark) : -len(mark)])
-                break
-        for left, right in QUOTE_PAIRS:
-            if len(core) > 2 and core[0] == left and core[-1] == right:
-                core = strip_space(core[1:-1])
-                break
-        if core == before:
+            period = False
+        unwrapped = _unwrap_once(core)
+        if unwrapped is core:
             break
+        core = unwrapped
+    return core
+
+
+def strip_wrappers(text: str) -> str:
+    """``text`` without the pairs of :data:`WRAPPERS` around it (no list marker, no period).
+
+    Why: the name part of a two-part reference (``**Heat** (1995)``) is
+    decorated as a whole entry would be; what is inside must still be a name.
+
+    Example:
+        >>> strip_wrappers("**Heat**"), strip_wrappers("*'Heat'*"), strip_wrappers("~~Heat~~"), strip_wrappers("Heat.")
+        ('Heat', 'Heat', '~~Heat~~', 'Heat.')
+    """
+    core = strip_space(text)
+    for _ in range(DECORATION_ROUNDS):
+        unwrapped = _unwrap_once(core)
+        if unwrapped is core:
+            break
+        core = unwrapped
+    return core
+
+
+def _unwrap_once(core: str) -> str:
+    """``core`` without one pair of :data:`WRAPPERS` around it (whitespace inside trimmed); ``core`` itself
+    when none wraps it."""
+    if not core or core[-1] not in _WRAPPER_ENDS:
+        return core
+    for left, right in WRAPPERS:
+        if len(core) > len(left) + len(right) and core.startswith(left) and core.endswith(right):
+            return strip_space(core[len(left) : -len(right)])
     return core
 
 

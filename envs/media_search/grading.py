@@ -8,18 +8,23 @@ an answer" lists it with examples):
 
 * **One entry**: one non-blank line, with only the decoration of
   :mod:`agentenv.answer_grammar` around it (a list marker, ``**bold**``,
-  quotes, a trailing period).
+  ``*italics*``, ```code```, quotes, a trailing period: ``Monsters, Inc..``
+  is the title ``Monsters, Inc.``).
 * **Title answers**: a film of the catalog, written as its title (spelled by
   :mod:`agentenv.spelling`: case, NFKC, hyphen = space, possessive ``'s``,
   the title's own punctuation and accents optional), its title without a
-  leading article where that names no other film, ``Title (Year)``, or its
-  id (``tt1375666``). A title that several films share needs its year or id.
-  Credited when it is the gold film.
+  leading article where that names no other film, ``Title (Year)``, its id
+  (``tt1375666``), or ``Title (id)`` / ``id (Title)`` where the title is that
+  film's. The title part of a pair may be wrapped as a whole entry may
+  (``**Heat** (1995)``). A title that several films share needs its year or
+  id. Credited when it is the gold film.
 * **Person answers**: a person credited in the catalog, spelled the same way;
   credited when it is the gold person.
 * **Numbers** (counts, runtimes, years): an integer in ASCII digits, with or
-  without thousands separators (``1,994``); for counts and runtimes also a
-  number word up to twenty. No decimals, signs, ranges or unit words.
+  without thousands separators (``1,994``; a first group never starts with
+  ``0``, so ``0,011`` is unreadable), optionally with a zero fraction
+  (``1977.0``); for counts and runtimes also a number word up to twenty. No
+  other decimals, signs, ranges or unit words.
 * Questions you bring are typed from the catalog
   (:mod:`agentenv.envs.media_search.user_answer_types`): a film gold is graded
   as a title (a title several films share, as the bare gold, is any of them),
@@ -29,8 +34,10 @@ an answer" lists it with examples):
 Example:
     >>> read_integer("1,994", words=False), read_integer("seven", words=True), read_integer("seven", words=False)
     (1994, 7, None)
-    >>> [read_integer(t, words=True) for t in ("2005.9", "-7", "7 minutes", "twenty-one", "٧")]
-    [None, None, None, None, None]
+    >>> [read_integer(t, words=True) for t in ("2005.9", "-7", "7 minutes", "twenty-one", "٧", "0,011")]
+    [None, None, None, None, None, None]
+    >>> read_integer("1977.0", words=False), read_integer("1,977.00", words=False), read_integer("011", words=False)
+    (1977, 1977, 11)
 """
 
 from __future__ import annotations
@@ -41,7 +48,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentenv.answer_grammar import answer_entries, quoted, strip_decoration, strip_space
+from agentenv.answer_grammar import (
+    answer_entries,
+    quoted,
+    strip_decoration,
+    strip_space,
+    strip_wrappers,
+)
 from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
 from agentenv.spelling import SpellingIndex
 
@@ -64,10 +77,14 @@ ANSWER_WORDS = {w: i for i, w in enumerate(UNITS)} | {"twenty": 20}
 MAX_REFERENCE_CHARS = 300
 """Longer entries are no title, name or number (the longest catalog title has 126 characters)."""
 
-_INTEGER = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+")
+_INTEGER = re.compile(r"(?P<digits>[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.0+)?")
+"""An integer: plain digits, or thousands groups whose first group does not start with 0 (``0,011`` is no
+number), with an optional zero fraction (``1977.0``)."""
 _FILM_ID = re.compile(r"tt[0-9]{7,8}|m[0-9]{6,7}")
 """The catalog's film ids: IMDb ids, and four ``m…`` ids of films IMDb lacks."""
 _TITLE_YEAR = re.compile(r"(?P<title>.+?)[ \t]*\((?P<year>[0-9]{4})\)", re.DOTALL)
+_TITLE_ID = re.compile(r"(?P<title>.+?)[ \t]*\((?P<id>tt[0-9]{7,8}|m[0-9]{6,7})\)", re.DOTALL)
+_ID_TITLE = re.compile(r"(?P<id>tt[0-9]{7,8}|m[0-9]{6,7})[ \t]*\((?P<title>.+)\)", re.DOTALL)
 NUMERIC_TYPES = ("number", "year")
 
 
@@ -104,9 +121,11 @@ def number_words(n: int) -> str | None:
 
 def read_integer(text: str, *, words: bool) -> int | None:
     """The integer ``text`` is, under the number grammar (module docstring), or None."""
-    text = unicodedata.normalize("NFKC", text)
-    if _INTEGER.fullmatch(text):
-        return int(text.replace(",", ""))
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    number = _INTEGER.fullmatch(text)
+    if number is not None:
+        return int(number.group("digits").replace(",", ""))
     if words:
         return ANSWER_WORDS.get(text.casefold())
     return None
@@ -168,7 +187,8 @@ def _read_number(core: str, question: Gradable) -> Reading:
     if value is None:
         allowed = "digits, or a number word up to twenty" if words else "digits"
         return _unreadable(
-            f"{quoted(core)} is not an integer ({allowed}; no decimals, signs or units)"
+            f"{quoted(core)} is not an integer ({allowed}; no signs, units or decimals but .0;"
+            " a first thousands group never starts with 0)"
         )
     gold = {read_integer(g, words=True) for g in _golds(question)} - {None}
     return Reading(value in gold, f"read as the number {value}")
@@ -227,7 +247,7 @@ def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
         refs = [
             f
             for f, y in cat.years(
-                cat.titles.lookup(dated.group("title"), narrow=False).refs
+                cat.titles.lookup(strip_wrappers(dated.group("title")), narrow=False).refs
             ).items()
             if y == year
         ]
@@ -235,6 +255,14 @@ def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
             return refs[0], ""
         if not refs:
             return None, f"no film {quoted(dated.group('title'))} from {year} is in the catalog"
+    paired = _TITLE_ID.fullmatch(core) or _ID_TITLE.fullmatch(core)
+    if paired is not None:
+        film, title = paired.group("id"), paired.group("title")
+        if cat.catalog.get(film) is None:
+            return None, f"no film of the catalog has the id {film}"
+        if _titles_film(title, film, cat):
+            return film, ""
+        return None, f"{quoted(title)} is not a title of {film}"
     if named.how == "ambiguous":
         years = sorted(cat.years(named.refs).values())
         return None, (
@@ -242,6 +270,20 @@ def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
             "add the year, e.g. 'Title (Year)', or give the id"
         )
     return None, f"{quoted(core)} is not a film title of the catalog"
+
+
+def _titles_film(title: str, film: str, cat: AnswerCatalog) -> bool:
+    """Whether ``title`` (the title part of ``Title (id)`` or ``id (Title)``) is ``film``'s title, or its
+    ``Title (Year)``; wrapped as a whole entry may be."""
+    title = strip_wrappers(title)
+    if film in cat.titles.lookup(title, narrow=False).refs:
+        return True
+    dated = _TITLE_YEAR.fullmatch(title)
+    return (
+        dated is not None
+        and cat.years((film,)).get(film) == int(dated.group("year"))
+        and film in cat.titles.lookup(strip_wrappers(dated.group("title")), narrow=False).refs
+    )
 
 
 def _read_person(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:

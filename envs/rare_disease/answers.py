@@ -16,9 +16,11 @@ it names, and nothing else. The grammar (documented on the env page,
     entries;
   - a name: a primary name or listed synonym, spelled by the rules of
     :mod:`~agentenv.envs.rare_disease.disease_names` (no typo tolerance);
-  - ``Name (id)``, ``id - Name``, ``id: Name`` or ``id Name``, where the name
-    is one of that id's own names, whatever characters it holds
-    (``Glaucoma - sleep apnea (OMIM:137763)``).
+  - ``Name (id)``, ``id (Name)``, ``id - Name``, ``id: Name`` or ``id Name``,
+    where the name is one of that id's own names, whatever characters it
+    holds (``Glaucoma - sleep apnea (OMIM:137763)``); the name part may be
+    wrapped as a whole entry may (``**Marfan syndrome** (OMIM:154700)``,
+    :func:`~agentenv.answer_grammar.strip_wrappers`).
 
 * **Anything else makes the whole answer unreadable**: accuracy 0, and
   ``feedback`` says which entry and why ("entry 2: 'not' is not a disease
@@ -47,7 +49,13 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from agentenv.answer_grammar import answer_entries, count_entries, quoted, strip_decoration
+from agentenv.answer_grammar import (
+    answer_entries,
+    count_entries,
+    quoted,
+    strip_decoration,
+    strip_wrappers,
+)
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.disease_names import MAX_NAME_CHARS, disease_spelling_index
 from agentenv.spelling import SpellingIndex
@@ -67,6 +75,7 @@ _ID = r"(?:(?:OMIM|MIM)[ ]?[:#]?[ ]?[0-9]{6}|[0-9]{6}|ORPHA(?:NET)?[ ]?[:#]?[ ]?
 _ONE_ID = re.compile(_ID, re.IGNORECASE)
 _ID_LIST = re.compile(rf"{_ID}(?:[ \t]*,[ \t]*{_ID})+", re.IGNORECASE)
 _NAME_THEN_ID = re.compile(rf"(?P<name>.+?)[ \t]*\((?P<id>{_ID})\)", re.IGNORECASE | re.DOTALL)
+_ID_THEN_PAREN_NAME = re.compile(rf"(?P<id>{_ID})[ \t]*\((?P<name>.+)\)", re.IGNORECASE | re.DOTALL)
 _ID_THEN_NAME = re.compile(
     rf"(?P<id>{_ID})(?:[ \t]*[-\u2013\u2014:][ \t]*|[ \t]+)(?P<name>.+)", re.IGNORECASE | re.DOTALL
 )
@@ -223,7 +232,11 @@ class _EntryReader:
                     f"({', '.join(named.refs[:4])}): write the id",
                 )
             ]
-        pair = _NAME_THEN_ID.fullmatch(core) or _ID_THEN_NAME.fullmatch(core)
+        pair = (
+            _NAME_THEN_ID.fullmatch(core)
+            or _ID_THEN_PAREN_NAME.fullmatch(core)
+            or _ID_THEN_NAME.fullmatch(core)
+        )
         if pair is not None:
             return [self._name_with_id(pair.group("name"), pair.group("id"))]
         return [(None, "unreadable", f"{quoted(core)} is not a disease name or id")]
@@ -238,6 +251,7 @@ class _EntryReader:
         did, how, reason = self._by_id(written_id)
         if did is None:
             return did, how, reason
+        name = strip_wrappers(name)
         named = self.names.lookup(name, narrow=False)
         if did in named.refs:
             return did, "name_id", None

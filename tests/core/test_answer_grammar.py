@@ -14,6 +14,7 @@ from agentenv.answer_grammar import (
     is_space,
     strip_decoration,
     strip_space,
+    strip_wrappers,
 )
 from agentenv.spelling import SpellingIndex, is_subsequence, spell_once
 
@@ -35,10 +36,21 @@ from agentenv.spelling import SpellingIndex, is_subsequence, spell_once
         ("- **'G'**.", "G"),
         ("  G  ", "G"),
         ("-G", "-G"),
-        ("*G*", "*G*"),
+        ("*G*", "G"),
+        ("_G_", "G"),
+        ("`G`", "G"),
+        ("***G***", "G"),
+        ("`**G**`.", "G"),
+        ("*G", "*G"),
+        ("G_", "G_"),
+        ("`G", "`G"),
+        ("*G_", "*G_"),
         ("~~G~~", "~~G~~"),
-        ("G..", "G.."),
-        ("`G`", "`G`"),
+        ("G..", "G."),
+        ("G...", "G..."),
+        ("**G.**.", "G."),
+        ("Monsters, Inc..", "Monsters, Inc."),
+        ("**Heat** (1995)", "**Heat** (1995)"),
         ("G!", "G!"),
         ("-", ""),
         ("•", ""),
@@ -121,3 +133,19 @@ def test_an_index_read_back_from_its_json_state_answers_the_same(tmp_path) -> No
             "demo", "sha", "v1", lambda: pytest.fail("the cache was not used")
         )
         assert [first.lookup(p) for p in probes] == [again.lookup(p) for p in probes]
+
+
+@pytest.mark.parametrize(
+    ("part", "name"),
+    [
+        ("**Heat**", "Heat"),
+        ("*'Heat'*", "Heat"),
+        ("`Heat`", "Heat"),
+        ("Heat.", "Heat."),
+        ("- Heat", "- Heat"),
+        ("~~Heat~~", "~~Heat~~"),
+    ],
+)
+def test_the_name_part_of_a_pair_loses_only_wrappers(part: str, name: str) -> None:
+    """No list marker and no period inside a pair: only the pairs a whole entry may wear."""
+    assert strip_wrappers(part) == name
