@@ -106,6 +106,9 @@ class Family:
             one without plays the single-turn ids. ``None``: no structured wrapper.
         components: reward components the family adds -> what each means.
         docs: the family's documentation page, for error messages and listings.
+        grader_version: the version of the family's grading (answer grammar, components,
+            gold rules), part of every run's fingerprint; bump it whenever a change could
+            move a score, so the leaderboard refuses to rank runs graded both ways.
     """
 
     name: str
@@ -120,6 +123,7 @@ class Family:
     structured: Ref | None = None
     components: Mapping[str, str] = field(default_factory=dict)
     docs: str = ""
+    grader_version: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):

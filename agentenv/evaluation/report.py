@@ -96,6 +96,7 @@ def summarize(
         seed=config.seed,
         workers=config.workers,
         reward_preset=str(meta.get("reward_preset", "strict")),
+        fingerprint=meta.get("fingerprint"),
         metrics=metrics,
         intervals=intervals,
         component_means=component_means,

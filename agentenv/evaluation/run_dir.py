@@ -13,11 +13,15 @@ another run by accident, whether it runs in local processes, on Ray, or from
   episode, so a resumed run can be checked against it even after a ``kill -9``;
 * each episode record is appended to ``episodes.jsonl`` (and flushed) as it
   finishes, in episode order, so the file always holds episodes ``0..k-1``;
+  each line carries a digest chained to the line before it and to the run's
+  header (:mod:`agentenv.evaluation.run_files`), so an edited, cut or foreign
+  row is refused, naming its line, when the run is resumed or ranked;
 * ``write_summary`` replaces ``summary.json`` atomically; an interrupted or
   stopped run's summary says ``"complete": false``.
 
-A resumed run reads the finished records back, runs episodes ``k..N-1`` and
-appends them: since episode ``i`` is fully determined by ``(seed, i)``
+A resumed run reads the finished records back (checking each one's digest and
+the ranges of its numbers, :mod:`agentenv.evaluation.run_values`), runs
+episodes ``k..N-1`` and appends them: since episode ``i`` is fully determined by ``(seed, i)``
 (:mod:`agentenv.evaluation.runner`), its ``episodes.jsonl`` is byte-identical
 to that of a run that was never interrupted.
 """
@@ -34,7 +38,21 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from agentenv import __version__
 from agentenv.errors import UserInputError
+from agentenv.evaluation.fingerprint import describe_part, differing
+from agentenv.evaluation.run_files import (
+    DIGEST_FORMAT,
+    RunFileError,
+    chain_line,
+    header_digest,
+    iter_lines,
+    parse_object,
+    read_json_object,
+    row_digest,
+    split_digest,
+)
+from agentenv.evaluation.run_values import check_record
 
 SUMMARY_FILE = "summary.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -43,6 +61,77 @@ RUN_FILES = (SUMMARY_FILE, EPISODES_FILE, IDENTITY_FILE)
 IDENTITY_KEYS = ("env_id", "env_kwargs", "agent", "agent_args", "split", "tasks_sha256", "seed")
 """What must match for ``--resume`` to continue a run (``episodes`` may grow: a longer run's
 first episodes are the shorter run's)."""
+HEADER_KEYS = (
+    "env_id",
+    "env_kwargs",
+    "split",
+    "tasks_sha256",
+    "seed",
+    "package_version",
+    "fingerprint",
+)
+"""What the digest chain of ``episodes.jsonl`` starts from (recorded in ``run.json``): what defines the
+episodes (env id and kwargs, split or task file, seed), the package version that ran them and the env's
+fingerprint (:mod:`~agentenv.evaluation.fingerprint`). Not the agent: episode ``i`` of a scripted agent
+and of the same agent behind a slow wrapper are the same bytes, and ``--resume`` checks the agent apart."""
+
+
+def run_header(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """The chain's header of a run identity (``run.json``), as JSON reads it back (tuples -> lists)."""
+    return json.loads(json.dumps({key: identity.get(key) for key in HEADER_KEYS}))
+
+
+def read_chain(
+    file: Path, root: str, *, cut_tail: bool = False
+) -> tuple[list[dict[str, Any]], str, int]:
+    """The records of ``episodes.jsonl``, each line's digest checked against the chain from ``root``.
+
+    Returns the records, the last digest (``root`` for no rows) and the bytes of complete lines.
+    ``cut_tail``: a last line without its newline (a run killed mid-write) ends the read instead of
+    being an error.
+
+    Raises:
+        RunFileError: naming ``file line N``: not a regular file, a line too long, not a JSON object, no
+            digest, a digest that does not chain, an episode out of order, a value out of range.
+    """
+    records: list[dict[str, Any]] = []
+    previous, keep = root, 0
+    for number, raw in iter_lines(file):
+        where = f"{file} line {number}"
+        if not raw.endswith(b"\n"):
+            if cut_tail:
+                break  # cut off mid-write: this episode runs again
+            raise RunFileError(
+                f"{where}: cut off (no newline at its end); the run file is incomplete"
+            )
+        split = split_digest(raw)
+        if split is None:
+            parse_object(raw, where, "an episode record")  # a broken line says so first
+            raise RunFileError(
+                f"{where}: no digest (written by an agentenv without row digests, or edited); "
+                "its rows cannot be verified: run it again"
+            )
+        body, digest = split
+        if digest != row_digest(previous, body):
+            what = (
+                "the run's header (run.json): it was written by another run (env, kwargs, task set, "
+                "seed, package version or fingerprint) or edited"
+                if number == 1
+                else "the row before: this row was edited, or rows before it were cut, reordered or "
+                "pasted from another run"
+            )
+            raise RunFileError(f"{where}: its digest does not follow from {what}")
+        record = parse_object(raw, where, "an episode record")
+        if record.get("episode") != len(records):
+            raise RunFileError(
+                f"{where}: is episode {record.get('episode')!r}, expected {len(records)}"
+            )
+        check_record(record, where)
+        records.append(record)
+        previous = digest
+        keep += len(raw)
+    return records, previous, keep
+
 
 Mode = Literal["new", "overwrite", "resume"]
 
@@ -121,6 +210,9 @@ class RunDirectory:
         """The finished records read back on resume (those appended later are the caller's)."""
         self._episodes: IO[str] | None = None
         self._started = False
+        self._recorded: dict[str, Any] | None = None
+        self.last_digest: str | None = None
+        """The digest of the last row written or read back (``summary.json``'s ``episodes_digest``)."""
         self._open()
 
     @property
@@ -145,14 +237,30 @@ class RunDirectory:
             self._check_identity()
             self.records = self._read_finished()
 
-    def start(self, *_: object) -> None:
+    def start(self, config: object = None, meta: Mapping[str, Any] | None = None) -> None:
         """Write ``run.json`` (removing an overwritten run's files first) and open ``episodes.jsonl`` for appending.
 
-        Called once the env is built and the agent checked, just before the first episode.
+        Called once the env is built and the agent checked, just before the first episode, with the
+        env's metadata: its ``fingerprint`` joins the run's header. A resumed run whose env now has
+        another fingerprint (a reworded prompt, another tool, reward or grader) is refused, naming the part.
         """
         if self._started:
             return
+        fingerprint = (meta or {}).get("fingerprint")
+        if self._recorded is not None:  # resume: the header the finished rows chain from
+            parts = differing(self._recorded.get("fingerprint"), fingerprint)
+            if parts:
+                raise UserInputError(
+                    f"--resume: {self.path} was run with another {describe_part(parts[0])} "
+                    f"({', '.join(describe_part(p) for p in parts)} differ from this env's); "
+                    "its episodes cannot be continued here: pass --overwrite to start again"
+                )
         self._started = True
+        self.identity["package_version"] = __version__
+        self.identity["fingerprint"] = json.loads(json.dumps(fingerprint))
+        self.identity["digest_format"] = DIGEST_FORMAT
+        if self.last_digest is None:
+            self.last_digest = header_digest(run_header(self.identity))
         self.path.mkdir(parents=True, exist_ok=True)
         if self.mode != "resume":
             for name in RUN_FILES:
@@ -166,16 +274,31 @@ class RunDirectory:
     def _check_identity(self) -> None:
         file = self.path / IDENTITY_FILE
         try:
-            recorded = json.loads(file.read_text(encoding="utf-8"))
+            recorded = read_json_object(file, "a run.json")
         except FileNotFoundError:
             raise UserInputError(
                 f"--resume: {self.path} has no {IDENTITY_FILE} (written by an older agentenv), "
                 "so it cannot be checked; pass --overwrite to start again"
             ) from None
-        except (OSError, ValueError) as err:
+        except RunFileError as err:
+            raise UserInputError(f"--resume: {err}; pass --overwrite to start again") from None
+        except OSError as err:
             raise UserInputError(
-                f"--resume: {file} is unreadable ({err}); pass --overwrite to start again"
+                f"--resume: {file} is unreadable ({err.strerror or err}); pass --overwrite to start again"
             ) from None
+        if recorded.get("digest_format") != DIGEST_FORMAT:
+            raise UserInputError(
+                f"--resume: {self.path} was written by an agentenv without row digests "
+                f"({IDENTITY_FILE} has no digest_format {DIGEST_FORMAT!r}), so its episodes cannot be "
+                "verified; pass --overwrite to run it again"
+            )
+        if recorded.get("package_version") != __version__:
+            raise UserInputError(
+                f"--resume: {self.path} was run by agentenv {recorded.get('package_version')!r}, this is "
+                f"{__version__!r}; a resumed run must be the one an uninterrupted run writes: finish it "
+                "with that version, or pass --overwrite"
+            )
+        self._recorded = recorded
         for key in IDENTITY_KEYS:
             mine = json.loads(
                 json.dumps(self.identity.get(key))
@@ -187,30 +310,22 @@ class RunDirectory:
                 )
 
     def _read_finished(self) -> list[dict[str, Any]]:
-        """The complete lines of ``episodes.jsonl``; a last line cut off by a kill is dropped from the file."""
+        """The complete, verified lines of ``episodes.jsonl``; a last line cut off by a kill is dropped
+        from the file. Any other flaw refuses the resume, naming the first bad line."""
         file = self.path / EPISODES_FILE
-        if not file.exists():
+        if not os.path.lexists(file):
             return []
-        records: list[dict[str, Any]] = []
-        keep = 0
-        with file.open("rb") as f:
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break  # cut off mid-write: this episode runs again
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    raise UserInputError(
-                        f"--resume: {file} line {len(records) + 1} is not JSON; "
-                        "pass --overwrite to start again"
-                    ) from None
-                if record.get("episode") != len(records):
-                    raise UserInputError(
-                        f"--resume: {file} line {len(records) + 1} is episode "
-                        f"{record.get('episode')!r}, expected {len(records)}; pass --overwrite"
-                    )
-                records.append(record)
-                keep += len(raw)
+        assert self._recorded is not None
+        root = header_digest(run_header(self._recorded))
+        try:
+            records, last, keep = read_chain(file, root, cut_tail=True)
+        except RunFileError as err:
+            raise UserInputError(f"--resume: {err}; pass --overwrite to run it again") from None
+        except OSError as err:
+            raise UserInputError(
+                f"--resume: {file} is unreadable ({err.strerror or err}); pass --overwrite"
+            ) from None
+        self.last_digest = last
         if keep != file.stat().st_size:
             with file.open("r+b") as f:
                 f.truncate(keep)
@@ -219,10 +334,12 @@ class RunDirectory:
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one finished episode's record, flushed, so an interrupt keeps it."""
         self.start()
-        if self._episodes is None:
+        if self._episodes is None or self.last_digest is None:
             raise RuntimeError(f"{self.path}: the run directory is closed")
-        self._episodes.write(record_line(record))
+        line = chain_line(record_line(record), self.last_digest)
+        self._episodes.write(line)
         self._episodes.flush()
+        self.last_digest = line[-67:-3]
 
     def write_summary(self, summary_json: str) -> Path:
         """Replace ``summary.json`` (atomically) and close ``episodes.jsonl``."""

@@ -60,12 +60,30 @@ def episode_plan(n_tasks: int, episodes: int, seed: int) -> list[int]:
     return plan[:episodes]
 
 
+def is_dialogue_id(env_id: str) -> bool:
+    """Whether ``env_id`` is a multi-agent dialogue (``DiagnosisDialogue-v0``) rather than a Gymnasium id."""
+    import agentenv  # noqa: F401 - registers the families
+    from agentenv.families import bare_id, dialogue_specs
+
+    return bare_id(env_id) in {s.id for s in dialogue_specs()}
+
+
 def make_env(config: RunConfig) -> gym.Env:
-    """The env of a run, with the split and user kwargs applied."""
+    """The env of a run, with the split and user kwargs applied.
+
+    A dialogue id is evaluated from its lead's side (the doctor, the assistant): the agent plays the lead
+    and the env's own scripted simulator plays the other side
+    (:func:`agentenv.multiagent.as_single_agent`), so the agent is graded by the dialogue's grader.
+    """
     import agentenv  # noqa: F401 - registers the ids
 
     kwargs = dict(config.env_kwargs)
     kwargs.setdefault("split", config.split)
+    if is_dialogue_id(config.env_id):
+        from agentenv.multiagent import as_single_agent
+        from agentenv.multiagent import make as make_dialogue
+
+        return as_single_agent(make_dialogue(config.env_id, **kwargs))
     return gym.make(config.env_id, **kwargs)
 
 
@@ -182,15 +200,27 @@ def _episode_fn(config: RunConfig) -> Callable[[gym.Env, Any, int, int], dict[st
     return functools.partial(_episode, config)
 
 
-def env_metadata(config: RunConfig, env: gym.Env | None = None) -> Mapping[str, Any]:
-    """Corpus checksums, reward preset, served split and task count of the run's env."""
-    inner = (env if env is not None else make_env(config)).unwrapped
+def env_metadata(
+    config: RunConfig, env: gym.Env | None = None, info: Mapping[str, Any] | None = None
+) -> Mapping[str, Any]:
+    """Corpus checksums, reward preset, served split, task count and fingerprint of the run's env.
+
+    ``info`` is that of a reset of ``env`` (the fingerprint reads its system prompt and tools); without
+    it, ``env`` is reset with the run's seed here.
+    """
+    from agentenv.evaluation.fingerprint import env_fingerprint, served_env
+
+    env = env if env is not None else make_env(config)
+    if info is None:
+        _, info = env.reset(seed=config.seed)
+    inner = served_env(env)
     return {
         "corpus_checksums": dict(getattr(inner, "corpus_checksums", {})),
         "reward_preset": inner.reward_config.name,
         "split": str(getattr(inner, "split", config.split)),
         "n_tasks": len(inner.tasks),
         "import_warnings": [str(w) for w in getattr(inner, "import_warnings", ())],
+        "fingerprint": env_fingerprint(config.env_id, env, info),
     }
 
 
@@ -266,7 +296,7 @@ def run(
     *,
     progress: bool = True,
     start: int = 0,
-    on_start: Callable[[RunConfig], None] | None = None,
+    on_start: Callable[[RunConfig, Mapping[str, Any]], None] | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES,
 ) -> RunResult:
@@ -276,8 +306,8 @@ def run(
     ``build_s`` is env construction plus a first reset (in the workers too, with
     ``workers > 1``); ``loop_s`` is the episode loop alone. Episode ``i`` is the same
     for any ``workers``, ``concurrency`` and ``start``. With ``workers > 1`` the records in the result
-    are compact (no ``messages``: the workers wrote them into each record's ``episodes.jsonl`` line). ``on_start`` is called with the resolved config once the
-    env is built and the agent checked (the run directory writes nothing before), ``on_record`` with
+    are compact (no ``messages``: the workers wrote them into each record's ``episodes.jsonl`` line). ``on_start`` is called with the resolved config and the env's
+    metadata (:func:`env_metadata`, with its fingerprint) once the env is built and the agent checked (the run directory writes nothing before), ``on_record`` with
     each record in episode order.
 
     Raises:
@@ -287,14 +317,14 @@ def run(
     begin = time.perf_counter()
     env = build_env(config)
     _, first_info = env.reset(seed=config.seed)
-    meta = dict(env_metadata(config, env))
+    meta = dict(env_metadata(config, env, first_info))
     if config.episodes is None:
         config = replace(config, episodes=meta["n_tasks"])
     jobs = list(enumerate(episode_plan(meta["n_tasks"], config.episodes, config.seed)))[start:]
     agent = build_agent(config)  # a bad name or argument fails here, once
     preflight(agent, first_info)
     if on_start is not None:
-        on_start(config)
+        on_start(config, meta)
     records: list[dict[str, Any]] = []
     bar = tqdm(
         total=config.episodes,

@@ -80,6 +80,17 @@ class Summary(BaseModel):
         description="Ray runs: address, nodes, episodes per call, actors started and lost, episodes rerun.",
     )
     reward_preset: str
+    fingerprint: dict[str, str] | None = Field(
+        default=None,
+        description="What the agent was shown and how it was graded, as hashes: system_prompt, tools, "
+        "reward (the preset's resolved definition) and grader (family/version); see "
+        "agentenv.evaluation.fingerprint. None: written before runs had fingerprints.",
+    )
+    episodes_digest: str | None = Field(
+        default=None,
+        description="The digest of episodes.jsonl's last row (its chain starts at run.json's header); "
+        "the leaderboard checks it. None: an unverified run (written without row digests).",
+    )
     metrics: dict[str, float]
     intervals: dict[str, Metric]
     component_means: dict[str, float]

@@ -171,7 +171,7 @@ class RayEvaluation:
         start = time.perf_counter()
         env = build_env(config)
         _, first_info = env.reset(seed=config.seed)
-        self.meta = dict(env_metadata(config, env))
+        self.meta = dict(env_metadata(config, env, first_info))
         if config.episodes is None:
             config = replace(config, episodes=self.meta["n_tasks"])
         self.config = config
@@ -253,7 +253,7 @@ def run_on_ray(
     *,
     progress: bool = True,
     start: int = 0,
-    on_start: Callable[[RunConfig], None] | None = None,
+    on_start: Callable[[RunConfig, Mapping[str, Any]], None] | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     max_agent_failures: int | None = DEFAULT_MAX_AGENT_FAILURES,
     **options: Any,
@@ -279,7 +279,7 @@ def run_on_ray(
     try:
         with RayEvaluation(config, progress=progress, **options) as evaluation:
             if on_start is not None:
-                on_start(evaluation.config)
+                on_start(evaluation.config, evaluation.meta)
             loop_start = time.perf_counter()
             records: list[dict[str, Any]] = []
             bar = tqdm(
