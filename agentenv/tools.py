@@ -78,6 +78,11 @@ DEFAULT_MAX_OUTPUT_CHARS = 8_000
 DEFAULT_MAX_CALLS_PER_ACTION = 32
 """Parallel calls accepted in one action. Without a bound one 32 KB action of short calls
 runs hundreds of tools (each under its own time limit), and a single step can take minutes."""
+ACTION_WORK_BUDGET = 1_000
+"""Work units (:attr:`Tool.work`) the calls of one action may spend together. A unit is one
+catalog record read or rendered; 1,000 of them cost a few milliseconds, so with every tool body
+bounded per unit an action stays inside the 20 ms step budget whatever its calls ask, while an
+ordinary action (a few calls of at most a hundred units each) never meets the bound."""
 
 
 class ToolError(Exception):
@@ -114,6 +119,11 @@ class Tool:
     deterministic; the measured wall time is kept in ``ToolResult.wall_ms``."""
     takes_context: bool = False
     """Call ``fn(args, context)`` with the episode's context (see the module docstring)."""
+    work: Callable[[Any], int] | None = None
+    """An upper bound on a call's work in units (:data:`ACTION_WORK_BUDGET`), from its validated
+    arguments, computed before it runs; the calls of one action share the registry's
+    ``action_work_budget``, and a call that would pass it is answered with an error instead of
+    run. ``None``: the call is not counted (a tool whose cost is constant)."""
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function schema, generated from the argument model."""
@@ -227,11 +237,18 @@ class ToolRegistry:
     """The tools of one env: lookup, schemas, validation and guarded execution."""
 
     def __init__(
-        self, tools: Iterable[Tool], *, max_calls_per_action: int = DEFAULT_MAX_CALLS_PER_ACTION
+        self,
+        tools: Iterable[Tool],
+        *,
+        max_calls_per_action: int = DEFAULT_MAX_CALLS_PER_ACTION,
+        action_work_budget: int = ACTION_WORK_BUDGET,
     ) -> None:
         if max_calls_per_action < 1:
             raise ValueError(f"max_calls_per_action must be at least 1, got {max_calls_per_action}")
+        if action_work_budget < 1:
+            raise ValueError(f"action_work_budget must be at least 1, got {action_work_budget}")
         self.max_calls_per_action = max_calls_per_action
+        self.action_work_budget = action_work_budget
         self._tools: dict[str, Tool] = {}
         for t in tools:
             if t.name in self._tools:
@@ -359,6 +376,22 @@ class ToolRegistry:
                 content[: t.max_output_chars] + f"\n[output truncated: {omitted} more characters]"
             )
         return ToolResult(t.name, content, ok, (time.perf_counter() - start) * 1000.0)
+
+    def budget_spent(self, t: Tool, need: int, spent: int) -> ToolResult:
+        """The answer to a call that would take its action past :attr:`action_work_budget`."""
+        budget = self.action_work_budget
+        if need > budget:
+            text = (
+                f"Error: this {t.name} call asks for more work ({need} units) than one action may "
+                f"spend ({budget}): it was not run. Ask for less (fewer words, fewer results)."
+            )
+        else:
+            text = (
+                f"Error: this action's work budget is spent ({spent} of {budget} units used by its "
+                f"earlier calls; this {t.name} call needs up to {need}): it was not run. Send it "
+                "in a later action, or ask for less (a fuller name, fewer results)."
+            )
+        return ToolResult(t.name, text, False, 0.0)
 
     def _run_in_thread(self, t: Tool, args: BaseModel, context: Any) -> Any:
         if self._executor is None:

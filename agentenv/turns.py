@@ -303,10 +303,19 @@ def run_tools(
     context = ep.context
     execute = tools.execute
     results = []
-    i = 0
+    i = spent = 0  # spent: work units (Tool.work) of this action's calls run so far
     for call in calls:  # not zip(..., strict=...): its keyword costs a step 0.3 µs
         t = call.tool
-        result = execute(t, call.args, context)
+        work = t.work
+        if work is None:
+            result = execute(t, call.args, context)
+        else:
+            need = work(call.args)
+            if spent + need > tools.action_work_budget:
+                result = tools.budget_spent(t, need, spent)
+            else:
+                spent += need
+                result = execute(t, call.args, context)
         ep.tool_calls += 1
         ep.tool_errors += not result.ok
         ep.latency_ms += t.latency_ms

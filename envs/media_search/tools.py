@@ -26,7 +26,8 @@ Example:
 
 from __future__ import annotations
 
-from functools import lru_cache
+import re
+from functools import lru_cache, partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentenv.corpora.media import FEATURE_MIN_RUNTIME, Catalog, Title, normalize_key
 from agentenv.envs.media_search import compact as compact_text
 from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, QueryError
+from agentenv.envs.media_search.person_index import person_index
 from agentenv.envs.media_search.tool_json import score_text, search_prefixes, title_text
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
@@ -283,47 +285,63 @@ class MediaTools:
         exact = self.catalog.people.get(key)
         if exact is not None:
             return {"match": "exact", "people": [self._person(exact.name, exact, FILMS_PER_ROLE)]}
-        keys = self._partial(key)
-        if not keys:
+        total, keys = person_index(self.catalog).matching(key, PARTIAL_PEOPLE)
+        if not total:
             raise ToolError(
                 f"nobody in the catalog is credited as {args.name[:80]!r}; check the spelling"
             )
         people = self.catalog.people
-        ranked = sorted(keys, key=lambda k: (-sum(map(len, people[k][1:])), k))
-        out = [
-            self._person(people[k].name, people[k], FILMS_PER_ROLE_PARTIAL)
-            for k in ranked[:PARTIAL_PEOPLE]
-        ]
-        return {"match": "partial", "total_people": len(keys), "people": out}
+        out = [self._person(people[k].name, people[k], FILMS_PER_ROLE_PARTIAL) for k in keys]
+        return {"match": "partial", "total_people": total, "people": out}
 
     # ------------------------------------------------------------------ helpers
 
     def _person(self, name: str, person: Any, cap: int) -> dict[str, Any]:
         titles = self.catalog.titles
+        by_date = person_index(self.catalog).title_rank.__getitem__  # (year, id) order
         entry: dict[str, Any] = {"name": name}
         totals = {}
         for role in ("directed", "wrote", "acted"):
-            positions = sorted(getattr(person, role), key=lambda i: (titles[i].year, titles[i].id))
+            positions = sorted(getattr(person, role), key=by_date)
             entry[role] = [_brief(titles[i]) for i in positions[:cap]]
             totals[role] = len(positions)
         entry["totals"] = totals
         return entry
 
-    def _partial(self, key: str) -> list[str]:
-        """Keys of people whose name tokens include every query token (a token-subset match).
 
-        One scan of the people's keys for the query's longest token (most often its rarest),
-        then the few people it finds are filtered for the others: an index of all 64k people's
-        tokens took 112 ms to build, inside the first partial-name step of a process.
-        """
-        wanted = sorted(set(key.split()), key=lambda t: (-len(t), t))
-        if not wanted:
-            return []
-        found = self._shared.people_with_token(wanted[0])
-        rest = set(wanted[1:])
-        if rest:
-            found = {k for k in found if rest <= set(k.split())}
-        return sorted(found)
+def _one_record(args: GetTitleArgs) -> int:
+    return 1
+
+
+SEARCH_WORK_PER_TERM = 10
+"""Work units of each distinct query word of a ``search``: a frequent word adds a whole row of
+document scores (17k floats), so a 500-character query of distinct common words costs ~100×
+a short one."""
+_WORDS = re.compile(r"\w+")
+
+
+def search_work(args: SearchArgs) -> int:
+    """Work units of a ``search`` call (:attr:`agentenv.tools.Tool.work`): the results it renders,
+    and :data:`SEARCH_WORK_PER_TERM` per distinct word of the query (as any retriever splits it at
+    most)."""
+    return args.k + SEARCH_WORK_PER_TERM * len(set(_WORDS.findall(args.query.casefold())))
+
+
+def filter_work(args: FilterArgs) -> int:
+    """Work units of a ``filter_titles`` call: the results it renders, and a name look-up per actor."""
+    return args.limit + len(args.cast) + (args.director is not None)
+
+
+def find_person_work(args: FindPersonArgs, catalog: Catalog) -> int:
+    """Work units of a ``find_person`` call: the most film entries it may render.
+
+    An exact name renders one person, up to :data:`FILMS_PER_ROLE` films a role;
+    anything else up to :data:`PARTIAL_PEOPLE` people of :data:`FILMS_PER_ROLE_PARTIAL`.
+    So a budget of 1,000 units runs 11 exact look-ups or 8 partial ones in one action.
+    """
+    if normalize_key(args.name) in catalog.people:
+        return 3 * FILMS_PER_ROLE
+    return 3 * PARTIAL_PEOPLE * FILMS_PER_ROLE_PARTIAL
 
 
 #: Modelled production latency of each tool (a search service, a catalog database), in ms.
@@ -343,7 +361,8 @@ class SharedFragments:
     result up to its score, read from its cache when the first tools of a process are made (an
     async vector env makes one env in the parent before it forks, so its workers share these
     pages); a whole ``get_title`` record, built on first use (records are long; most are never
-    asked for); and the person-name token index of ``find_person``. Per env, these held 2.7 MB
+    asked for). (The person-name token index of ``find_person`` is
+    :func:`~agentenv.envs.media_search.person_index.person_index`.) Per env, these held 2.7 MB
     each (issue: sixteen envs of a vector env held 555 MB).
     """
 
@@ -352,31 +371,6 @@ class SharedFragments:
         self.prefixes: dict[str, str] = search_prefixes(catalog)
         """Search-result JSON up to the score, by title id."""
         self.records: dict[str, str] = {}
-        self._people_lines: str | None = None
-
-    def people_with_token(self, token: str) -> set[str]:
-        """The keys of the people whose name has ``token`` as a whole word (one scan of all keys).
-
-        The keys are held as one text, each between spaces on its own line (~1 MB, written at the
-        first call): ``str.find`` of `` token `` walks it in about a millisecond.
-
-        Example:
-            >>> from agentenv.corpora.media import Catalog
-            >>> shared = SharedFragments(Catalog([], "demo"))
-            >>> shared._people_lines = "\\n".join(f" {k} " for k in ("ridley scott", "tony scott", "scott glenn"))
-            >>> sorted(shared.people_with_token("scott"))
-            ['ridley scott', 'scott glenn', 'tony scott']
-        """
-        text = self._people_lines
-        if text is None:
-            text = self._people_lines = "\n".join(f" {k} " for k in self.catalog.people)
-        needle, found, at = f" {token} ", set(), 0
-        while (at := text.find(needle, at)) >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", at + len(needle) - 1)
-            found.add(text[start + 1 : (len(text) if end < 0 else end) - 1])
-            at += len(needle) - 1
-        return found
 
 
 @lru_cache(maxsize=4)
@@ -429,6 +423,7 @@ def make_media_tools(
             SearchArgs,
             search,
             latency_ms=MODELLED_LATENCY_MS["search"],
+            work=search_work,
         ),
         Tool(
             "filter_titles",
@@ -438,6 +433,7 @@ def make_media_tools(
             FilterArgs,
             filter_titles,
             latency_ms=MODELLED_LATENCY_MS["filter_titles"],
+            work=filter_work,
         ),
         Tool(
             "get_title",
@@ -447,6 +443,7 @@ def make_media_tools(
             GetTitleArgs,
             get_title,
             latency_ms=MODELLED_LATENCY_MS["get_title"],
+            work=_one_record,
         ),
         Tool(
             "find_person",
@@ -455,6 +452,7 @@ def make_media_tools(
             FindPersonArgs,
             find_person,
             latency_ms=MODELLED_LATENCY_MS["find_person"],
+            work=partial(find_person_work, catalog=catalog),
         ),
     ]
 

@@ -1,0 +1,137 @@
+"""An action's tool calls share one work budget, and each call's declared work bounds what it renders.
+
+Cost is checked by counters, not wall time: the declared work units
+(:attr:`agentenv.tools.Tool.work`) of the calls an action runs never pass the
+registry's budget, and no call renders more film entries than it declared, for
+hypothesis-generated actions of partial names, wildcards, long lists and
+repeated calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentenv  # noqa: F401 - registers the ids
+from agentenv.actions import tool_calls
+from agentenv.envs.media_search.person_index import PersonIndex, person_index
+from agentenv.envs.media_search.tools import FindPersonArgs, find_person_work
+
+BUDGET_ERROR = "Error: this action's work budget is spent"
+TOO_BIG = "units) than one action may spend"
+NAMES = ["john", "j", "a", "de la", "van", "michael john", "*", "%", "jo*", ".*", "smith smith"]
+NAMES += ["Samuel L. Jackson", "John Wayne", "zzyzx", "john " * 39, " ".join("abcdefghij" * 4)]
+WORDS = ["the", "love", "man", "john", "war", "night", "1990", "drama", "*", "film"]
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = gym.make("MediaSearch-v0").unwrapped
+    yield e
+    e.close()
+
+
+def _call(draw_name: str, kind: int, k: int, words: list[str], cast: list[str]) -> tuple:
+    if kind == 0:
+        return ("find_person", {"name": draw_name})
+    if kind == 1:
+        return ("search", {"query": " ".join(words)[:500] or "x", "k": k})
+    if kind == 2:
+        return ("filter_titles", {"cast": cast, "limit": min(k, 25), "sort_by": "title"})
+    return ("get_title", {"title_id": "tt1375666"})
+
+
+calls = st.builds(
+    _call,
+    st.sampled_from(NAMES),
+    st.integers(0, 3),
+    st.integers(1, 20),
+    st.lists(st.sampled_from(WORDS), max_size=120),
+    st.lists(st.sampled_from(NAMES[:6]), max_size=5),
+)
+
+
+def _film_entries(content: str) -> int:
+    return len(re.findall(r'"id": "', content))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(calls, min_size=1, max_size=32))
+def test_an_action_never_spends_more_than_its_budget(env, action):
+    env.reset(seed=0)
+    registry = env.tools
+    _, _, _, _, info = env.step(tool_calls(action))
+    replies = [m for m in info["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(action)
+    spent = 0
+    for (name, arguments), reply in zip(action, replies, strict=True):
+        t = registry[name]
+        need = t.work(t.args_model(**arguments))
+        if reply["content"].startswith(BUDGET_ERROR):
+            assert spent + need > registry.action_work_budget >= need
+            continue
+        if TOO_BIG in reply["content"]:
+            assert need > registry.action_work_budget
+            continue
+        spent += need
+        assert _film_entries(reply["content"]) <= need, (name, arguments)
+    assert spent <= registry.action_work_budget
+
+
+def test_a_flood_of_partial_names_runs_what_fits_and_says_why_the_rest_did_not(env):
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(tool_calls([("find_person", {"name": "john"})] * 32))
+    replies = [m["content"] for m in info["messages"] if m["role"] == "tool"]
+    ran = [r for r in replies if not r.startswith(BUDGET_ERROR)]
+    assert len(ran) == env.tools.action_work_budget // 120 == 8
+    assert json.loads(ran[0])["total_people"] == json.loads(ran[-1])["total_people"] > 900
+    assert "Send it in a later action" in replies[-1]
+
+
+def test_a_call_larger_than_the_whole_budget_is_refused_alone(env):
+    env.reset(seed=0)
+    query = " ".join(f"w{i}" for i in range(120))
+    obs, *_ = env.step(tool_calls([("search", {"query": query})]))
+    assert obs.startswith("Error: this search call asks for more work (1205 units)")
+
+
+def test_find_person_work_tells_exact_from_partial(env):
+    catalog = env.catalog
+    assert find_person_work(FindPersonArgs(name="Christopher Nolan"), catalog) == 90
+    assert find_person_work(FindPersonArgs(name="nolan"), catalog) == 120
+
+
+def test_partial_lookups_walk_at_most_the_shortest_token_list():
+    """The index's cost counter: a query walks its rarest token's list, however common the others."""
+    index = PersonIndex.build({"john smith": 4, "john doe": 2, "jane doe": 1, "john": 9})
+    assert index.postings("john") == 3
+    assert index.postings("john doe") == 2
+    assert index.postings("john nobody") == 0
+    assert index.matching("doe john") == (1, ["john doe"])
+
+
+def test_the_person_index_survives_its_disk_format():
+    index = PersonIndex.build({"ridley scott": 3, "tony scott": 5, "scott glenn": 5})
+    again = PersonIndex.decode(*index.encode())
+    assert again.order == index.order
+    assert again.matching("scott") == index.matching("scott") == (3, index.order)
+
+
+def test_the_film_catalog_index_is_read_back_from_its_cache(env):
+    from agentenv.corpora.media import load_catalog
+
+    catalog = load_catalog()
+    built = person_index(catalog)
+    person_index.cache_clear()
+    loaded = person_index(catalog)
+    assert loaded is not built
+    assert loaded.matching("john", 8) == built.matching("john", 8)
+    assert loaded.title_rank == built.title_rank
+    assert max(loaded.postings(t) for t in ("john", "david", "michael")) < 2_000
