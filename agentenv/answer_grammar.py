@@ -139,8 +139,8 @@ def strip_decoration(entry: str) -> str:
         ['G', '-G', 'G', 'G', 'G', 'G', 'G.', 'G...', 'G']
     """
     core = strip_space(entry)
-    if not core:
-        return core
+    if not core or core.isalnum():
+        return core  # one bare word or number: no marker, wrapper or period to take off
     if core[0] in _LIST_MARKER_STARTS:
         marker = LIST_MARKER.match(core)
         if marker:

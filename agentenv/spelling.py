@@ -45,7 +45,6 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -169,9 +168,9 @@ def is_subsequence(part: Marks, whole: Marks) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class SpellingMatch:
-    """The catalog references a text matches in the first tier that matched any, and how."""
+class SpellingMatch(NamedTuple):
+    """The catalog references a text matches in the first tier that matched any, and how (a named tuple:
+    made on every lookup, so it costs a tuple's construction, not a frozen dataclass's)."""
 
     refs: tuple[str, ...]
     how: str
@@ -261,6 +260,8 @@ class SpellingIndex:
             probe = apply_rule(rule, spelling) if rule is not None else spelling
             rows = table.get(" ".join(probe.words), ())
             if type(rows) is str:
+                if not probe.marks:  # the common case: one unmarked name, written without marks
+                    return SpellingMatch((rows,), how)
                 rows = ((rows, ()),)
             found = [
                 (ref, _marks(marks))

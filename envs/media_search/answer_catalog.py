@@ -32,13 +32,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from agentenv.corpora.media import Catalog, load_catalog
 from agentenv.spelling import Spelling, SpellingIndex, spell_once, without_accents
 from agentenv.spelling_cache import cached_spelling_index
 
 ARTICLES = frozenset({"the", "a", "an"})
+GOLD_READINGS = 1 << 16
+"""At most this many gold readings are kept per catalog (far more than every split's questions)."""
 INDEX_VERSION = "media-answers-1"
 """Bump when :func:`title_index` or :func:`person_index` change: cached indexes are then rebuilt."""
 
@@ -83,6 +85,27 @@ class AnswerCatalog:
         self.catalog = catalog
         self._titles: SpellingIndex | None = None
         self._people: SpellingIndex | None = None
+        self._read_as: dict[str, str] = {}
+        self.gold_readings: dict[tuple[str, ...], Any] = {}
+        """What each question's gold names in this catalog (the grader's, read once per question:
+        a step then pays only for reading the answer)."""
+
+    def read_as(self, film_id: str) -> str:
+        """The feedback of a title answer read as ``film_id``: ``read as the film 'Heat' (1995, tt0113277)``
+        (written once per film: a step only looks it up)."""
+        read_as = self._read_as.get(film_id)
+        if read_as is None:
+            film = self.catalog.get(film_id)
+            shown = f"the film {film.title!r} ({film.year}, {film_id})" if film else film_id
+            read_as = self._read_as[film_id] = f"read as {shown}"
+        return read_as
+
+    def remember_gold(self, key: tuple[str, ...], reading: Any) -> None:
+        """Keep a gold's reading; bounded (cleared past :data:`GOLD_READINGS`, so that a stream of
+        user questions cannot grow it without end)."""
+        if len(self.gold_readings) >= GOLD_READINGS:
+            self.gold_readings.clear()
+        self.gold_readings[key] = reading
 
     @property
     def titles(self) -> SpellingIndex:

@@ -45,8 +45,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from agentenv.answer_grammar import (
     answer_entries,
@@ -96,9 +95,9 @@ class Gradable(Protocol):
     answer_type: str
 
 
-@dataclass(frozen=True)
-class Reading:
-    """How an answer was read: whether it is correct, and what ``info["answer_feedback"]`` says."""
+class Reading(NamedTuple):
+    """How an answer was read: whether it is correct, and what ``info["answer_feedback"]`` says (a named
+    tuple: one is made per answer step)."""
 
     correct: bool
     feedback: str
@@ -121,6 +120,8 @@ def number_words(n: int) -> str | None:
 
 def read_integer(text: str, *, words: bool) -> int | None:
     """The integer ``text`` is, under the number grammar (module docstring), or None."""
+    if text.isdigit() and text.isascii():
+        return int(text)  # the common case, read without the pattern
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     number = _INTEGER.fullmatch(text)
@@ -158,17 +159,18 @@ def read_answer(
                 "a media answer is one title, name or number on one line; it has more than one line"
             )
         answer_text = entries[0] if entries else ""
-    if not strip_space(answer_text):
-        return _unreadable("the answer is empty")
     core = strip_decoration(answer_text)
     if not core:
+        if not strip_space(answer_text):
+            return _unreadable("the answer is empty")
         return _unreadable("nothing but decoration (a bullet, a number marker, bold)")
     if len(core) > MAX_REFERENCE_CHARS:
         return _unreadable(f"{len(core)} characters is no title, name or number")
-    if question.answer_type in NUMERIC_TYPES:
+    answer_type = question.answer_type
+    if answer_type in NUMERIC_TYPES:
         return _read_number(core, question)
     cat = catalog if catalog is not None else answer_catalog()
-    if question.answer_type == "title":
+    if answer_type == "title":
         return _read_title(core, question, cat)
     return _read_person(core, question, cat)
 
@@ -181,6 +183,53 @@ def _golds(question: Gradable) -> list[str]:
     return [str(g) for g in (question.answer, *question.aliases)]
 
 
+_GOLD_NUMBERS: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
+"""The integers each numeric gold accepts, read once per question (bounded: cleared past
+:data:`GOLD_CACHE_SIZE`)."""
+GOLD_CACHE_SIZE = 1 << 16
+
+
+def _gold_key(question: Gradable) -> tuple[str, tuple[str, ...]]:
+    aliases = question.aliases
+    return question.answer, aliases if type(aliases) is tuple else tuple(aliases)
+
+
+def _gold_numbers(question: Gradable) -> frozenset[int]:
+    """The integers ``question``'s gold and aliases read as (any number word allowed)."""
+    key = _gold_key(question)
+    numbers = _GOLD_NUMBERS.get(key)
+    if numbers is None:
+        numbers = frozenset(
+            n for g in _golds(question) if (n := read_integer(g, words=True)) is not None
+        )
+        if len(_GOLD_NUMBERS) >= GOLD_CACHE_SIZE:
+            _GOLD_NUMBERS.clear()
+        _GOLD_NUMBERS[key] = numbers
+    return numbers
+
+
+def _gold_films(question: Gradable, cat: AnswerCatalog) -> tuple[str | None, tuple[str, ...]]:
+    """``(the gold's film id or None, the films the gold may be)``, read once per question and catalog."""
+    key = ("title", *_gold_key(question))
+    golds = cat.gold_readings.get(key)
+    if golds is None:
+        gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
+        golds = (
+            gold_film,
+            ((gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs),
+        )
+        cat.remember_gold(key, golds)
+    return golds
+
+
+def _gold_person(question: Gradable, cat: AnswerCatalog) -> str | None:
+    """The person the gold names (None: no one of the catalog, or several), read once per question."""
+    key = ("person", *_gold_key(question))
+    if key not in cat.gold_readings:
+        cat.remember_gold(key, cat.people.lookup(question.answer).ref)
+    return cat.gold_readings[key]
+
+
 def _read_number(core: str, question: Gradable) -> Reading:
     words = question.answer_type == "number"
     value = read_integer(core, words=words)
@@ -190,8 +239,7 @@ def _read_number(core: str, question: Gradable) -> Reading:
             f"{quoted(core)} is not an integer ({allowed}; no signs, units or decimals but .0;"
             " a first thousands group never starts with 0)"
         )
-    gold = {read_integer(g, words=True) for g in _golds(question)} - {None}
-    return Reading(value in gold, f"read as the number {value}")
+    return Reading(value in _gold_numbers(question), f"read as the number {value}")
 
 
 def _gold_spelling(core: str, question: Gradable) -> bool:
@@ -200,21 +248,17 @@ def _gold_spelling(core: str, question: Gradable) -> bool:
 
 
 def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
-    gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
-    gold_candidates = (
-        (gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs
-    )
+    gold_film, gold_candidates = _gold_films(question, cat)
     film, reason = _film_of(core, cat)
     if film is None:
         # A gold that pins no film (no id; your own "Heat", shared by three films) is credited as written.
         if not gold_film and _gold_spelling(core, question):
             return Reading(True, f"read as the gold {quoted(core)}")
         return _unreadable(reason)
-    shown = cat.catalog.get(film)
-    described = f"the film {shown.title!r} ({shown.year}, {film})" if shown is not None else film
+    read_as = cat.read_as(film)
     if gold_candidates:
-        return Reading(film in gold_candidates, f"read as {described}")
-    return Reading(_gold_spelling(core, question), f"read as {described}")
+        return Reading(film in gold_candidates, read_as)
+    return Reading(_gold_spelling(core, question), read_as)
 
 
 def film_refs(text: str, cat: AnswerCatalog) -> tuple[str, ...]:
@@ -294,7 +338,7 @@ def _read_person(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
         if named.how == "ambiguous":
             return _unreadable(f"{quoted(core)} names {len(named.refs)} people")
         return _unreadable(f"{quoted(core)} is not a person credited in the catalog")
-    gold_person = cat.people.lookup(question.answer).ref
+    gold_person = _gold_person(question, cat)
     person = cat.catalog.people[named.ref].name
     if gold_person is None:
         return Reading(_gold_spelling(core, question), f"read as the person {person!r}")
