@@ -1,6 +1,6 @@
 """Worst-case step time on hostile actions, per env, against the 20 ms budget (not a test; prints a table).
 
-    python benchmarks/adversarial_step.py [--timeout 15] [--ids MediaSearch-v0 ...] [--json out.json]
+    python benchmarks/adversarial_step.py [--timeout 15] [--ids MediaSearch-v0 ...] [--json out.json] [--arguments]
 
 Why: DESIGN.md budgets "any action <= 32 KB parsed and graded" at 20 ms worst
 case. A policy under RL pressure finds the slowest inputs, so the figure that
@@ -10,7 +10,9 @@ every fragment of :data:`FRAGMENTS` repeated to the action limit (bare,
 inside ``<answer>``, inside a tool-call argument), floods of *distinct* ids
 (:func:`distinct_id_cases`: a repeated id is cheap to look up once, thousands
 of different ones are not), and seeded random mixtures of fragments from 1 KB
-to 32 KB. Dialogues also get the distinct-id flood as a ``<say>`` message
+to 32 KB, and a seeded random search over tool arguments (:func:`argument_cases`: partial
+names, wildcards, common words to the length limit, full lists, boundary numbers, from each
+tool's own schema) sent as 32 copies of one call or 32 mixed calls. Dialogues also get the distinct-id flood as a ``<say>`` message
 sent on turns 1 to 6 (each earlier flood played untimed, with the other
 side's scripted reply), since per-dialogue state can make a later turn slower
 than the first.
@@ -170,6 +172,104 @@ def distinct_id_cases(max_length: int, tool: str, arg: str) -> list[tuple[str, s
     return cases
 
 
+ARGUMENT_STRINGS = (
+    "john",
+    "j",
+    "a",
+    "de la",
+    "van der",
+    "michael john",
+    "smith smith",
+    "*",
+    "%",
+    "?",
+    ".*",
+    "jo*",
+    "the",
+    "1990",
+    "HP:",
+    "OMIM:",
+    "seizure",
+    "abnormality of the",
+)
+"""Partial names, wildcards and common words: the string arguments that make a look-up broad."""
+LONG_WORDS = ("john", "the", "love", "man", "war", "night", "drama", "david", "abnormal", "seizure")
+
+
+def argument_values(schema: dict[str, Any], rng: np.random.Generator) -> Any:
+    """One hostile value for a JSON-schema property: a broad string, a boundary number, a full list."""
+    options = schema.get("anyOf")
+    if options:
+        usable = [o for o in options if o.get("type") != "null"] or options
+        return argument_values(usable[int(rng.integers(len(usable)))], rng)
+    if "enum" in schema:
+        return schema["enum"][int(rng.integers(len(schema["enum"])))]
+    kind = schema.get("type")
+    if kind == "integer":
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1_000)
+        return int(rng.choice([low, high, (low + high) // 2]))
+    if kind == "number":
+        return float(rng.choice([schema.get("minimum", 0.0), schema.get("maximum", 100.0)]))
+    if kind == "boolean":
+        return bool(rng.integers(2))
+    if kind == "array":
+        size = int(schema.get("maxItems", 8))
+        return [argument_values(schema.get("items", {"type": "string"}), rng) for _ in range(size)]
+    limit = int(schema.get("maxLength", 500))
+    pick = int(rng.integers(3))
+    if pick == 0:  # a broad short string
+        return str(rng.choice(ARGUMENT_STRINGS))[:limit]
+    if pick == 1:  # distinct common words to the length limit
+        words = list(rng.permutation(LONG_WORDS)) + [f"w{i}" for i in range(200)]
+        return " ".join(words)[:limit].strip() or "a"
+    return (str(rng.choice(ARGUMENT_STRINGS)) + " ") * (limit // 6)  # one broad word, repeated
+
+
+def argument_cases(
+    max_length: int, tools: list[dict[str, Any]], seed: int = 0, searches: int = 48
+) -> list[tuple[str, str]]:
+    """A seeded random search over tool arguments: per tool, actions of as many copies of one
+    hostile call as the limits take (32 calls, or fewer when the action would pass
+    ``max_length``), and mixed actions of hostile calls to every tool."""
+    from agentenv.tools import DEFAULT_MAX_CALLS_PER_ACTION
+
+    rng = np.random.default_rng(seed)
+    functions = [t["function"] for t in tools]
+
+    def call(function: dict[str, Any]) -> str:
+        properties = function["parameters"].get("properties", {})
+        arguments = {
+            k: argument_values(v, rng) for k, v in properties.items() if rng.random() < 0.8
+        }
+        for k in function["parameters"].get("required", []):
+            arguments.setdefault(k, argument_values(properties[k], rng))
+        return f"<tool_call>{json.dumps({'name': function['name'], 'arguments': arguments})}</tool_call>"
+
+    def fit(calls: list[str]) -> str:
+        out, size = [], 0
+        for c in calls[:DEFAULT_MAX_CALLS_PER_ACTION]:
+            if size + len(c) > max_length:
+                break
+            out.append(c)
+            size += len(c)
+        return "".join(out)
+
+    cases = []
+    for index in range(searches):
+        if functions and index % 3 < 2:
+            function = functions[int(rng.integers(len(functions)))]
+            one = call(function)
+            cases.append(
+                (f"arguments #{index} ({function['name']} x32): {one[:70]}", fit([one] * 32))
+            )
+        elif functions:
+            mixed = [call(functions[int(rng.integers(len(functions)))]) for _ in range(32)]
+            cases.append((f"arguments #{index} (mixed)", fit(mixed)))
+    return cases
+
+
+ONLY_ARGUMENTS = False
+"""Set by ``--arguments``: time only the search over tool arguments (twice as many searches)."""
 FLOOD_TURNS = 6
 """The distinct-id ``<say>`` flood is timed on each of the timed agent's turns 1..this."""
 
@@ -208,6 +308,8 @@ def cases_for(env: Any, target: Target) -> list[tuple[str, str, int]]:
     ``(name, text, earlier turns)``: the text is sent that many times untimed before the timed step."""
     catalogue = load_catalogue()
     max_length, tools = ready(env, target)
+    if ONLY_ARGUMENTS:
+        return [(name, text, 0) for name, text in argument_cases(max_length, tools, searches=96)]
     tool, arg = catalogue.string_tool(tools)
     listed = [(c.name, c.text) for c in catalogue.hostile_cases(max_length, tool, arg)]
     cases = [
@@ -215,6 +317,7 @@ def cases_for(env: Any, target: Target) -> list[tuple[str, str, int]]:
         for name, text in listed
         + generated_cases(max_length, tool, arg)
         + distinct_id_cases(max_length, tool, arg)
+        + argument_cases(max_length, tools)
     ]
     if target.role is not None:
         flood = next(text for name, text, _ in cases if name == "say(distinct HP ids)")
@@ -344,11 +447,19 @@ def main() -> None:
     )
     parser.add_argument("--ids", nargs="*", help="only these env ids")
     parser.add_argument("--json", help="write the full results to this file")
+    parser.add_argument(
+        "--arguments", action="store_true", help="only the search over tool arguments"
+    )
     args = parser.parse_args()
+    global ONLY_ARGUMENTS
+    ONLY_ARGUMENTS = args.arguments
     rows = []
     for target in targets(args.ids):
         row = report(target, run_target(target, args.timeout))
         rows.append(row)
+        if row["worst_ms"] is None and not row["timeouts"]:
+            print(f"{row['target']:<36} no cases (no tools to call)", flush=True)
+            continue
         worst = f">{args.timeout:g} s" if row["timeouts"] else f"{row['worst_ms']:.2f} ms"
         ratio = "n/a" if row["ratio_to_budget"] is None else f"{row['ratio_to_budget']:.2f}x"
         print(

@@ -313,18 +313,19 @@ def _one_record(args: GetTitleArgs) -> int:
     return 1
 
 
-SEARCH_WORK_PER_TERM = 10
-"""Work units of each distinct query word of a ``search``: a frequent word adds a whole row of
-document scores (17k floats), so a 500-character query of distinct common words costs ~100×
-a short one."""
+SEARCH_WORK_PER_TERM = 12
+"""Work units of each query word of a ``search``, repeats included: BM25 adds every query token's
+scores in turn (bit for bit as rank_bm25 does), and a frequent one adds a whole row of 17k
+document scores, so "de la de la ..." to 500 characters cost 19 ms a call. At 12 units a word an
+action searches at most ~80 words in all; a question-length query (20-40 words) fits twice."""
 _WORDS = re.compile(r"\w+")
 
 
 def search_work(args: SearchArgs) -> int:
     """Work units of a ``search`` call (:attr:`agentenv.tools.Tool.work`): the results it renders,
-    and :data:`SEARCH_WORK_PER_TERM` per distinct word of the query (as any retriever splits it at
-    most)."""
-    return args.k + SEARCH_WORK_PER_TERM * len(set(_WORDS.findall(args.query.casefold())))
+    and :data:`SEARCH_WORK_PER_TERM` per word of the query (as many as any retriever splits it into,
+    at most)."""
+    return args.k + SEARCH_WORK_PER_TERM * len(_WORDS.findall(args.query))
 
 
 def filter_work(args: FilterArgs) -> int:

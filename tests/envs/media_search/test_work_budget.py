@@ -97,9 +97,9 @@ def test_a_flood_of_partial_names_runs_what_fits_and_says_why_the_rest_did_not(e
 
 def test_a_call_larger_than_the_whole_budget_is_refused_alone(env):
     env.reset(seed=0)
-    query = " ".join(f"w{i}" for i in range(120))
+    query = "de la " * 60
     obs, *_ = env.step(tool_calls([("search", {"query": query})]))
-    assert obs.startswith("Error: this search call asks for more work (1205 units)")
+    assert obs.startswith("Error: this search call asks for more work (1445 units)")
 
 
 def test_find_person_work_tells_exact_from_partial(env):
