@@ -27,6 +27,19 @@ accuracy. :func:`write_leaderboard` writes ``leaderboard.md``,
 ``leaderboard`` extra), ``accuracy_vs_tool_calls.png`` and
 ``accuracy_by_difficulty.png``.
 
+Why it checks the rows: a board is only worth what its rows prove. A
+summary written with row digests (``episodes_digest``) is ranked only after
+its ``episodes.jsonl`` is verified (:func:`verify_run`): every row's digest
+chains from ``run.json``'s header, the last one is the summary's, the row
+count is the summary's and the summary's means are the rows' means; values
+out of range (NaN, inf, an accuracy above 1) are refused where they are read,
+naming file and line. A summary written without digests (by an older
+agentenv, or by hand) is shown, marked *unverified* in its row and its
+table's caption. Runs of one env id are ranked together only when their
+fingerprints (system prompt, tool schemas, reward definition, grader
+version: :mod:`~agentenv.evaluation.fingerprint`) are the same; otherwise the
+error names the part that differs.
+
 The pieces every rendering shares (entries, labels, row cells) live in
 :mod:`~agentenv.evaluation.leaderboard_rows`, below this module and the
 renderers it calls, so no two of them import each other.
@@ -34,11 +47,13 @@ renderers it calls, so no two of them import each other.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from agentenv.evaluation.fingerprint import describe_part, differing
 from agentenv.evaluation.leaderboard_html import render_html
 from agentenv.evaluation.leaderboard_plots import accuracy_by_difficulty, accuracy_vs_tool_calls
 from agentenv.evaluation.leaderboard_rows import (
@@ -49,6 +64,18 @@ from agentenv.evaluation.leaderboard_rows import (
     env_caption,
     row_cells,
 )
+from agentenv.evaluation.run_dir import (
+    EPISODES_FILE,
+    IDENTITY_FILE,
+    read_chain,
+    run_header,
+)
+from agentenv.evaluation.run_files import (
+    RunFileError,
+    header_digest,
+    read_json_object,
+)
+from agentenv.evaluation.run_values import check_summary
 from agentenv.evaluation.summary import Summary
 
 
@@ -57,18 +84,23 @@ class LeaderboardError(ValueError):
 
 
 def load_entry(path: Path) -> Entry:
-    """Read one result: a run directory holding ``summary.json``, or the file itself."""
+    """Read one result: a run directory holding ``summary.json``, or the file itself; check its figures'
+    ranges and, when it was written with row digests, its rows (:func:`verify_run`).
+
+    Raises:
+        LeaderboardError: naming the file (and line, or field) and what is wrong, in one line.
+    """
     file = path / "summary.json" if path.is_dir() else path
     try:
-        text = file.read_text(encoding="utf-8")
+        data = read_json_object(file, "a summary.json")
+    except RunFileError as exc:
+        raise LeaderboardError(str(exc)) from None
     except OSError as exc:
         raise LeaderboardError(
             f"{path}: cannot read a summary.json ({exc.strerror or exc})"
         ) from None
-    except UnicodeDecodeError:
-        raise LeaderboardError(f"{file}: not a valid summary.json (not UTF-8 text)") from None
     try:
-        summary = Summary.model_validate_json(text)
+        summary = Summary.model_validate(data)
     except ValidationError as exc:
         # One line: the first problem and where; the whole pydantic report is many lines of noise here.
         first = exc.errors()[0]
@@ -77,7 +109,83 @@ def load_entry(path: Path) -> Entry:
         raise LeaderboardError(
             f"{file}: not a valid summary.json: {where}: {first['msg']}{more}"
         ) from None
-    return Entry(summary, file, agent_label(summary.agent, summary.agent_args))
+    try:
+        check_summary(summary, str(file))
+        verified = summary.episodes_digest is not None
+        if verified:
+            verify_run(file, summary)
+    except RunFileError as exc:
+        raise LeaderboardError(str(exc)) from None
+    return Entry(summary, file, agent_label(summary.agent, summary.agent_args), verified)
+
+
+_CHECKED_MEANS = ("accuracy", "mean_reward", "mean_tool_calls", "mean_turns")
+
+
+def verify_run(summary_file: Path, summary: Summary) -> None:
+    """Check a summary against the rows it claims: ``run.json`` and ``episodes.jsonl`` beside it.
+
+    Every row's digest must chain from ``run.json``'s header and the last must be the summary's
+    ``episodes_digest``; the header must name the summary's env, seed, package version and fingerprint;
+    the summary's episode count and means (accuracy, reward, tool calls, turns) must be the rows'.
+
+    Raises:
+        RunFileError: naming the file (and line) that breaks the proof.
+    """
+    folder = summary_file.parent
+    run_json, episodes = folder / IDENTITY_FILE, folder / EPISODES_FILE
+    try:
+        recorded = read_json_object(run_json, "a run.json")
+    except FileNotFoundError:
+        raise RunFileError(
+            f"{summary_file}: names an episodes_digest but {run_json} is missing; copy the whole run "
+            "directory (run.json, episodes.jsonl, summary.json)"
+        ) from None
+    header = run_header(recorded)
+    for key, mine in (
+        ("env_id", summary.env_id),
+        ("seed", summary.seed),
+        ("package_version", summary.package_version),
+        ("fingerprint", summary.fingerprint),
+    ):
+        if header.get(key) != mine:
+            raise RunFileError(
+                f"{summary_file}: {key} is {mine!r} but {run_json} says {header.get(key)!r}; the summary "
+                "does not belong to these episodes (or was edited)"
+            )
+    try:
+        records, last, _ = read_chain(episodes, header_digest(header))
+    except FileNotFoundError:
+        raise RunFileError(
+            f"{summary_file}: names an episodes_digest but {episodes} is missing; copy the whole run "
+            "directory"
+        ) from None
+    if len(records) != summary.episodes:
+        raise RunFileError(
+            f"{episodes}: holds {len(records)} episodes, {summary_file} says {summary.episodes}; "
+            "rows were cut from its end or the summary was edited"
+        )
+    if last != summary.episodes_digest:
+        raise RunFileError(
+            f"{summary_file}: episodes_digest does not match the last row of {episodes} "
+            f"(line {len(records)}); the summary was edited or belongs to another run"
+        )
+    if not records:
+        return
+    series = {
+        "accuracy": [r["reward_components"].get("accuracy", 0.0) for r in records],
+        "mean_reward": [r["reward"] for r in records],
+        "mean_tool_calls": [r["tool_calls"] for r in records],
+        "mean_turns": [r["turns"] for r in records],
+    }
+    for name in _CHECKED_MEANS:
+        claimed = summary.metrics.get(name)
+        actual = math.fsum(series[name]) / len(records)
+        if claimed is None or not math.isclose(claimed, actual, rel_tol=1e-9, abs_tol=1e-12):
+            raise RunFileError(
+                f"{summary_file}: metrics.{name} is {claimed} but its {len(records)} episodes in "
+                f"{episodes} give {actual:.6g}; the summary was edited"
+            )
 
 
 def find_results(paths: Sequence[Path]) -> list[Path]:
@@ -200,6 +308,25 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
                     f"{env_id}: {first.source} and {other.source} were run on different {corpus!r} corpora "
                     f"(checksum {x} vs {y}); re-run them on the same corpus"
                 )
+        parts = differing(a.fingerprint, b.fingerprint)
+        if parts:
+            described = ", ".join(describe_part(p) for p in parts)
+            if a.fingerprint is None or b.fingerprint is None:
+                old = first if a.fingerprint is None else other
+                raise LeaderboardError(
+                    f"{env_id}: {old.source} has no run fingerprint (written by an older agentenv), "
+                    f"so it cannot be compared with {(other if old is first else first).source}; "
+                    "re-run it with this version"
+                )
+            shown = "; ".join(
+                f"{describe_part(p)} {str(a.fingerprint.get(p))[:12]} vs {str(b.fingerprint.get(p))[:12]}"
+                for p in parts
+            )
+            raise LeaderboardError(
+                f"{env_id}: {first.source} and {other.source} differ in their {described} ({shown}): "
+                "the agents were shown or graded differently, so a board does not rank them together; "
+                "re-run them with one version of the env"
+            )
         if other.label in seen:
             raise LeaderboardError(
                 f"{env_id}: {seen[other.label].source} and {other.source} are both {other.label!r}; keep one"
@@ -223,7 +350,9 @@ def markdown_tables(groups: Mapping[str, Sequence[Entry]]) -> str:
             "|" + "---|" * len(COLUMNS),
         ]
         lines += [
-            "| " + " | ".join(c.replace("|", "\\|") for c in row_cells(e.summary, e.label)) + " |"
+            "| "
+            + " | ".join(c.replace("|", "\\|") for c in row_cells(e.summary, e.label, e.verified))
+            + " |"
             for e in group
         ]
         parts.append("\n".join(lines))

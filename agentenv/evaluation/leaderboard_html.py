@@ -77,7 +77,9 @@ def _table(env_id: str, group: Sequence[Entry]) -> str:
         cells = "".join(
             f'<td data-sort="{html.escape(key, quote=True)}">{html.escape(text)}</td>'
             for text, key in zip(
-                row_cells(entry.summary, entry.label), _sort_keys(entry), strict=True
+                row_cells(entry.summary, entry.label, entry.verified),
+                _sort_keys(entry),
+                strict=True,
             )
         )
         rows.append(f"<tr>{cells}</tr>")

@@ -47,6 +47,8 @@ class Entry:
     summary: Summary
     source: Path
     label: str
+    verified: bool = True
+    """Its rows were checked against their digests; False: written without digests (shown, marked)."""
 
 
 def agent_label(agent: str, args: Mapping[str, str]) -> str:
@@ -75,8 +77,8 @@ COLUMNS = (
 )
 
 
-def row_cells(summary: Summary, label: str) -> list[str]:
-    """The formatted cells of one row, in :data:`COLUMNS` order."""
+def row_cells(summary: Summary, label: str, verified: bool = True) -> list[str]:
+    """The formatted cells of one row, in :data:`COLUMNS` order; an unverified run's episodes cell says so."""
     acc = summary.intervals.get("accuracy")
     m = summary.metrics
     accuracy = (
@@ -91,7 +93,7 @@ def row_cells(summary: Summary, label: str) -> list[str]:
         f"{m.get('mean_tool_calls', 0.0):.2f}",
         f"{m.get('mean_turns', 0.0):.2f}",
         f"{m.get('invalid_action_rate', 0.0):.3f}",
-        _episodes(summary),
+        _episodes(summary) + ("" if verified else " (unverified)"),
     ]
 
 
@@ -113,4 +115,16 @@ def env_caption(group: Sequence[Entry]) -> str:
     split = f"split `{s.split}`"
     if s.tasks_file is not None:
         split = f"custom tasks `{s.tasks_file.path}` ({s.tasks_file.count} tasks, sha256 `{s.tasks_file.sha256[:12]}`)"
-    return f"{split}, env version {s.env_version}, corpus {corpora}, reward preset {presets}"
+    caption = f"{split}, env version {s.env_version}, corpus {corpora}, reward preset {presets}"
+    if s.fingerprint:
+        caption += ", fingerprint " + " ".join(
+            f"{part} `{value if part == 'grader' else value[:12]}`"
+            for part, value in s.fingerprint.items()
+        )
+    unverified = sum(not e.verified for e in group)
+    if unverified:
+        caption += (
+            f"; {unverified} of {len(group)} runs unverified (written without row digests: "
+            "re-run them to verify)"
+        )
+    return caption

@@ -152,7 +152,7 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
         raw = f.read(MAX_JSON_BYTES + 1)
     if len(raw) > MAX_JSON_BYTES:
         raise RunFileError(
-            f"{path}: larger than {MAX_JSON_BYTES // 2**20} MB; not {what} written by agentenv"
+            f"{path}: larger than {_size(MAX_JSON_BYTES)}; not {what} written by agentenv"
         )
     try:
         value = json.loads(raw)
@@ -184,10 +184,14 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             number += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise RunFileError(
-                    f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MB; "
+                    f"{path} line {number}: longer than {_size(MAX_LINE_BYTES)}; "
                     "not an episode record written by agentenv"
                 )
             yield number, raw
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MB" if n >= 2**20 else f"{n:,} bytes"
 
 
 def _canonical(value: Any) -> bytes:

@@ -188,7 +188,7 @@ def test_the_leaderboard_refuses_a_failed_run_unless_asked_to_keep_it(tmp_path, 
         == 0
     )
     board = (tmp_path / "board" / "leaderboard.md").read_text()
-    assert "| 1000 (600 agent failures) |" in board and "llm (model=x)" in board
+    assert "| 1000 (600 agent failures) (unverified) |" in board and "llm (model=x)" in board
 
 
 def test_half_failed_runs_stay_on_the_board(tmp_path) -> None:

@@ -138,7 +138,9 @@ def test_writes_markdown_and_a_parseable_sortable_html_page(runs, tmp_path) -> N
     assert [p.name for p in written] == ["leaderboard.md", "leaderboard.html"]
     md = (out / "leaderboard.md").read_text()
     assert "### MediaSearch-v0" in md and "### MediaSearch-SingleTurn-v0" in md
-    assert "| oracle | 1.000 [0.970, 1.000] | 1.000 | 1.60 | 2.60 | 0.000 | 1000 |" in md
+    assert (
+        "| oracle | 1.000 [0.970, 1.000] | 1.000 | 1.60 | 2.60 | 0.000 | 1000 (unverified) |" in md
+    )
     assert (
         md.index("| oracle") < md.index("| bm25 (k=5)") < md.index("| random")
     )  # sorted by accuracy

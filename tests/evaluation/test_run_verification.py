@@ -1,0 +1,367 @@
+"""Runs verify themselves: `--resume` and `agentenv leaderboard` refuse edited, cut, foreign or out-of-range
+rows naming file:line, refuse FIFOs unopened, explain every malformed input in one line, and never rank
+runs whose fingerprints (system prompt, tool schemas, reward, grader version) differ."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentenv.cli import main
+from agentenv.evaluation import run_files
+from agentenv.evaluation.leaderboard import LeaderboardError, load_entry, write_leaderboard
+from agentenv.evaluation.run_dir import read_chain, run_header
+from agentenv.evaluation.run_files import chain_line, header_digest
+
+ENV = "MediaSearch-v0"
+
+
+def _eval(out: Path, *extra: str, env: str = ENV, episodes: int = 4) -> int:
+    return main(
+        ["eval", env, "--agent", "oracle", "--episodes", str(episodes), "--no-progress"]
+        + ["--out", str(out), *extra]
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real oracle runs: MediaSearch (seed 0, and seed 1) and DiagnosisDialogue (a dialogue id)."""
+    root = tmp_path_factory.mktemp("runs")
+    made = {
+        "media": root / "media",
+        "seed1": root / "seed1",
+        "dialogue": root / "dialogue",
+    }
+    assert _eval(made["media"]) == 0
+    assert _eval(made["seed1"], "--seed", "1") == 0
+    assert _eval(made["dialogue"], env="DiagnosisDialogue-v0", episodes=3) == 0
+    return made
+
+
+@pytest.fixture
+def run(runs: dict[str, Path], tmp_path: Path) -> Path:
+    """A copy of the MediaSearch run, to edit."""
+    return Path(shutil.copytree(runs["media"], tmp_path / "run"))
+
+
+def _lines(run: Path) -> list[str]:
+    return (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _write(run: Path, lines: list[str]) -> None:
+    (run / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+
+
+def _rechain(run: Path, records: list[dict]) -> None:
+    """Rows whose digests are all correct (a careful forger): only the range checks can refuse them."""
+    previous = header_digest(run_header(json.loads((run / "run.json").read_text())))
+    lines = []
+    for record in records:
+        body = {k: v for k, v in record.items() if k != "digest"}
+        line = chain_line(json.dumps(body, ensure_ascii=False) + "\n", previous)
+        previous = line[-67:-3]
+        lines.append(line)
+    _write(run, lines)
+
+
+def _refusals(run: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """The one-line errors of `--resume` and of `leaderboard` on ``run``."""
+    assert _eval(run, "--resume") == 2
+    resume = capsys.readouterr().err.strip()
+    with pytest.raises(LeaderboardError) as board:
+        load_entry(run)
+    for message in (resume, str(board.value)):
+        assert len(message.splitlines()) == 1 and "Traceback" not in message, message
+    return resume, str(board.value)
+
+
+@contextlib.contextmanager
+def _no_hang(seconds: int = 20) -> Iterator[None]:
+    """Turn a blocked read (a FIFO opened) into a test failure instead of a hung suite."""
+
+    def fail(signum: int, frame: object) -> None:
+        raise AssertionError("the read blocked: a FIFO was opened")
+
+    previous = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_verified_run_is_ranked_and_its_digests_do_not_depend_on_time(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    entry = load_entry(runs["media"])
+    assert entry.verified and entry.summary.episodes_digest == _lines(runs["media"])[-1][-67:-3]
+    assert set(entry.summary.fingerprint) == {"system_prompt", "tools", "reward", "grader"}
+    assert entry.summary.fingerprint["grader"] == "media_search/1"
+    again = tmp_path / "again"
+    assert _eval(again) == 0  # another run, another wall time: the same bytes
+    assert (again / "episodes.jsonl").read_bytes() == (
+        runs["media"] / "episodes.jsonl"
+    ).read_bytes()
+
+
+def test_an_edited_reward_is_refused_naming_its_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _lines(run)
+    lines[1] = lines[1].replace('"reward": 1.0', '"reward": -7.0', 1)
+    _write(run, lines)
+    for message in _refusals(run, capsys):
+        assert "episodes.jsonl line 2: its digest does not follow from the row before" in message
+
+
+def test_rows_of_another_env_pasted_in_are_refused_at_the_first(
+    run: Path, runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(run, _lines(run)[:1] + _lines(runs["dialogue"]))
+    for message in _refusals(run, capsys):
+        assert "episodes.jsonl line 2: its digest does not follow" in message
+
+
+def test_rows_of_another_seed_are_refused_at_the_header(
+    run: Path, runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(run, _lines(runs["seed1"]))
+    for message in _refusals(run, capsys):
+        assert "episodes.jsonl line 1: its digest does not follow from the run's header" in message
+
+
+def test_a_row_cut_from_the_middle_is_refused(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _lines(run)
+    _write(run, lines[:1] + lines[2:])
+    for message in _refusals(run, capsys):
+        assert "episodes.jsonl line 2" in message
+
+
+def test_rows_cut_from_the_end_are_rerun_by_resume_but_refused_by_the_board(
+    run: Path, runs: dict[str, Path]
+) -> None:
+    _write(run, _lines(run)[:2])
+    with pytest.raises(LeaderboardError, match="holds 2 episodes, .*summary.json says 4"):
+        load_entry(run)
+    assert _eval(run, "--resume") == 0  # a kill -9 leaves a prefix: resume finishes it
+    assert (run / "episodes.jsonl").read_bytes() == (runs["media"] / "episodes.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("reward", float("nan"), "reward is nan; a reward must be a finite number"),
+        ("reward", float("inf"), "reward is inf"),
+        ("accuracy", 5.0, "reward_components.accuracy is 5.0; component 'accuracy' must be [0, 1]"),
+        ("tool_calls", -1, "tool_calls is -1"),
+    ],
+)
+def test_values_out_of_range_are_refused_even_with_good_digests(
+    run: Path, capsys: pytest.CaptureFixture[str], field: str, value: float, expected: str
+) -> None:
+    records = [json.loads(line) for line in _lines(run)]
+    if field == "accuracy":
+        records[2]["reward_components"]["accuracy"] = value
+    else:
+        records[2][field] = value
+    _rechain(run, records)
+    resume, board = _refusals(run, capsys)
+    assert f"episodes.jsonl line 3: {expected}" in resume
+    assert f"line 3: {expected}" in board
+
+
+@pytest.mark.parametrize(
+    ("metric", "value", "expected"),
+    [
+        ("accuracy", 0.5, "metrics.accuracy is 0.5 but its 4 episodes"),
+        ("mean_reward", 5.0, "metrics.mean_reward is 5.0 but intervals.mean_reward.mean"),
+        ("accuracy", 1.5, "metrics.accuracy is 1.5; accuracy must be [0, 1]"),
+        ("mean_reward", float("nan"), "metrics.mean_reward is nan; mean_reward must be a finite"),
+        ("mean_turns", float("inf"), "metrics.mean_turns is inf"),
+    ],
+)
+def test_an_edited_or_impossible_summary_is_refused(
+    run: Path, metric: str, value: float, expected: str
+) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    summary["metrics"][metric] = value
+    if metric == "accuracy" and value <= 1:
+        summary["intervals"][metric].update(mean=value, ci_low=value, ci_high=value)
+    (run / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(LeaderboardError, match="summary.json: ") as err:
+        load_entry(run)
+    assert expected in str(err.value)
+
+
+def test_a_run_without_digests_is_shown_marked_unverified(run: Path, tmp_path: Path) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    summary.pop("episodes_digest")
+    (run / "summary.json").write_text(json.dumps(summary))
+    written = write_leaderboard([run], tmp_path / "board", plots=False)
+    board = written[0].read_text()
+    assert "| 4 (unverified) |" in board and "1 of 1 runs unverified" in board
+
+
+def test_an_old_run_without_digests_is_not_resumed(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    identity = json.loads((run / "run.json").read_text())
+    del identity["digest_format"]
+    (run / "run.json").write_text(json.dumps(identity))
+    assert _eval(run, "--resume") == 2
+    err = capsys.readouterr().err
+    assert "without row digests" in err and "--overwrite" in err
+
+
+@pytest.mark.parametrize("name", ["episodes.jsonl", "summary.json", "run.json"])
+def test_a_fifo_is_refused_at_once(
+    run: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    (run / name).unlink()
+    os.mkfifo(run / name)
+    with _no_hang():
+        if name != "summary.json":
+            assert _eval(run, "--resume") == 2
+            assert f"{name}: a FIFO, not a regular file" in capsys.readouterr().err
+        with pytest.raises(LeaderboardError, match=f"{name}: a FIFO, not a regular file"):
+            load_entry(run)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "line 2: JSON nested too deeply"),
+        ('[1, 2, "a list"]', "line 2: a JSON list where an episode record belongs"),
+        ("not json", "line 2: not JSON"),
+        (None, "line 2: longer than"),
+    ],
+)
+def test_malformed_rows_name_file_and_line_in_one_line(
+    run: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    line: str | None,
+    expected: str,
+) -> None:
+    lines = _lines(run)
+    limit = max(map(len, lines)) + 300_000  # the bound scaled down: stands for a 200 MB line
+    monkeypatch.setattr(run_files, "MAX_LINE_BYTES", limit)
+    lines[1] = ("x" * (limit + 10) if line is None else line) + "\n"
+    _write(run, lines)
+    for message in _refusals(run, capsys):
+        assert f"episodes.jsonl {expected}" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[" * 100_000, "summary.json: JSON nested too deeply"),
+        ("[1, 2]", "summary.json line 1: a JSON list where a summary.json belongs"),
+        ('{\n"env_id": \n}', "summary.json line 3: not JSON"),
+        ('{"env_id": []}', "summary.json: not a valid summary.json: env_id:"),
+    ],
+)
+def test_a_malformed_summary_names_file_and_line(run: Path, text: str, expected: str) -> None:
+    (run / "summary.json").write_text(text)
+    with pytest.raises(LeaderboardError) as err:
+        load_entry(run)
+    assert expected in str(err.value) and len(str(err.value).splitlines()) == 1
+
+
+def test_a_huge_summary_is_not_read_whole(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_files, "MAX_JSON_BYTES", 1024)
+    with pytest.raises(LeaderboardError, match="summary.json: larger than"):
+        load_entry(run)
+
+
+def _prompt_reworded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentenv.envs.media_search.env import MediaSearchEnv
+
+    original = MediaSearchEnv._system_prompt
+    monkeypatch.setattr(
+        MediaSearchEnv, "_system_prompt", lambda self: original(self) + " Be brief."
+    )
+
+
+def _tool_reworded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentenv.tools import Tool
+
+    original = Tool.schema
+
+    def schema(self: Tool) -> dict:
+        out = original(self)
+        if self.name == "get_title":
+            out = json.loads(json.dumps(out))
+            out["function"]["description"] += " Also lists trivia."
+        return out
+
+    monkeypatch.setattr(Tool, "schema", schema)
+
+
+@pytest.mark.parametrize(
+    ("change", "part"), [(_prompt_reworded, "system prompt"), (_tool_reworded, "tool schemas")]
+)
+def test_runs_differing_only_in_prompt_or_one_tool_are_not_ranked_together(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    change,
+    part: str,
+) -> None:
+    with monkeypatch.context() as patch:
+        change(patch)
+        changed = tmp_path / "changed"
+        assert (
+            main(
+                ["eval", ENV, "--agent", "bm25", "--episodes", "4", "--no-progress"]
+                + ["--out", str(changed)]
+            )
+            == 0
+        )
+        resumed = Path(shutil.copytree(runs["media"], tmp_path / "resumed"))
+        assert _eval(resumed, "--resume", "--episodes", "5") == 2  # the env changed under the run
+        assert f"was run with another {part}" in capsys.readouterr().err
+    with pytest.raises(LeaderboardError, match=f"differ in their {part} ") as err:
+        write_leaderboard([runs["media"], changed], tmp_path / "board", plots=False)
+    assert len(str(err.value).splitlines()) == 1
+
+
+def test_dialogue_ids_evaluate_their_lead_against_the_simulated_side(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    summary = json.loads((runs["dialogue"] / "summary.json").read_text())
+    assert summary["env_id"] == "DiagnosisDialogue-v0" and summary["episodes"] == 3
+    assert summary["metrics"]["accuracy"] == 1.0  # the oracle doctor names the gold
+    assert summary["fingerprint"]["grader"] == "rare_disease/1"
+    records, _, _ = read_chain(
+        runs["dialogue"] / "episodes.jsonl",
+        header_digest(run_header(json.loads((runs["dialogue"] / "run.json").read_text()))),
+    )
+    assert [r["episode"] for r in records] == [0, 1, 2]
+    assert records[0]["messages"][0]["role"] == "system"
+    part = tmp_path / "part"
+    assert _eval(part, env="DiagnosisDialogue-v0", episodes=2) == 0
+    assert _eval(part, "--resume", "--episodes", "3", env="DiagnosisDialogue-v0", episodes=3) == 0
+    assert (part / "episodes.jsonl").read_bytes() == (
+        runs["dialogue"] / "episodes.jsonl"
+    ).read_bytes()
+
+
+def test_media_concierge_is_evaluated_too(tmp_path: Path) -> None:
+    assert _eval(tmp_path / "mc", env="MediaConcierge-v0", episodes=2) == 0
+    summary = json.loads((tmp_path / "mc" / "summary.json").read_text())
+    assert (
+        summary["metrics"]["accuracy"] == 1.0
+        and summary["fingerprint"]["grader"] == "media_search/1"
+    )
