@@ -20,7 +20,9 @@ dialogue needs no single-agent env to borrow them from.
 
 Real and imported records go through the simulated patients' presentation
 (:mod:`~.presentation`): a seeded share hidden in multi-turn mode, the patient
-answering from the full record in an open world.
+answering from the full record in an open world. A file's presentations are
+planned together at load (:mod:`~.presentation_plan`), so a file that loads
+serves every task: no record is left showing what another shows.
 
 Patients are sampled and rendered on first access, so ``gym.make`` stays fast.
 """
@@ -43,7 +45,7 @@ from agentenv.envs.rare_disease.patients import (
     SamplerParams,
     patients_fingerprint,
 )
-from agentenv.envs.rare_disease.presentation import present_records
+from agentenv.envs.rare_disease.presentation_plan import plan_presentations
 from agentenv.envs.rare_disease.real_cases import REAL_CASES_SHA256, real_split_patients
 from agentenv.envs.rare_disease.splits import SPLITS
 from agentenv.envs.rare_disease.unique_cases import presentation_key, unique_cases
@@ -176,7 +178,7 @@ def _records(
 ) -> PatientTaskSet:
     """Recorded cases presented by the one protocol, as Tasks of ``split``."""
     protocol = sampler_params(None, multi_turn)
-    shown = present_records(records, protocol.hidden_fraction, protocol.min_visible)
+    shown = plan_presentations(records, protocol.hidden_fraction, protocol.min_visible)
     task_set = PatientTasks(shown, lambda p: p, lambda p: patient_task(kb, p, presentation, split))
     return PatientTaskSet(task_set, split, None)
 

@@ -17,8 +17,10 @@ findings, its recorded exclusions, its diagnoses) presented the same way:
 
 Simulated patients draw their hidden share inside the sampler
 (:meth:`~.patients.PatientSampler.sample_case`, with :func:`hidden_mask`); a
-record read from a file is presented by :func:`present_records`, its seed a
-hash of the record, so the same file always shows the same presentation.
+record read from a file is presented by :func:`present_record`, its seed a
+hash of the record, so the same file always shows the same presentation; a
+file's records are planned together (:mod:`~.presentation_plan`) so that no
+two show the same presentation.
 
 Example:
     >>> import numpy as np
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,7 +42,7 @@ if (
     from agentenv.envs.rare_disease.patients import Patient
 
 MAX_ATTEMPTS = 20
-"""Hiding draws tried per record before it is shown whole (see :func:`present_records`)."""
+"""Seeded hiding draws a record may be shown by, before its whole (see :mod:`~.presentation_plan`)."""
 
 
 def hidden_mask(n: int, fraction: float, min_visible: int, rng: np.random.Generator) -> list[bool]:
@@ -79,32 +80,3 @@ def present_record(
     shown = tuple(t for t, h in zip(findings, mask, strict=True) if not h)
     hidden = tuple(t for t, h in zip(findings, mask, strict=True) if h)
     return dataclasses.replace(patient, present=shown, hidden=hidden, findings=findings)
-
-
-def present_records(
-    patients: Sequence[Patient], hidden_fraction: float, min_visible: int
-) -> tuple[Patient, ...]:
-    """Every record presented; one whose presentation an earlier one shows is redrawn.
-
-    Why: a task id hashes what the agent sees, so two records presented alike
-    would share an id. Records that differ in full can still coincide once
-    findings are hidden; such a record tries up to :data:`MAX_ATTEMPTS` hiding
-    draws, then is shown whole (records that are the same in full are refused
-    earlier, naming both).
-    """
-    seen: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
-    out = []
-    for p in patients:
-        for attempt in range(MAX_ATTEMPTS):
-            shown = present_record(p, hidden_fraction, min_visible, attempt)
-            if _key(shown) not in seen:
-                break
-        else:
-            shown = present_record(p, 0.0, min_visible)
-        seen.add(_key(shown))
-        out.append(shown)
-    return tuple(out)
-
-
-def _key(p: Patient) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return tuple(sorted(p.present)), tuple(sorted(p.excluded))
