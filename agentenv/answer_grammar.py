@@ -17,8 +17,8 @@ else:
   ``‘…’``, ``«…»``;
 * one trailing period, the sentence's: after it is taken off, a period that
   is left is the reference's own (``Monsters, Inc..`` is the title
-  ``Monsters, Inc.``; ``G..`` is ``G.``, which names nothing unless the name
-  ends with a period). An ellipsis (``G...``) is no period.
+  ``Monsters, Inc.``; ``G..`` is ``G.`` and ``G...`` is ``G..``, which name
+  nothing unless the name itself ends so).
 
 The same pairs (not a marker, not a period) may also wrap the *name part* of
 a two-part reference a family reads, such as ``**Heat** (1995)`` or
@@ -136,7 +136,7 @@ def strip_decoration(entry: str) -> str:
 
     Example:
         >>> [strip_decoration(e) for e in ("- G", "-G", "* **G**", "*G*", "`G`", "'G'.", "G..", "G...", "2) G")]
-        ['G', '-G', 'G', 'G', 'G', 'G', 'G.', 'G...', 'G']
+        ['G', '-G', 'G', 'G', 'G', 'G', 'G.', 'G..', 'G']
     """
     core = strip_space(entry)
     if not core or core.isalnum():
@@ -152,7 +152,7 @@ def strip_decoration(entry: str) -> str:
     period = True
     for _ in range(DECORATION_ROUNDS):
         core = strip_space(core)
-        if period and core.endswith(".") and not core.endswith("..."):
+        if period and core.endswith("."):
             core = strip_space(core[:-1])
             period = False
         unwrapped = _unwrap_once(core)

@@ -285,6 +285,15 @@ def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
     named = cat.titles.lookup(core)
     if named.ref is not None:
         return named.ref, ""
+    # before Title (Year): the film 1408 is written tt0450385 (1408)
+    paired = _TITLE_ID.fullmatch(core) or _ID_TITLE.fullmatch(core)
+    if paired is not None:
+        film, title = paired.group("id"), paired.group("title")
+        if cat.catalog.get(film) is None:
+            return None, f"no film of the catalog has the id {film}"
+        if _titles_film(title, film, cat):
+            return film, ""
+        return None, f"{quoted(title)} is not a title of {film}"
     dated = _TITLE_YEAR.fullmatch(core)
     if dated is not None:
         year = int(dated.group("year"))
@@ -299,14 +308,6 @@ def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
             return refs[0], ""
         if not refs:
             return None, f"no film {quoted(dated.group('title'))} from {year} is in the catalog"
-    paired = _TITLE_ID.fullmatch(core) or _ID_TITLE.fullmatch(core)
-    if paired is not None:
-        film, title = paired.group("id"), paired.group("title")
-        if cat.catalog.get(film) is None:
-            return None, f"no film of the catalog has the id {film}"
-        if _titles_film(title, film, cat):
-            return film, ""
-        return None, f"{quoted(title)} is not a title of {film}"
     if named.how == "ambiguous":
         years = sorted(cat.years(named.refs).values())
         return None, (

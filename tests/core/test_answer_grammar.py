@@ -47,7 +47,7 @@ from agentenv.spelling import SpellingIndex, is_subsequence, spell_once
         ("*G_", "*G_"),
         ("~~G~~", "~~G~~"),
         ("G..", "G."),
-        ("G...", "G..."),
+        ("G...", "G.."),
         ("**G.**.", "G."),
         ("Monsters, Inc..", "Monsters, Inc."),
         ("**Heat** (1995)", "**Heat** (1995)"),

@@ -3,8 +3,11 @@
 Why: a closed grammar that refuses attacks is worth little if it also refuses
 honest answers (``**2006**`` and ``Glaucoma - sleep apnea (OMIM:137763)``
 scored 0 under the old grader). The forms are the ones the env pages list:
-name or title, id, ``Name (id)``, ``id - Name``, ``Title (Year)``, bold,
-numbered and bullet lists, and number words for small counts. Every gold is
+name or title, id, ``Name (id)``, ``id (Name)``, ``id - Name``, ``Title (Year)``,
+``Title (id)``, bold, italics in both spellings, inline code, decoration around
+the name part of a pair (``**Title** (Year)``), a sentence period after a name
+that ends with its own (``Monsters, Inc..``), numbered and bullet lists, number
+words for small counts, and integers written with ``.0``. Every gold is
 read by the grader directly; the first tasks of every registered id also go
 through the env's own ``step``.
 """
@@ -12,6 +15,7 @@ through the env's own ``step``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
@@ -19,6 +23,7 @@ import pytest
 
 import agentenv  # noqa: F401  (registers the ids)
 from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
+from agentenv.envs.media_search.answer_catalog import answer_catalog
 from agentenv.envs.media_search.grading import number_words, read_answer
 from agentenv.envs.media_search.question_tasks import split_questions
 from agentenv.envs.media_search.questions import Question
@@ -41,13 +46,21 @@ def rare_forms(
     names = disease_spelling_index(kb)
     shared = names.lookup(name).ref != did
     yield "id", did
+    yield "code_id", f"`{did}`"
     yield "name_id", f"{name} ({did})"
+    yield "id_paren_name", f"{did} ({name})"
+    yield "bold_name_id", f"**{name}** ({did})"
+    yield "italic_name_id", f"_{name}_ ({did})."
     yield "id_name", f"{did} - {name}"
     yield "numbered", f"1. {others[0]}\n2. {did}\n3. {others[1]}"
     yield "bullets", f"- {others[0]}\n- **{name} ({did})**"
     if not shared:
         yield "name", name
         yield "bold", f"**{name}**."
+        yield "italics", f"*{name}*"
+        yield "underscores", f"_{name}_"
+        yield "code", f"`{name}`"
+        yield "sentence_period", f"{name}."
         yield "numbered_names", f"1. {name}\n2. {others[0]}"
 
 
@@ -59,6 +72,11 @@ def media_forms(q: Question) -> Iterator[tuple[str, str]]:
             ("bold", f"**{q.answer}**"),
             ("numbered", f"1. {q.answer}"),
             ("bullet", f"- {q.answer}."),
+            ("code", f"`{q.answer}`"),
+            ("italics", f"*{q.answer}*"),
+            ("underscores", f"_{q.answer}_"),
+            ("zero_fraction", f"{q.answer}.0"),
+            ("bold_zero_fraction", f"**{q.answer}.0**."),
         )
         value = int(q.answer)
         if q.answer_type == "number" and value <= 20:
@@ -67,21 +85,38 @@ def media_forms(q: Question) -> Iterator[tuple[str, str]]:
     if q.answer_type == "title":
         film_id = next(a for a in q.aliases if a.startswith(("tt", "m")))
         dated = next(a for a in q.aliases if a.endswith(")"))
+        title, year = dated[: dated.rindex(" (")], dated[dated.rindex("(") :]
         yield from (
             ("id", film_id),
             ("title_year", dated),
             ("bold", f"**{dated}**"),
             ("numbered", f"1. {dated}"),
             ("bullet", f"* {dated}"),
+            ("code", f"`{dated}`"),
+            ("italics", f"*{dated}*"),
+            ("underscores", f"_{dated}_."),
+            ("bold_title_year", f"**{title}** {year}"),
+            ("italic_title_year", f"*{title}* {year}."),
+            ("code_title_year", f"`{title}` {year}"),
+            ("title_id", f"{title} ({film_id})"),
+            ("id_title", f"{film_id} ({title})"),
+            ("id_title_year", f"{film_id} (**{dated}**)"),
+            ("code_id", f"`{film_id}`"),
         )
         if read_answer(q.answer, q).correct:
             yield "title", q.answer
+            yield "sentence_period", f"{q.answer}."
+            yield "italic_title", f"_{q.answer}_"
         return
     yield from (
         ("name", q.answer),
         ("bold", f"**{q.answer}**"),
         ("numbered", f"1. {q.answer}"),
         ("quoted", f'"{q.answer}"'),
+        ("code", f"`{q.answer}`"),
+        ("italics", f"*{q.answer}*"),
+        ("underscores", f"_{q.answer}_"),
+        ("sentence_period", f"{q.answer}."),
     )
 
 
@@ -168,3 +203,20 @@ def test_rare_disease_forms_through_the_env(env_id: str, kb: HpoKnowledgeBase) -
         others = tuple(g for g in golds if g != golds[index])[:2]
         for form, text in rare_forms(kb, golds[index], others):
             assert _answer(env, index, text) == 1.0, (env_id, index, form, text)
+
+
+def test_every_catalog_title_ending_in_a_period_reads_with_the_sentence_period() -> None:
+    """``Monsters, Inc..``: the sentence's period after the title's own is decoration, the title's stays."""
+    cat = answer_catalog()
+    ending = [f for f in cat.catalog if f.title.endswith(".")]
+    misread = []
+    for film in ending:
+        shared = cat.titles.lookup(film.title).ref != film.id
+        texts = [f"{film.title} ({film.year}).", f"{film.id} ({film.title})."]
+        texts += [] if shared else [f"{film.title}.", f"**{film.title}**."]
+        gold = SimpleNamespace(answer=film.title, aliases=(film.id,), answer_type="title")
+        misread += [
+            (t, read_answer(t, gold).feedback) for t in texts if not read_answer(t, gold).correct
+        ]
+    assert not misread, misread[:5]
+    assert len(ending) >= 90, len(ending)
