@@ -19,7 +19,12 @@ in it (so tests drive it with a fake clock):
   remembered (up to ``remembered_ended``), so a late step gets an error
   naming why instead of silently starting a new episode;
 * **capped**: at most ``max_live_envs`` live at once; :meth:`Trajectories.room_for`
-  lets a protocol refuse a whole request before stepping any of it.
+  lets a protocol refuse a whole request before stepping any of it. The cap is
+  shared per client (the peer address that started a trajectory): at the cap, a
+  client below its share (``max_live_envs`` over the clients holding or asking)
+  takes back slots from clients above theirs, their least recently stepped
+  trajectories first, so trajectories a client abandoned go before any it still
+  steps, and a client that never finishes cannot keep another from starting.
 
 Example:
     >>> import gymnasium as gym, agentenv
@@ -247,6 +252,8 @@ class Trajectory:
     last_active: float
     turns: int = 0
     total_reward: float = 0.0
+    client: str = "?"
+    """Who started it (the peer address): the cap is shared per client."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -276,6 +283,8 @@ class TrajectoryStats:
     steps: int = 0
     finished: int = 0
     evicted: int = 0
+    taken_back: int = 0
+    """Trajectories ended at the cap because their client held more than its share."""
     refused: int = 0
     """Requests or sessions turned away at ``max_live_envs``."""
     invalid_requests: int = 0
@@ -308,6 +317,8 @@ class Trajectories:
         self.ended: OrderedDict[str, str] = OrderedDict()
         self.reserved = 0
         """Slots promised to trajectories about to start (a request starting several yields between them)."""
+        self.per_client: dict[str, int] = {}
+        """Live trajectories per client."""
         self.stats = TrajectoryStats()
 
     def sweep(self) -> int:
@@ -326,8 +337,9 @@ class Trajectories:
             evicted += 1
         return evicted
 
-    def room_for(self, new: int) -> bool:
-        """Whether ``new`` more trajectories fit under ``max_live_envs`` (after evicting idle ones).
+    def room_for(self, new: int, client: str = "?") -> bool:
+        """Whether ``new`` more trajectories of ``client`` fit under ``max_live_envs`` (after
+        evicting idle ones, then taking back slots held past their share: :meth:`take_back`).
 
         Counts the reserved slots; a caller that will start them later reserves them at once
         (``reserved += new``) and gives each back as it starts it.
@@ -335,9 +347,44 @@ class Trajectories:
         if len(self.live) + self.reserved + new <= self.limits.max_live_envs:
             return True
         self.sweep()
-        return len(self.live) + self.reserved + new <= self.limits.max_live_envs
+        if len(self.live) + self.reserved + new <= self.limits.max_live_envs:
+            return True
+        return self.take_back(new, client)
 
-    def start(self, tid: str, start: Start) -> tuple[str, Mapping[str, Any]]:
+    def share(self, client: str) -> int:
+        """``client``'s share of ``max_live_envs``: the cap over the clients holding trajectories and it."""
+        clients = len(self.per_client) + (client not in self.per_client)
+        return max(self.limits.max_live_envs // clients, 1)
+
+    def take_back(self, new: int, client: str) -> bool:
+        """At the cap: end enough trajectories of clients above their share for ``client``'s ``new``
+        ones, least recently stepped first; False (nothing ended) when ``client`` would pass its own
+        share or the others do not hold enough above theirs."""
+        needed = len(self.live) + self.reserved + new - self.limits.max_live_envs
+        share = self.share(client)
+        if self.per_client.get(client, 0) + new > share:
+            return False
+        above = {c: n - share for c, n in self.per_client.items() if n > share and c != client}
+        if sum(above.values()) < needed:
+            return False
+        now, victims = self.clock(), []
+        for tid, trajectory in self.live.items():  # least recently stepped first
+            if len(victims) == needed:
+                break
+            if above.get(trajectory.client, 0) > 0:
+                above[trajectory.client] -= 1
+                victims.append((tid, now - trajectory.last_active))
+        for tid, idle in victims:
+            self.end(
+                tid,
+                f"the server was at its cap of {self.limits.max_live_envs} live trajectories and its "
+                f"client held more than its share ({share}); it was the least recently stepped "
+                f"(idle {idle:.0f} s). Finish trajectories you no longer step",
+            )
+            self.stats.taken_back += 1
+        return True
+
+    def start(self, tid: str, start: Start, client: str = "?") -> tuple[str, Mapping[str, Any]]:
         """Start trajectory ``tid``: an env from the pool, reset as ``start`` says; return (obs, info).
 
         Raises:
@@ -351,7 +398,8 @@ class Trajectories:
         except StartError:
             self.pool.give(split, env)
             raise
-        self.live[tid] = Trajectory(env, split, self.clock())
+        self.live[tid] = Trajectory(env, split, self.clock(), client=client)
+        self.per_client[client] = self.per_client.get(client, 0) + 1
         self.ended.pop(tid, None)
         self.stats.started += 1
         return obs, info
@@ -417,6 +465,11 @@ class Trajectories:
         """Give ``tid``'s env back to the pool (``reuse=False``: close it) and remember why it ended."""
         trajectory = self.live.pop(tid, None)
         if trajectory is not None:
+            held = self.per_client[trajectory.client] - 1
+            if held:
+                self.per_client[trajectory.client] = held
+            else:
+                del self.per_client[trajectory.client]
             if reuse:
                 self.pool.give(trajectory.split, trajectory.env)
             else:

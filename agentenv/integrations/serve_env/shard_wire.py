@@ -7,9 +7,12 @@ input); nothing from the network is ever unpickled: clients speak JSON to the fr
 
 Messages from the front are tuples ``(kind, request_number, payload)``:
 
-* ``("start", n, [(position, Item), ...])``: start the trajectories among these items that are new
-  (phases 1 and 2 of :class:`~agentenv.integrations.verl_tool.app.VerlToolApp`, all or none);
-* ``("step", n, [Item, ...])``: phase 3, each observation returned as its JSON text;
+* ``("start", n, (client, [(position, Item), ...]))``: start the trajectories among these items
+  that are new (phases 1 and 2 of :class:`~agentenv.integrations.verl_tool.app.VerlToolApp`, all
+  or none), for ``client`` (the request's peer address: the cap is shared per client);
+* ``("step", n, (client, [Item, ...]))``: phase 3, each observation returned as its JSON text;
+  a worker takes the messages in progress a slice each, round robin per client
+  (:class:`~agentenv.integrations.serve_env.fair.ClientRounds`);
 * ``("undo", n, [trajectory_id, ...])``: end and forget trajectories a refused request started;
 * ``("info", n, None)``: the worker's counters;
 * ``("stop", n, None)``: end every trajectory and exit.

@@ -24,12 +24,12 @@ import signal
 import socket
 import sys
 import time
-from collections import deque
 from collections.abc import Generator
 from typing import Any
 
+from agentenv.integrations.serve_env.fair import ClientRounds
 from agentenv.integrations.serve_env.shard_wire import HEADER, decode, encode, frame_length
-from agentenv.integrations.verl_tool.app import error_body, plain_value
+from agentenv.integrations.verl_tool.app import error_body
 from agentenv.retrieval.server_requests import RequestError
 
 logger = logging.getLogger("agentenv.serve_env.worker")
@@ -58,21 +58,22 @@ class ShardWorker:
         returns ``(ok, payload)``, a refusal as ``(False, (status, body, headers, reason))``."""
         app = self.app
         if kind == "step":
-            observations: list[Any] = []
+            _, items = payload
+            texts: list[str] = []
             dones: list[bool] = []
             valids: list[bool] = []
-            yield from app.step_all(payload, observations, dones, valids)
-            texts = [json.dumps(obs, default=plain_value) for obs in observations]
+            yield from app.step_all(items, texts, dones, valids, as_text=True)
             return True, (texts, dones, valids, len(app.trajectories.live))
         if kind == "start":
-            positions = [position for position, _ in payload]
-            items = [item for _, item in payload]
+            client, parts = payload
+            positions = [position for position, _ in parts]
+            items = [item for _, item in parts]
             try:
                 new = app.new_starts(items, positions)
-                refused = app.refusal(len(new))
+                refused = app.refusal(len(new), client)
                 if refused is not None:
                     return False, (*refused, None)
-                yield from app.start_all(new)
+                yield from app.start_all(new, client)
             except RequestError as err:  # the front logs and counts it, as a bad request of its own
                 return False, (err.status, error_body(err.reason), [], err.reason)
             return True, [tid for tid, _ in new]
@@ -93,15 +94,17 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
     """Answer the front on ``sock`` until it closes it or says ``stop``; then end every trajectory.
 
     Messages in progress take turns, a slice each (a slice ends where the app's phases yield,
-    every ``YIELD_EVERY_S``): a request of 256 costly starts or steps delays another request's
-    message by about one slice, as the one-process server's event loop does, not by the whole batch.
-    A new message is read between two slices, so it joins the turns at once.
+    every ``YIELD_EVERY_S``), round robin per client (:class:`~.fair.ClientRounds`: a client's
+    messages run in order, in one place of the round): a client at the limits, however many
+    requests it keeps open, delays another client's message by about one slice, as the
+    one-process server does, not by its whole batch. A new message is read between two slices,
+    so it joins the turns at once.
     """
     worker = ShardWorker(app)
     trajectories = app.trajectories
     sweep_every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
     next_sweep = time.monotonic() + sweep_every_s
-    jobs: deque[tuple[int, str, Generator[None, None, tuple[bool, Any]]]] = deque()
+    jobs: ClientRounds[tuple[int, str, Generator[None, None, tuple[bool, Any]]]] = ClientRounds()
     try:
         while True:
             wait = 0.0 if jobs else max(next_sweep - time.monotonic(), 0.0)
@@ -119,10 +122,11 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
                 kind, number, payload = decode(body)
                 if kind == "stop":
                     return
-                jobs.append((number, kind, worker.job(kind, payload)))
+                client = payload[0] if kind in ("start", "step") else ""
+                jobs.add(client, (number, kind, worker.job(kind, payload)))
             if not jobs:
                 continue
-            number, kind, job = jobs.popleft()
+            client, (number, kind, job) = jobs.next()
             try:
                 next(job)
             except StopIteration as done:
@@ -135,7 +139,7 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
                 body_text = json.dumps({"error": f"internal error: {type(err).__name__}"}).encode()
                 sock.sendall(encode((number, False, (500, body_text, [], None))))
                 continue
-            jobs.append((number, kind, job))
+            jobs.again(client, (number, kind, job))
     finally:
         trajectories.close()
 

@@ -49,7 +49,12 @@ from typing import Any
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.shard_link import WorkerGone, WorkerLink
 from agentenv.integrations.serve_env.shard_wire import shard_of
-from agentenv.integrations.verl_tool.app import Headers, VerlToolApp, error_body
+from agentenv.integrations.verl_tool.app import (
+    Headers,
+    VerlToolApp,
+    error_body,
+    observations_body,
+)
 from agentenv.integrations.verl_tool.protocol import Item
 from agentenv.retrieval.server_requests import RequestError
 
@@ -148,17 +153,19 @@ class ShardedVerlToolApp(VerlToolApp):
         return 200, json.dumps(body).encode(), []
 
     # ---------------------------------------------------------------- answering
-    async def answer(self, items: list[Item]) -> tuple[int, bytes, Headers]:
+    async def answer(self, items: list[Item], client: str = "?") -> tuple[int, bytes, Headers]:
         n = len(self.links)
         owners = [shard_of(item.trajectory_id, n) for item in items]
-        refusal = await self._start_round(items, owners)
+        refusal = await self._start_round(items, owners, client)
         if refusal is not None:
             return refusal
         positions: dict[int, list[int]] = {}
         for position, owner in enumerate(owners):
             positions.setdefault(owner, []).append(position)
         shards = list(positions)
-        futures = [self.links[w].send("step", [items[p] for p in positions[w]]) for w in shards]
+        futures = [
+            self.links[w].send("step", (client, [items[p] for p in positions[w]])) for w in shards
+        ]
         answers = []
         for future in futures:
             try:
@@ -186,19 +193,10 @@ class ShardedVerlToolApp(VerlToolApp):
                 texts[position], dones[position], valids[position] = text, done, valid
                 if done:
                     known.pop(items[position].trajectory_id, None)
-        body = (
-            '{"observations": ['
-            + ", ".join(texts)
-            + '], "dones": '
-            + json.dumps(dones)
-            + ', "valids": '
-            + json.dumps(valids)
-            + "}"
-        )
-        return 200, body.encode(), []
+        return 200, observations_body(texts, dones, valids), []
 
     async def _start_round(
-        self, items: list[Item], owners: list[int]
+        self, items: list[Item], owners: list[int], client: str = "?"
     ) -> tuple[int, bytes, Headers] | None:
         """Round 1 (see the module docstring): None when every new trajectory has started, else the refusal."""
         parts: dict[int, list[tuple[int, Item]]] = {}
@@ -211,7 +209,7 @@ class ShardedVerlToolApp(VerlToolApp):
         if not parts:
             return None
         shards = list(parts)
-        futures = [self.links[w].send("start", parts[w]) for w in shards]
+        futures = [self.links[w].send("start", (client, parts[w])) for w in shards]
         answers: list[Any] = []
         for future in futures:
             try:

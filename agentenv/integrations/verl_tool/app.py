@@ -49,6 +49,7 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from agentenv.integrations.serve_env.fair import FairTurns, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
     Outcome,
@@ -80,6 +81,8 @@ class VerlToolApp:
         """The routes and the fields every verl-tool app has (the sharded front has no trajectories)."""
         self.limits: EnvServerLimits = limits
         self.info = dict(info)
+        self.turns = FairTurns()
+        """Slices of work handed out round robin per client (:mod:`~agentenv.integrations.serve_env.fair`)."""
         self.state = types.SimpleNamespace(connections=None)
         self.routes: dict[str, tuple[str, Callable[..., Any]]] = {
             "/get_observation": ("POST", self.get_observation),
@@ -156,28 +159,36 @@ class VerlToolApp:
     ) -> tuple[int, bytes, Headers]:
         body = await _read_body(scope, receive, self.limits.max_body_bytes)
         items = parse_request(body, self.limits)
-        return await self.answer(items)
+        return await self.answer(items, client_of(scope))
 
-    async def answer(self, items: list[Item]) -> tuple[int, bytes, Headers]:
+    async def answer(self, items: list[Item], client: str = "?") -> tuple[int, bytes, Headers]:
         """The three phases above, for parsed ``items``: (status, JSON body, extra headers).
 
-        Phase 1 runs without yielding and reserves the new trajectories' slots under the cap;
-        phases 2 and 3 yield to the event loop whenever ``YIELD_EVERY_S`` has passed, so one
-        request of 256 costly starts or steps delays another client's request by one start or
-        step (~15 ms to build an env when the pool has none waiting; µs to ms for a step), not
-        by the whole batch.
+        Phase 1 runs in one slice and reserves the new trajectories' slots under the cap (the
+        client's share of it); phases 2 and 3 end a slice whenever ``YIELD_EVERY_S`` has passed,
+        and slices are handed out round robin per client (:class:`~.fair.FairTurns`), so a client
+        at the limits, however many requests it keeps open, delays another client's request by
+        one slice: one start or step past ``YIELD_EVERY_S`` (~15 ms to build an env when the pool
+        has none waiting; µs to a few ms for a step, whose tools share one work budget). Each
+        observation is written as JSON text in the slice that stepped it.
         """
-        new = self.new_starts(items)
-        refused = self.refusal(len(new))
-        if refused is not None:
-            return refused
-        for _ in self.start_all(new):
-            await asyncio.sleep(0)
-        observations, dones, valids = [], [], []
-        for _ in self.step_all(items, observations, dones, valids):
-            await asyncio.sleep(0)
-        payload = {"observations": observations, "dones": dones, "valids": valids}
-        return 200, json.dumps(payload, default=plain_value).encode(), []
+        turns = self.turns
+        await turns.acquire(client)
+        try:
+            new = self.new_starts(items)
+            refused = self.refusal(len(new), client)
+            if refused is not None:
+                return refused
+            for _ in self.start_all(new, client):
+                await turns.pass_on(client)
+            texts: list[str] = []
+            dones: list[bool] = []
+            valids: list[bool] = []
+            for _ in self.step_all(items, texts, dones, valids, as_text=True):
+                await turns.pass_on(client)
+        finally:
+            turns.release()
+        return 200, observations_body(texts, dones, valids), []
 
     def new_starts(
         self, items: list[Item], positions: list[int] | None = None
@@ -209,14 +220,15 @@ class VerlToolApp:
                     raise RequestError(422, f"'extra_fields'[{i}]: {err}") from None
         return new
 
-    def refusal(self, new: int) -> tuple[int, bytes, Headers] | None:
-        """The 503 answer when ``new`` more trajectories do not fit under ``max_live_envs``; else None."""
-        if not new or self.trajectories.room_for(new):
+    def refusal(self, new: int, client: str = "?") -> tuple[int, bytes, Headers] | None:
+        """The 503 answer when ``new`` more trajectories of ``client`` do not fit under
+        ``max_live_envs`` (after taking back its share, :meth:`~.sessions.Trajectories.room_for`); else None."""
+        if not new or self.trajectories.room_for(new, client):
             return None
         self.trajectories.stats.refused += 1
         return refused_answer(self.limits)
 
-    def start_all(self, new: list[tuple[str, Start]]) -> Iterator[None]:
+    def start_all(self, new: list[tuple[str, Start]], client: str = "?") -> Iterator[None]:
         """Phase 2: start ``new`` (reserved first), all or none; yields whenever ``YIELD_EVERY_S`` has passed.
 
         A generator, so that the event loop's caller lets other requests in at each yield
@@ -242,7 +254,7 @@ class VerlToolApp:
                 ):  # another request started it meanwhile
                     continue
                 try:
-                    trajectories.start(tid, start)
+                    trajectories.start(tid, start, client)
                 except StartError as err:
                     self.undo(started)
                     raise RequestError(422, f"trajectory {tid[:80]!r}: {err}") from None
@@ -262,15 +274,21 @@ class VerlToolApp:
         observations: list[Any],
         dones: list[bool],
         valids: list[bool],
+        *,
+        as_text: bool = False,
     ) -> Iterator[None]:
-        """Phase 3: answer each item into the three lists; yields whenever ``YIELD_EVERY_S`` has passed."""
+        """Phase 3: answer each item into the three lists; yields whenever ``YIELD_EVERY_S`` has passed.
+
+        ``as_text``: each observation goes in as its JSON text, written in the slice that stepped it
+        (256 observations of 50 KB took one 30 ms ``json.dumps`` at the end).
+        """
         last_yield = time.perf_counter()
         for item in items:
             if time.perf_counter() - last_yield > YIELD_EVERY_S:
                 yield
                 last_yield = time.perf_counter()
             obs, done, valid = self.one(item)
-            observations.append(obs)
+            observations.append(json.dumps(obs, default=plain_value) if as_text else obs)
             dones.append(done)
             valids.append(valid)
 
@@ -327,6 +345,19 @@ def observation(outcome: Outcome, *, messages: bool = False) -> dict[str, Any]:
         if messages:
             obs["messages"] = outcome.info.get("messages", [])
     return obs
+
+
+def observations_body(texts: list[str], dones: list[bool], valids: list[bool]) -> bytes:
+    """The answer's JSON from each observation's JSON text (as ``json.dumps`` of the whole would write it)."""
+    return (
+        '{"observations": ['
+        + ", ".join(texts)
+        + '], "dones": '
+        + json.dumps(dones)
+        + ', "valids": '
+        + json.dumps(valids)
+        + "}"
+    ).encode()
 
 
 def plain_value(value: Any) -> Any:

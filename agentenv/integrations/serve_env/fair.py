@@ -1,0 +1,151 @@
+"""Work of ``serve-env`` scheduled per client: each client with work waiting gets one slice in turn.
+
+Why: a request steps its trajectories in slices (a slice ends after
+``YIELD_EVERY_S`` of steps, so it is at most one step past that), and between
+slices it used to yield to whatever the event loop ran next. A client that keeps
+many requests open at the limits (256 actions of 32 costly calls each) then had
+a slice of *every* open request run before another client's one step: a legit
+client's p50 went from 0.4 to 364 ms in one process. Here the slices are handed
+out per client, round robin: a client's requests share one place in the round,
+so another client's request waits for at most the slice in progress, about one
+step's budget, however many requests the greedy client keeps open.
+
+A client is the peer's IP address (:func:`client_of`): a greedy program opening
+many connections from one host is one client.
+
+* :class:`FairTurns`: the asyncio form, for the one-process server's event loop;
+* :class:`ClientRounds`: the same order for a plain loop over generators (a
+  worker process of the sharded server, :mod:`.shard_worker`).
+
+Example:
+    >>> rounds = ClientRounds()
+    >>> for job in ("a1", "a2", "a3"):
+    ...     rounds.add("greedy", job)
+    >>> rounds.add("legit", "b1")
+    >>> [rounds.next()[1] for _ in range(2)]
+    ['a1', 'b1']
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict, deque
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar
+
+J = TypeVar("J")
+
+
+def client_of(scope: Mapping[str, Any]) -> str:
+    """The client an ASGI request comes from: its peer's address (``"?"`` when the server gives none)."""
+    peer = scope.get("client")
+    return str(peer[0]) if peer else "?"
+
+
+class FairTurns:
+    """One slice of work runs at a time; waiting slices are granted round robin over clients.
+
+    A request calls :meth:`acquire` before its first slice, :meth:`pass_on` between
+    slices and :meth:`release` when done (or failed). Within one client, slices
+    run in the order asked.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self._busy = False
+        self.granted = 0
+        """Slices granted to a waiting request (a count for ``/info`` and tests)."""
+
+    @property
+    def waiting(self) -> int:
+        """Slices waiting for their turn."""
+        return sum(len(q) for q in self._waiting.values())
+
+    async def acquire(self, client: str) -> None:
+        """Wait for this client's next turn (at once when nothing runs and nothing waits)."""
+        if not self._busy and not self._waiting:
+            self._busy = True
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue = self._waiting.get(client)
+        if queue is None:
+            queue = self._waiting[client] = deque()
+        queue.append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # granted, then cancelled before it ran: pass the turn on
+            else:
+                self._forget(client, future)
+            raise
+
+    async def pass_on(self, client: str) -> None:
+        """End this slice: let every other client with work waiting run one, then continue."""
+        if not self._waiting:
+            await asyncio.sleep(0)  # still let the loop read new requests and connections
+            if not self._waiting:
+                return
+        self.release()
+        await self.acquire(client)
+
+    def release(self) -> None:
+        """End this request's slice (and its work, if it does not acquire again)."""
+        while self._waiting:
+            client, queue = next(iter(self._waiting.items()))
+            future = queue.popleft()
+            if queue:
+                self._waiting.move_to_end(client)  # its next slice waits behind the others'
+            else:
+                del self._waiting[client]
+            if not future.done():
+                future.set_result(None)
+                self.granted += 1
+                return  # still busy: the turn went to that slice
+        self._busy = False
+
+    def _forget(self, client: str, future: asyncio.Future[None]) -> None:
+        queue = self._waiting.get(client)
+        if queue is not None and future in queue:
+            queue.remove(future)
+            if not queue:
+                del self._waiting[client]
+
+
+class ClientRounds(Generic[J]):
+    """Jobs queued per client, taken round robin over clients and in order within one."""
+
+    def __init__(self) -> None:
+        self._queues: OrderedDict[str, deque[J]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self._queues.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._queues)
+
+    def add(self, client: str, job: J) -> None:
+        """Queue ``job`` behind this client's others (a new client joins the round at its end)."""
+        queue = self._queues.get(client)
+        if queue is None:
+            queue = self._queues[client] = deque()
+        queue.append(job)
+
+    def next(self) -> tuple[str, J]:
+        """The next client's first job, removed: give it back with :meth:`again` if it is not done."""
+        client, queue = next(iter(self._queues.items()))
+        job = queue.popleft()
+        if queue:
+            self._queues.move_to_end(client)
+        else:
+            del self._queues[client]
+        return client, job
+
+    def again(self, client: str, job: J) -> None:
+        """Put a job that ran one slice back at the head of its client's queue (its client waits its turn)."""
+        queue = self._queues.get(client)
+        if queue is None:
+            self._queues[client] = deque([job])
+        else:
+            queue.appendleft(job)
+            self._queues.move_to_end(client)

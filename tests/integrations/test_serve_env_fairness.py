@@ -1,0 +1,137 @@
+"""serve-env shares its work and its live-trajectory cap per client.
+
+A client at the limits delays another client's request by one slice however many
+requests it keeps open (:class:`FairTurns`, :class:`ClientRounds`), and a client that
+started trajectories and walked away cannot keep another from starting: at the cap, a
+client below its share takes back the least recently stepped trajectories of a client
+above its own. Counters and orders, not wall time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import gymnasium as gym
+import pytest
+
+import agentenv  # noqa: F401 - registers the ids
+from agentenv.actions import tool_call
+from agentenv.integrations.serve_env.fair import ClientRounds, FairTurns, client_of
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.integrations.serve_env.sessions import EnvPool, Trajectories, start_from_fields
+
+SEARCH = tool_call("search", query="heat")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_greedy_client_with_many_requests_delays_another_by_one_slice() -> None:
+    """Eight greedy requests of 20 slices each are running when a legit one asks: it runs after
+    the slice in progress and at most the one already handed on, where the event loop's plain
+    round of the open requests would have run all eight first."""
+    order: list[str] = []
+
+    async def request(turns: FairTurns, client: str, name: str, slices: int) -> None:
+        if name == "legit":
+            order.append("asks")
+        await turns.acquire(client)
+        try:
+            for i in range(slices):
+                order.append(name)
+                if i + 1 < slices:
+                    await turns.pass_on(client)
+        finally:
+            turns.release()
+
+    async def main() -> None:
+        turns = FairTurns()
+        greedy = [asyncio.create_task(request(turns, "10.0.0.1", f"g{i}", 20)) for i in range(8)]
+        for _ in range(30):  # the greedy requests are well under way
+            await asyncio.sleep(0)
+        await asyncio.create_task(request(turns, "10.0.0.2", "legit", 1))
+        await asyncio.gather(*greedy)
+        assert turns.waiting == 0 and not turns._busy
+
+    asyncio.run(main())
+    between = order[order.index("asks") + 1 : order.index("legit")]
+    assert len(between) <= 2, between
+    assert order.count("legit") == 1 and len(order) == 162
+
+
+def test_a_cancelled_wait_passes_its_turn_on() -> None:
+    async def main() -> None:
+        turns = FairTurns()
+        await turns.acquire("a")
+        waiter = asyncio.create_task(turns.acquire("b"))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        turns.release()
+        await asyncio.wait_for(turns.acquire("c"), 1.0)  # nothing stuck behind the cancelled one
+        turns.release()
+
+    asyncio.run(main())
+
+
+def test_client_rounds_go_round_robin_and_keep_each_clients_order() -> None:
+    rounds: ClientRounds[str] = ClientRounds()
+    for job in ("a1", "a2"):
+        rounds.add("a", job)
+    rounds.add("b", "b1")
+    client, job = rounds.next()
+    assert (client, job) == ("a", "a1")
+    rounds.again(client, job)  # a1 ran one slice and is not done
+    assert rounds.next() == ("b", "b1")
+    assert rounds.next() == ("a", "a1")  # a's own order: a1 before a2
+    assert rounds.next() == ("a", "a2") and not rounds
+
+
+def test_the_client_is_the_peer_address() -> None:
+    assert client_of({"client": ("127.0.0.2", 5123)}) == "127.0.0.2"
+    assert client_of({}) == "?"
+
+
+@pytest.fixture()
+def trajectories() -> Trajectories:
+    def make(split: str) -> gym.Env:
+        return gym.make("MediaSearch-v0", split=split)
+
+    limits = EnvServerLimits(max_live_envs=4, trajectory_idle_s=600.0)
+    return Trajectories(EnvPool(make, max_idle=4), limits, default_split="test", clock=Clock())
+
+
+def test_a_client_that_never_finishes_cannot_keep_another_from_starting(
+    trajectories: Trajectories,
+) -> None:
+    clock = trajectories.clock
+    for i in range(4):  # the walker fills the cap, steps one of them later, and never finishes
+        clock.now = float(i)
+        trajectories.start(f"w{i}", start_from_fields({"seed": i}), "walker")
+    clock.now = 10.0
+    trajectories.step("w0", SEARCH)  # w0 is the one it still steps; w1 is the idlest now
+    clock.now = 20.0
+    assert trajectories.room_for(1, "legit")  # share 2 each: one of the walker's goes
+    assert "w1" not in trajectories.live and "w0" in trajectories.live
+    assert "least recently stepped" in trajectories.ended["w1"]
+    trajectories.start("l0", start_from_fields({"seed": 9}), "legit")
+    assert trajectories.room_for(1, "legit")  # a second one: the walker still holds 3 > 2
+    trajectories.start("l1", start_from_fields({"seed": 8}), "legit")
+    assert trajectories.per_client == {"walker": 2, "legit": 2}
+    assert not trajectories.room_for(1, "legit")  # past its own share now
+    assert not trajectories.room_for(1, "walker")  # and the walker cannot take them back
+    assert trajectories.stats.taken_back == 2
+    assert set(trajectories.live) == {"w0", "w3", "l0", "l1"}
+
+
+def test_below_the_cap_nobody_is_taken_back(trajectories: Trajectories) -> None:
+    for i in range(3):
+        trajectories.start(f"w{i}", start_from_fields({"seed": i}), "walker")
+    assert trajectories.room_for(1, "legit") and trajectories.stats.taken_back == 0
+    assert len(trajectories.live) == 3
