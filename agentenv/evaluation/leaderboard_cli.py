@@ -30,9 +30,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "leaderboard",
         formatter_class=HelpFormatter,
         help="compare eval results: Markdown table, HTML page and PNG plots",
-        description="Read summary.json files, refuse incomparable ones (corpus checksum, env version, split, "
-        "custom task file vs split) and failed runs (more than half of the episodes ended in an agent failure), "
-        "and write leaderboard.md, leaderboard.html and the plots.",
+        description="Read summary.json files, verify each run's episodes.jsonl against its row digests and "
+        "its figures' ranges (naming the first bad file:line), refuse incomparable runs (corpus checksum, env "
+        "version, split, custom task file vs split, fingerprint: system prompt, tool schemas, reward, grader "
+        "version) and failed runs (more than half of the episodes ended in an agent failure), and write "
+        "leaderboard.md, leaderboard.html and the plots. Runs written without row digests are shown, marked "
+        "unverified.",
     )
     p.add_argument(
         "results",

@@ -247,13 +247,18 @@ class RunDirectory:
         if self._started:
             return
         fingerprint = (meta or {}).get("fingerprint")
-        if self._recorded is not None:  # resume: the header the finished rows chain from
+        if (
+            meta is None and self._recorded is not None
+        ):  # nothing new to check (a summary-only start)
+            fingerprint = self._recorded.get("fingerprint")
+        elif self._recorded is not None:  # resume: the header the finished rows chain from
             parts = differing(self._recorded.get("fingerprint"), fingerprint)
             if parts:
                 raise UserInputError(
-                    f"--resume: {self.path} was run with another {describe_part(parts[0])} "
-                    f"({', '.join(describe_part(p) for p in parts)} differ from this env's); "
-                    "its episodes cannot be continued here: pass --overwrite to start again"
+                    f"--resume: {self.path} was run with another "
+                    f"{' and '.join(describe_part(p) for p in parts)} than this env has (its "
+                    "fingerprint in run.json); its episodes cannot be continued here: pass "
+                    "--overwrite to start again"
                 )
         self._started = True
         self.identity["package_version"] = __version__
