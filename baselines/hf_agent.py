@@ -36,6 +36,27 @@ reaches the window stops there (``last_finish_reason == "window"``).
 The model and tokenizer are loaded once per process and path (a module-level
 cache), so ``--workers N`` loads them once in each worker.
 
+``model=`` is a directory or a packaged model's name (``model=smollm2-135m``,
+:mod:`agentenv.models`), resolved to its verified directory; a name that is not
+installed is one line naming the install command.
+
+**Batched, token-exact episodes** (``batch_size=N``, the default for a packaged
+model: 16): the runner runs ``N`` episodes on threads and every turn's
+generation goes through one shared :class:`~agentenv.baselines.hf_batch.Batcher`,
+which decodes the waiting turns together with a KV cache
+(:mod:`agentenv.baselines.hf_batch`), stopping a turn at ``<|im_end|>`` or once a
+``</tool_call>`` or ``</answer>`` is written (``stop_strings``). In this mode the
+agent keeps each episode's ids as :class:`agentenv.tokens.TokenEnv` does: the
+prompt and each env turn are rendered by
+:func:`~agentenv.tokens.chat_templates.hf_template`, the policy's ids are
+appended as sampled and never re-encoded (``trajectory_ids``, ``loss_mask`` and
+``logprobs`` hold them). With ``batch_size=1`` (the default for a directory)
+each turn re-renders ``info["messages"]`` and decodes alone, as before.
+
+Every path sets its thread policy (:func:`agentenv.models.threads.apply_thread_policy`):
+``threads=`` or ``OMP_NUM_THREADS``, and ``OMP_WAIT_POLICY=PASSIVE`` when torch
+is not loaded yet.
+
 Example:
     >>> HFAgentArgs(model="")
     Traceback (most recent call last):
@@ -88,13 +109,27 @@ class HFAgentArgs:
     device: str = "cpu"
     """Torch device of the model: ``cpu``, ``cuda``, ``cuda:1``, ..."""
     dtype: str = "auto"
-    """``float32``, ``bfloat16`` or ``float16``; ``auto``: float32 on cpu, the checkpoint's dtype elsewhere."""
+    """``float32``, ``bfloat16`` or ``float16``; ``auto``: the checkpoint's dtype, except float16 and
+    float32 checkpoints run in float32 on cpu."""
+    batch_size: int | None = None
+    """Episodes generated together (token-exact, batched); None: 16 for a packaged model name, else 1."""
+    stop_strings: str = "</tool_call>|</answer>"
+    """With ``batch_size > 1``: texts that end a turn, ``|``-separated (empty: only the end-of-turn id)."""
 
     def __post_init__(self) -> None:
+        from agentenv.models import is_model_name, resolve_model
+
         if not self.model:
             raise UserInputError(
                 "the hf agent needs model=DIR, a local directory with a saved model and tokenizer"
             )
+        named = is_model_name(self.model)
+        if named:
+            self.model = resolve_model(self.model)  # ModelNotInstalled names the install command
+        if self.batch_size is None:
+            self.batch_size = 16 if named else 1
+        if self.batch_size < 1:
+            raise UserInputError(f"hf agent: batch_size must be at least 1, got {self.batch_size}")
         if self.max_new_tokens < 1:
             raise UserInputError(
                 f"hf agent: max_new_tokens must be at least 1, got {self.max_new_tokens}"
@@ -150,7 +185,9 @@ def load_model(path: str, *, device: str = "cpu", dtype: str = "auto") -> tuple[
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if dtype == "auto":
-            torch_dtype: Any = torch.float32 if device == "cpu" else "auto"
+            torch_dtype: Any = "auto"
+            if device == "cpu" and _saved_dtype(key[0]) != "bfloat16":
+                torch_dtype = torch.float32  # CPUs lack fast float16; bfloat16 has matrix units
         else:
             torch_dtype = getattr(torch, dtype)
         try:
@@ -171,6 +208,18 @@ def load_model(path: str, *, device: str = "cpu", dtype: str = "auto") -> tuple[
         model.eval()
         _LOADED[key] = (model, tokenizer)
     return _LOADED[key]
+
+
+def _saved_dtype(path: str) -> str | None:
+    """The ``dtype`` (or ``torch_dtype``) written in a checkpoint's ``config.json``, if any."""
+    import json
+
+    try:
+        config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    found = config.get("dtype", config.get("torch_dtype"))
+    return found if isinstance(found, str) else None
 
 
 def _context_window(model: Any, tokenizer: Any) -> int | None:
@@ -216,11 +265,13 @@ class HFAgent:
     name = "hf"
 
     def __init__(self, args: HFAgentArgs) -> None:
-        import torch
+        from agentenv.models.threads import apply_thread_policy
 
         self.args = args
-        if args.threads is not None:
-            torch.set_num_threads(args.threads)
+        self.thread_policy = apply_thread_policy(args.threads)
+        """What :func:`~agentenv.models.threads.apply_thread_policy` set (threads, wait policy)."""
+        import torch
+
         self.model, self.tokenizer = load_model(args.model, device=args.device, dtype=args.dtype)
         self.window: int | None = _context_window(self.model, self.tokenizer)
         """Most positions (prompt plus generated ids); None when the model states no limit."""
@@ -238,6 +289,21 @@ class HFAgent:
         """Ids generated by this agent so far (for throughput reports)."""
         self.generate_s = 0.0
         """Seconds spent in the decoding loop so far (prompt forward included)."""
+        self.episodes_in_flight: int = int(args.batch_size or 1)
+        """Episodes the runner should run at once for this agent (threads sharing one batcher)."""
+        self.trajectory_ids: list[int] = []
+        """Batched mode: the episode's ids so far, prompt, policy and env ids interleaved (TokenEnv's)."""
+        self.loss_mask: list[int] = []
+        """Batched mode: 1 on the ids the policy sampled, 0 on ids the template rendered."""
+        self.logprobs: list[float | None] = []
+        """Batched mode: each sampled id's log-probability (None on rendered ids)."""
+        self._template: Any = None
+        self._batcher: Any = None
+        self._n_messages = 0
+        self._closed = True
+        self._tools: list[Any] | None = None
+        if self.episodes_in_flight > 1:
+            self._template, self._batcher = _shared_batching(self)
 
     def reset(
         self,
@@ -249,6 +315,13 @@ class HFAgent:
     ) -> None:
         seed = int(rng.integers(2**63 - 1)) if rng is not None else 0
         self._generator.manual_seed(seed)
+        if self._template is not None:
+            self._tools = list(info.get("tools") or []) if self.args.tools_in_template else None
+            self.trajectory_ids = list(self._template.render_prefix(info["messages"], self._tools))
+            self.loss_mask = [0] * len(self.trajectory_ids)
+            self.logprobs = [None] * len(self.trajectory_ids)
+            self._n_messages = len(info["messages"])
+            self._closed = True
 
     def prompt_ids(self, info: Mapping[str, Any]) -> list[int]:
         """The conversation so far rendered by the chat template, ending with the assistant header, as ids."""
@@ -267,6 +340,8 @@ class HFAgent:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
+        if self._template is not None:
+            return self._act_batched(info)
         prompt = self.prompt_ids(info)
         self.last_prompt_ids = prompt
         budget = self.args.max_new_tokens
@@ -284,6 +359,55 @@ class HFAgent:
         self.last_token_ids, self.last_finish_reason = ids, reason
         text_ids = ids[:-1] if ids and ids[-1] in self.stop_ids else ids
         return self.tokenizer.decode(text_ids, skip_special_tokens=False)
+
+    def _act_batched(self, info: Mapping[str, Any]) -> str:
+        """One turn through the shared batcher, keeping the ids exactly as TokenEnv would."""
+        from agentenv.baselines.hf_batch import Request
+
+        messages = info["messages"]
+        new = messages[self._n_messages :]
+        if new:  # the env appended our last action and its reply: render only the reply
+            if new[0].get("role") != "assistant":
+                raise AgentFailure(
+                    "the env did not append the assistant message for the last action"
+                )
+            env_ids = self._template.render_env_turn(new[1:], self._tools, closed=self._closed)
+            self._extend(env_ids, None)
+        self._n_messages = len(messages)
+        prompt = list(self.trajectory_ids)
+        self.last_prompt_ids = prompt
+        budget = self.args.max_new_tokens
+        if self.window is not None:
+            room = self.window - len(prompt)
+            if room < 1:
+                raise AgentFailure(
+                    f"the prompt is {len(prompt)} tokens but the model's context window "
+                    f"(max_position_embeddings) is {self.window}: no room to generate"
+                )
+            budget = min(budget, room)
+        request = Request(
+            prompt,
+            budget,
+            temperature=self.args.temperature,
+            top_p=self.args.top_p,
+            generator=self._generator,
+        )
+        start = time.perf_counter()
+        result = self._batcher.submit(request)
+        self.generate_s += time.perf_counter() - start
+        self.generated_tokens += len(result.ids)
+        reason = result.reason
+        if reason == "length" and budget < self.args.max_new_tokens:
+            reason = "window"
+        self.last_token_ids, self.last_finish_reason = list(result.ids), reason
+        self._extend(result.ids, result.logprobs)
+        self._closed = bool(result.ids) and result.ids[-1] in self._template.eos_ids
+        return self._template.decode(result.ids[:-1] if self._closed else result.ids)
+
+    def _extend(self, ids: Sequence[int], logprobs: Sequence[float] | None) -> None:
+        self.trajectory_ids.extend(int(i) for i in ids)
+        self.loss_mask.extend([0 if logprobs is None else 1] * len(ids))
+        self.logprobs.extend([None] * len(ids) if logprobs is None else list(logprobs))
 
     def generate(self, prompt: Sequence[int], max_new_tokens: int) -> tuple[list[int], str]:
         """Ids continuing ``prompt`` (a final stop id included) and why it ended: ``stop`` or ``length``."""
@@ -328,3 +452,51 @@ class HFAgent:
             )
             return int(order[choice].item())
         return int(torch.multinomial(probs, 1, generator=self._generator).item())
+
+
+_BATCHERS: dict[tuple[int, int, str], tuple[Any, Any]] = {}
+_BATCHERS_LOCK = __import__("threading").Lock()
+
+
+def _shared_batching(agent: HFAgent) -> tuple[Any, Any]:
+    """The (template, batcher) every agent of one loaded model and stop strings shares in this process.
+
+    The batch holds ``batch_size`` episodes; the stop ids are the template's end of turn and the
+    agent's stop ids, so a generation that ends with one of them is a closed turn.
+    """
+    from agentenv.baselines.hf_batch import Batcher, generate_batch
+    from agentenv.tokens.chat_templates import hf_template
+
+    args = agent.args
+    stops = tuple(s for s in args.stop_strings.split("|") if s)
+    key = (id(agent.model), int(args.batch_size or 1), "|".join(stops))
+    with _BATCHERS_LOCK:
+        if key not in _BATCHERS:
+            kwargs = (
+                {} if args.enable_thinking is None else {"enable_thinking": args.enable_thinking}
+            )
+            template = hf_template(
+                agent.tokenizer,
+                eos_ids=sorted(agent.stop_ids),
+                end_of_turn=END_OF_TURN if END_OF_TURN in agent.tokenizer.get_vocab() else None,
+                **kwargs,
+            )
+            stop_ids = frozenset(agent.stop_ids) | frozenset(template.eos_ids)
+            pad = agent.tokenizer.pad_token_id
+            pad_id = int(pad if isinstance(pad, int) else min(stop_ids))
+            model, device, cache_arg = agent.model, args.device, agent._cache_arg
+
+            def run(requests: list[Any]) -> list[Any]:
+                return generate_batch(
+                    model,
+                    requests,
+                    stop_ids=stop_ids,
+                    pad_id=pad_id,
+                    decode=template.decode,
+                    stop_strings=stops,
+                    device=device,
+                    cache_arg=cache_arg,
+                )
+
+            _BATCHERS[key] = (template, Batcher(run, capacity=int(args.batch_size or 1)))
+        return _BATCHERS[key]

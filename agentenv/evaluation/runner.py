@@ -335,10 +335,12 @@ def run(
     build_s = 0.0
     stop: str | None = None
     try:
-        if config.concurrency > 1 and config.workers <= 1:
+        # An agent that batches episodes (the hf agent's batch_size) asks for that many on threads.
+        in_flight = max(config.concurrency, int(getattr(agent, "episodes_in_flight", 1) or 1))
+        if in_flight > 1 and config.workers <= 1:
             from agentenv.evaluation.threads import threaded_records
 
-            slots = _thread_slots(config, len(jobs), env, agent)
+            slots = _thread_slots(replace(config, concurrency=in_flight), len(jobs), env, agent)
             build_s = time.perf_counter() - begin
             with contextlib.closing(threaded_records(jobs, slots, _episode_fn(config))) as finished:
                 stop = collect(
