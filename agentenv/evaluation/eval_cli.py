@@ -159,9 +159,14 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise UserInputError(
             f"--max-agent-failures must be 0 (never stop) or more, got {args.max_agent_failures}"
         )
-    env_spec(args.env_id)  # an unknown id is a one-line error
+    from agentenv.evaluation.runner import is_dialogue_id
+
     env_kwargs = parse_env_args(args.env_arg)
-    check_env_args(args.env_id, env_kwargs)
+    if is_dialogue_id(args.env_id):
+        _check_dialogue_args(args, env_kwargs)
+    else:
+        env_spec(args.env_id)  # an unknown id is a one-line error
+        check_env_args(args.env_id, env_kwargs)
     if args.tasks is not None:
         check_tasks_path(args.tasks)
         env_kwargs["tasks"] = str(args.tasks)
@@ -181,6 +186,21 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         agent_args=key_values(args.agent_args),
         env_kwargs=tuple(sorted(env_kwargs.items())),
     )
+
+
+def _check_dialogue_args(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> None:
+    """A dialogue id is evaluated from its lead's side against its scripted simulator; refuse what that
+    cannot take, in one line (the constructor refuses unknown ``--env-arg`` keys when it is built)."""
+    from agentenv.cli_args import OWN_FLAGS
+
+    for key in env_kwargs:
+        if key in OWN_FLAGS:
+            raise UserInputError(f"--env-arg {key}: use {OWN_FLAGS[key]} instead")
+    if args.tasks is not None:
+        raise UserInputError(
+            f"--tasks: {args.env_id} is a dialogue and serves its own split's tasks; evaluate your "
+            "tasks on the family's single-agent id instead (`agentenv list` shows it)"
+        )
 
 
 def identity(config: RunConfig, tasks_sha256: str | None) -> dict[str, Any]:
@@ -325,6 +345,7 @@ def _write_summary(
     meta.update(meta_extra, build_s=result.build_s, loop_s=result.loop_s)
     records = [*previous, *result.records]
     summary = summarize(result.config, records, result.wall_s, meta)
+    summary = summary.model_copy(update={"episodes_digest": run_dir.last_digest})
     if previous:  # a resumed run: throughput is this session's episodes over this session's loop
         summary = summary.model_copy(
             update={
@@ -347,13 +368,13 @@ def _write_summary(
 
 def _resumed_episodes(out: Path, config: RunConfig) -> RunConfig:
     """``--resume`` without ``--episodes`` keeps the resumed run's planned count."""
-    import json
     from dataclasses import replace
 
     from agentenv.evaluation.run_dir import IDENTITY_FILE
+    from agentenv.evaluation.run_files import read_json_object
 
-    try:
-        planned = json.loads((out / IDENTITY_FILE).read_text(encoding="utf-8")).get("episodes")
+    try:  # bounded, and never opens a FIFO
+        planned = read_json_object(out / IDENTITY_FILE, "a run.json").get("episodes")
     except (OSError, ValueError):
         return config  # RunDirectory says what is wrong with it
     return replace(config, episodes=planned) if isinstance(planned, int) else config
