@@ -105,8 +105,17 @@ def describe_part(part: str) -> str:
     return _NAMES.get(part, part)
 
 
+def _parts(fingerprint: Any) -> dict[str, str]:
+    """A recorded fingerprint as a mapping (anything else, e.g. a hand-edited list, differs from all)."""
+    if fingerprint is None:
+        return {}
+    if isinstance(fingerprint, Mapping):
+        return {str(k): v for k, v in fingerprint.items()}
+    return {"malformed": repr(fingerprint)}
+
+
 def differing(a: Mapping[str, str] | None, b: Mapping[str, str] | None) -> list[str]:
     """The parts in which two fingerprints differ, in :data:`PARTS` order (unknown parts after)."""
-    a, b = dict(a or {}), dict(b or {})
+    a, b = _parts(a), _parts(b)
     keys = [*PARTS, *sorted((set(a) | set(b)) - set(PARTS))]
     return [k for k in keys if a.get(k) != b.get(k)]

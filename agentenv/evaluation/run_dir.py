@@ -122,7 +122,8 @@ def read_chain(
             )
             raise RunFileError(f"{where}: its digest does not follow from {what}")
         record = parse_object(raw, where, "an episode record")
-        if record.get("episode") != len(records):
+        episode = record.get("episode")
+        if type(episode) is not int or episode != len(records):
             raise RunFileError(
                 f"{where}: is episode {record.get('episode')!r}, expected {len(records)}"
             )

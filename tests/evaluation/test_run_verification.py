@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentenv.cli import main
 from agentenv.evaluation import run_files
@@ -365,3 +367,28 @@ def test_media_concierge_is_evaluated_too(tmp_path: Path) -> None:
         summary["metrics"]["accuracy"] == 1.0
         and summary["fingerprint"]["grader"] == "media_search/1"
     )
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_any_one_byte_edit_is_refused_at_or_before_its_row(runs: dict[str, Path], data) -> None:
+    """A search over single-byte edits of a real run: each is refused, naming a line no later than the
+    edited one (an edited digest, body, separator or newline alike)."""
+    folder = runs["media"]
+    original = (folder / "episodes.jsonl").read_bytes()
+    root = header_digest(run_header(json.loads((folder / "run.json").read_text())))
+    at = data.draw(st.integers(0, len(original) - 1), label="byte")
+    byte = data.draw(st.integers(0, 255).filter(lambda b: b != original[at]), label="value")
+    edited = original[:at] + bytes([byte]) + original[at + 1 :]
+    row = original[:at].count(b"\n") + 1
+    target = folder.parent / f"edit-{os.getpid()}.jsonl"
+    target.write_bytes(edited)
+    try:
+        with pytest.raises(run_files.RunFileError) as err:
+            read_chain(target, root)
+    finally:
+        target.unlink()
+    named = int(str(err.value).split(" line ", 1)[1].split(":", 1)[0])
+    assert named <= row, (at, byte, str(err.value))
