@@ -27,6 +27,11 @@ catalog) in a child process, loopback only, each bounded in time:
    closed loop) beside 0, 1, 2 and 3 clients sending requests at serve-env's limits (256
    trajectories, each a 16,000-character final answer to grade, just under the 4 MiB body
    cap), then beside 4 clients sending malformed bodies (each one JSON error, one log line).
+6. serve-env beside the partial-name flood: one legitimate client (one-step episodes, from
+   127.0.0.1) beside 0, 1 and 2 clients, each from its own loopback address (127.0.0.2, ...),
+   stepping 256 trajectories a request with 32 ``find_person("john")`` calls an action.
+7. serve-env with its cap filled by a client that never finishes: a client (127.0.0.9) starts
+   trajectories until refused and walks away; then a legitimate client starts one-step episodes.
 
 Before this server guarded its connections, scene 1 left every legitimate
 request with a 503 for as long as the idle sockets stayed open, and scene 2
@@ -37,6 +42,7 @@ Usage:
     python benchmarks/retrieval_server_hostile.py --seconds 3 # quick look
     python benchmarks/retrieval_server_hostile.py --scenes 4,5 --seconds 10 --greedy-seconds 4  # serve-env
     python benchmarks/retrieval_server_hostile.py --scenes 4,5 --serve-env-workers 2  # serve-env --workers 2
+    python benchmarks/retrieval_server_hostile.py --scenes 6,7 --greedy-seconds 6 [--serve-env-workers 2]
 """
 
 from __future__ import annotations
@@ -80,7 +86,7 @@ class Args:
     greedy_seconds: float = 8.0
     """Duration of each run of scene 3."""
     scenes: str = "1,2,3,4,5"
-    """Which scenes to run (comma-separated); 4 and 5 are serve-env's."""
+    """Which scenes to run (comma-separated); 4 to 7 are serve-env's (6 and 7 only when asked)."""
     serve_env_workers: int = 1
     """serve-env's worker processes in scenes 4 and 5 (``--workers``; 1: one process)."""
     seed: int = 0
@@ -609,6 +615,178 @@ def scene_serve_env_greedy(args: Args, rng: np.random.Generator) -> None:
         proc.wait(10)
 
 
+FLOOD_ACTION = '<tool_call>{"name": "find_person", "arguments": {"name": "john"}}</tool_call>' * 32
+"""An action at the limits of one step: 32 partial-name look-ups of the commonest first name."""
+
+
+def _post_json(conn: object, body: bytes) -> tuple[int, dict]:
+    conn.request(
+        "POST", "/get_observation", body=body, headers={"Content-Type": "application/json"}
+    )  # type: ignore[attr-defined]
+    response = conn.getresponse()  # type: ignore[attr-defined]
+    data = response.read()
+    return response.status, (json.loads(data) if response.status == 200 else {})
+
+
+def partial_name_hog(port: int, stop: object, ready: object, source: str, tag: str) -> None:
+    """A greedy client from ``source``: 256 trajectories a request, each stepped with
+    :data:`FLOOD_ACTION` until its episode ends, then finished and replaced, in a closed loop.
+    Sets ``ready`` after its first answer (its envs are built). Runs in its own process, so that
+    reading its 13 MB answers does not hold the measuring client's interpreter."""
+    import http.client
+
+    def connect() -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(
+            "127.0.0.1", port, timeout=120, source_address=(source, 0)
+        )
+
+    conn, generation = connect(), 0
+    while not stop.is_set():  # type: ignore[attr-defined]
+        ids = [f"{tag}-{generation}-{i}" for i in range(256)]
+        body = json.dumps(
+            {
+                "trajectory_ids": ids,
+                "actions": [FLOOD_ACTION] * 256,
+                "extra_fields": [{"index": i} for i in range(256)],
+            }
+        ).encode()
+        try:
+            status, answer = _post_json(conn, body)
+            if status != 200:
+                time.sleep(0.05)
+                continue
+            ready.set()  # type: ignore[attr-defined]
+            if any(answer["dones"]):
+                finish = {"trajectory_ids": ids, "actions": [""] * 256, "finish": [True] * 256}
+                _post_json(conn, json.dumps(finish).encode())
+                generation += 1
+        except Exception:  # noqa: BLE001 - a dropped greedy connection tries again
+            conn.close()
+            conn = connect()
+            time.sleep(0.05)
+    conn.close()
+
+
+def legit_beside(port: int, seconds: float, hogs: int, tag: str) -> tuple[np.ndarray, int, float]:
+    """The legitimate client's one-step episodes (from 127.0.0.1) beside ``hogs`` partial-name
+    greedy clients (each a process from its own loopback address), measured once every greedy
+    client has had its first answer; (latencies in s, refused answers, seconds the greedy
+    clients' first requests took: building their 256 envs each)."""
+    import http.client
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    stop = ctx.Event()
+    readies = [ctx.Event() for _ in range(hogs)]
+    procs = [
+        ctx.Process(
+            target=partial_name_hog,
+            args=(port, stop, readies[h], f"127.0.0.{2 + h}", f"{tag}-g{h}"),
+            daemon=True,
+        )
+        for h in range(hogs)
+    ]
+    began_hogs = time.perf_counter()
+    for proc in procs:
+        proc.start()
+    for ready in readies:
+        ready.wait(120)
+    warmup = time.perf_counter() - began_hogs
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    latencies, refused, i = [], 0, 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        began = time.perf_counter()
+        status, _ = _post_json(conn, episode_body(f"{tag}-legit", i))
+        if status == 200:
+            latencies.append(time.perf_counter() - began)
+        else:
+            refused += 1
+        i += 1
+    stop.set()
+    conn.close()
+    for proc in procs:
+        proc.join(120)
+        if proc.is_alive():
+            proc.kill()
+    return np.asarray(latencies), refused, warmup
+
+
+def scene_serve_env_partial_names(args: Args) -> None:
+    """Scene 6: the partial-name flood (32 find_person("john") an action, 256 actions a request)."""
+    port = free_port()
+    proc = subprocess.Popen(serve_env_command(port, args.serve_env_workers))
+    try:
+        wait_ready(port, proc)
+        print(
+            f"scene 6: serve-env (--workers {args.serve_env_workers}); one legit client (one-step "
+            f"episodes, closed loop, 127.0.0.1) beside clients each from its own loopback address "
+            f"sending 256 actions of 32 find_person('john') a request, {args.greedy_seconds:g} s each"
+        )
+        base = None
+        for hogs in (0, 1, 2):
+            lat, refused, warmup = legit_beside(port, args.greedy_seconds, hogs, f"s6-{hogs}")
+            lat = lat * 1000.0
+            p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
+            if base is None:
+                base = (p50, p99)
+            print(
+                f"  {hogs} greedy: {len(lat):,} episodes ({refused} refused), p50 {p50:.2f} ms "
+                f"({p50 / base[0]:.1f}x), p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)"
+                f"{'' if p99 <= 50 else '  OVER the 50 ms budget'}"
+                f"{f'; measured after the greedy first answers ({warmup:.1f} s)' if hogs else ''}",
+                flush=True,
+            )
+        info = info_over_new_connection(port)
+        print(
+            f"  server: {info['live_trajectories']} live trajectories; "
+            + ", ".join(f"{k} {v}" for k, v in info["stats"].items())
+        )
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def scene_serve_env_walker(args: Args, cap: int = 64) -> None:
+    """Scene 7: a client fills ``max_live_envs`` and walks away; can another client still start?"""
+    import http.client
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [*serve_env_command(port, args.serve_env_workers), "--max-live-envs", str(cap)]
+    )
+    try:
+        wait_ready(port, proc)
+        walker = http.client.HTTPConnection(
+            "127.0.0.1", port, timeout=60, source_address=("127.0.0.9", 0)
+        )
+        started, generation = 0, 0
+        while True:  # start trajectories (one search step each) until the server refuses
+            ids = [f"walker-{generation}-{i}" for i in range(16)]
+            search = '<tool_call>{"name": "search", "arguments": {"query": "heat"}}</tool_call>'
+            body = {"trajectory_ids": ids, "actions": [search] * 16, "extra_fields": [{}] * 16}
+            status, _ = _post_json(walker, json.dumps(body).encode())
+            if status != 200:
+                break
+            started += 16
+            generation += 1
+        walker.close()  # and never finishes them
+        lat, refused, _ = legit_beside(port, min(args.greedy_seconds, 4.0), 0, "s7")
+        info = info_over_new_connection(port)
+        print(
+            f"scene 7: serve-env (--workers {args.serve_env_workers}, --max-live-envs {cap}); a client "
+            f"started {started} trajectories and walked away; then a legit client's one-step "
+            f"episodes: {len(lat):,} served, {refused} refused (503), p50 "
+            f"{np.percentile(lat, 50) * 1000:.2f} ms, p99 {np.percentile(lat, 99) * 1000:.2f} ms; "
+            f"server: {info['live_trajectories']} live, taken back {info['stats'].get('taken_back')}"
+            if len(lat)
+            else f"scene 7: the legit client was refused {refused} times and served none"
+        )
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in dataclasses.fields(Args):
@@ -639,6 +817,10 @@ def main(argv: list[str] | None = None) -> None:
         )
     if "5" in scenes:
         scene_serve_env_greedy(args, rng)
+    if "6" in scenes:
+        scene_serve_env_partial_names(args)
+    if "7" in scenes:
+        scene_serve_env_walker(args)
     print(json.dumps({"args": dataclasses.asdict(args)}))
 
 
