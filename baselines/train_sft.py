@@ -50,6 +50,10 @@ class Args(TrainArgs):
     """Truncate rendered episodes to this many tokens (None: no truncation)."""
     assistant_only_loss: bool = True
     """Train only on assistant turns (tool results and prompts are context)."""
+    lr_scheduler_type: str = "linear"
+    """transformers' schedule name; ``constant_with_warmup`` suits a run that may be stopped early."""
+    warmup_steps: int = 0
+    """Steps of linear warm-up."""
 
 
 def load_chat_dataset(data: str | Path) -> Any:
@@ -77,6 +81,8 @@ def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
         num_train_epochs=args.num_train_epochs,
         max_length=args.max_length,
         assistant_only_loss=args.assistant_only_loss,
+        lr_scheduler_type=args.lr_scheduler_type,
+        warmup_steps=args.warmup_steps,
     )
     return SFTTrainer(**args.trainer_inputs(config, load_chat_dataset(args.data), callbacks))
 
