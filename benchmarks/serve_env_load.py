@@ -239,6 +239,23 @@ class Result:
     episodes: int = 0
     latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    front_cpu_s: float = 0.0
+    """CPU of the server's own process over the measured window (not the settle before it)."""
+    workers_cpu_s: float = 0.0
+    """CPU of its worker processes over the measured window."""
+    client_cpu_s: float = 0.0
+    """CPU of this (client) process over the measured window."""
+
+
+def server_cpu_parts(pid: int) -> tuple[float, float]:
+    """(the process's own CPU s, its children's) from /proc (NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return float("nan"), float("nan")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own, sum(process_cpu_s(int(child)) for child in children)
 
 
 def drive(
@@ -251,6 +268,7 @@ def drive(
     settle: float,
     tag: str,
     rate: float = 0.0,
+    server_pid: int | None = None,
 ) -> Result:
     """``settle`` + ``seconds`` of load from ``64 / batch`` connections; bounded in time.
 
@@ -261,6 +279,12 @@ def drive(
     answer also counts against the requests it delays. At the end every trajectory still in
     flight is finished, as a client that stops does, so no pass leaves live trajectories (and
     their envs) to the next.
+
+    CPU (``server_pid``'s process, its workers, this client) is read when the measured window
+    opens and when it closes, so it covers the same window as the requests counted (it used to
+    include the settle window, whose episodes are not counted: ~1.17x high). Requests in flight
+    at either edge are not counted; their share of CPU at the start and at the end roughly
+    cancel out.
     """
     sel = selectors.DefaultSelector()
     conns = []
@@ -286,9 +310,22 @@ def drive(
     ]  # (send time, connection)
     heapq.heapify(due)
     measure_from, stop_at = begin + settle, begin + settle + seconds
+    cpu_from: tuple[float, float, float] | None = None
+
+    def cpu_now() -> tuple[float, float, float]:
+        front, workers = server_cpu_parts(server_pid) if server_pid else (0.0, 0.0)
+        return front, workers, time.process_time()
+
     while True:
         now = time.perf_counter()
+        if cpu_from is None and now >= measure_from:
+            cpu_from = cpu_now()
         if now >= stop_at:
+            cpu_to = cpu_now()
+            if cpu_from is not None:
+                result.front_cpu_s, result.workers_cpu_s, result.client_cpu_s = (
+                    b - a for a, b in zip(cpu_from, cpu_to, strict=True)
+                )
             break
         while due and due[0][0] <= now:
             scheduled, c = heapq.heappop(due)
@@ -444,6 +481,7 @@ def main(argv: list[str] | None = None) -> None:
     in_process_64_rates: list[float] = []
     in_process_64_cpu: list[float] = []
     cpu = dict.fromkeys(cases, 0.0)
+    cpu_parts = {name: [0.0, 0.0, 0.0] for name in cases}  # front, workers, client
     try:
         for round_ in range(args.passes + 1):  # round 0 warms up (builds the pools' envs)
             in_rate, in_cpu = in_process(args.seconds, 1)
@@ -454,7 +492,6 @@ def main(argv: list[str] | None = None) -> None:
                 in_process_64_rates.append(in_rate_64)
                 in_process_64_cpu.append(in_cpu_64)
             for name, (kind, workload, batch, finish, rate) in cases.items():
-                before = process_cpu_s(servers[kind].proc.pid)
                 result = drive(
                     servers[kind].port,
                     workload,
@@ -464,10 +501,15 @@ def main(argv: list[str] | None = None) -> None:
                     settle=args.settle,
                     tag=f"p{round_}-{name}",
                     rate=rate,
+                    server_pid=servers[kind].proc.pid,
                 )
                 if round_:
                     results[name].append(result)
-                    cpu[name] += process_cpu_s(servers[kind].proc.pid) - before
+                    cpu[name] += result.front_cpu_s + result.workers_cpu_s
+                    for i, part in enumerate(
+                        (result.front_cpu_s, result.workers_cpu_s, result.client_cpu_s)
+                    ):
+                        cpu_parts[name][i] += part
     finally:
         for server in servers.values():
             server.stop()
@@ -522,8 +564,10 @@ def main(argv: list[str] | None = None) -> None:
             )
         else:
             per_episode_us = cpu[name] / max(n_episodes, 1) * 1e6
+            front, workers, client = (x / max(n_episodes, 1) * 1e6 for x in cpu_parts[name])
             line += (
-                f", {per_episode_us:.0f} us per episode; of in-process episodes/s (budget >= 95%): "
+                f", {per_episode_us:.0f} us per episode (front {front:.0f}, workers {workers:.0f}; "
+                f"client {client:.0f}); of in-process episodes/s (budget >= 95%): "
                 f"{statistics.median(episodes) / in_median:.1%} (1 env), "
                 f"{statistics.median(episodes) / in64_median:.1%} (64 envs); in-process CPU per episode / "
                 f"server's: {in_cpu_us / per_episode_us:.1%} (1 env), {in64_cpu_us / per_episode_us:.1%} (64 envs)"
@@ -534,6 +578,9 @@ def main(argv: list[str] | None = None) -> None:
             "episodes_per_s": episodes,
             "p99_ms": p99,
             "server_cpu_us_per_step": server_us,
+            "cpu_us_per_episode_front_workers_client": [
+                x / max(n_episodes, 1) * 1e6 for x in cpu_parts[name]
+            ],
             "failures": len(failures),
             "failure_kinds": sorted(set(failures))[:5],
         }
