@@ -163,7 +163,50 @@ def shortlist(
     """The ``n`` search hits worth opening: ranked by :func:`match_score` on what a hit shows (title, year,
     directors), so the film a question names is opened even when search ranks it tenth."""
     order = sorted(range(len(hits)), key=lambda i: (-match_score(reading, hits[i], i), i))
-    return [hits[i] for i in order[:n]]
+    picked = [hits[i] for i in order[:n]]
+    if hits and n > 1 and all(h is not hits[0] for h in picked):
+        # search's own first choice takes the last place: the hits show no cast, so for a question
+        # that lists the cast, search's ranking is the better guess
+        picked[-1] = hits[0]
+    return picked
+
+
+def name_candidates(rest: str, limit: int = 4) -> list[str]:
+    """The runs of two or three adjacent words of ``rest``: where a name is, when the whole of it finds
+    nobody because a word beside the name is no part of it ("damien chazelle listed").
+
+    Example:
+        >>> name_candidates("damien chazelle listed")
+        ['damien chazelle', 'chazelle listed']
+    """
+    words = rest.split()
+    runs = [" ".join(words[i : i + 2]) for i in range(len(words) - 1)]
+    runs += [" ".join(words[i : i + 3]) for i in range(len(words) - 2)]
+    return [r for r in dict.fromkeys(runs) if r != rest][:limit]
+
+
+def named_person(
+    people: Sequence[Mapping[str, Any]], rest: str, role: str, *, whole: bool = False
+) -> Mapping[str, Any] | None:
+    """The person ``rest`` names: one whose whole name is in it (the longest), else (unless ``whole``)
+    the one with the most credits in ``role``; ``None`` for no one.
+
+    Example:
+        >>> people = [{"name": "Damien Chazelle", "totals": {"directed": 2}}]
+        >>> named_person(people, "damien chazelle listed", "directed", whole=True)["name"]
+        'Damien Chazelle'
+        >>> named_person(people, "chazelle listed", "directed", whole=True) is None
+        True
+    """
+    if not people:
+        return None
+    words = f" {fold(rest)} "
+    named = [p for p in people if f" {fold(str(p.get('name', '')))} " in words]
+    if named:
+        return max(named, key=lambda p: len(fold(str(p.get("name", "")))))
+    if whole:
+        return None
+    return max(people, key=lambda p: ((p.get("totals") or {}).get(role, 0), -people.index(p)))
 
 
 # ------------------------------------------------------------------ the strategy
@@ -228,9 +271,12 @@ class MediaSearchBM25:
         if r.asks == "superlative" and self._filter and r.genre and (r.years or r.years_between):
             self._stage = "read_top"
             return tool_call("filter_titles", **self._group_filter(), limit=3)
+        if r.asks == "superlative" and self._filter and self._people and r.rest:
+            self._stage = "rank_person"
+            return self._find_people()
         if r.asks == "count" and self._people and r.rest:
             self._stage = "count_person"
-            return tool_call("find_person", name=r.rest[:200])
+            return self._find_people()
         self._stage = "open_hits"
         return tool_call("search", query=r.query, k=SEARCH_K)
 
@@ -278,6 +324,54 @@ class MediaSearchBM25:
         chosen = (max if order == "desc" else min)(valued, key=lambda v: (v[0], -v[1]))
         return answer(dated(chosen[2]))
 
+    def _find_people(self) -> str:
+        """``find_person`` on the words left, and on each run of adjacent words among them in the same
+        turn: a word beside a name ("damien chazelle listed") makes the whole find no one."""
+        rest = self._reading.rest
+        return tool_calls(
+            ("find_person", {"name": name[:200]}) for name in [rest, *name_candidates(rest)]
+        )
+
+    def _rank_person(self, obs: str) -> str:
+        """A superlative over one person's films ("nolan's longest", "wes anderson's newest and best
+        rated"): the person, then their films sorted by the first superlative the question says."""
+        people, whole = self._people_in(obs)
+        r = self._reading
+        person = named_person(people, r.rest, "directed", whole=whole)
+        if person is None:
+            self._stage = "open_hits"
+            return tool_call("search", query=r.query, k=SEARCH_K)
+        totals = person.get("totals") or {}
+        key, order = r.sort or ("rating", "desc")
+        args: dict[str, Any] = {"sort_by": key, "order": order, "limit": 3, **self._years()}
+        if totals.get("directed", 0) or not totals.get("acted", 0):
+            args["director"] = str(person["name"])
+        else:
+            args["cast"] = [str(person["name"])]
+        if r.genre:
+            args["genre"] = r.genre
+        if r.runtime_under:
+            args["runtime_max"] = r.runtime_under - 1
+        self._stage = "read_top"
+        return tool_call("filter_titles", **args)
+
+    @staticmethod
+    def _people_in(obs: str) -> tuple[list[Mapping[str, Any]], bool]:
+        """The people the turn's first ``find_person`` (all the words left) found; when it found no
+        one, everyone the runs of adjacent words found, and True: then only a person whose whole
+        name is in the question counts."""
+        outputs = tool_outputs(obs)
+
+        def people(out: Any) -> list[Mapping[str, Any]]:
+            found = out.get("people") if isinstance(out, Mapping) else None
+            return [p for p in found or () if isinstance(p, Mapping) and "name" in p]
+
+        first = people(outputs[0]) if outputs else []
+        if first:
+            return first, False
+        found = [p for out in outputs[1:] for p in people(out)]
+        return list({str(p["name"]): p for p in found}.values()), True
+
     def _read_top(self, obs: str) -> str:
         results = (
             (tool_outputs(obs)[0] or {}).get("results")
@@ -287,14 +381,17 @@ class MediaSearchBM25:
         return answer(dated(results[0]) if results else NOTHING)
 
     def _count_person(self, obs: str) -> str:
-        out = tool_outputs(obs)[0]
-        people = out.get("people") if isinstance(out, Mapping) else None
-        if not people:
-            self._stage = "open_hits"
-            return tool_call("search", query=self._reading.query, k=SEARCH_K)
+        people, whole = self._people_in(obs)
         r = self._reading
         role = r.role or ("acted" if r.genre else "directed")
-        person = max(people, key=lambda p: ((p.get("totals") or {}).get(role, 0), -people.index(p)))
+        person = named_person(people, r.rest, role, whole=whole) if whole else None
+        if person is None and not whole and people:
+            person = max(
+                people, key=lambda p: ((p.get("totals") or {}).get(role, 0), -people.index(p))
+            )
+        if person is None:
+            self._stage = "open_hits"
+            return tool_call("search", query=r.query, k=SEARCH_K)
         name = str(person["name"])
         if not r.genre and not r.years_between and not r.years:
             return answer(str((person.get("totals") or {}).get(role, 0)))

@@ -33,8 +33,8 @@ from typing import Any
 from agentenv.envs.media_search.questions import Question, question_id
 
 CASUAL_FILE = Path(__file__).with_name("casual_questions.jsonl")
-CASUAL_SHA256 = "ea55cd2b82546fd83a2f9c322a35b369629ece7cf9288d7d535b6b2ad99017eb"
-"""sha256 of :data:`CASUAL_FILE` (241 questions); a result records it as the split's checksum."""
+CASUAL_SHA256 = "0f47e75410b1ba9ef9d71114a15494b24b0d065ee1800b98700779f9fdcc3c61"
+"""sha256 of :data:`CASUAL_FILE` (257 questions); a result records it as the split's checksum."""
 CASUAL_SPLIT = "casual"
 
 _FIELDS = frozenset({"question", "answer", "aliases", "answer_type", "kind", "plan", "extract"})

@@ -158,8 +158,24 @@ _COMPARE = re.compile(
     re.I,
 )
 _SUPERLATIVE = re.compile(
-    r"\b(?:highest|lowest|best|worst|top|longest|shortest)\b|\bmost\b|\bleast\b", re.I
+    r"\b(?:highest|lowest|best|worst|top|longest|shortest|newest|oldest|latest|earliest)\b"
+    r"|\bmost\b|\bleast\b",
+    re.I,
 )
+_SORT_WORDS = frozenset(
+    "highest lowest best worst top longest shortest newest oldest latest earliest most least recent "
+    "rated".split()
+)
+"""The words of a superlative: what the question sorts by, never part of a person's name."""
+_POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’]s\b|(?<=[^\W\d_]s)['’](?=\W|$)")
+_FILM_ASKED = re.compile(
+    r"\b(?:on|of|for|in|behind)\s+(?:what|which)\b|^(?:what|which)\s+(?:movie|film|flick|one)\b",
+    re.I,
+)
+"""A film asked for even beside a role word: "X listed as director on which film", "director of what"."""
+_GLUED_NUMBER = re.compile(r"\b([a-z]{2,})([0-9]{1,2})\b")
+_ROMAN = ("", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x")
+_DIGIT_WORDS = ("zero one two three four five six seven eight nine").split()
 _CAST = re.compile(
     r"\bcast\b|\bactors?\b|\bactress(?:es)?\b|\bappears?\b|\bwho(?:'s| is| was)? in\b|\bin it\b"
     r"|\bwas it\b|\bis it\b|\bin (?:the|its)\b.*\bor\b|\bfeature[sd]?\b|\bstar(?:s|red)?\b|\bwas .+ or .+ in\b",
@@ -173,7 +189,7 @@ _DIRECTOR = re.compile(
 )
 _YEAR_ASKED = re.compile(
     r"\b(?:what|which) year\b|\bwhen (?:was|did|is|were|does)\b|\(year\)|\byear (?:of|was|did)\b"
-    r"|\bwhat year\b|\byear\?\s*$|^when\b|\brelease year\b",
+    r"|\bwhat year\b|\byear\W*$|^(?:the\s+)?year\b|^when\b|\bwhen\W*$|\brelease year\b",
     re.I,
 )
 
@@ -216,6 +232,89 @@ def fold(text: str) -> str:
         .replace("'", "")
     )
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+
+
+def without_possessives(text: str) -> str:
+    """The text with the possessive ``'s`` (and the plural's ``'``) taken off every word: a name is
+    matched as a name whoever's it is.
+
+    Example:
+        >>> without_possessives("blomkamp's film, the coens' best, Wes Anderson’s newest")
+        'blomkamp film, the coens best, Wes Anderson newest'
+    """
+    return _POSSESSIVE.sub("", text)
+
+
+def numbered_forms(text: str) -> list[str]:
+    """Other spellings of the numbers written into title words, to search with as well: a digit that
+    stands for its own word inside one (``se7en`` is ``seven``), digits glued to a word (``alien3``, as
+    NFKC reads ``alien³``: ``alien 3``), and a sequel number as a Roman numeral (``rocky 4``: ``iv``).
+
+    Example:
+        >>> numbered_forms("se7en director"), numbered_forms("alien3"), numbered_forms("rocky 4 director")
+        (['seven'], ['alien', '3', 'iii'], ['iv'])
+        >>> numbered_forms("jaws 1975"), numbered_forms("r2d2")
+        ([], [])
+    """
+    out: list[str] = []
+    for word in fold(text).split():
+        inner = re.fullmatch(r"([a-z]+)([0-9])([a-z]+)", word)
+        if inner:
+            head, digit, tail = inner.groups()
+            spelled = _DIGIT_WORDS[int(digit)]
+            if (
+                spelled.startswith(head)
+                and spelled.endswith(tail)
+                and len(head + tail) < len(spelled)
+            ):
+                out.append(spelled)
+            continue
+        glued = _GLUED_NUMBER.fullmatch(word)
+        if glued:
+            out += [glued.group(1), glued.group(2)]
+            word = glued.group(2)
+        if word.isdigit() and 2 <= int(word) < len(_ROMAN) and len(word) <= 2:
+            out.append(_ROMAN[int(word)])
+    return list(dict.fromkeys(out))
+
+
+def numbered_variant(text: str) -> str:
+    """The folded text with each number of a title word in its other spelling (:func:`numbered_forms`):
+    a digit for its word inside one, glued digits apart, a sequel number as a Roman numeral.
+
+    Example:
+        >>> numbered_variant("who directed Se7en"), numbered_variant("rocky 4 who directed")
+        ('who directed seven', 'rocky iv who directed')
+        >>> numbered_variant("alien³ director")
+        'alien iii director'
+    """
+    out = []
+    for word in fold(unicodedata.normalize("NFKC", text)).split():
+        forms = numbered_forms(word)
+        if re.fullmatch(r"[a-z]+[0-9][a-z]+", word) and forms:
+            out.append(forms[0])
+        elif _GLUED_NUMBER.fullmatch(word) and forms:
+            out.append(" ".join(f for f in forms if not f.isdigit()))
+        elif word.isdigit() and forms:
+            out.append(forms[-1])
+        else:
+            out.append(word)
+    return " ".join(out)
+
+
+def possessors(text: str) -> tuple[str, ...]:
+    """The folded words a possessive ``'s`` (or a plural's ``'``) is on: "tarantino's django" says the
+    film is Tarantino's, "the coens' best" the Coens'.
+
+    Example:
+        >>> possessors("tarantino's django movie"), possessors("the Coens' best one")
+        (('tarantino',), ('coen',))
+    """
+    out = []
+    for match in re.finditer(r"([^\W\d_]+)(['’]s\b|(?<=s)['’](?=\W|$))", text):
+        word = fold(match.group(1))
+        out.append(word[:-1] if match.group(2) in ("'", "’") else word)
+    return tuple(dict.fromkeys(w for w in out if w))
 
 
 def genre_of(text: str) -> str | None:
@@ -293,8 +392,12 @@ def _asks(question: str, options: tuple[str, str] | None) -> Asks:
         return "runtime"
     if _WRITER.search(question):
         return "writer"
-    if _DIRECTOR.search(question) and re.search(
-        r"\bwho\b|\bdirector\b|\bfilmmaker\b|\bname the dir|\bby whom\b", question, re.I
+    if (
+        _DIRECTOR.search(question)
+        and re.search(
+            r"\bwho\b|\bdirector\b|\bfilmmaker\b|\bname the dir|\bby whom\b", question, re.I
+        )
+        and not (_FILM_ASKED.search(question) and not re.search(r"\bwho\b", question, re.I))
     ):
         return "director"
     if _YEAR_ASKED.search(question):
@@ -374,6 +477,7 @@ def _content(text: str, drop: set[str]) -> list[str]:
 def read_question(question: str) -> QuestionReading:
     """Read one question (any register, any case): see :class:`QuestionReading` and the module docstring."""
     text = " ".join(str(question).split())[:1000]
+    plain = without_possessives(text)
     quoted = tuple(a or b for a, b in _QUOTED.findall(text))
     options = _find_options(text)
     asks = _asks(text, options)
@@ -384,23 +488,27 @@ def read_question(question: str) -> QuestionReading:
     between = years_between(text)
     years = tuple(int(y) for y in _YEAR.findall(text))
     genre = genre_of(text)
-    spans = tuple(s for s in _spans(text) if s not in quoted)
+    spans = tuple(s for s in _spans(plain) if s not in quoted)
     drop: set[str] = set()
     if options and asks == "cast":
         drop = {w for o in options for w in fold(o).split()}
-    words = _content(text, drop)
+    words = _content(plain, drop)
     query_parts = [
         *quoted,
         *(s for s in spans if not (options and asks == "cast" and s in options)),
     ]
     covered = {w for part in query_parts for w in fold(part).split()}
     query_parts += [w for w in words if w not in covered]
+    query_parts += [w for w in numbered_forms(" ".join(words)) if w not in query_parts]
     query = " ".join(dict.fromkeys(p for p in query_parts if p)) or text
     genre_words = {w for g in GENRES for w in g.split()}
     rest_words = [
         w
         for w in words
-        if not re.fullmatch(r"[0-9]+s?", w) and w not in genre_words and w not in _NOT_NAMES
+        if not re.fullmatch(r"[0-9]+s?", w)
+        and w not in genre_words
+        and w not in _NOT_NAMES
+        and w not in _SORT_WORDS
     ]
     return QuestionReading(
         question=text,
@@ -445,6 +553,12 @@ _OPTION_CUT = re.compile(
 )
 
 
+_LEADING_COMPARATIVES = frozenset(
+    "older newer earlier later longer shorter higher lower better worse".split()
+)
+"""A comparative before the first option ("which is longer zodiac or ...") is no part of its title."""
+
+
 def _find_options(text: str) -> tuple[str, str] | None:
     """The two things an "A or B", "A vs B", "of/between A and B" or "A longer than B" question names."""
     found = _LEAD_OPTIONS.search(text) or _OF_OPTIONS.search(text) or _THAN.search(text)
@@ -480,23 +594,29 @@ def _runtime_under(text: str) -> int | None:
 def _strip_option(text: str) -> str:
     """An option of "A or B" without leading filler ("the film", "is it") or a trailing "?"."""
     words = text.strip(" ?.!,;\"'").split()
-    while words and words[0].lower() in _OPENERS | {
-        "film",
-        "films",
-        "movie",
-        "movies",
-        "one",
-        "it",
-        "is",
-        "was",
-        "between",
-        "did",
-        "critics",
-        "like",
-        "rate",
-        "the",
-        "which",
-    }:
+    while (
+        words
+        and words[0].lower()
+        in _OPENERS
+        | {
+            "film",
+            "films",
+            "movie",
+            "movies",
+            "one",
+            "it",
+            "is",
+            "was",
+            "between",
+            "did",
+            "critics",
+            "like",
+            "rate",
+            "the",
+            "which",
+        }
+        | _LEADING_COMPARATIVES
+    ):
         words = words[1:]
     while words and words[-1].lower() in {"more", "higher", "better", "first", "in", "?", "one"}:
         words = words[:-1]
