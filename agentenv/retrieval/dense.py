@@ -71,7 +71,8 @@ class DenseRetriever:
         encoder = encoder if encoder is not None else HashedTfidfSvdEncoder()
         if not getattr(encoder, "fitted", False):
             encoder.fit(texts)
-        vectors = encoder.encode(texts)  # long jobs show a tqdm bar on a terminal
+        # A corpus may be encoded otherwise than queries (the MiniLM encoder cuts documents short).
+        vectors = getattr(encoder, "encode_documents", encoder.encode)(texts)
         params = {
             "index": index,
             "hnsw_m": hnsw_m,

@@ -382,4 +382,8 @@ def load_encoder(path: str | Path) -> Encoder:
         return HashedTfidfSvdEncoder._load(path, meta["params"])
     if meta["kind"] == MiniLMEncoder.kind:
         return MiniLMEncoder(**meta["params"])
+    if meta["kind"] == "minilm-onnx":
+        from agentenv.retrieval.onnx_minilm import OnnxMiniLMEncoder
+
+        return OnnxMiniLMEncoder(**meta["params"])
     raise ValueError(f"unknown encoder kind {meta['kind']!r} in {path}")

@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentenv.retrieval.base import Hit, Retriever
@@ -56,7 +56,13 @@ def rrf_fuse(
 
 
 class HybridRetriever:
-    """Several retrievers over the same ids, fused by weighted RRF."""
+    """Several retrievers over the same ids, fused by weighted RRF.
+
+    ``rewrites`` gives each retriever its own query, as a function of the
+    query asked (``None``: the query as asked); e.g. BM25 reads a question
+    better without its question words, while an encoder wants the sentence.
+    Rewrites are code, so they are not saved with the index.
+    """
 
     kind = "hybrid"
 
@@ -66,6 +72,7 @@ class HybridRetriever:
         weights: Sequence[float] | None = None,
         rrf_k: float = 60,
         depth: int = 100,
+        rewrites: Sequence[Callable[[str], str] | None] | None = None,
     ) -> None:
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
@@ -77,6 +84,9 @@ class HybridRetriever:
             raise ValueError(f"{len(self.weights)} weights for {len(self.retrievers)} retrievers")
         self.rrf_k = rrf_k
         self.depth = depth
+        self.rewrites = list(rewrites) if rewrites is not None else [None] * len(self.retrievers)
+        if len(self.rewrites) != len(self.retrievers):
+            raise ValueError(f"{len(self.rewrites)} rewrites for {len(self.retrievers)} retrievers")
 
     @classmethod
     def from_texts(
@@ -109,7 +119,10 @@ class HybridRetriever:
         if k <= 0:
             return [[] for _ in queries]
         depth = max(self.depth, k)
-        per_retriever = [r.search_batch(list(queries), depth) for r in self.retrievers]
+        per_retriever = [
+            r.search_batch([rewrite(q) for q in queries] if rewrite else list(queries), depth)
+            for r, rewrite in zip(self.retrievers, self.rewrites, strict=True)
+        ]
         return [
             rrf_fuse([res[i] for res in per_retriever], self.weights, self.rrf_k, k)
             for i in range(len(queries))

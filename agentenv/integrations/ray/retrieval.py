@@ -58,7 +58,7 @@ class RetrievalService:
         }
         bind = bind_address(host, allow_all_interfaces=allow_all_interfaces)
         self.server = BackgroundServer(
-            retriever, info, bind, port, offload_search=backend in ("dense", "hybrid")
+            retriever, info, bind, port, offload_search=backend.startswith(("dense", "hybrid"))
         )
         self.server.start()
         self.build_s = time.perf_counter() - start
@@ -153,7 +153,8 @@ def start_retrieval_service(
 
     Args:
         corpus: a registered corpus name (``media``, ``rare-disease``), as for ``agentenv serve-retrieval``.
-        backend: ``bm25`` (default), ``bm25-reference``, ``dense`` or ``hybrid``.
+        backend: a retriever name (``agentenv.retrieval.RETRIEVER_NAMES``): ``bm25`` (default),
+            ``hybrid-minilm``, ...
         host: ``node`` (the cluster address of the node the actor lands on), ``loopback`` or an address.
         port: 0 picks a free port; a restartable service (``max_restarts > 0``) needs a fixed one.
         max_restarts: times Ray may restart the actor after it dies.

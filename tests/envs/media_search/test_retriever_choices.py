@@ -12,7 +12,7 @@ from agentenv.corpora.media import load_catalog
 from agentenv.retrieval import build_retriever
 
 
-@pytest.mark.parametrize("retriever", ["bm25", "bm25-reference", "dense", "hybrid"])
+@pytest.mark.parametrize("retriever", ["bm25", "bm25-reference", "dense", "hybrid-hashed-svd"])
 def test_check_env_with_each_backend(retriever: str) -> None:
     env = gym.make("MediaSearch-v0", retriever=retriever)
     check_env(env.unwrapped, skip_render_check=True)

@@ -1,0 +1,107 @@
+"""The int8 ONNX MiniLM retrievers on a small real corpus (skipped without the ``minilm`` extra).
+
+The full catalog's embeddings are never built here: 200 film documents are enough to check
+that the real encoder ranks, caches its queries, fuses with BM25 and survives the disk cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentenv.paths import home_at
+from agentenv.retrieval import build_retriever, onnx_minilm
+from agentenv.retrieval.hybrid import HybridRetriever
+
+from ._corpus import film_docs
+
+pytestmark = pytest.mark.skipif(not onnx_minilm.minilm_available(), reason="needs the minilm extra")
+N_DOCS = 200
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[list[str], list[str]]:
+    texts, ids = film_docs()
+    return texts[:N_DOCS], ids[:N_DOCS]
+
+
+@pytest.fixture(scope="module")
+def dense(corpus):  # type: ignore[no-untyped-def]
+    texts, ids = corpus
+    return build_retriever("dense-minilm", texts, ids)
+
+
+def test_rows_are_unit_vectors_and_close_meanings_score_higher() -> None:
+    enc = onnx_minilm.OnnxMiniLMEncoder()
+    x = enc.encode(
+        ["a film about a shark attacking a beach town", "killer shark movie", "a courtroom drama"]
+    )
+    assert x.shape == (3, 384) and x.dtype == np.float32
+    assert np.allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-5)
+    assert x[0] @ x[1] > x[0] @ x[2] + 0.1
+
+
+def test_queries_are_cached_per_process_and_the_cache_is_bounded() -> None:
+    enc = onnx_minilm.OnnxMiniLMEncoder(query_cache=2)
+    first = enc.encode(["who wrote juno?"])
+    assert enc._query("who wrote juno?") is enc._query("who wrote juno?")  # served from the cache
+    enc.encode(["b", "c"])
+    assert list(enc._cache) == ["b", "c"]  # the least recently used went first
+    assert np.array_equal(enc.encode(["who wrote juno?"]), first)  # recomputed, same vector
+
+
+def test_documents_are_cut_but_queries_are_not() -> None:
+    enc = onnx_minilm.OnnxMiniLMEncoder(max_doc_tokens=8)
+    long = "Casablanca (1942). Drama, Romance film directed by Michael Curtiz, starring Humphrey Bogart."
+    tok = enc._load_tokenizer()
+    cut = tok.decode(tok.encode(long).ids[1:7])  # [CLS], 6 tokens and [SEP] make 8
+    assert tok.encode(cut).ids[1:-1] == tok.encode(long).ids[1:7]
+    # One document alone: int8 activations are scaled per batch, so batch-mates move a row a little.
+    assert np.allclose(enc.encode_documents([long])[0], enc.encode([cut])[0], atol=1e-5)
+    assert not np.allclose(enc.encode([long])[0], enc.encode([cut])[0], atol=1e-3)
+
+
+def test_dense_minilm_finds_films_by_their_titles(dense, corpus) -> None:  # type: ignore[no-untyped-def]
+    texts, ids = corpus
+    titles = [t.split(" (")[0] for t in texts[:60]]
+    found = [ids[i] in {h.doc_id for h in dense.search(q, 3)} for i, q in enumerate(titles)]
+    assert np.mean(found) >= 0.8, np.mean(found)
+
+
+def test_hybrid_minilm_fuses_bm25_and_minilm(corpus) -> None:  # type: ignore[no-untyped-def]
+    texts, ids = corpus[0][:60], corpus[1][:60]
+    hybrid = build_retriever("hybrid-minilm", texts, ids)
+    assert isinstance(hybrid, HybridRetriever)
+    assert [type(r).__name__ for r in hybrid.retrievers] == ["BM25Retriever", "DenseRetriever"]
+    director = texts[5].split("Directed by ")[1].split(".")[0]
+    hits = hybrid.search(f"the movie {director} directed", 10)
+    assert ids[5] in {h.doc_id for h in hits}
+    assert hybrid.search_batch(["a", "b"], 5) == [hybrid.search("a", 5), hybrid.search("b", 5)]
+
+
+def test_the_index_is_built_once_and_read_back_from_the_checksummed_cache(corpus, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agentenv.retrieval.cache import forget_loaded
+
+    texts, ids = corpus
+    texts, ids = texts[:40], ids[:40]
+    with home_at(tmp_path):
+        built = build_retriever("dense-minilm", texts, ids, corpus_checksum="small-v1")
+        forget_loaded()
+        entries = list((tmp_path / "indexes").iterdir())
+        assert len(entries) == 1 and (entries[0] / "MANIFEST.json").is_file()
+        loaded = build_retriever("dense-minilm", texts, ids, corpus_checksum="small-v1")
+        assert loaded is not built
+        assert loaded.search_batch(["war film", texts[3]], 5) == built.search_batch(
+            ["war film", texts[3]], 5
+        )
+        forget_loaded()
+
+
+def test_a_missing_extra_is_one_line_naming_the_install_command(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(onnx_minilm, "minilm_available", lambda: False)
+    with pytest.raises(ImportError) as err:
+        build_retriever("dense-minilm", ["a"], ["a"])
+    assert (
+        str(err.value)
+        == "the MiniLM retrievers need the minilm extra: pip install 'agentenv[minilm]'"
+    )

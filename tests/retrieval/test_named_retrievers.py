@@ -1,0 +1,107 @@
+"""Retrievers chosen by one name: the factory, serve-retrieval's --backend, the env's retriever=, errors."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agentenv  # noqa: F401 - registers the ids
+from agentenv.actions import tool_call
+from agentenv.retrieval import RETRIEVER_NAMES, build_retriever
+from agentenv.retrieval.base import Hit
+from agentenv.retrieval.encoders import HashedTfidfSvdEncoder
+from agentenv.retrieval.serve_cli import add_parser
+
+from ._corpus import film_docs
+
+
+def test_every_name_is_listed_in_one_error() -> None:
+    with pytest.raises(ValueError) as err:
+        build_retriever("bm-25", ["a b"], ["a"])
+    message = str(err.value)
+    assert "\n" not in message
+    for name in RETRIEVER_NAMES:
+        assert name in message
+
+
+def test_the_old_hybrid_name_says_what_to_use() -> None:
+    with pytest.raises(ValueError, match=r"'hybrid-minilm'.*'hybrid-hashed-svd'"):
+        build_retriever("hybrid", ["a b"], ["a"])
+
+
+def test_the_hashed_hybrid_keeps_its_index_under_an_honest_name() -> None:
+    texts, ids = film_docs()
+    texts, ids = texts[:100], ids[:100]
+    small = HashedTfidfSvdEncoder(dim=16, n_features=2**12)
+    hybrid = build_retriever("hybrid-hashed-svd", texts, ids, dense={"encoder": small})
+    assert type(hybrid).__name__ == "HybridRetriever"
+    assert hybrid.search(texts[7].split(" (")[0], 3)[0].doc_id == ids[7]
+
+
+def _serve_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["serve-retrieval", "--corpus", "media", *argv])
+
+
+@pytest.mark.parametrize("name", RETRIEVER_NAMES)
+def test_serve_retrieval_takes_every_name(name: str) -> None:
+    assert _serve_args("--backend", name).backend == name
+
+
+def test_serve_retrieval_refuses_the_old_name_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        _serve_args("--backend", "hybrid")
+    err = capsys.readouterr().err
+    assert "use 'hybrid-minilm'" in err and "hybrid-hashed-svd" in err
+
+
+class Recording:
+    """A retriever that answers with one fixed film and records every query."""
+
+    def __init__(self, doc_id: str) -> None:
+        self.doc_id = doc_id
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        self.queries.append(query)
+        return [Hit(self.doc_id, 1.0, 0)]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return [self.search(q, k) for q in queries]
+
+
+def test_the_env_and_the_bm25_agent_search_with_the_retriever_the_env_was_made_with() -> None:
+    from agentenv.evaluation.agents import make_agent
+
+    env = gym.make("MediaSearch-v0", retriever="bm25")
+    doc_id = env.unwrapped.catalog.documents()[0][0]
+    recording = Recording(doc_id)
+    env = gym.make("MediaSearch-v0", retriever=recording)
+    agent = make_agent("bm25")
+    searches = 0
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        agent.reset(obs, info, task=env.unwrapped.task, rng=np.random.default_rng(0))
+        for _ in range(8):
+            action = agent.act(obs, info)
+            searches += action.count('"name": "search"')
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+    assert searches > 0 and len(recording.queries) == searches
+
+
+def test_the_env_refuses_the_old_name() -> None:
+    with pytest.raises(ValueError, match="hybrid-minilm"):
+        gym.make("MediaSearch-v0", retriever="hybrid")
+    env = gym.make("MediaSearch-v0", retriever="bm25")
+    env.reset(seed=0)
+    obs, *_ = env.step(tool_call("search", query="Inception", k=3))
+    assert '"results"' in obs
