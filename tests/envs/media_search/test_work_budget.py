@@ -120,8 +120,11 @@ def test_partial_lookups_walk_at_most_the_shortest_token_list():
 def test_the_person_index_survives_its_disk_format():
     index = PersonIndex.build({"ridley scott": 3, "tony scott": 5, "scott glenn": 5})
     again = PersonIndex.decode(*index.encode())
-    assert again.order == index.order
+    assert again.order == index.order == ["scott glenn", "tony scott", "ridley scott"]
     assert again.matching("scott") == index.matching("scott") == (3, index.order)
+    assert PersonIndex.build({}).matching("scott") == (0, [])
+    accented = PersonIndex.build({"penelope cruz": 2, "bjork": 1, "小津 安二郎": 3})
+    assert accented.matching("小津") == (1, ["小津 安二郎"]) and accented.matching("bj") == (0, [])
 
 
 def test_the_film_catalog_index_is_read_back_from_its_cache(env):
