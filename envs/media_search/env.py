@@ -23,7 +23,7 @@ retrieved passages are in the prompt; one answer.
 ## Splits
 ``train`` (≥ 20,000), ``validation`` (1,000) and ``test`` (1,000) generated
 questions, mostly in casual forms (``question_style="varied"``, the default;
-``"template"`` serves the old template phrasings); ``casual``: 241 hand-written
+``"template"`` serves the old template phrasings); ``casual``: 257 hand-written
 questions for evaluation; or your own JSONL via ``tasks=``.
 
 ## Options for small models
