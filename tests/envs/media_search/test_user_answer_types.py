@@ -16,6 +16,7 @@ from agentenv.envs.media_search.grading import grade_answer, read_integer
 from agentenv.envs.media_search.user_answer_types import USER_ANSWER_TYPES, typed_answer
 from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
 from agentenv.errors import UserInputError
+from agentenv.spelling import without_accents
 
 HEAT = "that 1995 heist movie with pacino and de niro?"
 
@@ -38,6 +39,22 @@ def _films_with_one_title() -> list:
 
 
 FILMS = _films_with_one_title()
+
+
+def _spelled_forms(film) -> dict[str, str]:
+    """The title spellings the env page lists, where they apply to this film (see answer_catalog)."""
+    cat = answer_catalog()
+    forms = {"upper": film.title.upper(), "hyphen": film.title.replace("-", " ")}
+    if not film.title.isascii():
+        forms["accents"] = without_accents(film.title)
+    if "&" in film.title and cat.titles.lookup(film.title.replace("&", "and")).refs == (film.id,):
+        forms["and"] = film.title.replace("&", "and")  # unless another film has that title
+    words = film.title.split(maxsplit=1)
+    if len(words) == 2 and words[0].lower() in ("the", "a", "an"):
+        bare = cat.titles.lookup(words[1])
+        if bare.how == "article":  # the article tier: the bare title is no other film's
+            forms["no article"] = words[1]
+    return forms
 
 
 def _decorated(text: str) -> list[str]:
@@ -85,6 +102,8 @@ def test_every_film_form_of_a_film_gold_is_credited_and_a_near_miss_is_not(
     question = question_from_dict({"question": "which film?", "answer": forms[gold_form]})
     assert question.answer_type == "title" and film.id in question.aliases
     assert grade_answer(_decorated(forms[answer_form])[decoration], question)
+    for name, spelled in _spelled_forms(film).items():
+        assert grade_answer(spelled, question), (name, spelled)
     if other.id != film.id:
         assert not grade_answer(f"{other.title} ({other.year})", question)
         assert not grade_answer(other.id, question)
@@ -158,3 +177,17 @@ def test_a_gold_the_catalog_lacks_is_refused_at_load_with_its_line(tmp_path) -> 
         load_user_tasks(path)
     with pytest.raises(UserInputError, match=r"options\['task'\]: answer 'Inceptoin'"):
         gym.make("MediaSearch-v0").reset(options={"task": rows[1]})
+
+
+def test_every_spelling_the_page_lists_over_4000_film_golds() -> None:
+    """All of them, not a sample: upper case, hyphen as space, accents left out, ``and`` for ``&``
+    (where no other film has that title), no leading article (where the article tier applies)."""
+    refused = []
+    for film in FILMS:
+        question = question_from_dict({"question": "which film?", "answer": film.title})
+        refused += [
+            (film.title, name, spelled)
+            for name, spelled in _spelled_forms(film).items()
+            if not grade_answer(spelled, question)
+        ]
+    assert not refused, refused[:5]
