@@ -40,6 +40,28 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def add_split_argument(
+    parser: argparse.ArgumentParser, default: str, what: str, note: str = ""
+) -> None:
+    """``--split``: any split the env id's family declares (``Family.splits``), checked by
+    :func:`check_split` once the id is known, so a family's own split needs no line here."""
+    parser.add_argument(
+        "--split",
+        default=default,
+        metavar="SPLIT",
+        help=f"{what}: train, validation, test, or one the env's family declares (agentenv list "
+        "shows them: MediaSearch's casual, rare disease's real) "
+        f"(default: %(default)s{'; ' + note if note else ''})",
+    )
+
+
+def check_split(env_id: str, split: str) -> str:
+    """``split`` if ``env_id``'s family declares it, else a one-line error listing the family's splits."""
+    from agentenv.families import check_split as family_check
+
+    return family_check(env_id, split)
+
+
 def parse_env_args(pairs: Sequence[str]) -> dict[str, object]:
     """``--env-arg KEY=VALUE`` pairs as gym.make kwargs: a VALUE that parses as JSON is that value, else a string."""
     out: dict[str, object] = {}

@@ -54,6 +54,11 @@ Ref = Any
 """A callable or other object, or a ``"module:attribute"`` string naming one (resolved on use)."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_SPLIT = re.compile(r"^[a-z][a-z0-9_-]*$")
+_AGENT = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+STANDARD_SPLITS = ("train", "validation", "test")
+"""The splits every family serves; a family may declare more (``Family.splits``)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,10 @@ class DialogueSpec:
 @dataclass(frozen=True)
 class Family:
     """Everything generic code needs to know about one task family, in one record.
+
+    Its splits, agents and reward presets live here too, so a family kept in
+    one folder (in this repo or outside it) gets its own ``--split``, its own
+    ``--agent`` and its own ``--reward`` with no line anywhere else.
 
     Attributes:
         name: the family's name, lower case with underscores (``"media_search"``);
@@ -122,6 +131,9 @@ class Family:
     solvability: Ref | None = None
     structured: Ref | None = None
     components: Mapping[str, str] = field(default_factory=dict)
+    splits: tuple[str, ...] = STANDARD_SPLITS
+    agents: Mapping[str, Ref] = field(default_factory=dict)
+    reward_presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     docs: str = ""
     grader_version: int = 1
 
@@ -144,6 +156,29 @@ class Family:
                     raise UserInputError(
                         f"Family {self.name!r}: {s.id} entry_point must be 'module:Class', got {s.entry_point!r}"
                     )
+        if (
+            not isinstance(self.splits, tuple)
+            or self.splits[:3] != STANDARD_SPLITS
+            or not all(isinstance(s, str) and _SPLIT.match(s) for s in self.splits)
+            or len(set(self.splits)) != len(self.splits)
+        ):
+            raise UserInputError(
+                f"Family {self.name!r}: splits must be a tuple starting with {STANDARD_SPLITS}, then the "
+                f"family's own split names (lower case, digits, '-' or '_'), each once; got {self.splits!r}"
+            )
+        for where, names in (("agents", self.agents), ("reward_presets", self.reward_presets)):
+            bad = [n for n in names if not isinstance(n, str) or not _AGENT.match(n)]
+            if bad:
+                raise UserInputError(
+                    f"Family {self.name!r}: {where} names must be lower case letters, digits, '-' or '_'; "
+                    f"got {bad}"
+                )
+        for name, preset in self.reward_presets.items():
+            if not isinstance(preset, Mapping):
+                raise UserInputError(
+                    f"Family {self.name!r}: reward_presets[{name!r}] must be a dict of RewardConfig "
+                    f"fields, got {type(preset).__name__}"
+                )
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -173,11 +208,18 @@ def register_family(family: Family) -> Family:
             f"task family {family.name!r} is already registered with another record"
         )
     for other in _FAMILIES.values():
-        if other.name != family.name and set(other.ids) & set(family.ids):
-            taken = sorted(set(other.ids) & set(family.ids))
-            raise UserInputError(
-                f"family {family.name!r}: ids {taken} already belong to family {other.name!r}"
-            )
+        if other.name == family.name:
+            continue
+        for what, mine, theirs in (
+            ("ids", family.ids, other.ids),
+            ("agents", family.agents, other.agents),
+            ("reward presets", family.reward_presets, other.reward_presets),
+        ):
+            taken = sorted(set(mine) & set(theirs))
+            if taken:
+                raise UserInputError(
+                    f"family {family.name!r}: {what} {taken} already belong to family {other.name!r}"
+                )
     _FAMILIES[family.name] = family
     for spec in family.envs:
         if spec.id not in gym.registry:
@@ -274,6 +316,60 @@ def env_specs() -> tuple[EnvSpec, ...]:
 def dialogue_specs() -> tuple[DialogueSpec, ...]:
     """Every multi-agent id of every registered family."""
     return tuple(s for f in families() for s in f.dialogues)
+
+
+def splits_of(env_id: str) -> tuple[str, ...]:
+    """The splits ``env_id``'s family declares (what ``--split`` accepts for it).
+
+    Example:
+        >>> splits_of("MediaSearch-v0")
+        ('train', 'validation', 'test', 'casual')
+    """
+    return family_of_env(env_id).splits
+
+
+def check_split(env_id: str, split: str) -> str:
+    """``split`` if ``env_id``'s family declares it; otherwise a one-line error listing the family's splits.
+
+    Example:
+        >>> check_split("RareDiseaseDiagnosis-v0", "casual")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: split 'casual' is not one of RareDiseaseDiagnosis-v0's: train, validation, test, real...
+    """
+    family = family_of_env(env_id)
+    if split not in family.splits:
+        raise UserInputError(
+            f"split {split!r} is not one of {bare_id(env_id)}'s: {', '.join(family.splits)} "
+            f"(declared by family {family.name!r})"
+        )
+    return split
+
+
+def all_splits() -> tuple[str, ...]:
+    """Every split any registered family declares, the standard three first."""
+    seen = dict.fromkeys(STANDARD_SPLITS)
+    for family in families():
+        seen.update(dict.fromkeys(family.splits))
+    return tuple(seen)
+
+
+def family_agents() -> dict[str, tuple[Family, Ref]]:
+    """Agent name -> (the family declaring it, its factory reference), over every registered family."""
+    return {name: (f, ref) for f in families() for name, ref in f.agents.items()}
+
+
+def reward_preset(name: str) -> Mapping[str, Any] | None:
+    """The ``RewardConfig`` fields of a preset some registered family declares, or ``None``."""
+    for family in families():
+        if name in family.reward_presets:
+            return {"name": name, **family.reward_presets[name]}
+    return None
+
+
+def reward_preset_names() -> tuple[str, ...]:
+    """Every reward preset the registered families declare."""
+    return tuple(name for f in families() for name in f.reward_presets)
 
 
 def corpus_names() -> tuple[str, ...]:

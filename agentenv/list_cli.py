@@ -1,4 +1,4 @@
-"""``agentenv list``: the registered env ids, family by family.
+"""``agentenv list``: the registered env ids, family by family, with each family's splits, agents and presets.
 
 Example:
     >>> from agentenv.cli_args import ArgumentParser
@@ -51,4 +51,9 @@ def run(args: argparse.Namespace) -> int:
         for dialogue in family.dialogues:
             agents = " + ".join(dialogue.agents)
             print(f"  {dialogue.id:38s} (PettingZoo: {agents}) {dialogue.description}")
+        print(f"  {'splits':38s} {', '.join(family.splits)}")
+        if family.agents:
+            print(f"  {'agents of its own':38s} {', '.join(family.agents)}")
+        if family.reward_presets:
+            print(f"  {'reward presets of its own':38s} {', '.join(family.reward_presets)}")
     return 0

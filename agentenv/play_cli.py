@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agentenv.cli_args import add_split_argument
+
 COMMAND = "play"
 HELP = "play an env in the terminal"
 
@@ -29,12 +31,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     play.add_argument(
         "env_id", help="a Gymnasium id (MediaSearch-v0) or a multi-agent id (DiagnosisDialogue-v0)"
     )
-    play.add_argument(
-        "--split",
-        default="validation",
-        choices=["train", "validation", "test", "casual", "real"],
-        help="task split (default: %(default)s)",
-    )
+    add_split_argument(play, "validation", "task split")
     play.add_argument("--seed", type=int, default=None, help="task seed (default: a random task)")
     play.add_argument(
         "--as",
@@ -49,6 +46,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Play one episode."""
+    from agentenv.cli_args import check_split
     from agentenv.play import play
 
+    check_split(args.env_id, args.split)
     return play(args.env_id, split=args.split, seed=args.seed, side=args.side)

@@ -22,10 +22,13 @@ Presets:
   teaching; over-limit answers are allowed and scored on ``hit@any``.
 * ``efficient``: strict plus a cost per tool call and per turn (capped), so
   that the number of tool calls can fall under RL.
-* ``first-call-credit``: strict plus 0.2 when the first tool call is the gold
-  plan's first call (the ``first_call`` component, MediaSearch only): partial
-  credit so that GRPO groups of a weak model differ in reward. A lesson that
-  trains on it says so; it is a training signal, not a score to report.
+
+A family adds presets that read its own components in its record
+(``Family.reward_presets``): MediaSearch's ``first-call-credit`` is strict
+plus 0.2 when the first tool call is the gold plan's first call (its
+``first_call`` component), partial credit so that GRPO groups of a weak
+model differ in reward; a training signal, not a score to report. A name is
+looked up here first, then in the registered families.
 
 Shaping: ``shaping=True`` moves each increase of the capped cost to the step
 that caused it (:meth:`RewardConfig.step_reward`), so a wasted tool call is
@@ -272,10 +275,15 @@ PRESETS: dict[str, RewardConfig] = {
     "strict": RewardConfig(name="strict"),
     "lenient": RewardConfig(name="lenient", over_limit="allow"),
     "efficient": RewardConfig(name="efficient", tool_call_cost=0.05, turn_cost=0.02, cost_cap=0.5),
-    "first-call-credit": RewardConfig(
-        name="first-call-credit", weights={"accuracy": 1.0, "first_call": 0.2}
-    ),
 }
+"""The generic presets; a family's own ones live in its record (``Family.reward_presets``)."""
+
+
+def preset_names() -> tuple[str, ...]:
+    """Every preset a name may pick: the generic ones, then those the registered families declare."""
+    from agentenv.families import reward_preset_names
+
+    return (*PRESETS, *reward_preset_names())
 
 
 def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -> RewardConfig:
@@ -300,14 +308,20 @@ def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{path}: {exc}") from None
     if isinstance(spec, str):
-        if spec not in PRESETS:
-            hint = closest(spec, PRESETS)
-            raise ValueError(
-                f"unknown reward preset {spec!r}; choose one of {sorted(PRESETS)}"
-                + (f" (did you mean {hint!r}?)" if hint else "")
-                + ", pass a dict, or a .json/.yaml file path"
-            )
-        return PRESETS[spec]
+        if spec in PRESETS:
+            return PRESETS[spec]
+        from agentenv.families import reward_preset
+
+        declared = reward_preset(spec)
+        if declared is not None:
+            return RewardConfig(**declared)
+        names = preset_names()
+        hint = closest(spec, names)
+        raise ValueError(
+            f"unknown reward preset {spec!r}; choose one of {sorted(names)}"
+            + (f" (did you mean {hint!r}?)" if hint else "")
+            + ", pass a dict, or a .json/.yaml file path"
+        )
     if isinstance(spec, Mapping):
         data = dict(spec)
         base = data.pop("preset", None)

@@ -121,8 +121,12 @@ def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -
         raise UserInputError(
             f"agent {name!r}: the factory must be callable, got {type(factory).__name__}"
         )
+    from agentenv.families import family_agents
+
     known = _REGISTERED.get(name)
-    taken = (known is not None and known is not factory) or (known is None and name in _declared())
+    taken = (known is not None and known is not factory) or (
+        known is None and (name in _declared() or name in family_agents())
+    )
     if taken and not replace:
         raise UserInputError(
             f"agent {name!r} is already registered; pass replace=True to override it"
@@ -137,8 +141,11 @@ def unregister_agent(name: str) -> None:
 
 
 def agent_names() -> tuple[str, ...]:
-    """Every buildable agent name, sorted: declared by installed distributions or registered in code."""
-    return tuple(sorted(set(_declared()) | set(_REGISTERED)))
+    """Every buildable agent name, sorted: declared by installed distributions, by a registered
+    family (``Family.agents``), or registered in code."""
+    from agentenv.families import family_agents
+
+    return tuple(sorted(set(_declared()) | set(_REGISTERED) | set(family_agents())))
 
 
 def agent_factory(name: str) -> AgentFactory:
@@ -148,6 +155,17 @@ def agent_factory(name: str) -> AgentFactory:
         return factory
     declared = _declared().get(name)
     if declared is None:
+        from agentenv.families import family_agents, resolve
+
+        owned = family_agents().get(name)
+        if owned is not None:
+            family, ref = owned
+            try:
+                return resolve(ref)
+            except Exception as err:
+                raise ImportError(
+                    f"agent {name!r} of family {family.name!r} ({ref!r}) failed to load: {err}"
+                ) from err
         raise UserInputError(
             f"unknown agent {name!r}; known agents: {', '.join(agent_names()) or 'none'}"
         )

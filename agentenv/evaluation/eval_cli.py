@@ -23,7 +23,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentenv.cli_args import check_env_args, check_tasks_path, env_spec, key_values, parse_env_args
+from agentenv.cli_args import (
+    add_split_argument,
+    check_env_args,
+    check_split,
+    check_tasks_path,
+    env_spec,
+    key_values,
+    parse_env_args,
+)
 from agentenv.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -47,20 +55,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ev.add_argument(
         "--agent",
         required=True,
-        help="agent name: random, oracle, bm25, phenotype-ranker, llm, hf, sb3, "
-        "or one registered with agentenv.evaluation.agents.register_agent / the agentenv.agents "
-        "entry-point group",
+        help="agent name: random, oracle, bm25, llm, hf, sb3, one the env's family declares "
+        "(agentenv list shows them, e.g. phenotype-ranker), or one registered with "
+        "agentenv.evaluation.agents.register_agent / the agentenv.agents entry-point group",
     )
     ev.add_argument(
         "--agent-args", nargs="*", default=[], metavar="K=V", help="agent keyword arguments"
     )
-    ev.add_argument(
-        "--split",
-        default="test",
-        choices=["train", "validation", "test", "casual", "real"],
-        help="split to evaluate on; casual: MediaSearch's hand-written questions; real: rare disease's "
-        "published patients (default: %(default)s; "
-        "note gym.make and training default to train)",
+    add_split_argument(
+        ev, "test", "split to evaluate on", "note gym.make and training default to train"
     )
     ev.add_argument(
         "--episodes",
@@ -159,14 +162,10 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise UserInputError(
             f"--max-agent-failures must be 0 (never stop) or more, got {args.max_agent_failures}"
         )
-    from agentenv.evaluation.runner import is_dialogue_id
-
+    env_spec(args.env_id)  # an unknown id is a one-line error
     env_kwargs = parse_env_args(args.env_arg)
-    if is_dialogue_id(args.env_id):
-        _check_dialogue_args(args, env_kwargs)
-    else:
-        env_spec(args.env_id)  # an unknown id is a one-line error
-        check_env_args(args.env_id, env_kwargs)
+    check_env_args(args.env_id, env_kwargs)
+    check_split(args.env_id, args.split)
     if args.tasks is not None:
         check_tasks_path(args.tasks)
         env_kwargs["tasks"] = str(args.tasks)
@@ -186,21 +185,6 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         agent_args=key_values(args.agent_args),
         env_kwargs=tuple(sorted(env_kwargs.items())),
     )
-
-
-def _check_dialogue_args(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> None:
-    """A dialogue id is evaluated from its lead's side against its scripted simulator; refuse what that
-    cannot take, in one line (the constructor refuses unknown ``--env-arg`` keys when it is built)."""
-    from agentenv.cli_args import OWN_FLAGS
-
-    for key in env_kwargs:
-        if key in OWN_FLAGS:
-            raise UserInputError(f"--env-arg {key}: use {OWN_FLAGS[key]} instead")
-    if args.tasks is not None:
-        raise UserInputError(
-            f"--tasks: {args.env_id} is a dialogue and serves its own split's tasks; evaluate your "
-            "tasks on the family's single-agent id instead (`agentenv list` shows it)"
-        )
 
 
 def identity(config: RunConfig, tasks_sha256: str | None) -> dict[str, Any]:
@@ -345,7 +329,6 @@ def _write_summary(
     meta.update(meta_extra, build_s=result.build_s, loop_s=result.loop_s)
     records = [*previous, *result.records]
     summary = summarize(result.config, records, result.wall_s, meta)
-    summary = summary.model_copy(update={"episodes_digest": run_dir.last_digest})
     if previous:  # a resumed run: throughput is this session's episodes over this session's loop
         summary = summary.model_copy(
             update={
@@ -368,13 +351,13 @@ def _write_summary(
 
 def _resumed_episodes(out: Path, config: RunConfig) -> RunConfig:
     """``--resume`` without ``--episodes`` keeps the resumed run's planned count."""
+    import json
     from dataclasses import replace
 
     from agentenv.evaluation.run_dir import IDENTITY_FILE
-    from agentenv.evaluation.run_files import read_json_object
 
-    try:  # bounded, and never opens a FIFO
-        planned = read_json_object(out / IDENTITY_FILE, "a run.json").get("episodes")
+    try:
+        planned = json.loads((out / IDENTITY_FILE).read_text(encoding="utf-8")).get("episodes")
     except (OSError, ValueError):
         return config  # RunDirectory says what is wrong with it
     return replace(config, episodes=planned) if isinstance(planned, int) else config

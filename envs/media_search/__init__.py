@@ -52,5 +52,12 @@ FAMILY = Family(
         "held_back": "concierge: request fields the user held back at the start",
         "revealed": "concierge: held-back fields the user revealed after being asked",
     },
+    splits=("train", "validation", "test", "casual"),  # casual: hand-written questions (casual.py)
+    agents={
+        "oracle-question-spelling": "agentenv.envs.media_search.question_spelling:QuestionSpellingOracle",
+    },
+    reward_presets={
+        "first-call-credit": {"weights": {"accuracy": 1.0, "first_call": 0.2}},
+    },
     docs="docs/envs/media_search.md",
 )

@@ -54,5 +54,9 @@ FAMILY = Family(
         "unresolved": "entries that are no disease reference (one makes the answer unreadable: every hit 0)",
         "questions_asked": "findings asked about: ask_patient calls, or findings named to the patient in dialogue",
     },
+    splits=("train", "validation", "test", "real"),  # real: published patients (real_cases.py)
+    agents={
+        "phenotype-ranker": "agentenv.baselines.phenotype_ranker_agent:PhenotypeRankerAgent",
+    },
     docs="docs/envs/rare_disease.md",
 )

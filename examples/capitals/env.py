@@ -22,6 +22,10 @@ QUESTIONS = {  # task kind, which is also the Country field that answers it -> q
     "continent": "On which continent is the country whose capital is {capital}?",
 }
 SPLITS = ("test", "test", "validation") + ("train",) * 7  # indexed by a hash of the country id
+HARD = {"hard": ("test", ("continent",))}
+"""The family's own evaluation split (``Family.splits``): split name -> (the split whose countries it
+asks about, the question kinds). ``hard`` is the two-hop kind (capital -> country -> continent) on the
+test countries, so ``agentenv eval capitals.family:Capitals-v0 --split hard`` needs no line elsewhere."""
 
 
 class Country(NamedTuple):
@@ -139,14 +143,13 @@ class CapitalsEnv(ToolEnv):
         self.retriever = build_retriever(
             retriever, texts, ids, corpus_checksum=checksum
         )  # cached on disk by checksum
+        base, kinds = HARD.get(split, (split, tuple(QUESTIONS)))
         rows = [
             c
             for c in load_table()[0]
-            if SPLITS[int(hashlib.sha256(c.id.encode()).hexdigest(), 16) % 10] == split
+            if SPLITS[int(hashlib.sha256(c.id.encode()).hexdigest(), 16) % 10] == base
         ]
-        tasks = [
-            make_task(c, kind, split) for c in rows for kind in QUESTIONS
-        ]  # splits are by country
+        tasks = [make_task(c, kind, split) for c in rows for kind in kinds]  # splits are by country
         tools = ToolRegistry([]) if single_turn else make_tools(self.retriever, self.texts)
         super().__init__(tasks, tools, split=split, single_turn=single_turn, **kwargs)
 

@@ -20,6 +20,7 @@ FAMILY = register_family(
                 "Linear RAG: the top 3 retrieved country passages are in the prompt; one answer, no tools.",
             ),
         ),
+        splits=("train", "validation", "test", "hard"),  # hard: env.HARD, its own evaluation split
         corpora={"capitals": "capitals.env:documents"},
         oracle="capitals.agents:CapitalsOracle",
         bm25="capitals.agents:CapitalsBM25",

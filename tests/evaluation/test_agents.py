@@ -38,7 +38,38 @@ def test_the_shipped_agents_are_declared_as_entry_points() -> None:
     from importlib.metadata import entry_points
 
     declared = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    assert {"random", "oracle", "bm25", "llm", "phenotype-ranker"} <= declared <= set(agent_names())
+    assert {"random", "oracle", "bm25", "llm"} <= declared <= set(agent_names())
+
+
+def test_setup_cfg_declares_only_generic_agents() -> None:
+    """An agent that serves one family lives in its record (``Family.agents``), not in setup.cfg."""
+    import configparser
+    from pathlib import Path
+
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parents[2] / "setup.cfg")
+    targets = config["options.entry_points"][ENTRY_POINT_GROUP].split()
+    assert not [t for t in targets if t.startswith("agentenv.envs.")], targets
+    assert {"phenotype-ranker", "oracle-question-spelling"} <= set(agent_names())
+
+
+def test_a_family_declares_its_own_agent_with_no_line_elsewhere() -> None:
+    from agentenv.families import EnvSpec, Family, register_family, unregister_family
+
+    register_family(
+        Family(
+            name="agents_toy",
+            envs=(EnvSpec("AgentsToy-v0", "agentenv.core:ToolEnv"),),
+            agents={"constant-toy": f"{__name__}:Constant"},
+        )
+    )
+    try:
+        assert "constant-toy" in agent_names()
+        assert make_agent("constant-toy", text="Cold").act("", {}) == "<answer>Cold</answer>"
+        with pytest.raises(UserInputError, match="already registered"):
+            register_agent("constant-toy", Constant)
+    finally:
+        unregister_family("agents_toy")
 
 
 def test_agent_args_arrive_as_strings_and_are_converted() -> None:

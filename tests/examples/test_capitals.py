@@ -123,6 +123,53 @@ def test_agentenv_eval_cli_finds_the_family_through_pythonpath(tmp_path: Path) -
     assert set(summary["corpus_checksums"]) == {"capitals"}
 
 
+def test_its_own_split_runs_with_agentenv_eval_split(tmp_path: Path) -> None:
+    """``hard`` is declared in the family's record only: the CLI accepts it for this family's ids,
+    refuses it for MediaSearch (naming the splits MediaSearch has), and the run is on that split."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")]),
+    }
+
+    def run_eval(env_id: str, out: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "agentenv.cli", "eval", env_id, "--agent", "oracle"]
+        command += ["--split", "hard", "--episodes", "6", "--out", str(out), "--no-progress"]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+    done = run_eval(IDS[0], tmp_path / "hard")
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "hard" / "summary.json").read_text())
+    assert summary["split"] == "hard" and summary["metrics"]["accuracy"] == 1.0
+    assert len((tmp_path / "hard" / "episodes.jsonl").read_text().splitlines()) == 6
+    assert {t.kind for t in gym.make(IDS[0], split="hard").unwrapped.tasks} == {"continent"}
+    refused = run_eval("MediaSearch-v0", tmp_path / "media")
+    assert refused.returncode == 2
+    assert (
+        "split 'hard' is not one of MediaSearch-v0's: train, validation, test, casual"
+        in refused.stderr
+    )
+
+
+def test_its_ids_get_a_skyrl_env_from_the_registry() -> None:
+    """``register_envs("capitals.family")`` names the family's ids as ``prepare-verl`` writes them."""
+    pytest.importorskip("skyrl_gym")
+    import skyrl_gym
+
+    from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
+    from agentenv.integrations.skyrl import register_envs
+    from agentenv.integrations.verl.rows import skyrl_row
+
+    names = register_envs("capitals.family")
+    assert {"agentenv/capitals.family:Capitals-v0", "agentenv/MediaSearch-v0"} <= set(names)
+    row = skyrl_row(EpisodeSpec(IDS[0], "hard", 0, 0), SHARED_POOL)
+    extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+    env = skyrl_gym.make(row["env_class"], env_config={}, extras=extras)
+    chat, _ = env.init(row["prompt"])
+    out = env.step(answer("I do not know."))
+    assert chat[-1]["role"] == "user" and out["done"] and out["reward"] == 0.0
+    env.close()
+
+
 def test_serve_retrieval_corpus_loader_returns_the_documents() -> None:
     ids, texts, checksum = load_corpus("capitals.family:capitals")
     assert len(ids) == len(texts) == 100 and "capitals" in corpus_names()

@@ -19,7 +19,13 @@ import dataclasses
 import sys
 from typing import Any
 
-from agentenv.cli_args import check_env_args, env_spec, parse_env_args
+from agentenv.cli_args import (
+    add_split_argument,
+    check_env_args,
+    check_split,
+    env_spec,
+    parse_env_args,
+)
 from agentenv.errors import UserInputError
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 
@@ -55,12 +61,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--protocol", required=True, choices=PROTOCOLS, help="the trainer's protocol"
     )
-    parser.add_argument(
-        "--split",
-        default="train",
-        choices=["train", "validation", "test", "casual", "real"],
-        help="split of the episodes (default: %(default)s; verl-tool rows may name another "
-        "in extra_info['split'])",
+    add_split_argument(
+        parser,
+        "train",
+        "split of the episodes",
+        "verl-tool rows may name another in extra_info['split']",
     )
     parser.add_argument(
         "--env-arg",
@@ -118,6 +123,7 @@ def limits_from_args(args: argparse.Namespace) -> EnvServerLimits:
 def run(args: argparse.Namespace) -> int:
     """Check every input, build the app, and serve until interrupted."""
     env_spec(args.env_id)
+    check_split(args.env_id, args.split)
     env_kwargs = parse_env_args(args.env_arg)
     check_env_args(args.env_id, env_kwargs)
     if args.reward:

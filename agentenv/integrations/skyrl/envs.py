@@ -1,7 +1,8 @@
-"""The ``BaseTextEnv`` subclasses: an agentenv episode behind SkyRL-gym's ``init``/``step``/``close``.
+"""The ``BaseTextEnv`` subclass: an agentenv episode behind SkyRL-gym's ``init``/``step``/``close``.
 
-Why a subclass per id: SkyRL names a row's env by class (``env_class``), and each id has its own
-turn budget and tools. The episode comes from the row's extras (split, task index, seed), so a row
+Why one class for every id: SkyRL names a row's env by its registered name (``env_class``), and the
+registration passes the agentenv id as a keyword, so each id keeps its own turn budget and tools
+and a new family needs no class here. The episode comes from the row's extras (split, task index, seed), so a row
 written for ``agentenv eval``'s episode ``i`` replays it. ``init`` returns the env's own opening
 messages (the system prompt naming the tools, the question); ``step`` returns what the env appended
 after the assistant's message (tool results, or an error message saying what was expected), the
@@ -19,18 +20,25 @@ from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
 
 
 class AgentenvTextEnv(BaseTextEnv):
-    """An agentenv episode as a SkyRL-gym text env; subclasses name ``ENV_ID``."""
+    """An agentenv episode as a SkyRL-gym text env: ``env_id`` (the registered kwargs of
+    :func:`agentenv.integrations.skyrl.register_envs`), or a subclass's ``ENV_ID``."""
 
     ENV_ID = ""
 
-    def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        env_config: Any = None,
+        extras: dict[str, Any] | None = None,
+        env_id: str | None = None,
+    ) -> None:
         super().__init__()
+        self.env_id = env_id or self.ENV_ID
         fields = dict(extras or {})
         fields = {
             **dict(fields.get("extra_info") or {}),
             **fields,
         }  # rows written for verl keep them in extra_info
-        self.episode = EpisodeSpec.from_fields(fields, env_id=self.ENV_ID)
+        self.episode = EpisodeSpec.from_fields(fields, env_id=self.env_id)
         self.env = SHARED_POOL.take(self.episode)
         self.max_turns = int(self.env.unwrapped.max_turns)
         self.tools: list[dict[str, Any]] = []
@@ -81,19 +89,3 @@ class AgentenvTextEnv(BaseTextEnv):
         if self.env is not None:
             SHARED_POOL.give(self.episode, self.env)
             self.env = None
-
-
-class MediaSearchTextEnv(AgentenvTextEnv):
-    ENV_ID = "MediaSearch-v0"
-
-
-class MediaSearchSingleTurnTextEnv(AgentenvTextEnv):
-    ENV_ID = "MediaSearch-SingleTurn-v0"
-
-
-class RareDiseaseDiagnosisTextEnv(AgentenvTextEnv):
-    ENV_ID = "RareDiseaseDiagnosis-v0"
-
-
-class RareDiseaseDiagnosisSingleTurnTextEnv(AgentenvTextEnv):
-    ENV_ID = "RareDiseaseDiagnosis-SingleTurn-v0"

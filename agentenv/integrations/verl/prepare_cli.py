@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agentenv.cli_args import add_split_argument
 from agentenv.errors import UserInputError
 
 COMMAND = "prepare-verl"
@@ -20,11 +21,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``prepare-verl`` to an ``argparse`` sub-parser collection."""
     p = sub.add_parser(COMMAND, help=HELP)
     p.add_argument("env_id")
-    p.add_argument(
-        "--split",
-        default="train",
-        choices=["train", "validation", "test", "casual", "real"],
-        help="split to write (default: %(default)s; write the validation split for verl's val_files)",
+    add_split_argument(
+        p, "train", "split to write", "write the validation split for verl's val_files"
     )
     p.add_argument(
         "--tasks", type=Path, help="your own tasks instead of the split (as agentenv eval --tasks)"
@@ -70,7 +68,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentenv.cli_args import check_env_args, check_tasks_path, env_spec, parse_env_args
+    from agentenv.cli_args import (
+        check_env_args,
+        check_split,
+        check_tasks_path,
+        env_spec,
+        parse_env_args,
+    )
     from agentenv.integrations.row_episodes import EnvPool, episode_specs
     from agentenv.integrations.verl.rows import skyrl_row, verl_row, write_parquet
 
@@ -80,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(f"--out must name a .parquet file, got {args.out}")
     _check_out(args.out, overwrite=args.overwrite)
     env_spec(args.env_id)
+    check_split(args.env_id, args.split)
     env_kwargs = parse_env_args(args.env_arg)
     check_env_args(args.env_id, env_kwargs)
     if args.tasks is not None:
