@@ -54,7 +54,12 @@ BOLD_MARKS = ("**", "__")
 WRAPPERS = (*((m, m) for m in BOLD_MARKS), ("*", "*"), ("_", "_"), ("`", "`"), *QUOTE_PAIRS)
 """Pairs allowed around a whole entry (and around the name part of a pair): bold before italics, so
 that ``**G**`` loses both of its stars at once."""
-_WRAPPER_ENDS = frozenset(right for _, right in WRAPPERS)
+_WRAPPERS_BY_END = {
+    end: tuple(pair for pair in WRAPPERS if pair[1][-1] == end)
+    for end in {r[-1] for _, r in WRAPPERS}
+}
+"""The wrappers by their last character, in :data:`WRAPPERS`' order (an entry is unwrapped by looking
+up only the pairs its last character can close)."""
 DECORATION_ROUNDS = 6
 """Wrappers and the period may nest (``` `**"G"**`. ```); each round takes off one wrapper, so six rounds
 unwrap every realistic order, and the work stays linear in the entry's length."""
@@ -144,15 +149,14 @@ def strip_decoration(entry: str) -> str:
     if core[0] in _LIST_MARKER_STARTS:
         marker = LIST_MARKER.match(core)
         if marker:
-            core = core[marker.end() :]
+            core = strip_space(core[marker.end() :])
         elif core in ("-", "*", "•"):
             return ""
     if core and core[-1].isalnum() and core[0].isalnum():
         return core  # the common case: nothing left to unwrap
     period = True
     for _ in range(DECORATION_ROUNDS):
-        core = strip_space(core)
-        if period and core.endswith("."):
+        if period and core[-1:] == ".":
             core = strip_space(core[:-1])
             period = False
         unwrapped = _unwrap_once(core)
@@ -184,9 +188,7 @@ def strip_wrappers(text: str) -> str:
 def _unwrap_once(core: str) -> str:
     """``core`` without one pair of :data:`WRAPPERS` around it (whitespace inside trimmed); ``core`` itself
     when none wraps it."""
-    if not core or core[-1] not in _WRAPPER_ENDS:
-        return core
-    for left, right in WRAPPERS:
+    for left, right in _WRAPPERS_BY_END.get(core[-1:], ()):
         if len(core) > len(left) + len(right) and core.startswith(left) and core.endswith(right):
             return strip_space(core[len(left) : -len(right)])
     return core

@@ -220,9 +220,22 @@ def number_form(c: AttackContext) -> list[tuple[str, str]]:
         ("almost", f"{value - 1}.99999999999999999"),
         ("with_unit", f"It runs {value} minutes."),
         ("range", f"{value - 1}-{value + 1}"),
-        ("float", f"{value}.0"),
+        ("float", f"{value}.01"),
         ("signed", f"+{value}"),
+        *((f"leading_zero_group_{i}", text) for i, text in enumerate(leading_zero_groups(value))),
     ]
+
+
+def leading_zero_groups(value: int) -> tuple[str, str]:
+    """``value`` behind a first thousands group of zeros (``0,011``, ``000,001,977``): no number.
+
+    Example:
+        >>> leading_zero_groups(11), leading_zero_groups(1977)
+        (('0,011', '000,011'), ('0,001,977', '000,001,977'))
+    """
+    first, _, rest = f"{value:,}".partition(",")
+    grouped = first.zfill(3) + (f",{rest}" if rest else "")
+    return f"0,{grouped}", f"000,{grouped}"
 
 
 BUILDERS: dict[str, Builder] = {
