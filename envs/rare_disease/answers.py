@@ -16,6 +16,10 @@ it names, and nothing else. The grammar (documented on the env page,
     entries;
   - a name: a primary name or listed synonym, spelled by the rules of
     :mod:`~agentenv.envs.rare_disease.disease_names` (no typo tolerance);
+    in the ``omim+orpha`` universe a name matching exactly a pair of twins
+    (one disease in both catalogs, :mod:`~.disease_twins`) names that
+    disease, a twin's name goes with either id in ``Name (id)``, and a later
+    entry naming its twin is a duplicate;
   - ``Name (id)``, ``id (Name)``, ``id - Name``, ``id: Name`` or ``id Name``,
     where the name is one of that id's own names, whatever characters it
     holds (``Glaucoma - sleep apnea (OMIM:137763)``); the name part may be
@@ -58,6 +62,7 @@ from agentenv.answer_grammar import (
 )
 from agentenv.corpora.hpo import HpoKnowledgeBase
 from agentenv.envs.rare_disease.disease_names import MAX_NAME_CHARS, disease_spelling_index
+from agentenv.envs.rare_disease.disease_twins import disease_twins
 from agentenv.spelling import SpellingIndex
 
 MAX_READ_ENTRIES = 100
@@ -187,6 +192,7 @@ def resolve_answer(kb: HpoKnowledgeBase, text: str) -> ResolvedAnswer:
             )
             if disease_id is not None:
                 seen.add(disease_id)
+                seen.add(reader.twins.get(disease_id, disease_id))  # a twin names the same disease
             if reason is not None:
                 reasons.append(f"entry {number}: {reason}")
     unread = (
@@ -208,6 +214,7 @@ class _EntryReader:
     def __init__(self, kb: HpoKnowledgeBase) -> None:
         self.kb = kb
         self.names: SpellingIndex = disease_spelling_index(kb)
+        self.twins = disease_twins(kb)
 
     def read(self, core: str) -> list[tuple[str | None, str, str | None]]:
         """``(disease or None, how, reason or None)`` per prediction in one entry."""
@@ -224,6 +231,8 @@ class _EntryReader:
         if named.ref is not None:
             return [(named.ref, "name", None)]
         if named.how == "ambiguous":
+            if len(named.refs) == 2 and self.twins.get(named.refs[0]) == named.refs[1]:
+                return [(named.refs[0], "name", None)]  # one disease in two catalogs
             return [
                 (
                     None,
@@ -253,6 +262,6 @@ class _EntryReader:
             return did, how, reason
         name = strip_wrappers(name)
         named = self.names.lookup(name, narrow=False)
-        if did in named.refs:
+        if did in named.refs or self.twins.get(did) in named.refs:  # a twin's name is its name too
             return did, "name_id", None
         return None, "mismatch", f"{quoted(name)} is not a name of {did}"

@@ -63,6 +63,7 @@ from agentenv.core import Task
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX
 from agentenv.envs.rare_disease.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.disease_twins import disease_twins
 from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS, lay_label, sentence_case
@@ -144,6 +145,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         check_choice("presentation", presentation, PRESENTATIONS)
         self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
+        disease_twins(self.kb)  # and the cross-catalog twins (none in the omim universe)
         served = patient_tasks(
             self.kb,
             split=split,

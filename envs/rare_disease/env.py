@@ -50,6 +50,7 @@ from agentenv.core import Task, ToolEnv
 from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
 from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX
 from agentenv.envs.rare_disease.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.disease_twins import disease_twins
 from agentenv.envs.rare_disease.documents import disease_retriever
 from agentenv.envs.rare_disease.grading import component_names, grade_answer_text
 from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
@@ -115,6 +116,7 @@ class RareDiseaseEnv(ToolEnv):
         self.tools_in_prompt = bool(tools_in_prompt)
         self.kb = load_hpo_kb(universe)  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
+        disease_twins(self.kb)  # and the cross-catalog twins (none in the omim universe)
         served = patient_tasks(
             self.kb,
             split=split,

@@ -21,6 +21,9 @@ than k. So the components keep the two things apart:
 
 A patient may accept several diagnoses (``Patient.diagnoses``: imported
 cases with more than one); the first entry naming any of them is the hit.
+In the ``omim+orpha`` universe each accepted diagnosis brings its twin in the
+other catalog (:mod:`~.disease_twins`: Floating-Harbor syndrome is OMIM:136140
+and ORPHA:2044), so either id is credited.
 An episode that ran out of turns has no answer: every hit is 0 and
 ``n_predictions`` is 0.
 
@@ -40,6 +43,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentenv.envs.rare_disease.answers import ResolvedAnswer, resolve_answer
+from agentenv.envs.rare_disease.disease_twins import with_twins
 
 if TYPE_CHECKING:
     from agentenv.corpora.hpo import HpoKnowledgeBase
@@ -85,7 +89,7 @@ def grade_answer_text(
     resolved = resolve_answer(kb, answer.text) if answer is not None else None
     if feedback_to is not None and resolved is not None:
         feedback_to.answer_feedback = resolved.feedback
-    return grade(resolved, diagnoses, k, questions_asked)
+    return grade(resolved, with_twins(kb, diagnoses), k, questions_asked)
 
 
 def grade(
