@@ -109,8 +109,9 @@ class HFAgentArgs:
     device: str = "cpu"
     """Torch device of the model: ``cpu``, ``cuda``, ``cuda:1``, ..."""
     dtype: str = "auto"
-    """``float32``, ``bfloat16`` or ``float16``; ``auto``: the checkpoint's dtype, except float16 and
-    float32 checkpoints run in float32 on cpu."""
+    """``float32``, ``bfloat16`` or ``float16``; ``auto``: the checkpoint's dtype, except that on cpu
+    only a bfloat16 checkpoint on a CPU with bf16 matrix units runs in bfloat16, all else in float32
+    (:mod:`agentenv.models.precision`: without those units bfloat16 was 25x slower)."""
     batch_size: int | None = None
     """Episodes generated together (token-exact, batched); None: 16 for a packaged model name, else 1."""
     stop_strings: str = "</tool_call>|</answer>"
@@ -186,8 +187,10 @@ def load_model(path: str, *, device: str = "cpu", dtype: str = "auto") -> tuple[
 
         if dtype == "auto":
             torch_dtype: Any = "auto"
-            if device == "cpu" and _saved_dtype(key[0]) != "bfloat16":
-                torch_dtype = torch.float32  # CPUs lack fast float16; bfloat16 has matrix units
+            if device == "cpu":  # bfloat16 only where the CPU has bf16 matrix units, else float32
+                from agentenv.models.precision import cpu_dtype
+
+                torch_dtype = getattr(torch, cpu_dtype(_saved_dtype(key[0])))
         else:
             torch_dtype = getattr(torch, dtype)
         try:

@@ -59,6 +59,9 @@ class TrainArgs:
     threads: int | None = None
     """CPU threads for torch (None: OMP_NUM_THREADS, else the usable cores up to 4); see
     :mod:`agentenv.models.threads`."""
+    model_dtype: str | None = None
+    """dtype the model is loaded in (``float32``, ``bfloat16``); None: float32 when training on a CPU
+    without bf16 matrix units (:mod:`agentenv.models.precision`), else the checkpoint's."""
     loss_log: str | None = None
     """Append every logged step (loss, learning rate, wall time) as a JSON line to this file."""
 
@@ -80,7 +83,17 @@ class TrainArgs:
             "save_steps": max(self.save_steps, 1),
             "report_to": self.report_to,
             "seed": self.seed,
+            **self._model_init(),
         }
+
+    def _model_init(self) -> dict[str, Any]:
+        """``model_init_kwargs`` with the load dtype, when one is asked for or this CPU needs float32."""
+        dtype = self.model_dtype
+        if dtype is None and (self.use_cpu or not _has_cuda()):
+            from agentenv.models.precision import fast_cpu_bf16
+
+            dtype = None if fast_cpu_bf16() else "float32"
+        return {"model_init_kwargs": {"dtype": dtype}} if dtype else {}
 
     def trainer_inputs(
         self, config: Any, train_dataset: Any, callbacks: Sequence[Any] = ()
@@ -111,6 +124,12 @@ class TrainArgs:
                 task_type="CAUSAL_LM",
             )
         return inputs
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def loss_log_callback(path: str) -> Any:
