@@ -463,10 +463,13 @@ def catalog_retriever(catalog: Catalog, retriever: str | Retriever) -> Retriever
     (:func:`~agentenv.retrieval.env_argument.retriever_argument`); cached on disk by the catalog checksum."""
 
     def build(spec: str) -> Retriever:
+        from agentenv.envs.media_search.corpus import media_retriever_params
         from agentenv.retrieval import build_retriever
 
         ids, texts = catalog.documents()
-        return build_retriever(spec, texts, ids, corpus_checksum=catalog.checksum)
+        return build_retriever(
+            spec, texts, ids, corpus_checksum=catalog.checksum, **media_retriever_params(spec)
+        )
 
     if isinstance(retriever, str):  # every later env of the process skips the corpus's cache key
         from agentenv.retrieval.cache import loaded_for

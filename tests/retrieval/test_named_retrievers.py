@@ -105,3 +105,15 @@ def test_the_env_refuses_the_old_name() -> None:
     env.reset(seed=0)
     obs, *_ = env.step(tool_call("search", query="Inception", k=3))
     assert '"results"' in obs
+
+
+def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> None:
+    from agentenv.envs.media_search.corpus import media_retriever_params
+    from agentenv.retrieval.hybrid import HybridRetriever
+
+    bm25, minilm = Recording("tt1"), Recording("tt2")
+    params = media_retriever_params("hybrid-minilm")
+    hits = HybridRetriever([bm25, minilm], **params).search("who wrote juno?", 5)  # type: ignore[arg-type]
+    assert bm25.queries == ["juno"] and minilm.queries == ["who wrote juno?"]
+    assert [h.doc_id for h in hits] == ["tt1", "tt2"]
+    assert media_retriever_params("bm25") == {} == media_retriever_params("dense-minilm")
