@@ -8,7 +8,9 @@ tasks, each answered with its gold as written in the task (``gold["answer"]``: a
 name, a number), so every side reads the same kind of answer; a pass is one step per task,
 and its figure is the median µs over those steps. Also timed, in the same passes: the
 answer step with the gold written in markdown (``**gold**.``), which takes the decoration
-path of the grammar.
+path of the grammar; and the gold as item N of a list, N the pass's number (``7. gold``), a
+text no earlier pass sent: the grader reads it afresh (its memory of answers is keyed by the
+text), though the name's spelling was seen before.
 
 Each side is one worker process (``--worker``) that makes the env once, warms up, and then
 runs a pass whenever the parent asks: the parent asks each side in turn (the order rotating
@@ -39,7 +41,7 @@ sys.path.insert(0, str(BENCH))
 
 from _bench_common import print_machine, spread_text  # noqa: E402
 
-FORMS = ("gold as written", "**gold**.")
+FORMS = ("gold as written", "**gold**.", "new text each pass")
 
 
 def worker(tasks: int) -> None:
@@ -56,9 +58,14 @@ def worker(tasks: int) -> None:
         FORMS[1]: [f"<answer>**{g}**.</answer>" for g in golds],
     }
 
+    passes = 0
+
     def one_pass() -> dict[str, float]:
+        nonlocal passes
+        passes += 1
         clock = time.perf_counter_ns
         figures = {}
+        actions[FORMS[2]] = [f"<answer>{passes}. {g}</answer>" for g in golds]
         for form, texts in actions.items():
             samples = []
             for index, text in enumerate(texts):
@@ -171,9 +178,9 @@ def main() -> None:
         }
         for name, by_form in samples.items()
     }
-    print(f"\n{'side':<40} " + " ".join(f"{f:>24}" for f in FORMS))
+    print(f"\n{'side':<24} " + " ".join(f"{f:>30}" for f in FORMS))
     for name, by_form in figures.items():
-        print(f"{name:<40} " + " ".join(f"{spread_text(by_form[f]):>24}" for f in FORMS))
+        print(f"{name:<24} " + " ".join(f"{spread_text(by_form[f]):>30}" for f in FORMS))
     print(f"\n{args.tasks} tasks per pass, {args.passes} passes per side")
     if args.json:
         args.json.write_text(

@@ -86,6 +86,8 @@ class AnswerCatalog:
         self._titles: SpellingIndex | None = None
         self._people: SpellingIndex | None = None
         self._read_as: dict[str, str] = {}
+        self.readings: dict[tuple[str, ...], Any] = {}
+        """Answers already read against a question (the grader's memory: see ``grading.read_answer``)."""
         self.gold_readings: dict[tuple[str, ...], Any] = {}
         """What each question's gold names in this catalog (the grader's, read once per question:
         a step then pays only for reading the answer)."""

@@ -149,9 +149,33 @@ def grade_answer(
 def read_answer(
     answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None
 ) -> Reading:
-    """Read ``answer_text`` by the grammar and grade it against ``question``; never raises on a ``str``."""
+    """Read ``answer_text`` by the grammar and grade it against ``question``; never raises on a ``str``.
+
+    A reading is remembered (bounded, :data:`READINGS_KEPT`), keyed by the text and the question's
+    gold: a policy sends the same answer to the same question again and again (a GRPO group, every
+    epoch), and reading it is a pure function of the two and the catalog.
+    """
     if not isinstance(answer_text, str):
         raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
+    if len(answer_text) > MAX_KEPT_CHARS:
+        return _read(answer_text, question, catalog)
+    if question.answer_type in NUMERIC_TYPES:
+        kept = _NUMBER_READINGS
+    else:
+        catalog = catalog if catalog is not None else answer_catalog()
+        kept = catalog.readings
+    key = (answer_text, question.answer_type, *_gold_key(question))
+    reading = kept.get(key)
+    if reading is None:
+        reading = _read(answer_text, question, catalog)
+        if len(kept) >= READINGS_KEPT:
+            kept.clear()
+        kept[key] = reading
+    return reading
+
+
+def _read(answer_text: str, question: Gradable, catalog: AnswerCatalog | None) -> Reading:
+    """:func:`read_answer` without the memory."""
     if "\n" in answer_text:
         entries = [raw for _, raw in answer_entries(answer_text, "\n", limit=2)]
         if len(entries) > 1:
@@ -183,6 +207,11 @@ def _golds(question: Gradable) -> list[str]:
     return [str(g) for g in (question.answer, *question.aliases)]
 
 
+READINGS_KEPT = 1 << 14
+"""At most this many readings are remembered per catalog (and for numbers): a few MB."""
+MAX_KEPT_CHARS = 2 * MAX_REFERENCE_CHARS
+"""Longer answers are read every time (they are no reference; remembering them would hold their text)."""
+_NUMBER_READINGS: dict[tuple[str, ...], Reading] = {}
 _GOLD_NUMBERS: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
 """The integers each numeric gold accepts, read once per question (bounded: cleared past
 :data:`GOLD_CACHE_SIZE`)."""
