@@ -1,6 +1,8 @@
 """``agentenv eval``: run an agent on an env id into a run directory that never loses finished work.
 
-Why it is built this way: an evaluation may run for hours against a paid
+The run itself is :func:`agentenv.evaluation.evaluate.evaluate`, the same
+call a Python user makes; this module parses the flags and prints. Why the
+run is built this way: an evaluation may run for hours against a paid
 endpoint. So the run directory (:class:`~agentenv.evaluation.run_dir.RunDirectory`)
 refuses to overwrite a run unless told, appends each episode as it finishes,
 and on Ctrl-C or SIGTERM writes a summary marked ``"complete": false`` and
@@ -25,23 +27,17 @@ from typing import TYPE_CHECKING, Any
 
 from agentenv.cli_args import (
     add_split_argument,
-    check_env_args,
-    check_split,
-    check_tasks_path,
-    env_spec,
     key_values,
     parse_env_args,
 )
-from agentenv.errors import UserInputError
 
 if TYPE_CHECKING:
-    from agentenv.evaluation.run_dir import RunDirectory
-    from agentenv.evaluation.runner import RunConfig, RunResult
+    from agentenv.evaluation.runner import RunConfig
 
 COMMAND = "eval"
 HELP = "evaluate an agent on an env id"
 DEFAULT_EPISODES = 100
-"""``agentenv eval --episodes`` without ``--tasks``."""
+"""``agentenv eval --episodes`` without ``--tasks`` (:data:`agentenv.evaluation.evaluate.DEFAULT_EPISODES`)."""
 INTERRUPTED_EXIT = 130
 """Exit status of a run stopped by Ctrl-C or SIGTERM (its finished episodes and summary are written)."""
 INCOMPLETE_RUN_EXIT = 4
@@ -145,219 +141,68 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run an ``eval`` command line asks for, every value checked (a bad one is a one-line error)."""
-    from agentenv.evaluation.runner import RunConfig
+    from agentenv.evaluation.evaluate import run_config
 
-    if args.episodes is not None and args.episodes < 1:
-        raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
-    if args.workers < 1:
-        raise UserInputError(f"--workers must be at least 1, got {args.workers}")
-    if args.concurrency < 1:
-        raise UserInputError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.concurrency > 1 and args.ray is not None:
-        raise UserInputError(
-            "--concurrency runs threads in local processes, not on Ray actors (each runs one "
-            "episode at a time): drop --ray, or ask Ray for more actors with --workers"
-        )
-    if args.max_agent_failures < 0:
-        raise UserInputError(
-            f"--max-agent-failures must be 0 (never stop) or more, got {args.max_agent_failures}"
-        )
-    env_spec(args.env_id)  # an unknown id is a one-line error
-    env_kwargs = parse_env_args(args.env_arg)
-    check_env_args(args.env_id, env_kwargs)
-    check_split(args.env_id, args.split)
-    if args.tasks is not None:
-        check_tasks_path(args.tasks)
-        env_kwargs["tasks"] = str(args.tasks)
-    if args.reward:
-        env_kwargs["reward"] = args.reward
-    episodes = args.episodes
-    if episodes is None and args.tasks is None:
-        episodes = DEFAULT_EPISODES  # with --tasks, None: one pass over the file's tasks
-    return RunConfig(
-        env_id=args.env_id,
-        agent=args.agent,
-        split=args.split,
-        episodes=episodes,
-        seed=args.seed,
-        workers=args.workers,
-        concurrency=args.concurrency,
-        agent_args=key_values(args.agent_args),
-        env_kwargs=tuple(sorted(env_kwargs.items())),
-    )
+    return run_config(**_values(args))
 
 
-def identity(config: RunConfig, tasks_sha256: str | None) -> dict[str, Any]:
-    """What ``run.json`` records and ``--resume`` checks: the run's definition, secrets redacted."""
-    from agentenv.evaluation.report import _is_secret
-
+def _values(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags as :func:`~agentenv.evaluation.evaluate.run_config`'s keywords."""
     return {
-        "env_id": config.env_id,
-        "env_kwargs": {k: v for k, v in config.env_kwargs if k != "tasks"},
-        "agent": config.agent,
-        "agent_args": {k: ("<redacted>" if _is_secret(k) else v) for k, v in config.agent_args},
-        "split": "custom" if tasks_sha256 else config.split,
-        "tasks_sha256": tasks_sha256,
-        "seed": config.seed,
-        "episodes": config.episodes,
+        "env_id": args.env_id,
+        "agent": args.agent,
+        "split": args.split,
+        "episodes": args.episodes,
+        "seed": args.seed,
+        "workers": args.workers,
+        "concurrency": args.concurrency,
+        "ray": args.ray,
+        "tasks": args.tasks,
+        "reward": args.reward,
+        "env_kwargs": parse_env_args(args.env_arg),
+        "agent_args": dict(key_values(args.agent_args)),
+        "max_agent_failures": args.max_agent_failures,
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``agentenv eval`` and return its exit status."""
-    from agentenv.evaluation.run_dir import RunDirectory, sigterm_as_interrupt
-    from agentenv.evaluation.runner import RunStopped, tasks_file_record
+    """Run ``agentenv eval`` through :func:`~agentenv.evaluation.evaluate.evaluate`; return its exit status."""
+    from agentenv.evaluation.evaluate import evaluate
 
-    config = config_from_args(args)
-    tasks_file = tasks_file_record(args.tasks) if args.tasks is not None else None
-    mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
-    if args.resume and args.episodes is None:
-        config = _resumed_episodes(args.out, config)
-    run_dir = RunDirectory(args.out, identity(config, tasks_file and tasks_file["sha256"]), mode)
-    meta_extra = {"tasks_file": tasks_file} if tasks_file is not None else {}
-    previous = run_dir.records
-    if config.episodes is not None and run_dir.done > config.episodes:
-        raise UserInputError(
-            f"--resume: {args.out} already holds {run_dir.done} episodes, more than "
-            f"--episodes {config.episodes}"
-        )
-    limit = args.max_agent_failures or None
-    try:
-        with sigterm_as_interrupt():  # SIGTERM stops the run as Ctrl-C does
-            result = _execute(config, args, run_dir, limit)
-    except RunStopped as stop:
-        done, planned = len(previous) + len(stop.result.records), stop.result.config.episodes
-        if done:
-            _write_summary(run_dir, stop.result, previous, meta_extra, stopped=stop)
-        if stop.reason == "interrupted":
-            print(
-                f"agentenv: interrupted after {done} of {planned} episodes; they are in "
-                f'{args.out / "episodes.jsonl"} (summary: "complete": false); add --resume to finish',
-                file=sys.stderr,
-            )
-            return INTERRUPTED_EXIT
+    result = evaluate(
+        **_values(args),
+        out=args.out,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=not args.no_progress,
+    )
+    episodes = args.out / "episodes.jsonl"
+    if result.status == "interrupted":
         print(
-            f'agentenv eval: stopped: {stop}; {done} episodes kept in {args.out} (summary: "complete": false). '
+            f"agentenv: interrupted after {result.done} of {result.planned} episodes; they are in "
+            f'{episodes} (summary: "complete": false); add --resume to finish',
+            file=sys.stderr,
+        )
+        return INTERRUPTED_EXIT
+    if result.status == "stopped":
+        print(
+            f"agentenv eval: stopped: {result.reason}; {result.done} episodes kept in {args.out} "
+            '(summary: "complete": false). '
             "Fix the agent, then add --resume (or --max-agent-failures 0 to never stop)",
             file=sys.stderr,
         )
         from agentenv.evaluation.report import FAILED_RUN_EXIT
 
         return FAILED_RUN_EXIT
-    except _Incomplete as lost:
-        if previous or lost.result.records:
-            _write_summary(run_dir, lost.result, previous, meta_extra, stopped=lost)
+    if result.status == "incomplete":
         print(
-            f"agentenv: error: {lost}; the finished episodes are in {args.out / 'episodes.jsonl'} "
+            f"agentenv: error: {result.reason}; the finished episodes are in {episodes} "
             '(summary: "complete": false); add --resume to run the missing ones',
             file=sys.stderr,
         )
         return INCOMPLETE_RUN_EXIT
-    finally:
-        run_dir.close()
-    summary = _write_summary(run_dir, result, previous, meta_extra)
     from agentenv.evaluation.report import exit_code, format_table
 
-    print(format_table(summary))
-    print(f"wrote {args.out / 'summary.json'} and {args.out / 'episodes.jsonl'}")
-    return exit_code(summary)  # non-zero when most episodes ended in an agent failure
-
-
-class _Incomplete(Exception):
-    """A Ray run that lost episodes for good: ``result`` holds those that finished in order."""
-
-    def __init__(self, message: str, result: RunResult) -> None:
-        super().__init__(message)
-        self.result = result
-        self.reason = "lost Ray workers"
-
-
-def _execute(
-    config: RunConfig, args: argparse.Namespace, run_dir: RunDirectory, limit: int | None
-) -> RunResult:
-    from agentenv.evaluation.runner import run
-
-    if args.ray is None:
-        return run(
-            config,
-            progress=not args.no_progress,
-            start=run_dir.done,
-            on_start=run_dir.start,
-            on_record=run_dir.append,
-            max_agent_failures=limit,
-        )
-    from agentenv.evaluation.runner import RunResult
-    from agentenv.integrations.ray.evaluation import RunIncomplete, run_on_ray
-
-    kept: list[dict[str, Any]] = []
-
-    def append(record: dict[str, Any]) -> None:
-        kept.append(record)
-        run_dir.append(record)
-
-    try:
-        return run_on_ray(
-            config,
-            args.ray,
-            progress=not args.no_progress,
-            start=run_dir.done,
-            on_start=run_dir.start,
-            on_record=append,
-            max_agent_failures=limit,
-        )
-    except RunIncomplete as err:
-        from dataclasses import replace
-
-        planned = config.episodes if config.episodes is not None else len(kept) + len(err.missing)
-        raise _Incomplete(
-            str(err), RunResult(replace(config, episodes=planned), kept, 0.0, 0.0, {})
-        ) from None
-
-
-def _write_summary(
-    run_dir: RunDirectory,
-    result: RunResult,
-    previous: list[dict[str, Any]],
-    meta_extra: dict[str, Any],
-    stopped: Exception | None = None,
-) -> Any:
-    """Summarise every finished episode (those found on resume, then this session's) into ``summary.json``."""
-    from agentenv.evaluation.report import summarize
-    from agentenv.evaluation.runner import env_metadata, make_env
-
-    meta = dict(result.meta) or dict(env_metadata(result.config, make_env(result.config)))
-    meta.update(meta_extra, build_s=result.build_s, loop_s=result.loop_s)
-    records = [*previous, *result.records]
-    summary = summarize(result.config, records, result.wall_s, meta)
-    if previous:  # a resumed run: throughput is this session's episodes over this session's loop
-        summary = summary.model_copy(
-            update={
-                "episodes_per_s": len(result.records) / result.loop_s if result.loop_s > 0 else 0.0
-            }
-        )
-    if "distributed" in meta:
-        summary = summary.model_copy(update={"backend": "ray", "distributed": meta["distributed"]})
-    if stopped is not None:
-        summary = summary.model_copy(
-            update={
-                "complete": False,
-                "episodes_planned": result.config.episodes,
-                "stopped": getattr(stopped, "reason", str(stopped)),
-            }
-        )
-    run_dir.write_summary(summary.model_dump_json(indent=2))
-    return summary
-
-
-def _resumed_episodes(out: Path, config: RunConfig) -> RunConfig:
-    """``--resume`` without ``--episodes`` keeps the resumed run's planned count."""
-    import json
-    from dataclasses import replace
-
-    from agentenv.evaluation.run_dir import IDENTITY_FILE
-
-    try:
-        planned = json.loads((out / IDENTITY_FILE).read_text(encoding="utf-8")).get("episodes")
-    except (OSError, ValueError):
-        return config  # RunDirectory says what is wrong with it
-    return replace(config, episodes=planned) if isinstance(planned, int) else config
+    print(format_table(result.summary))
+    print(f"wrote {args.out / 'summary.json'} and {episodes}")
+    return exit_code(result.summary)  # non-zero when most episodes ended in an agent failure
