@@ -166,3 +166,23 @@ def test_number_words():
         read_integer("twenty-one", words=True) is None
         and read_integer("seven", words=False) is None
     )
+
+
+def test_a_remembered_reading_is_the_reading_of_that_text_and_that_gold(monkeypatch) -> None:
+    """The grader's memory is keyed by the text and the gold: the same text against another gold is
+    read again, and a full memory is emptied, not grown."""
+    from agentenv.envs.media_search import grading
+    from agentenv.envs.media_search.answer_catalog import answer_catalog
+
+    first = read_answer("1994", YEAR)
+    assert read_answer("1994", YEAR) is first and first.correct
+    other = Question("q11", "In what year ...?", "1995", (), "year", "lookup")
+    assert not read_answer("1994", other).correct
+    assert read_answer("Robert Downey Jr..", JUNIOR).correct
+    assert not read_answer("Robert Downey Jr..", PERSON).correct
+    monkeypatch.setattr(grading, "READINGS_KEPT", 2)
+    kept = answer_catalog().readings
+    for text in ("Pedro Almodovar", "pedro almodóvar", "PEDRO ALMODÓVAR", "Almodóvar"):
+        read_answer(text, PERSON)
+    assert len(kept) <= 2
+    assert read_answer("x" * 700, PERSON).feedback.startswith("unreadable")
