@@ -134,7 +134,12 @@ def run_lesson(
         raise ValueError(f"unknown lesson {name!r}; the LLM lessons are {', '.join(LESSONS)}")
     out.mkdir(parents=True, exist_ok=True)
     scale = scale or (QUICK if quick else DEFAULT)
-    base = Path(base) if base is not None else shipped_base()
+    if base is None:
+        base = shipped_base()
+    else:  # a directory, or a packaged model's name (smollm2-135m): its verified directory
+        from agentenv.models import resolve_model
+
+        base = Path(resolve_model(str(base)))
     started = time.perf_counter()
     if name == "sft-more-data":
         from agentenv.scratch import sft_more_data
