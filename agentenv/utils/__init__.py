@@ -7,6 +7,11 @@ PettingZoo's ``api_test``.
 
 * :func:`check_tool_env`: a single-agent (``gym.make``) env.
 * :func:`check_dialogue_env`: a PettingZoo AEC dialogue env.
+* :func:`check_env`: either, by what the env is.
+
+Both run one driver (:func:`agentenv.utils.checker.run_contract`): each kind
+supplies only how it plays an episode and what differs (its library check,
+its scripted actions, its turn-limit check).
 
 Both raise :class:`EnvCheckError` (an ``AssertionError``) naming the check,
 what failed and why it matters, and return a :class:`CheckReport`.
@@ -15,6 +20,7 @@ what failed and why it matters, and return a :class:`CheckReport`.
 from __future__ import annotations
 
 from agentenv.utils._checks import CheckReport, EnvCheckError
+from agentenv.utils.checker import check_env
 from agentenv.utils.dialogue_checker import DIALOGUE_CHECKS, check_dialogue_env
 from agentenv.utils.env_checker import TOOL_CHECKS, check_tool_env
 
@@ -24,5 +30,6 @@ __all__ = [
     "CheckReport",
     "EnvCheckError",
     "check_dialogue_env",
+    "check_env",
     "check_tool_env",
 ]

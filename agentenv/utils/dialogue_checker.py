@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -73,6 +72,7 @@ from agentenv.utils._checks import (
     tool_call_actions,
 )
 from agentenv.utils.check_table import checks_for, refuse_unknown_skips
+from agentenv.utils.checker import run_contract
 
 __all__ = ["DIALOGUE_CHECKS", "check_dialogue_env"]
 
@@ -424,6 +424,21 @@ class _DialogueChecker(Checker):
                 )
         return d
 
+    def episode(self, seed: int, actions: Sequence[str], check: str) -> _Dialogue:
+        """What the driver (:func:`agentenv.utils.checker.run_contract`) calls to play one dialogue."""
+        return self.play(seed, actions, check)
+
+    def turn_limit(self) -> tuple[str, Sequence[str], _Dialogue] | None:
+        """``max_turns`` unparseable lead actions truncate every agent."""
+        truncated = self.timed("truncation", self.truncation)
+        if truncated is None:
+            return None
+        return (
+            f"{self.max_turns} unparseable lead actions",
+            [UNPARSEABLE] * self.max_turns,
+            truncated,
+        )
+
     def reward_mix(self, dialogues: list[tuple[str, Sequence[str], _Dialogue]]) -> None:
         for label, _, d in dialogues:
             self._rewards_match(self.env.reward_config, label, d)
@@ -491,29 +506,7 @@ def check_dialogue_env(
     if parallel:
         c.timed("pettingzoo_parallel_api", c.pettingzoo_parallel, num_cycles)
 
-    start = time.perf_counter()
     script = list(lead_actions) if lead_actions is not None else c.scripted_actions()
-    scripted = c.episode_contract(script)
-    # info keys and gold are checked on every dialogue the checker plays; this is the first one's time
-    c.report.seconds["info_keys"], c.report.seconds["no_gold_before_end"] = (
-        time.perf_counter() - start,
-        0.0,
+    return run_contract(
+        c, script, f"the scripted dialogue (lead: {[short(a, 40) for a in script]})"
     )
-    answer_now = [answer("I do not know.")]
-    answered = c.timed("answer_terminates", c.answer_terminates) or c.play(
-        seed, answer_now, "answer_terminates"
-    )
-    c.timed("same_seed_same_transcript", c.determinism, script, scripted)
-    c.timed("unparseable_action", c.unparseable)
-    dialogues: list[tuple[str, Sequence[str], _Dialogue]] = [
-        (f"the scripted dialogue (lead: {[short(a, 40) for a in script]})", script, scripted),
-        ("an answer on the lead's first turn", answer_now, answered),
-    ]
-    truncated = c.timed("truncation", c.truncation)
-    if truncated is not None:
-        dialogues.append(
-            (f"{c.max_turns} unparseable lead actions", [UNPARSEABLE] * c.max_turns, truncated)
-        )
-    c.timed("reward_mix", c.reward_mix, dialogues)
-    c.timed("components_documented", c.components_documented)
-    return c.report

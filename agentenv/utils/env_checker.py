@@ -58,7 +58,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +82,7 @@ from agentenv.utils._checks import (
     tool_call_actions,
 )
 from agentenv.utils.check_table import checks_for, refuse_unknown_skips
+from agentenv.utils.checker import run_contract
 
 __all__ = ["TOOL_CHECKS", "EnvCheckError", "check_tool_env"]
 
@@ -116,8 +116,13 @@ class _ToolEnvChecker(Checker):
         name = spec.id if spec is not None else type(env.unwrapped).__name__
         super().__init__(env.unwrapped, name, "single-agent", seed, skip)
         self.single_turn = bool(getattr(self.env, "single_turn", False))
+        self.tools: Sequence[Mapping[str, Any]] = ()
 
     # ------------------------------------------------------------ episodes
+    def episode(self, seed: int | None, actions: Sequence[str], check: str) -> _Trace:
+        """What the driver (:func:`agentenv.utils.checker.run_contract`) calls to play one episode."""
+        return self.run(seed, actions, check)
+
     def reset(self, seed: int | None) -> tuple[str, dict[str, Any]]:
         try:
             obs, info = self.env.reset(seed=seed)
@@ -307,6 +312,16 @@ class _ToolEnvChecker(Checker):
                 )
         return trace
 
+    def turn_limit(self) -> tuple[str, Sequence[str], _Trace] | None:
+        """One action ends a one-turn env; ``max_turns`` unparseable ones truncate any other."""
+        if self.max_turns == 1:
+            self.timed("single_turn", self.single_turn_check, self.tools)
+            return None
+        truncated = self.timed("truncation", self.truncation)
+        if truncated is None:
+            return None
+        return f"{self.max_turns} unparseable actions", [UNPARSEABLE] * self.max_turns, truncated
+
     def reward_mix(self, episodes: list[tuple[str, Sequence[str], _Trace]]) -> None:
         configured = self.env.reward_config
         for label, _, trace in episodes:
@@ -358,33 +373,6 @@ def check_tool_env(
     c = _ToolEnvChecker(env, seed, skip)
     c.timed("gymnasium", c.gymnasium, skip_render_check, skip_close_check)
 
-    start = time.perf_counter()
-    tools = c.reset(seed)[1]["tools"]
-    script = list(actions) if actions is not None else c.scripted_actions(tools)
-    scripted = c.episode_contract(script)
-    # info keys and gold are checked on every episode the checker runs; this is the first one's time
-    c.report.seconds["info_keys"], c.report.seconds["no_gold_before_end"] = (
-        time.perf_counter() - start,
-        0.0,
-    )
-    answer_now = [answer("I do not know.")]
-    answered = c.timed("answer_terminates", c.answer_terminates) or c.run(
-        seed, answer_now, "answer_terminates"
-    )
-    c.timed("same_seed_same_transcript", c.determinism, script, scripted)
-    c.timed("unparseable_action", c.unparseable)
-    episodes: list[tuple[str, Sequence[str], _Trace]] = [
-        (f"the scripted episode {[short(a, 40) for a in script]}", script, scripted),
-        ("an answer on the first turn", answer_now, answered),
-    ]
-    if c.max_turns == 1:
-        c.timed("single_turn", c.single_turn_check, tools)
-    else:
-        truncated = c.timed("truncation", c.truncation)
-        if truncated is not None:
-            episodes.append(
-                (f"{c.max_turns} unparseable actions", [UNPARSEABLE] * c.max_turns, truncated)
-            )
-    c.timed("reward_mix", c.reward_mix, episodes)
-    c.timed("components_documented", c.components_documented)  # over every episode's end
-    return c.report
+    c.tools = c.reset(seed)[1]["tools"]
+    script = list(actions) if actions is not None else c.scripted_actions(c.tools)
+    return run_contract(c, script, f"the scripted episode {[short(a, 40) for a in script]}")
