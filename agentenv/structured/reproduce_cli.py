@@ -18,6 +18,8 @@ LLM_LESSONS = ("sft-then-rl", "holdout-selection", "sft-more-data")
 """Lessons that train a from-scratch LLM (agentenv.scratch; need the trl extra)."""
 BC_LESSONS = ("sft-then-rl-classic", "holdout-selection-classic")
 """Behaviour-cloning lessons on the classic policy network (classic_sft_then_rl, classic_holdout; rl extra)."""
+JUDGE_LESSONS = ("judge-consistency",)
+"""A real LLM judge (SmolLM2-135M-Instruct by default) measured across paraphrased prompts (agentenv.judge.lesson)."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -32,10 +34,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "network); sft-then-rl (SFT, then multi- or "
         "single-turn GRPO), holdout-selection (SFT on holdout-loss selected data) and sft-more-data (SFT on 5x the "
         "data, then GRPO at temperature 0.7), with a from-scratch LLM "
-        "from the shipped base checkpoint. Trains on the train split, scores on test with the evaluation "
+        "from the shipped base checkpoint; judge-consistency (a real LLM judge, SmolLM2-135M-Instruct, on test-split "
+        "answer/gold pairs under five paraphrased prompts: Fleiss' kappa, flip rate, agreement with the rule grader, "
+        "attack false positives). Trains on the train split, scores on test with the evaluation "
         "runner, writes DIR/summary.json and DIR/*.png.",
     )
-    p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS)
+    p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS + JUDGE_LESSONS)
     p.add_argument(
         "--out",
         type=Path,
@@ -92,7 +96,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--base",
         type=Path,
         default=None,
-        help="LLM lessons: the model directory to start from (default: the shipped base checkpoint)",
+        help="LLM lessons: the model directory to start from (default: the shipped base checkpoint); "
+        "judge-consistency: the judge model, a directory or a packaged name (default: smollm2-135m)",
     )
     p.add_argument(
         "--demos",
@@ -121,6 +126,16 @@ def _run(args: argparse.Namespace) -> int:
     """Run the lesson, which writes ``summary.json`` and its plots into ``args.out``."""
     if args.lesson in LLM_LESSONS:
         return _run_llm_lesson(args)
+    if args.lesson in JUDGE_LESSONS:
+        from agentenv.judge.lesson import run as run_judge_lesson
+
+        run_judge_lesson(
+            args.out,
+            quick=args.quick,
+            model=str(args.base) if args.base is not None else "smollm2-135m",
+            plots=not args.no_plots,
+        )
+        return 0
     if args.lesson in BC_LESSONS:
         return _run_bc_lesson(args)
     from agentenv.structured.lessons import run_lesson
@@ -145,7 +160,9 @@ def _check_flags(args: argparse.Namespace) -> None:
     """Refuse flags that cannot apply to the lesson (or to each other), in one line."""
     from agentenv.errors import UserInputError
 
-    if args.lesson in LLM_LESSONS and (args.seeds is not None or args.seed_list is not None):
+    if args.lesson in LLM_LESSONS + JUDGE_LESSONS and (
+        args.seeds is not None or args.seed_list is not None
+    ):
         raise UserInputError(
             f"reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
             "the LLM lessons train one seed (drop the flag)"
