@@ -56,6 +56,7 @@ def test_a_greedy_client_with_many_requests_delays_another_by_one_slice() -> Non
             await asyncio.sleep(0)
         await asyncio.create_task(request(turns, "10.0.0.2", "legit", 1))
         await asyncio.gather(*greedy)
+        await asyncio.sleep(0)
         assert turns.waiting == 0 and not turns._busy
 
     asyncio.run(main())
@@ -135,3 +136,35 @@ def test_below_the_cap_nobody_is_taken_back(trajectories: Trajectories) -> None:
         trajectories.start(f"w{i}", start_from_fields({"seed": i}), "walker")
     assert trajectories.room_for(1, "legit") and trajectories.stats.taken_back == 0
     assert len(trajectories.live) == 3
+
+
+def test_openenv_steps_take_turns_per_client() -> None:
+    """OpenEnv calls ``step_async`` in each session's task; the client comes from the ASGI wrapper."""
+    pytest.importorskip("openenv")
+    from agentenv.integrations.openenv.environment import environment_class
+    from agentenv.integrations.openenv.models import TextAction
+    from agentenv.integrations.serve_env.fair import CLIENT
+
+    pool = EnvPool(lambda split: gym.make("MediaSearch-v0", split=split), max_idle=4)
+    cls = environment_class(pool, default_split="test", limits=EnvServerLimits())
+    order: list[str] = []
+
+    async def session(client: str, steps: int) -> None:
+        CLIENT.set(client)
+        env = cls()
+        await env.reset_async(seed=0, index=0)
+        for _ in range(steps):
+            await env.step_async(TextAction(text=SEARCH))
+            order.append(client)
+            await asyncio.sleep(0)
+        env.close()
+
+    async def main() -> None:
+        await asyncio.gather(*(session("greedy", 3) for _ in range(4)), session("legit", 3))
+
+    asyncio.run(main())
+    assert cls.turns is not None and cls.turns.granted >= 15 and cls.turns.waiting == 0
+    assert order.count("legit") == 3 and order.count("greedy") == 12
+    # Round robin per client: greedy, legit, greedy, legit, ...; in arrival order the legit
+    # session's third step would come 15th, after every greedy session's.
+    assert max(i for i, c in enumerate(order) if c == "legit") <= 7, order

@@ -27,6 +27,7 @@ import json
 import logging
 from typing import Any
 
+from agentenv.integrations.serve_env.fair import CLIENT, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import StartError
 from agentenv.retrieval.server_app import _read_body
@@ -68,6 +69,7 @@ class Hardened:
         self.state = app.state
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        CLIENT.set(client_of(scope))  # this request's task (and the session's) only
         if scope["type"] == "http":
             await self.http(scope, receive, send)
         elif scope["type"] == "websocket":

@@ -9,7 +9,10 @@ and gives it back on close.
 Steps run inline on the server's event loop (``reset_async``/``step_async``
 are overridden, so OpenEnv does not hop to a thread per step): an env step is
 µs to a few ms of Python, shorter than a thread hand-off is worth, and no two
-steps of one session can then overlap.
+steps of one session can then overlap. They take turns per client
+(:class:`~agentenv.integrations.serve_env.fair.FairTurns`, the client being the
+session's peer address): a client with many sessions stepping at the limits
+delays another client's step by one step, not by one step of each session.
 
 Nothing an agent sends raises: text the env cannot parse is an error
 observation (``valid=False``), a step before ``reset`` or after the episode
@@ -27,6 +30,7 @@ from typing import Any
 from openenv.core.env_server.interfaces import Environment
 
 from agentenv.integrations.openenv.models import EpisodeState, TextAction, TextObservation
+from agentenv.integrations.serve_env.fair import CLIENT, FairTurns
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import EnvPool, check_env_kwargs, start_from_fields
 from agentenv.integrations.serve_env.sessions import reset as reset_env
@@ -41,6 +45,8 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
     limits: EnvServerLimits
     env_id: str | None = None
     env_kwargs: Mapping[str, Any] | None = None
+    turns: FairTurns | None = None
+    """The server's one schedule of steps per client (None: steps run as they come)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -141,14 +147,31 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         split: str | None = None,
         **row: Any,
     ) -> TextObservation:
-        return self.reset(
-            seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split, **row
-        )
+        turns, client = self.turns, CLIENT.get()
+        if turns is None:
+            return self.reset(
+                seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split, **row
+            )
+        await turns.acquire(client)
+        try:
+            return self.reset(
+                seed=seed, episode_id=episode_id, index=index, task_id=task_id, split=split, **row
+            )
+        finally:
+            turns.release()
 
     async def step_async(
         self, action: TextAction, timeout_s: float | None = None, **kwargs: Any
     ) -> TextObservation:
-        return self.step(action)
+        turns = self.turns
+        if turns is None:
+            return self.step(action)
+        client = CLIENT.get()
+        await turns.acquire(client)
+        try:
+            return self.step(action)
+        finally:
+            turns.release()
 
     @property
     def state(self) -> EpisodeState:
@@ -181,5 +204,6 @@ def environment_class(
             "limits": limits,
             "env_id": env_id,
             "env_kwargs": env_kwargs,
+            "turns": FairTurns(),
         },
     )

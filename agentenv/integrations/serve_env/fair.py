@@ -17,6 +17,10 @@ many connections from one host is one client.
 * :class:`ClientRounds`: the same order for a plain loop over generators (a
   worker process of the sharded server, :mod:`.shard_worker`).
 
+OpenEnv's server steps each session's env in the session's own task, one step a
+message; its steps take their turns through a :class:`FairTurns` too, one step a
+slice, the client read from :data:`CLIENT`.
+
 Example:
     >>> rounds = ClientRounds()
     >>> for job in ("a1", "a2", "a3"):
@@ -31,9 +35,14 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 J = TypeVar("J")
+
+CLIENT: ContextVar[str] = ContextVar("agentenv_serve_env_client", default="?")
+"""The client of the request or WebSocket session being served (set by the OpenEnv app's ASGI
+wrapper, read by its environment's steps, which OpenEnv calls without the connection)."""
 
 
 def client_of(scope: Mapping[str, Any]) -> str:
@@ -43,18 +52,22 @@ def client_of(scope: Mapping[str, Any]) -> str:
 
 
 class FairTurns:
-    """One slice of work runs at a time; waiting slices are granted round robin over clients.
+    """One slice of work runs at a time; slices are granted round robin over the clients waiting.
 
     A request calls :meth:`acquire` before its first slice, :meth:`pass_on` between
-    slices and :meth:`release` when done (or failed). Within one client, slices
-    run in the order asked.
+    slices and :meth:`release` when done (or failed). Within one client, slices run
+    in the order asked. A slice asked for while nothing runs is granted on the next
+    turn of the event loop, not at once, so that every request ready in this turn of
+    the loop (OpenEnv's sessions, each stepping one action a slice) asks first and
+    the grants go round robin over their clients rather than in arrival order.
     """
 
     def __init__(self) -> None:
         self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
         self._busy = False
+        self._dispatching = False
         self.granted = 0
-        """Slices granted to a waiting request (a count for ``/info`` and tests)."""
+        """Slices granted (a count for tests)."""
 
     @property
     def waiting(self) -> int:
@@ -62,15 +75,16 @@ class FairTurns:
         return sum(len(q) for q in self._waiting.values())
 
     async def acquire(self, client: str) -> None:
-        """Wait for this client's next turn (at once when nothing runs and nothing waits)."""
-        if not self._busy and not self._waiting:
-            self._busy = True
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Wait for this client's next turn."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         queue = self._waiting.get(client)
         if queue is None:
             queue = self._waiting[client] = deque()
         queue.append(future)
+        if not self._busy and not self._dispatching:
+            self._dispatching = True
+            loop.call_soon(self._dispatch)
         try:
             await future
         except asyncio.CancelledError:
@@ -91,6 +105,15 @@ class FairTurns:
 
     def release(self) -> None:
         """End this request's slice (and its work, if it does not acquire again)."""
+        self._busy = False
+        self._grant()
+
+    def _dispatch(self) -> None:
+        self._dispatching = False
+        if not self._busy:
+            self._grant()
+
+    def _grant(self) -> None:
         while self._waiting:
             client, queue = next(iter(self._waiting.items()))
             future = queue.popleft()
@@ -100,9 +123,9 @@ class FairTurns:
                 del self._waiting[client]
             if not future.done():
                 future.set_result(None)
+                self._busy = True
                 self.granted += 1
-                return  # still busy: the turn went to that slice
-        self._busy = False
+                return
 
     def _forget(self, client: str, future: asyncio.Future[None]) -> None:
         queue = self._waiting.get(client)
