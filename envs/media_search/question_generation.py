@@ -62,8 +62,18 @@ def _kinds() -> list[str]:
     return list(GENERATORS)
 
 
-def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> list[Question]:
-    """The questions of the ``k``-th kind, in the order drawn (see :func:`generate_questions`)."""
+def _generate_kind(
+    ctx: Any,
+    k: int,
+    seed: int,
+    sizes: Mapping[str, int],
+    draws: list[dict[str, Any]] | None = None,
+) -> list[Question]:
+    """The questions of the ``k``-th kind, in the order drawn (see :func:`generate_questions`).
+
+    ``draws``, when given, gains the bit generator's state before each kept
+    draft, one per returned question (what :mod:`.question_draws` ships).
+    """
     from agentenv.envs.media_search.question_kinds import GENERATORS
 
     kind, generate = list(GENERATORS.items())[k]
@@ -77,6 +87,7 @@ def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> lis
         budget -= 1
         if budget < 0:
             raise RuntimeError(f"could not generate enough {kind!r} questions: still need {need}")
+        before = rng.bit_generator.state if draws is not None else None
         draft = generate(ctx, rng)
         if draft is None or draft.fact in seen or draft.question in worded:
             continue
@@ -86,22 +97,27 @@ def _generate_kind(ctx: Any, k: int, seed: int, sizes: Mapping[str, int]) -> lis
         if need.get(split, 0) == 0:
             continue
         need[split] -= 1
-        out.append(
-            Question(
-                id=question_id(kind, draft.question, draft.answer),
-                question=draft.question,
-                answer=draft.answer,
-                aliases=draft.aliases,
-                answer_type=draft.answer_type,  # type: ignore[arg-type]
-                kind=kind,
-                difficulty=draft.difficulty,
-                plan=draft.plan,
-                extract=draft.extract,
-                split=split,
-                group=draft.anchor,
-            )
-        )
+        out.append(draft_question(kind, draft, split))
+        if draws is not None:
+            draws.append(before)  # type: ignore[arg-type]
     return out
+
+
+def draft_question(kind: str, draft: Any, split: str) -> Question:
+    """The :class:`Question` a kept draft of ``kind`` becomes in ``split``."""
+    return Question(
+        id=question_id(kind, draft.question, draft.answer),
+        question=draft.question,
+        answer=draft.answer,
+        aliases=draft.aliases,
+        answer_type=draft.answer_type,
+        kind=kind,
+        difficulty=draft.difficulty,
+        plan=draft.plan,
+        extract=draft.extract,
+        split=split,
+        group=draft.anchor,
+    )
 
 
 def _check_unique_ids(ids: Iterable[str]) -> None:
