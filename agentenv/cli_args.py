@@ -39,6 +39,40 @@ class ArgumentParser(argparse.ArgumentParser):
         """Print ``agentenv eval: error: MESSAGE (see agentenv eval --help)`` and exit 2."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def] # noqa: ANN001, ANN201 - argparse's signature
+        """Refuse an unknown ``--flag`` first, naming the closest known one (argparse would report a
+        missing required flag instead, when the unknown one is that flag misspelt)."""
+        if args is not None and self._subparsers is None:  # a command's own parser
+            self._check_flags(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _check_flags(self, args: list[str]) -> None:
+        from agentenv.did_you_mean import did_you_mean
+
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        for arg in args:
+            if arg == "--":
+                return
+            name = arg.partition("=")[0]
+            if arg.startswith("--") and not any(o.startswith(name) for o in known):
+                self.error(f"unknown option {name}{did_you_mean(name, known)}")
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """argparse's check, with the closest choice named (a sub-command's list is its own message)."""
+        if action.choices is None or value in action.choices:
+            return
+        from agentenv.did_you_mean import did_you_mean
+
+        choices = [str(c) for c in action.choices]
+        hint = did_you_mean(str(value), choices)
+        if isinstance(action, argparse._SubParsersAction):
+            raise argparse.ArgumentError(
+                None, f"unknown command {value!r}{hint}; commands: {', '.join(choices)}"
+            )
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}{hint}; choose from {', '.join(choices)}"
+        )
+
 
 def add_split_argument(
     parser: argparse.ArgumentParser, default: str, what: str, note: str = ""

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentenv.did_you_mean import closest  # the shared hint, kept importable from here
+
 if TYPE_CHECKING:
     from agentenv.families import Family
 
@@ -251,14 +253,6 @@ def components_table(families: Iterable[Family] | None = None) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
     return "\n".join([rule, line(head), rule, *(line(r) for r in rows), rule])
-
-
-def closest(name: str, known: Iterable[str]) -> str | None:
-    """The known name nearest to a misspelt one, for "did you mean" hints (only on an error path)."""
-    import difflib
-
-    matches = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return matches[0] if matches else None
 
 
 if __doc__ is not None:  # not under python -OO

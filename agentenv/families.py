@@ -287,11 +287,11 @@ def family_of_env(env_id: str) -> Family:
     for family in families():
         if bare in family.ids:
             return family
-    import difflib
+    from agentenv.did_you_mean import closest
 
     known = [i for f in _FAMILIES.values() for i in f.ids]
-    close = difflib.get_close_matches(bare, known, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    close = closest(bare, known)
+    hint = f"did you mean {close!r}? " if close else ""
     raise UserInputError(
         f"no task family registers the id {bare!r}; {hint}registered ids: {', '.join(known) or 'none'}. "
         "For a family outside agentenv, name its module: 'mypkg.module:MyTask-v0'"
@@ -339,8 +339,11 @@ def check_split(env_id: str, split: str) -> str:
     """
     family = family_of_env(env_id)
     if split not in family.splits:
+        from agentenv.did_you_mean import did_you_mean
+
         raise UserInputError(
-            f"split {split!r} is not one of {bare_id(env_id)}'s: {', '.join(family.splits)} "
+            f"split {split!r}{did_you_mean(split, family.splits)} is not one of "
+            f"{bare_id(env_id)}'s: {', '.join(family.splits)} "
             f"(declared by family {family.name!r})"
         )
     return split

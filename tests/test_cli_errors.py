@@ -157,6 +157,7 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["serve-retrieval", "--corpus", "nosuch"], "nosuch|agentenv["),
     (["serve-retrieval", "--port", "x"], "'x'"),
+    (["models", "instal", "x"], "instal"),
 ]
 
 
@@ -308,3 +309,40 @@ def test_a_broken_socket_does_not_silence_stdout(monkeypatch, capfd) -> None:
         after.st_ino,
     )  # stdout is still where it was
     assert "BrokenPipeError" in capfd.readouterr().err
+
+
+# (argv, the name the hint must offer): agents, sub-commands, flags, splits, reward presets, env ids, choices
+DID_YOU_MEAN: list[tuple[list[str], str]] = [
+    (["evl", "MediaSearch-v0"], "eval"),
+    (["eval", "MediaSearch-v0", "--agnt", "oracle"], "--agent"),
+    ([*EVAL, "--episods", "3"], "--episodes"),
+    ([*EVAL, "--episods=3"], "--episodes"),
+    (["eval", "MediaSearch-v0", "--agent", "orcale"], "oracle"),
+    ([*EVAL, "--split", "tset"], "test"),
+    ([*EVAL, "--reward", "strct"], "strict"),
+    (["eval", "MediaSerch-v0", "--agent", "oracle"], "MediaSearch-v0"),
+    (["serve-env", "MediaSearch-v0", "--protocol", "openen"], "openenv"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"), DID_YOU_MEAN, ids=[" ".join(a) for a, _ in DID_YOU_MEAN]
+)
+def test_a_misspelt_name_gets_a_did_you_mean(argv: list[str], meant: str, capsys) -> None:
+    code, err = _run(argv, capsys)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"did you mean {meant!r}" in err, err
+
+
+def test_no_hint_when_nothing_is_close(capsys) -> None:
+    code, err = _run([*EVAL, "--zzzzzz"], capsys)
+    assert code == 2 and "--zzzzzz" in err and "did you mean" not in err, err
+
+
+def test_an_abbreviated_flag_still_works() -> None:
+    from agentenv.cli import build_parser
+
+    args = build_parser("eval").parse_args(
+        ["eval", "MediaSearch-v0", "--agent", "oracle", "--epi", "3"]
+    )
+    assert args.episodes == 3

@@ -166,8 +166,11 @@ def agent_factory(name: str) -> AgentFactory:
                 raise ImportError(
                     f"agent {name!r} of family {family.name!r} ({ref!r}) failed to load: {err}"
                 ) from err
+        from agentenv.did_you_mean import did_you_mean
+
+        known = agent_names()
         raise UserInputError(
-            f"unknown agent {name!r}; known agents: {', '.join(agent_names()) or 'none'}"
+            f"unknown agent {name!r}{did_you_mean(name, known)}; known agents: {', '.join(known) or 'none'}"
         )
     try:
         return declared.load()
