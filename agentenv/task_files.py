@@ -17,6 +17,12 @@ most :data:`MAX_TASK_ROWS` tasks. It is checked in one streaming pass in
 A row's optional ``id`` follows one grammar in every family (:func:`check_row_id`),
 and is unique within its file or list (:class:`RowIds`).
 
+A reader checks every row before it refuses the file (:class:`BadRows`), so a file
+with several bad rows names each of them (the first :data:`MAX_REPORTED_BAD_ROWS`,
+then how many more) in one error; with ``$AGENTENV_SKIP_BAD_ROWS=1`` (``agentenv eval
+--skip-bad-rows``) it keeps the good rows instead, warns, and counts the skipped ones
+(:func:`skipped_rows`).
+
 Example:
     >>> check_row_id("case-17", "cases.jsonl:3")
     'case-17'
@@ -36,20 +42,27 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from agentenv.errors import UserInputError
 
 __all__ = [
+    "MAX_REPORTED_BAD_ROWS",
     "MAX_ROW_ID_CHARS",
     "MAX_TASK_FILE_BYTES",
     "MAX_TASK_LINE_BYTES",
     "MAX_TASK_ROWS",
+    "SKIP_BAD_ROWS_ENV",
+    "BadRows",
     "RowIds",
     "check_row_count",
     "check_row_id",
     "check_task_source",
+    "skipped_rows",
     "task_source_files",
 ]
 
@@ -61,6 +74,13 @@ MAX_TASK_ROWS = 1_000_000
 """Most tasks in one file, folder or list: a million is about 250x the largest published test split."""
 MAX_ROW_ID_CHARS = 128
 """Longest row ``id``."""
+MAX_REPORTED_BAD_ROWS = 20
+"""Most bad rows one error names; the rest are counted (``... and 7 more bad rows``)."""
+SKIP_BAD_ROWS_ENV = "AGENTENV_SKIP_BAD_ROWS"
+"""Environment variable: ``1`` keeps a task file's good rows and skips its bad ones (``agentenv eval
+--skip-bad-rows`` sets it, so worker processes read the file alike)."""
+
+_SKIPPED: dict[str, int] = {}
 
 
 def task_source_files(path: Path, where: str) -> list[Path]:
@@ -200,3 +220,74 @@ class RowIds:
             raise UserInputError(
                 f"{where}: id {row_id!r} is already the id of {first}; give each row its own id"
             )
+
+
+def skipping_bad_rows() -> bool:
+    """Whether readers skip bad rows (:data:`SKIP_BAD_ROWS_ENV` is ``1``) instead of refusing the file."""
+    return os.environ.get(SKIP_BAD_ROWS_ENV, "") == "1"
+
+
+def skipped_rows(source: str | os.PathLike[str] | None) -> int:
+    """How many bad rows the last read of ``source`` (a file, or every file under a folder) skipped."""
+    if source is None:
+        return 0
+    root = str(Path(source))
+    return sum(n for src, n in _SKIPPED.items() if src == root or src.startswith(root + os.sep))
+
+
+class BadRows:
+    """The bad rows of one task file or list: collected while every row is read, then reported together.
+
+    Why: a file with five bad rows used to name the first only, so fixing it took five runs.
+
+    Example:
+        >>> bad = BadRows("t.jsonl", skip=False)
+        >>> for n in (1, 2, 3):
+        ...     with bad.row():
+        ...         if n != 2:
+        ...             raise UserInputError(f"t.jsonl:{n}: field 'answer' is missing")
+        >>> bad.finish()
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: t.jsonl: 2 bad rows (fix them, or agentenv eval --skip-bad-rows keeps the rest):
+          t.jsonl:1: field 'answer' is missing
+          t.jsonl:3: field 'answer' is missing
+    """
+
+    def __init__(self, source: str, *, skip: bool | None = None) -> None:
+        self.source = source
+        self.skip = skipping_bad_rows() if skip is None else skip
+        self.errors: list[str] = []
+
+    @contextmanager
+    def row(self) -> Iterator[None]:
+        """Read one row inside this block: a :class:`UserInputError` it raises is recorded, not raised."""
+        try:
+            yield
+        except UserInputError as err:
+            self.errors.append(str(err))
+
+    def finish(self) -> int:
+        """Raise one error naming the bad rows, or (skipping) warn and return how many were skipped."""
+        _SKIPPED[self.source] = 0
+        if not self.errors:
+            return 0
+        if not self.skip:
+            shown = self.errors[:MAX_REPORTED_BAD_ROWS]
+            more = len(self.errors) - len(shown)
+            if len(self.errors) == 1:
+                raise UserInputError(self.errors[0])
+            lines = [
+                f"{self.source}: {len(self.errors)} bad rows (fix them, or agentenv eval "
+                "--skip-bad-rows keeps the rest):",
+                *(f"  {e}" for e in shown),
+            ]
+            if more:
+                lines.append(f"  ... and {more} more bad rows")
+            raise UserInputError("\n".join(lines))
+        _SKIPPED[self.source] = len(self.errors)
+        warnings.warn(
+            f"{self.source}: skipped {len(self.errors)} bad rows (the first: {self.errors[0]})",
+            stacklevel=3,
+        )
+        return len(self.errors)

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,6 +136,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="stop after N episodes in a row end in an agent failure, keeping what finished "
         "(default: %(default)s; 0: never stop)",
     )
+    ev.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="with --tasks, evaluate the good rows of a task file with bad ones (each skipped row is "
+        "warned about and counted in summary.json's skipped_task_rows) instead of refusing the file, "
+        "which names every bad row",
+    )
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ev
 
@@ -169,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``agentenv eval`` through :func:`~agentenv.evaluation.evaluate.evaluate`; return its exit status."""
     from agentenv.evaluation.evaluate import evaluate
 
+    if getattr(args, "skip_bad_rows", False):
+        from agentenv.task_files import SKIP_BAD_ROWS_ENV
+
+        os.environ[SKIP_BAD_ROWS_ENV] = "1"  # read by the task readers here and in worker processes
     result = evaluate(
         **_values(args),
         out=args.out,

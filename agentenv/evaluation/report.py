@@ -92,6 +92,7 @@ def summarize(
         tasks_repeated=bool(n_tasks is not None and len(records) > n_tasks),
         tasks_file=tasks_file,
         import_warnings=list(meta.get("import_warnings", [])),
+        skipped_task_rows=int(meta.get("skipped_task_rows", 0)),
         env_kwargs=env_kwargs,
         seed=config.seed,
         workers=config.workers,
@@ -207,6 +208,10 @@ def format_table(summary: Summary) -> str:
     if summary.tasks_repeated:
         lines.append(
             f"note: {summary.episodes} episodes over {summary.n_tasks} tasks: tasks repeat"
+        )
+    if summary.skipped_task_rows:
+        lines.append(
+            f"note: {summary.skipped_task_rows} bad row(s) of the task file skipped (--skip-bad-rows)"
         )
     if summary.import_warnings:
         lines.append(

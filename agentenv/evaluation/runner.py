@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -200,6 +201,14 @@ def _episode_fn(config: RunConfig) -> Callable[[gym.Env, Any, int, int], dict[st
     return functools.partial(_episode, config)
 
 
+def _skipped_task_rows(config: RunConfig) -> int:
+    """Bad rows of the run's task file skipped while reading it (``--skip-bad-rows``; 0 without a file)."""
+    from agentenv.task_files import skipped_rows
+
+    tasks = dict(config.env_kwargs).get("tasks")
+    return skipped_rows(tasks) if isinstance(tasks, (str, os.PathLike)) else 0
+
+
 def env_metadata(
     config: RunConfig, env: gym.Env | None = None, info: Mapping[str, Any] | None = None
 ) -> Mapping[str, Any]:
@@ -220,6 +229,7 @@ def env_metadata(
         "split": str(getattr(inner, "split", config.split)),
         "n_tasks": len(inner.tasks),
         "import_warnings": [str(w) for w in getattr(inner, "import_warnings", ())],
+        "skipped_task_rows": _skipped_task_rows(config),
         "fingerprint": env_fingerprint(config.env_id, env, info),
     }
 

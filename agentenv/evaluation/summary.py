@@ -67,6 +67,9 @@ class Summary(BaseModel):
         default_factory=list,
         description="What the env skipped or changed while reading the task file, with file:line.",
     )
+    skipped_task_rows: int = Field(
+        default=0, description="Bad rows of the task file skipped (agentenv eval --skip-bad-rows)."
+    )
     env_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments given to gym.make."
     )

@@ -58,7 +58,13 @@ from typing import Any
 from agentenv.envs.media_search.questions import Question, question_id
 from agentenv.envs.media_search.user_answer_types import typed_answer
 from agentenv.errors import UserInputError
-from agentenv.task_files import RowIds, check_row_count, check_row_id, check_task_source
+from agentenv.task_files import (
+    BadRows,
+    RowIds,
+    check_row_count,
+    check_row_id,
+    check_task_source,
+)
 
 _EXAMPLE = (
     '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
@@ -142,20 +148,23 @@ def load_user_tasks(path: str | Path) -> list[Question]:
     check_task_source(path)
     questions: list[tuple[str, Question]] = []
     ids = RowIds()
+    bad = BadRows(str(path))  # every bad row named at once (or skipped, see agentenv.task_files)
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
             check_row_count(len(questions) + 1, str(path))
-            try:
-                row = json.loads(line.rstrip("\r\n"))
-            except json.JSONDecodeError as exc:
-                raise UserInputError(
-                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
-                    f"one JSON object like {_EXAMPLE}"
-                ) from None
-            questions.append((where, _checked_row(row, where, ids)))
+            with bad.row():
+                try:
+                    row = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    raise UserInputError(
+                        f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                        f"one JSON object like {_EXAMPLE}"
+                    ) from None
+                questions.append((where, _checked_row(row, where, ids)))
+    bad.finish()
     if not questions:
         raise UserInputError(
             f"{path}: no questions (the file is empty); write one JSON object per line, "
@@ -174,9 +183,12 @@ def questions_from_rows(rows: Sequence[Any]) -> list[Question]:
         )
     check_row_count(len(rows), "tasks")
     ids = RowIds()
-    questions = [
-        (f"tasks[{i}]", _checked_row(row, f"tasks[{i}]", ids)) for i, row in enumerate(rows)
-    ]
+    bad = BadRows("tasks")
+    questions: list[tuple[str, Question]] = []
+    for i, row in enumerate(rows):
+        with bad.row():
+            questions.append((f"tasks[{i}]", _checked_row(row, f"tasks[{i}]", ids)))
+    bad.finish()
     check_distinct_questions(questions)
     return [q for _, q in questions]
 

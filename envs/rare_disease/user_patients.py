@@ -51,6 +51,7 @@ from agentenv.envs.rare_disease.phenopackets import (
 )
 from agentenv.errors import UserInputError
 from agentenv.task_files import (
+    BadRows,
     RowIds,
     check_row_count,
     check_row_id,
@@ -177,24 +178,30 @@ def _import_items(
     """Items numbered by file line (``file`` given) or by list index (``file`` None)."""
     result = ImportResult(())
     ids = RowIds()
+    bad = BadRows(
+        file or "tasks"
+    )  # every bad row named at once (or skipped, see agentenv.task_files)
     for n, item in items:
         where, line = (f"{file}:{n}", n) if file is not None else (f"tasks[{n}]", None)
-        if isinstance(item, Mapping) and not is_phenopacket(item) and "id" in item:
-            ids.add(check_row_id(item["id"], where), where)
-        if isinstance(item, Patient):
-            if not kb.in_universe(item.disease_id):
-                raise UserInputError(
-                    f"{where}: diagnosis {item.disease_id!r} is not in the {kb.universe!r} universe"
-                )
-            result = result + ImportResult((item,))
-        elif isinstance(item, Mapping) and is_phenopacket(item):
-            result = result + from_phenopacket(kb, dict(item), where, file=file, line=line)
-        else:
-            result = result + import_task(
-                kb,
-                item if not isinstance(item, Mapping) else dict(item),
-                where,
-                file=file,
-                line=line,
-            )
+        with bad.row():
+            result = result + _import_item(kb, item, ids, where, file, line)
+    bad.finish()
     return result
+
+
+def _import_item(
+    kb: HpoKnowledgeBase, item: Any, ids: RowIds, where: str, file: str | None, line: int | None
+) -> ImportResult:
+    if isinstance(item, Mapping) and not is_phenopacket(item) and "id" in item:
+        ids.add(check_row_id(item["id"], where), where)
+    if isinstance(item, Patient):
+        if not kb.in_universe(item.disease_id):
+            raise UserInputError(
+                f"{where}: diagnosis {item.disease_id!r} is not in the {kb.universe!r} universe"
+            )
+        return ImportResult((item,))
+    if isinstance(item, Mapping) and is_phenopacket(item):
+        return from_phenopacket(kb, dict(item), where, file=file, line=line)
+    return import_task(
+        kb, item if not isinstance(item, Mapping) else dict(item), where, file=file, line=line
+    )
