@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from agentenv.provenance import code_commit
 from agentenv.structured.lesson_definitions import Budget, Condition, Lesson, _comp
 from agentenv.structured.stats import diff_ci, mean_ci
 from agentenv.structured.training import TrainConfig
@@ -146,6 +147,7 @@ def _summary(
         "eval_split": "test",
         "ci": "95% percentile bootstrap over test episodes pooled across seeds (1,000 resamples)",
         "versions": _versions(),
+        **code_commit(),
     }
     return summary
 

@@ -211,6 +211,10 @@ def train(config: TrainConfig, out: Path) -> TrainResult:
         model.set_random_seed(config.seed)
     else:
         model = algo_cls("MlpPolicy", vec, **_algo_kwargs(config))
+    # A logger with no outputs: SB3's default one makes an empty tempdir/SB3-<time> folder per run.
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
     logger = _episode_logger(config.n_envs)
     model.learn(total_timesteps=config.timesteps, callback=logger, progress_bar=False)
     model.save(out / "model.zip")
