@@ -58,3 +58,18 @@ def test_training_refuses_the_test_split_and_bad_budgets() -> None:
         TrainConfig("MediaSearch-v0", timesteps=0)
     with pytest.raises(UserInputError, match="algo must be one of"):
         TrainConfig("MediaSearch-v0", algo="sac")
+
+
+def test_training_leaves_no_folder_in_the_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SB3's default logger made an empty tempdir/SB3-<time> folder per run; none may be left."""
+    import tempfile
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    config = TrainConfig("MediaSearch-SingleTurn-v0", timesteps=128, n_envs=2, train_tasks=20)
+    train(config, tmp_path / "run")
+    assert list(temp.iterdir()) == []
