@@ -18,8 +18,9 @@ from agentenv.models.smollm2 import ENTRY, INSTALL_COMMAND, ModelNotInstalled
 
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("AGENTENV_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
+    """The model's directory moved under ``tmp_path`` (the corpora stay where they are built)."""
+    monkeypatch.setattr(smollm2, "installed_dir", lambda: tmp_path / "models" / smollm2.NAME)
+    return tmp_path
 
 
 def fake_install(root: Path) -> None:
@@ -128,3 +129,18 @@ def test_the_installed_model_loads_with_a_template_that_keeps_tool_calls() -> No
     )
     assert '<tool_call>\n{"name": "search", "arguments": {"q": "Heat"}}\n</tool_call>' in text
     assert "<tool_response>\nHeat (1995)\n</tool_response>" in text
+
+
+def test_the_hf_agent_and_the_trl_scripts_resolve_the_name(home) -> None:
+    from agentenv.baselines.hf_agent import HFAgentArgs
+    from agentenv.baselines.train_common import load_tokenizer
+    from agentenv.evaluation.agents import make_agent
+
+    with pytest.raises(ModelNotInstalled, match=INSTALL_COMMAND):
+        make_agent("hf", model="smollm2-135m")
+    with pytest.raises(ModelNotInstalled, match=INSTALL_COMMAND):
+        load_tokenizer("smollm2-135m", "smollm2-135m")
+    fake_install(smollm2.installed_dir())
+    args = HFAgentArgs(model="smollm2-135m")
+    assert args.model == str(smollm2.installed_dir()) and args.batch_size == 16
+    assert HFAgentArgs(model=str(smollm2.installed_dir())).batch_size == 1
