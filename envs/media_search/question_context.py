@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +123,15 @@ def _number(n: int) -> tuple[str, tuple[str, ...]]:
     return str(n), (words,) if words else ()
 
 
+def role_counts(people: Mapping[str, Any]) -> dict[str, tuple[int, int, int]]:
+    """Each person's ``(directed, wrote, acted)`` film counts (a cached catalog reads them without making
+    a Person each)."""
+    packed = getattr(people, "role_counts", None)
+    if packed is not None:
+        return packed()
+    return {k: (len(p.directed), len(p.wrote), len(p.acted)) for k, p in people.items()}
+
+
 class Context:
     """Read-only look-ups shared by the generators, built once per generation run."""
 
@@ -157,10 +166,12 @@ class Context:
             for g in self.titles[i].genres:
                 self.known_by_genre.setdefault(g, []).append(i)
         people = sorted(self.people)
-        self.known_actors = {k for k in people if len(self.people[k].acted) >= KNOWN_ACTOR_FILMS}
-        self.actor_pool = [k for k in people if len(self.people[k].acted) >= 5]
-        self.director_pool = [k for k in people if len(self.people[k].directed) >= 3]
-        self.writer_pool = [k for k in people if len(self.people[k].wrote) >= 3]
+        self.credits = role_counts(self.people)
+        """Each person's ``(directed, wrote, acted)`` film counts: how the pools below are picked."""
+        self.known_actors = {k for k in people if self.credits[k][2] >= KNOWN_ACTOR_FILMS}
+        self.actor_pool = [k for k in people if self.credits[k][2] >= 5]
+        self.director_pool = [k for k in people if self.credits[k][0] >= 3]
+        self.writer_pool = [k for k in people if self.credits[k][1] >= 3]
         if style != "template":
             self._famous_pools(people)
         self._top: dict[tuple[Any, ...], int | None] = {}
@@ -190,24 +201,18 @@ class Context:
         for i in self.known:
             for g in self.titles[i].genres:
                 self.known_by_genre.setdefault(g, []).append(i)
-        self.known_actors = {
-            k for k in people if len(self.people[k].acted) >= FAMOUS["actor_films"]
-        }
+        self.known_actors = {k for k in people if self.credits[k][2] >= FAMOUS["actor_films"]}
         self.actor_pool = sorted(self.known_actors)
-        self.director_pool = [
-            k for k in people if len(self.people[k].directed) >= FAMOUS["director_films"]
-        ]
-        self.writer_pool = [
-            k for k in people if len(self.people[k].wrote) >= FAMOUS["writer_films"]
-        ]
-        directors = [k for k in people if self.people[k].directed]
+        self.director_pool = [k for k in people if self.credits[k][0] >= FAMOUS["director_films"]]
+        self.writer_pool = [k for k in people if self.credits[k][1] >= FAMOUS["writer_films"]]
+        directors = [k for k in people if self.credits[k][0]]
         shared = Counter(k.split()[-1] for k in directors)
         title_words = {w for t in self.titles for w in normalize_key(t.title).split()}
         self.surnames = {
             k: self.people[k].name.split()[-1]
             for k in directors
             if shared[k.split()[-1]] == 1
-            and len(self.people[k].directed) >= FAMOUS_DIRECTOR_FILMS
+            and self.credits[k][0] >= FAMOUS_DIRECTOR_FILMS
             and _surname_last(k)
             and k.split()[-1] not in title_words
         }
