@@ -407,6 +407,16 @@ class HFAgent:
         self._closed = bool(result.ids) and result.ids[-1] in self._template.eos_ids
         return self._template.decode(result.ids[:-1] if self._closed else result.ids)
 
+    def close(self) -> None:
+        """Stop the shared batcher (the runner calls this when a run is stopped): turns in flight
+        fail as agent failures, so the episode threads end at once; later agents get a new one."""
+        if self._batcher is not None:
+            with _BATCHERS_LOCK:
+                for key, (_, batcher) in list(_BATCHERS.items()):
+                    if batcher is self._batcher:
+                        del _BATCHERS[key]
+            self._batcher.close()
+
     def _extend(self, ids: Sequence[int], logprobs: Sequence[float] | None) -> None:
         self.trajectory_ids.extend(int(i) for i in ids)
         self.loss_mask.extend([0 if logprobs is None else 1] * len(ids))
@@ -489,7 +499,7 @@ def _shared_batching(agent: HFAgent) -> tuple[Any, Any]:
             pad_id = int(pad if isinstance(pad, int) else min(stop_ids))
             model, device, cache_arg = agent.model, args.device, agent._cache_arg
 
-            def run(requests: list[Any]) -> list[Any]:
+            def run(requests: list[Any], abort: Any) -> list[Any]:
                 return generate_batch(
                     model,
                     requests,
@@ -499,6 +509,7 @@ def _shared_batching(agent: HFAgent) -> tuple[Any, Any]:
                     stop_strings=stops,
                     device=device,
                     cache_arg=cache_arg,
+                    abort=abort,
                 )
 
             _BATCHERS[key] = (template, Batcher(run, capacity=int(args.batch_size or 1)))

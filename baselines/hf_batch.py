@@ -118,9 +118,16 @@ def generate_batch(
     stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     device: str = "cpu",
     cache_arg: str = "cache",
+    abort: threading.Event | None = None,
 ) -> list[Generation]:
-    """Continue every request's prompt at once; see the module docstring."""
+    """Continue every request's prompt at once; see the module docstring.
+
+    Raises:
+        AgentFailure: ``abort`` was set (the run is stopping); checked before every decode step.
+    """
     import torch
+
+    from agentenv.evaluation.agents import AgentFailure
 
     n = len(requests)
     width = max(len(r.prompt) for r in requests)
@@ -145,6 +152,8 @@ def generate_batch(
         )
         next_position = positions[:, -1] + 1
         while True:
+            if abort is not None and abort.is_set():
+                raise AgentFailure("the run was stopped while this turn was generated")
             logits = out.logits[:, -1]
             keep: list[int] = []
             for slot, row in enumerate(active):
@@ -191,7 +200,7 @@ class Batcher:
 
     def __init__(
         self,
-        run: Callable[[list[Request]], list[Generation]],
+        run: Callable[[list[Request], threading.Event], list[Generation]],
         *,
         capacity: int,
         gather_s: float = 0.03,
@@ -205,10 +214,30 @@ class Batcher:
         self._thread: threading.Thread | None = None
         self.batches: list[int] = []
         """Size of every batch run so far (for reports)."""
+        self.closed = threading.Event()
+        """Set by :meth:`close`: the batch in progress stops, waiting and new requests fail."""
+
+    def close(self) -> None:
+        """Stop: the batch in progress ends at its next step and every waiting request fails with an
+        :class:`~agentenv.evaluation.agents.AgentFailure`, so threads blocked in :meth:`submit`
+        finish their episodes at once (a stopped run would otherwise wait for them)."""
+        from agentenv.evaluation.agents import AgentFailure
+
+        with self._cond:
+            self.closed.set()
+            waiting, self._pending = self._pending, []
+            self._cond.notify_all()
+        for request in waiting:
+            request.error = AgentFailure("the run was stopped before this turn was generated")
+            request.done.set()
 
     def submit(self, request: Request) -> Generation:
         """Queue ``request``, wait for its batch, return its generation (or raise what it raised)."""
+        from agentenv.evaluation.agents import AgentFailure
+
         with self._cond:
+            if self.closed.is_set():
+                raise AgentFailure("the run was stopped")
             self._pending.append(request)
             self._last_arrival = time.perf_counter()
             if self._thread is None or not self._thread.is_alive():
@@ -251,7 +280,7 @@ class Batcher:
                 continue
             self.batches.append(len(batch))
             try:
-                results = self._run(batch)
+                results = self._run(batch, self.closed)
             except BaseException as err:  # noqa: BLE001 - handed to every waiting thread
                 for request in batch:
                     request.error = err

@@ -388,6 +388,9 @@ def run(
                 )
             env.close()
     except KeyboardInterrupt:
+        close = getattr(agent, "close", None)
+        if callable(close):  # a batching agent releases the episode threads waiting on it
+            close()
         bar.close()
         result = RunResult(config, records, build_s, time.perf_counter() - begin - build_s, meta)
         raise RunStopped("interrupted", "interrupted", result) from None

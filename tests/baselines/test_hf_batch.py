@@ -151,3 +151,39 @@ def test_agentenv_eval_runs_episodes_in_batches(tmp_path, capsys, monkeypatch) -
     assert summary["episodes"] == 5 and summary["agent_failures"] == 0
     assert len(seen) == 4 and len({id(b) for b in seen}) == 1  # four episode threads, one batcher
     assert max(seen[0].batches) > 1
+
+
+def test_closing_the_batcher_releases_every_waiting_thread_at_once() -> None:
+    import threading
+    import time
+
+    from agentenv.baselines.hf_batch import Batcher
+    from agentenv.evaluation.agents import AgentFailure
+
+    started = threading.Event()
+
+    def slow(batch, abort):  # a batch that would run for minutes unless aborted
+        started.set()
+        assert abort.wait(30)
+        raise AgentFailure("stopped")
+
+    batcher = Batcher(slow, capacity=1, gather_s=0.0)
+    errors: list[BaseException] = []
+
+    def episode() -> None:
+        try:
+            batcher.submit(Request([1, 2], 4))
+        except AgentFailure as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=episode) for _ in range(3)]
+    for t in threads:
+        t.start()
+    assert started.wait(5)
+    begin = time.perf_counter()
+    batcher.close()
+    for t in threads:
+        t.join(5)
+    assert len(errors) == 3 and time.perf_counter() - begin < 2
+    with pytest.raises(AgentFailure, match="stopped"):
+        batcher.submit(Request([1], 1))
