@@ -165,8 +165,8 @@ class MediaSearchEnv(ToolEnv):
         self.question_style = question_style
         if tasks is None and split in SPLITS:
             prefetch_questions(
-                style=question_style
-            )  # with $AGENTENV_BUILD_WORKERS > 1, drawn while the index builds
+                style=question_style, split=split
+            )  # with $AGENTENV_BUILD_WORKERS > 1, drawn while the index builds (train only)
         self.retriever = catalog_retriever(self.catalog, retriever)
         served = question_tasks(split, tasks, question_style)
         if kinds is not None:

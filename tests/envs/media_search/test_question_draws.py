@@ -94,3 +94,23 @@ def test_a_fresh_home_makes_only_the_split_asked_for(
     assert not C._cache_file("train", Q.GENERATION_SEED).exists()
     C._LOADED.clear()
     assert list(C.question_rows("test").lines()) == published  # read back from the cache file
+
+
+def test_no_background_drawing_for_a_split_the_positions_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With $AGENTENV_BUILD_WORKERS > 1 a test env used to start drawing every split; it needs none."""
+    catalog = load_catalog()
+    monkeypatch.setenv("AGENTENV_HOME", str(tmp_path))
+    monkeypatch.setattr(media, "_LOADED", {str(media.cache_path()): catalog})
+    monkeypatch.setenv("AGENTENV_BUILD_WORKERS", "2")
+    monkeypatch.setattr(C, "_LOADED", {})
+    monkeypatch.setattr(C, "_PENDING", {})
+    started: list[object] = []
+    monkeypatch.setattr(C, "_Generation", lambda *args: started.append(args))
+    monkeypatch.setattr("agentenv.envs.media_search.question_cache.generation_workers", lambda: 2)
+    for split in D.REPLAYED_SPLITS:
+        C.prefetch_questions(style=Q.DEFAULT_STYLE, split=split)
+    assert started == [] and C._PENDING == {}
+    C.prefetch_questions(style=Q.DEFAULT_STYLE, split="train")
+    assert len(started) == 1
