@@ -52,6 +52,8 @@ def test_lenient_lists_more_diseases_than_strict(
     assert (out / "reward_hacking_reward.png").stat().st_size > 0
     assert (out / "reward_hacking_k.png").stat().st_size > 0
     assert set(summary["baselines"]["strict"]) == {"random", "bm25", "oracle"}
+    meta = summary["meta"]
+    assert meta["commit"] and meta["commit_source"] in ("git", "package version")
 
 
 def test_efficient_calls_fewer_tools_than_accuracy_only(
