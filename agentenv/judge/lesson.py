@@ -102,7 +102,15 @@ def run(
     )
     log(f"judge {judge.path} ({judge.dtype}; {judge.thread_note})")
     t0 = time.perf_counter()
-    replies = judge_pairs(pairs, LESSON_PROMPTS, judge.replies)
+    step = max(1, len(pairs) * len(LESSON_PROMPTS) // 10)
+
+    def progress(done: int, total: int) -> None:
+        if done == total or done // step != (done - scale.batch_size) // step:
+            log(f"judged {done}/{total} ({time.perf_counter() - t0:.0f} s)")
+
+    replies = judge_pairs(
+        pairs, LESSON_PROMPTS, lambda conversations: judge.replies(conversations, progress)
+    )
     judge_s = time.perf_counter() - t0
     log(f"{len(pairs) * len(LESSON_PROMPTS)} verdicts in {judge_s:.1f} s")
     verdicts = [[read_verdict(r) for r in row] for row in replies]

@@ -19,7 +19,7 @@ and bfloat16 is used only where this CPU multiplies it in hardware
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +66,13 @@ class LocalJudge:
         self.prompt_tokens = 0
         self.new_tokens = 0
 
-    def replies(self, conversations: Sequence[Messages]) -> list[str]:
-        """One greedy reply (special tokens dropped) for each conversation, in the order given."""
+    def replies(
+        self,
+        conversations: Sequence[Messages],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[str]:
+        """One greedy reply (special tokens dropped) for each conversation, in the order given;
+        ``progress(done, total)`` is called after each batch."""
         import torch
 
         texts = [
@@ -100,6 +105,8 @@ class LocalJudge:
                 self.prompt_tokens += len(ids[i])
                 self.new_tokens += sum(1 for t in new if t not in stop)
                 out[i] = self.tokenizer.decode(new, skip_special_tokens=True)
+            if progress is not None:
+                progress(min(start + self.batch_size, len(order)), len(order))
         return out
 
     def describe(self) -> dict[str, Any]:
