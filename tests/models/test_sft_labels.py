@@ -105,3 +105,14 @@ def test_lora_trains_only_the_adapter_and_the_loss_log_has_every_step(
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     steps = [r for r in rows if "loss" in r]
     assert [r["step"] for r in steps] == [1] and steps[0]["loss"] > 0 and steps[0]["wall_s"] >= 0
+    # The adapter merges into a plain directory the hf agent can load, and the update is in it.
+    from safetensors.torch import load_file
+
+    from agentenv.models.lora import merge_adapter
+
+    trainer.save_model(str(tmp_path / "adapter"))
+    merged = merge_adapter(tmp_path / "adapter", tmp_path / "merged")
+    after = load_file(str(merged / "model.safetensors"))
+    before = load_file(str(pad_is_eos / "model.safetensors"))
+    assert set(after) == set(before)
+    assert any(not torch.equal(after[k], before[k]) for k in before if "proj" in k)
