@@ -82,6 +82,26 @@ class DenseRetriever:
         }
         return cls(ids, encoder, _build_index(vectors, index, hnsw_m, ef_construction), params)
 
+    def reindexed(
+        self,
+        index: IndexKind,
+        *,
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 256,
+    ) -> DenseRetriever:
+        """The same vectors (not re-encoded) under another faiss index, e.g. an HNSW graph over a flat index."""
+        vectors = self.index.reconstruct_n(0, self.index.ntotal)  # type: ignore[attr-defined]
+        params = {
+            **self.params,
+            "index": index,
+            "hnsw_m": hnsw_m,
+            "ef_construction": ef_construction,
+            "ef_search": ef_search,
+        }
+        built = _build_index(vectors, index, hnsw_m, ef_construction)
+        return type(self)(self.ids, self.encoder, built, params)
+
     def search(self, query: str, k: int) -> list[Hit]:
         """Top ``k`` documents by cosine similarity to the encoded query."""
         return self.search_batch([query], k)[0]

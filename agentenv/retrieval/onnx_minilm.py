@@ -221,6 +221,11 @@ class OnnxMiniLMEncoder:
                 next_report = done + 0.1
         return out
 
+    def clear_query_cache(self) -> None:
+        """Forget every cached query embedding (benchmarks time the model this way)."""
+        with self._lock:
+            self._cache.clear()
+
     def _query(self, text: str) -> np.ndarray:
         """One text's row, from the LRU cache when it was seen (the row is shared: callers copy)."""
         with self._lock:

@@ -88,7 +88,9 @@ def test_the_index_is_built_once_and_read_back_from_the_checksummed_cache(corpus
         built = build_retriever("dense-minilm", texts, ids, corpus_checksum="small-v1")
         forget_loaded()
         entries = list((tmp_path / "indexes").iterdir())
-        assert len(entries) == 1 and (entries[0] / "MANIFEST.json").is_file()
+        # the embedded vectors (flat) and the HNSW graph over them, each a checksummed entry
+        assert len(entries) == 2 and all((e / "MANIFEST.json").is_file() for e in entries)
+        assert built.params["index"] == "hnsw"
         loaded = build_retriever("dense-minilm", texts, ids, corpus_checksum="small-v1")
         assert loaded is not built
         assert loaded.search_batch(["war film", texts[3]], 5) == built.search_batch(
