@@ -45,7 +45,9 @@ model: 16): the runner runs ``N`` episodes on threads and every turn's
 generation goes through one shared :class:`~agentenv.baselines.hf_batch.Batcher`,
 which decodes the waiting turns together with a KV cache
 (:mod:`agentenv.baselines.hf_batch`), stopping a turn at ``<|im_end|>`` or once a
-``</tool_call>`` or ``</answer>`` is written (``stop_strings``). In this mode the
+``</tool_call>`` or ``</answer>`` is written (``stop_strings``), and continuing
+each episode's turn from its own KV cache (``reuse_cache``: only the last sampled
+id and the env's turn are computed, not the whole conversation). In this mode the
 agent keeps each episode's ids as :class:`agentenv.tokens.TokenEnv` does: the
 prompt and each env turn are rendered by
 :func:`~agentenv.tokens.chat_templates.hf_template`, the policy's ids are
@@ -116,6 +118,9 @@ class HFAgentArgs:
     """Episodes generated together (token-exact, batched); None: 16 for a packaged model name, else 1."""
     stop_strings: str = "</tool_call>|</answer>"
     """With ``batch_size > 1``: texts that end a turn, ``|``-separated (empty: only the end-of-turn id)."""
+    reuse_cache: bool = True
+    """With ``batch_size > 1``: continue each turn from the episode's KV cache (only the new ids are
+    computed); false re-reads the whole conversation every turn."""
 
     def __post_init__(self) -> None:
         from agentenv.models import is_model_name, resolve_model
@@ -304,6 +309,7 @@ class HFAgent:
         self._batcher: Any = None
         self._n_messages = 0
         self._closed = True
+        self._past: Any = None
         self._tools: list[Any] | None = None
         if self.episodes_in_flight > 1:
             self._template, self._batcher = _shared_batching(self)
@@ -325,6 +331,7 @@ class HFAgent:
             self.logprobs = [None] * len(self.trajectory_ids)
             self._n_messages = len(info["messages"])
             self._closed = True
+            self._past = None
 
     def prompt_ids(self, info: Mapping[str, Any]) -> list[int]:
         """The conversation so far rendered by the chat template, ending with the assistant header, as ids."""
@@ -394,9 +401,13 @@ class HFAgent:
             temperature=self.args.temperature,
             top_p=self.args.top_p,
             generator=self._generator,
+            past=self._past,
+            keep_cache=self.args.reuse_cache,
         )
         start = time.perf_counter()
+        self._past = None  # handed over: the batch builds its own tensors from it
         result = self._batcher.submit(request)
+        self._past = result.cache
         self.generate_s += time.perf_counter() - start
         self.generated_tokens += len(result.ids)
         reason = result.reason

@@ -15,7 +15,12 @@ threads and generates them together with :func:`generate_batch`.
   ``</answer>``: the end of a tool call or an answer), at its budget, and drops finished rows from
   the batch and the cache (``batch_select_indices``), so one long row does not make the others pay;
 * returns, per row, the sampled ids and their log-probabilities, as sampled: the caller keeps those
-  very ids in its trajectory and never re-encodes them (:class:`agentenv.tokens.TokenEnv`'s rule).
+  very ids in its trajectory and never re-encodes them (:class:`agentenv.tokens.TokenEnv`'s rule);
+* with ``keep_cache``, also each row's keys and values (:class:`RowCache`), so the episode's next
+  turn passes them back (``Request.past``) and only its new ids (the last sampled id and the env's
+  turn) are computed: a turn continues from the cache instead of re-reading the conversation. Rows
+  with and without a past share a batch: each row's cached part is left-padded to the longest, its
+  new ids left-padded after it, and the attention mask and position ids skip the gaps.
 
 Sampling draws each row from its own ``torch.Generator``, so a row's ids do not depend on which rows
 shared its batch, except through floating-point differences of batched arithmetic: greedy decoding
@@ -41,6 +46,7 @@ __all__ = [
     "Batcher",
     "Generation",
     "Request",
+    "RowCache",
     "ends_with_any",
     "generate_batch",
 ]
@@ -63,6 +69,15 @@ def ends_with_any(
 
 
 @dataclass
+class RowCache:
+    """One sequence's keys and values for its first ``length`` ids: per layer ``(keys, values)``,
+    each ``[1, kv_heads, length, head_dim]``."""
+
+    length: int
+    layers: list[tuple[Any, Any]]
+
+
+@dataclass
 class Generation:
     """What one row produced: the ids as sampled (a final stop id included), their log-probabilities
     under the sampling distribution, and why it ended (``stop``, ``stop_string`` or ``length``)."""
@@ -70,6 +85,8 @@ class Generation:
     ids: list[int]
     logprobs: list[float]
     reason: str
+    cache: RowCache | None = None
+    """With ``keep_cache``: the keys and values of the prompt and every id but the last."""
 
 
 @dataclass
@@ -82,6 +99,10 @@ class Request:
     top_p: float = 1.0
     generator: Any = None
     """A ``torch.Generator`` (sampling only)."""
+    past: RowCache | None = None
+    """Keys and values of ``prompt[:past.length]`` from an earlier turn (``keep_cache``)."""
+    keep_cache: bool = False
+    """Return this row's keys and values for its next turn (as ``generate_batch(keep_cache=True)``)."""
     done: threading.Event = field(default_factory=threading.Event)
     result: Generation | None = None
     error: BaseException | None = None
@@ -119,6 +140,7 @@ def generate_batch(
     device: str = "cpu",
     cache_arg: str = "cache",
     abort: threading.Event | None = None,
+    keep_cache: bool = False,
 ) -> list[Generation]:
     """Continue every request's prompt at once; see the module docstring.
 
@@ -130,17 +152,27 @@ def generate_batch(
     from agentenv.evaluation.agents import AgentFailure
 
     n = len(requests)
-    width = max(len(r.prompt) for r in requests)
+    # Each row's cached part: at most all its ids but the last (a row always computes one id).
+    cached = [min(r.past.length, len(r.prompt) - 1) if r.past else 0 for r in requests]
+    suffixes = [r.prompt[c:] for r, c in zip(requests, cached, strict=True)]
+    past_width = max(cached)
+    width = max(len(x) for x in suffixes)
     ids = torch.full((n, width), pad_id, dtype=torch.long)
-    mask = torch.zeros((n, width), dtype=torch.long)
-    for row, request in enumerate(requests):
-        ids[row, width - len(request.prompt) :] = torch.tensor(request.prompt, dtype=torch.long)
-        mask[row, width - len(request.prompt) :] = 1
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    mask = torch.zeros((n, past_width + width), dtype=torch.long)
+    positions = torch.zeros((n, width), dtype=torch.long)
+    for row, (suffix, c) in enumerate(zip(suffixes, cached, strict=True)):
+        ids[row, width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
+        mask[row, past_width - c : past_width] = 1
+        mask[row, past_width + width - len(suffix) :] = 1
+        positions[row, width - len(suffix) :] = torch.arange(c, c + len(suffix))
     ids, mask, positions = ids.to(device), mask.to(device), positions.to(device)
+    extra: dict[str, Any] = {}
+    if past_width:
+        extra[cache_arg] = _batched_past(requests, cached, past_width, device, model.config)
     outs: list[list[int]] = [[] for _ in requests]
     logps: list[list[float]] = [[] for _ in requests]
     reasons: list[str] = ["length"] * n
+    caches: list[RowCache | None] = [None] * n
     active = list(range(n))
     with torch.inference_mode():
         out = model(
@@ -149,12 +181,16 @@ def generate_batch(
             position_ids=positions,
             use_cache=True,
             logits_to_keep=1,
+            **extra,
         )
         next_position = positions[:, -1] + 1
         while True:
             if abort is not None and abort.is_set():
                 raise AgentFailure("the run was stopped while this turn was generated")
             logits = out.logits[:, -1]
+            cache = getattr(out, "cache", None)
+            if cache is None:
+                cache = out.past_key_values
             keep: list[int] = []
             for slot, row in enumerate(active):
                 token, logp = _pick(logits[slot], requests[row])
@@ -166,11 +202,11 @@ def generate_batch(
                     reasons[row] = "stop_string"
                 elif len(outs[row]) < requests[row].budget:
                     keep.append(slot)
+                    continue
+                if keep_cache or requests[row].keep_cache:
+                    caches[row] = _row_cache(cache, slot, mask[slot])
             if not keep:
                 break
-            cache = getattr(out, "cache", None)
-            if cache is None:
-                cache = out.past_key_values
             if len(keep) < len(active):
                 index = torch.tensor(keep, dtype=torch.long, device=device)
                 cache.batch_select_indices(index)
@@ -188,7 +224,43 @@ def generate_batch(
                 **{cache_arg: cache},
             )
             next_position = next_position + 1
-    return [Generation(outs[i], logps[i], reasons[i]) for i in range(n)]
+    return [Generation(outs[i], logps[i], reasons[i], caches[i]) for i in range(n)]
+
+
+def _row_cache(cache: Any, slot: int, mask: Any) -> RowCache:
+    """Row ``slot``'s keys and values without its padding (copies: the batch's tensors are freed)."""
+    real = mask.bool()
+    layers = [
+        (
+            layer.keys[slot : slot + 1, :, real].clone(),
+            layer.values[slot : slot + 1, :, real].clone(),
+        )
+        for layer in cache.layers
+    ]
+    return RowCache(int(real.sum()), layers)
+
+
+def _batched_past(
+    requests: Sequence[Request], cached: list[int], width: int, device: str, config: Any
+) -> Any:
+    """A ``DynamicCache`` holding each row's cached keys and values, left-padded to ``width``."""
+    import torch
+    from transformers import DynamicCache
+
+    n = len(requests)
+    source = next(r.past for r, c in zip(requests, cached, strict=True) if c and r.past)
+    layers = []
+    for index, (keys, values) in enumerate(source.layers):
+        shape = (n, keys.shape[1], width, keys.shape[3])
+        batch_keys = torch.zeros(shape, dtype=keys.dtype, device=device)
+        batch_values = torch.zeros(shape, dtype=values.dtype, device=device)
+        for row, (request, c) in enumerate(zip(requests, cached, strict=True)):
+            if c and request.past is not None:
+                row_keys, row_values = request.past.layers[index]
+                batch_keys[row, :, width - c :] = row_keys[0, :, :c]
+                batch_values[row, :, width - c :] = row_values[0, :, :c]
+        layers.append((batch_keys, batch_values))
+    return DynamicCache(ddp_cache_data=layers, config=config)
 
 
 class Batcher:

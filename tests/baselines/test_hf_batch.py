@@ -187,3 +187,47 @@ def test_closing_the_batcher_releases_every_waiting_thread_at_once() -> None:
     assert len(errors) == 3 and time.perf_counter() - begin < 2
     with pytest.raises(AgentFailure, match="stopped"):
         batcher.submit(Request([1], 1))
+
+
+def test_a_turn_continued_from_the_cache_equals_a_full_reread() -> None:
+    model, tokenizer = load_model(str(SCRATCH))
+    common = {"stop_ids": frozenset(), "pad_id": 0, "decode": tokenizer.decode, "stop_strings": ()}
+    firsts = [
+        tokenizer.encode("<|im_start|>user\nWho directed Heat?<|im_end|>\n<|im_start|>assistant\n"),
+        tokenizer.encode("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
+    ]
+    turn1 = generate_batch(
+        model,
+        [Request(p, b) for p, b in zip(firsts, [5, 3], strict=True)],
+        keep_cache=True,
+        **common,
+    )
+    env_turn = tokenizer.encode("<|im_end|>\n<|im_start|>user\n<tool_response>\nHeat (1995)\n")
+    seconds = [p + g.ids + env_turn for p, g in zip(firsts, turn1, strict=True)]
+    for p, g in zip(firsts, turn1, strict=True):
+        assert g.cache is not None and g.cache.length == len(p) + len(g.ids) - 1
+    third = tokenizer.encode(
+        "<|im_start|>user\nname a film from 1995 with a long title<|im_end|>\n"
+    )
+    # Two rows continue from their caches, one starts fresh, in one batch; then all re-read in full.
+    cont = [Request(s, 6, past=g.cache) for s, g in zip(seconds, turn1, strict=True)]
+    continued = generate_batch(model, [*cont, Request(third, 4)], **common)
+    reread = generate_batch(model, [Request(s, 6) for s in seconds] + [Request(third, 4)], **common)
+    assert [g.ids for g in continued] == [g.ids for g in reread]
+    for a, b in zip(continued, reread, strict=True):
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-4)
+
+
+def test_an_episode_continued_from_the_cache_is_the_episode_reread_every_turn(env) -> None:
+    config = RunConfig("MediaSearch-v0", "hf", split="validation")
+
+    def episode(reuse: str) -> tuple[list, list[int]]:
+        agent = make_hf_agent(
+            model=str(SCRATCH), batch_size="3", max_new_tokens="20", reuse_cache=reuse, threads="1"
+        )
+        record = run_episode(env, agent, config, 1, 7)
+        return record["messages"], agent.trajectory_ids
+
+    continued, reread = episode("true"), episode("false")
+    assert len([m for m in continued[0] if m["role"] == "assistant"]) >= 2
+    assert continued == reread
