@@ -13,7 +13,9 @@ Example:
 
 from __future__ import annotations
 
-from agentenv.families import corpus_names, load_corpus
+from typing import Any
+
+from agentenv.families import corpus_names, families, load_corpus, resolve
 
 
 def load_corpus_texts(name: str) -> tuple[list[str], list[str], str]:
@@ -25,4 +27,20 @@ def load_corpus_texts(name: str) -> tuple[list[str], list[str], str]:
     return load_corpus(name)
 
 
-__all__ = ["corpus_names", "load_corpus_texts"]
+def corpus_retriever_params(name: str, spec: str) -> dict[str, Any]:
+    """A corpus's own ``build_retriever`` arguments for back-end ``spec`` (e.g. a query rewrite), or none.
+
+    Why: a family may give a retriever more than the documents (MediaSearch gives
+    ``hybrid-minilm``'s BM25 part its question reader's query); the served index must
+    search as the env's in-process one does. A corpus loader says so with a
+    ``retriever_params(spec)`` attribute.
+    """
+    name = name.rpartition(":")[2]
+    for family in families():
+        if name in family.corpora:
+            params = getattr(resolve(family.corpora[name]), "retriever_params", None)
+            return dict(params(spec)) if params is not None else {}
+    return {}
+
+
+__all__ = ["corpus_names", "corpus_retriever_params", "load_corpus_texts"]

@@ -24,7 +24,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentenv.retrieval import RETRIEVER_NAMES
-from agentenv.retrieval.corpus_sources import corpus_names, load_corpus_texts
+from agentenv.retrieval.corpus_sources import (
+    corpus_names,
+    corpus_retriever_params,
+    load_corpus_texts,
+)
 from agentenv.retrieval.server import ServerLimits
 
 BACKENDS = RETRIEVER_NAMES
@@ -172,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
     except (ImportError, NotImplementedError) as exc:
         raise SystemExit(f"serve-retrieval: cannot load corpus {args.corpus!r}: {exc}") from exc
     try:
-        retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum)
+        params = corpus_retriever_params(args.corpus, args.backend)
+        retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum, **params)
     except (
         ImportError
     ) as exc:  # a back-end whose extra is missing: one line with the install command

@@ -43,3 +43,6 @@ def media_retriever_params(spec: str) -> dict[str, object]:
     if spec == "hybrid-minilm":
         return {"rewrites": (bm25_search_query, None)}
     return {}
+
+
+media_documents.retriever_params = media_retriever_params  # type: ignore[attr-defined]  # read by serve-retrieval

@@ -117,3 +117,14 @@ def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> N
     assert bm25.queries == ["juno"] and minilm.queries == ["who wrote juno?"]
     assert [h.doc_id for h in hits] == ["tt1", "tt2"]
     assert media_retriever_params("bm25") == {} == media_retriever_params("dense-minilm")
+
+
+def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
+    from agentenv.envs.media_search.corpus import bm25_search_query
+    from agentenv.retrieval.corpus_sources import corpus_retriever_params
+
+    assert corpus_retriever_params("media", "hybrid-minilm") == {
+        "rewrites": (bm25_search_query, None)
+    }
+    assert corpus_retriever_params("media", "bm25") == {}
+    assert corpus_retriever_params("rare-disease", "hybrid-minilm") == {}
