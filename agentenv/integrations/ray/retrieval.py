@@ -43,12 +43,13 @@ class RetrievalService:
         allow_all_interfaces: bool = False,
     ) -> None:
         from agentenv.retrieval import build_retriever
-        from agentenv.retrieval.corpus_sources import load_corpus_texts
+        from agentenv.retrieval.corpus_sources import corpus_retriever_params, load_corpus_texts
         from agentenv.retrieval.server import BackgroundServer
 
         start = time.perf_counter()
         ids, texts, checksum = load_corpus_texts(corpus)
-        retriever = build_retriever(backend, texts, ids, corpus_checksum=checksum)
+        params = corpus_retriever_params(corpus, backend)  # as serve-retrieval builds it
+        retriever = build_retriever(backend, texts, ids, corpus_checksum=checksum, **params)
         info = {
             "corpus": corpus,
             "checksum": checksum,
