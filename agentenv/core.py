@@ -6,7 +6,7 @@ observation is the next text it must read.
 
 * ``reset(seed=, options=)``: ``options`` may pin a task with ``{"task": Task |
   dict}``, ``{"task_id": str}`` or ``{"index": int}`` (at most one; any other
-  key is ignored with a warning, see :mod:`agentenv.turns`); otherwise a task
+  key is ignored with a warning, see :mod:`agentenv.engine.turns`); otherwise a task
   is drawn from the split with ``self.np_random``. The observation is the task
   prompt.
 * ``step(text)``:
@@ -29,14 +29,14 @@ observation is the next text it must read.
   schemas), ``turn``, ``tool_calls``, ``task_id``, ``split`` and
   ``reward_components`` (filled at the end). ``gold`` appears only after the
   episode ends. Every info is the caller's: gold is a copy, and messages are
-  read-only (:mod:`agentenv.frozen`), so no step can change another's.
+  read-only (:mod:`agentenv.engine.frozen`), so no step can change another's.
 
 A task family subclasses :class:`ToolEnv`, passes its tasks and tools to
 ``__init__`` and fills the hooks:
 
 * ``_grade(task, answer, episode)`` (required): the task's components, at
   least ``accuracy``; a pure function of the task, the answer (``None`` when
-  truncated) and the finished :class:`~agentenv.turns.Episode`;
+  truncated) and the finished :class:`~agentenv.engine.turns.Episode`;
 * ``_start_episode(task)``: the family's per-episode state (a consultation
   with a simulated patient, say), drawn with ``self.np_random`` only. The
   engine keeps it as ``episode.context`` and hands it to every tool that
@@ -46,9 +46,9 @@ A task family subclasses :class:`ToolEnv`, passes its tasks and tools to
 * ``_task_from_dict(data)``: a task from ``options={"task": {...}}``.
 
 The turn itself (choosing the task, taking the action in one step path,
-:func:`~agentenv.turns.take_action`: running tools, the chat messages, the
-behaviour components) is :mod:`agentenv.turns`, and the constructor options
-are checked by :func:`~agentenv.env_options.check_env_options`; both are
+:func:`~agentenv.engine.turns.take_action`: running tools, the chat messages, the
+behaviour components) is :mod:`agentenv.engine.turns`, and the constructor options
+are checked by :func:`~agentenv.engine.env_options.check_env_options`; both are
 shared with the dialogue envs of :mod:`agentenv.multiagent`.
 """
 
@@ -64,13 +64,12 @@ from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
-from agentenv.env_options import check_env_options
-from agentenv.frozen import MessageLog
-from agentenv.parsing import Answer, parse_action
-from agentenv.rewards import RewardConfig, resolve_reward
-from agentenv.spaces import Text
-from agentenv.tools import ToolRegistry
-from agentenv.turns import (
+from agentenv.engine.env_options import check_env_options
+from agentenv.engine.frozen import MessageLog
+from agentenv.engine.parsing import Answer, parse_action
+from agentenv.engine.spaces import Text
+from agentenv.engine.tools import ToolRegistry
+from agentenv.engine.turns import (
     BEHAVIOUR_COMPONENTS,
     Episode,
     TaskChooser,
@@ -78,6 +77,7 @@ from agentenv.turns import (
     cost_counts,
     take_action,
 )
+from agentenv.rewards.config import RewardConfig, resolve_reward
 
 __all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
 

@@ -109,7 +109,7 @@ class Family:
         solvability: ``(env, task) -> str | None``: why a task (typically one of the
             user's own) cannot be solved with the env's tools, or ``None`` when it
             can; run by ``agentenv check-tasks``.
-        structured: the family's structured menus (``agentenv.structured.Menu``
+        structured: the family's structured menus (``agentenv.lessons.structured.Menu``
             subclasses; each is both the ``Discrete`` menu and the feature extractor),
             a sequence: a menu with ``required_tools`` plays the ids that offer tools,
             one without plays the single-turn ids. ``None``: no structured wrapper.

@@ -4,8 +4,8 @@ It is the floor every retrieval-augmented policy must clear. How to retrieve
 and what to read out of the top hit depend on the family's prompts and tools
 (a film record's director, a disease id), so each family supplies that part
 as its ``Family.bm25`` strategy, e.g.
-:class:`~agentenv.envs.media_search.bm25_strategy.MediaSearchBM25` and
-:class:`~agentenv.envs.rare_disease.bm25_strategy.RareDiseaseBM25`. This agent
+:class:`~agentenv.envs.media_search.agents.bm25_strategy.MediaSearchBM25` and
+:class:`~agentenv.envs.rare_disease.agents.bm25_strategy.RareDiseaseBM25`. This agent
 reads the family's name from the task (and nothing else of it), builds that
 family's strategy once with its own args, and delegates.
 
@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.arguments import args_from_strings
 from agentenv.core import Task
 from agentenv.evaluation.agents import Agent, UnsupportedEnv, family_agent_part
+from agentenv.evaluation.arguments import args_from_strings
 
 __all__ = ["BM25Agent", "BM25AgentArgs", "BM25StrategyArgs", "UnsupportedEnv", "make_bm25_agent"]
 

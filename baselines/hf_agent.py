@@ -77,10 +77,10 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.arguments import args_from_strings
 from agentenv.core import Task
 from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import AgentFailure
+from agentenv.evaluation.arguments import args_from_strings
 
 __all__ = ["HFAgent", "HFAgentArgs", "load_model", "make_hf_agent"]
 

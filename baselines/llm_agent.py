@@ -18,7 +18,7 @@ Two paths, for two jobs:
 Reply to action (chat path):
 
 * ``native``: the response's ``tool_calls`` are rendered with
-  :func:`agentenv.actions.tool_call` into canonical ``<tool_call>`` blocks; a
+  :func:`agentenv.engine.actions.tool_call` into canonical ``<tool_call>`` blocks; a
   reply without tool calls passes its ``content`` through (``<answer>…</answer>``
   or whatever the model wrote, which the env then explains). Arguments that are
   not valid JSON are passed on verbatim, so the env reports the error: a
@@ -74,8 +74,6 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from agentenv.actions import action_from_message
-from agentenv.arguments import args_from_strings
 from agentenv.baselines.llm_http import (
     MAX_BACKOFF_S,
     MAX_RESPONSE_BYTES,
@@ -87,7 +85,9 @@ from agentenv.baselines.llm_http import (
     with_retries,
 )
 from agentenv.core import Task
+from agentenv.engine.actions import action_from_message
 from agentenv.evaluation.agents import AgentFailure
+from agentenv.evaluation.arguments import args_from_strings
 
 __all__ = [
     "MAX_BACKOFF_S",

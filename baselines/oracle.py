@@ -2,9 +2,9 @@
 
 An oracle proves that a family's tasks are solvable with its tools, so it is
 as specific to a family as the tasks are: each family names its own in
-``Family.oracle`` (e.g. :class:`~agentenv.envs.media_search.oracle.MediaSearchOracle`
+``Family.oracle`` (e.g. :class:`~agentenv.envs.media_search.agents.oracle.MediaSearchOracle`
 follows a question's gold tool plan, and
-:class:`~agentenv.envs.rare_disease.oracle.RareDiseaseOracle` reads the gold
+:class:`~agentenv.envs.rare_disease.agents.oracle.RareDiseaseOracle` reads the gold
 disease's profile). This agent only reads ``task.family``, looks the family up
 in :mod:`agentenv.families` and delegates, so a family kept outside this
 package gets ``--agent oracle`` by declaring its oracle. A family that

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.actions import answer, tool_call
-from agentenv.arguments import args_from_strings
 from agentenv.core import Task
+from agentenv.engine.actions import answer, tool_call
+from agentenv.evaluation.arguments import args_from_strings
 
 _WORDS = (
     "the",

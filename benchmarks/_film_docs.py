@@ -1,6 +1,6 @@
 """Film documents and search-box queries for the retrieval benchmark, read straight from movies.db.
 
-Kept apart from ``agentenv.corpora.media`` so that the benchmark measures the
+Kept apart from ``agentenv.corpora.media.catalog`` so that the benchmark measures the
 retrieval back-ends alone, on the same simple documents as the retrieval tests
 (title, year, genres, director, cast).
 """

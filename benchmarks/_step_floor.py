@@ -20,12 +20,12 @@ import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.core import Task, ToolEnv
-from agentenv.parsing import Answer
-from agentenv.spaces import Text
-from agentenv.tools import Tool, ToolRegistry
+from agentenv.engine.parsing import Answer
+from agentenv.engine.spaces import Text
+from agentenv.engine.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
-    from agentenv.turns import Episode
+    from agentenv.engine.turns import Episode
 
 PROMPT = "Which key opens the door?"
 GOLD = "brass"

@@ -231,7 +231,7 @@ def argument_cases(
     """A seeded random search over tool arguments: per tool, actions of as many copies of one
     hostile call as the limits take (32 calls, or fewer when the action would pass
     ``max_length``), and mixed actions of hostile calls to every tool."""
-    from agentenv.tools import DEFAULT_MAX_CALLS_PER_ACTION
+    from agentenv.engine.tools import DEFAULT_MAX_CALLS_PER_ACTION
 
     rng = np.random.default_rng(seed)
     functions = [t["function"] for t in tools]

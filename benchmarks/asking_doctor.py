@@ -5,7 +5,7 @@ finding under it paid a policy that knows nothing of the case to sweep the
 ontology (157 broad terms revealed 99.4% of hidden findings; the sweep scored
 0.495 strict against 0.365 for the referral alone). The patient now answers a
 broad term with presence and names a finding only when asked about it or its
-direct parent (``envs/rare_disease/patient_answers.py``); a dialogue message
+direct parent (``envs/rare_disease/dialogue/patient_answers.py``); a dialogue message
 asks about at most 20 findings, and each finding asked costs one tool call in
 both envs. This script checks that the sweep no longer pays.
 
@@ -45,14 +45,14 @@ import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.envs.rare_disease.blind_sweep import BlindSweepDoctor, second_level_terms
-from agentenv.envs.rare_disease.case_statistics import classify_terms
-from agentenv.envs.rare_disease.patient_answers import ask
-from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
+from agentenv.envs.rare_disease.dialogue.blind_sweep import BlindSweepDoctor, second_level_terms
+from agentenv.envs.rare_disease.dialogue.patient_answers import ask
+from agentenv.envs.rare_disease.dialogue.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
+from agentenv.envs.rare_disease.patients.case_statistics import classify_terms
 from agentenv.multiagent import make as make_dialogue
 from agentenv.multiagent.policy_helpers import PolicyLike, act_with
 from agentenv.multiagent.single_agent import as_single_agent
-from agentenv.rewards import PRESETS
+from agentenv.rewards.config import PRESETS
 
 SINGLE, DIALOGUE = "RareDiseaseDiagnosis-v0", "DiagnosisDialogue-v0"
 BOOTSTRAP = 2000

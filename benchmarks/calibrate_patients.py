@@ -12,7 +12,7 @@ Prints:
    disease (cases of one disease move together); so is the ranker-minus-bm25
    gap on each side. One pass over each split: task ``i`` with seed ``i``.
 2. **Case statistics** (``statistics``): every per-case statistic of
-   :mod:`agentenv.envs.rare_disease.case_statistics` for the real cases (the
+   :mod:`agentenv.envs.rare_disease.patients.case_statistics` for the real cases (the
    target), the simulated validation and test splits (default sampler and
    disease mix, every present term) and the previous default
    (``summary_calibrated``, uniform mix), with the +/-15% band; and the
@@ -41,9 +41,9 @@ import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
-from agentenv.corpora.omim_titles import non_clinical_reason
-from agentenv.envs.rare_disease.case_statistics import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase, load_hpo_kb
+from agentenv.corpora.hpo.omim_titles import non_clinical_reason
+from agentenv.envs.rare_disease.patients.case_statistics import (
     PUBLISHED_SUMMARIES,
     REAL_CASES,
     STATISTICS,
@@ -51,11 +51,11 @@ from agentenv.envs.rare_disease.case_statistics import (
     case_statistics,
     within_tolerance,
 )
-from agentenv.envs.rare_disease.disease_mix import mixed_case_list
-from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler
-from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker, resolve_terms, top_k
-from agentenv.envs.rare_disease.real_cases import load_real_patients
-from agentenv.envs.rare_disease.splits import SPLITS, split_cases, split_of
+from agentenv.envs.rare_disease.patients.disease_mix import mixed_case_list
+from agentenv.envs.rare_disease.patients.simulated import PRESETS, Patient, PatientSampler
+from agentenv.envs.rare_disease.patients.splits import SPLITS, split_cases, split_of
+from agentenv.envs.rare_disease.tasks.real_cases import load_real_patients
+from agentenv.envs.rare_disease.tools.phenotype_ranker import PhenotypeRanker, resolve_terms, top_k
 from agentenv.evaluation.agents import make_agent
 from agentenv.evaluation.runner import RunConfig, run_episode
 

@@ -91,7 +91,7 @@ def answer_step_pass(env: Any, episodes: int) -> Callable[[], float]:
 
 def grade_pass(env: ConstantToolEnv, repeats: int) -> Callable[[], float]:
     """A pass timing the family's ``_grade`` alone, what the answer budget excludes."""
-    from agentenv.parsing import parse_action
+    from agentenv.engine.parsing import parse_action
 
     env.reset(seed=0)
     answer = parse_action(ANSWER_ACTION)
@@ -170,7 +170,7 @@ def media_episodes_pass(episodes: int) -> Callable[[], float]:
     import gymnasium as gym
 
     import agentenv  # noqa: F401
-    from agentenv.actions import answer, tool_call
+    from agentenv.engine.actions import answer, tool_call
 
     env = gym.make("MediaSearch-v0", split="train").unwrapped
     searches = [tool_call("search", query=task.prompt[:200]) for task in env.tasks]

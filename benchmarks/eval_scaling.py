@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench_common import interleaved, print_machine, spread_text  # noqa: E402
 
-from agentenv.actions import answer, tool_call  # noqa: E402
+from agentenv.engine.actions import answer, tool_call  # noqa: E402
 from agentenv.evaluation.agents import make_agent, register_agent  # noqa: E402
 from agentenv.evaluation.run_dir import RunDirectory  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, run  # noqa: E402

@@ -58,7 +58,7 @@ def cpu():
 env_id, calls = sys.argv[1], json.loads(sys.argv[2])
 import gymnasium as gym
 import agentenv
-from agentenv.actions import answer, tool_call
+from agentenv.engine.actions import answer, tool_call
 out = {}
 def timed(name, fn):
     t, c = time.perf_counter(), cpu()

@@ -4,7 +4,7 @@
 
 Both score the same sequences (every order of distinct tool entries up to two, then one answer
 entry) on the same test episodes, and the script checks that their returns agree. The shared
-search (:func:`agentenv.structured.fixed_sequences.score_sequences`) walks one tree level at a
+search (:func:`agentenv.lessons.structured.fixed_sequences.score_sequences`) walks one tree level at a
 time, keeps a copy of each node's state, grades equal answer texts once and caches
 context-free tool calls; the naive way resets the env and plays each sequence through the
 structured wrapper, as an agent would.
@@ -20,8 +20,8 @@ import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.families import family_of_env
-from agentenv.structured.fixed_sequences import runner_episodes, score_sequences
-from agentenv.structured.wrapper import StructuredEnv, menu_for
+from agentenv.lessons.structured.fixed_sequences import runner_episodes, score_sequences
+from agentenv.lessons.structured.wrapper import StructuredEnv, menu_for
 
 
 def main() -> None:

@@ -30,6 +30,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_common import print_machine  # noqa: E402
 
 
+def scratch_model_dir() -> Path:
+    """The shipped from-scratch checkpoint's model folder (wherever the package keeps it)."""
+    import importlib
+
+    for name in ("agentenv.lessons.scratch", "agentenv.scratch"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        path = Path(module.__file__).parent / "checkpoint" / "model"
+        if path.is_dir():
+            return path
+    raise SystemExit("the shipped from-scratch checkpoint was not found")
+
+
 def prompts(tokenizer: Any, n: int) -> list[list[int]]:
     """The first-turn prompt ids of ``n`` distinct compact MediaSearch test tasks."""
     import gymnasium as gym
@@ -86,16 +101,11 @@ def main() -> None:
 
     machine = print_machine("hf agent batched decoding: tokens/s by batch size")
     print(f"# {apply_thread_policy(args.threads)}; {args.new_tokens} new ids per row")
-    import agentenv
     from agentenv.baselines.hf_agent import load_model
     from agentenv.models import resolve_model
 
     paths = {
-        name: (
-            str(Path(agentenv.__file__).parent / "scratch" / "checkpoint" / "model")
-            if name == "scratch"
-            else resolve_model(name)
-        )
+        name: str(scratch_model_dir()) if name == "scratch" else resolve_model(name)
         for name in args.models
     }
     loaded = {name: load_model(path) for name, path in paths.items()}

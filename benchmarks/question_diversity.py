@@ -39,11 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from agentenv.corpora.media import load_catalog
+from agentenv.corpora.media.catalog import load_catalog
 from agentenv.data.shift_check import shift_check
-from agentenv.envs.media_search import question_templates as tpl
-from agentenv.envs.media_search.question_tasks import split_questions
-from agentenv.envs.media_search.questions import STYLES, Question
+from agentenv.envs.media_search.questions import templates as tpl
+from agentenv.envs.media_search.questions.record import STYLES, Question
+from agentenv.envs.media_search.tasks.question_tasks import split_questions
 
 SIZE = 150
 DRAWS = 20

@@ -14,8 +14,8 @@ import argparse
 import time
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.structured.stats import mean_ci
-from agentenv.structured.wrapper import make_structured
+from agentenv.lessons.structured.stats import mean_ci
+from agentenv.lessons.structured.wrapper import make_structured
 
 
 def main() -> None:

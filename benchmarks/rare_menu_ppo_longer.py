@@ -6,10 +6,10 @@ Why: the single-vs-multi lesson trains 15k steps per run and its policies
 (0.330 on test) stay below the fused macro (0.353). This script asks whether
 longer training closes that gap, on the validation split so that nothing is
 tuned on test: each policy is trained by the package's own path
-(:func:`agentenv.structured.training.train`, the lesson's defaults but the
+(:func:`agentenv.lessons.structured.training.train`, the lesson's defaults but the
 timesteps) and plays validation task ``i`` reset with seed ``i``
 (deterministic, masked), next to every fixed sequence "tools -> answer"
-scored on the same episodes (:func:`agentenv.structured.fixed_sequences.score_sequences`).
+scored on the same episodes (:func:`agentenv.lessons.structured.fixed_sequences.score_sequences`).
 Prints each run's mean with a 95% bootstrap interval, the paired difference
 to the best fixed sequence, what the policy played, and wall times.
 """
@@ -26,11 +26,11 @@ import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.envs.rare_disease.structured import DiagnosisToolsMenu
-from agentenv.structured.fixed_sequences import score_sequences
-from agentenv.structured.rl_extra import algorithm
-from agentenv.structured.training import TrainConfig, train
-from agentenv.structured.wrapper import make_structured
+from agentenv.envs.rare_disease.structured.menus import DiagnosisToolsMenu
+from agentenv.lessons.structured.fixed_sequences import score_sequences
+from agentenv.lessons.structured.rl_extra import algorithm
+from agentenv.lessons.structured.training import TrainConfig, train
+from agentenv.lessons.structured.wrapper import make_structured
 
 ENV = "RareDiseaseDiagnosis-v0"
 

@@ -43,8 +43,13 @@ import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.envs.rare_disease.structured import DiagnosisToolsMenu
-from agentenv.structured.fixed_sequences import _CachedTools, _copy_episode, _Node, _step_tool
+from agentenv.envs.rare_disease.structured.menus import DiagnosisToolsMenu
+from agentenv.lessons.structured.fixed_sequences import (
+    _CachedTools,
+    _copy_episode,
+    _Node,
+    _step_tool,
+)
 
 PREFIXES = ((0, 1), (0, 1, 2), (0, 1, 2, 3), (0, 1, 2, 3, 4))
 """rank -> search, then read profiles, then ask the patient once and twice."""

@@ -69,11 +69,11 @@ def question_set(name: str) -> list[tuple[str, str]]:
         rows = [json.loads(line) for line in OWN_QUESTIONS.read_text().splitlines() if line.strip()]
         return [(r["question"], r["gold"]) for r in rows]
     if name in ("train", "validation", "test", "casual"):
-        from agentenv.envs.media_search.question_tasks import split_questions
+        from agentenv.envs.media_search.tasks.question_tasks import split_questions
 
         questions = list(split_questions(name))
     else:
-        from agentenv.envs.media_search.user_tasks import load_user_tasks
+        from agentenv.envs.media_search.tasks.user_tasks import load_user_tasks
 
         questions = load_user_tasks(Path(name))
     pairs = [(q.question, gold_film(q)) for q in questions]
@@ -112,7 +112,7 @@ def step_latency(name: str, queries: Sequence[str]) -> tuple[float, float, float
     import gymnasium as gym
 
     import agentenv  # noqa: F401
-    from agentenv.actions import tool_call
+    from agentenv.engine.actions import tool_call
 
     env = gym.make("MediaSearch-v0", retriever=name)
     retriever = env.unwrapped.retriever  # type: ignore[attr-defined]
@@ -134,8 +134,8 @@ def step_latency(name: str, queries: Sequence[str]) -> tuple[float, float, float
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    from agentenv.corpora.media import load_catalog
-    from agentenv.envs.media_search.tools import catalog_retriever
+    from agentenv.corpora.media.catalog import load_catalog
+    from agentenv.envs.media_search.tools.film_tools import catalog_retriever
 
     catalog = load_catalog()
     sets = {name: question_set(name) for name in args.sets.split(",") + list(args.tasks)}
@@ -182,8 +182,8 @@ def evaluate(args: argparse.Namespace) -> None:
 
 def tune(args: argparse.Namespace) -> None:
     """Score every fusion on train + validation samples; never a test split."""
-    from agentenv.corpora.media import load_catalog
-    from agentenv.envs.media_search.corpus import bm25_search_query
+    from agentenv.corpora.media.catalog import load_catalog
+    from agentenv.envs.media_search.tools.corpus import bm25_search_query
     from agentenv.retrieval import build_retriever
     from agentenv.retrieval.hybrid import rrf_fuse
 

@@ -119,7 +119,7 @@ class Result:
 
 def film_texts() -> list[str]:
     """The film catalog's documents, to draw query words from."""
-    from agentenv.corpora.media import load_catalog
+    from agentenv.corpora.media.catalog import load_catalog
 
     return load_catalog().documents()[1]
 
@@ -294,7 +294,7 @@ def server_command(port: int, workers: int, python: str = "") -> list[str]:
     return [
         python or sys.executable,
         "-m",
-        "agentenv.retrieval.serve_cli",
+        "agentenv.cli.serve_retrieval",
         "--corpus",
         "media",
         "--backend",

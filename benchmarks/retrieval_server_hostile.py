@@ -96,7 +96,7 @@ def server_command(port: int, workers: int) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "agentenv.retrieval.serve_cli",
+        "agentenv.cli.serve_retrieval",
         "--corpus",
         "media",
         "--backend",
@@ -502,7 +502,7 @@ def serve_env_command(port: int, workers: int = 1) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "agentenv.cli",
+        "agentenv.cli.main",
         "serve-env",
         "MediaSearch-v0",
         "--protocol",

@@ -34,13 +34,13 @@ import gymnasium as gym
 import numpy as np
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer
 from agentenv.baselines.oracle import OracleAgent
+from agentenv.engine.actions import answer
+from agentenv.engine.parsing import ParseError, parse_action
 from agentenv.evaluation.agents import make_agent
 from agentenv.evaluation.runner import episode_plan
 from agentenv.families import env_specs
-from agentenv.parsing import ParseError, parse_action
-from agentenv.rewards import PRESETS
+from agentenv.rewards.config import PRESETS
 
 NAMES = ("strict", "lenient", "efficient")
 
@@ -72,8 +72,8 @@ class ListFifty:
     def reset(
         self, obs: str, info: Mapping[str, Any], *, task: Any, rng: np.random.Generator
     ) -> None:
-        from agentenv.corpora.hpo import load_hpo_kb
-        from agentenv.envs.rare_disease.tools import reference_ranker
+        from agentenv.corpora.hpo.knowledge_base import load_hpo_kb
+        from agentenv.envs.rare_disease.tools.diagnosis_tools import reference_ranker
 
         ranker = reference_ranker(load_hpo_kb(str(task.public.get("universe", "omim"))))
         self._ids = [did for did, _ in ranker.rank(list(task.public["phenotypes"]), k=50)]
@@ -84,7 +84,7 @@ class ListFifty:
 
 def spam_action(env: gym.Env, schemas: list[dict[str, Any]]) -> str | None:
     """Eight calls to every tool whose schema-synthesised arguments validate, in one action."""
-    from agentenv.actions import tool_calls
+    from agentenv.engine.actions import tool_calls
 
     calls = []
     for schema in schemas:

@@ -38,8 +38,8 @@ def oracle_messages(env_kwargs: dict, episodes: int) -> list[list[dict]]:
 
 def main() -> None:
     from agentenv.integrations.trl import qwen3_tokenizer
-    from agentenv.scratch.base import shipped_base
-    from agentenv.scratch.tokenizer import load_tokenizer
+    from agentenv.lessons.scratch.base import shipped_base
+    from agentenv.lessons.scratch.tokenizer import load_tokenizer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(

@@ -34,7 +34,7 @@ def probe(model_dir: Path, questions: int) -> dict[str, int]:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from agentenv.scratch.tokenizer import load_tokenizer
+    from agentenv.lessons.scratch.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True).eval()
@@ -80,7 +80,7 @@ def probe(model_dir: Path, questions: int) -> dict[str, int]:
 
 
 def main() -> None:
-    from agentenv.scratch.base import shipped_base
+    from agentenv.lessons.scratch.base import shipped_base
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(

@@ -22,11 +22,11 @@ What is timed, on the real catalog and the default (cached) BM25 index:
   that touches a title encodes it once).
 
 ``--baseline DIR`` also times the tools and BM25 of an older tree, in the same run and on
-the same inputs: ``DIR`` holds that tree's ``envs/media_search/tools.py`` and
+the same inputs: ``DIR`` holds that tree's ``envs/media_search/tools/film_tools.py`` and
 ``agentenv/retrieval/bm25.py`` as ``tools.py`` and ``bm25.py`` (and, for a tree that has it,
 ``agentenv/retrieval/bm25_topk.py`` as ``bm25_topk.py``), e.g.::
 
-    mkdir -p /tmp/base && git show HEAD:envs/media_search/tools.py > /tmp/base/tools.py \
+    mkdir -p /tmp/base && git show HEAD:envs/media_search/tools/film_tools.py > /tmp/base/tools.py \
       && git show HEAD:agentenv/retrieval/bm25.py > /tmp/base/bm25.py \
       && git show HEAD:agentenv/retrieval/bm25_topk.py > /tmp/base/bm25_topk.py
     python benchmarks/search_step.py --baseline /tmp/base
@@ -134,7 +134,7 @@ def load_baseline(folder: str, env: Any, constant: Any) -> dict[str, Any]:
     """The older tree's tool bodies, BM25 index and tool registry (see ``--baseline``)."""
     from pathlib import Path
 
-    from agentenv.tools import ToolRegistry
+    from agentenv.engine.tools import ToolRegistry
 
     bm25 = load_bm25_baseline(str(Path(folder) / "bm25.py"))  # with DIR/bm25_topk.py, if there
     tools = load_module("baseline_tools", Path(folder) / "tools.py")
@@ -177,9 +177,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from pydantic import BaseModel, ConfigDict
 
     import agentenv  # noqa: F401
-    from agentenv.actions import tool_call
-    from agentenv.envs.media_search.tools import GetTitleArgs, MediaTools, SearchArgs
-    from agentenv.tools import Tool, ToolRegistry
+    from agentenv.engine.actions import tool_call
+    from agentenv.engine.tools import Tool, ToolRegistry
+    from agentenv.envs.media_search.tools.film_tools import GetTitleArgs, MediaTools, SearchArgs
 
     class NoArgs(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)

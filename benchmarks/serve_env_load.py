@@ -134,7 +134,7 @@ def media_workload() -> tuple[Workload, Callable[[float, int], tuple[float, floa
     import gymnasium as gym
 
     import agentenv  # noqa: F401 - registers the ids
-    from agentenv.actions import answer, tool_call
+    from agentenv.engine.actions import answer, tool_call
 
     # The env as gym.make returns it, wrappers and all: the object the server steps.
     envs = [gym.make("MediaSearch-v0", split="train") for _ in range(TRAJECTORIES)]

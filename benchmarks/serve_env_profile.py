@@ -109,11 +109,11 @@ def main() -> None:
     from agentenv.integrations.serve_env.limits import EnvServerLimits
     from agentenv.integrations.serve_env.runner import uvicorn_server
     from agentenv.integrations.verl_tool import create_app
-    from agentenv.retrieval.server import _bind
+    from agentenv.retrieval.server import bind_listener
 
     limits = EnvServerLimits()
     app = create_app("MediaSearch-v0", split="train", env_kwargs={}, limits=limits)
-    sock = _bind("127.0.0.1", 0)
+    sock = bind_listener("127.0.0.1", 0)
     port = sock.getsockname()[1]
     loops: list = []
 

@@ -37,6 +37,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_common import print_machine  # noqa: E402
 
 
+def scratch_model_dir() -> Path:
+    """The shipped from-scratch checkpoint's model folder (wherever the package keeps it)."""
+    import importlib
+
+    for name in ("agentenv.lessons.scratch", "agentenv.scratch"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        path = Path(module.__file__).parent / "checkpoint" / "model"
+        if path.is_dir():
+            return path
+    raise SystemExit("the shipped from-scratch checkpoint was not found")
+
+
 def conversations(data: Path, n: int) -> list[list[dict[str, Any]]]:
     from agentenv.data.chat_dataset import read_chat_jsonl
 
@@ -123,7 +138,6 @@ def main() -> None:
 
     machine = print_machine("SmolLM2-135M: perplexity of held-out oracle conversations")
     print(f"# {apply_thread_policy(None)}")
-    import agentenv
     from agentenv.models import resolve_model
 
     manifest = json.loads((args.data / "manifest.json").read_text())
@@ -134,7 +148,7 @@ def main() -> None:
         f"# {len(convs)} conversations of {manifest['env_id']} ({manifest['split']}), {args.data}"
     )
     installed = resolve_model("smollm2-135m")
-    scratch = str(Path(agentenv.__file__).parent / "scratch" / "checkpoint" / "model")
+    scratch = str(scratch_model_dir())
     results: dict[str, dict[str, float]] = {}
     model, tok = load_dir(installed)
     cases: list[tuple[str, Any, Any]] = [("installed (bf16 copy)", model, tok)]

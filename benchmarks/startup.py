@@ -130,14 +130,14 @@ def cpu():  # this process and its children that have ended (a build's worker pr
     return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
 started = time.time()
 c_start = cpu()
-import gymnasium, agentenv, agentenv.cli
+import gymnasium, agentenv, agentenv.cli.main
 imported, c_imported = time.time(), cpu()
 PHASES = [
-    ("media catalog (corpus)", "agentenv.corpora.media", "load_catalog"),
-    ("HPO knowledge base (corpus)", "agentenv.corpora.hpo", "load_hpo_kb"),
+    ("media catalog (corpus)", "agentenv.corpora.media.catalog", "load_catalog"),
+    ("HPO knowledge base (corpus)", "agentenv.corpora.hpo.knowledge_base", "load_hpo_kb"),
     ("search index (build or load)", "agentenv.retrieval.cache", "cached_index"),
-    ("question generation", "agentenv.envs.media_search.questions", "prefetch_questions"),
-    ("question generation", "agentenv.envs.media_search.question_cache", "_generate_and_cache"),
+    ("question generation", "agentenv.envs.media_search.questions.record", "prefetch_questions"),
+    ("question generation", "agentenv.envs.media_search.questions.cache", "_generate_and_cache"),
     ("env construction (rest)", "agentenv.evaluation.runner", "make_env"),
 ]
 times = {}
@@ -176,7 +176,7 @@ def run(*args, **kwargs):
                       loop_s=result.loop_s, returned=time.time(), c_returned=cpu())
     return result
 runner.run = run
-code = agentenv.cli.main(sys.argv[1:])
+code = agentenv.cli.main.main(sys.argv[1:])
 ended, c_ended = time.time(), cpu()
 print("RESULT " + json.dumps({"started": started, "imported": imported, "ended": ended, "phases": times,
                               "c_start": c_start, "c_imported": c_imported, "c_ended": c_ended,

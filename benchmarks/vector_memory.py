@@ -11,10 +11,10 @@ Budget (issue 33): a 64-env ``MediaSearch-v0`` holds â‰¤ 400 MB and builds in â‰
 
 ``--compare-old`` adds, for each ``async`` case, a row with what lets workers share
 memory switched off inside that case's interpreter, as before it existed: no heap freeze
-around forks (:mod:`agentenv.fork_sharing`), every env finding its index's cache
+around forks (:mod:`agentenv.storage.fork_sharing`), every env finding its index's cache
 entry by hashing the corpus ids again (:func:`agentenv.retrieval.cache.loaded_for`), and
 the rare-disease phenotype ranker computed in each process instead of memory-mapped from
-its disk cache (:mod:`agentenv.envs.rare_disease.ranker_cache`). Old and new then run in
+its disk cache (:mod:`agentenv.envs.rare_disease.tools.ranker_cache`). Old and new then run in
 the same run, under the same load. Not undone there: the ranker's tie check no longer calls
 ``np.unique`` (whose first call imported ``numpy.ma``, about 6 MB), so the old rare-disease rows
 are a little lighter than the old code was.
@@ -37,7 +37,7 @@ CASE = r"""
 import json, os, sys, time
 import gymnasium as gym
 import agentenv
-from agentenv.actions import tool_call
+from agentenv.engine.actions import tool_call
 
 def pss_mb(pid):
     try:
@@ -59,8 +59,8 @@ def children(pid):
 
 env_id, n, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if len(sys.argv) > 4 and sys.argv[4] == "old":  # the sharing of issue 33 switched off (see --compare-old)
-    import agentenv.fork_sharing as fork_sharing
-    import agentenv.envs.rare_disease.ranker_cache as ranker_cache
+    import agentenv.storage.fork_sharing as fork_sharing
+    import agentenv.envs.rare_disease.tools.ranker_cache as ranker_cache
     import agentenv.retrieval.cache as index_cache
     fork_sharing._registered = True  # never registers its fork hooks
     ranker_cache.cached_ranker_arrays = lambda kb, hubs: ranker_cache.ranker_arrays(kb, hubs)

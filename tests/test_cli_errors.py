@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import COMMANDS, main
+from agentenv.cli.main import COMMANDS, main
 
 
 @pytest.fixture(scope="module")
@@ -205,10 +205,10 @@ def test_a_refused_reproduce_leaves_nothing_in_out(files, capsys) -> None:
 def test_agentenv_debug_shows_the_traceback(files) -> None:
     argv = [*EVAL, "--reward", "lenient2", "--out", str(files["root"] / "dbg")]
     quiet = subprocess.run(
-        [sys.executable, "-m", "agentenv.cli", *argv], capture_output=True, text=True
+        [sys.executable, "-m", "agentenv.cli.main", *argv], capture_output=True, text=True
     )
     loud = subprocess.run(
-        [sys.executable, "-m", "agentenv.cli", *argv],
+        [sys.executable, "-m", "agentenv.cli.main", *argv],
         capture_output=True,
         text=True,
         env={**os.environ, "AGENTENV_DEBUG": "1"},
@@ -225,7 +225,7 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "agentenv.cli",
+            "agentenv.cli.main",
             *EVAL,
             "--episodes",
             "3",
@@ -295,7 +295,7 @@ def test_a_broken_socket_does_not_silence_stdout(monkeypatch, capfd) -> None:
     leaving: silencing stdout then hid every later line, pytest's own report included."""
     import os
 
-    import agentenv.cli as cli
+    import agentenv.cli.main as cli
 
     def broken(argv: list[str]) -> int:
         raise BrokenPipeError(32, "Broken pipe")
@@ -340,7 +340,7 @@ def test_no_hint_when_nothing_is_close(capsys) -> None:
 
 
 def test_an_abbreviated_flag_still_works() -> None:
-    from agentenv.cli import build_parser
+    from agentenv.cli.main import build_parser
 
     args = build_parser("eval").parse_args(
         ["eval", "MediaSearch-v0", "--agent", "oracle", "--epi", "3"]

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from agentenv.cli import build_parser
+from agentenv.cli.main import build_parser
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:

@@ -9,14 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentenv.cli import COMMANDS, build_parser
+from agentenv.cli.main import COMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _imported_after(argv: list[str]) -> set[str]:
     code = (
-        f"import sys, json\nfrom agentenv.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        f"import sys, json\nfrom agentenv.cli.main import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
         "print(json.dumps(sorted(sys.modules)), file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -54,4 +54,4 @@ def test_no_sub_command_module_imports_the_entry_point() -> None:
             if isinstance(node, ast.Import)
             for alias in node.names
         }
-        assert "agentenv.cli" not in imported, spec.module
+        assert "agentenv.cli.main" not in imported, spec.module

@@ -1,18 +1,25 @@
-"""The package's structure rules, read from the source: which folder may import which, and the wheel's packages.
+"""The package's structure rules, read from the source: the folder tree is the layer diagram.
 
-Why a test: the library must serve families it has never heard of, so generic
-code (everything under ``agentenv/``) reaches families only through the
-registry (:mod:`agentenv.families`). One convenient import of a family module
-would quietly undo that, so every import statement, at module level or inside
-a function, and every ``importlib.import_module("…")`` / ``__import__("…")``
-with a literal name is checked here.
+Why a test: the tree only stays a picture of the architecture if something fails when it drifts.
+Generic code (everything under ``agentenv/``) reaches families only through the registry
+(:mod:`agentenv.families`); the command line (``agentenv/cli/``) is imported by nothing else; the
+base layers (the contract, the engine, rewards, storage) import no layer above them; folders stay
+small enough to read; and no private name crosses a file. Every import statement, at module level
+or inside a function, and every ``importlib.import_module("…")`` / ``__import__("…")`` with a
+literal name is checked.
 
 Rules (source folder -> the packages it must never import):
 
-* ``agentenv/`` -> ``agentenv.envs``, ``agentenv.corpora``, ``agentenv.baselines``
-* ``envs/``     -> ``agentenv.baselines``
-* ``corpora/``  -> ``agentenv.envs``, ``agentenv.baselines``
-* ``baselines/`` may import anything.
+* ``agentenv/``  -> ``agentenv.envs``, ``agentenv.corpora``, ``agentenv.baselines``
+* ``envs/``      -> ``agentenv.baselines``
+* ``corpora/``   -> ``agentenv.envs``, ``agentenv.baselines``
+* ``baselines/`` may import anything but the command line.
+* nothing outside ``agentenv/cli/`` imports ``agentenv.cli``.
+* ``core``, ``families``, ``errors``, ``registration``, ``engine/``, ``rewards/``, ``storage/``
+  import none of the layers built on them (BASE_MAY_NOT_IMPORT).
+
+Sizes: ``agentenv/`` holds at most 8 modules at its root; no level of a family folder or of
+``corpora/`` holds more than 12.
 """
 
 from __future__ import annotations
@@ -27,11 +34,46 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: source folder -> (its package name, packages it must not import)
 RULES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "agentenv": ("agentenv", ("agentenv.envs", "agentenv.corpora", "agentenv.baselines")),
-    "envs": ("agentenv.envs", ("agentenv.baselines",)),
-    "corpora": ("agentenv.corpora", ("agentenv.envs", "agentenv.baselines")),
-    "baselines": ("agentenv.baselines", ()),
+    "agentenv": (
+        "agentenv",
+        ("agentenv.envs", "agentenv.corpora", "agentenv.baselines"),
+    ),
+    "envs": ("agentenv.envs", ("agentenv.baselines", "agentenv.cli")),
+    "corpora": (
+        "agentenv.corpora",
+        ("agentenv.envs", "agentenv.baselines", "agentenv.cli"),
+    ),
+    "baselines": ("agentenv.baselines", ("agentenv.cli",)),
 }
+
+ROOT_MODULES_MAX = 8
+"""Modules at the root of ``agentenv/`` (``__init__`` included): the public index and the contract."""
+LEVEL_MODULES_MAX = 12
+"""Modules at one level of a family folder or of ``corpora/`` (``__init__`` and ``conftest`` aside)."""
+
+BASE = (
+    "agentenv.core",
+    "agentenv.families",
+    "agentenv.errors",
+    "agentenv.registration",
+    "agentenv.engine",
+    "agentenv.rewards",
+    "agentenv.storage",
+)
+"""The layers every other one builds on."""
+BASE_MAY_NOT_IMPORT = (
+    "agentenv.cli",
+    "agentenv.evaluation",
+    "agentenv.integrations",
+    "agentenv.lessons",
+    "agentenv.play",
+    "agentenv.data",
+    "agentenv.judge",
+    "agentenv.checks",
+    "agentenv.multiagent",
+    "agentenv.tokens",
+)
+"""What the base layers must never import, lazily or not: everything built on them."""
 
 
 def module_name(path: Path, folder: str) -> str:
@@ -172,3 +214,93 @@ def test_every_shipped_family_is_declared_as_an_entry_point() -> None:
     }
     folders = {p.parent.name for p in (ROOT / "envs").glob("*/__init__.py")}
     assert folders == declared
+
+
+def sources(folder: str) -> list[tuple[Path, str]]:
+    """``(path, module name)`` of every source file under a mapped folder (tests aside)."""
+    return [
+        (path, module_name(path, folder))
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "tests" not in path.relative_to(ROOT / folder).parts
+    ]
+
+
+def test_nothing_outside_the_command_line_imports_it() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for folder in RULES
+        for path, module in sources(folder)
+        if not module.startswith("agentenv.cli")
+        for line, target in imported_modules(
+            path.read_text(encoding="utf-8"), module, path.name == "__init__.py"
+        )
+        if target == "agentenv.cli" or target.startswith("agentenv.cli.")
+    ]
+    assert not found, (
+        "agentenv/cli/ is the top of the tree; move what is shared out of it:\n" + "\n".join(found)
+    )
+
+
+def test_the_base_layers_import_nothing_built_on_them() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for path, module in sources("agentenv")
+        if any(module == b or module.startswith(b + ".") for b in BASE)
+        for line, target in imported_modules(
+            path.read_text(encoding="utf-8"), module, path.name == "__init__.py"
+        )
+        if any(target == f or target.startswith(f + ".") for f in BASE_MAY_NOT_IMPORT)
+    ]
+    assert not found, "a base layer imports a layer built on it:\n" + "\n".join(found)
+
+
+def test_the_root_of_agentenv_holds_at_most_8_modules() -> None:
+    modules = sorted(p.name for p in (ROOT / "agentenv").glob("*.py") if p.name != "conftest.py")
+    assert len(modules) <= ROOT_MODULES_MAX, (
+        f"agentenv/ holds {len(modules)} modules at its root: {modules}; put new ones in the layer "
+        "they belong to (engine/, rewards/, storage/, …)"
+    )
+
+
+@pytest.mark.parametrize("folder", ["envs", "corpora"])
+def test_no_level_of_a_family_or_corpora_holds_more_than_12_modules(
+    folder: str,
+) -> None:
+    crowded = {}
+    for level in sorted({p.parent for p in (ROOT / folder).rglob("*.py")}):
+        modules = [
+            p.name for p in level.glob("*.py") if p.name not in ("__init__.py", "conftest.py")
+        ]
+        if len(modules) > LEVEL_MODULES_MAX:
+            crowded[str(level.relative_to(ROOT))] = len(modules)
+    assert not crowded, f"split these folders into sub-packages by purpose: {crowded}"
+
+
+def test_no_private_name_is_imported_from_another_file() -> None:
+    found = []
+    for folder in RULES:
+        for path, _ in sources(folder):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentenv"):
+                    found += [
+                        f"{path.relative_to(ROOT)}:{node.lineno} {node.module}.{a.name}"
+                        for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")
+                    ]
+    assert not found, "make these public names of a module with that purpose:\n" + "\n".join(found)
+
+
+def test_the_top_level_folders_are_the_products() -> None:
+    allowed = {
+        "agentenv",
+        "envs",
+        "corpora",
+        "baselines",
+        "tests",
+        "docs",
+        "benchmarks",
+        "examples",
+    }
+    tracked = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    ignored = {"build", "dist", "results"} | {p for p in tracked if p.endswith(".egg-info")}
+    assert tracked - ignored <= allowed, sorted(tracked - ignored - allowed)

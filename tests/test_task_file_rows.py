@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
-from agentenv.envs.media_search.user_tasks import load_user_tasks, questions_from_rows
+from agentenv.cli.main import main
+from agentenv.engine.task_files import MAX_REPORTED_BAD_ROWS, SKIP_BAD_ROWS_ENV
+from agentenv.envs.media_search.tasks.user_tasks import load_user_tasks, questions_from_rows
 from agentenv.errors import UserInputError
-from agentenv.task_files import MAX_REPORTED_BAD_ROWS, SKIP_BAD_ROWS_ENV
 
 GOOD = {"question": "Who directed Inception?", "answer": "Christopher Nolan"}
 

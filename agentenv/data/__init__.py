@@ -5,7 +5,7 @@
 * :mod:`agentenv.data.reasoning` and :mod:`agentenv.data.oracle_with_reasoning`: the
   oracle's scripted ``<think>`` lines (templated, not generated);
 * :mod:`agentenv.data.filters`: checks that drop bad demonstrations;
-* :mod:`agentenv.data.cli`: the ``export-sft`` command.
+* :mod:`agentenv.cli.export_sft`: the ``export-sft`` command.
 
 Nothing here imports torch, TRL or ``datasets``.
 """

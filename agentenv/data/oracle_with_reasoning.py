@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.actions import think
 from agentenv.core import Task
 from agentenv.data.reasoning import ReasoningLines, writer_for_task
+from agentenv.engine.actions import think
+from agentenv.engine.parsing import Answer, ToolCalls, parse_action
 from agentenv.evaluation.agents import Agent, make_agent
-from agentenv.parsing import Answer, ToolCalls, parse_action
 
 
 class ReasoningOracle:

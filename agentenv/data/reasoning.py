@@ -11,7 +11,7 @@ teaches the format, not reasoning skill. ``docs/sft-data.md`` says so.
 What a line can say depends on the family (a film question's plan knows the
 record is opened "to read its director"), so a family may name a writer
 factory ``(task, rng) -> writer`` in ``Family.reasoning`` (MediaSearch does,
-in :mod:`agentenv.envs.media_search.reasoning`). A family without one gets
+in :mod:`agentenv.envs.media_search.agents.reasoning`). A family without one gets
 :class:`GenericReasoningWriter`: "Next I'll call {tool}." lines and answer
 lines that claim nothing about a plan. :func:`writer_for_task` picks.
 

@@ -41,9 +41,9 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from agentenv.checksums import sha256_file
 from agentenv.data.filters import ungrounded_ids
 from agentenv.data.manifest import SFTManifest, TokenizerInfo
+from agentenv.storage.checksums import sha256_file
 from agentenv.tokens import TokenEnv
 from agentenv.tokens.chat_templates import ChatTemplate, HFTemplate, Qwen3Template, qwen3_template
 

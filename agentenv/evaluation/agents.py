@@ -17,7 +17,7 @@ way round). So names are found like families are:
 
 A factory takes the ``--agent-args K=V`` pairs as keyword arguments, with
 string values as the command line delivers them, and converts them itself
-(:func:`agentenv.arguments.args_from_strings` does it from a typed dataclass).
+(:func:`agentenv.evaluation.arguments.args_from_strings` does it from a typed dataclass).
 
 Example:
     >>> class Echo:

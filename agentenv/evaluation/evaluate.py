@@ -2,7 +2,7 @@
 
 Why a library call: a Python user who wants a resumable run in a directory
 (local processes or Ray) should not copy the command line's code. This
-module holds that code; ``agentenv eval`` (:mod:`agentenv.evaluation.eval_cli`)
+module holds that code; ``agentenv eval`` (:mod:`agentenv.cli.eval`)
 parses flags, calls :func:`evaluate` and prints what it returns.
 
 The run directory (:class:`~agentenv.evaluation.run_dir.RunDirectory`)
@@ -191,7 +191,7 @@ def run_config(
     max_agent_failures: int = 10,
 ) -> RunConfig:
     """The run these values ask for, every value checked (a bad one is a one-line :class:`UserInputError`)."""
-    from agentenv.cli_args import check_env_args, check_split, check_tasks_path, env_spec
+    from agentenv.evaluation.run_args import check_env_args, check_split, check_tasks_path, env_spec
     from agentenv.evaluation.runner import RunConfig, is_dialogue_id
 
     if episodes is not None and episodes < 1:
@@ -239,7 +239,7 @@ def run_config(
 def _check_dialogue_args(env_id: str, env_kwargs: dict[str, Any], tasks: Any) -> None:
     """A dialogue id is evaluated from its lead's side against its scripted simulator; refuse what that
     cannot take, in one line (the constructor refuses unknown ``--env-arg`` keys when it is built)."""
-    from agentenv.cli_args import OWN_FLAGS
+    from agentenv.evaluation.run_args import OWN_FLAGS
 
     for key in env_kwargs:
         if key in OWN_FLAGS:
@@ -253,13 +253,13 @@ def _check_dialogue_args(env_id: str, env_kwargs: dict[str, Any], tasks: Any) ->
 
 def identity(config: RunConfig, tasks_sha256: str | None) -> dict[str, Any]:
     """What ``run.json`` records and ``resume`` checks: the run's definition, secrets redacted."""
-    from agentenv.evaluation.report import _is_secret
+    from agentenv.evaluation.report import is_secret
 
     return {
         "env_id": config.env_id,
         "env_kwargs": {k: v for k, v in config.env_kwargs if k != "tasks"},
         "agent": config.agent,
-        "agent_args": {k: ("<redacted>" if _is_secret(k) else v) for k, v in config.agent_args},
+        "agent_args": {k: ("<redacted>" if is_secret(k) else v) for k, v in config.agent_args},
         "split": "custom" if tasks_sha256 else config.split,
         "tasks_sha256": tasks_sha256,
         "seed": config.seed,

@@ -9,7 +9,7 @@ they were. So every run records, beside the task set's sha256:
 * ``system_prompt``: sha256 of the system message(s) the agent reads first;
 * ``tools``: sha256 of the OpenAI tool schemas offered (canonical JSON);
 * ``reward``: sha256 of the reward preset's resolved definition (every field of
-  its :class:`~agentenv.rewards.RewardConfig`, not just its name);
+  its :class:`~agentenv.rewards.config.RewardConfig`, not just its name);
 * ``grader``: ``family/version``, the family's
   :attr:`~agentenv.families.Family.grader_version`, which a family bumps when
   its grading changes (its answer grammar, components or gold rules).

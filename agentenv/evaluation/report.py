@@ -85,7 +85,7 @@ def summarize(
         package_version=__version__,
         corpus_checksums=dict(meta.get("corpus_checksums", {})),
         agent=config.agent,
-        agent_args={k: ("<redacted>" if _is_secret(k) else str(v)) for k, v in config.agent_args},
+        agent_args={k: ("<redacted>" if is_secret(k) else str(v)) for k, v in config.agent_args},
         split=split,
         episodes=len(records),
         n_tasks=n_tasks,
@@ -154,11 +154,11 @@ def exit_code(summary: Summary, *, stream: Any = None) -> int:
     return FAILED_RUN_EXIT
 
 
-def _is_secret(key: str) -> bool:
+def is_secret(key: str) -> bool:
     """Agent arguments that must never be written to disk (API keys, tokens).
 
     Example:
-        >>> [k for k in ("api_key", "max_tokens", "return_token_ids", "auth_token") if _is_secret(k)]
+        >>> [k for k in ("api_key", "max_tokens", "return_token_ids", "auth_token") if is_secret(k)]
         ['api_key', 'auth_token']
     """
     words = key.lower().replace("-", "_").split("_")

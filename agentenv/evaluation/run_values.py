@@ -6,7 +6,7 @@ accuracy of 5.0 or a negative tool-call count is no measurement of anything,
 so it is refused where it is read, naming the file, the line and the field,
 instead of being averaged into a board.
 
-The ranges follow :mod:`agentenv.components`: shares and hits lie in
+The ranges follow :mod:`agentenv.rewards.components`: shares and hits lie in
 ``[0, 1]``, counts and latencies are never negative, and every number is
 finite. A component this table does not know (a family's own, a wrapper's
 cost) need only be finite.

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import AgentFailure, make_agent
-from agentenv.paths import CacheNotWritableError
+from agentenv.storage.paths import CacheNotWritableError
 
 FAILED_ACTION = "[no action: the agent failed]"
 """What the env receives after an :class:`AgentFailure`, until the episode ends unanswered."""
@@ -203,7 +203,7 @@ def _episode_fn(config: RunConfig) -> Callable[[gym.Env, Any, int, int], dict[st
 
 def _skipped_task_rows(config: RunConfig) -> int:
     """Bad rows of the run's task file skipped while reading it (``--skip-bad-rows``; 0 without a file)."""
-    from agentenv.task_files import skipped_rows
+    from agentenv.engine.task_files import skipped_rows
 
     tasks = dict(config.env_kwargs).get("tasks")
     return skipped_rows(tasks) if isinstance(tasks, (str, os.PathLike)) else 0

@@ -4,7 +4,7 @@ The training scripts in ``baselines/`` keep their settings in one dataclass,
 one docstring per field (the cleanrl style), so a reader sees every knob with
 its reason in one place. This module turns such a dataclass into an
 ``argparse`` parser: one ``--field-name`` option per field, converted by the
-field's annotation by :func:`agentenv.arguments.convert` (the same converter
+field's annotation by :func:`agentenv.evaluation.arguments.convert` (the same converter
 that reads the agents' ``--agent-args``), with the docstring as help.
 
 Example:
@@ -32,7 +32,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from agentenv.arguments import convert, is_convertible
+from agentenv.evaluation.arguments import convert, is_convertible
 
 T = TypeVar("T")
 
@@ -72,7 +72,7 @@ def _own_field_docs(cls: type) -> dict[str, str]:
 
 
 def converter(annotation: Any) -> Callable[[str], Any]:
-    """A function from option text to the annotated type, by :func:`agentenv.arguments.convert`.
+    """A function from option text to the annotated type, by :func:`agentenv.evaluation.arguments.convert`.
 
     An unsupported annotation is a :class:`TypeError` here, when the parser is
     built; a bad value becomes ``argparse``'s usage error, which names the option.

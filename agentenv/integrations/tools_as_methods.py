@@ -1,4 +1,4 @@
-"""Turn an env :class:`~agentenv.tools.Tool` into a typed, documented method.
+"""Turn an env :class:`~agentenv.engine.tools.Tool` into a typed, documented method.
 
 Trainers such as TRL build a tool's JSON schema from a Python function: its
 signature and type hints give the parameters, a Google-style docstring gives
@@ -24,7 +24,7 @@ Example:
     >>> class SearchArgs(BaseModel):
     ...     query: str = Field(description="Words to look for.")
     ...     k: int = Field(default=5, description="How many results.")
-    >>> from agentenv.tools import Tool
+    >>> from agentenv.engine.tools import Tool
     >>> method = tool_method(Tool("search", "Find films by keywords.", SearchArgs, lambda a: a))
     >>> import inspect
     >>> str(inspect.signature(method))
@@ -49,7 +49,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentenv.tools import Tool
+from agentenv.engine.tools import Tool
 
 #: Names a tool may not take: TRL treats ``reset``/``get_reward`` specially; ``answer`` is the answer format.
 RESERVED_NAMES = frozenset({"reset", "get_reward", "answer"})

@@ -5,7 +5,7 @@ OpenAI-compatible endpoint (:class:`JudgeReward`), asked in several
 paraphrased prompts, and :func:`judge_consistency` measures how much its
 verdicts move with the prompt (Fleiss' kappa, flip rate) and how often they
 agree with the rule-based grader. The command line is
-``agentenv judge-consistency`` (:mod:`agentenv.judge.cli`).
+``agentenv judge-consistency`` (:mod:`agentenv.cli.judge_consistency`).
 
 Importing this package makes no request and needs nothing beyond the
 standard library.

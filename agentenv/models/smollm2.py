@@ -12,12 +12,12 @@ below, and the GGUF inside it (its sha256 pinned too) is converted **once**:
 2. the GGUF quantization settings are dropped (a quantized config cannot be
    saved) and the weights cast to bfloat16 (260 MB);
 3. the tokenizer gets the package's Qwen3-style chat template
-   (:data:`agentenv.scratch.chat_template.CHAT_TEMPLATE`): the GGUF's own
+   (:data:`agentenv.lessons.scratch.chat_template.CHAT_TEMPLATE`): the GGUF's own
    template renders only ``content`` and so drops tool calls and ignores
    ``tools=``;
 4. the directory (model, tokenizer, ``LICENSE``, ``ATTRIBUTION.md``) is
    published under ``$AGENTENV_HOME/models/smollm2-135m`` with a manifest of
-   every file's sha256 (:class:`agentenv.checksummed_cache.ChecksummedDir`),
+   every file's sha256 (:class:`agentenv.storage.checksummed_cache.ChecksummedDir`),
    and verified at each load.
 
 Nothing is downloaded from a model hub, and no weights are committed: the
@@ -47,10 +47,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.checksummed_cache import ChecksummedDir
-from agentenv.checksums import sha256_file
 from agentenv.errors import UserInputError
-from agentenv.paths import agentenv_home, ensure_dir, normal_mode
+from agentenv.storage.checksummed_cache import ChecksummedDir
+from agentenv.storage.checksums import sha256_file
+from agentenv.storage.paths import agentenv_home, ensure_dir, normal_mode
 
 __all__ = [
     "GGUF_SHA256",
@@ -133,7 +133,7 @@ def model_dir() -> Path:
     """The verified model directory; :class:`ModelNotInstalled` (one line, naming the fix) otherwise.
 
     Every file is checked against the manifest's sha256 (a file unchanged since its last check is
-    not hashed again: :mod:`agentenv.verified_stamps`).
+    not hashed again: :mod:`agentenv.storage.verified_stamps`).
     """
     root = installed_dir()
     if not root.is_dir():
@@ -217,7 +217,7 @@ def convert(gguf: Path, out: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agentenv.scratch.chat_template import CHAT_TEMPLATE
+    from agentenv.lessons.scratch.chat_template import CHAT_TEMPLATE
 
     folder, name = str(gguf.parent), gguf.name
     kwargs: dict[str, Any] = {"gguf_file": name, "dtype": torch.float32}

@@ -12,8 +12,8 @@ PettingZoo's own ``env()``), :func:`raw_env` (the bare env, same as
 family module has ``env()``, ``raw_env()`` and ``parallel_env()`` for its id.
 The dialogues themselves live with their families:
 ``DiagnosisDialogue-v0`` (agents ``doctor``, ``patient``) in
-``agentenv.envs.rare_disease.dialogue`` and ``MediaConcierge-v0``
-(``assistant``, ``user``) in ``agentenv.envs.media_search.concierge``.
+``agentenv.envs.rare_disease.dialogue.doctor_patient`` and ``MediaConcierge-v0``
+(``assistant``, ``user``) in ``agentenv.envs.media_search.dialogue.concierge``.
 Observations and actions are text, parsed as in the single-agent envs plus one
 ``<say>…</say>`` message form. ``import agentenv`` does not import this
 package; importing it builds nothing.

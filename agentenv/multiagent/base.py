@@ -18,7 +18,7 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   and the other side never reads it.
 * **Reset** pins a task with ``options`` exactly as ``ToolEnv`` does
   (``task`` as a Task or a dict, ``task_id``, ``index``; at most one; any
-  other key is ignored with a warning): one rule, :mod:`agentenv.turns`.
+  other key is ignored with a warning): one rule, :mod:`agentenv.engine.turns`.
 * **Actions** are text, parsed by :mod:`agentenv.multiagent.messages`
   (``<say>``, ``<tool_call>``, ``<answer>``, optional ``<think>``). Anything
   unparseable is an error observation for the agent that sent it, with the
@@ -27,7 +27,7 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
   action for an agent still in play is the caller's bug: ``TypeError``. A
   reply that cannot be read reaches the lead as a note saying so.
 * **Rewards.** The lead gets the family's graded components weighted by its
-  :class:`~agentenv.rewards.RewardConfig` when the episode ends (or shaped
+  :class:`~agentenv.rewards.config.RewardConfig` when the episode ends (or shaped
   costs per step, as ``ToolEnv``). Every message of the simulated side is
   judged at once by a rule-based checker (:class:`Judgment`) and rewarded
   1.0 when faithful, else 0.0.
@@ -46,11 +46,11 @@ is the single-agent one (:mod:`agentenv.core`) seen from each agent:
 
 A family subclasses :class:`DialogueEnv` and fills the hooks marked below. The
 lead's turns (taking an action through the single-agent step path,
-:func:`~agentenv.turns.take_action`, with its tools, chat messages and
-behaviour components) are the shared engine's, :mod:`agentenv.turns`, so they
+:func:`~agentenv.engine.turns.take_action`, with its tools, chat messages and
+behaviour components) are the shared engine's, :mod:`agentenv.engine.turns`, so they
 follow the single-agent rules to the letter; only a ``<say>`` is the
 dialogue's own. The constructor options are checked as ``ToolEnv`` checks them
-(:func:`~agentenv.env_options.check_env_options`). The family's per-episode state is
+(:func:`~agentenv.engine.env_options.check_env_options`). The family's per-episode state is
 the context its ``_start_episode(task)`` returns: the engine hands it to the
 hooks that read or update it, and keeps it in ``Dialogue.context``, so a family
 keeps no episode state on the env.
@@ -67,8 +67,19 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from agentenv.core import Task, copy_plain, render_transcript
-from agentenv.env_options import check_env_options
-from agentenv.frozen import MessageLog
+from agentenv.engine.env_options import check_env_options
+from agentenv.engine.frozen import MessageLog
+from agentenv.engine.parsing import Answer, ParseError, printable
+from agentenv.engine.spaces import Text
+from agentenv.engine.tools import ToolRegistry
+from agentenv.engine.turns import (
+    TaskChooser,
+    assistant_message,
+    behaviour_components,
+    cost_counts,
+    record_invalid,
+    take_action,
+)
 from agentenv.multiagent.dialogue_state import (
     Dialogue,
     Judgment,
@@ -77,18 +88,7 @@ from agentenv.multiagent.dialogue_state import (
 )
 from agentenv.multiagent.messages import Say, lead_expected, parse_lead, parse_speaker
 from agentenv.multiagent.policy_helpers import PolicyLike
-from agentenv.parsing import Answer, ParseError, printable
-from agentenv.rewards import RewardConfig, resolve_reward
-from agentenv.spaces import Text
-from agentenv.tools import ToolRegistry
-from agentenv.turns import (
-    TaskChooser,
-    assistant_message,
-    behaviour_components,
-    cost_counts,
-    record_invalid,
-    take_action,
-)
+from agentenv.rewards.config import RewardConfig, resolve_reward
 
 __all__ = ["SAY_LATENCY_MS", "DialogueEnv", "Judgment", "SayRefused"]
 

@@ -3,7 +3,7 @@
 Why apart from the env: these are plain data and small pure helpers, so the
 AEC machinery in :mod:`agentenv.multiagent.base` reads as the step contract
 alone. The lead's part of the state and its turn rules are the shared
-engine's (:mod:`agentenv.turns`).
+engine's (:mod:`agentenv.engine.turns`).
 """
 
 from __future__ import annotations
@@ -15,18 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.turns import Episode
+from agentenv.engine.turns import Episode
 
 
 class TextObservation(str):
-    """A ``str`` that carries the dtype of :class:`~agentenv.spaces.Text` (``<U``).
+    """A ``str`` that carries the dtype of :class:`~agentenv.engine.spaces.Text` (``<U``).
 
     Why: PettingZoo's ``api_test`` assumes numpy observations and compares
     ``observation.dtype`` with the space's dtype. This subclass passes that
     check and is a plain ``str`` everywhere else (equality, JSON, pickling).
 
     Example:
-        >>> from agentenv.spaces import Text
+        >>> from agentenv.engine.spaces import Text
         >>> obs = TextObservation("hi")
         >>> obs == "hi", obs.dtype == Text(8).dtype
         (True, True)
@@ -61,7 +61,7 @@ class Judgment:
 class Dialogue(Episode):
     """Mutable per-episode state; one object, replaced at every ``reset``.
 
-    The :class:`~agentenv.turns.Episode` part is the lead's (its chat is
+    The :class:`~agentenv.engine.turns.Episode` part is the lead's (its chat is
     ``messages``, its counters are the engine's, ``context`` is the family's
     per-episode state), so the lead's turns run on the same engine as a
     single-agent env. The rest is the dialogue's: each agent's chat

@@ -4,7 +4,7 @@ Why a tag for messages: the single-agent parser is strict (plain text is an
 error that says what is expected), and a dialogue must stay strict too, or a
 malformed tool call would silently go to the patient as small talk. So a
 message to the other agent is exactly one ``<say>…</say>`` block; everything
-else follows :func:`agentenv.parsing.parse_action` to the letter (``<think>``
+else follows :func:`agentenv.engine.parsing.parse_action` to the letter (``<think>``
 handling, tool-call JSON, answers, error wording).
 
 * The lead (doctor, assistant) may say, call tools or answer, one of them per turn.
@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentenv.parsing import Answer, ParseError, ToolCalls, check_text, parse_action
+from agentenv.engine.parsing import Answer, ParseError, ToolCalls, check_text, parse_action
 
 SAY_OPEN, SAY_CLOSE = "<say>", "</say>"
 _ACTION_TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>")
@@ -70,7 +70,7 @@ def parse_lead(
 ) -> Say | ToolCalls | Answer | ParseError:
     """Parse a lead agent's action; never raises on any input.
 
-    ``max_length``: a longer action is refused before it is read (see :func:`~agentenv.parsing.check_text`).
+    ``max_length``: a longer action is refused before it is read (see :func:`~agentenv.engine.parsing.check_text`).
     """
     expected = lead_expected(other)
     if not isinstance(text, str):

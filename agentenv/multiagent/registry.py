@@ -28,7 +28,7 @@ Constructors, named as in PettingZoo (whose env modules have ``env()``,
   family hooks and attributes (``task``, ``default_policy``, ...) at hand.
 * :func:`parallel_make` (alias :func:`parallel_env`): the Parallel version.
   Each family module also has ``env()``, ``raw_env()`` and ``parallel_env()``
-  for its id (``agentenv.envs.rare_disease.dialogue.env()``).
+  for its id (``agentenv.envs.rare_disease.dialogue.doctor_patient.env()``).
 
 Parallel versions: PettingZoo's ``aec_to_parallel`` does not fit a dialogue.
 It steps every agent once per cycle with actions chosen at the same time, so

@@ -6,7 +6,7 @@ report measures it over N dialogues driven by a fixed probe on the lead side:
 
 * ``truthfulness``: true claims / judged claims, by the family's rule-based
   checker (the env's ``_judge`` hook: for instance
-  :mod:`agentenv.envs.rare_disease.patient_claims`);
+  :mod:`agentenv.envs.rare_disease.dialogue.patient_claims`);
 * ``leakage``: share of the simulator's messages that name the diagnosis or
   the film (``leak_dialogues``: share of dialogues with at least one);
 * ``answered``: share of asked items (findings, fields) that a reply addressed;

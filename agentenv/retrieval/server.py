@@ -59,7 +59,7 @@ from agentenv.retrieval.background import ThreadedUvicorn
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.batching import BatchStats
 from agentenv.retrieval.connections import ConnectionGuard, GuardSettings, guarded_protocol
-from agentenv.retrieval.server_app import _require_extra, create_app
+from agentenv.retrieval.server_app import create_app, require_server_extra
 from agentenv.retrieval.server_requests import RequestError, ServerLimits, parse_search_body
 from agentenv.retrieval.workers import reset_child_signals, supervise
 
@@ -121,7 +121,7 @@ def _uvicorn_server(
     return uvicorn.Server(config)
 
 
-def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # An explicit IPPROTO_TCP lets asyncio set TCP_NODELAY on accepted sockets;
     # without it each response (headers, then body) waits ~40 ms on delayed ACKs.
@@ -190,7 +190,7 @@ def serve(
     ``workers=1`` for back-ends with thread pools (faiss, torch), which do
     not survive a fork.
     """
-    _require_extra()
+    require_server_extra()
     limits = limits or ServerLimits()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -211,7 +211,7 @@ def serve(
     gc.collect()
     gc.freeze()
     if workers == 1:
-        _serve_here(retriever, info, _bind(host, port), limits, offload_search, log_level)
+        _serve_here(retriever, info, bind_listener(host, port), limits, offload_search, log_level)
         return
     if not hasattr(socket, "SO_REUSEPORT") or not hasattr(os, "fork"):
         raise RuntimeError("workers > 1 needs os.fork and SO_REUSEPORT (Linux, macOS)")
@@ -219,9 +219,9 @@ def serve(
     # Every worker's socket listens before any worker starts, so connections made
     # while some are still starting queue at their own worker instead of all
     # landing on the first one up (keep-alive would pin them there for good).
-    first = [_bind(host, port, reuse_port=True)]
+    first = [bind_listener(host, port, reuse_port=True)]
     port = first[0].getsockname()[1]
-    first += [_bind(host, port, reuse_port=True) for _ in range(workers - 1)]
+    first += [bind_listener(host, port, reuse_port=True) for _ in range(workers - 1)]
     for sock in first:
         sock.listen(2048)
 
@@ -229,7 +229,7 @@ def serve(
         if first[slot].fileno() >= 0:
             mine = first[slot]
         else:  # a restart: a new socket joins the port's group
-            mine = _bind(host, port, reuse_port=True)
+            mine = bind_listener(host, port, reuse_port=True)
             mine.listen(2048)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
@@ -285,10 +285,10 @@ class BackgroundServer(ThreadedUvicorn):
         offload_search: bool = False,
         log_level: str = "warning",
     ) -> None:
-        _require_extra()
+        require_server_extra()
         self.limits = limits or ServerLimits()
         self.app = create_app(retriever, info, limits=self.limits, offload_search=offload_search)
-        sock = _bind(host, port)
+        sock = bind_listener(host, port)
         server = _uvicorn_server(self.app, sock, self.limits, log_level)
         self._serve_in_thread(server, sock, "retrieval-server")
 

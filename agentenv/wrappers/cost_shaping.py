@@ -2,7 +2,7 @@
 
 Why: a cost charged only at the end of a long episode is hard to assign to the
 tool call that caused it. Shaping moves each increase of the (capped) cost of
-the env's :class:`~agentenv.rewards.RewardConfig` (``tool_call_cost``,
+the env's :class:`~agentenv.rewards.config.RewardConfig` (``tool_call_cost``,
 ``turn_cost``, ``latency_cost``) to the step that made it: a step that calls 3
 tools earns ``-3 * tool_call_cost``; the last step earns the env's reward plus
 everything already paid. The return of every episode is unchanged, so
@@ -22,7 +22,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from agentenv.rewards import RewardConfig
+from agentenv.rewards.config import RewardConfig
 
 
 class CostShaping(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):

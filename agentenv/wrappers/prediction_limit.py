@@ -6,7 +6,7 @@ hide that from the reward, so an answer with more than ``k`` predictions
 (component ``n_predictions``) is treated instead:
 
 * ``"zero"`` (default): the env's score (the weighted part of its
-  :class:`~agentenv.rewards.RewardConfig`, e.g. ``accuracy`` or ``hit@any``)
+  :class:`~agentenv.rewards.config.RewardConfig`, e.g. ``accuracy`` or ``hit@any``)
   and any inner ``format_bonus`` are removed; costs stay, so going over the
   limit is never cheaper than a wrong answer;
 * ``"penalty"``: ``penalty`` is subtracted.
@@ -33,7 +33,7 @@ from typing import Literal
 
 import gymnasium as gym
 
-from agentenv.rewards import RewardConfig
+from agentenv.rewards.config import RewardConfig
 from agentenv.wrappers.episode_reward import EpisodeRewardWrapper, check_amount, component
 
 

@@ -31,20 +31,20 @@ FAMILY = Family(
     dialogues=(
         DialogueSpec(
             "MediaConcierge-v0",
-            "agentenv.envs.media_search.concierge:MediaConciergeEnv",
+            "agentenv.envs.media_search.dialogue.concierge:MediaConciergeEnv",
             ("assistant", "user"),
             {"max_turns": 10},
             "A user opens with a vague film request and reveals held-back constraints when asked; "
             "the assistant has the film-catalog tools and answers a title.",
         ),
     ),
-    corpora={"media": "agentenv.envs.media_search.corpus:media_documents"},
-    oracle="agentenv.envs.media_search.oracle:MediaSearchOracle",
-    bm25="agentenv.envs.media_search.bm25_strategy:MediaSearchBM25",
-    gold_text="agentenv.envs.media_search.gold:gold_text",
-    solvability="agentenv.envs.media_search.solvability:why_unreachable",
-    structured="agentenv.envs.media_search.structured:MENUS",
-    reasoning="agentenv.envs.media_search.reasoning:reasoning_writer",
+    corpora={"media": "agentenv.envs.media_search.tools.corpus:media_documents"},
+    oracle="agentenv.envs.media_search.agents.oracle:MediaSearchOracle",
+    bm25="agentenv.envs.media_search.agents.bm25_strategy:MediaSearchBM25",
+    gold_text="agentenv.envs.media_search.grading.gold:gold_text",
+    solvability="agentenv.envs.media_search.tasks.solvability:why_unreachable",
+    structured="agentenv.envs.media_search.structured.menus:MENUS",
+    reasoning="agentenv.envs.media_search.agents.reasoning:reasoning_writer",
     components={
         "first_call": "MediaSearch: 1.0 when the first tool call is the gold plan's first call (same tool and "
         "arguments, k and limit aside, text casefolded); weighted by the first-call-credit preset",
@@ -54,7 +54,7 @@ FAMILY = Family(
     },
     splits=("train", "validation", "test", "casual"),  # casual: hand-written questions (casual.py)
     agents={
-        "oracle-question-spelling": "agentenv.envs.media_search.question_spelling:QuestionSpellingOracle",
+        "oracle-question-spelling": "agentenv.envs.media_search.agents.spelling_oracle:QuestionSpellingOracle",
     },
     reward_presets={
         "first-call-credit": {"weights": {"accuracy": 1.0, "first_call": 0.2}},

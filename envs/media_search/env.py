@@ -28,7 +28,7 @@ questions for evaluation; or your own JSONL via ``tasks=``.
 
 ## Options for small models
 ``compact=True``: a short system prompt and plain-text tool outputs
-(:mod:`agentenv.envs.media_search.compact`) instead of JSON; the same tasks,
+(:mod:`agentenv.envs.media_search.tools.compact`) instead of JSON; the same tasks,
 tools, arguments, errors and grading. ``kinds=["lookup", ...]``: serve only
 questions of these kinds (of ``comparison``, ``constraint``, ``count``,
 ``lookup``, ``superlative``, ``two_hop``), in the split's order, with the same
@@ -42,12 +42,21 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
-from agentenv.corpora.media import Catalog, load_catalog
-from agentenv.envs.media_search.answer_catalog import AnswerCatalog, answer_catalog
-from agentenv.envs.media_search.first_call import first_call_component
-from agentenv.envs.media_search.grading import read_answer
-from agentenv.envs.media_search.question_cache import prefetch_questions
-from agentenv.envs.media_search.question_tasks import (
+from agentenv.corpora.media.catalog import Catalog, load_catalog
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import ToolRegistry
+from agentenv.engine.turns import Episode
+from agentenv.envs.media_search.grading.answer_catalog import AnswerCatalog, answer_catalog
+from agentenv.envs.media_search.grading.first_call import first_call_component
+from agentenv.envs.media_search.grading.grade import read_answer
+from agentenv.envs.media_search.questions.cache import prefetch_questions
+from agentenv.envs.media_search.questions.record import (
+    DEFAULT_STYLE,
+    KIND_SHARES,
+    STYLES,
+    Question,
+)
+from agentenv.envs.media_search.tasks.question_tasks import (
     ANSWER_RULES,
     EVAL_SPLITS,
     SPLITS,
@@ -58,17 +67,8 @@ from agentenv.envs.media_search.question_tasks import (
     question_tasks,
     split_questions,
 )
-from agentenv.envs.media_search.questions import (
-    DEFAULT_STYLE,
-    KIND_SHARES,
-    STYLES,
-    Question,
-)
-from agentenv.envs.media_search.tools import catalog_retriever, make_media_tools
-from agentenv.parsing import Answer
+from agentenv.envs.media_search.tools.film_tools import catalog_retriever, make_media_tools
 from agentenv.retrieval.base import Retriever
-from agentenv.tools import ToolRegistry
-from agentenv.turns import Episode
 
 
 class PassageTexts(Mapping[str, str]):

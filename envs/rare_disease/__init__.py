@@ -32,19 +32,19 @@ FAMILY = Family(
     dialogues=(
         DialogueSpec(
             "DiagnosisDialogue-v0",
-            "agentenv.envs.rare_disease.dialogue:DiagnosisDialogueEnv",
+            "agentenv.envs.rare_disease.dialogue.doctor_patient:DiagnosisDialogueEnv",
             ("doctor", "patient"),
             {"max_turns": 10},
             "Doctor (rare-disease tools, no ask_patient) and patient (private phenotype record) talk; "
             "the doctor answers a top-3 diagnosis.",
         ),
     ),
-    corpora={"rare-disease": "agentenv.envs.rare_disease.documents:disease_corpus"},
-    oracle="agentenv.envs.rare_disease.oracle:RareDiseaseOracle",
-    bm25="agentenv.envs.rare_disease.bm25_strategy:RareDiseaseBM25",
-    gold_text="agentenv.envs.rare_disease.gold:gold_text",
-    solvability="agentenv.envs.rare_disease.solvability:why_unreachable",
-    structured="agentenv.envs.rare_disease.structured:MENUS",
+    corpora={"rare-disease": "agentenv.envs.rare_disease.tools.documents:disease_corpus"},
+    oracle="agentenv.envs.rare_disease.agents.oracle:RareDiseaseOracle",
+    bm25="agentenv.envs.rare_disease.agents.bm25_strategy:RareDiseaseBM25",
+    gold_text="agentenv.envs.rare_disease.grading.gold:gold_text",
+    solvability="agentenv.envs.rare_disease.tasks.solvability:why_unreachable",
+    structured="agentenv.envs.rare_disease.structured.menus:MENUS",
     components={
         "hit@K": "the gold is among the first K predictions (e.g. hit@1, hit@3)",
         "hit@any": "the gold is anywhere in the list, however long (the hackable reward, for teaching)",
@@ -56,7 +56,7 @@ FAMILY = Family(
     },
     splits=("train", "validation", "test", "real"),  # real: published patients (real_cases.py)
     agents={
-        "phenotype-ranker": "agentenv.baselines.phenotype_ranker_agent:PhenotypeRankerAgent",
+        "phenotype-ranker": "agentenv.envs.rare_disease.agents.phenotype_ranker_agent:PhenotypeRankerAgent",
     },
     docs="docs/envs/rare_disease.md",
 )

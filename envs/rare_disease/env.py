@@ -47,15 +47,22 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
-from agentenv.corpora.hpo import UNIVERSE_PREFIXES, load_hpo_kb
-from agentenv.envs.rare_disease.disease_mix import DEFAULT_MIX
-from agentenv.envs.rare_disease.disease_names import disease_spelling_index
-from agentenv.envs.rare_disease.disease_twins import disease_twins
-from agentenv.envs.rare_disease.documents import disease_retriever
-from agentenv.envs.rare_disease.grading import component_names, grade_answer_text
-from agentenv.envs.rare_disease.lay_text import PRESENTATIONS
-from agentenv.envs.rare_disease.patient_prompts import answer_rules, candidates_block, system_prompt
-from agentenv.envs.rare_disease.patient_tasks import (
+from agentenv.corpora.hpo.knowledge_base import UNIVERSE_PREFIXES, load_hpo_kb
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import ToolRegistry
+from agentenv.engine.turns import Episode
+from agentenv.envs.rare_disease.grading.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.grading.disease_twins import disease_twins
+from agentenv.envs.rare_disease.grading.grade import component_names, grade_answer_text
+from agentenv.envs.rare_disease.patients.disease_mix import DEFAULT_MIX
+from agentenv.envs.rare_disease.patients.lay_text import PRESENTATIONS
+from agentenv.envs.rare_disease.patients.prompts import (
+    answer_rules,
+    candidates_block,
+    system_prompt,
+)
+from agentenv.envs.rare_disease.patients.simulated import Patient, SamplerParams
+from agentenv.envs.rare_disease.tasks.patient_tasks import (
     TaskSource,
     check_choice,
     check_k,
@@ -63,19 +70,20 @@ from agentenv.envs.rare_disease.patient_tasks import (
     patient_task_from_dict,
     patient_tasks,
 )
-from agentenv.envs.rare_disease.patients import Patient, SamplerParams
-from agentenv.envs.rare_disease.tools import Consultation, make_rare_disease_tools, reference_ranker
-from agentenv.parsing import Answer
+from agentenv.envs.rare_disease.tools.diagnosis_tools import (
+    Consultation,
+    make_rare_disease_tools,
+    reference_ranker,
+)
+from agentenv.envs.rare_disease.tools.documents import disease_retriever
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
-from agentenv.tools import ToolRegistry
-from agentenv.turns import Episode
 
 
 class RareDiseaseEnv(ToolEnv):
     """Multi-turn diagnosis with tools (``mode="multi_turn"``) or one answer (``"single_turn"``).
 
-    Each episode's context is a :class:`~agentenv.envs.rare_disease.tools.Consultation`
+    Each episode's context is a :class:`~agentenv.envs.rare_disease.tools.diagnosis_tools.Consultation`
     with the patient: ``ask_patient`` reads and counts it, and the grader
     reports its questions as ``questions_asked``.
     """

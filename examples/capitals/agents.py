@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.engine.actions import answer, tool_call
 
 PASSAGE = re.compile(
     r"^\[\d+\] (?P<country>.+) \((?P<id>[A-Z]{3})\) is a country in (?P<continent>.+)\. "

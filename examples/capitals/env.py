@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from agentenv.core import Task, ToolEnv
-from agentenv.parsing import Answer
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import ToolError, ToolRegistry, tool
 from agentenv.retrieval import Retriever, build_retriever
-from agentenv.tools import ToolError, ToolRegistry, tool
 
 QUESTIONS = {  # task kind, which is also the Country field that answers it -> question
     "capital": "What is the capital of {country}?",

@@ -7,9 +7,9 @@ answer a field of the opened country or of the top passage. Single-turn menu: a 
 
 from typing import Any
 
-from agentenv.actions import answer, tool_call
-from agentenv.structured.menu import COMMON_FEATURES, Choice, Menu
-from agentenv.structured.reading import json_or_none
+from agentenv.engine.actions import answer, tool_call
+from agentenv.lessons.structured.menu import COMMON_FEATURES, Choice, Menu
+from agentenv.lessons.structured.reading import json_or_none
 from capitals.agents import PASSAGE
 
 FIELDS = ("capital", "country", "continent")

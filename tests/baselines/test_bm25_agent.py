@@ -12,7 +12,7 @@ import pytest
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.baselines.bm25_agent import BM25Agent, UnsupportedEnv
 from agentenv.core import Task
-from agentenv.envs.media_search.bm25_strategy import question_field
+from agentenv.envs.media_search.agents.bm25_strategy import question_field
 from agentenv.evaluation.agents import make_agent
 from agentenv.evaluation.runner import RunConfig, timed_run
 
@@ -45,7 +45,7 @@ def test_bm25_is_between_random_and_the_oracle(env_id: str) -> None:
 
 
 def test_agent_args_arrive_as_strings() -> None:
-    from agentenv.envs.rare_disease.bm25_strategy import RareDiseaseBM25Options
+    from agentenv.envs.rare_disease.agents.bm25_strategy import RareDiseaseBM25Options
 
     agent = make_agent("bm25", k="3", max_diseases="none")  # MediaSearch: hits opened per search
     assert agent.args.k == 3 and agent.args.family_options == {
@@ -194,7 +194,7 @@ def test_cli_smoke(tmp_path) -> None:
         [
             sys.executable,
             "-m",
-            "agentenv.cli",
+            "agentenv.cli.main",
             "eval",
             "MediaSearch-v0",
             "--agent",

@@ -19,7 +19,7 @@ tokenizers = pytest.importorskip("tokenizers")
 
 import agentenv  # noqa: E402,F401 - registers the ids
 from agentenv.baselines.hf_agent import HFAgent, HFAgentArgs, make_hf_agent  # noqa: E402
-from agentenv.cli import main  # noqa: E402
+from agentenv.cli.main import main  # noqa: E402
 from agentenv.errors import UserInputError  # noqa: E402
 from agentenv.evaluation.agents import AgentFailure, agent_names, make_agent  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, run_episode  # noqa: E402

@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 import agentenv  # noqa: E402,F401 - registers the ids
 from agentenv.baselines.hf_agent import load_model, make_hf_agent  # noqa: E402
 from agentenv.baselines.hf_batch import Request, generate_batch  # noqa: E402
-from agentenv.cli import main  # noqa: E402
+from agentenv.cli.main import main  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, run_episode  # noqa: E402
 from agentenv.tokens import TokenEnv  # noqa: E402
 

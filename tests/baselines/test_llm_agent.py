@@ -17,7 +17,7 @@ from agentenv.baselines.llm_agent import (
     action_from_message,
     llm_token_rollout,
 )
-from agentenv.cli import main
+from agentenv.cli.main import main
 from agentenv.evaluation.agents import AgentFailure, make_agent
 from agentenv.evaluation.runner import FAILED_ACTION, RunConfig, run_episode
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 
 from .fake_openai import VLLM_TOOLS_OFF, FakeOpenAI, Reply, chat_reply
 

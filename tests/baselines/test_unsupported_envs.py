@@ -12,8 +12,8 @@ import pytest
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.baselines.bm25_agent import BM25Agent
 from agentenv.baselines.oracle import OracleAgent
-from agentenv.baselines.phenotype_ranker_agent import PhenotypeRankerAgent
 from agentenv.core import Task
+from agentenv.envs.rare_disease.agents.phenotype_ranker_agent import PhenotypeRankerAgent
 from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import UnsupportedEnv
 from agentenv.evaluation.runner import RunConfig, timed_run
@@ -84,7 +84,7 @@ def test_the_agentenv_command_prints_it_in_one_line(tmp_path) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "agentenv.cli",
+        "agentenv.cli.main",
         "eval",
         "MediaSearch-v0",
         "--agent",

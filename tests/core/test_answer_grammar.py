@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentenv.answer_grammar import (
+from agentenv.engine.answer_grammar import (
     answer_entries,
     count_entries,
     is_space,
@@ -16,7 +16,7 @@ from agentenv.answer_grammar import (
     strip_space,
     strip_wrappers,
 )
-from agentenv.spelling import SpellingIndex, is_subsequence, spell_once
+from agentenv.engine.spelling import SpellingIndex, is_subsequence, spell_once
 
 
 @pytest.mark.parametrize(
@@ -107,8 +107,8 @@ def test_marks_may_be_left_out_never_added() -> None:
 def test_an_index_read_back_from_its_json_state_answers_the_same(tmp_path) -> None:  # noqa: ANN001
     import json
 
-    from agentenv.paths import home_at
-    from agentenv.spelling_cache import cached_spelling_index
+    from agentenv.engine.spelling_cache import cached_spelling_index
+    from agentenv.storage.paths import home_at
 
     names = [
         ("a", "Neurofibromatosis, type II"),

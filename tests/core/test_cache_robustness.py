@@ -1,7 +1,7 @@
 """Cache writers survive killed builds, unwritable homes and corrupt files.
 
 Each writer (index cache, HPO cache, media catalog/questions files) goes
-through :mod:`agentenv.paths`; these tests check, per writer, that
+through :mod:`agentenv.storage.paths`; these tests check, per writer, that
 
 * the temporary of a build whose process died is removed by the next build,
   while one a live process owns is kept;
@@ -32,14 +32,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from agentenv import cli, paths
-from agentenv.corpora import hpo_cache, media, media_files, media_source
-from agentenv.corpora.media import Title, load_catalog
-from agentenv.corpora.media_files import pack, write_atomic
-from agentenv.paths import TEMP_PREFIX, CacheNotWritableError, cache_dir, sweep_leftovers
+from agentenv.cli import main as cli
+from agentenv.corpora.hpo import cache as hpo_cache
+from agentenv.corpora.media import catalog as media
+from agentenv.corpora.media import files as media_files
+from agentenv.corpora.media import source as media_source
+from agentenv.corpora.media.catalog import Title, load_catalog
+from agentenv.corpora.media.files import pack, write_atomic
 from agentenv.retrieval import storage as index_storage
 from agentenv.retrieval.bm25 import BM25Retriever
 from agentenv.retrieval.cache import cached_index, index_dir
+from agentenv.storage import paths
+from agentenv.storage.paths import TEMP_PREFIX, CacheNotWritableError, cache_dir, sweep_leftovers
 
 TEXTS = ["red apple", "blue sky", "green pear"]
 
@@ -201,7 +205,7 @@ KILLED_BUILD = textwrap.dedent(
     """
     import os, signal
     import agentenv.retrieval.cache as cache
-    from agentenv.checksummed_cache import ChecksummedDir
+    from agentenv.storage.checksummed_cache import ChecksummedDir
     from agentenv.retrieval.bm25 import BM25Retriever
 
     def die(*args, **kwargs):  # SIGKILL mid-save: no finally, no cleanup

@@ -11,7 +11,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.env_options import check_env_options
+from agentenv.engine.env_options import check_env_options
 from agentenv.families import env_specs
 from agentenv.multiagent.registry import env_ids as dialogue_ids
 from agentenv.multiagent.registry import make as make_dialogue

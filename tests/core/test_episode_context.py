@@ -7,11 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentenv.actions import answer, tool_call
 from agentenv.core import Task, ToolEnv
-from agentenv.parsing import Answer
-from agentenv.tools import Tool, ToolRegistry
-from agentenv.turns import Episode
+from agentenv.engine.actions import answer, tool_call
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import Tool, ToolRegistry
+from agentenv.engine.turns import Episode
 
 
 class NoArgs(BaseModel):

@@ -20,7 +20,7 @@ from agentenv.families import (
     reward_preset_names,
     unregister_family,
 )
-from agentenv.rewards import resolve_reward
+from agentenv.rewards.config import resolve_reward
 
 
 def test_the_shipped_families_declare_their_evaluation_splits() -> None:

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from agentenv.frozen import FrozenDict
-from agentenv.parsing import parse_action
-from agentenv.tool_deadline import WATCHDOG, ToolTimeout
-from agentenv.tools import Tool, ToolRegistry, encode_json
+from agentenv.engine.frozen import FrozenDict
+from agentenv.engine.parsing import parse_action
+from agentenv.engine.tool_deadline import WATCHDOG, ToolTimeout
+from agentenv.engine.tools import Tool, ToolRegistry, encode_json
 
 json_values = st.recursive(
     st.none()

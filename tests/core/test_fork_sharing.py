@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agentenv.fork_sharing import share_heap_with_forks
+from agentenv.storage.fork_sharing import share_heap_with_forks
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentenv.parsing import Answer, ParseError, ToolCall, ToolCalls, parse_action
+from agentenv.engine.parsing import Answer, ParseError, ToolCall, ToolCalls, parse_action
 
 from .toy_env import SquareEnv
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from agentenv.progress import build_step
+from agentenv.storage.progress import build_step
 
 
 def test_a_fast_step_prints_nothing() -> None:

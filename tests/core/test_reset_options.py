@@ -1,4 +1,4 @@
-"""One set of reset-option rules for ToolEnv and the dialogue base (agentenv.turns.TaskChooser)."""
+"""One set of reset-option rules for ToolEnv and the dialogue base (agentenv.engine.turns.TaskChooser)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from agentenv.core import Task, ToolEnv
+from agentenv.engine.turns import ResetOptionWarning
 from agentenv.multiagent.base import DialogueEnv
 from agentenv.multiagent.dialogue_state import Judgment
-from agentenv.turns import ResetOptionWarning
 
 from .toy_env import SquareEnv, toy_tools
 

@@ -6,14 +6,14 @@ import logging
 
 import pytest
 
-from agentenv.spelling import SpellingIndex
+from agentenv.engine.spelling import SpellingIndex
 
 
 def test_a_damaged_entry_is_rebuilt_and_answers_the_same(
     tmp_path, caplog: pytest.LogCaptureFixture
 ) -> None:  # noqa: ANN001
-    from agentenv.paths import home_at
-    from agentenv.spelling_cache import cached_spelling_index
+    from agentenv.engine.spelling_cache import cached_spelling_index
+    from agentenv.storage.paths import home_at
 
     names = [("a", "Sjögren syndrome"), ("b", "Heat"), ("c", "Heat")]
     probes = ("sjogren syndrome", "Sjögren Syndrome", "Heat", "x")

@@ -2,7 +2,7 @@
 
 ``--tasks /dev/zero`` once grew to 5.5 GB; the command learned to refuse it, but
 ``gym.make(id, tasks=...)`` still read whatever it was given. Each family's
-reader now applies :mod:`agentenv.task_files`: size, line length, text, rows.
+reader now applies :mod:`agentenv.engine.task_files`: size, line length, text, rows.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv import task_files
+from agentenv.engine import task_files
 from agentenv.errors import UserInputError
 
 IDS = ("MediaSearch-v0", "RareDiseaseDiagnosis-v0")

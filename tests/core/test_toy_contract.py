@@ -7,7 +7,7 @@ import time
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agentenv.actions import answer, tool_call, tool_calls
+from agentenv.engine.actions import answer, tool_call, tool_calls
 
 from .toy_env import SquareEnv
 

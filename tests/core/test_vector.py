@@ -12,8 +12,8 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
-from agentenv.actions import answer, tool_call
-from agentenv.spaces import SharedTextBatch, Text
+from agentenv.engine.actions import answer, tool_call
+from agentenv.engine.spaces import SharedTextBatch, Text
 
 from .toy_env import SquareEnv
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from agentenv import verified_stamps
-from agentenv.checksummed_cache import ChecksummedDir, pack_bytes, unpack_bytes
-from agentenv.paths import home_at
+from agentenv.storage import verified_stamps
+from agentenv.storage.checksummed_cache import ChecksummedDir, pack_bytes, unpack_bytes
+from agentenv.storage.paths import home_at
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.core import Task, ToolEnv
-from agentenv.parsing import Answer
-from agentenv.tools import Tool, ToolError, ToolRegistry
-from agentenv.turns import Episode
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import Tool, ToolError, ToolRegistry
+from agentenv.engine.turns import Episode
 
 SQUARES = {str(i): i * i for i in range(20)}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase, load_hpo_kb
 
 
 @pytest.fixture(scope="session")

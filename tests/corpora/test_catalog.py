@@ -8,15 +8,16 @@ import sys
 
 import pytest
 
-from agentenv.corpora import media, media_source
-from agentenv.corpora.media import (
+from agentenv.corpora.media import catalog as media
+from agentenv.corpora.media import source as media_source
+from agentenv.corpora.media.catalog import (
     MOVIES_DB_SHA256,
     Catalog,
     catalog_stats,
     load_catalog,
     normalize_key,
 )
-from agentenv.corpora.media_files import file_sha256
+from agentenv.corpora.media.files import file_sha256
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +132,8 @@ def test_cache_is_rebuilt_when_corrupt(tmp_path, monkeypatch, catalog):
 
 def test_import_builds_nothing(tmp_path):
     code = (
-        "import agentenv, agentenv.corpora.media, agentenv.envs.media_search.questions, "
-        "agentenv.envs.media_search.tools, agentenv.envs.media_search.grading"
+        "import agentenv, agentenv.corpora.media.catalog, agentenv.envs.media_search.questions.record, "
+        "agentenv.envs.media_search.tools.film_tools, agentenv.envs.media_search.grading.grade"
     )
     env = dict(os.environ, AGENTENV_HOME=str(tmp_path / "home"))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)

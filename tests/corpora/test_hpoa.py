@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from agentenv.corpora.hpo_files import hpo_files
-from agentenv.corpora.hpoa import (
+from agentenv.corpora.hpo.files import hpo_files
+from agentenv.corpora.hpo.hpoa import (
     COLUMNS,
     FREQUENCY_RANGES,
     FrequencyClass,

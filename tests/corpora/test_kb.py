@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentenv.corpora.hpo import (
+from agentenv.corpora.hpo.files import HPO_CITATION, hpo_files
+from agentenv.corpora.hpo.hpoa import FrequencyClass, HpoaRecord, parse_frequency
+from agentenv.corpora.hpo.knowledge_base import (
     PHENOTYPIC_ABNORMALITY,
     ROOT,
     HpoKnowledgeBase,
@@ -21,8 +23,6 @@ from agentenv.corpora.hpo import (
     kb_cache_path,
     load_hpo_kb,
 )
-from agentenv.corpora.hpo_files import HPO_CITATION, hpo_files
-from agentenv.corpora.hpoa import FrequencyClass, HpoaRecord, parse_frequency
 
 F = FrequencyClass
 
@@ -176,9 +176,9 @@ def test_cache_validation(kb: HpoKnowledgeBase, tmp_path: Path) -> None:
 def test_importing_builds_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     code = (
-        "import agentenv, agentenv.corpora.hpo, agentenv.envs.rare_disease.patients, "
-        "agentenv.envs.rare_disease.splits, agentenv.envs.rare_disease.phenopackets, "
-        "agentenv.envs.rare_disease.lay_text, agentenv.envs.rare_disease.phenotype_ranker"
+        "import agentenv, agentenv.corpora.hpo.knowledge_base, agentenv.envs.rare_disease.patients.simulated, "
+        "agentenv.envs.rare_disease.patients.splits, agentenv.envs.rare_disease.tasks.phenopackets, "
+        "agentenv.envs.rare_disease.patients.lay_text, agentenv.envs.rare_disease.tools.phenotype_ranker"
     )
     env = {**os.environ, "AGENTENV_HOME": str(home)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
@@ -195,7 +195,7 @@ def test_shared_arrays_are_read_only(kb: HpoKnowledgeBase) -> None:
 def test_cold_build_in_a_fresh_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     code = (
-        "from agentenv.corpora.hpo import load_hpo_kb, kb_cache_path; kb = load_hpo_kb(); "
+        "from agentenv.corpora.hpo.knowledge_base import load_hpo_kb, kb_cache_path; kb = load_hpo_kb(); "
         "print(kb.n_universe, kb_cache_path())"
     )
     env = {**os.environ, "AGENTENV_HOME": str(home)}

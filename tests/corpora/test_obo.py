@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.corpora.hpo_files import HPO_CITATION, PINNED_SHA256, hpo_files
-from agentenv.corpora.obo import OboOntology, OboTerm, Synonym, TermGraph, parse_obo, read_obo
+from agentenv.corpora.hpo.files import HPO_CITATION, PINNED_SHA256, hpo_files
+from agentenv.corpora.hpo.obo import OboOntology, OboTerm, Synonym, TermGraph, parse_obo, read_obo
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.corpora.omim_titles import is_clinical_omim, non_clinical_reason
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.corpora.hpo.omim_titles import is_clinical_omim, non_clinical_reason
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentenv import verified_stamps
-from agentenv.corpora import hpo_files
+from agentenv.corpora.hpo import files as hpo_files
+from agentenv.storage import verified_stamps
 
 
 def test_an_edited_file_is_hashed_again_even_with_its_size_and_mtime_put_back(

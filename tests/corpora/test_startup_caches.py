@@ -12,13 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.corpora import media
-from agentenv.corpora.media import load_catalog
-from agentenv.corpora.media_files import write_atomic
-from agentenv.envs.media_search import question_cache as C
-from agentenv.envs.media_search import question_generation as G
-from agentenv.envs.media_search import questions as Q
-from agentenv.envs.rare_disease.splits import SPLITS, case_list, cases_checksum, split_cases
+from agentenv.corpora.media import catalog as media
+from agentenv.corpora.media.catalog import load_catalog
+from agentenv.corpora.media.files import write_atomic
+from agentenv.envs.media_search.questions import cache as C
+from agentenv.envs.media_search.questions import generation as G
+from agentenv.envs.media_search.questions import record as Q
+from agentenv.envs.rare_disease.patients.splits import (
+    SPLITS,
+    case_list,
+    cases_checksum,
+    split_cases,
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +41,7 @@ def test_question_rows_decode_on_access_and_match_the_list(test_split: list[Q.Qu
 
 def test_canonical_lines_are_the_published_checksum_input(test_split: list[Q.Question]) -> None:
     lines = [Q.canonical_json(q) for q in test_split]
-    assert Q._checksum_of_lines(lines) == Q.SPLIT_CHECKSUMS["test"]
+    assert Q.checksum_of_lines(lines) == Q.SPLIT_CHECKSUMS["test"]
     assert Q.Question.from_dict(test_split[0].to_dict()) == test_split[0]
     data = test_split[0].to_dict()
     data["plan"][0]["arguments"]["x"] = 1  # to_dict shares nothing with the question
@@ -74,7 +79,7 @@ def home_with_questions(
     monkeypatch.setattr(
         media, "_LOADED", {str(media.cache_path()): catalog}
     )  # no catalog rebuild in this home
-    monkeypatch.setattr(C, "_Generation", Instant)
+    monkeypatch.setattr(C, "Generation", Instant)
     monkeypatch.setattr(C, "_LOADED", {})
     monkeypatch.setattr(C, "_PENDING", {})
     return tmp_path
@@ -95,7 +100,7 @@ def test_damaged_question_cache_is_rebuilt_with_a_warning(
         data[-1] ^= 0xFF
         path.write_bytes(bytes(data))
     else:  # checksum right, one row short: another version's file under this header
-        from agentenv.checksummed_cache import pack_bytes
+        from agentenv.storage.checksummed_cache import pack_bytes
 
         body = path.read_bytes().partition(b"\n")[2].split(b"\n")[:-1]
         header = {**C._header("test", Q.GENERATION_SEED), "rows": len(body)}
@@ -110,8 +115,8 @@ def test_damaged_question_cache_is_rebuilt_with_a_warning(
 
 @pytest.mark.slow
 def test_parallel_generation_gives_the_published_splits() -> None:
-    lines = G._Generation(load_catalog(), Q.GENERATION_SEED, 2).lines()
-    assert {s: Q._checksum_of_lines(v) for s, v in lines.items()} == Q.SPLIT_CHECKSUMS
+    lines = G.Generation(load_catalog(), Q.GENERATION_SEED, 2).lines()
+    assert {s: Q.checksum_of_lines(v) for s, v in lines.items()} == Q.SPLIT_CHECKSUMS
 
 
 def test_case_list_is_split_cases_computed_on_access(kb) -> None:

@@ -43,8 +43,8 @@ ROWS = [
 @pytest.fixture(scope="module")
 def tokenizers():
     from agentenv.integrations.trl import qwen3_tokenizer
-    from agentenv.scratch.base import shipped_base
-    from agentenv.scratch.tokenizer import load_tokenizer
+    from agentenv.lessons.scratch.base import shipped_base
+    from agentenv.lessons.scratch.tokenizer import load_tokenizer
 
     return {"qwen3": qwen3_tokenizer(), "from-scratch": load_tokenizer(shipped_base())}
 

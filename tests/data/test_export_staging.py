@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("tokenizers")
 
-from agentenv.cli import main  # noqa: E402
+from agentenv.cli.main import main  # noqa: E402
 from agentenv.evaluation.agents import make_agent, register_agent, unregister_agent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

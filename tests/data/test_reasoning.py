@@ -10,9 +10,9 @@ import agentenv  # noqa: F401 - registers the ids
 from agentenv.data.filters import ungrounded_ids
 from agentenv.data.oracle_with_reasoning import ReasoningOracle
 from agentenv.data.reasoning import GenericReasoningWriter, writer_for_task
-from agentenv.envs.media_search.reasoning import MediaReasoningWriter as ReasoningWriter
-from agentenv.envs.media_search.reasoning import describe_filter, step_purposes
-from agentenv.parsing import Answer, ToolCalls, parse_action
+from agentenv.engine.parsing import Answer, ToolCalls, parse_action
+from agentenv.envs.media_search.agents.reasoning import MediaReasoningWriter as ReasoningWriter
+from agentenv.envs.media_search.agents.reasoning import describe_filter, step_purposes
 
 LOOKUP_PLAN = (
     {"tool": "search", "arguments": {"query": "Psycho III", "k": 5}},

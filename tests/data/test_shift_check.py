@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from agentenv.cli.data import main as shift_main
 from agentenv.data.shift_check import (
     ShiftReport,
     auc_delong,
@@ -17,7 +18,6 @@ from agentenv.data.shift_check import (
     read_rows,
     shift_check,
 )
-from agentenv.data.shift_cli import main as shift_main
 from agentenv.data.text_embedding import HashedNgramEmbedder
 from agentenv.errors import UserInputError
 

@@ -22,14 +22,14 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401  (registers the ids)
-from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
-from agentenv.envs.media_search.answer_catalog import answer_catalog
-from agentenv.envs.media_search.grading import number_words, read_answer
-from agentenv.envs.media_search.question_tasks import split_questions
-from agentenv.envs.media_search.questions import Question
-from agentenv.envs.rare_disease.answers import resolve_answer
-from agentenv.envs.rare_disease.disease_names import disease_spelling_index
-from agentenv.envs.rare_disease.grading import grade
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase, load_hpo_kb
+from agentenv.envs.media_search.grading.answer_catalog import answer_catalog
+from agentenv.envs.media_search.grading.grade import number_words, read_answer
+from agentenv.envs.media_search.questions.record import Question
+from agentenv.envs.media_search.tasks.question_tasks import split_questions
+from agentenv.envs.rare_disease.grading.answers import resolve_answer
+from agentenv.envs.rare_disease.grading.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.grading.grade import grade
 from agentenv.multiagent import as_single_agent, make
 
 THROUGH_THE_ENV = 12

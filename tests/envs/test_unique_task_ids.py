@@ -18,9 +18,9 @@ import pytest
 
 import agentenv  # noqa: F401 - registers the ids
 from agentenv.core import Task
-from agentenv.envs.media_search import question_tasks
-from agentenv.envs.media_search.question_tasks import SPLITS as MEDIA_SPLITS
-from agentenv.envs.rare_disease.splits import SPLITS as RARE_SPLITS
+from agentenv.envs.media_search.tasks import question_tasks
+from agentenv.envs.media_search.tasks.question_tasks import SPLITS as MEDIA_SPLITS
+from agentenv.envs.rare_disease.patients.splits import SPLITS as RARE_SPLITS
 from agentenv.families import dialogue_specs, env_specs, family_of_env
 from agentenv.multiagent import make as make_dialogue
 

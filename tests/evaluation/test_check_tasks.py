@@ -10,9 +10,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentenv.cli import main
-from agentenv.envs.media_search.oracle import MediaSearchOracle, OracleChecksOnlyTheGrader
-from agentenv.evaluation.check_tasks import check_tasks
+from agentenv.cli.check_tasks import check_tasks
+from agentenv.cli.main import main
+from agentenv.envs.media_search.agents.oracle import MediaSearchOracle, OracleChecksOnlyTheGrader
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -82,7 +82,7 @@ def test_oracle_says_it_checks_only_the_grader_on_tasks_without_a_plan(tmp_path:
 
 def test_no_false_alarm_on_the_casual_split() -> None:
     """Every hand-written casual question is reachable: the check reads it as an agent would (issue 30)."""
-    from agentenv.envs.media_search.solvability import why_unreachable
+    from agentenv.envs.media_search.tasks.solvability import why_unreachable
 
     env = gym.make("MediaSearch-v0", split="casual")
     alarms = [(t.prompt, why) for t in env.unwrapped.tasks if (why := why_unreachable(env, t))]

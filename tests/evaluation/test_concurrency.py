@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 from agentenv.evaluation.agents import AgentFailure, make_agent, register_agent, unregister_agent
 from agentenv.evaluation.runner import RunConfig, RunStopped, run
 

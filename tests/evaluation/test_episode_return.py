@@ -7,7 +7,7 @@ step alone then holds the score plus what was already paid back, not the return.
 from __future__ import annotations
 
 from agentenv.evaluation.runner import RunConfig, timed_run
-from agentenv.rewards import resolve_reward
+from agentenv.rewards.config import resolve_reward
 
 
 def test_the_recorded_reward_is_the_episode_return_under_shaping() -> None:

@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv
-from agentenv.cli import build_parser, env_kwarg_names, main, parse_env_args
+from agentenv.cli.main import build_parser, env_kwarg_names, main, parse_env_args
 
 ROWS = [
     {"question": "Which 2010 Christopher Nolan film is about dream heists?", "answer": "Inception"},
@@ -30,9 +30,9 @@ def tasks_file(tmp_path: Path) -> Path:
 
 
 def _classes() -> list[type]:
-    from agentenv.envs.media_search.concierge import MediaConciergeEnv
+    from agentenv.envs.media_search.dialogue.concierge import MediaConciergeEnv
     from agentenv.envs.media_search.env import MediaSearchEnv
-    from agentenv.envs.rare_disease.dialogue import DiagnosisDialogueEnv
+    from agentenv.envs.rare_disease.dialogue.doctor_patient import DiagnosisDialogueEnv
     from agentenv.envs.rare_disease.env import RareDiseaseEnv
 
     return [MediaSearchEnv, RareDiseaseEnv, MediaConciergeEnv, DiagnosisDialogueEnv]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
-from agentenv.evaluation import leaderboard_cli
+from agentenv.cli import leaderboard as leaderboard_cli
+from agentenv.cli.main import main
 from agentenv.evaluation.leaderboard import LeaderboardError, write_leaderboard
 from agentenv.evaluation.report import (
     FAILED_RUN_EXIT,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.evaluation import leaderboard_cli
+from agentenv.cli import leaderboard as leaderboard_cli
 from agentenv.evaluation.leaderboard import (
     LeaderboardError,
     find_results,
@@ -236,7 +236,7 @@ def test_cli_glue(runs, tmp_path, capsys) -> None:
 
 def test_import_agentenv_does_not_import_matplotlib() -> None:
     code = (
-        "import sys, agentenv, agentenv.evaluation.leaderboard, agentenv.evaluation.leaderboard_cli; "
+        "import sys, agentenv, agentenv.evaluation.leaderboard, agentenv.cli.leaderboard; "
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

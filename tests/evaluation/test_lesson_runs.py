@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 from agentenv.evaluation.lesson_runs import MARKER, SMOKE_NOTE
 
 SUMMARY = {
@@ -27,7 +27,7 @@ SUMMARY = {
 @pytest.fixture
 def lesson(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Replace the structured lessons' runner with one that writes a lesson's files; record each call's folder."""
-    import agentenv.structured.lessons as lessons
+    import agentenv.lessons.structured.lessons as lessons
 
     calls: list[Path] = []
 
@@ -113,7 +113,7 @@ def test_overwrite_never_replaces_a_folder_that_is_not_a_run(
 def test_an_interrupted_overwrite_gives_the_old_run_back(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import agentenv.structured.lessons as lessons
+    import agentenv.lessons.structured.lessons as lessons
 
     def interrupted(name: str, out: Path, **_: Any) -> dict[str, Any]:
         (out / "runs").mkdir(parents=True, exist_ok=True)

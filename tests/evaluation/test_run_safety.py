@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 from agentenv.evaluation.agents import AgentFailure, register_agent, unregister_agent
 
 RUN = ["eval", "MediaSearch-v0", "--agent", "bm25", "--split", "validation", "--no-progress"]
@@ -141,7 +141,7 @@ def test_a_signal_keeps_finished_episodes_and_resume_with_two_workers_finishes_t
         # Ctrl-C as in a terminal: a shell's background job (`cmd &`) starts with SIGINT ignored,
         # and Python keeps it ignored, so a suite launched that way would never see the signal.
         + "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        + f"from agentenv.cli import main\nsys.exit(main({[*argv, '--episodes', '60']!r}))\n"
+        + f"from agentenv.cli.main import main\nsys.exit(main({[*argv, '--episodes', '60']!r}))\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

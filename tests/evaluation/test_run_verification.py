@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 from agentenv.evaluation import run_files
 from agentenv.evaluation.leaderboard import LeaderboardError, load_entry, write_leaderboard
 from agentenv.evaluation.run_dir import read_chain, run_header
@@ -296,7 +296,7 @@ def _prompt_reworded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _tool_reworded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentenv.tools import Tool
+    from agentenv.engine.tools import Tool
 
     original = Tool.schema
 

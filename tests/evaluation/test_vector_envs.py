@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.engine.actions import answer, tool_call
 from agentenv.families import env_specs
 
 SEED = 123

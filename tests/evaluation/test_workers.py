@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 
 EPISODES = 60
 TIMING = {"wall_time_s", "build_s", "episodes_per_s", "workers"}

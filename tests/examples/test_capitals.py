@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentenv.actions import answer, tool_call
+from agentenv.engine.actions import answer, tool_call
 from agentenv.families import (
     corpus_names,
     family_of_env,
@@ -105,7 +105,7 @@ def test_agentenv_eval_cli_finds_the_family_through_pythonpath(tmp_path: Path) -
     command = [
         sys.executable,
         "-m",
-        "agentenv.cli",
+        "agentenv.cli.main",
         "eval",
         IDS[0],
         "--agent",
@@ -132,7 +132,7 @@ def test_its_own_split_runs_with_agentenv_eval_split(tmp_path: Path) -> None:
     }
 
     def run_eval(env_id: str, out: Path) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "agentenv.cli", "eval", env_id, "--agent", "oracle"]
+        command = [sys.executable, "-m", "agentenv.cli.main", "eval", env_id, "--agent", "oracle"]
         command += ["--split", "hard", "--episodes", "6", "--out", str(out), "--no-progress"]
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
@@ -207,7 +207,7 @@ def test_tools_and_grading() -> None:
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_check_tool_env_passes(env_id: str) -> None:
-    checker = pytest.importorskip("agentenv.utils.env_checker")
+    checker = pytest.importorskip("agentenv.checks.env_checker")
     checker.check_tool_env(gym.make(env_id))
 
 
@@ -218,7 +218,7 @@ def test_the_structured_wrapper_plays_the_family_through_its_declared_menus(env_
 
     from gymnasium.utils.env_checker import check_env
 
-    from agentenv.structured import make_structured
+    from agentenv.lessons.structured import make_structured
 
     env = make_structured(env_id, split="test")
     assert env.menu.name == ("capitals-passages" if "SingleTurn" in env_id else "capitals-tools")

@@ -15,7 +15,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from agentenv.cli import main  # noqa: E402
+from agentenv.cli.main import main  # noqa: E402
 
 
 def free_port() -> int:
@@ -80,7 +80,7 @@ def test_eval_on_a_head_node_started_on_loopback(tmp_path: Path, capsys) -> None
             [
                 sys.executable,
                 "-m",
-                "agentenv.cli",
+                "agentenv.cli.main",
                 *args,
                 "--workers",
                 "2",

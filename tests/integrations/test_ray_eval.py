@@ -15,7 +15,7 @@ ray.cloudpickle.register_pickle_by_value(
     __import__("sys").modules[__name__]
 )  # workers cannot import tests/
 
-from agentenv.cli import main  # noqa: E402
+from agentenv.cli.main import main  # noqa: E402
 from agentenv.errors import UserInputError  # noqa: E402
 from agentenv.evaluation.agents import register_agent, unregister_agent  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, run  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 
 
 def test_help_names_both_protocols_and_loopback(capsys: pytest.CaptureFixture[str]) -> None:

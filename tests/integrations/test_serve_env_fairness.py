@@ -15,7 +15,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import tool_call
+from agentenv.engine.actions import tool_call
 from agentenv.integrations.serve_env.fair import ClientRounds, FairTurns, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import EnvPool, Trajectories, start_from_fields

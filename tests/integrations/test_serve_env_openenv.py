@@ -14,7 +14,7 @@ httpx = pytest.importorskip("httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 
 import agentenv  # noqa: E402, F401 - registers the ids
-from agentenv.actions import answer, tool_call  # noqa: E402
+from agentenv.engine.actions import answer, tool_call  # noqa: E402
 from agentenv.integrations.openenv import create_app  # noqa: E402
 from agentenv.integrations.openenv.client import AgentEnvClient  # noqa: E402
 from agentenv.integrations.openenv.models import TextAction  # noqa: E402

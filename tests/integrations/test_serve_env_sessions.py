@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer, tool_call
+from agentenv.engine.actions import answer, tool_call
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
     EnvPool,

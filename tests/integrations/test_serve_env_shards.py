@@ -18,7 +18,7 @@ pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
 import agentenv  # noqa: E402, F401 - registers the ids
-from agentenv.actions import answer, tool_call  # noqa: E402
+from agentenv.engine.actions import answer, tool_call  # noqa: E402
 from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
 from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
 from agentenv.integrations.serve_env.shard_wire import shard_of  # noqa: E402

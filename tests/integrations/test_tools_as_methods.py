@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 import agentenv  # noqa: F401 - registers the ids
+from agentenv.engine.tools import Tool
 from agentenv.integrations.tools_as_methods import method_signature, tool_method
-from agentenv.tools import Tool
 
 JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 

@@ -33,8 +33,8 @@ pytest.importorskip("datasets")
 async_worker = pytest.importorskip("trl.experimental.async_grpo.async_rollout_worker")
 
 import agentenv  # noqa: E402, F401 - registers the ids
-from agentenv.actions import answer, tool_call  # noqa: E402
 from agentenv.baselines.oracle import OracleAgent  # noqa: E402
+from agentenv.engine.actions import answer, tool_call  # noqa: E402
 from agentenv.integrations.trl import AgentEnvFactory, dataset  # noqa: E402
 
 from ..scripted_play import agent_actions  # noqa: E402

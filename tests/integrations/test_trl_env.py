@@ -21,11 +21,11 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.baselines.oracle import OracleAgent
+from agentenv.engine.actions import answer, tool_call, tool_calls
+from agentenv.engine.parsing import Answer, ToolCalls, parse_action
 from agentenv.integrations.tools_as_methods import tool_method
 from agentenv.integrations.trl import AgentEnvFactory, AgentEnvReward, message_action
-from agentenv.parsing import Answer, ToolCalls, parse_action
 
 from ..scripted_play import agent_actions
 

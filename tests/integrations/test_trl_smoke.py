@@ -27,12 +27,12 @@ pytest.importorskip("trl")
 import torch  # noqa: E402
 
 import agentenv  # noqa: E402, F401 - registers the ids
-from agentenv.actions import answer, tool_call, tool_calls  # noqa: E402
 from agentenv.baselines import train_grpo, train_sft  # noqa: E402
 from agentenv.baselines.oracle import OracleAgent  # noqa: E402
 from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
+from agentenv.engine.actions import answer, tool_call, tool_calls  # noqa: E402
+from agentenv.engine.parsing import ToolCalls, parse_action  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, make_env, run_episode  # noqa: E402
-from agentenv.parsing import ToolCalls, parse_action  # noqa: E402
 
 from ..scripted_play import agent_actions  # noqa: E402
 

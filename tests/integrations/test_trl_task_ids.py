@@ -14,12 +14,12 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer
 from agentenv.core import Task
-from agentenv.corpora.hpo import load_hpo_kb
-from agentenv.envs.rare_disease.patients import PRESETS, PatientSampler
-from agentenv.envs.rare_disease.splits import case_list
-from agentenv.envs.rare_disease.unique_cases import presentation_key
+from agentenv.corpora.hpo.knowledge_base import load_hpo_kb
+from agentenv.engine.actions import answer
+from agentenv.envs.rare_disease.patients.simulated import PRESETS, PatientSampler
+from agentenv.envs.rare_disease.patients.splits import case_list
+from agentenv.envs.rare_disease.patients.unique_cases import presentation_key
 from agentenv.integrations.trl import AgentEnvFactory, task_positions
 
 ENV_ID = "RareDiseaseDiagnosis-SingleTurn-v0"

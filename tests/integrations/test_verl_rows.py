@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 
 pq = pytest.importorskip("pyarrow.parquet")
 

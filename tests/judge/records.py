@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.actions import answer, tool_call
 from agentenv.core import Task
+from agentenv.engine.actions import answer, tool_call
 from agentenv.evaluation.runner import RunConfig, run_episode
 
 from ..core.toy_env import SquareEnv

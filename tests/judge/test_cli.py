@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentenv.cli.judge_consistency import add_parser, run
 from agentenv.judge import PROMPTS
-from agentenv.judge.cli import add_parser, run
 
 from .fake_endpoint import FakeJudge
 

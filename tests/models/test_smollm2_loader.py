@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.cli import main
+from agentenv.cli.main import main
 from agentenv.errors import UserInputError
 from agentenv.models import resolve_model, smollm2
 from agentenv.models.smollm2 import ENTRY, INSTALL_COMMAND, ModelNotInstalled

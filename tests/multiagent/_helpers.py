@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.envs.media_search.film_requests import FIELDS, Request, reveal
-from agentenv.envs.media_search.scripted_user import ScriptedUser
-from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
+from agentenv.engine.spaces import Text
+from agentenv.envs.media_search.dialogue.film_requests import FIELDS, Request, reveal
+from agentenv.envs.media_search.dialogue.scripted_user import ScriptedUser
+from agentenv.envs.rare_disease.dialogue.scripted_patient import ScriptedPatient
 from agentenv.multiagent.base import DialogueEnv
 from agentenv.multiagent.policy_helpers import PolicyLike, act_with, say
 from agentenv.multiagent.single_agent import as_single_agent
-from agentenv.spaces import Text
 
 FRAGMENTS = (
     "<say>Do you have seizures (HP:0001250)?</say>",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.envs.media_search.concierge import MediaConciergeEnv
-from agentenv.envs.rare_disease.dialogue import DiagnosisDialogueEnv
+from agentenv.envs.media_search.dialogue.concierge import MediaConciergeEnv
+from agentenv.envs.rare_disease.dialogue.doctor_patient import DiagnosisDialogueEnv
 from agentenv.multiagent import make
 
 

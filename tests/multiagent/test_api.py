@@ -117,15 +117,18 @@ def test_registry_reads_the_family_records() -> None:
     from agentenv.families import dialogue_specs
 
     assert env_ids() == sorted(s.id for s in dialogue_specs())
-    env = make("agentenv.envs.media_search.concierge:MediaConcierge-v0", max_turns=3)
-    assert env.max_turns == 3 and type(env).__module__ == "agentenv.envs.media_search.concierge"
+    env = make("agentenv.envs.media_search.dialogue.concierge:MediaConcierge-v0", max_turns=3)
+    assert (
+        env.max_turns == 3
+        and type(env).__module__ == "agentenv.envs.media_search.dialogue.concierge"
+    )
     with pytest.raises(ModuleNotFoundError):
         make("no_such_module_here:MediaConcierge-v0")
 
 
 def test_reset_options_follow_the_single_agent_rules(dx: DialogueEnv, media: DialogueEnv) -> None:
     """A task dict goes through the family's _task_from_dict, as in ToolEnv; an unknown key only warns."""
-    from agentenv.turns import ResetOptionWarning
+    from agentenv.engine.turns import ResetOptionWarning
 
     dx.reset(seed=0, options={"task": {"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"]}})
     assert dx.task.split == "custom" and "HP:0001166" in dx.observe("doctor")
@@ -176,6 +179,6 @@ def test_import_agentenv_does_not_import_multiagent() -> None:
 
 
 def test_rollout_helper_smoke(media: DialogueEnv) -> None:
-    from agentenv.envs.media_search.scripted_assistant import AskingAssistant
+    from agentenv.envs.media_search.dialogue.scripted_assistant import AskingAssistant
 
     assert rollout(media, AskingAssistant(media.vocabulary), range(2))[0]["accuracy"] == 1.0

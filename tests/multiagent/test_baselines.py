@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from agentenv.envs.media_search.scripted_assistant import AnswerAtOnceAssistant, AskingAssistant
-from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
+from agentenv.envs.media_search.dialogue.scripted_assistant import (
+    AnswerAtOnceAssistant,
+    AskingAssistant,
+)
+from agentenv.envs.rare_disease.dialogue.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
 from agentenv.multiagent.base import DialogueEnv
 
 from ._helpers import rollout

@@ -6,25 +6,30 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentenv.envs.media_search.film_requests import Request, describe, fields_asked, reveal
-from agentenv.envs.media_search.user_claims import (
+from agentenv.engine.parsing import Answer, ParseError, ToolCalls
+from agentenv.envs.media_search.dialogue.film_requests import (
+    Request,
+    describe,
+    fields_asked,
+    reveal,
+)
+from agentenv.envs.media_search.dialogue.user_claims import (
     FieldClaim,
     check_user_message,
     is_true,
     mentions_title,
     user_claims,
 )
-from agentenv.envs.rare_disease.patient_claims import (
+from agentenv.envs.rare_disease.dialogue.patient_claims import (
     Claim,
     asked_terms,
     check_reply,
     mentions_diagnosis,
     reply_claims,
 )
-from agentenv.envs.rare_disease.patients import Patient
+from agentenv.envs.rare_disease.patients.simulated import Patient
 from agentenv.multiagent.base import DialogueEnv
 from agentenv.multiagent.messages import Say, parse_lead, parse_speaker
-from agentenv.parsing import Answer, ParseError, ToolCalls
 
 
 @pytest.mark.parametrize(
@@ -165,14 +170,14 @@ def test_user_check_and_title(media: DialogueEnv) -> None:
 
 def test_feature_film_in_a_request_does_not_name_the_film_the_feature() -> None:
     """A true "feature film" states the request; it is not a leak of the title "The Feature" (train task 8051)."""
-    from agentenv.envs.media_search.film_requests import request_of
-    from agentenv.envs.media_search.question_cache import load_questions
-    from agentenv.envs.media_search.user_claims import mentions_title, vocabulary
+    from agentenv.envs.media_search.dialogue.film_requests import request_of
+    from agentenv.envs.media_search.dialogue.user_claims import mentions_title, vocabulary
+    from agentenv.envs.media_search.questions.cache import load_questions
 
     question = next(q for q in load_questions("train") if q.answer == "The Feature")
     request = request_of(question)
     assert request is not None and request.feature_only
-    from agentenv.corpora.media import load_catalog
+    from agentenv.corpora.media.catalog import load_catalog
 
     vocab = vocabulary(load_catalog())
     assert not mentions_title(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from agentenv.actions import tool_call
+from agentenv.engine.actions import tool_call
 from agentenv.multiagent.base import DialogueEnv
 from agentenv.multiagent.policy_helpers import act_with
 

@@ -10,8 +10,8 @@ import pytest
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 import agentenv.multiagent as multiagent
-from agentenv.envs.media_search import concierge
-from agentenv.envs.rare_disease import dialogue
+from agentenv.envs.media_search.dialogue import concierge
+from agentenv.envs.rare_disease.dialogue import doctor_patient as dialogue
 from agentenv.multiagent import TurnBasedParallel, env_ids
 from agentenv.multiagent.base import DialogueEnv
 from agentenv.multiagent.policy_helpers import act_with

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agentenv.cli.simulator_check import main
 from agentenv.multiagent.base import DialogueEnv
-from agentenv.multiagent.cli import main
 from agentenv.multiagent.simulator_check import simulator_check
 
 from ._helpers import LeakyPatient, LeakyUser, LyingPatient, lying_user, oversharing_user

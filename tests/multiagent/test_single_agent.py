@@ -6,8 +6,8 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agentenv.envs.media_search.scripted_assistant import AskingAssistant
-from agentenv.envs.rare_disease.scripted_doctor import AskingDoctor
+from agentenv.envs.media_search.dialogue.scripted_assistant import AskingAssistant
+from agentenv.envs.rare_disease.dialogue.scripted_doctor import AskingDoctor
 from agentenv.multiagent import as_single_agent, make
 from agentenv.multiagent.base import DialogueEnv
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from agentenv.play import play
+from agentenv.play.session import play
 
 
 class Script:
@@ -105,7 +105,7 @@ def test_unknown_side_is_a_user_error():
 
 
 def test_cli_play_arguments(capsys):
-    from agentenv.cli import build_parser
+    from agentenv.cli.main import build_parser
 
     args = build_parser().parse_args(["play", "DiagnosisDialogue-v0", "--as", "patient"])
     assert (args.side, args.split, args.seed) == ("patient", "validation", None)
@@ -115,7 +115,7 @@ def test_cli_play_arguments(capsys):
 
 
 def test_long_tables_are_cut_and_full_shows_everything() -> None:
-    from agentenv.play_view import table
+    from agentenv.play.view import table
 
     rows = [{"id": f"HP:{i:07d}", "name": f"finding {i}"} for i in range(60)]
     shown = table(rows, max_width=100)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentenv.play_input import InputError, parse_line
+from agentenv.play.reading import InputError, parse_line
 
 
 def _tool(name: str, properties: dict, required: list[str]) -> dict:

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 import agentenv  # noqa: F401  (registers the ids)
-from agentenv.envs.media_search.grading import read_answer
+from agentenv.envs.media_search.grading.grade import read_answer
 from agentenv.multiagent import as_single_agent, env_ids, make
 
 from .attacks import AttackContext

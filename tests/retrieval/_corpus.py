@@ -1,6 +1,6 @@
 """Film documents and queries for the retrieval tests, straight from the pinned SQLite file.
 
-The proper catalog builder lives in ``agentenv.corpora.media``; the retrieval
+The proper catalog builder lives in ``agentenv.corpora.media.catalog``; the retrieval
 tests only need real text with real term statistics, so they read the file
 themselves and stay independent of that module.
 """

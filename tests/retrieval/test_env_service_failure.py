@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401
-from agentenv.actions import tool_call
+from agentenv.engine.actions import tool_call
 from agentenv.retrieval.client import RetrievalUnavailable
 
 

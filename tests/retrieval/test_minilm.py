@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentenv.paths import home_at
 from agentenv.retrieval import build_retriever, onnx_minilm
 from agentenv.retrieval.hybrid import HybridRetriever
+from agentenv.storage.paths import home_at
 
 from ._corpus import film_docs
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import tool_call
+from agentenv.cli.serve_retrieval import add_parser
+from agentenv.engine.actions import tool_call
 from agentenv.retrieval import RETRIEVER_NAMES, build_retriever
 from agentenv.retrieval.base import Hit
 from agentenv.retrieval.encoders import HashedTfidfSvdEncoder
-from agentenv.retrieval.serve_cli import add_parser
 
 from ._corpus import film_docs
 
@@ -108,7 +108,7 @@ def test_the_env_refuses_the_old_name() -> None:
 
 
 def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> None:
-    from agentenv.envs.media_search.corpus import media_retriever_params
+    from agentenv.envs.media_search.tools.corpus import media_retriever_params
     from agentenv.retrieval.hybrid import HybridRetriever
 
     bm25, minilm = Recording("tt1"), Recording("tt2")
@@ -120,7 +120,7 @@ def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> N
 
 
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
-    from agentenv.envs.media_search.corpus import bm25_search_query
+    from agentenv.envs.media_search.tools.corpus import bm25_search_query
     from agentenv.retrieval.corpus_sources import corpus_retriever_params
 
     assert corpus_retriever_params("media", "hybrid-minilm") == {

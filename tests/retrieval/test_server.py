@@ -383,7 +383,7 @@ def test_serve_retrieval_command_end_to_end(server_extra: None) -> None:
         [
             sys.executable,
             "-m",
-            "agentenv.retrieval.serve_cli",
+            "agentenv.cli.serve_retrieval",
             "--corpus",
             "media",
             "--backend",

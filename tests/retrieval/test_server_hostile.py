@@ -494,7 +494,7 @@ def test_no_server_retries_then_says_how_to_start_one() -> None:
 
 
 def test_a_hung_server_is_reported_as_not_responding_before_the_tool_time_limit() -> None:
-    from agentenv.tools import DEFAULT_TIMEOUT_S
+    from agentenv.engine.tools import DEFAULT_TIMEOUT_S
 
     client = RetrievalClient("http://127.0.0.1:1")
     assert client.deadline_s < DEFAULT_TIMEOUT_S  # the client's error reaches the agent first

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentenv.actions import answer, tool_call, tool_calls
 from agentenv.core import Episode, Task, ToolEnv
-from agentenv.parsing import Answer
-from agentenv.tools import Tool, ToolRegistry
+from agentenv.engine.actions import answer, tool_call, tool_calls
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import Tool, ToolRegistry
 
 LIMIT = 3
 COLOURS = ("red", "green", "blue", "cyan", "amber", "black", "white", "olive", "pink", "teal")

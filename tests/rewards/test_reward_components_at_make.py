@@ -6,9 +6,9 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer
-from agentenv.cli import main
-from agentenv.turns import BEHAVIOUR_COMPONENTS
+from agentenv.cli.main import main
+from agentenv.engine.actions import answer
+from agentenv.engine.turns import BEHAVIOUR_COMPONENTS
 
 DECLARED = ("MediaSearch-v0", "MediaSearch-SingleTurn-v0", "RareDiseaseDiagnosis-v0")
 

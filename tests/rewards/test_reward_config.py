@@ -11,9 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agentenv.components import COMPONENTS, GENERIC, all_components, components_table, undocumented
 from agentenv.families import Family, dialogue_specs, env_specs, families
-from agentenv.rewards import PRESETS, RewardConfig, resolve_reward
+from agentenv.rewards.components import (
+    COMPONENTS,
+    GENERIC,
+    all_components,
+    components_table,
+    undocumented,
+)
+from agentenv.rewards.config import PRESETS, RewardConfig, resolve_reward
 
 from .guess_env import GuessEnv
 
@@ -196,7 +202,7 @@ def test_every_core_component_is_documented() -> None:
 
 def test_the_component_table_is_written_once() -> None:
     """The dict and the docstring table are generated from the one tuple of rows."""
-    import agentenv.components as module
+    import agentenv.rewards.components as module
 
     assert COMPONENTS == {c.name: c.meaning for c in GENERIC} and len(COMPONENTS) == len(GENERIC)
     table = components_table(())
@@ -275,7 +281,7 @@ def test_every_component_a_registered_env_reports_is_documented(env_id: str) -> 
     )
     assert {"accuracy", "format"} <= names
     assert undocumented(names) == [], (
-        f"{env_id} reports undocumented components: add them to agentenv.components.GENERIC or to the "
+        f"{env_id} reports undocumented components: add them to agentenv.rewards.components.GENERIC or to the "
         "family's Family.components"
     )
 

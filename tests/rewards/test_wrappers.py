@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agentenv.actions import answer, tool_call
+from agentenv.engine.actions import answer, tool_call
 from agentenv.families import env_specs
 from agentenv.wrappers import CostShaping, FormatBonus, PredictionLimit, ToolCallCost, TurnCost
 

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from agentenv.scratch.base import SHIPPED, shipped_base  # noqa: E402
-from agentenv.scratch.model import parameter_count  # noqa: E402
-from agentenv.scratch.tokenizer import load_tokenizer  # noqa: E402
+from agentenv.lessons.scratch.base import SHIPPED, shipped_base  # noqa: E402
+from agentenv.lessons.scratch.model import parameter_count  # noqa: E402
+from agentenv.lessons.scratch.tokenizer import load_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_weights_and_tokenizer_are_the_recorded_ones(record) -> None:
     for name, digest in record["sha256"].items():
         assert hashlib.sha256((path / name).read_bytes()).hexdigest() == digest, name
     assert (path / "model.safetensors").stat().st_size <= 25 * 2**20
-    assert record["command"].startswith("python -m agentenv.scratch.base")
+    assert record["command"].startswith("python -m agentenv.lessons.scratch.base")
 
 
 def test_the_model_loads_offline_and_speaks_the_chat_format(record) -> None:
@@ -60,7 +60,7 @@ def test_pre_training_taught_the_model_to_copy() -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from agentenv.scratch.drills import repeat_drills
+    from agentenv.lessons.scratch.drills import repeat_drills
 
     path = shipped_base()
     tokenizer = load_tokenizer(path)
@@ -87,7 +87,12 @@ def test_continued_pre_training_starts_from_the_given_weights(tmp_path) -> None:
     from transformers import AutoModelForCausalLM
 
     from agentenv.errors import UserInputError
-    from agentenv.scratch.base import BaseConfig, _copy_tokenizer, check_init, starting_model
+    from agentenv.lessons.scratch.base import (
+        BaseConfig,
+        _copy_tokenizer,
+        check_init,
+        starting_model,
+    )
 
     path = shipped_base()
     _copy_tokenizer(path, tmp_path / "model")

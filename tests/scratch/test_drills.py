@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from agentenv.scratch.drills import (
+from agentenv.lessons.scratch.drills import (
     DrillMix,
     drill_conversations,
     held_out_title_ids,

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("trl")
 pytest.importorskip("matplotlib")
 
-from agentenv.cli import main  # noqa: E402
+from agentenv.cli.main import main  # noqa: E402
 
 
 @pytest.fixture(scope="module")

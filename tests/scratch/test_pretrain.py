@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from agentenv.scratch.pretrain import PretrainConfig, pack, pretrain  # noqa: E402
+from agentenv.lessons.scratch.pretrain import PretrainConfig, pack, pretrain  # noqa: E402
 
 
 def _model(seed: int):

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("trl")
 
 from agentenv.baselines.oracle import OracleAgent  # noqa: E402
-from agentenv.scratch.chat_template import SPECIAL_TOKENS  # noqa: E402
-from agentenv.scratch.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402
+from agentenv.lessons.scratch.chat_template import SPECIAL_TOKENS  # noqa: E402
+from agentenv.lessons.scratch.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402
 from agentenv.tokens import TokenEnv  # noqa: E402
 from agentenv.tokens.chat_templates import hf_template  # noqa: E402
 

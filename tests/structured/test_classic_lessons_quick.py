@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("stable_baselines3", reason='needs the rl extra: pip install -e ".[rl]"')
 
 from agentenv.data.selection import select_random, select_top  # noqa: E402
-from agentenv.structured import make_structured  # noqa: E402
-from agentenv.structured.behaviour_cloning import (  # noqa: E402
+from agentenv.lessons.structured import make_structured  # noqa: E402
+from agentenv.lessons.structured.behaviour_cloning import (  # noqa: E402
     agreement,
     clone,
     dataset_loss,
@@ -27,8 +27,8 @@ from agentenv.structured.behaviour_cloning import (  # noqa: E402
     new_model,
     save_run,
 )
-from agentenv.structured.classic_common import best_sequence  # noqa: E402
-from agentenv.structured.training import TrainConfig  # noqa: E402
+from agentenv.lessons.structured.classic_common import best_sequence  # noqa: E402
+from agentenv.lessons.structured.training import TrainConfig  # noqa: E402
 
 SINGLE = "MediaSearch-SingleTurn-v0"
 
@@ -110,7 +110,7 @@ def test_holdout_selection_keeps_30_percent_leaning_to_the_holdout(
 
 @pytest.mark.slow
 def test_quick_sft_then_rl_classic_summary(tmp_path: Path) -> None:
-    from agentenv.structured.classic_sft_then_rl import run
+    from agentenv.lessons.structured.classic_sft_then_rl import run
 
     summary = run(tmp_path, quick=True, plots=False, log=lambda _: None)
     for key in ("multi_turn", "single_turn"):

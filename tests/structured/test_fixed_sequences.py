@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer, tool_call
+from agentenv.engine.actions import answer, tool_call
 from agentenv.evaluation.runner import episode_plan
-from agentenv.structured.fixed_sequences import all_orders, runner_episodes, score_sequences
-from agentenv.structured.menu import Choice, Menu
-from agentenv.structured.wrapper import make_structured
+from agentenv.lessons.structured.fixed_sequences import all_orders, runner_episodes, score_sequences
+from agentenv.lessons.structured.menu import Choice, Menu
+from agentenv.lessons.structured.wrapper import make_structured
 
 
 class PlantedMenu(Menu):
@@ -97,7 +97,7 @@ def test_the_beam_extends_only_the_best_prefixes(planted: gym.Env) -> None:
 
 def test_scores_match_playing_the_sequence_through_the_wrapper() -> None:
     """The enumeration's return of a sequence on an episode is what the wrapper earns playing it on that episode."""
-    from agentenv.envs.rare_disease.structured import DiagnosisToolsMenu
+    from agentenv.envs.rare_disease.structured.menus import DiagnosisToolsMenu
 
     env = gym.make("RareDiseaseDiagnosis-v0", split="validation", reward="strict")
     episodes = [(5, 2), (6, 7), (7, 11)]
@@ -124,7 +124,7 @@ def test_runner_episodes_are_the_evaluation_runners() -> None:
 
 
 def test_hindsight_is_at_least_the_best_sequence() -> None:
-    from agentenv.structured.fixed_sequences import SequenceScores
+    from agentenv.lessons.structured.fixed_sequences import SequenceScores
 
     s = SequenceScores(
         ("a", "b"),

@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from agentenv.structured import make_structured
+from agentenv.lessons.structured import make_structured
 
 
 def _rollout(env, options: dict, actions: list[int]) -> list[tuple[list[float], str | None]]:

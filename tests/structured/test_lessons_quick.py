@@ -16,9 +16,9 @@ import pytest
 
 pytest.importorskip("stable_baselines3", reason='needs the rl extra: pip install -e ".[rl]"')
 
-from agentenv.cli import build_parser, main  # noqa: E402
+from agentenv.cli.main import build_parser, main  # noqa: E402
 from agentenv.errors import UserInputError  # noqa: E402
-from agentenv.structured.lessons import run_lesson  # noqa: E402
+from agentenv.lessons.structured.lessons import run_lesson  # noqa: E402
 
 
 def _quiet(_: str) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.structured.wrapper import StructuredEnv, make_structured
+from agentenv.lessons.structured.wrapper import StructuredEnv, make_structured
 
 
 def test_media_masks_follow_the_evidence() -> None:
@@ -60,7 +60,7 @@ class _Checked(gym.Wrapper):
 
 def test_maskable_ppo_never_takes_a_masked_entry() -> None:
     pytest.importorskip("sb3_contrib", reason='needs the rl extra: pip install -e ".[rl]"')
-    from agentenv.structured.rl_extra import algorithm
+    from agentenv.lessons.structured.rl_extra import algorithm
 
     env = _Checked(make_structured("MediaSearch-v0", split="validation"))
     model = algorithm("maskable_ppo")(
@@ -72,8 +72,8 @@ def test_maskable_ppo_never_takes_a_masked_entry() -> None:
 
 def test_the_sb3_agent_samples_only_allowed_entries() -> None:
     pytest.importorskip("sb3_contrib", reason='needs the rl extra: pip install -e ".[rl]"')
-    from agentenv.structured.rl_extra import algorithm
-    from agentenv.structured.sb3_agent import action_probabilities
+    from agentenv.lessons.structured.rl_extra import algorithm
+    from agentenv.lessons.structured.sb3_agent import action_probabilities
 
     env = make_structured("MediaSearch-v0", split="validation")
     features, _ = env.reset(seed=0, options={"index": 0})

@@ -8,8 +8,8 @@ no candidate has pushed the leading candidates below the rest.
 from __future__ import annotations
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.envs.rare_disease.structured import PROFILES
-from agentenv.structured.wrapper import make_structured
+from agentenv.envs.rare_disease.structured.menus import PROFILES
+from agentenv.lessons.structured.wrapper import make_structured
 
 
 def test_an_answer_about_a_finding_no_candidate_has_keeps_the_leaders() -> None:

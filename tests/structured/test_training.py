@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("stable_baselines3", reason='needs the rl extra: pip install -e ".[rl]"')
 
 from agentenv.errors import UserInputError  # noqa: E402
-from agentenv.structured.lessons import score  # noqa: E402
-from agentenv.structured.training import TrainConfig, train  # noqa: E402
+from agentenv.lessons.structured.lessons import score  # noqa: E402
+from agentenv.lessons.structured.training import TrainConfig, train  # noqa: E402
 
 
 @pytest.mark.parametrize("algo", ["maskable_ppo", "ppo", "a2c", "dqn"])

@@ -21,7 +21,7 @@ from agentenv.families import (
     register_family,
     unregister_family,
 )
-from agentenv.structured import StructuredEnv, family_menus, make_structured, menu_for
+from agentenv.lessons.structured import StructuredEnv, family_menus, make_structured, menu_for
 
 IDS = [spec.id for spec in env_specs() if spec.id.startswith(("MediaSearch", "RareDisease"))]
 
@@ -130,7 +130,7 @@ def test_menus_refuse_what_they_cannot_play() -> None:
 
 def test_importing_agentenv_and_the_wrappers_stays_light() -> None:
     code = (
-        "import sys, agentenv, agentenv.structured, agentenv.cli; agentenv.cli.build_parser(); "
+        "import sys, agentenv, agentenv.lessons.structured, agentenv.cli.main; agentenv.cli.main.build_parser(); "
         "heavy = [m for m in ('torch', 'stable_baselines3', 'matplotlib') if m in sys.modules]; "
         "assert not heavy, heavy"
     )
@@ -138,7 +138,7 @@ def test_importing_agentenv_and_the_wrappers_stays_light() -> None:
 
 
 def test_a_missing_rl_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentenv.structured import rl_extra
+    from agentenv.lessons.structured import rl_extra
 
     monkeypatch.setitem(sys.modules, "stable_baselines3", None)
     with pytest.raises(rl_extra.MissingRLExtra, match=r'pip install -e "\.\[rl\]"'):

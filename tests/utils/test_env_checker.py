@@ -15,18 +15,18 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 import agentenv  # noqa: F401 - registers the single-agent ids
-from agentenv.core import Task, ToolEnv
-from agentenv.families import dialogue_specs, env_specs
-from agentenv.parsing import Answer
-from agentenv.tools import Tool, ToolRegistry
-from agentenv.utils import (
+from agentenv.checks import (
     DIALOGUE_CHECKS,
     TOOL_CHECKS,
     EnvCheckError,
     check_dialogue_env,
     check_tool_env,
 )
-from agentenv.utils._checks import example_arguments, first_difference
+from agentenv.checks.contract import example_arguments, first_difference
+from agentenv.core import Task, ToolEnv
+from agentenv.engine.parsing import Answer
+from agentenv.engine.tools import Tool, ToolRegistry
+from agentenv.families import dialogue_specs, env_specs
 
 ENV_IDS = [s.id for s in env_specs()]
 DIALOGUE_IDS = [s.id for s in dialogue_specs()]
@@ -239,7 +239,7 @@ def test_the_checker_catches_a_broken_env(
 
 
 def test_an_answer_that_does_not_end_is_caught_by_its_own_check() -> None:
-    from agentenv.actions import tool_call
+    from agentenv.engine.actions import tool_call
 
     _fails(AnswerDoesNotEnd(), "answer_terminates", actions=[tool_call("lookup", key="a")] * 4)
 
@@ -344,7 +344,7 @@ def test_dialogue_skip_names_are_checked(dialogue: Any) -> None:
 
 
 def test_the_checkers_share_one_table_of_checks() -> None:
-    from agentenv.utils.check_table import CHECKS
+    from agentenv.checks.check_table import CHECKS
 
     assert len({c.name for c in CHECKS}) == len(CHECKS)
     shared = [c.name for c in CHECKS if c.applies == "both"]
@@ -400,7 +400,7 @@ def test_first_difference_names_the_path() -> None:
 
 
 def test_messages_must_only_grow() -> None:
-    from agentenv.utils._checks import check_messages
+    from agentenv.checks.contract import check_messages
 
     first = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     assert check_messages(first, None) is None

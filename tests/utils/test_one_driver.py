@@ -1,5 +1,5 @@
 """Both checkers run one driver: ``check_env`` dispatches by kind, and each kind hands its checker
-to :func:`agentenv.utils.checker.run_contract`, so the contract's order cannot drift between them."""
+to :func:`agentenv.checks.checker.run_contract`, so the contract's order cannot drift between them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
+from agentenv.checks import check_env, dialogue_checker, env_checker
 from agentenv.multiagent import make
-from agentenv.utils import check_env, dialogue_checker, env_checker
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ from typing import Any
 from agentenv.integrations.serve_env.fair import CLIENT, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import StartError
-from agentenv.retrieval.server_app import _read_body
+from agentenv.retrieval.server_app import read_body
 from agentenv.retrieval.server_requests import RequestError
 
 logger = logging.getLogger("agentenv.serve_env.openenv")
@@ -90,7 +90,7 @@ class Hardened:
     async def http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = str(scope.get("path", ""))[:100]
         try:
-            body = await _read_body(scope, receive, self.limits.max_body_bytes)
+            body = await read_body(scope, receive, self.limits.max_body_bytes)
         except RequestError as err:
             logger.warning("bad request to %s: %d %s", path, err.status, err.reason)
             payload = json.dumps({"detail": err.reason}).encode()

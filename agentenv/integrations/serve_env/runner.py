@@ -31,7 +31,7 @@ _FD_RESERVE = 64
 """Descriptors kept free beside connections (listening socket, event loop, logs, corpora)."""
 
 
-def _require_extra() -> None:
+def require_env_server_extra() -> None:
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -137,12 +137,12 @@ def serve(
     log_level: str = "warning",
 ) -> None:
     """Serve ``app`` on ``host:port`` until interrupted (Ctrl-C / SIGTERM)."""
-    from agentenv.retrieval.server import _bind
+    from agentenv.retrieval.server import bind_listener
 
-    _require_extra()
+    require_env_server_extra()
     configure_logging(log_level)
     limits = checked_limits(host, limits)
-    sock = _bind(host, port)
+    sock = bind_listener(host, port)
     server = uvicorn_server(app, sock, limits, websockets=websockets, log_level=log_level)
     # The env's corpora and indexes are built and immutable: out of the collector's sight, full
     # collections do not walk them while requests wait (as the retrieval server does).
@@ -170,11 +170,11 @@ class BackgroundServer(ThreadedUvicorn):
         websockets: bool = False,
         log_level: str = "warning",
     ) -> None:
-        from agentenv.retrieval.server import _bind
+        from agentenv.retrieval.server import bind_listener
 
-        _require_extra()
+        require_env_server_extra()
         self.app = app
         self.limits = checked_limits(host, limits or EnvServerLimits())
-        sock = _bind(host, port)
+        sock = bind_listener(host, port)
         server = uvicorn_server(app, sock, self.limits, websockets=websockets, log_level=log_level)
         self._serve_in_thread(server, sock, "serve-env")

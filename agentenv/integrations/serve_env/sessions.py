@@ -28,7 +28,7 @@ in it (so tests drive it with a fake clock):
 
 Example:
     >>> import gymnasium as gym, agentenv
-    >>> from agentenv.actions import answer
+    >>> from agentenv.engine.actions import answer
     >>> from agentenv.integrations.serve_env.limits import EnvServerLimits
     >>> pool = EnvPool(lambda split: gym.make("MediaSearch-v0", split=split), max_idle=4)
     >>> trajectories = Trajectories(pool, EnvServerLimits(), default_split="test")

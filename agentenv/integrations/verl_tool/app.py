@@ -59,7 +59,7 @@ from agentenv.integrations.serve_env.sessions import (
     start_from_fields,
 )
 from agentenv.integrations.verl_tool.protocol import Item, parse_request
-from agentenv.retrieval.server_app import _read_body
+from agentenv.retrieval.server_app import read_body
 from agentenv.retrieval.server_requests import RequestError
 
 logger = logging.getLogger("agentenv.serve_env.verl_tool")
@@ -157,7 +157,7 @@ class VerlToolApp:
     async def get_observation(
         self, scope: dict[str, Any], receive: Any
     ) -> tuple[int, bytes, Headers]:
-        body = await _read_body(scope, receive, self.limits.max_body_bytes)
+        body = await read_body(scope, receive, self.limits.max_body_bytes)
         items = parse_request(body, self.limits)
         return await self.answer(items, client_of(scope))
 

@@ -33,7 +33,7 @@ import json
 from typing import Any, NamedTuple
 
 from agentenv.integrations.serve_env.limits import EnvServerLimits
-from agentenv.retrieval.server_requests import RequestError, _bounded_int, _kind
+from agentenv.retrieval.server_requests import RequestError, bounded_int, request_kind
 
 EXPECTED = (
     '{"trajectory_ids": [str, ...], "actions": [str, ...], "finish": [bool, ...], '
@@ -61,7 +61,7 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
     if len(body) > limits.max_body_bytes:
         raise RequestError(413, f"body has {len(body)} bytes; at most {limits.max_body_bytes}")
     try:
-        payload = json.loads(body, parse_int=_bounded_int)
+        payload = json.loads(body, parse_int=bounded_int)
     except RecursionError:
         raise RequestError(400, f"the body nests too deeply; expected {EXPECTED}") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
@@ -71,7 +71,9 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
             f"expected {EXPECTED}",
         ) from None
     if not isinstance(payload, dict):
-        raise RequestError(422, f"body must be a JSON object {EXPECTED}, got {_kind(payload)}")
+        raise RequestError(
+            422, f"body must be a JSON object {EXPECTED}, got {request_kind(payload)}"
+        )
     ids = _strings(payload, "trajectory_ids", limits.max_id_chars, limits)
     if not ids:
         raise RequestError(422, "'trajectory_ids' is empty; expected at least one trajectory id")
@@ -92,7 +94,7 @@ def parse_request(body: bytes, limits: EnvServerLimits) -> list[Item]:
         for i, fields in enumerate(extra):
             if fields is not None and not isinstance(fields, dict):
                 raise RequestError(
-                    422, f"'extra_fields'[{i}] must be an object, got {_kind(fields)}"
+                    422, f"'extra_fields'[{i}] must be an object, got {request_kind(fields)}"
                 )
             if fields and _deeper_than(fields, MAX_FIELDS_DEPTH):
                 raise RequestError(
@@ -131,7 +133,9 @@ def _deeper_than(value: object, limit: int) -> bool:
 
 def _check_list(value: object, name: str, expected: int | None) -> None:
     if not isinstance(value, list):
-        raise RequestError(422, f"'{name}' must be a list, got {_kind(value)}; expected {EXPECTED}")
+        raise RequestError(
+            422, f"'{name}' must be a list, got {request_kind(value)}; expected {EXPECTED}"
+        )
     if expected is not None and len(value) != expected:
         raise RequestError(
             422, f"'{name}' has {len(value)} items; expected one per trajectory id ({expected})"
@@ -157,7 +161,7 @@ def _strings(
         )
     for i, value in enumerate(values):
         if not isinstance(value, str):
-            raise RequestError(422, f"'{name}'[{i}] must be a string, got {_kind(value)}")
+            raise RequestError(422, f"'{name}'[{i}] must be a string, got {request_kind(value)}")
         if max_chars is not None and len(value) > max_chars:
             raise RequestError(
                 422, f"'{name}'[{i}] has {len(value)} characters; at most {max_chars}"
@@ -182,5 +186,7 @@ def _flags(payload: dict[str, Any], name: str, expected: int) -> list[bool]:
     for i, value in enumerate(values):
         # verl-tool's own client sends Python bools, and ints (0/1) in its error paths.
         if not (isinstance(value, bool) or (isinstance(value, int) and value in (0, 1))):
-            raise RequestError(422, f"'{name}'[{i}] must be true or false, got {_kind(value)}")
+            raise RequestError(
+                422, f"'{name}'[{i}] must be true or false, got {request_kind(value)}"
+            )
     return [bool(value) for value in values]

@@ -54,7 +54,7 @@ SPECIAL_QUERIES = [
 def queries_and_ids(
     seed: int = 17, n_queries: int = 400, n_hashed: int = 3000, n_titles: int = 300
 ):
-    from agentenv.corpora.media import load_catalog
+    from agentenv.corpora.media.catalog import load_catalog
 
     catalog = load_catalog()
     rng = np.random.default_rng(seed)
@@ -85,7 +85,7 @@ def queries_and_ids(
 
 
 def outputs(registry, stored, hashed, ids, all_ids) -> dict:
-    from agentenv.envs.media_search.tools import GetTitleArgs, SearchArgs
+    from agentenv.envs.media_search.tools.film_tools import GetTitleArgs, SearchArgs
 
     search, get_title = registry["search"], registry["get_title"]
 

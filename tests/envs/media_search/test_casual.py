@@ -9,15 +9,15 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.corpora.media import load_catalog
-from agentenv.envs.media_search import casual
-from agentenv.envs.media_search.casual import CASUAL_FILE, casual_questions
-from agentenv.envs.media_search.grading import read_answer
-from agentenv.envs.media_search.oracle import dated_title
-from agentenv.envs.media_search.questions import execute_plan_extract
-from agentenv.envs.media_search.tools import make_media_tools
+from agentenv.corpora.media.catalog import load_catalog
+from agentenv.engine.tools import ToolRegistry
+from agentenv.envs.media_search.agents.oracle import dated_title
+from agentenv.envs.media_search.grading.grade import read_answer
+from agentenv.envs.media_search.questions.record import execute_plan_extract
+from agentenv.envs.media_search.tasks import casual
+from agentenv.envs.media_search.tasks.casual import CASUAL_FILE, casual_questions
+from agentenv.envs.media_search.tools.film_tools import make_media_tools
 from agentenv.retrieval.bm25 import BM25Retriever
-from agentenv.tools import ToolRegistry
 
 
 @pytest.fixture(scope="module")

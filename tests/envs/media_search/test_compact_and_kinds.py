@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import agentenv  # noqa: F401
-from agentenv.actions import answer, tool_call
-from agentenv.envs.media_search.compact import parse_compact
+from agentenv.engine.actions import answer, tool_call
+from agentenv.envs.media_search.agents.oracle import dated_title
 from agentenv.envs.media_search.env import KINDS
-from agentenv.envs.media_search.oracle import dated_title
-from agentenv.envs.media_search.questions import execute_plan_extract
+from agentenv.envs.media_search.questions.record import execute_plan_extract
+from agentenv.envs.media_search.tools.compact import parse_compact
 from agentenv.evaluation.report import summarize
 from agentenv.evaluation.runner import RunConfig, timed_run
 
@@ -256,7 +256,7 @@ def test_kinds_filter_your_own_tasks_too() -> None:
 
 
 def test_eval_accepts_the_options_as_env_args() -> None:
-    from agentenv.cli import _check_env_args, parse_env_args
+    from agentenv.cli.main import _check_env_args, parse_env_args
 
     env_args = parse_env_args(["compact=true", 'kinds=["lookup"]'])
     assert env_args == {"compact": True, "kinds": ["lookup"]}

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentenv  # noqa: F401
-from agentenv.actions import answer, tool_call
+from agentenv.engine.actions import answer, tool_call
 from agentenv.evaluation.runner import RunConfig, timed_run
 
 

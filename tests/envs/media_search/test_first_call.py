@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer, tool_call
-from agentenv.envs.media_search.first_call import same_call
-from agentenv.envs.media_search.tools import FilterArgs, SearchArgs
+from agentenv.engine.actions import answer, tool_call
+from agentenv.envs.media_search.grading.first_call import same_call
+from agentenv.envs.media_search.tools.film_tools import FilterArgs, SearchArgs
 
 MODELS = {"search": SearchArgs, "filter_titles": FilterArgs}
 FILTER = {

@@ -4,8 +4,8 @@ through :meth:`AnswerCatalog.load`, which every MediaSearch env calls when it is
 
 from __future__ import annotations
 
-from agentenv.corpora.media import Catalog, load_catalog
-from agentenv.envs.media_search.answer_catalog import AnswerCatalog
+from agentenv.corpora.media.catalog import Catalog, load_catalog
+from agentenv.envs.media_search.grading.answer_catalog import AnswerCatalog
 
 
 def test_the_answer_catalog_loads_the_people_at_make() -> None:

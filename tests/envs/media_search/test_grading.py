@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.envs.media_search.grading import grade_answer, number_words, read_answer, read_integer
-from agentenv.envs.media_search.questions import Question
+from agentenv.envs.media_search.grading.grade import (
+    grade_answer,
+    number_words,
+    read_answer,
+    read_integer,
+)
+from agentenv.envs.media_search.questions.record import Question
 
 TITLE = Question(
     "q1",
@@ -171,8 +176,8 @@ def test_number_words():
 def test_a_remembered_reading_is_the_reading_of_that_text_and_that_gold(monkeypatch) -> None:
     """The grader's memory is keyed by the text and the gold: the same text against another gold is
     read again, and a full memory is emptied, not grown."""
-    from agentenv.envs.media_search import grading
-    from agentenv.envs.media_search.answer_catalog import answer_catalog
+    from agentenv.envs.media_search.grading import grade as grading
+    from agentenv.envs.media_search.grading.answer_catalog import answer_catalog
 
     first = read_answer("1994", YEAR)
     assert read_answer("1994", YEAR) is first and first.correct

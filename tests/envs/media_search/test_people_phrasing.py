@@ -13,15 +13,15 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.envs.media_search.bm25_strategy import MediaSearchBM25, name_candidates
-from agentenv.envs.media_search.casual import casual_questions
-from agentenv.envs.media_search.film_match import match_score, subtitle_named, title_named
-from agentenv.envs.media_search.question_reading import (
+from agentenv.envs.media_search.agents.bm25_strategy import MediaSearchBM25, name_candidates
+from agentenv.envs.media_search.agents.film_match import match_score, subtitle_named, title_named
+from agentenv.envs.media_search.questions.reading import (
     numbered_forms,
     possessors,
     read_question,
     without_possessives,
 )
+from agentenv.envs.media_search.tasks.casual import casual_questions
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_options_lose_a_leading_comparative() -> None:
     ],
 )
 def test_the_bm25_baseline_answers_each_kind(question, answer) -> None:
-    from agentenv.corpora.media import load_catalog
+    from agentenv.corpora.media.catalog import load_catalog
 
     if answer is None:  # the count is read from the catalog, not written here
         answer = str(sum("David Lynch" in f.directors for f in load_catalog()))
@@ -127,7 +127,7 @@ def test_the_people_written_set_loads_typed_from_the_catalog() -> None:
     split to measure the bm25 baseline on (docs/envs/media_search.md); every gold types from the catalog."""
     from pathlib import Path
 
-    from agentenv.envs.media_search.user_tasks import load_user_tasks
+    from agentenv.envs.media_search.tasks.user_tasks import load_user_tasks
 
     path = Path(__file__).parents[2] / "data" / "people_questions.jsonl"
     questions = load_user_tasks(path)

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentenv.corpora import media
-from agentenv.corpora.media import load_catalog
-from agentenv.envs.media_search import question_cache as C
-from agentenv.envs.media_search import question_draws as D
-from agentenv.envs.media_search import questions as Q
+from agentenv.corpora.media import catalog as media
+from agentenv.corpora.media.catalog import load_catalog
+from agentenv.envs.media_search.questions import cache as C
+from agentenv.envs.media_search.questions import draws as D
+from agentenv.envs.media_search.questions import record as Q
 
 
 @settings(max_examples=40, deadline=None)
@@ -56,9 +56,9 @@ def test_a_position_gives_back_the_exact_stream_state(draws: list[str], seed: in
 def test_the_positions_replay_the_published_split(split: str) -> None:
     lines = D.replay_split(load_catalog(), split, Q.DEFAULT_STYLE)
     assert lines is not None, (
-        "stale: python -m agentenv.envs.media_search.question_draws rewrites it"
+        "stale: python -m agentenv.envs.media_search.questions.draws rewrites it"
     )
-    assert Q._checksum_of_lines(lines) == Q.SPLIT_CHECKSUMS[split]
+    assert Q.checksum_of_lines(lines) == Q.SPLIT_CHECKSUMS[split]
     assert lines == list(C.question_rows(split).lines())
 
 
@@ -86,7 +86,7 @@ def test_a_fresh_home_makes_only_the_split_asked_for(
     def no_full_generation(*args: object) -> None:
         raise AssertionError("every split was drawn")
 
-    monkeypatch.setattr(C, "_Generation", no_full_generation)
+    monkeypatch.setattr(C, "Generation", no_full_generation)
     monkeypatch.setattr(C, "_LOADED", {})
     monkeypatch.setattr(C, "_PENDING", {})
     assert list(C.question_rows("test").lines()) == published
@@ -107,8 +107,8 @@ def test_no_background_drawing_for_a_split_the_positions_make(
     monkeypatch.setattr(C, "_LOADED", {})
     monkeypatch.setattr(C, "_PENDING", {})
     started: list[object] = []
-    monkeypatch.setattr(C, "_Generation", lambda *args: started.append(args))
-    monkeypatch.setattr("agentenv.envs.media_search.question_cache.generation_workers", lambda: 2)
+    monkeypatch.setattr(C, "Generation", lambda *args: started.append(args))
+    monkeypatch.setattr("agentenv.envs.media_search.questions.cache.generation_workers", lambda: 2)
     for split in D.REPLAYED_SPLITS:
         C.prefetch_questions(style=Q.DEFAULT_STYLE, split=split)
     assert started == [] and C._PENDING == {}

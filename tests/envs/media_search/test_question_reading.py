@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.envs.media_search.film_match import match_score, title_named
-from agentenv.envs.media_search.question_reading import fold, genre_of, read_question, years_between
+from agentenv.envs.media_search.agents.film_match import match_score, title_named
+from agentenv.envs.media_search.questions.reading import (
+    fold,
+    genre_of,
+    read_question,
+    years_between,
+)
 
 
 @pytest.mark.parametrize(

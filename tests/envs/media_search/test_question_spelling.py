@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.envs.media_search.oracle import MediaSearchOracle
-from agentenv.envs.media_search.question_spelling import (
+from agentenv.envs.media_search.agents.oracle import MediaSearchOracle
+from agentenv.envs.media_search.agents.spelling_oracle import (
     QuestionSpellingOracle,
     question_span,
     question_spelling,

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentenv.corpora.media import Catalog, load_catalog, normalize_key, title_key
-from agentenv.envs.media_search import question_templates as tpl
-from agentenv.envs.media_search.grading import grade_answer
-from agentenv.envs.media_search.oracle import dated_title
-from agentenv.envs.media_search.question_cache import load_questions, question_stats
-from agentenv.envs.media_search.question_generation import generate_questions
-from agentenv.envs.media_search.questions import (
+from agentenv.corpora.media.catalog import Catalog, load_catalog, normalize_key, title_key
+from agentenv.engine.tools import ToolRegistry
+from agentenv.envs.media_search.agents.oracle import dated_title
+from agentenv.envs.media_search.grading.grade import grade_answer
+from agentenv.envs.media_search.questions import templates as tpl
+from agentenv.envs.media_search.questions.cache import load_questions, question_stats
+from agentenv.envs.media_search.questions.generation import generate_questions
+from agentenv.envs.media_search.questions.record import (
     KIND_SHARES,
     PUBLISHED_CHECKSUMS,
     SPLIT_CHECKSUMS,
@@ -32,9 +33,8 @@ from agentenv.envs.media_search.questions import (
     split_checksum,
     split_of,
 )
-from agentenv.envs.media_search.tools import make_media_tools
+from agentenv.envs.media_search.tools.film_tools import make_media_tools
 from agentenv.retrieval.bm25 import BM25Retriever
-from agentenv.tools import ToolRegistry
 
 
 @pytest.fixture(scope="module")

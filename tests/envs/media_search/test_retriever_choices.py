@@ -7,8 +7,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import agentenv  # noqa: F401
-from agentenv.actions import tool_call
-from agentenv.corpora.media import load_catalog
+from agentenv.corpora.media.catalog import load_catalog
+from agentenv.engine.actions import tool_call
 from agentenv.retrieval import build_retriever
 
 

@@ -7,7 +7,7 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentenv.envs.media_search.tool_json import score_text
+from agentenv.envs.media_search.tools.tool_json import score_text
 
 # Exact ties between two three-decimal neighbours, and their binary neighbours: where a
 # fast path that rounds another way than ``round`` would show first.

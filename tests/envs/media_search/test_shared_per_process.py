@@ -9,7 +9,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 import agentenv  # noqa: F401
-from agentenv.actions import tool_call
+from agentenv.engine.actions import tool_call
 
 
 def test_envs_of_a_process_share_their_read_only_parts() -> None:
@@ -45,7 +45,7 @@ def test_search_rows_exist_before_the_first_search() -> None:
 
 def test_a_later_env_finds_the_loaded_index_without_hashing_the_catalog(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Hashing the 17,472 ids for the index's cache key, in each forked worker, cost 11 MB of private memory."""
-    from agentenv.corpora.media import Catalog
+    from agentenv.corpora.media.catalog import Catalog
     from agentenv.retrieval.cache import forget_loaded
 
     first = gym.make("MediaSearch-v0").unwrapped.retriever

@@ -7,10 +7,10 @@ import marshal
 
 import pytest
 
-from agentenv.checksummed_cache import pack_bytes, unpack_bytes
-from agentenv.corpora.media import Catalog, load_catalog
-from agentenv.envs.media_search import tool_json
-from agentenv.paths import home_at
+from agentenv.corpora.media.catalog import Catalog, load_catalog
+from agentenv.envs.media_search.tools import tool_json
+from agentenv.storage.checksummed_cache import pack_bytes, unpack_bytes
+from agentenv.storage.paths import home_at
 
 
 @pytest.fixture

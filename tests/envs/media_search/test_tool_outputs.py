@@ -56,7 +56,7 @@ def test_repeated_calls_are_unchanged(recorded) -> None:  # type: ignore[no-unty
 
 def test_text_tools_write_what_the_dict_tools_return() -> None:
     """search_text / get_title_text are the dict bodies as ToolRegistry.execute would encode them."""
-    from agentenv.envs.media_search import tools as media_tools
+    from agentenv.envs.media_search.tools import film_tools as media_tools
 
     env, registry = env_registry()
     bodies = registry["search"].fn.__self__

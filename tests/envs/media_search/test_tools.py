@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from agentenv.corpora.media import Catalog, load_catalog
-from agentenv.envs.media_search.index import CatalogIndex, FilterQuery, matches
-from agentenv.envs.media_search.person_index import person_index
-from agentenv.envs.media_search.tools import (
+from agentenv.corpora.media.catalog import Catalog, load_catalog
+from agentenv.engine.tools import ToolError, ToolRegistry
+from agentenv.envs.media_search.tools.film_tools import (
     FilterArgs,
     FindPersonArgs,
     GetTitleArgs,
@@ -19,8 +18,9 @@ from agentenv.envs.media_search.tools import (
     SearchArgs,
     make_media_tools,
 )
+from agentenv.envs.media_search.tools.index import CatalogIndex, FilterQuery, matches
+from agentenv.envs.media_search.tools.person_index import person_index
 from agentenv.retrieval.bm25 import BM25Retriever
-from agentenv.tools import ToolError, ToolRegistry
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_filter_orders_agree_with_a_plain_sort(tools, sort_by):
     got = [r["id"] for r in out["results"]]
     films = [tools.catalog.get(i) for i in got]
     if sort_by == "title":
-        from agentenv.corpora.media import normalize_key
+        from agentenv.corpora.media.catalog import normalize_key
 
         keys = [normalize_key(t.title) for t in films]
     else:

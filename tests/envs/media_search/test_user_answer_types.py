@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer
-from agentenv.envs.media_search.answer_catalog import answer_catalog
-from agentenv.envs.media_search.grading import grade_answer, read_integer
-from agentenv.envs.media_search.user_answer_types import USER_ANSWER_TYPES, typed_answer
-from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+from agentenv.engine.actions import answer
+from agentenv.engine.spelling import without_accents
+from agentenv.envs.media_search.grading.answer_catalog import answer_catalog
+from agentenv.envs.media_search.grading.grade import grade_answer, read_integer
+from agentenv.envs.media_search.tasks.user_answer_types import USER_ANSWER_TYPES, typed_answer
+from agentenv.envs.media_search.tasks.user_tasks import load_user_tasks, question_from_dict
 from agentenv.errors import UserInputError
-from agentenv.spelling import without_accents
 
 HEAT = "that 1995 heist movie with pacino and de niro?"
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agentenv.envs.media_search.grading import grade_answer
-from agentenv.envs.media_search.user_tasks import load_user_tasks, question_from_dict
+from agentenv.envs.media_search.grading.grade import grade_answer
+from agentenv.envs.media_search.tasks.user_tasks import load_user_tasks, question_from_dict
 from agentenv.errors import UserInputError
 
 

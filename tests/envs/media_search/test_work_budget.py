@@ -1,7 +1,7 @@
 """An action's tool calls share one work budget, and each call's declared work bounds what it renders.
 
 Cost is checked by counters, not wall time: the declared work units
-(:attr:`agentenv.tools.Tool.work`) of the calls an action runs never pass the
+(:attr:`agentenv.engine.tools.Tool.work`) of the calls an action runs never pass the
 registry's budget, and no call renders more film entries than it declared, for
 hypothesis-generated actions of partial names, wildcards, long lists and
 repeated calls.
@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import tool_calls
-from agentenv.envs.media_search.person_index import PersonIndex, person_index
-from agentenv.envs.media_search.tools import FindPersonArgs, find_person_work
+from agentenv.engine.actions import tool_calls
+from agentenv.envs.media_search.tools.film_tools import FindPersonArgs, find_person_work
+from agentenv.envs.media_search.tools.person_index import PersonIndex, person_index
 
 BUDGET_ERROR = "Error: this action's work budget is spent"
 TOO_BIG = "units) than one action may spend"
@@ -128,7 +128,7 @@ def test_the_person_index_survives_its_disk_format():
 
 
 def test_the_film_catalog_index_is_read_back_from_its_cache(env):
-    from agentenv.corpora.media import load_catalog
+    from agentenv.corpora.media.catalog import load_catalog
 
     catalog = load_catalog()
     built = person_index(catalog)

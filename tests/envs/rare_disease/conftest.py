@@ -6,8 +6,8 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
-from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase, load_hpo_kb
+from agentenv.envs.rare_disease.tools.phenotype_ranker import PhenotypeRanker
 
 
 @pytest.fixture(scope="session")

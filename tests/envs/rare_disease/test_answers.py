@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.answers import MAX_READ_ENTRIES, resolve_answer
-from agentenv.envs.rare_disease.disease_names import disease_spelling_index
-from agentenv.envs.rare_disease.grading import grade
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.grading.answers import MAX_READ_ENTRIES, resolve_answer
+from agentenv.envs.rare_disease.grading.disease_names import disease_spelling_index
+from agentenv.envs.rare_disease.grading.grade import grade
 
 MARFAN, LOEYS_DIETZ_1, APERT = "OMIM:154700", "OMIM:609192", "OMIM:101200"
 

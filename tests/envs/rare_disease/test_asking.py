@@ -14,18 +14,18 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.blind_sweep import BlindSweepDoctor, second_level_terms
-from agentenv.envs.rare_disease.dialogue import DiagnosisDialogueEnv
-from agentenv.envs.rare_disease.patient_answers import ask
-from agentenv.envs.rare_disease.patient_claims import MAX_FINDINGS_PER_MESSAGE, check_reply
-from agentenv.envs.rare_disease.patients import Patient
-from agentenv.envs.rare_disease.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
-from agentenv.envs.rare_disease.scripted_patient import ScriptedPatient
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.dialogue.blind_sweep import BlindSweepDoctor, second_level_terms
+from agentenv.envs.rare_disease.dialogue.doctor_patient import DiagnosisDialogueEnv
+from agentenv.envs.rare_disease.dialogue.patient_answers import ask
+from agentenv.envs.rare_disease.dialogue.patient_claims import MAX_FINDINGS_PER_MESSAGE, check_reply
+from agentenv.envs.rare_disease.dialogue.scripted_doctor import AnswerAtOnceDoctor, AskingDoctor
+from agentenv.envs.rare_disease.dialogue.scripted_patient import ScriptedPatient
+from agentenv.envs.rare_disease.patients.simulated import Patient
 from agentenv.multiagent import make
 from agentenv.multiagent.policy_helpers import PolicyLike, act_with, say
 from agentenv.multiagent.single_agent import as_single_agent
-from agentenv.rewards import PRESETS
+from agentenv.rewards.config import PRESETS
 
 N_TASKS = 100
 """Validation tasks 0..99 (task i with seed i) for the policy comparisons."""

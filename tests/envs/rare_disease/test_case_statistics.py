@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.case_statistics import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.case_statistics import (
     REAL_CASES,
     STATISTICS,
     TermKinds,
@@ -14,8 +14,8 @@ from agentenv.envs.rare_disease.case_statistics import (
     term_depths,
     within_tolerance,
 )
-from agentenv.envs.rare_disease.patients import Patient
-from agentenv.envs.rare_disease.real_cases import load_real_patients
+from agentenv.envs.rare_disease.patients.simulated import Patient
+from agentenv.envs.rare_disease.tasks.real_cases import load_real_patients
 
 MARFAN = "OMIM:154700"
 

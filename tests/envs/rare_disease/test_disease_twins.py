@@ -6,13 +6,17 @@ import gymnasium as gym
 import pytest
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer
-from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
-from agentenv.envs.rare_disease.answers import resolve_answer
-from agentenv.envs.rare_disease.disease_twins import disease_twins, twins_by_name, with_twins
-from agentenv.envs.rare_disease.grading import grade_answer_text
-from agentenv.envs.rare_disease.splits import split_diseases
-from agentenv.parsing import Answer
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase, load_hpo_kb
+from agentenv.engine.actions import answer
+from agentenv.engine.parsing import Answer
+from agentenv.envs.rare_disease.grading.answers import resolve_answer
+from agentenv.envs.rare_disease.grading.disease_twins import (
+    disease_twins,
+    twins_by_name,
+    with_twins,
+)
+from agentenv.envs.rare_disease.grading.grade import grade_answer_text
+from agentenv.envs.rare_disease.patients.splits import split_diseases
 
 FLOATING_HARBOR = ("OMIM:136140", "ORPHA:2044")
 GAUCHER_1 = ("OMIM:230800", "ORPHA:77259")  # "Gaucher disease, type I" = "Gaucher disease type 1"

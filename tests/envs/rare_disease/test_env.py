@@ -9,10 +9,10 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentenv.actions import answer, tool_call
 from agentenv.baselines.random_agent import RandomAgent
+from agentenv.engine.actions import answer, tool_call
 from agentenv.envs.rare_disease.env import RareDiseaseEnv
-from agentenv.envs.rare_disease.patients import patients_fingerprint
+from agentenv.envs.rare_disease.patients.simulated import patients_fingerprint
 from agentenv.evaluation.runner import RunConfig, timed_run
 
 IDS = ["RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0"]

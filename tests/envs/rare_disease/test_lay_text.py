@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.lay_text import lay_label, render_patient, render_terms
-from agentenv.envs.rare_disease.patients import Patient
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.lay_text import lay_label, render_patient, render_terms
+from agentenv.envs.rare_disease.patients.simulated import Patient
 
 P = Patient(
     "OMIM:154700",

@@ -7,9 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.corpora.hpoa import FrequencyClass
-from agentenv.envs.rare_disease.patients import (
+from agentenv.corpora.hpo.hpoa import FrequencyClass
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.simulated import (
     CALIBRATED,
     CLEAN,
     MULTI_TURN,

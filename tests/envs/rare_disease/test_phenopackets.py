@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
-from agentenv.envs.rare_disease.phenopackets import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.simulated import CALIBRATED, PatientSampler
+from agentenv.envs.rare_disease.tasks.phenopackets import (
     ImportNote,
     from_phenopacket,
     import_task,

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentenv  # noqa: F401 - registers the ids
-from agentenv.actions import answer
-from agentenv.envs.rare_disease.patients import Patient
-from agentenv.envs.rare_disease.presentation import present_record
-from agentenv.envs.rare_disease.presentation_plan import plan_presentations, shown_key
-from agentenv.envs.rare_disease.real_cases import REAL_CASES_PATH
+from agentenv.engine.actions import answer
+from agentenv.envs.rare_disease.patients.presentation import present_record
+from agentenv.envs.rare_disease.patients.presentation_plan import plan_presentations, shown_key
+from agentenv.envs.rare_disease.patients.simulated import Patient
+from agentenv.envs.rare_disease.tasks.real_cases import REAL_CASES_PATH
 from agentenv.errors import UserInputError
 from agentenv.evaluation.runner import RunConfig, timed_run
 from agentenv.multiagent import make as make_dialogue

@@ -22,9 +22,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentenv.actions import answer
 from agentenv.core import Task
-from agentenv.envs.rare_disease.tools import reference_ranker
+from agentenv.engine.actions import answer
+from agentenv.envs.rare_disease.tools.diagnosis_tools import reference_ranker
 
 EPISODES = 200
 Policy = Callable[[Task], str]
@@ -84,7 +84,7 @@ def test_over_limit_answers_still_report_hit_at_k_of_the_first_k() -> None:
 
 def test_efficient_preset_charges_tools_in_the_multi_turn_env() -> None:
     env = gym.make("RareDiseaseDiagnosis-v0", reward="efficient")
-    from agentenv.envs.rare_disease.oracle import RareDiseaseOracle
+    from agentenv.envs.rare_disease.agents.oracle import RareDiseaseOracle
 
     obs, info = env.reset(seed=0)
     agent = RareDiseaseOracle()

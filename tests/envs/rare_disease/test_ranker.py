@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
-from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker, top_k
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.simulated import CALIBRATED, PatientSampler
+from agentenv.envs.rare_disease.tools.phenotype_ranker import PhenotypeRanker, top_k
 
 
 def naive_score(kb: HpoKnowledgeBase, patient: list[int], d: int) -> float:
@@ -141,8 +141,8 @@ def test_the_reference_ranker_maps_its_arrays_from_the_disk_cache(
     kb: HpoKnowledgeBase, ranker: PhenotypeRanker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Cached arrays are the computed ones, read-only file pages; a later process maps them without computing."""
-    from agentenv.envs.rare_disease import ranker_cache
-    from agentenv.envs.rare_disease.phenotype_ranker import (
+    from agentenv.envs.rare_disease.tools import ranker_cache
+    from agentenv.envs.rare_disease.tools.phenotype_ranker import (
         ARRAY_NAMES,
         DEFAULT_HUB_MIN_DISEASES,
         reference_ranker,

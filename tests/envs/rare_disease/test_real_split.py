@@ -10,25 +10,25 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentenv.actions import tool_call
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease import real_cases
-from agentenv.envs.rare_disease.disease_mix import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.engine.actions import tool_call
+from agentenv.envs.rare_disease.dialogue.patient_answers import ask
+from agentenv.envs.rare_disease.patients.disease_mix import (
     PUBLISHED_WEIGHTS,
     fit_weights,
     mixed_case_list,
     profile_sizes,
 )
-from agentenv.envs.rare_disease.patient_answers import ask
-from agentenv.envs.rare_disease.patients import CALIBRATED, PatientSampler
-from agentenv.envs.rare_disease.real_cases import (
+from agentenv.envs.rare_disease.patients.simulated import CALIBRATED, PatientSampler
+from agentenv.envs.rare_disease.patients.splits import PUBLISHED, cases_checksum
+from agentenv.envs.rare_disease.tasks import real_cases
+from agentenv.envs.rare_disease.tasks.real_cases import (
     REAL_CASES_PATH,
     REAL_CASES_SHA256,
     load_real_patients,
     real_case_sources,
     real_split_patients,
 )
-from agentenv.envs.rare_disease.splits import PUBLISHED, cases_checksum
 from agentenv.evaluation.agents import make_agent
 from agentenv.evaluation.runner import RunConfig, run_episode
 from agentenv.multiagent import make as make_dialogue

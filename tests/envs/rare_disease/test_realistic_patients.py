@@ -14,10 +14,14 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.case_statistics import STATISTICS, case_statistics, within_tolerance
-from agentenv.envs.rare_disease.disease_mix import mixed_case_list
-from agentenv.envs.rare_disease.patients import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.case_statistics import (
+    STATISTICS,
+    case_statistics,
+    within_tolerance,
+)
+from agentenv.envs.rare_disease.patients.disease_mix import mixed_case_list
+from agentenv.envs.rare_disease.patients.simulated import (
     CALIBRATED,
     MULTI_TURN,
     Patient,
@@ -25,9 +29,9 @@ from agentenv.envs.rare_disease.patients import (
     SamplerParams,
     ask,
 )
-from agentenv.envs.rare_disease.phenotype_ranker import PhenotypeRanker
-from agentenv.envs.rare_disease.real_cases import load_real_patients
-from agentenv.envs.rare_disease.splits import split_cases
+from agentenv.envs.rare_disease.patients.splits import split_cases
+from agentenv.envs.rare_disease.tasks.real_cases import load_real_patients
+from agentenv.envs.rare_disease.tools.phenotype_ranker import PhenotypeRanker
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +202,10 @@ def test_results_record_which_patients(kb: HpoKnowledgeBase) -> None:
     """The HPO files' checksum does not change with the sampler, so the patients get their own."""
     import gymnasium as gym
 
-    from agentenv.envs.rare_disease.patients import LEGACY_CALIBRATED, patients_fingerprint
+    from agentenv.envs.rare_disease.patients.simulated import (
+        LEGACY_CALIBRATED,
+        patients_fingerprint,
+    )
 
     new = gym.make("agentenv:RareDiseaseDiagnosis-SingleTurn-v0").unwrapped.corpus_checksums
     old = gym.make(

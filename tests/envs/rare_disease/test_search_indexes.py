@@ -14,11 +14,11 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-from agentenv.actions import tool_call
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease import documents, phenotype_lookup, search_indexes
-from agentenv.envs.rare_disease.phenotype_lookup import PhenotypeIndex, phenotype_index
-from agentenv.paths import home_at
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.engine.actions import tool_call
+from agentenv.envs.rare_disease.tools import documents, phenotype_lookup, search_indexes
+from agentenv.envs.rare_disease.tools.phenotype_lookup import PhenotypeIndex, phenotype_index
+from agentenv.storage.paths import home_at
 
 QUERIES = [
     "long slender fingers",
@@ -100,8 +100,8 @@ def _reference_lookup(
     index: PhenotypeIndex, kb: HpoKnowledgeBase, text: str, limit: int
 ) -> list[tuple[str, str]]:
     """The word tiers as the module docstring states them, by plain sets and a sort on _rank_key."""
-    from agentenv.envs.rare_disease.normalize import phrase_tokens
-    from agentenv.envs.rare_disease.phenotype_lookup import _rank_key
+    from agentenv.envs.rare_disease.tools.normalize import phrase_tokens
+    from agentenv.envs.rare_disease.tools.phenotype_lookup import _rank_key
 
     state, ids = index.state(), kb.graph.ids
     rows = {w: i for i, w in enumerate(state["words"])}

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase, load_hpo_kb
-from agentenv.envs.rare_disease.splits import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase, load_hpo_kb
+from agentenv.envs.rare_disease.patients.splits import (
     CASES_PER_DISEASE,
     PUBLISHED,
     SPLITS,
@@ -58,7 +58,7 @@ def test_split_depends_on_the_id_only() -> None:
     assert all(
         split_of(d) == s for s in SPLITS for d in split_diseases(both, s) if d.startswith("OMIM:")
     )
-    code = "from agentenv.envs.rare_disease.splits import split_of, case_seed; print(split_of('OMIM:154700'), case_seed('OMIM:154700', 3))"
+    code = "from agentenv.envs.rare_disease.patients.splits import split_of, case_seed; print(split_of('OMIM:154700'), case_seed('OMIM:154700', 3))"
     runs = {
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

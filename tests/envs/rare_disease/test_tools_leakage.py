@@ -15,9 +15,9 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from agentenv.actions import answer, tool_call
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.patients import Patient, ask
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.engine.actions import answer, tool_call
+from agentenv.envs.rare_disease.patients.simulated import Patient, ask
 
 WORDS = [
     "diagnosis",

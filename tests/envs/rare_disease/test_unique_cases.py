@@ -13,15 +13,14 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-import agentenv.envs.rare_disease.unique_cases as unique
+import agentenv.envs.rare_disease.patients.unique_cases as unique
 from agentenv.core import Task
-from agentenv.corpora.hpo import HpoKnowledgeBase
-from agentenv.envs.rare_disease.disease_mix import mixed_case_list
-from agentenv.envs.rare_disease.patient_tasks import PatientTasks
-from agentenv.envs.rare_disease.patients import PRESETS, Patient, PatientSampler
-from agentenv.envs.rare_disease.splits import SPLITS, Case, case_list
-from agentenv.envs.rare_disease.unique_case_plans import PUBLISHED_PLANS
-from agentenv.envs.rare_disease.unique_cases import (
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.envs.rare_disease.patients.disease_mix import mixed_case_list
+from agentenv.envs.rare_disease.patients.simulated import PRESETS, Patient, PatientSampler
+from agentenv.envs.rare_disease.patients.splits import SPLITS, Case, case_list
+from agentenv.envs.rare_disease.patients.unique_case_plans import PUBLISHED_PLANS
+from agentenv.envs.rare_disease.patients.unique_cases import (
     MAX_REDRAWS,
     CasePlan,
     UniqueCases,
@@ -31,8 +30,9 @@ from agentenv.envs.rare_disease.unique_cases import (
     presentation_key,
     redraw_seed,
 )
+from agentenv.envs.rare_disease.tasks.patient_tasks import PatientTasks
 from agentenv.errors import UserInputError
-from agentenv.paths import home_at
+from agentenv.storage.paths import home_at
 
 DEFAULT_PRESETS = ("multi_turn", "calibrated")
 """The samplers the registered ids use unless told otherwise: their plans ship."""

@@ -12,11 +12,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentenv.corpora.hpo import HpoKnowledgeBase
+from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
 from agentenv.envs.rare_disease.env import RareDiseaseEnv
-from agentenv.envs.rare_disease.patients import PatientSampler
-from agentenv.envs.rare_disease.phenopackets import to_phenopacket
-from agentenv.envs.rare_disease.splits import split_cases
+from agentenv.envs.rare_disease.patients.simulated import PatientSampler
+from agentenv.envs.rare_disease.patients.splits import split_cases
+from agentenv.envs.rare_disease.tasks.phenopackets import to_phenopacket
 from agentenv.errors import UserInputError
 from agentenv.evaluation.runner import RunConfig, timed_run
 
@@ -174,7 +174,7 @@ def test_agentenv_eval_on_user_patients(
     cmd = [
         sys.executable,
         "-m",
-        "agentenv.cli",
+        "agentenv.cli.main",
         "eval",
         "RareDiseaseDiagnosis-v0",
         "--agent",
@@ -232,7 +232,7 @@ def test_agentenv_eval_prints_a_bad_task_file_in_one_line(
     cmd = [
         sys.executable,
         "-m",
-        "agentenv.cli",
+        "agentenv.cli.main",
         "eval",
         "RareDiseaseDiagnosis-v0",
         "--agent",

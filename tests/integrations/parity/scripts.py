@@ -157,7 +157,7 @@ def _first_calls(action: str) -> list[tuple[str, dict[str, Any]]]:
 @functools.cache
 def script(env_id: str, name: str) -> Script:
     """The script ``name`` (one of :data:`SCRIPT_NAMES`) for ``env_id``; each script has its own task."""
-    from agentenv import actions as act
+    from agentenv.engine import actions as act
     from agentenv.evaluation.agents import make_agent
 
     if name not in SCRIPT_NAMES:

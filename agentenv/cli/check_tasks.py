@@ -1,0 +1,100 @@
+"""``agentenv check-tasks ENV --tasks FILE``: which of your own tasks can be solved with the env's tools.
+
+Why a command of its own: on your own tasks there is no gold tool plan, so the
+``oracle`` answers the gold text and scores 1.000 whatever the tasks are. That
+proves the grader accepts the gold, not that a policy could find it. This
+command asks the task's family (``Family.solvability``) why each task could not
+be solved, and lists the ones that cannot, with the reason, after the
+entries the env skipped while reading the file. It exits 1 when some task is
+unreachable or skipped, so a data pipeline can stop on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agentenv.errors import UserInputError
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``check-tasks`` sub-command."""
+    p = subparsers.add_parser(
+        "check-tasks",
+        help="check that your own tasks are solvable with the env's tools",
+        description="For each task of a task file, check that its gold answer is reachable with the "
+        "env's tools (media: the answer appears in tool outputs reachable from the entities "
+        "the question names; rare disease: the diagnosis is in the universe and annotated). "
+        "Exit status 1 when some task is not.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("env_id", help="a registered env id, or MODULE:ID for a family outside agentenv")
+    p.add_argument(
+        "--tasks", type=Path, required=True, help="your task file (JSONL, phenopackets or a folder)"
+    )
+    p.add_argument("--show", type=int, default=20, help="unreachable tasks to list")
+    return p
+
+
+def check_tasks(
+    env_id: str, tasks: Path
+) -> tuple[int, list[tuple[int, str, str, str]], tuple[str, ...]]:
+    """``(n_tasks, unreachable, skipped)``: each unreachable task as ``(index, task_id, prompt, reason)``,
+    and the env's import warnings for entries it skipped or changed while reading the file."""
+    import warnings
+
+    import gymnasium as gym
+
+    from agentenv.evaluation.run_args import check_tasks_path, env_spec
+    from agentenv.families import family_of_env, family_part
+
+    env_spec(env_id)  # MODULE:ID imports its module; an unknown id is a one-line error
+    family = family_of_env(env_id.rpartition(":")[2])
+    check = family_part(family, "solvability")
+    check_tasks_path(
+        tasks
+    )  # a missing, special, binary or oversized file is refused before it is read
+    with warnings.catch_warnings():  # the import warnings are reported below, each once
+        warnings.simplefilter("ignore")
+        try:
+            env = gym.make(env_id, tasks=str(tasks))
+        except UserInputError:
+            raise
+        except (ValueError, TypeError, KeyError) as err:
+            raise UserInputError(
+                f"--tasks {tasks}: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}"
+            ) from err
+    skipped = tuple(getattr(env.unwrapped, "import_warnings", ()))
+    try:
+        all_tasks = env.unwrapped.tasks
+        unreachable = []
+        for index in range(len(all_tasks)):
+            task = all_tasks[index]
+            reason = check(env, task)
+            if reason is not None:
+                unreachable.append((index, task.id, task.prompt, reason))
+        return len(all_tasks), unreachable, skipped
+    finally:
+        env.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the unreachable tasks and a one-line count; exit status 1 if any."""
+    n, unreachable, skipped = check_tasks(args.env_id, args.tasks)
+    for warning in skipped:
+        print(f"import: {warning}")
+    for index, task_id, prompt, reason in unreachable[: args.show]:
+        first_line = prompt.strip().splitlines()[0] if prompt.strip() else ""
+        print(f"task {index} ({task_id}): {first_line[:100]}\n  unreachable: {reason}")
+    if len(unreachable) > args.show:
+        print(f"... and {len(unreachable) - args.show} more")
+    print(
+        f"{n - len(unreachable)} of {n} tasks reachable with the tools of {args.env_id}"
+        + (
+            f"; {len(skipped)} import warning(s) above (skipped or changed entries)"
+            if skipped
+            else ""
+        )
+    )
+    return 1 if unreachable or skipped else 0

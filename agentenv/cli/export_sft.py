@@ -1,0 +1,205 @@
+"""``agentenv export-sft``: the command-line face of :func:`agentenv.data.sft.export_sft`.
+
+The main ``agentenv`` parser calls :func:`add_parser` and hands the parsed
+namespace to :func:`run`; ``python -m agentenv.cli.export_sft`` runs it alone.
+
+Example:
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser().add_subparsers(dest="command")
+    >>> _ = add_parser(sub)
+    >>> args = sub.choices["export-sft"].parse_args(["MediaSearch-v0", "--out", "sft", "--episodes", "8"])
+    >>> config_from_args(args)
+    ExportConfig(env_id='MediaSearch-v0', out=PosixPath('sft'), agent='oracle', split='train', episodes=8, seed=0, keep_all=False, min_reward=1.0, think=True, reward=None, allow_ungrounded=False, env_args={})
+    >>> args = sub.choices["export-sft"].parse_args(["MediaSearch-v0", "--out", "sft",
+    ...     "--env-arg", "compact=true", "--env-arg", 'kinds=["lookup"]'])
+    >>> config_from_args(args).env_args
+    {'compact': True, 'kinds': ['lookup']}
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv.data.sft import ExportConfig
+
+COMMAND = "export-sft"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``export-sft`` to an ``argparse`` sub-parser collection."""
+    from agentenv.cli.help_format import HelpFormatter
+
+    p = subparsers.add_parser(
+        COMMAND,
+        help="export agent episodes as SFT data (chat JSONL for TRL, token JSONL through TokenEnv)",
+        description="Run an agent on a split and write chat.jsonl, tokens.jsonl and manifest.json. "
+        "The split is train unless you pick another: SFT data must not come from the test split.",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0 (see agentenv list)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output directory; written in a temporary folder beside it and renamed into place",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace an export already in --out")
+    p.add_argument("--agent", default="oracle", help="agent name")
+    p.add_argument(
+        "--split",
+        default="train",
+        choices=["train", "validation", "test"],
+        help="split whose tasks are run (never export from test for training)",
+    )
+    p.add_argument("--episodes", type=int, default=100, help="episodes to run")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
+    p.add_argument(
+        "--keep-all",
+        action="store_true",
+        help="write every episode run (no reward or grounding filter)",
+    )
+    p.add_argument(
+        "--min-reward",
+        type=float,
+        default=1.0,
+        help="keep episodes with at least this reward (1.0: solved)",
+    )
+    p.add_argument(
+        "--no-think",
+        action="store_true",
+        help="no scripted <think> line on the oracle's turns (Qwen3 no-thinking headers)",
+    )
+    p.add_argument("--reward", help="reward preset name or config file (default: the env's reward)")
+    p.add_argument(
+        "--allow-ungrounded",
+        action="store_true",
+        help="keep episodes that call a tool with an id the conversation never showed",
+    )
+    p.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword argument for gym.make, as for agentenv eval, e.g. compact=true or "
+        "kinds='[\"lookup\"]' (repeatable; VALUE is read as JSON when it parses, else as a string); "
+        "recorded in manifest.json",
+    )
+    p.add_argument(
+        "--tokenizer",
+        help="a Hugging Face tokenizer (path) for tokens.jsonl (default: the offline Qwen3 template)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> ExportConfig:
+    """The export config of parsed arguments (``--env-arg`` read by :func:`agentenv.evaluation.run_args.parse_env_args`)."""
+    from agentenv.evaluation.run_args import parse_env_args
+
+    return ExportConfig(
+        env_id=args.env_id,
+        out=args.out,
+        agent=args.agent,
+        split=args.split,
+        episodes=args.episodes,
+        seed=args.seed,
+        keep_all=args.keep_all,
+        min_reward=args.min_reward,
+        think=not args.no_think,
+        reward=args.reward,
+        allow_ungrounded=args.allow_ungrounded,
+        env_args=parse_env_args(getattr(args, "env_arg", None) or []),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the export into a temporary folder beside ``--out``, then rename it into place.
+
+    Why: an interrupted export over an earlier one must not leave the old
+    ``manifest.json`` beside new rows. The old export stays whole until the new
+    one is complete; an existing export in ``--out`` is refused unless ``--overwrite``, and a folder of
+    other files always is (``--overwrite`` replaces the whole folder, so it may only replace an export).
+    """
+    from dataclasses import replace
+
+    from agentenv.data.sft import MANIFEST_FILE, export_sft
+    from agentenv.errors import UserInputError
+    from agentenv.evaluation.run_args import check_env_args, env_spec
+    from agentenv.evaluation.run_dir import (
+        refuse_file,
+        replace_folder,
+        sigterm_as_interrupt,
+        staging_folder,
+    )
+
+    if args.episodes < 1:
+        raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
+    config = config_from_args(args)
+    env_spec(config.env_id)  # an unknown id is a one-line error
+    if config.env_args:
+        # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
+        check_env_args(config.env_id, dict(config.env_args))
+    refuse_file(config.out)
+    if config.out.exists() and any(config.out.iterdir()):
+        if not (
+            config.out / MANIFEST_FILE
+        ).is_file():  # --out . in a project must not delete the project
+            raise UserInputError(
+                f"{config.out} holds files that are not an SFT export; give a new or empty --out "
+                f"(--overwrite replaces only an export: a folder with its {MANIFEST_FILE})"
+            )
+        if not args.overwrite:
+            raise UserInputError(
+                f"{config.out} already holds an export; pass --overwrite to replace it, "
+                "or choose another --out"
+            )
+    template = None
+    if args.tokenizer:
+        from transformers import AutoTokenizer
+
+        from agentenv.tokens.chat_templates import hf_template
+
+        chat_kwargs = {"enable_thinking": False} if args.no_think else {}
+        template = hf_template(AutoTokenizer.from_pretrained(args.tokenizer), **chat_kwargs)
+    staged = staging_folder(config.out)
+    try:
+        with sigterm_as_interrupt():
+            manifest = export_sft(
+                replace(config, out=staged), template=template, progress=not args.no_progress
+            )
+            replace_folder(staged, config.out)
+    except KeyboardInterrupt:
+        print(
+            f"agentenv: interrupted; nothing written (the export was staged in a temporary folder), "
+            f"{config.out} is as it was",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        if staged.exists():
+            import shutil
+
+            shutil.rmtree(staged, ignore_errors=True)
+    print(
+        f"kept {manifest.kept} of {manifest.episodes} episodes "
+        f"({manifest.ungrounded} dropped for ungrounded ids); {manifest.tokens} tokens, "
+        f"{manifest.policy_tokens} with loss"
+    )
+    print(
+        f"wrote {config.out / 'chat.jsonl'}, {config.out / 'tokens.jsonl'} and {config.out / 'manifest.json'}"
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``export-sft`` alone (before or without the main ``agentenv`` command)."""
+    sub = argparse.ArgumentParser(prog="agentenv").add_subparsers(dest="command")
+    return run(add_parser(sub).parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

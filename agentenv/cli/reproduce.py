@@ -1,0 +1,234 @@
+"""``agentenv reproduce LESSON``: run one of the workshop's reward lessons as learning runs.
+
+The parser and the run function live here; ``agentenv/cli/main.py`` adds the
+sub-command with ``reproduce_cli.add_parser(sub)``. See
+:mod:`agentenv.lessons.structured.lessons` for what each lesson trains and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agentenv.lessons.structured.rl_extra import ALGORITHMS
+
+LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
+LLM_LESSONS = ("sft-then-rl", "holdout-selection", "sft-more-data")
+"""Lessons that train a from-scratch LLM (agentenv.lessons.scratch; need the trl extra)."""
+BC_LESSONS = ("sft-then-rl-classic", "holdout-selection-classic")
+"""Behaviour-cloning lessons on the classic policy network (classic_sft_then_rl, classic_holdout; rl extra)."""
+JUDGE_LESSONS = ("judge-consistency",)
+"""A real LLM judge (SmolLM2-135M-Instruct by default) measured across paraphrased prompts (agentenv.judge.lesson)."""
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``reproduce`` to the ``agentenv`` sub-commands."""
+    p = sub.add_parser(
+        "reproduce",
+        help="train on a lesson's envs and write summary.json and plots (rl or trl extra)",
+        description="Reproduce a workshop lesson as learning curves: reward-hacking (strict vs lenient on "
+        "RareDiseaseDiagnosis-v0), tool-cost (free tools vs efficient on MediaSearch-v0), single-vs-multi (each "
+        "family's single- and multi-turn ids), with PPO on structured actions; sft-then-rl-classic and "
+        "holdout-selection-classic (behaviour cloning from menu-oracle demonstrations, then PPO, on the same policy "
+        "network); sft-then-rl (SFT, then multi- or "
+        "single-turn GRPO), holdout-selection (SFT on holdout-loss selected data) and sft-more-data (SFT on 5x the "
+        "data, then GRPO at temperature 0.7), with a from-scratch LLM "
+        "from the shipped base checkpoint; judge-consistency (a real LLM judge, SmolLM2-135M-Instruct, on test-split "
+        "answer/gold pairs under five paraphrased prompts: Fleiss' kappa, flip rate, agreement with the rule grader, "
+        "attack false positives). Trains on the train split, scores on test with the evaluation "
+        "runner, writes DIR/summary.json and DIR/*.png.",
+    )
+    p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS + JUDGE_LESSONS)
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output directory; one that holds a run is refused unless --overwrite",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --out (kept until the new one completes, and given back if it stops)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small budget, a smoke run: measured, reward-hacking's took 54 s of CPU and "
+        "7.6 min of wall time on 2 shared cores (load 12); quick lessons took 168-203 s at load 2-4 "
+        "(docs/benchmarks.md)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="train seeds 0..N-1 per condition (default: 3; quick: 1)",
+    )
+    p.add_argument(
+        "--seed-list",
+        type=_seed_list,
+        default=None,
+        metavar="A,B,...",
+        help="train these seeds instead, e.g. 3,4 (not with --seeds)",
+    )
+    p.add_argument(
+        "--timesteps", type=int, default=None, help="training steps per run (default: the lesson's)"
+    )
+    p.add_argument(
+        "--eval-episodes", type=int, default=None, help="test episodes per trained policy"
+    )
+    p.add_argument(
+        "--baseline-episodes",
+        type=int,
+        default=None,
+        help="test episodes of each seed's plan that random, bm25 and oracle play (default: all the "
+        "policies' episodes; 0: no baselines)",
+    )
+    p.add_argument(
+        "--algo",
+        default="maskable_ppo",
+        choices=list(ALGORITHMS),
+        help="algorithm (default: %(default)s, sb3-contrib's MaskablePPO: only allowed menu entries sampled)",
+    )
+    p.add_argument(
+        "--no-fixed-sequences",
+        action="store_true",
+        help="skip scoring every fixed menu sequence (the best-fixed-sequence arm)",
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="LLM lessons: the model directory to start from (default: the shipped base checkpoint); "
+        "judge-consistency: the judge model, a directory or a packaged name (default: smollm2-135m)",
+    )
+    p.add_argument(
+        "--demos",
+        default=None,
+        choices=("oracle-question-spelling", "oracle"),
+        help="sft-more-data: the demonstrator of the SFT data (default: oracle-question-spelling, names "
+        "as the question spells them; oracle: the catalog's spelling, as the runs before it)",
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the lesson into ``--out`` through the lesson writer (:mod:`agentenv.evaluation.lesson_runs`): a folder
+    holding a run is refused unless ``--overwrite``; ``--quick`` is labelled a smoke run in ``summary.json`` and
+    in the output; the headline figures print as a short table."""
+    from agentenv.evaluation.lesson_runs import finish, lesson_output
+
+    _check_flags(args)  # before the writer touches --out: a refused command leaves nothing behind
+    with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
+        status = _run(args)
+    return status if status else finish(args.out, args.lesson, args.quick)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the lesson, which writes ``summary.json`` and its plots into ``args.out``."""
+    if args.lesson in LLM_LESSONS:
+        return _run_llm_lesson(args)
+    if args.lesson in JUDGE_LESSONS:
+        from agentenv.judge.lesson import run as run_judge_lesson
+
+        run_judge_lesson(
+            args.out,
+            quick=args.quick,
+            model=str(args.base) if args.base is not None else "smollm2-135m",
+            plots=not args.no_plots,
+        )
+        return 0
+    if args.lesson in BC_LESSONS:
+        return _run_bc_lesson(args)
+    from agentenv.lessons.structured.lessons import run_lesson
+
+    run_lesson(
+        args.lesson,
+        args.out,
+        quick=args.quick,
+        seeds=args.seeds,
+        timesteps=args.timesteps,
+        eval_episodes=args.eval_episodes,
+        baseline_episodes=args.baseline_episodes,
+        algo=args.algo,
+        plots=not args.no_plots,
+        seed_list=args.seed_list,
+        fixed_sequences=not args.no_fixed_sequences,
+    )
+    return 0
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Refuse flags that cannot apply to the lesson (or to each other), in one line."""
+    from agentenv.errors import UserInputError
+
+    if args.lesson in LLM_LESSONS + JUDGE_LESSONS and (
+        args.seeds is not None or args.seed_list is not None
+    ):
+        raise UserInputError(
+            f"reproduce {args.lesson}: --seeds/--seed-list apply to the classic lessons; "
+            "the LLM lessons train one seed (drop the flag)"
+        )
+    if args.seeds is not None and args.seed_list is not None:
+        raise UserInputError("give --seeds N (seeds 0..N-1) or --seed-list A,B,..., not both")
+    if args.seeds is not None and args.seeds < 1:
+        raise UserInputError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.demos is not None and args.lesson != "sft-more-data":
+        raise UserInputError(
+            f"reproduce {args.lesson}: --demos applies to sft-more-data only (drop the flag)"
+        )
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seed-list 3,4``: comma-separated seeds >= 0."""
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 3,4, got {text!r}") from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise argparse.ArgumentTypeError(f"expected seeds >= 0 like 3,4, got {text!r}")
+    return seeds
+
+
+def _run_llm_lesson(args: argparse.Namespace) -> int:
+    from agentenv.lessons.scratch.lessons import DEFAULT, QUICK, run_lesson, with_overrides
+
+    scale = with_overrides(
+        QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes, more_demos=args.demos
+    )
+    run_lesson(
+        args.lesson,
+        args.out,
+        quick=args.quick,
+        base=args.base,
+        scale=scale,
+        plots=not args.no_plots,
+    )
+    return 0
+
+
+def _run_bc_lesson(args: argparse.Namespace) -> int:
+    from agentenv.lessons.structured import classic_holdout, classic_sft_then_rl
+
+    if args.lesson == "sft-then-rl-classic":
+        classic_sft_then_rl.run(
+            args.out,
+            quick=args.quick,
+            seeds=args.seeds,
+            seed_list=args.seed_list,
+            timesteps=args.timesteps,
+            eval_episodes=args.eval_episodes,
+            plots=not args.no_plots,
+        )
+    else:
+        classic_holdout.run(
+            args.out,
+            quick=args.quick,
+            seeds=args.seeds,
+            seed_list=args.seed_list,
+            eval_episodes=args.eval_episodes,
+            plots=not args.no_plots,
+        )
+    return 0

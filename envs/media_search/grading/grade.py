@@ -1,0 +1,375 @@
+"""Rule-based grading of MediaSearch answers by a closed grammar: one catalog reference, or one integer.
+
+Why a grammar and not normalise-then-compare: erasing what the grader does
+not recognise credits ``¬Inception``, ``Inception？`` and ``~~Inception~~``.
+Here the answer must parse, or it is **unreadable** (accuracy 0, the reason
+in ``info["answer_feedback"]``). The grammar (the env page's "What counts as
+an answer" lists it with examples):
+
+* **One entry**: one non-blank line, with only the decoration of
+  :mod:`agentenv.engine.answer_grammar` around it (a list marker, ``**bold**``,
+  ``*italics*``, ```code```, quotes, a trailing period: ``Monsters, Inc..``
+  is the title ``Monsters, Inc.``).
+* **Title answers**: a film of the catalog, written as its title (spelled by
+  :mod:`agentenv.engine.spelling`: case, NFKC, hyphen = space, possessive ``'s``,
+  the title's own punctuation and accents optional), its title without a
+  leading article where that names no other film, ``Title (Year)``, its id
+  (``tt1375666``), or ``Title (id)`` / ``id (Title)`` where the title is that
+  film's. The title part of a pair may be wrapped as a whole entry may
+  (``**Heat** (1995)``). A title that several films share needs its year or
+  id. Credited when it is the gold film.
+* **Person answers**: a person credited in the catalog, spelled the same way;
+  credited when it is the gold person.
+* **Numbers** (counts, runtimes, years): an integer in ASCII digits, with or
+  without thousands separators (``1,994``; a first group never starts with
+  ``0``, so ``0,011`` is unreadable), optionally with a zero fraction
+  (``1977.0``); for counts and runtimes also a number word up to twenty. No
+  other decimals, signs, ranges or unit words.
+* Questions you bring are typed from the catalog
+  (:mod:`agentenv.envs.media_search.tasks.user_answer_types`): a film gold is graded
+  as a title (a title several films share, as the bare gold, is any of them),
+  a person as a person; only a stated ``"text"`` gold is matched against the
+  gold and its aliases with the same spelling rules.
+
+Example:
+    >>> read_integer("1,994", words=False), read_integer("seven", words=True), read_integer("seven", words=False)
+    (1994, 7, None)
+    >>> [read_integer(t, words=True) for t in ("2005.9", "-7", "7 minutes", "twenty-one", "٧", "0,011")]
+    [None, None, None, None, None, None]
+    >>> read_integer("1977.0", words=False), read_integer("1,977.00", words=False), read_integer("011", words=False)
+    (1977, 1977, 11)
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
+from agentenv.engine.answer_grammar import (
+    answer_entries,
+    quoted,
+    strip_decoration,
+    strip_space,
+    strip_wrappers,
+)
+from agentenv.engine.spelling import SpellingIndex
+from agentenv.envs.media_search.grading.answer_catalog import AnswerCatalog, answer_catalog
+
+UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+).split()
+TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+ANSWER_WORDS = {w: i for i, w in enumerate(UNITS)} | {"twenty": 20}
+"""The number words an answer may use (counts and runtimes): zero to twenty."""
+MAX_REFERENCE_CHARS = 300
+"""Longer entries are no title, name or number (the longest catalog title has 126 characters)."""
+
+_INTEGER = re.compile(r"(?P<digits>[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.0+)?")
+"""An integer: plain digits, or thousands groups whose first group does not start with 0 (``0,011`` is no
+number), with an optional zero fraction (``1977.0``)."""
+_FILM_ID = re.compile(r"tt[0-9]{7,8}|m[0-9]{6,7}")
+"""The catalog's film ids: IMDb ids, and four ``m…`` ids of films IMDb lacks."""
+_TITLE_YEAR = re.compile(r"(?P<title>.+?)[ \t]*\((?P<year>[0-9]{4})\)", re.DOTALL)
+_TITLE_ID = re.compile(r"(?P<title>.+?)[ \t]*\((?P<id>tt[0-9]{7,8}|m[0-9]{6,7})\)", re.DOTALL)
+_ID_TITLE = re.compile(r"(?P<id>tt[0-9]{7,8}|m[0-9]{6,7})[ \t]*\((?P<title>.+)\)", re.DOTALL)
+NUMERIC_TYPES = ("number", "year")
+
+
+class Gradable(Protocol):
+    """What the grader reads from a question."""
+
+    answer: str
+    aliases: Sequence[str]
+    answer_type: str
+
+
+class Reading(NamedTuple):
+    """How an answer was read: whether it is correct, and what ``info["answer_feedback"]`` says (a named
+    tuple: one is made per answer step)."""
+
+    correct: bool
+    feedback: str
+
+
+def number_words(n: int) -> str | None:
+    """Return the English words for ``0 <= n < 100`` (else ``None``); questions list them as aliases.
+
+    Example:
+        >>> number_words(42), number_words(7), number_words(100)
+        ('forty-two', 'seven', None)
+    """
+    if 0 <= n < 20:
+        return UNITS[n]
+    if 20 <= n < 100:
+        tens = next(w for w, v in TENS.items() if v == n - n % 10)
+        return tens if n % 10 == 0 else f"{tens}-{UNITS[n % 10]}"
+    return None
+
+
+def read_integer(text: str, *, words: bool) -> int | None:
+    """The integer ``text`` is, under the number grammar (module docstring), or None."""
+    if text.isdigit() and text.isascii():
+        return int(text)  # the common case, read without the pattern
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    number = _INTEGER.fullmatch(text)
+    if number is not None:
+        return int(number.group("digits").replace(",", ""))
+    if words:
+        return ANSWER_WORDS.get(text.casefold())
+    return None
+
+
+def grade_answer(
+    answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None
+) -> bool:
+    """Return whether ``answer_text`` answers ``question`` correctly (see the module rules).
+
+    Example:
+        >>> from types import SimpleNamespace as Q
+        >>> n = Q(answer="7", aliases=("seven",), answer_type="number")
+        >>> [grade_answer(a, n) for a in ("7", "**seven**", "7.", "7 or 8", "¬7", "7 films", "")]
+        [True, True, True, False, False, False, False]
+    """
+    return read_answer(answer_text, question, catalog).correct
+
+
+def read_answer(
+    answer_text: str, question: Gradable, catalog: AnswerCatalog | None = None
+) -> Reading:
+    """Read ``answer_text`` by the grammar and grade it against ``question``; never raises on a ``str``.
+
+    A reading is remembered (bounded, :data:`READINGS_KEPT`), keyed by the text and the question's
+    gold: a policy sends the same answer to the same question again and again (a GRPO group, every
+    epoch), and reading it is a pure function of the two and the catalog.
+    """
+    if not isinstance(answer_text, str):
+        raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
+    if len(answer_text) > MAX_KEPT_CHARS:
+        return _read(answer_text, question, catalog)
+    if question.answer_type in NUMERIC_TYPES:
+        kept = _NUMBER_READINGS
+    else:
+        catalog = catalog if catalog is not None else answer_catalog()
+        kept = catalog.readings
+    key = (answer_text, question.answer_type, *_gold_key(question))
+    reading = kept.get(key)
+    if reading is None:
+        reading = _read(answer_text, question, catalog)
+        if len(kept) >= READINGS_KEPT:
+            kept.clear()
+        kept[key] = reading
+    return reading
+
+
+def _read(answer_text: str, question: Gradable, catalog: AnswerCatalog | None) -> Reading:
+    """:func:`read_answer` without the memory."""
+    if "\n" in answer_text:
+        entries = [raw for _, raw in answer_entries(answer_text, "\n", limit=2)]
+        if len(entries) > 1:
+            return _unreadable(
+                "a media answer is one title, name or number on one line; it has more than one line"
+            )
+        answer_text = entries[0] if entries else ""
+    core = strip_decoration(answer_text)
+    if not core:
+        if not strip_space(answer_text):
+            return _unreadable("the answer is empty")
+        return _unreadable("nothing but decoration (a bullet, a number marker, bold)")
+    if len(core) > MAX_REFERENCE_CHARS:
+        return _unreadable(f"{len(core)} characters is no title, name or number")
+    answer_type = question.answer_type
+    if answer_type in NUMERIC_TYPES:
+        return _read_number(core, question)
+    cat = catalog if catalog is not None else answer_catalog()
+    if answer_type == "title":
+        return _read_title(core, question, cat)
+    return _read_person(core, question, cat)
+
+
+def _unreadable(reason: str) -> Reading:
+    return Reading(False, f"unreadable answer: {reason}")
+
+
+def _golds(question: Gradable) -> list[str]:
+    return [str(g) for g in (question.answer, *question.aliases)]
+
+
+READINGS_KEPT = 1 << 14
+"""At most this many readings are remembered per catalog (and for numbers): a few MB."""
+MAX_KEPT_CHARS = 2 * MAX_REFERENCE_CHARS
+"""Longer answers are read every time (they are no reference; remembering them would hold their text)."""
+_NUMBER_READINGS: dict[tuple[str, ...], Reading] = {}
+_GOLD_NUMBERS: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
+"""The integers each numeric gold accepts, read once per question (bounded: cleared past
+:data:`GOLD_CACHE_SIZE`)."""
+GOLD_CACHE_SIZE = 1 << 16
+
+
+def _gold_key(question: Gradable) -> tuple[str, tuple[str, ...]]:
+    aliases = question.aliases
+    return question.answer, aliases if type(aliases) is tuple else tuple(aliases)
+
+
+def _gold_numbers(question: Gradable) -> frozenset[int]:
+    """The integers ``question``'s gold and aliases read as (any number word allowed)."""
+    key = _gold_key(question)
+    numbers = _GOLD_NUMBERS.get(key)
+    if numbers is None:
+        numbers = frozenset(
+            n for g in _golds(question) if (n := read_integer(g, words=True)) is not None
+        )
+        if len(_GOLD_NUMBERS) >= GOLD_CACHE_SIZE:
+            _GOLD_NUMBERS.clear()
+        _GOLD_NUMBERS[key] = numbers
+    return numbers
+
+
+def _gold_films(question: Gradable, cat: AnswerCatalog) -> tuple[str | None, tuple[str, ...]]:
+    """``(the gold's film id or None, the films the gold may be)``, read once per question and catalog."""
+    key = ("title", *_gold_key(question))
+    golds = cat.gold_readings.get(key)
+    if golds is None:
+        gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
+        golds = (
+            gold_film,
+            ((gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs),
+        )
+        cat.remember_gold(key, golds)
+    return golds
+
+
+def _gold_person(question: Gradable, cat: AnswerCatalog) -> str | None:
+    """The person the gold names (None: no one of the catalog, or several), read once per question."""
+    key = ("person", *_gold_key(question))
+    if key not in cat.gold_readings:
+        cat.remember_gold(key, cat.people.lookup(question.answer).ref)
+    return cat.gold_readings[key]
+
+
+def _read_number(core: str, question: Gradable) -> Reading:
+    words = question.answer_type == "number"
+    value = read_integer(core, words=words)
+    if value is None:
+        allowed = "digits, or a number word up to twenty" if words else "digits"
+        return _unreadable(
+            f"{quoted(core)} is not an integer ({allowed}; no signs, units or decimals but .0;"
+            " a first thousands group never starts with 0)"
+        )
+    return Reading(value in _gold_numbers(question), f"read as the number {value}")
+
+
+def _gold_spelling(core: str, question: Gradable) -> bool:
+    """Whether ``core`` spells the gold or an alias (questions whose gold the catalog lacks)."""
+    return bool(SpellingIndex((g, g) for g in _golds(question)).lookup(core).refs)
+
+
+def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
+    gold_film, gold_candidates = _gold_films(question, cat)
+    film, reason = _film_of(core, cat)
+    if film is None:
+        # A gold that pins no film (no id; your own "Heat", shared by three films) is credited as written.
+        if not gold_film and _gold_spelling(core, question):
+            return Reading(True, f"read as the gold {quoted(core)}")
+        return _unreadable(reason)
+    read_as = cat.read_as(film)
+    if gold_candidates:
+        return Reading(film in gold_candidates, read_as)
+    return Reading(_gold_spelling(core, question), read_as)
+
+
+def film_refs(text: str, cat: AnswerCatalog) -> tuple[str, ...]:
+    """The films ``text`` names as a title answer: the one it resolves to, or every film of a shared title.
+
+    Example:
+        >>> cat = answer_catalog()
+        >>> film_refs("Heat (1995)", cat), film_refs("tt0113277", cat), len(film_refs("Heat", cat))
+        (('tt0113277',), ('tt0113277',), 3)
+    """
+    film, _ = _film_of(text, cat)
+    if film is not None:
+        return (film,)
+    named = cat.titles.lookup(text)
+    return tuple(named.refs) if named.how == "ambiguous" else ()
+
+
+def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
+    """The one film ``core`` names, or None and why not."""
+    if _FILM_ID.fullmatch(core):
+        if cat.catalog.get(core) is None:
+            return None, f"no film of the catalog has the id {core}"
+        return core, ""
+    named = cat.titles.lookup(core)
+    if named.ref is not None:
+        return named.ref, ""
+    # before Title (Year): the film 1408 is written tt0450385 (1408)
+    paired = _TITLE_ID.fullmatch(core) or _ID_TITLE.fullmatch(core)
+    if paired is not None:
+        film, title = paired.group("id"), paired.group("title")
+        if cat.catalog.get(film) is None:
+            return None, f"no film of the catalog has the id {film}"
+        if _titles_film(title, film, cat):
+            return film, ""
+        return None, f"{quoted(title)} is not a title of {film}"
+    dated = _TITLE_YEAR.fullmatch(core)
+    if dated is not None:
+        year = int(dated.group("year"))
+        refs = [
+            f
+            for f, y in cat.years(
+                cat.titles.lookup(strip_wrappers(dated.group("title")), narrow=False).refs
+            ).items()
+            if y == year
+        ]
+        if len(refs) == 1:
+            return refs[0], ""
+        if not refs:
+            return None, f"no film {quoted(dated.group('title'))} from {year} is in the catalog"
+    if named.how == "ambiguous":
+        years = sorted(cat.years(named.refs).values())
+        return None, (
+            f"{quoted(core)} is the title of {len(named.refs)} films ({', '.join(map(str, years[:5]))}): "
+            "add the year, e.g. 'Title (Year)', or give the id"
+        )
+    return None, f"{quoted(core)} is not a film title of the catalog"
+
+
+def _titles_film(title: str, film: str, cat: AnswerCatalog) -> bool:
+    """Whether ``title`` (the title part of ``Title (id)`` or ``id (Title)``) is ``film``'s title, or its
+    ``Title (Year)``; wrapped as a whole entry may be."""
+    title = strip_wrappers(title)
+    if film in cat.titles.lookup(title, narrow=False).refs:
+        return True
+    dated = _TITLE_YEAR.fullmatch(title)
+    return (
+        dated is not None
+        and cat.years((film,)).get(film) == int(dated.group("year"))
+        and film in cat.titles.lookup(strip_wrappers(dated.group("title")), narrow=False).refs
+    )
+
+
+def _read_person(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
+    named = cat.people.lookup(core)
+    if named.ref is None:
+        if _gold_spelling(core, question):
+            return Reading(True, f"read as the gold {quoted(core)}")
+        if named.how == "ambiguous":
+            return _unreadable(f"{quoted(core)} names {len(named.refs)} people")
+        return _unreadable(f"{quoted(core)} is not a person credited in the catalog")
+    gold_person = _gold_person(question, cat)
+    person = cat.catalog.people[named.ref].name
+    if gold_person is None:
+        return Reading(_gold_spelling(core, question), f"read as the person {person!r}")
+    return Reading(named.ref == gold_person, f"read as the person {person!r}")

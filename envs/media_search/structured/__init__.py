@@ -1,0 +1,1 @@
+"""MediaSearch's structured menus and the readers of its public text."""

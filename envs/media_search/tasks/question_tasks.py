@@ -1,0 +1,121 @@
+"""Which questions a media env serves, as Tasks, and the answer format they all ask for.
+
+Why apart from the env: ``MediaSearch-v0``, ``MediaSearch-SingleTurn-v0`` and
+the ``MediaConcierge-v0`` dialogue serve the same generated questions, so
+each builds its Tasks here from the shared question sets, and the dialogue
+needs no single-agent env to borrow them from.
+
+A question's Task: the question text is public; answer, aliases and answer
+type are the gold; the :class:`~agentenv.envs.media_search.questions.record.Question`
+(with its tool plan and extract rule) is the case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv.core import Task
+from agentenv.envs.media_search.questions.cache import question_rows
+from agentenv.envs.media_search.questions.record import DEFAULT_STYLE, Question
+from agentenv.envs.media_search.tasks.user_tasks import (
+    load_user_tasks,
+    question_from_dict,
+    questions_from_rows,
+)
+
+ANSWER_RULES = (
+    "Give the final answer as <answer>…</answer> holding only the title, the person's name, "
+    "or the number asked for in digits; a title that several films share needs its year: Title (Year)."
+)
+"""The answer format of every media task, the last line of each media system prompt."""
+
+SPLITS = ("train", "validation", "test")
+"""The generated splits."""
+EVAL_SPLITS = ("casual",)
+"""Evaluation-only splits: ``casual`` holds hand-written questions (:mod:`agentenv.envs.media_search.tasks.casual`)."""
+
+TaskSource = str | Path | Sequence[Mapping[str, Any]]
+"""What ``tasks=`` accepts: a JSONL path, or question dicts."""
+
+
+class QuestionTasks(Sequence[Task]):
+    """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
+
+    def __init__(
+        self, questions: Sequence[Question], split: str, style: str = DEFAULT_STYLE
+    ) -> None:
+        self._questions = questions
+        self.split = split
+        """The split name, or ``custom`` for the user's questions."""
+        self.style = style
+        """The question style of a generated split (see :data:`~agentenv.envs.media_search.questions.record.STYLES`)."""
+        self._cache: dict[int, Task] = {}
+
+    def __len__(self) -> int:
+        return len(self._questions)
+
+    def __getitem__(self, index: int) -> Task:  # type: ignore[override]
+        task = self._cache.get(index)
+        if task is None:
+            task = question_task(self._questions[index], self.split)
+            self._cache[index] = task
+        return task
+
+
+def question_task(q: Question, split: str) -> Task:
+    """The Task of one question (see the module docstring)."""
+    return Task(
+        prompt=q.question,
+        gold={"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type},
+        split=split,
+        family="media_search",
+        kind=q.kind,
+        difficulty=q.difficulty,
+        case=q,
+    )
+
+
+def question_tasks(
+    split: str, tasks: TaskSource | None = None, style: str = DEFAULT_STYLE
+) -> QuestionTasks:
+    """The questions of ``split`` (generated ones in ``style``), or the user's (``tasks=``, split ``custom``), as Tasks."""
+    if tasks is None:
+        return QuestionTasks(split_questions(split, style), split, style)
+    if isinstance(tasks, (str, Path)):
+        return QuestionTasks(load_user_tasks(Path(tasks)), "custom")
+    return QuestionTasks(questions_from_rows(tasks), "custom")
+
+
+def split_questions(split: str, style: str = DEFAULT_STYLE) -> Sequence[Question]:
+    """The questions of a split (generated ones decoded on first access); an unknown split name is a ``ValueError``."""
+    if split == "casual":
+        from agentenv.envs.media_search.tasks.casual import casual_questions
+
+        return casual_questions()
+    if split not in SPLITS:
+        raise ValueError(f"split must be 'train', 'validation', 'test' or 'casual', got {split!r}")
+    return question_rows(split, style=style)
+
+
+def question_set_checksum(split: str, style: str = DEFAULT_STYLE) -> str | None:
+    """The sha256 that names a split's question set, recorded with every result (``corpus_checksums["questions"]``).
+
+    Why: the leaderboard refuses to compare runs whose corpora differ, so tagging
+    the question set there keeps results on the template questions and on the
+    casual ones (or on the hand-written split) off one board. ``None`` for your
+    own tasks (their file's sha256 is recorded apart).
+    """
+    if split == "casual":
+        from agentenv.envs.media_search.tasks.casual import CASUAL_SHA256
+
+        return CASUAL_SHA256
+    from agentenv.envs.media_search.questions.record import PUBLISHED_CHECKSUMS
+
+    return PUBLISHED_CHECKSUMS.get(style, {}).get(split)
+
+
+def question_task_from_dict(data: Mapping[str, Any]) -> Task:
+    """The Task of one user question dict (``options={"task": {...}}``)."""
+    return question_task(question_from_dict(data, where="options['task']"), "custom")

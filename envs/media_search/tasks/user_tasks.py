@@ -1,0 +1,223 @@
+"""Bring your own MediaSearch questions: one JSON object per line.
+
+Why so strict: a typo in a task file (``"anwser"``, a number where a string
+belongs) would otherwise become a question that nobody can answer, and the
+benchmark would silently measure the typo. Every problem raises
+:class:`~agentenv.errors.UserInputError` (a ``ValueError``; the ``agentenv``
+command prints it as one line) with the file and line, the field, and what to
+write instead.
+
+Row format::
+
+    {"question": "Who directed Inception?", "answer": "Christopher Nolan"}
+    {"question": "How many ...?", "answer": "7", "aliases": ["seven"], "id": "q-2"}
+    {"question": "that 1995 heist movie with pacino and de niro?", "answer": "Heat (1995)"}
+    {"question": "Is it any good?", "answer": "yes", "answer_type": "text"}
+
+``id`` is optional, as in rare-disease task rows: a string under
+:func:`agentenv.engine.task_files.check_row_id`'s grammar, unique within the file or
+list; it becomes the question's ``id`` (else a content hash) and names the
+row in messages. A file is bounded as every task source is
+(:func:`agentenv.engine.task_files.check_task_source`), from the command or from
+``gym.make``; so is a list's length.
+
+Your questions have no gold tool plan (``plan is None``), ``kind == "custom"``,
+and an ``answer_type`` typed from the catalog
+(:mod:`agentenv.envs.media_search.tasks.user_answer_types`): a gold that resolves to
+a film is graded as a film (its title, ``Title (Year)`` or id), a credited
+name as a person, digits as a ``"year"`` (1800 to 2100) or ``"number"``
+(graded numerically: ``7``, ``seven`` and ``**7**`` pass, ``7 films`` is
+refused). A row may state ``answer_type`` (``"title"``, ``"person"``,
+``"number"``, ``"year"``, or ``"text"``: graded by spelling against the answer
+and aliases, for a gold outside the catalog); a gold the catalog cannot type is
+refused at load, naming the row.
+
+Example:
+    >>> q = question_from_dict({"question": "Year of Jaws?", "answer": "1975"})
+    >>> q.answer_type, q.kind, q.plan
+    ('year', 'custom', None)
+    >>> q = question_from_dict({"question": "that 1995 heist movie?", "answer": "Heat (1995)"})
+    >>> q.answer_type, q.aliases
+    ('title', ('tt0113277',))
+    >>> question_from_dict({"question": "Q?", "answer": "A", "anwser": "A"}, where="line 3")
+    Traceback (most recent call last):
+    ...
+    agentenv.errors.UserInputError: line 3: unknown field 'anwser' (did you mean 'answer'?); allowed fields are 'question', 'answer', 'aliases', 'answer_type' and 'id' (fix the spelling or remove it)
+    >>> question_from_dict({"question": "Year of Jaws?", "answer": "1975", "id": "jaws-year"}).id
+    'jaws-year'
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv.engine.task_files import (
+    BadRows,
+    RowIds,
+    check_row_count,
+    check_row_id,
+    check_task_source,
+)
+from agentenv.envs.media_search.questions.record import Question, question_id
+from agentenv.envs.media_search.tasks.user_answer_types import typed_answer
+from agentenv.errors import UserInputError
+
+_EXAMPLE = (
+    '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
+)
+_FIELDS = ("question", "answer", "aliases", "answer_type", "id")
+
+
+def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
+    """Validate one user question and return it as a :class:`Question`.
+
+    ``where`` names the row in error messages (e.g. ``"tasks.jsonl:4"``).
+
+    Raises:
+        UserInputError: a missing, unknown or mistyped field, naming ``where`` and the fix.
+    """
+    if not isinstance(row, Mapping):
+        raise UserInputError(
+            f"{where}: expected a JSON object like {_EXAMPLE}, got {type(row).__name__}"
+        )
+    for name in row:
+        if name not in _FIELDS:
+            close = difflib.get_close_matches(str(name), _FIELDS, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UserInputError(
+                f"{where}: unknown field {name!r}{hint}; allowed fields are 'question', 'answer', "
+                "'aliases', 'answer_type' and 'id' (fix the spelling or remove it)"
+            )
+    for name in ("question", "answer"):
+        if name not in row:
+            raise UserInputError(
+                f"{where}: missing field {name!r}; every row needs 'question' and 'answer', "
+                f"e.g. {_EXAMPLE}"
+            )
+        value = row[name]
+        if not isinstance(value, str) or not value.strip():
+            raise UserInputError(
+                f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
+                f'write it in double quotes, e.g. "answer": "7"'
+            )
+    aliases = row.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise UserInputError(
+            f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
+            'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out'
+        )
+    row_id = check_row_id(row["id"], where) if "id" in row else None
+    question, answer = row["question"].strip(), row["answer"].strip()
+    typed = typed_answer(answer, row.get("answer_type"), where)
+    aliases = [a.strip() for a in aliases]
+    return Question(
+        id=row_id or question_id("custom", question, answer),
+        question=question,
+        answer=answer,
+        aliases=tuple(aliases + [f for f in typed.film_ids if f not in aliases]),
+        answer_type=typed.answer_type,  # type: ignore[arg-type]
+        kind="custom",
+        difficulty="unknown",
+        plan=None,
+        extract=None,
+        split="custom",
+        group="custom",
+    )
+
+
+def load_user_tasks(path: str | Path) -> list[Question]:
+    """Read a JSONL file of questions (blank lines are skipped).
+
+    Raises:
+        UserInputError: a line that is not JSON or not a valid question, naming ``path:line`` and the fix.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise UserInputError(
+            f"{path}: is a directory; MediaSearch --tasks takes one JSONL file of questions, "
+            f"one JSON object per line, like {_EXAMPLE}"
+        )
+    if not path.exists():
+        raise FileNotFoundError(
+            f"tasks={str(path)!r}: no such file; give a JSONL file of questions like {_EXAMPLE}"
+        )
+    check_task_source(path)
+    questions: list[tuple[str, Question]] = []
+    ids = RowIds()
+    bad = BadRows(
+        str(path)
+    )  # every bad row named at once (or skipped, see agentenv.engine.task_files)
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            check_row_count(len(questions) + 1, str(path))
+            with bad.row():
+                try:
+                    row = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    raise UserInputError(
+                        f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
+                        f"one JSON object like {_EXAMPLE}"
+                    ) from None
+                questions.append((where, _checked_row(row, where, ids)))
+    bad.finish()
+    if not questions:
+        raise UserInputError(
+            f"{path}: no questions (the file is empty); write one JSON object per line, "
+            f"like {_EXAMPLE}"
+        )
+    check_distinct_questions(questions)
+    return [q for _, q in questions]
+
+
+def questions_from_rows(rows: Sequence[Any]) -> list[Question]:
+    """The questions of a list of row dicts (``tasks=[...]`` from Python), checked as a file's rows are."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise UserInputError(
+            f"tasks must be a path to a JSONL file or a list of question dicts like {_EXAMPLE}; "
+            f"got {type(rows).__name__}"
+        )
+    check_row_count(len(rows), "tasks")
+    ids = RowIds()
+    bad = BadRows("tasks")
+    questions: list[tuple[str, Question]] = []
+    for i, row in enumerate(rows):
+        with bad.row():
+            questions.append((f"tasks[{i}]", _checked_row(row, f"tasks[{i}]", ids)))
+    bad.finish()
+    check_distinct_questions(questions)
+    return [q for _, q in questions]
+
+
+def _checked_row(row: Any, where: str, ids: RowIds) -> Question:
+    """One row as a question, its ``id`` (if any) not already another row's."""
+    question = question_from_dict(row, where)
+    if "id" in row:
+        ids.add(question.id, where)
+    return question
+
+
+def check_distinct_questions(rows: list[tuple[str, Question]]) -> None:
+    """Refuse two rows that ask the same question (``(where, question)`` pairs), naming both.
+
+    Why: a task id hashes the question text, so two such rows would share an id; with
+    different answers no answer is right for both, with the same one they are duplicates.
+
+    Raises:
+        UserInputError: naming the first repeated question's rows and the fix.
+    """
+    first: dict[str, tuple[str, Question]] = {}
+    for where, q in rows:
+        seen = first.setdefault(q.question, (where, q))
+        if seen[1] is not q:
+            answers = "different answers" if seen[1].answer != q.answer else "the same answer"
+            raise UserInputError(
+                f"{where}: the same question as {seen[0]} ({answers}): {q.question!r}; the two "
+                "would share a task id. Keep one row, with every accepted answer in 'aliases'"
+            )

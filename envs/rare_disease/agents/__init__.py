@@ -1,0 +1,1 @@
+"""Rare-disease agents: the oracle, the bm25 strategy and the phenotype-ranker agent."""

@@ -1,0 +1,1 @@
+"""Grading a top-k diagnosis: the closed answer grammar, disease names, the gold text, the reward components."""

@@ -1,0 +1,1 @@
+"""RareDiseaseDiagnosis's structured menus and the readers of its public prompt."""
