@@ -5,7 +5,6 @@ turn stops at the end of a tool call, and ``agentenv eval`` runs episodes in bat
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -19,9 +18,10 @@ from agentenv.baselines.hf_agent import load_model, make_hf_agent  # noqa: E402
 from agentenv.baselines.hf_batch import Request, generate_batch  # noqa: E402
 from agentenv.cli.main import main  # noqa: E402
 from agentenv.evaluation.runner import RunConfig, run_episode  # noqa: E402
+from agentenv.lessons.scratch.base import shipped_base  # noqa: E402
 from agentenv.tokens import TokenEnv  # noqa: E402
 
-SCRATCH = Path(agentenv.__file__).parent / "scratch" / "checkpoint" / "model"
+SCRATCH = shipped_base()  # the tiny from-scratch checkpoint (Qwen3-style template, 21 MB)
 ENV_ARGS = {"compact": True, "kinds": ["lookup"]}
 TOOL_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "Heat"}}\n</tool_call>'
 

@@ -13,11 +13,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 peft = pytest.importorskip("peft")
 
-import agentenv  # noqa: E402
 from agentenv.baselines import train_sft  # noqa: E402
 from agentenv.data.sft import ExportConfig, export_sft  # noqa: E402
+from agentenv.lessons.scratch.base import shipped_base  # noqa: E402
 
-SCRATCH = Path(agentenv.__file__).parent / "scratch" / "checkpoint" / "model"
+SCRATCH = shipped_base()  # the tiny from-scratch checkpoint (Qwen3-style template, 21 MB)
 END = "<|im_end|>"
 
 
