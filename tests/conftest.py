@@ -8,9 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from . import tiers
 from .baselines.fake_openai import official_qwen3_template
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the ``fast`` tier's mark and, for ``-m fast``, load the small hypothesis budget (tests/tiers.py)."""
+    config.addinivalue_line(
+        "markers", "fast: the pre-commit tier, listed in tests/tiers.py (python -m pytest -m fast)"
+    )
+    tiers.load_fast_profile(config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tiers.mark_fast(items, cap_budgets=tiers.fast_selected(config))
 
 
 @pytest.fixture(scope="module")
