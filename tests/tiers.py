@@ -17,6 +17,7 @@ over the files, so the tier can be read, and changed, in one place.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,12 +69,31 @@ def fast_selected(config: pytest.Config) -> bool:
     return "fast" in (config.option.markexpr or "").replace("(", " ").replace(")", " ").split()
 
 
+class FastCollection:
+    """Under ``-m fast``, collect only the fast tier's files: importing every other module (and
+    every module's doctests) to deselect it afterwards would cost most of the tier's time."""
+
+    def __init__(self, root: Path) -> None:
+        self.files = {root / f for f in FAST_FILES} | {
+            root / t.split("::", 1)[0] for t in FAST_TESTS
+        }
+
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        if collection_path.is_dir() or collection_path in self.files:
+            return None
+        return True
+
+
 def load_fast_profile(config: pytest.Config) -> None:
-    """Register the ``fast`` hypothesis profile; load it for ``-m fast`` unless a profile was named."""
+    """Register the ``fast`` hypothesis profile; for ``-m fast`` collect only the tier's files and
+    load the profile, unless ``--hypothesis-profile`` named another."""
     from hypothesis import settings
 
     settings.register_profile("fast", max_examples=FAST_EXAMPLES)
-    if fast_selected(config) and not config.getoption("hypothesis_profile", None):
+    if not fast_selected(config):
+        return
+    config.pluginmanager.register(FastCollection(Path(config.rootpath)), "agentenv-fast-tier")
+    if not config.getoption("hypothesis_profile", None):
         settings.load_profile("fast")
 
 
@@ -81,20 +101,37 @@ def mark_fast(items: Iterable[pytest.Item], cap_budgets: bool) -> None:
     """Add the ``fast`` mark to the fast tier's items (never to a ``slow`` one); under the fast profile, cap budgets.
 
     A test's own ``@settings(max_examples=N)`` outranks any profile, so the cap rewrites the
-    settings hypothesis keeps on the test function (``_hypothesis_internal_use_settings``); a
-    hypothesis without that attribute leaves the budgets as written.
+    settings hypothesis keeps on the test function (``_hypothesis_internal_use_settings``), and
+    the module's named budgets (``CI_BUDGET = settings(...)``, read when a test builds its search
+    inside its body); a hypothesis without that attribute leaves the decorated budgets as written.
     """
+    capped: set[int] = set()
     for item in items:
         if not in_fast_tier(item.nodeid) or item.get_closest_marker("slow"):
             continue
         item.add_marker(pytest.mark.fast)
         if cap_budgets:
             _cap_examples(getattr(item, "obj", None))
+            module = getattr(item, "module", None)
+            if module is not None and id(module) not in capped:
+                capped.add(id(module))
+                _cap_module_budgets(vars(module))
+
+
+def _capped(own: Any) -> Any:
+    from hypothesis import settings
+
+    if isinstance(own, settings) and own.max_examples > FAST_EXAMPLES:
+        return settings(own, max_examples=FAST_EXAMPLES)
+    return own
+
+
+def _cap_module_budgets(namespace: dict[str, Any]) -> None:
+    for name, value in list(namespace.items()):
+        namespace[name] = _capped(value)
 
 
 def _cap_examples(test: Any) -> None:
-    from hypothesis import settings
-
     own = getattr(test, "_hypothesis_internal_use_settings", None)
-    if isinstance(own, settings) and own.max_examples > FAST_EXAMPLES:
-        test._hypothesis_internal_use_settings = settings(own, max_examples=FAST_EXAMPLES)
+    if own is not None:
+        test._hypothesis_internal_use_settings = _capped(own)
