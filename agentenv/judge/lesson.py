@@ -8,15 +8,19 @@ pairs from the test splits of MediaSearch and rare disease
 forms, near misses, wrong entities, hedges and the ``":"`` / ``"Thought
 process:"`` attacks), each also graded by the env's rule grammar, under five
 paraphrased judge prompts (:data:`LESSON_PROMPTS`). Verdicts are read by an
-allow-list (:func:`agentenv.judge.verdict_words.read_verdict`); anything else
-is unparseable and counted. :mod:`agentenv.judge.prompt_sensitivity` gives
+allow-list (:func:`agentenv.judge.verdict_words.read_verdict`): the whole reply
+must be one word of the pair its prompt asked for (:data:`VERDICT_PAIRS`);
+anything else is unparseable and counted. :mod:`agentenv.judge.prompt_sensitivity` gives
 Fleiss' kappa, flip rates, agreement with the rule grader, attack false
 positives and the unparseable share, each with a bootstrap CI.
 
 The judge stays monitor-only: nothing here feeds a reward.
 
 Writes ``OUT/summary.json``, ``OUT/verdicts.jsonl`` (every pair with its five
-raw replies and verdicts) and two PNGs.
+raw replies and verdicts) and two PNGs. :func:`rescore` (``python -m
+agentenv.judge.lesson --rescore OUT``) reads the saved raw replies again with
+the current verdict reader and rewrites the verdicts, the summary and the
+plots, without running the model.
 """
 
 from __future__ import annotations
@@ -27,15 +31,26 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
 from agentenv.judge.judge_pairs import CATEGORIES, JudgePair, draw_pairs
 from agentenv.judge.prompt_sensitivity import bootstrap, prompt_statistics
 from agentenv.judge.prompts import PROMPTS, JudgePrompt
-from agentenv.judge.verdict_words import read_verdict
+from agentenv.judge.verdict_words import CORRECT_INCORRECT, YES_NO, read_verdict
 
-__all__ = ["FULL", "LESSON_PROMPTS", "QUICK", "JudgeScale", "judge_pairs", "run"]
+__all__ = [
+    "FULL",
+    "LESSON_PROMPTS",
+    "QUICK",
+    "VERDICT_PAIRS",
+    "JudgeScale",
+    "judge_pairs",
+    "read_row",
+    "rescore",
+    "run",
+]
 
 LESSON_PROMPTS: tuple[JudgePrompt, ...] = tuple(
     replace(
@@ -48,6 +63,20 @@ LESSON_PROMPTS: tuple[JudgePrompt, ...] = tuple(
     for p in PROMPTS
 )
 """The package's five judge paraphrases, the teacher's asking for CORRECT / INCORRECT instead of yes / no."""
+
+VERDICT_PAIRS: tuple[tuple[str, str], ...] = tuple(
+    CORRECT_INCORRECT if p.name == "teacher-marks" else YES_NO for p in LESSON_PROMPTS
+)
+"""The verdict pair each of :data:`LESSON_PROMPTS` asks for, in the same order (its closing names both words)."""
+
+
+def read_row(replies: list[str]) -> list[bool | None]:
+    """The verdicts of one pair's replies, one per lesson prompt, each read with that prompt's pair."""
+    if len(replies) != len(VERDICT_PAIRS):
+        raise ValueError(
+            f"expected {len(VERDICT_PAIRS)} replies (one per prompt), got {len(replies)}"
+        )
+    return [read_verdict(r, pair) for r, pair in zip(replies, VERDICT_PAIRS, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -113,7 +142,7 @@ def run(
     )
     judge_s = time.perf_counter() - t0
     log(f"{len(pairs) * len(LESSON_PROMPTS)} verdicts in {judge_s:.1f} s")
-    verdicts = [[read_verdict(r) for r in row] for row in replies]
+    verdicts = [read_row(row) for row in replies]
     with (out / "verdicts.jsonl").open("w", encoding="utf-8") as f:
         for pair, row, said in zip(pairs, verdicts, replies, strict=True):
             record = {**pair.to_dict(), "replies": said, "verdicts": row}
@@ -137,6 +166,72 @@ def run(
     if plots:
         plot(summary, out)
     return summary
+
+
+def rescore(out: Path, *, plots: bool = True) -> dict[str, Any]:
+    """Read the raw replies saved in ``out/verdicts.jsonl`` again and rewrite the verdicts, summary and plots.
+
+    No model runs: the replies are the ones the judge gave. The run's metadata is
+    kept, and ``meta["rescored"]`` records the reader used and how many verdicts
+    changed from the ones the file held (``transitions``, e.g. ``"yes->unparseable"``).
+    """
+    out = Path(out)
+    path = out / "verdicts.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no saved replies to rescore (run the lesson into {out} first)"
+        )
+    fields = [f.name for f in dataclass_fields(JudgePair)]
+    records, pairs, verdicts = [], [], []
+    transitions: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        missing = [k for k in (*fields, "replies", "verdicts") if k not in record]
+        if missing:
+            raise ValueError(
+                f"{path}:{number}: missing {missing}; expected a line the lesson wrote"
+            )
+        row = read_row(record["replies"])
+        for before, after in zip(record["verdicts"], row, strict=True):
+            if before is not after:
+                key = f"{_label(before)}->{_label(after)}"
+                transitions[key] = transitions.get(key, 0) + 1
+        records.append({**record, "verdicts": row})
+        pairs.append(JudgePair(**{k: record[k] for k in fields}))
+        verdicts.append(row)
+    summary_path = out / "summary.json"
+    old = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    meta = dict(old.get("meta", {}))
+    scale = JudgeScale(**meta["scale"]) if "scale" in meta else replace(FULL, pairs=len(pairs))
+    started = time.perf_counter()
+    summary = summarize(pairs, verdicts, scale)
+    meta["rescored"] = {
+        "reader": "whole reply is one allow-listed word of its prompt's pair "
+        "(agentenv.judge.verdict_words.read_verdict)",
+        "at_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "changed": sum(transitions.values()),
+        "transitions": dict(sorted(transitions.items())),
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+    kept = {k: v for k, v in old.items() if k not in summary and k != "meta"}
+    summary = {**kept, **summary, "meta": meta}
+    with path.open("w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    summary_path.write_text(json.dumps(_clean(summary), indent=2) + "\n")
+    _log(out)(
+        f"rescored {len(records)} pairs from the saved replies: {meta['rescored']['changed']} verdicts "
+        f"changed {meta['rescored']['transitions']}"
+    )
+    if plots:
+        plot(summary, out)
+    return summary
+
+
+def _label(verdict: bool | None) -> str:
+    return {True: "yes", False: "no", None: "unparseable"}[verdict]
 
 
 def summarize(
@@ -315,3 +410,35 @@ def _log(out: Path) -> Callable[[str], None]:
             f.write(line + "\n")
 
     return log
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agentenv.judge.lesson --rescore DIR``: re-read a run's saved replies (no model)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m agentenv.judge.lesson", description=main.__doc__
+    )
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="a judge-consistency output folder holding verdicts.jsonl",
+    )
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    args = parser.parse_args(argv)
+    try:
+        summary = rescore(args.rescore, plots=not args.no_plots)
+    except (FileNotFoundError, ValueError) as exc:
+        parser.error(str(exc))
+    head = summary["judge"]
+    print(
+        f"Fleiss' kappa {_num(head['fleiss_kappa']):.3f}, flip rate {head['flip_rate']:.3f}, "
+        f"unparseable {head['unparseable']:.3f}, attack false positives {head['attack_false_positive']:.3f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,8 +1,9 @@
 """How much a judge's verdicts move with its prompt, and how they agree with the rule grader, with bootstrap CIs.
 
 The input is a verdict matrix: one row per (answer, gold) pair, one column per
-paraphrased prompt, each cell ``True`` (yes), ``False`` (no) or ``None`` (an
-unparseable reply, :func:`agentenv.judge.verdict_words.read_verdict`). Credit is
+paraphrased prompt, each cell ``True`` (yes), ``False`` (no) or ``None`` (a
+reply that is not, as a whole, one allow-listed verdict word of its prompt's
+pair: :func:`agentenv.judge.verdict_words.read_verdict`). Credit is
 a yes; an unparseable verdict grants none, as it would in a reward. Reported:
 
 * ``fleiss_kappa``: agreement across the prompts on credit (Fleiss 1971), and

@@ -5,72 +5,207 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentenv.judge.agreement import cohen_kappa, fleiss_kappa
 from agentenv.judge.judge_pairs import ATTACKS, CATEGORIES, draw_pairs, quotas
-from agentenv.judge.lesson import LESSON_PROMPTS, JudgeScale, judge_pairs, summarize
+from agentenv.judge.lesson import (
+    LESSON_PROMPTS,
+    VERDICT_PAIRS,
+    JudgeScale,
+    _clean,
+    judge_pairs,
+    read_row,
+    rescore,
+    summarize,
+)
 from agentenv.judge.prompt_sensitivity import bootstrap, fleiss_from_counts, prompt_statistics
-from agentenv.judge.verdict_words import VERDICT_WORDS, read_verdict
+from agentenv.judge.verdict_words import CORRECT_INCORRECT, PAIRS, YES_NO, read_verdict
 
 # --- the verdict allow-list -------------------------------------------------------------------
 
-
-@pytest.mark.parametrize(
-    ("reply", "verdict"),
-    [
-        ("Yes", True),
-        ("yes.", True),
-        ("  YES\n", True),
-        ("**Correct**", True),
-        ('"no"', False),
-        ("No, the candidate names another film.", False),
-        ("INCORRECT", False),
-        ("<think>they differ</think> no", False),
-    ],
-)
-def test_allow_listed_verdicts_are_read(reply: str, verdict: bool) -> None:
-    assert read_verdict(reply) is verdict
+ALL_WORDS = [
+    (pair, word, verdict)
+    for pair in PAIRS
+    for word, verdict in zip(pair, (True, False), strict=True)
+]
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "pair", "verdict"),
     [
-        "",
-        ":",
-        "Thought process:",
-        "Not sure",
-        "Yesterday",
-        "Nope",
-        "The answer is yes",
-        "Correctly",
-        "Y",
-        "1",
-        "True",
-        "Incorrectly stated",
+        ("Yes", YES_NO, True),
+        ("yes.", YES_NO, True),
+        ("  YES\n", YES_NO, True),
+        ("No!", YES_NO, False),
+        ("**Correct**", CORRECT_INCORRECT, True),
+        ("**Yes**.", YES_NO, True),
+        ('"no"', YES_NO, False),
+        ("`no.`", YES_NO, False),
+        ("INCORRECT", CORRECT_INCORRECT, False),
+        ("CORRECT\n", CORRECT_INCORRECT, True),
     ],
 )
-def test_anything_else_is_unparseable(reply: str) -> None:
-    assert read_verdict(reply) is None
+def test_allow_listed_verdicts_are_read(reply: str, pair: tuple[str, str], verdict: bool) -> None:
+    assert read_verdict(reply, pair) is verdict
 
 
-@given(word=st.sampled_from(sorted(VERDICT_WORDS)), rest=st.text(max_size=20))
-def test_a_verdict_word_glued_to_more_letters_is_never_read(word: str, rest: str) -> None:
-    glued = word + "x" + rest
-    assert read_verdict(glued) is None
-    assert read_verdict(word.upper() + " " + rest) is VERDICT_WORDS[word]
+@pytest.mark.parametrize(
+    ("reply", "pair"),
+    [
+        ("", YES_NO),
+        (":", YES_NO),
+        ("Thought process:", YES_NO),
+        ("Not sure", YES_NO),
+        ("Yesterday", YES_NO),
+        ("Nope", YES_NO),
+        ("Y", YES_NO),
+        ("1", YES_NO),
+        ("True", YES_NO),
+        ("Correctly", CORRECT_INCORRECT),
+        ("Incorrectly stated", CORRECT_INCORRECT),
+        # replies the SmolLM2 judge gave in the committed run
+        ("CORRECT or INCOR", CORRECT_INCORRECT),
+        ("CORRECT\n\nThe", CORRECT_INCORRECT),
+        ("yes\n\nNo,", YES_NO),
+        ("1. Yes", YES_NO),
+        ("The answer is yes.", YES_NO),
+        ("No, the answer is", YES_NO),
+        # a justification, a think block, the other pair's word, broken decorations
+        ("No, the candidate names another film.", YES_NO),
+        ("<think>they differ</think> no", YES_NO),
+        ("CORRECT", YES_NO),
+        ("yes", CORRECT_INCORRECT),
+        ("not correct", CORRECT_INCORRECT),
+        ("Yes..", YES_NO),
+        ("Yes.!", YES_NO),
+        ("**yes*", YES_NO),
+        ("\"yes'", YES_NO),
+        ("**yes.**.", YES_NO),
+        ("\uff39es", YES_NO),  # a full-width Y
+        ("yes\u200b", YES_NO),  # a zero-width space is not whitespace
+    ],
+)
+def test_anything_else_is_unparseable(reply: str, pair: tuple[str, str]) -> None:
+    assert read_verdict(reply, pair) is None
 
 
-@given(st.text(max_size=40))
-def test_a_read_verdict_always_starts_with_an_allowed_word(reply: str) -> None:
-    verdict = read_verdict(reply)
-    if verdict is not None:
-        head = reply.strip().lstrip("*\"'`").lower()
-        assert any(head.startswith(w) for w, v in VERDICT_WORDS.items() if v is verdict)
+def test_an_unknown_pair_is_refused() -> None:
+    with pytest.raises(ValueError, match="allow-listed pairs"):
+        read_verdict("yes", ("yes", "nope"))
+
+
+@st.composite
+def decorated(draw: st.DrawFn, word: str) -> str:
+    """Any decoration of ``word`` the grammar allows: case, one wrapper, one end mark, surrounding space."""
+    cased = "".join(c.upper() if draw(st.booleans()) else c for c in word)
+    wrap = draw(st.sampled_from(["", "**", '"', "'", "`"]))
+    end = draw(st.sampled_from(["", ".", "!"]))
+    inside = draw(st.booleans()) or not wrap
+    body = wrap + cased + end + wrap if inside else wrap + cased + wrap + end
+    space = st.text(alphabet=" \t\n\r", max_size=3)
+    return draw(space) + body + draw(space)
+
+
+@given(data=st.data(), which=st.sampled_from(ALL_WORDS))
+def test_every_allowed_decoration_of_a_bare_word_is_read(data: st.DataObject, which: tuple) -> None:
+    pair, word, verdict = which
+    assert read_verdict(data.draw(decorated(word)), pair) is verdict
+
+
+@given(
+    data=st.data(),
+    pair=st.sampled_from(PAIRS),
+    swap=st.booleans(),
+    middle=st.text(max_size=12),
+    edges=st.tuples(st.text(max_size=8), st.text(max_size=8)),
+)
+def test_a_reply_naming_both_words_is_never_read(
+    data: st.DataObject, pair: tuple[str, str], swap: bool, middle: str, edges: tuple[str, str]
+) -> None:
+    first, second = pair[::-1] if swap else pair
+    reply = (
+        edges[0] + data.draw(decorated(first)) + middle + data.draw(decorated(second)) + edges[1]
+    )
+    assert read_verdict(reply, pair) is None
+
+
+WORDY = st.text(min_size=1, max_size=20).filter(lambda t: any(c.isalnum() for c in t))
+
+
+@given(
+    data=st.data(), which=st.sampled_from(ALL_WORDS), before=WORDY, gap=st.sampled_from(" \n:,-")
+)
+def test_a_verdict_word_after_other_words_is_never_read(
+    data: st.DataObject, which: tuple, before: str, gap: str
+) -> None:
+    pair, word, _ = which
+    assert read_verdict(before + gap + data.draw(decorated(word)), pair) is None
+
+
+@given(
+    data=st.data(),
+    which=st.sampled_from(ALL_WORDS),
+    negation=st.sampled_from(["not", "NOT", "Not", "never", "isn't", "no,", "hardly"]),
+)
+def test_a_negated_verdict_word_is_never_read(
+    data: st.DataObject, which: tuple, negation: str
+) -> None:
+    pair, word, _ = which
+    assert read_verdict(negation + " " + data.draw(decorated(word)), pair) is None
+
+
+PIECES = st.lists(
+    st.sampled_from(
+        [
+            "yes",
+            "no",
+            "correct",
+            "incorrect",
+            "YES",
+            "Correct",
+            "in",
+            "not",
+            "*",
+            "**",
+            '"',
+            "'",
+            "`",
+        ]
+        + [".", "!", ",", ":", " ", "\n", "x", "1", "<think>", "</think>"]
+    ),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=600)
+@given(reply=st.one_of(PIECES, st.text(max_size=30)), pair=st.sampled_from(PAIRS))
+def test_a_read_verdict_is_exactly_one_decorated_word_of_the_pair(
+    reply: str, pair: tuple[str, str]
+) -> None:
+    verdict = read_verdict(reply, pair)
+    if verdict is None:
+        return
+    body = reply.strip().lower()
+    assert re.findall(r"[a-z]+", body) == [pair[0] if verdict else pair[1]]
+    shape = re.sub(
+        r"[a-z]+", "W", body
+    )  # what is left is one wrapper, both sides, and one end mark
+    assert re.fullmatch(r"(\*\*|[\"'`]|)W[.!]?\1[.!]?", shape), shape
+    assert shape.count(".") + shape.count("!") <= 1
+
+
+def test_each_prompt_names_both_words_of_its_pair() -> None:
+    assert len(VERDICT_PAIRS) == len(LESSON_PROMPTS)
+    for prompt, pair in zip(LESSON_PROMPTS, VERDICT_PAIRS, strict=True):
+        for other in PAIRS:
+            named = all(re.search(rf"\b{w}\b", prompt.closing.lower()) for w in other)
+            assert named is (other == pair), (prompt.name, other)
 
 
 # --- agreement figures, hand-computed ---------------------------------------------------------
@@ -194,13 +329,45 @@ def test_replies_come_back_per_pair_and_prompt_and_summarize(pairs10: list) -> N
     assert len(asked) == 10 * len(LESSON_PROMPTS) and len(LESSON_PROMPTS) >= 5
     assert [len(r) for r in replies] == [len(LESSON_PROMPTS)] * 10
     assert pairs[3].answer.strip() in asked[3 * len(LESSON_PROMPTS)][1]["content"]
-    verdicts = [[read_verdict(r) for r in row] for row in replies]
+    verdicts = [read_row(row) for row in replies]
     summary = summarize(pairs, verdicts, JudgeScale(pairs=10, resamples=20))
     head = summary["judge"]
     assert head["pairs"] == 10 and head["unparseable"] == 0.0
     assert head["attack_false_positive"] == 1.0  # a judge that always says yes credits every attack
     assert math.isnan(head["fleiss_kappa"])  # every verdict alike: kappa is undefined
     assert summary["by_category"]["attack"]["judge_credit"] == 1.0
+
+
+def test_rescore_rereads_the_saved_replies_without_a_model(pairs10: list, tmp_path) -> None:
+    from agentenv.judge.lesson import main
+
+    echoes = ["Yes.", "yes", "CORRECT or INCOR", "The answer is yes.", "No"]  # as the judge replied
+    lines = []
+    for pair in pairs10:
+        old = [True, True, True, True, False]  # what the first-word reader made of them
+        lines.append(json.dumps({**pair.to_dict(), "replies": echoes, "verdicts": old}))
+    (tmp_path / "verdicts.jsonl").write_text("\n".join(lines) + "\n")
+    scale = JudgeScale(pairs=10, resamples=20)
+    meta = {"lesson": "judge-consistency", "scale": scale.__dict__, "judge_s": 12.5}
+    (tmp_path / "summary.json").write_text(json.dumps({"smoke_run": False, "meta": meta}))
+
+    summary = rescore(tmp_path, plots=False)
+    assert summary["smoke_run"] is False and summary["meta"]["judge_s"] == 12.5
+    assert summary["meta"]["rescored"]["transitions"] == {"yes->unparseable": 20}
+    assert summary["judge"]["unparseable"] == pytest.approx(2 / 5)
+    assert summary["per_prompt"]["teacher-marks"]["unparseable"] == 1.0
+    saved = [json.loads(x) for x in (tmp_path / "verdicts.jsonl").read_text().splitlines()]
+    assert [r["verdicts"] for r in saved] == [[True, True, None, None, False]] * 10
+    assert [r["replies"] for r in saved] == [echoes] * 10
+    assert json.loads((tmp_path / "summary.json").read_text())["judge"] == _clean(summary["judge"])
+    # a second rescore changes nothing more
+    assert main(["--rescore", str(tmp_path), "--no-plots"]) == 0
+    assert json.loads((tmp_path / "summary.json").read_text())["meta"]["rescored"]["changed"] == 0
+
+
+def test_rescore_refuses_a_folder_without_replies(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="no saved replies"):
+        rescore(tmp_path)
 
 
 # --- the pipeline with the real model (slow) --------------------------------------------------
