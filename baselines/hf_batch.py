@@ -141,8 +141,12 @@ def generate_batch(
     cache_arg: str = "cache",
     abort: threading.Event | None = None,
     keep_cache: bool = False,
+    timings: dict[str, float] | None = None,
 ) -> list[Generation]:
     """Continue every request's prompt at once; see the module docstring.
+
+    ``timings``, when given, gets ``prefill_s`` (the cache fill and the first ids) and ``decode_s``
+    (every later step), measured inside this one call (for benchmarks).
 
     Raises:
         AgentFailure: ``abort`` was set (the run is stopping); checked before every decode step.
@@ -174,6 +178,8 @@ def generate_batch(
     reasons: list[str] = ["length"] * n
     caches: list[RowCache | None] = [None] * n
     active = list(range(n))
+    started = time.perf_counter()
+    prefill_s: float | None = None
     with torch.inference_mode():
         out = model(
             input_ids=ids,
@@ -205,6 +211,8 @@ def generate_batch(
                     continue
                 if keep_cache or requests[row].keep_cache:
                     caches[row] = _row_cache(cache, slot, mask[slot])
+            if prefill_s is None:
+                prefill_s = time.perf_counter() - started
             if not keep:
                 break
             if len(keep) < len(active):
@@ -224,6 +232,9 @@ def generate_batch(
                 **{cache_arg: cache},
             )
             next_position = next_position + 1
+    if timings is not None:
+        timings["prefill_s"] = prefill_s or 0.0
+        timings["decode_s"] = time.perf_counter() - started - timings["prefill_s"]
     return [Generation(outs[i], logps[i], reasons[i], caches[i]) for i in range(n)]
 
 
