@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentenv.judge.verdict_words import YES_NO, read_verdict
+
 _BLOCKS = {
     "question": "<question>\n{question}\n</question>",
     "gold": "<reference>\n{gold}\n</reference>",
@@ -90,23 +92,21 @@ PROMPTS: tuple[JudgePrompt, ...] = (
 )
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
-_FIRST_WORD = re.compile(r"[A-Za-z]+")
 
 
 def parse_verdict(reply: str) -> bool:
     """``True`` for yes, ``False`` for no; anything else raises :class:`JudgeReplyError`.
 
-    Only the first word counts (after any ``<think>`` block), so "No, because
-    yes..." is a no; a reply that starts with neither word is an error, never a
-    guess.
+    Every prompt asks for one word, so the reply (after any ``<think>`` block) is
+    read by the same whole-reply grammar as the lesson's local judge
+    (:func:`agentenv.judge.verdict_words.read_verdict`): one yes/no word with
+    allow-listed decoration. "No, because yes..." or "CORRECT or INCORRECT" is an
+    error, never a guess from its first word.
     """
-    text = _THINK.sub("", reply).strip()
-    match = _FIRST_WORD.search(text)
-    word = match.group(0).lower() if match and match.start() <= 2 else ""
-    if word == "yes":
-        return True
-    if word == "no":
-        return False
-    raise JudgeReplyError(
-        f"judge replied {reply[:200]!r}, which starts with neither 'yes' nor 'no'"
-    )
+
+    verdict = read_verdict(_THINK.sub("", reply), YES_NO)
+    if verdict is None:
+        raise JudgeReplyError(
+            f"judge replied {reply[:200]!r}, which is not one word, 'yes' or 'no'"
+        )
+    return verdict

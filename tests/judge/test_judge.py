@@ -47,7 +47,6 @@ def test_prompts_are_paraphrases() -> None:
     [
         ("yes", True),
         ("No.", False),
-        (" YES, same film", True),
         ("<think>\nhmm, yes\n</think>\nno", False),
         ('"Yes"', True),
     ],
@@ -56,9 +55,20 @@ def test_parse_verdict(reply: str, verdict: bool) -> None:
     assert parse_verdict(reply) is verdict
 
 
-@pytest.mark.parametrize("reply", ["maybe", "", "The answer is yes", "Yesterday"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "maybe",
+        "",
+        "The answer is yes",
+        "Yesterday",
+        " YES, same film",
+        "No, because yes",
+        "yes or no",
+    ],
+)
 def test_unreadable_replies_raise(reply: str) -> None:
-    with pytest.raises(JudgeReplyError, match="neither 'yes' nor 'no'"):
+    with pytest.raises(JudgeReplyError, match="not one word, 'yes' or 'no'"):
         parse_verdict(reply)
 
 
