@@ -27,7 +27,7 @@ shared its batch, except through floating-point differences of batched arithmeti
 in a batch can, at a near-tie, pick another id than the same prompt decoded alone.
 
 Example:
-    >>> ends_with_any([60, 47, 62], lambda ids: "".join(map(chr, ids)), ("/>", "</a>"))
+    >>> ends_with_any([60, 47, 62], lambda ids: "".join(map(chr, ids)), ("</a>",))
     False
     >>> ends_with_any([60, 47, 97, 62], lambda ids: "".join(map(chr, ids)), ("</a>",))
     True
