@@ -22,7 +22,10 @@ def pytest_configure(config: pytest.Config) -> None:
     tiers.load_fast_profile(config)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tiers before ``-m`` deselects: the slow list first, so no slow test joins the fast tier."""
+    tiers.mark_slow(items)
     tiers.mark_fast(items, cap_budgets=tiers.fast_selected(config))
 
 
