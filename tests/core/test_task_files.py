@@ -20,7 +20,12 @@ from agentenv.errors import UserInputError
 IDS = ("MediaSearch-v0", "RareDiseaseDiagnosis-v0")
 ROWS = {
     "MediaSearch-v0": [
-        {"question": f"Who directed film {i}?", "answer": f"Person {i}"} for i in range(3)
+        {"question": f"Who directed {film}?", "answer": person}
+        for film, person in (
+            ("Heat", "Michael Mann"),
+            ("Inception", "Christopher Nolan"),
+            ("Alien", "Ridley Scott"),
+        )
     ],
     "RareDiseaseDiagnosis-v0": [
         {"phenotypes": ["HP:0001166", "HP:0001083"], "diagnosis": ["OMIM:154700"]},
