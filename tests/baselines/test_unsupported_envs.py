@@ -57,6 +57,7 @@ def bare_family():
         envs=(),
         dialogues=(),
         corpora={},
+        agents={},
     )
     register_family(family)
     yield Task(prompt="?", gold={}, split="test", family=family.name)
