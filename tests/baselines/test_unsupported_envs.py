@@ -58,6 +58,7 @@ def bare_family():
         dialogues=(),
         corpora={},
         agents={},
+        reward_presets={},
     )
     register_family(family)
     yield Task(prompt="?", gold={}, split="test", family=family.name)
