@@ -55,10 +55,7 @@ shared with the dialogue envs of :mod:`agentenv.multiagent`.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
@@ -68,6 +65,7 @@ from agentenv.engine.env_options import check_env_options
 from agentenv.engine.frozen import MessageLog
 from agentenv.engine.parsing import Answer, parse_action
 from agentenv.engine.spaces import Text
+from agentenv.engine.task import Task
 from agentenv.engine.tools import ToolRegistry
 from agentenv.engine.turns import (
     BEHAVIOUR_COMPONENTS,
@@ -80,42 +78,6 @@ from agentenv.engine.turns import (
 from agentenv.rewards.config import RewardConfig, resolve_reward
 
 __all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
-
-
-@dataclass(frozen=True, eq=False)
-class Task:
-    """One episode's case: public fields the agent may see, private gold and case, a content-hash id.
-
-    ``case`` is the family's typed payload behind the gold (a media question
-    with its tool plan, a simulated patient): privileged code (graders,
-    oracles, simulated users) reads it; a policy never sees it.
-
-    ``family`` names the registered :class:`~agentenv.families.Family` the task
-    belongs to, so that generic code (the oracle, SFT export) finds the
-    family's parts without probing the gold's shape.
-
-    The id hashes the public content only, so it reveals nothing about the gold.
-
-    Example:
-        >>> Task(prompt="Who directed Inception?", gold={"answer": "Christopher Nolan"}).id
-        'task-b42b58ecb176'
-    """
-
-    prompt: str
-    gold: Any = field(repr=False)
-    split: str = "custom"
-    family: str = "custom"
-    kind: str = "custom"
-    difficulty: str = "unknown"
-    public: Mapping[str, Any] = field(default_factory=dict)
-    case: Any = field(default=None, repr=False)
-    id: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.id:
-            content = json.dumps([self.kind, self.prompt, self.public], sort_keys=True, default=str)
-            digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
-            object.__setattr__(self, "id", f"task-{digest}")
 
 
 class ToolEnv(gym.Env[str, str]):

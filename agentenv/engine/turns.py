@@ -56,12 +56,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentenv.engine.frozen import FrozenDict, FrozenList
 from agentenv.engine.parsing import Answer, CallRejected, ParseError, ToolCall, ToolCalls, printable
+from agentenv.engine.task import Task
 from agentenv.engine.tools import ToolRegistry, ToolResult, ValidatedCall, encode_json
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from agentenv.core import Task
 
 RESET_OPTIONS = ("task", "task_id", "index")
 """The reset options that pin a task; every env reads these and no others."""
@@ -161,9 +160,6 @@ class TaskChooser:
 
 
 def _pinned_task(task: Any, from_dict: Callable[[Mapping[str, Any]], Task] | None) -> Task:
-    # core imports this module, so a module-level import of Task would be circular
-    from agentenv.core import Task
-
     if isinstance(task, Task):
         return task
     if isinstance(task, Mapping):
