@@ -19,7 +19,7 @@ what failed and why it matters, and return a :class:`CheckReport`.
 
 from __future__ import annotations
 
-from agentenv.checks.checker import check_env
+from agentenv.checks.any_env import check_env
 from agentenv.checks.contract import CheckReport, EnvCheckError
 from agentenv.checks.dialogue_checker import DIALOGUE_CHECKS, check_dialogue_env
 from agentenv.checks.env_checker import TOOL_CHECKS, check_tool_env

@@ -8,12 +8,8 @@ Two copies of that sequence drifted before (a check added to one only). Each kin
 what differs: how it plays an episode (``episode``), its scripted actions, its turn-limit check
 and the library check it runs first (Gymnasium's ``check_env``, PettingZoo's ``api_test``).
 
-:func:`check_env` takes either kind and dispatches by what the env is.
-
-Example:
-    >>> import gymnasium as gym, agentenv
-    >>> check_env(gym.make("MediaSearch-SingleTurn-v0")).checks[:2]
-    ('gymnasium', 'info_keys')
+:func:`~agentenv.checks.any_env.check_env` takes either kind and dispatches by what the env is;
+it lives in its own module because it imports both checkers, which import this driver.
 """
 
 from __future__ import annotations
@@ -71,17 +67,3 @@ def run_contract(c: ContractChecker, script: Sequence[str], script_label: str) -
     c.timed("reward_mix", c.reward_mix, episodes)
     c.timed("components_documented", c.components_documented)
     return c.report
-
-
-def check_env(env: Any, **kwargs: Any) -> CheckReport:
-    """Check any agentenv env: a Gymnasium env with :func:`~agentenv.checks.check_tool_env`, a
-    PettingZoo AEC dialogue with :func:`~agentenv.checks.check_dialogue_env`; ``kwargs`` go to it."""
-    import gymnasium as gym
-
-    if isinstance(env, gym.Env):
-        from agentenv.checks.env_checker import check_tool_env
-
-        return check_tool_env(env, **kwargs)
-    from agentenv.checks.dialogue_checker import check_dialogue_env
-
-    return check_dialogue_env(env, **kwargs)
