@@ -36,6 +36,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from agentenv.retrieval.unit_rows import normalise_rows
 
 __all__ = ["Encoder", "HashedTfidfSvdEncoder", "MiniLMEncoder", "load_encoder", "normalise_rows"]
 
@@ -61,22 +62,6 @@ class Encoder(Protocol):
     def save(self, path: Path) -> None:
         """Write what :func:`load_encoder` needs into the directory ``path``."""
         ...
-
-
-def normalise_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm, as float32; zero rows stay zero (never NaN).
-
-    Norms are taken in float64 so that tiny rows do not underflow to zero.
-
-    Example:
-        >>> normalise_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
-        [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
-    """
-    x = np.asarray(x, dtype=np.float64)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    out = np.zeros_like(x)
-    np.divide(x, norms, out=out, where=norms > 0)
-    return out.astype(np.float32)
 
 
 def _progress(total: int, batch_size: int, progress: bool | None, desc: str):  # type: ignore[no-untyped-def]

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from agentenv.retrieval.encoders import normalise_rows
+from agentenv.retrieval.unit_rows import normalise_rows
 
 __all__ = ["INSTALL_HINT", "OnnxMiniLMEncoder", "minilm_available"]
 
