@@ -2,7 +2,7 @@
 
 Source: PyPI ``bokeh-sampledata==2026.1``, ``bokeh_sampledata/_data/movies.db``
 (SQLite, CC0, from Wikidata). Its sha256 is pinned in
-:data:`~agentenv.corpora.media.catalog.MOVIES_DB_SHA256`; a different file is refused
+:data:`~agentenv.corpora.media.title.MOVIES_DB_SHA256`; a different file is refused
 rather than silently producing a different benchmark.
 
 Cleaning rules (each fixes a quirk of the source):
@@ -34,8 +34,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from agentenv.corpora.media.catalog import MOVIES_DB_SHA256, Title
 from agentenv.corpora.media.files import file_sha256
+from agentenv.corpora.media.title import MOVIES_DB_SHA256, Title
 
 _SUFFIXES = frozenset({"Jr.", "Sr.", "Jr", "Sr", "II", "III", "IV"})
 
