@@ -33,7 +33,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -42,14 +43,48 @@ from agentenv.tokens.rollout import TokenRollout
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import gymnasium as gym
 
-    from agentenv.baselines.llm_agent import LLMAgent
     from agentenv.tokens import ChatTemplate
+
+
+class SampledIds(Protocol):
+    """What one completions call sampled (:class:`agentenv.baselines.llm_agent.CompletionIds`)."""
+
+    @property
+    def token_ids(self) -> list[int]: ...
+    @property
+    def logprobs(self) -> list[float] | None: ...
+    @property
+    def prompt_ids(self) -> list[int] | None: ...
+
+
+class TokenSamplingAgent(Protocol):
+    """What a rollout asks of its agent (:class:`agentenv.baselines.llm_agent.LLMAgent` is one).
+
+    A protocol rather than the class, so that this module does not import
+    :mod:`agentenv.baselines.llm_agent`, which re-exports it.
+    """
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def last_token_ids(self) -> list[int] | None: ...
+    @property
+    def last_logprobs(self) -> list[float] | None: ...
+    @property
+    def last_prompt_ids(self) -> list[int] | None: ...
+    def reset(
+        self, obs: str, info: Mapping[str, Any], *, rng: np.random.Generator | None = None
+    ) -> None: ...
+    def complete_ids(
+        self, prompt_ids: Sequence[int], stop_ids: Sequence[int] = ()
+    ) -> SampledIds: ...
+    def act(self, obs: str, info: Mapping[str, Any]) -> str: ...
 
 
 def llm_token_rollout(
     env: gym.Env[str, str],
     template: ChatTemplate,
-    agent: LLMAgent,
+    agent: TokenSamplingAgent,
     *,
     seed: int | None = None,
     options: dict[str, Any] | None = None,
