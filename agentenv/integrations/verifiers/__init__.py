@@ -15,13 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TASKSET_ID", "AgentenvEnv", "AgentenvTaskset", "load_environment"]
+from agentenv.integrations.verifiers.taskset_id import TASKSET_ID
 
-TASKSET_ID = "agentenv_verifiers"
-"""The taskset id verifiers resolves (``vf-eval agentenv_verifiers``, ``--env.taskset.id``). verifiers imports a
-taskset id as an installed top-level package exporting its ``Taskset`` (and ``Env``) subclass in ``__all__``,
-so setup.cfg installs this package a second time under that name; both names reach the same classes
-(:func:`__getattr__` imports them from :mod:`agentenv.integrations.verifiers.environment`, lazily)."""
+__all__ = ["TASKSET_ID", "AgentenvEnv", "AgentenvTaskset", "load_environment"]
 
 
 def __getattr__(name: str) -> Any:

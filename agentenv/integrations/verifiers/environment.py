@@ -22,6 +22,7 @@ from agentenv.integrations.row_episodes import (
     episode_specs,
     first_messages,
 )
+from agentenv.integrations.verifiers.taskset_id import TASKSET_ID
 
 __all__ = ["AgentenvEnv", "AgentenvTaskset"]
 
@@ -154,8 +155,6 @@ def build_environment(
     max_turns: int | None,
 ) -> AgentenvEnv:
     from verifiers.v1.utils.loaders import harness_class
-
-    from agentenv.integrations.verifiers import TASKSET_ID
 
     agent = default_agent()
     if harness != "null":
