@@ -53,8 +53,8 @@ from agentenv.envs.rare_disease.tools.args import (
     RankArgs,
     SearchDiseasesArgs,
 )
-from agentenv.envs.rare_disease.tools.phenotype_lookup import phenotype_index
 from agentenv.envs.rare_disease.tools.phenotype_ranker import reference_ranker
+from agentenv.envs.rare_disease.tools.search_indexes import phenotype_index
 from agentenv.retrieval.base import Retriever
 
 MAX_PHENOTYPES = 80

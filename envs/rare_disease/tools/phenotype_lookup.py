@@ -31,7 +31,6 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -262,14 +261,3 @@ def _flatten(groups: dict[str, list[int]]) -> tuple[list[str], list[int], list[i
         flat.extend(groups[key])
         ptr.append(len(flat))
     return keys, ptr, flat
-
-
-@lru_cache(maxsize=4)
-def phenotype_index(kb: HpoKnowledgeBase) -> PhenotypeIndex:
-    """The index of a KB, from the disk cache (built and stored on a miss), shared by every env of the process.
-
-    The rare-disease tools call it at ``make``, so the first ``lookup_phenotype`` step builds nothing.
-    """
-    from agentenv.envs.rare_disease.tools.search_indexes import cached_phenotype_index
-
-    return cached_phenotype_index(kb)

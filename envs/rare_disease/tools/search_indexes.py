@@ -8,7 +8,7 @@ outcome could depend on load. The tools now ask for it when the env is made
 (:func:`~agentenv.envs.rare_disease.tools.diagnosis_tools.make_rare_disease_tools`), and it
 comes from one cache file under ``$AGENTENV_HOME/phenotype-index`` in a
 fraction of its build time, then from memory for every later env of the
-process (:func:`~agentenv.envs.rare_disease.tools.phenotype_lookup.phenotype_index`
+process (:func:`phenotype_index`
 is memoised per KB). The disease index behind ``search_diseases`` goes the
 same way through the retrieval index cache
 (:func:`~agentenv.envs.rare_disease.tools.documents.disease_retriever`).
@@ -40,7 +40,7 @@ from agentenv.envs.rare_disease.tools.phenotype_lookup import PhenotypeIndex
 from agentenv.storage.checksummed_cache import pack_bytes, unpack_bytes
 from agentenv.storage.paths import atomic_write_bytes, cache_dir
 
-__all__ = ["CACHE_FORMAT", "cached_phenotype_index", "phenotype_index_path"]
+__all__ = ["CACHE_FORMAT", "cached_phenotype_index", "phenotype_index", "phenotype_index_path"]
 
 log = logging.getLogger(__name__)
 
@@ -132,3 +132,12 @@ def cached_phenotype_index(kb: HpoKnowledgeBase) -> PhenotypeIndex:
     index = PhenotypeIndex.build(kb)
     atomic_write_bytes(path, pack_bytes(header, encode_state(index.state())))
     return index
+
+
+@lru_cache(maxsize=4)
+def phenotype_index(kb: HpoKnowledgeBase) -> PhenotypeIndex:
+    """The index of a KB, from the disk cache (built and stored on a miss), shared by every env of the process.
+
+    The rare-disease tools call it at ``make``, so the first ``lookup_phenotype`` step builds nothing.
+    """
+    return cached_phenotype_index(kb)

@@ -16,8 +16,9 @@ import pytest
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
 from agentenv.engine.actions import tool_call
-from agentenv.envs.rare_disease.tools import documents, phenotype_lookup, search_indexes
-from agentenv.envs.rare_disease.tools.phenotype_lookup import PhenotypeIndex, phenotype_index
+from agentenv.envs.rare_disease.tools import documents, search_indexes
+from agentenv.envs.rare_disease.tools.phenotype_lookup import PhenotypeIndex
+from agentenv.envs.rare_disease.tools.search_indexes import phenotype_index
 from agentenv.storage.paths import home_at
 
 QUERIES = [
@@ -45,7 +46,7 @@ def test_the_first_tool_steps_build_nothing(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(search_indexes, "cached_phenotype_index", _refuse)
     monkeypatch.setattr(documents, "disease_documents", _refuse)
     monkeypatch.setattr(documents, "disease_retriever", _refuse)
-    monkeypatch.setattr(phenotype_lookup, "phenotype_index", _refuse)
+    monkeypatch.setattr(search_indexes, "phenotype_index", _refuse)
     obs, *_ = env.step(
         tool_call("search_diseases", query="tall stature long slender fingers ectopia lentis")
     )
