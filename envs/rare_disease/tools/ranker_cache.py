@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
-from agentenv.envs.rare_disease.tools.phenotype_ranker import ARRAY_NAMES, ranker_arrays
+from agentenv.envs.rare_disease.tools.ranker_precompute import ARRAY_NAMES, ranker_arrays
 from agentenv.storage.checksummed_cache import ChecksummedDir
 from agentenv.storage.fork_sharing import share_heap_with_forks
 from agentenv.storage.paths import cache_dir
@@ -36,7 +36,7 @@ __all__ = ["cached_ranker_arrays", "ranker_cache_path"]
 
 log = logging.getLogger(__name__)
 FORMAT = 1
-"""Bump when :func:`~agentenv.envs.rare_disease.tools.phenotype_ranker.ranker_arrays` changes what it computes."""
+"""Bump when :func:`~agentenv.envs.rare_disease.tools.ranker_precompute.ranker_arrays` changes what it computes."""
 ENTRY = ChecksummedDir(
     "manifest.json",
     files=tuple(f"{name}.npy" for name in ARRAY_NAMES),
