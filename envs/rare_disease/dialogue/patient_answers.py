@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Literal
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
 
-if TYPE_CHECKING:  # patients.py re-exports this module, so the import is for type checkers only
-    from agentenv.envs.rare_disease.patients.simulated import Patient
+if TYPE_CHECKING:
+    from agentenv.envs.rare_disease.patient import Patient
 
 
 @dataclass(frozen=True)

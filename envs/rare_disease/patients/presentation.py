@@ -36,10 +36,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-if (
-    TYPE_CHECKING
-):  # patients.py draws its hidden share with hidden_mask, so the import is for type checkers
-    from agentenv.envs.rare_disease.patients.simulated import Patient
+if TYPE_CHECKING:
+    from agentenv.envs.rare_disease.patient import Patient
 
 MAX_ATTEMPTS = 20
 """Seeded hiding draws a record may be shown by, before its whole (see :mod:`~.presentation_plan`)."""

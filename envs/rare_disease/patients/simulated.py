@@ -56,9 +56,7 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -66,120 +64,12 @@ import numpy as np
 from agentenv.corpora.hpo.hpoa import FREQUENCY_RANGES, FrequencyClass
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
 from agentenv.envs.rare_disease.dialogue.patient_answers import AskAnswer, ask  # noqa: F401 - re-exported
-from agentenv.envs.rare_disease.patients.draws import RealisticDraws
+from agentenv.envs.rare_disease.patient import Patient
+from agentenv.envs.rare_disease.patients.draws import RealisticDraws, SamplerParams
 from agentenv.envs.rare_disease.patients.presentation import hidden_mask
 from agentenv.envs.rare_disease.patients.term_sets import ancestors_of, in_sorted
 
 # ----- parameters ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SamplerParams:
-    """How a patient is degraded from its disease profile (see the module docstring for the steps)."""
-
-    imprecision: float = 0.0
-    """Probability that a visible finding is reported as one of its ancestors."""
-    imprecision_max_steps: int = 2
-    """An imprecise finding moves up 1..this many ``is_a`` steps (uniform)."""
-    noise: float = 0.0
-    """Per finding, the probability of adding one unrelated term."""
-    noise_min_diseases: int = 10
-    """Noise (and unrelated excluded) terms are drawn from terms directly annotated to at least this many universe diseases."""
-    max_findings: int | None = None
-    """Cap on the disease-derived findings (uniform subsample); None: no cap."""
-    hidden_fraction: float = 0.0
-    """Probability that a finding is hidden until asked about (multi-turn)."""
-    min_visible: int = 1
-    """At least this many findings stay visible (as many as there are, if fewer)."""
-    excluded_range: tuple[int, int] = (0, 0)
-    """Inclusive range of the number of terms reported absent."""
-    excluded_from_annotations: bool = True
-    """Prefer the disease's own NOT / frequency-0 annotations as excluded terms."""
-    drop_redundant: bool = True
-    """Drop visible terms that are ancestors of other visible terms."""
-    # -- realistic draws (patient_draws.py); used when term_count is set ------------------
-    term_count: tuple[float, float] | None = None
-    """(median, sigma) of the log-normal total number of present terms; None: the plain steps above."""
-    unrelated_share: float = 0.0
-    """With ``term_count``: the expected share of a case's terms unrelated to its disease's annotations."""
-    similar_share: float = 0.5
-    """Share of the unrelated findings drawn from similar diseases' annotations (the rest: same organ systems)."""
-    similar_diseases: int = 10
-    """How many of the most similar diseases make up the differential."""
-    specific: float = 0.0
-    """With ``term_count``: probability that a disease finding is recorded as a more specific descendant."""
-    thin_scaling: float = 1.0
-    """When a profile has fewer phenotypes than the draw wants, the unrelated count is scaled by
-    (available / wanted) to this power: 1 keeps the case's share of unrelated terms, 0 keeps its
-    count (a thinly annotated disease still gets a full-length report)."""
-    excluded_probability: float = 0.0
-    """With ``term_count``: probability that a case lists pertinent negatives at all."""
-    excluded_mean: float = 0.0
-    """With ``term_count``: mean number of pertinent negatives of a case that lists some (1 + Poisson)."""
-    common_bias: float = 0.0
-    """With ``term_count``: a disease finding's draw weight is its frequency times (diseases listing
-    the term) ** this. Why: published cases record a disease's common findings (intellectual
-    disability, seizures) more than its rare hallmarks; on the real cases the exact terms have a
-    median of 235 diseases listing them, against 86 for a frequency-only draw."""
-    near_miss_share: float = 0.0
-    """With ``term_count``: share of the unrelated findings drawn as near misses, close relatives
-    (Resnik similarity >= 3) of an annotation the patient does not have."""
-    near_miss_steps: int = 2
-    """A near miss hangs below an ancestor 1..this many steps above the annotation."""
-    cluster_share: float = 0.0
-    """With ``term_count``: probability that an unrelated finding is drawn as a close relative of one
-    already drawn (on the real cases 3.3% of the pairs of unrelated terms are close relatives,
-    against 0.6% for independent draws)."""
-    profile_slope: float = 0.0
-    """With ``term_count``: how the share of disease findings grows with the disease's annotation
-    count (``patient_draws.unrelated_share``); 0 keeps ``unrelated_share`` for every disease."""
-
-    def __post_init__(self) -> None:
-        for name in (
-            "imprecision",
-            "noise",
-            "hidden_fraction",
-            "unrelated_share",
-            "similar_share",
-            "specific",
-            "excluded_probability",
-            "near_miss_share",
-            "cluster_share",
-        ):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"SamplerParams.{name} must be in [0, 1], got {value}")
-        if self.imprecision_max_steps < 1:
-            raise ValueError("SamplerParams.imprecision_max_steps must be >= 1")
-        if self.max_findings is not None and self.max_findings < 1:
-            raise ValueError("SamplerParams.max_findings must be >= 1 or None")
-        if self.min_visible < 1:
-            raise ValueError("SamplerParams.min_visible must be >= 1")
-        if self.imprecision + self.specific > 1.0:
-            raise ValueError("SamplerParams.imprecision + SamplerParams.specific must be <= 1")
-        if self.term_count is not None:
-            median, sigma = self.term_count
-            if not (median >= 1 and sigma >= 0):
-                raise ValueError(
-                    f"SamplerParams.term_count must be (median >= 1, sigma >= 0), got {self.term_count}"
-                )
-        if self.similar_diseases < 1:
-            raise ValueError("SamplerParams.similar_diseases must be >= 1")
-        if self.common_bias < 0:
-            raise ValueError(f"SamplerParams.common_bias must be >= 0, got {self.common_bias}")
-        if self.near_miss_steps < 1:
-            raise ValueError("SamplerParams.near_miss_steps must be >= 1")
-        if self.excluded_mean < 0:
-            raise ValueError("SamplerParams.excluded_mean must be >= 0")
-        lo, hi = self.excluded_range
-        if not 0 <= lo <= hi:
-            raise ValueError(
-                f"SamplerParams.excluded_range must be (lo, hi) with 0 <= lo <= hi, got {self.excluded_range}"
-            )
-
-    def replace(self, **changes: object) -> SamplerParams:
-        """A copy with some fields changed (validated again)."""
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
 CLEAN = SamplerParams()
@@ -275,46 +165,6 @@ def _fingerprint(kb: HpoKnowledgeBase, params: str) -> str:
 
 
 # ----- patients --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Patient:
-    """One case: what is shown, what is hidden, what is absent, and the diagnosis.
-
-    Attributes:
-        disease_id: the gold diagnosis (a universe disease id).
-        present: visible presenting terms, as reported (possibly imprecise or noise).
-        hidden: present findings not reported; revealed by :func:`ask`.
-        excluded: terms reported absent.
-        findings: the patient's true findings (precise disease terms and noise,
-            hidden ones included). Private: used to answer questions, never shown.
-        seed: the patient seed (``sample_case(disease_id, seed)`` rebuilds it); None when imported.
-        source: ``"simulated"`` or the file/record it was imported from.
-        closed_world: True when every finding is known, so a question about anything
-            else is answered "no"; False (every simulated, real and imported patient since
-            the one presentation protocol, :mod:`~.presentation`): "unknown" ("not sure").
-        also_accept: other diagnoses that count as correct (imported cases with several).
-    """
-
-    disease_id: str
-    present: tuple[str, ...]
-    hidden: tuple[str, ...] = ()
-    excluded: tuple[str, ...] = ()
-    findings: tuple[str, ...] = ()
-    seed: int | None = None
-    source: str = "simulated"
-    closed_world: bool = True
-    also_accept: tuple[str, ...] = ()
-
-    @property
-    def all_present(self) -> tuple[str, ...]:
-        """Visible then hidden present terms (what a fully informed ranker would see)."""
-        return self.present + tuple(h for h in self.hidden if h not in self.present)
-
-    @property
-    def diagnoses(self) -> tuple[str, ...]:
-        """Every accepted diagnosis, the gold one first."""
-        return (self.disease_id, *self.also_accept)
 
 
 # ----- the sampler -----------------------------------------------------------------------
