@@ -63,7 +63,6 @@ from typing import Any
 from agentenv.integrations.tools_as_methods import RESERVED_NAMES, tool_method
 from agentenv.integrations.trl.data import checkpointing_option, dataset, qwen3_tokenizer
 from agentenv.integrations.trl.episodes import (
-    ENV_CLASSES,
     EPISODES_LOCK,
     REFEREES,
     EpisodeResult,
@@ -90,6 +89,10 @@ __all__ = [
     "message_action",
     "qwen3_tokenizer",
 ]
+
+
+ENV_CLASSES: dict[str, type[AgentEnvTRL]] = {}
+"""This process's env class per factory key (``spec_key(env_id, make_kwargs)``), built once."""
 
 
 # ----------------------------------------------------------------------------- the factory

@@ -14,21 +14,38 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import gymnasium as gym
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentenv.core import Task
-    from agentenv.integrations.trl import AgentEnvFactory
-    from agentenv.integrations.trl.rollout_env import AgentEnvTRL
 
 __all__ = ["EpisodeKey", "EpisodeResult", "TaskOption", "task_positions"]
 
 
+class FactorySpec(Protocol):
+    """What the episode helpers, the rollout env and the reward read of an
+    :class:`~agentenv.integrations.trl.AgentEnvFactory`.
+
+    A protocol rather than the class, so that these modules do not import the package
+    ``__init__`` that defines the factory and imports them.
+    """
+
+    @property
+    def env_id(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def make_kwargs(self) -> dict[str, Any]: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
 # ----------------------------------------------------------------------------- per-process caches
 EPISODES_LOCK = threading.Lock()
-ENV_CLASSES: dict[str, type[AgentEnvTRL]] = {}
 _SPLIT_TASKS: dict[tuple[str, str], tuple[Sequence[Task], dict[str, int]]] = {}
 REFEREES: dict[str, list[gym.Env]] = {}
 _DRAWN: OrderedDict[str, tuple[str, str, int]] = OrderedDict()
@@ -83,7 +100,7 @@ class EpisodeResult:
 
 
 def split_tasks(
-    factory: AgentEnvFactory, split: str, env: gym.Env | None = None
+    factory: FactorySpec, split: str, env: gym.Env | None = None
 ) -> tuple[Sequence[Task], dict[str, int]]:
     """The tasks of ``split`` and their id -> position index, built once per process."""
     key = (factory.key, split)
@@ -126,7 +143,7 @@ def task_positions(tasks: Sequence[Task], split: str, env_id: str) -> dict[str, 
     return positions
 
 
-def default_split(factory: AgentEnvFactory) -> str:
+def default_split(factory: FactorySpec) -> str:
     return str(factory.make_kwargs.get("split", "train"))
 
 
@@ -135,7 +152,7 @@ TaskOption = Any
 
 
 def pinned_task(
-    factory: AgentEnvFactory, row: Mapping[str, Any], env: gym.Env | None = None
+    factory: FactorySpec, row: Mapping[str, Any], env: gym.Env | None = None
 ) -> tuple[TaskOption, str, int] | None:
     """``(task, split, seed)`` of the task a row pins (``task_id``, else ``index``, else a ``task``
     dict), looked up in the row's ``split`` (else the factory's); None when the row pins none."""

@@ -7,7 +7,7 @@ independent of how TRL drives the live env (:mod:`agentenv.integrations.trl.roll
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from agentenv.integrations.trl.episodes import (
     REFEREES,
     EpisodeKey,
     EpisodeResult,
+    FactorySpec,
     TaskOption,
     find_drawn,
     make_episode_env,
@@ -24,9 +25,6 @@ from agentenv.integrations.trl.episodes import (
     split_tasks,
 )
 from agentenv.integrations.trl.rollout_env import AgentEnvTRL
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentenv.integrations.trl import AgentEnvFactory
 
 __all__ = ["AgentEnvReward", "message_action"]
 
@@ -48,7 +46,7 @@ class AgentEnvReward:
     ``last_results`` holds the :class:`EpisodeResult` of the last call's rollouts.
     """
 
-    def __init__(self, factory: AgentEnvFactory) -> None:
+    def __init__(self, factory: FactorySpec) -> None:
         self.factory = factory
         self.__name__ = factory.name
         self.last_results: list[EpisodeResult | None] = []
@@ -122,7 +120,7 @@ class AgentEnvReward:
 
 
 def _replay(
-    factory: AgentEnvFactory, task: TaskOption, key: EpisodeKey, turns: Sequence[Mapping[str, Any]]
+    factory: FactorySpec, task: TaskOption, key: EpisodeKey, turns: Sequence[Mapping[str, Any]]
 ) -> EpisodeResult:
     """Step a referee env once per assistant message; the last one ends the episode (answer or truncation)."""
     with EPISODES_LOCK:

@@ -16,6 +16,7 @@ from agentenv.engine.actions import tool_call as render_tool_call
 from agentenv.integrations.trl.episodes import (
     EpisodeKey,
     EpisodeResult,
+    FactorySpec,
     TaskOption,
     default_split,
     derive_seed,
@@ -27,7 +28,6 @@ from agentenv.integrations.trl.episodes import (
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentenv.core import Task
-    from agentenv.integrations.trl import AgentEnvFactory
 
 __all__ = ["EPISODE_OVER", "LIVE_TURNS_PER_TURN", "AgentEnvTRL"]
 
@@ -39,7 +39,7 @@ one action may hold (32, the parser's limit): the live env never ends an episode
 
 # ----------------------------------------------------------------------------- one rollout's env
 class AgentEnvTRL:
-    """One rollout's env for TRL; :class:`AgentEnvFactory` makes subclasses with one method per env tool.
+    """One rollout's env for TRL; :class:`~agentenv.integrations.trl.AgentEnvFactory` makes subclasses with one method per env tool.
 
     Public attributes (read them, e.g. in callbacks): ``episode`` (the :class:`EpisodeKey` of the
     current episode), ``info`` (the live env's last ``info``), ``result`` (the :class:`EpisodeResult`
@@ -48,7 +48,7 @@ class AgentEnvTRL:
 
     env_id: ClassVar[str] = ""
 
-    def __init__(self, factory: AgentEnvFactory, number: int = 0) -> None:
+    def __init__(self, factory: FactorySpec, number: int = 0) -> None:
         if factory.env_id != self.env_id:
             raise ValueError(f"{type(self).__name__} serves {self.env_id}, not {factory.env_id}")
         self._factory = factory
