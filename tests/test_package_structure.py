@@ -304,3 +304,103 @@ def test_the_top_level_folders_are_the_products() -> None:
     tracked = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
     ignored = {"build", "dist", "results"} | {p for p in tracked if p.endswith(".egg-info")}
     assert tracked - ignored <= allowed, sorted(tracked - ignored - allowed)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports, lazily or not (``TYPE_CHECKING`` and function bodies count).
+
+    ``from pkg import name`` is an edge to ``pkg`` (its ``__init__`` runs) and to ``pkg.name`` when
+    that is a module.
+    """
+    files = {module: path for folder in RULES for path, module in sources(folder)}
+    return {
+        module: {
+            target
+            for _, target in imported_modules(
+                path.read_text(encoding="utf-8"), module, path.name == "__init__.py"
+            )
+            if target in files and target != module
+        }
+        for module, path in files.items()
+    }
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative).
+
+    Example:
+        >>> import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+        [['a', 'b', 'c']]
+        >>> import_circles({"a": {"b"}, "b": set()})
+        []
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return sorted(circles)
+
+
+def test_no_import_circle_lazy_ones_included() -> None:
+    """No two modules import each other, even through a function body, ``TYPE_CHECKING`` or a package ``__init__``.
+
+    Why: a circle only works in the import order someone happened to test; a lazy import inside a
+    function hides it until the function runs. Give the shared piece a module of its own instead.
+    """
+    graph = import_graph()
+    circles = import_circles(graph)
+    detail = [
+        " <-> ".join(circle)
+        + "\n"
+        + "\n".join(f"    {a} imports {b}" for a in circle for b in sorted(graph[a]) if b in circle)
+        for circle in circles
+    ]
+    assert not circles, f"{len(circles)} import circles:\n" + "\n".join(detail)
+
+
+def test_the_circle_check_finds_a_lazy_circle() -> None:
+    """A circle closed only by a function-level or ``TYPE_CHECKING`` import is still found."""
+    sources_ = {
+        "agentenv.x.a": "from agentenv.x.b import f",
+        "agentenv.x.b": "def f():\n    from agentenv.x.c import g",
+        "agentenv.x.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agentenv.x import a",
+    }
+    graph = {
+        module: {t for _, t in imported_modules(text, module) if t in sources_ and t != module}
+        for module, text in sources_.items()
+    }
+    assert import_circles(graph) == [["agentenv.x.a", "agentenv.x.b", "agentenv.x.c"]]
