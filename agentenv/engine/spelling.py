@@ -54,6 +54,9 @@ _HYPHEN_IN_WORD = re.compile(r"(?<=\w)[-\u2010\u2013](?=\w)")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s(?!\w)")
 _ASCII_MARK = r"!-/:-@\[-`{-~"
 _ASCII_TOKEN = re.compile(rf"[{_ASCII_MARK}]|[^ \t\r{_ASCII_MARK}]+")
+_ASCII_PLAIN_BREAK = re.compile(rf"[{_ASCII_MARK}\n\x0b\x0c\x1c-\x1f]")
+"""What keeps an ASCII text off the plain path: a mark, or whitespace that ``str.split`` cuts at and the
+token pattern does not (without any, the words are ``str.split()``'s and there are no marks)."""
 _ASCII_PUNCTUATION = frozenset(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum())
 """ASCII fast path: every ASCII punctuation or symbol character is a mark (all are Unicode P* or S*)."""
 
@@ -80,8 +83,21 @@ def spell(text: str) -> Spelling:
 
 
 def spell_once(text: str) -> Spelling:
-    """:func:`spell` without the memo, for building an index of many names once."""
-    folded = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+    """:func:`spell` without the memo, for building an index of many names once.
+
+    An ASCII text with no punctuation (most people's names) takes a plain path, ``str.split`` (the
+    same words: a test compares both paths on generated texts).
+    """
+    if text.isascii():
+        folded = text.lower()
+        if _ASCII_PLAIN_BREAK.search(folded) is None:
+            return Spelling(tuple(folded.split()), ())
+        return _spell_folded(folded)
+    return _spell_folded(unicodedata.normalize("NFKC", text).casefold())
+
+
+def _spell_folded(folded: str) -> Spelling:
+    """:func:`spell_once` of an already folded text (lower-cased ASCII, or NFKC and case-folded)."""
     folded = _POSSESSIVE.sub("", _HYPHEN_IN_WORD.sub(" ", folded))
     words: list[str] = []
     marks: list[tuple[int, str]] = []

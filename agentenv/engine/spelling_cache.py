@@ -15,10 +15,10 @@ faster than JSON (the film people's index: 41 -> 15 ms of every warm make).
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import marshal
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from agentenv.engine.spelling import RULES_VERSION, SpellingIndex, WordRule
 from agentenv.storage.checksummed_cache import pack_bytes, unpack_bytes
@@ -67,8 +67,34 @@ def cached_spelling_index(
             gc.enable()
     if isinstance(state, list):
         return SpellingIndex.from_state(state, rules)
-    index = build()
-    # Through JSON first: the state read back is exactly what a JSON cache gave (lists, string keys).
-    plain = json.loads(json.dumps(index.state(), ensure_ascii=False))
-    atomic_write_bytes(path, pack_bytes(header, marshal.dumps(plain)))
+    gc.disable()  # the build makes as many small containers as the load reads
+    try:
+        index = build()
+        body = marshal.dumps(plain_state(index.state()))
+    finally:
+        if enabled:
+            gc.enable()
+    atomic_write_bytes(path, pack_bytes(header, body))
     return index
+
+
+def plain_state(state: list[list[Any]]) -> list[list[Any]]:
+    """``state`` as a JSON cache gave it back (lists for tuples, string keys), without the round trip
+    through JSON text (a third of the people index's first build).
+
+    Example:
+        >>> plain_state([["exact", {"a b": "r1", "c": [("r2", ((1, ","),))]}]])
+        [['exact', {'a b': 'r1', 'c': [['r2', [[1, ',']]]]}]]
+    """
+    return [
+        [
+            how,
+            {
+                words: rows
+                if type(rows) is str
+                else [[ref, [[at, mark] for at, mark in marks]] for ref, marks in rows]
+                for words, rows in table.items()
+            },
+        ]
+        for how, table in state
+    ]

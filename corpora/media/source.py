@@ -46,16 +46,20 @@ def split_names(value: str | None) -> tuple[str, ...]:
     Duplicates are dropped (first occurrence kept) so a person counts once
     per film and role.
     """
-    items: list[str] = []
-    for raw in (value or "").split(","):
-        item = " ".join(raw.split())
+    if not value:
+        return ()
+    items = [" ".join(raw.split()) for raw in value.split(",")]
+    if _SUFFIXES.isdisjoint(items):  # most lists: nothing to re-join
+        return tuple(dict.fromkeys(filter(None, items)))
+    joined: list[str] = []
+    for item in items:
         if not item:
             continue
-        if item in _SUFFIXES and items:
-            items[-1] = f"{items[-1]} {item}"
+        if item in _SUFFIXES and joined:
+            joined[-1] = f"{joined[-1]} {item}"
         else:
-            items.append(item)
-    return tuple(dict.fromkeys(items))
+            joined.append(item)
+    return tuple(dict.fromkeys(joined))
 
 
 def split_list(value: str | None) -> tuple[str, ...]:
@@ -112,6 +116,16 @@ def read_titles(path: Path) -> list[Title]:
         if row[1]:
             imdb_counts[row[1]] = imdb_counts.get(row[1], 0) + 1
     titles = []
+    lists: dict[
+        str | None, tuple[str, ...]
+    ] = {}  # genres, languages, countries: few distinct values
+
+    def listed(value: str | None) -> tuple[str, ...]:
+        found = lists.get(value)
+        if found is None:
+            found = lists[value] = split_list(value)
+        return found
+
     for (
         rid,
         imdb,
@@ -141,12 +155,12 @@ def read_titles(path: Path) -> list[Title]:
                 year=int(year),
                 released=None if not released or released.endswith("-01-01") else released,
                 runtime=None if runtime is None else int(runtime),
-                genres=split_list(genre),
+                genres=listed(genre),
                 directors=split_names(director),
                 writers=split_names(writer),
                 cast=split_names(cast),
-                languages=split_list(language),
-                countries=split_list(country),
+                languages=listed(language),
+                countries=listed(country),
                 rating=None if rating is None else float(rating),
                 meter=None if meter is None else int(meter),
                 reviews=None if reviews is None else int(reviews),

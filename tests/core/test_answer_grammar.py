@@ -149,3 +149,11 @@ def test_an_index_read_back_from_its_json_state_answers_the_same(tmp_path) -> No
 def test_the_name_part_of_a_pair_loses_only_wrappers(part: str, name: str) -> None:
     """No list marker and no period inside a pair: only the pairs a whole entry may wear."""
     assert strip_wrappers(part) == name
+
+
+@settings(max_examples=400, derandomize=True)
+@given(st.text(alphabet="ab Z9\t\r\n\x0b\x0c\x1c\x1f\x01'-.", max_size=16))
+def test_the_plain_ascii_path_equals_the_general_path(text: str) -> None:
+    # Names without marks take ``str.split``; whitespace that it cuts at and the token pattern keeps
+    # (line breaks, \x0b, \x0c, \x1c-\x1f) must send a text the long way.
+    assert spell_once(text) == spell_once("\u3000" + text)

@@ -36,3 +36,22 @@ def test_a_damaged_entry_is_rebuilt_and_answers_the_same(
         == [rebuilt.lookup(p) for p in probes]
         == [loaded.lookup(p) for p in probes]
     )
+
+
+def test_the_stored_state_is_what_a_json_round_trip_gives() -> None:
+    import json
+
+    from agentenv.engine.spelling import Spelling
+    from agentenv.engine.spelling_cache import plain_state
+
+    names = [
+        ("a", "Sjögren syndrome"),
+        ("b", "Heat"),
+        ("c", "Heat"),
+        ("d", "Neurofibromatosis, type II"),
+    ]
+    index = SpellingIndex(
+        names, extra=(("short", [("e", Spelling(("x",), ((0, "!"), (1, "?"))))]),)
+    )
+    state = index.state()
+    assert plain_state(state) == json.loads(json.dumps(state, ensure_ascii=False))

@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentenv.corpora.media import catalog as media
 from agentenv.corpora.media import source as media_source
@@ -138,3 +140,44 @@ def test_import_builds_nothing(tmp_path):
     env = dict(os.environ, AGENTENV_HOME=str(tmp_path / "home"))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert not (tmp_path / "home").exists()
+
+
+def test_the_packed_people_build_equals_the_dict_build(catalog):
+    """The cold build keeps :meth:`People.build`'s packed table; it must be :func:`build_people`'s
+    table, person for person and in the same order, and be written to the cache byte for byte alike."""
+    packed, plain = media.People.build(catalog.titles), media.build_people(catalog.titles)
+    assert list(packed) == list(plain) and len(packed) == len(plain) > 60_000
+    assert all(packed[key] == person for key, person in plain.items())
+    assert media.key_names(packed) == media.key_names(plain)
+    assert media.People.encode(packed) == media.People.encode(plain)
+    assert packed.role_counts() == {
+        k: (len(p.directed), len(p.wrote), len(p.acted)) for k, p in plain.items()
+    }
+
+
+def _split_names_reference(value):
+    """The credit splitting rules written as plainly as possible (the fast path must agree)."""
+    items = []
+    for raw in (value or "").split(","):
+        item = " ".join(raw.split())
+        if not item:
+            continue
+        if item in {"Jr.", "Sr.", "Jr", "Sr", "II", "III", "IV"} and items:
+            items[-1] = f"{items[-1]} {item}"
+        else:
+            items.append(item)
+    return tuple(dict.fromkeys(items))
+
+
+@settings(max_examples=300, derandomize=True)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Ed Begley", " Jr.", "Jr", " II", "III", "", " ", "A  B", "Ed Begley Jr."]
+        ),
+        max_size=6,
+    )
+)
+def test_split_names_agrees_with_the_plain_rules(parts):
+    value = ",".join(parts)
+    assert media_source.split_names(value) == _split_names_reference(value)

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
-from agentenv.corpora.media.catalog import Catalog, load_catalog
+from agentenv.corpora.media.catalog import Catalog, key_names, load_catalog
 from agentenv.engine.spelling import Spelling, SpellingIndex, spell_once, without_accents
 from agentenv.engine.spelling_cache import cached_spelling_index
 
@@ -129,7 +129,7 @@ class AnswerCatalog:
                 "media-people",
                 self.catalog.checksum,
                 INDEX_VERSION,
-                lambda: person_index((key, p.name) for key, p in self.catalog.people.items()),
+                lambda: person_index(key_names(self.catalog.people)),
             )
         return self._people
 

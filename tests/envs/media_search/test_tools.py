@@ -263,3 +263,14 @@ def test_registry_runs_the_tools_and_schemas_are_strict(catalog, tools):
 def test_index_can_be_shared(catalog):
     index = CatalogIndex(catalog)
     assert index.genre_names()[0] == "Action" and len(index.genre_names()) == 21
+
+
+def test_credits_read_from_the_people_equal_a_count_of_every_credit(catalog):
+    """``find_person``'s index ranks people by credits read from the catalog's people: they must be
+    the credits counted title by title, in the same order, packed table or plain dict alike."""
+    from agentenv.envs.media_search.tools.person_index import _credits, credit_counts
+
+    counted = credit_counts(catalog.titles)
+    packed = _credits(catalog)
+    plain = _credits(Catalog(catalog.titles, catalog.checksum))
+    assert list(packed.items()) == list(plain.items()) == list(counted.items())
