@@ -104,6 +104,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "judge-consistency: the judge model, a directory or a packaged name (default: smollm2-135m)",
     )
     p.add_argument(
+        "--device",
+        default="cpu",
+        help="sft-then-rl: where to train and evaluate: cpu (default), cuda[:N] or auto (cuda where "
+        "torch sees a GPU); on cuda the trainer runs bf16 autocast",
+    )
+    p.add_argument(
         "--demos",
         default=None,
         choices=("oracle-question-spelling", "oracle"),
@@ -193,10 +199,21 @@ def _seed_list(text: str) -> list[int]:
 
 
 def _run_llm_lesson(args: argparse.Namespace) -> int:
-    from agentenv.lessons.scratch.lessons import DEFAULT, QUICK, run_lesson, with_overrides
+    from agentenv.lessons.scratch.lessons import (
+        DEFAULT,
+        QUICK,
+        REAL_DEFAULT,
+        REAL_QUICK,
+        is_pretrained_base,
+        run_lesson,
+        with_overrides,
+    )
+    from agentenv.models import resolve_model
 
+    real = args.base is not None and is_pretrained_base(Path(resolve_model(str(args.base))))
+    quick, full = (REAL_QUICK, REAL_DEFAULT) if real else (QUICK, DEFAULT)
     scale = with_overrides(
-        QUICK if args.quick else DEFAULT, eval_episodes=args.eval_episodes, more_demos=args.demos
+        quick if args.quick else full, eval_episodes=args.eval_episodes, more_demos=args.demos
     )
     run_lesson(
         args.lesson,
@@ -205,6 +222,7 @@ def _run_llm_lesson(args: argparse.Namespace) -> int:
         base=args.base,
         scale=scale,
         plots=not args.no_plots,
+        device=args.device,
     )
     return 0
 

@@ -95,10 +95,15 @@ def score(
     agent: str = "hf",
     max_new_tokens: int = 96,
     split: str = "test",
+    device: str = "cpu",
+    batch_size: int | None = None,
+    max_turns: int | None = None,
 ) -> dict[str, Any]:
     """Accuracy on ``split`` (mean, 95% bootstrap CI), tool calls per episode and wall time of one agent.
 
     ``model_dir`` is a checkpoint for the ``hf`` agent; other agents (``random``, ``oracle``) take none.
+    ``batch_size`` episodes decode together (the ``hf`` agent's batched, KV-cached loop; None: its
+    default); ``max_turns`` caps an episode's turns (None: the env's own).
     ``split="train"`` scores tasks a model may have been trained on: ``task_ids`` lists them, so a
     caller can tell seen from unseen.
     """
@@ -108,6 +113,12 @@ def score(
     agent_args: tuple[tuple[str, str], ...] = ()
     if agent == "hf":
         agent_args = (("model", str(model_dir)), ("max_new_tokens", str(max_new_tokens)))
+        agent_args += (("device", device),)
+        if batch_size is not None:
+            agent_args += (("batch_size", str(batch_size)),)
+    kwargs = env_kwargs(env_id)
+    if max_turns is not None:
+        kwargs["max_turns"] = max_turns
     config = RunConfig(
         env_id=env_id,
         agent=agent,
@@ -115,7 +126,7 @@ def score(
         episodes=episodes,
         seed=seed,
         agent_args=agent_args,
-        env_kwargs=tuple(env_kwargs(env_id).items()),
+        env_kwargs=tuple(kwargs.items()),
     )
     started = time.perf_counter()
     result = run(config, progress=False)

@@ -40,6 +40,8 @@ class GRPOSettings:
     beta: float = 0.0
     tasks: int = 2000
     seed: int = 0
+    lora_r: int = 0
+    """LoRA rank on every linear layer of the blocks (0: full fine-tuning); merged when saved."""
 
     def __post_init__(self) -> None:
         if self.num_generations < 2:
@@ -94,18 +96,25 @@ def build_grpo_trainer(
     env_id: str,
     env_kwargs: Mapping[str, Any],
     settings: GRPOSettings,
+    *,
+    device: str = "cpu",
 ) -> Any:
     """The (untrained) recording GRPO trainer for ``env_id`` with ``env_kwargs``, from ``model_dir``."""
-    from transformers import AutoModelForCausalLM
     from trl import GRPOConfig
 
     from agentenv.integrations.trl import AgentEnvFactory, dataset
-    from agentenv.lessons.scratch.cpu_training import cpu_trainer_options
     from agentenv.lessons.scratch.tokenizer import load_tokenizer
+    from agentenv.models.training import (
+        load_for_training,
+        lora_config,
+        resolve_device,
+        trainer_options,
+    )
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    device = resolve_device(device)
     tokenizer = load_tokenizer(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
+    model = load_for_training(model_dir, device)
     train = dataset(env_id, "train", n=settings.tasks, **env_kwargs).shuffle(seed=settings.seed)
     factory = AgentEnvFactory(
         env_id, split="train", seed=settings.seed, **{"reward": "strict", **env_kwargs}
@@ -121,11 +130,12 @@ def build_grpo_trainer(
         temperature=settings.temperature,
         beta=settings.beta,
         logging_steps=1,
-        **cpu_trainer_options(GRPOConfig, settings.seed),
+        **trainer_options(GRPOConfig, settings.seed, device),
         lr_scheduler_type="constant",
     )
     return _trainer_class()(
         model=model,
+        peft_config=lora_config(settings.lora_r) if settings.lora_r else None,
         args=config,
         processing_class=tokenizer,
         train_dataset=train,
@@ -140,11 +150,19 @@ def train_grpo(
     env_id: str,
     env_kwargs: Mapping[str, Any],
     settings: GRPOSettings,
+    *,
+    device: str = "cpu",
 ) -> dict[str, Any]:
-    """Run GRPO and save ``out/model``; return (and write ``out/grpo.json``) the reward curve and ids."""
+    """Run GRPO and save ``out/model``; return (and write ``out/grpo.json``) the reward curve and ids.
+
+    Each step of the curve holds ``groups_with_variance``: the share of prompt groups whose rewards
+    are not all equal. A group of equal rewards has zero advantage and teaches nothing.
+    """
+    from agentenv.models.training import merge_if_lora
+
     out = Path(out)
     started = time.perf_counter()
-    trainer = build_grpo_trainer(model_dir, out, env_id, env_kwargs, settings)
+    trainer = build_grpo_trainer(model_dir, out, env_id, env_kwargs, settings, device=device)
     trainer.train()
     history = [h for h in trainer.state.log_history if "reward" in h]
     record = {
@@ -159,11 +177,16 @@ def train_grpo(
                 "reward": float(h["reward"]),
                 "tool_calls": float(h.get("tools/call_frequency", 0.0)),
                 "completion_length": float(h.get("completions/mean_length", 0.0)),
+                "groups_with_variance": (
+                    round(1.0 - float(h["frac_reward_zero_std"]), 4)
+                    if "frac_reward_zero_std" in h
+                    else None
+                ),
             }
             for h in history
         ],
     }
-    trainer.save_model(str(out / "model"))
+    merge_if_lora(trainer.model).save_pretrained(str(out / "model"), safe_serialization=True)
     trainer.processing_class.save_pretrained(out / "model")
     out.mkdir(parents=True, exist_ok=True)
     (out / "grpo.json").write_text(json.dumps(record, indent=2) + "\n")

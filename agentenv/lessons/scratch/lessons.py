@@ -14,6 +14,10 @@
 Every run writes ``DIR/summary.json`` and PNGs. Nothing is tuned on test: the
 settings below were chosen before the test runs, and the holdouts come from
 validation.
+
+A pretrained base (``--base smollm2-135m``, or any model directory whose vocabulary is larger
+than the from-scratch tokenizer's) gets its own scales (:data:`REAL_DEFAULT`, :data:`REAL_QUICK`):
+LoRA SFT and GRPO, batched evaluation, and on a CPU budgets small enough for a smoke run.
 """
 
 from __future__ import annotations
@@ -75,6 +79,12 @@ class Scale:
             steps=20, prompts_per_step=2, num_generations=8, temperature=0.7
         )
     )
+    eval_batch: int | None = None
+    """Test episodes decoded together by the ``hf`` agent (None: its default for a directory, 1)."""
+    eval_max_turns: int | None = None
+    """Turns of a test episode (None: the env's own, 8); the smoke run of a real model caps them."""
+    probe_rows: int = 32
+    """Training rows whose loss is measured before and after SFT."""
 
 
 DEFAULT = Scale()
@@ -105,6 +115,58 @@ QUICK = Scale(
     ),
 )
 
+_REAL_SFT = SFTSettings(epochs=3.0, learning_rate=3e-4, batch=8, max_length=1024, lora_r=16)
+REAL_DEFAULT = Scale(
+    multi_rows=1500,
+    single_rows=500,
+    lookup_first=replace(_REAL_SFT, epochs=1.0),
+    together=_REAL_SFT,
+    grpo=GRPOSettings(
+        steps=30,
+        prompts_per_step=8,
+        num_generations=8,
+        learning_rate=2e-5,
+        temperature=0.7,
+        max_completion_length=384,
+        lora_r=16,
+    ),
+    eval_episodes=200,
+    eval_batch=64,
+)
+"""A pretrained base (SmolLM2-135M) at full size: meant for a GPU (``--device cuda``); on 2 CPU
+cores its SFT alone would take days."""
+REAL_QUICK = Scale(
+    multi_rows=2,
+    single_rows=1,
+    lookup_first=SFTSettings(epochs=1.0, learning_rate=3e-4, batch=1, max_length=768, lora_r=8),
+    together=SFTSettings(epochs=1.0, learning_rate=3e-4, batch=2, max_length=768, lora_r=8),
+    grpo=GRPOSettings(
+        steps=1,
+        prompts_per_step=1,
+        num_generations=2,
+        max_completion_length=32,
+        max_tool_calling_iterations=1,
+        temperature=0.7,
+        tasks=4,
+        lora_r=8,
+    ),
+    eval_episodes=2,
+    max_new_tokens=32,
+    eval_batch=2,
+    eval_max_turns=2,
+    probe_rows=2,
+)
+"""A pretrained base's smoke run: every stage once, on CPU in minutes; its figures are not results."""
+
+
+def is_pretrained_base(model_dir: Path) -> bool:
+    """Whether ``model_dir`` holds a pretrained model rather than a from-scratch one: its vocabulary
+    is larger than the from-scratch tokenizer's 8,192 (SmolLM2: 49,152)."""
+    config = Path(model_dir) / "config.json"
+    if not config.is_file():
+        return False
+    return int(json.loads(config.read_text()).get("vocab_size", 0)) > 16_384
+
 
 def _log(out: Path) -> Callable[[str], None]:
     path = out / "log.txt"
@@ -126,31 +188,46 @@ def run_lesson(
     base: Path | None = None,
     scale: Scale | None = None,
     plots: bool = True,
+    device: str = "cpu",
 ) -> dict[str, Any]:
-    """Run lesson ``name`` into ``out`` and return its summary (also ``out/summary.json``)."""
+    """Run lesson ``name`` into ``out`` and return its summary (also ``out/summary.json``).
+
+    ``scale`` None: :data:`QUICK` / :data:`DEFAULT`, or for a pretrained base :data:`REAL_QUICK` /
+    :data:`REAL_DEFAULT`. ``device``: ``cpu``, ``cuda`` or ``auto`` (sft-then-rl; the other lessons
+    train on the CPU).
+    """
     from agentenv.lessons.scratch.base import shipped_base
+    from agentenv.models.threads import apply_thread_policy
+    from agentenv.models.training import resolve_device
 
     if name not in LESSONS:
         raise ValueError(f"unknown lesson {name!r}; the LLM lessons are {', '.join(LESSONS)}")
     out.mkdir(parents=True, exist_ok=True)
-    scale = scale or (QUICK if quick else DEFAULT)
+    threads_note = apply_thread_policy()
     if base is None:
         base = shipped_base()
     else:  # a directory, or a packaged model's name (smollm2-135m): its verified directory
         from agentenv.models import resolve_model
 
         base = Path(resolve_model(str(base)))
+    if scale is None and is_pretrained_base(base):
+        scale = REAL_QUICK if quick else REAL_DEFAULT
+    scale = scale or (QUICK if quick else DEFAULT)
+    device = resolve_device(device)
     started = time.perf_counter()
     if name == "sft-more-data":
         from agentenv.lessons.scratch import sft_more_data
 
-        runner: Callable[..., dict[str, Any]] = sft_more_data.run
+        summary = sft_more_data.run(out, base, scale, _log(out))
+    elif name == "sft-then-rl":
+        summary = _sft_then_rl(out, base, scale, _log(out), device=device)
     else:
-        runner = _sft_then_rl if name == "sft-then-rl" else _holdout_selection
-    summary = runner(out, base, scale, _log(out))
+        summary = _holdout_selection(out, base, scale, _log(out))
     summary["meta"] = {
         "lesson": name,
         "quick": quick,
+        "device": device,
+        "threads": threads_note,
         "base": str(base),
         "scale": asdict(scale),
         "kinds": list(KINDS),
@@ -165,7 +242,9 @@ def run_lesson(
     return summary
 
 
-def _sft_then_rl(out: Path, base: Path, scale: Scale, log: Callable[[str], None]) -> dict[str, Any]:
+def _sft_then_rl(
+    out: Path, base: Path, scale: Scale, log: Callable[[str], None], *, device: str = "cpu"
+) -> dict[str, Any]:
     from agentenv.lessons.scratch.grpo import train_grpo
     from agentenv.lessons.scratch.sft import train_sft
     from agentenv.lessons.scratch.token_check import check_rollouts
@@ -199,14 +278,18 @@ def _sft_then_rl(out: Path, base: Path, scale: Scale, log: Callable[[str], None]
         base,
         [(lookup, scale.lookup_first), (lookup + constraint + single, scale.together)],
         out / "sft",
+        device=device,
+        probe_rows=scale.probe_rows,
     )
-    log(f"SFT: {sft['wall_s']} s")
+    log(f"SFT: {sft['wall_s']} s, loss {sft['loss_before']} -> {sft['loss_after']}")
     sft_model = out / "sft" / "model"
     arms: dict[str, Any] = {"sft": {"model": str(sft_model), "train": sft}}
     for arm, env_id in (("sft_rl_multi_turn", MULTI_TURN), ("sft_rl_single_turn", SINGLE_TURN)):
         from agentenv.lessons.scratch.experiment import env_kwargs
 
-        record = train_grpo(sft_model, out / arm, env_id, env_kwargs(env_id), scale.grpo)
+        record = train_grpo(
+            sft_model, out / arm, env_id, env_kwargs(env_id), scale.grpo, device=device
+        )
         batches = json.loads((out / arm / "batches.json").read_text())
         check = check_rollouts(
             [r for b in batches for r in b["rollouts"]],
@@ -215,21 +298,31 @@ def _sft_then_rl(out: Path, base: Path, scale: Scale, log: Callable[[str], None]
             load_tokenizer(sft_model),
         )
         record["token_check"] = check.to_dict()
+        variance = [c["groups_with_variance"] for c in record["curve"]]
         log(
-            f"GRPO {arm}: {record['wall_s']} s; token-exact {check.exact}/{check.rollouts} rollouts"
+            f"GRPO {arm}: {record['wall_s']} s; token-exact {check.exact}/{check.rollouts} rollouts; "
+            f"groups with reward variance by step {variance}"
         )
         arms[arm] = {"model": str(out / arm / "model"), "train": record}
     summary: dict[str, Any] = {}
     for arm, info in arms.items():
         summary[arm] = {
-            env: score(info["model"], env, scale.eval_episodes, max_new_tokens=scale.max_new_tokens)
+            env: score(
+                info["model"],
+                env,
+                scale.eval_episodes,
+                max_new_tokens=scale.max_new_tokens,
+                device=device,
+                batch_size=scale.eval_batch,
+                max_turns=scale.eval_max_turns,
+            )
             for env in (MULTI_TURN, SINGLE_TURN)
         }
         summary[arm].update(_headline(summary[arm]))
         summary[arm]["train"] = info["train"]
         log(f"{arm}: test accuracy {summary[arm]['accuracy']} {summary[arm]['ci']}")
     summary["random"] = {
-        env: score(None, env, scale.eval_episodes, agent="random")
+        env: score(None, env, scale.eval_episodes, agent="random", max_turns=scale.eval_max_turns)
         for env in (MULTI_TURN, SINGLE_TURN)
     }
     summary["random"].update(_headline(summary["random"]))
