@@ -40,6 +40,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from agentenv.envs.media_search.questions.comparison_options import OPENERS, find_options
+
 Asks = str
 """What a question asks for: ``title``, ``director``, ``writer``, ``year``, ``runtime``, ``cast``, ``count``,
 ``compare`` (which of two named films) or ``superlative`` (the top film of a group)."""
@@ -124,10 +126,6 @@ _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,120})[\"“”«»]|(?<!
 _CAPITALISED = re.compile(
     r"\b[A-Z0-9][\w'’.&:-]*(?:\s+(?:(?:of|the|and|in|on|a|an|for|to|de|von|van|der|la|le|du)\s+)*"
     r"[A-Z0-9][\w'’.&:-]*)*"
-)
-_OPENERS = frozenset(
-    "who what which when how where why is was did do does name tell give find in among from "
-    "for between quick remind looking i the a an".split()
 )
 _YEAR = re.compile(r"(?<![\d])(19[0-9]{2}|20[0-2][0-9])(?![\d])")
 _DECADE = re.compile(r"\b(?:the\s+)?(?:(19|20)?([0-9])0)'?s\b", re.IGNORECASE)
@@ -441,7 +439,7 @@ def _spans(question: str) -> list[str]:
     for match in _CAPITALISED.finditer(question):
         span = match.group(0).strip(" .:'’-")
         words = span.split()
-        while words and (words[0].lower() in _OPENERS or words[0].lower() in _FILLER):
+        while words and (words[0].lower() in OPENERS or words[0].lower() in _FILLER):
             words = words[1:]
         while words and words[-1].lower() in _FILLER:
             words = words[:-1]
@@ -479,7 +477,7 @@ def read_question(question: str) -> QuestionReading:
     text = " ".join(str(question).split())[:1000]
     plain = without_possessives(text)
     quoted = tuple(a or b for a, b in _QUOTED.findall(text))
-    options = _find_options(text)
+    options = find_options(text)
     asks = _asks(text, options)
     if options and asks == "cast":
         options = (options[0], re.split(r"\s+in\s+", options[1], maxsplit=1, flags=re.I)[0])
@@ -527,54 +525,6 @@ def read_question(question: str) -> QuestionReading:
     )
 
 
-_COMPARATIVE = (
-    r"(?:older|newer|earlier|later|first|longer|shorter|higher|lower|better|worse|more|less|rated)"
-)
-_LEAD_OPTIONS = re.compile(
-    rf"^(?:which|what)\b[^:,]*?\b{_COMPARATIVE}\b[^:,]*?[:,]\s+(?P<a>.+?)\s+(?:or|vs\.?|versus)\s+"
-    r"(?P<b>.+?)\s*\?*$",
-    re.IGNORECASE,
-)
-_OF_OPTIONS = re.compile(
-    r"^(?:of|between)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?),?\s+(?:which|what|who)\b", re.IGNORECASE
-)
-_OR_OPTIONS = re.compile(
-    r"(?P<a>.+?)\s+(?:or|vs\.?|versus)\s+(?P<b>.+?)\s*(?:[,:?]\s*(?:which|what|who|name|the one|"
-    r"just)\b|\s+-+\s*which\b|\s*[-–—]\s|\?+\s|\?*\s*$)",
-    re.IGNORECASE,
-)
-_THAN = re.compile(
-    r"(?:^|\b(?:is|was|does|did)\s+)(?P<a>.+?)\s+(?:run\s+)?(?:longer|shorter|older|newer|"
-    r"better|worse|higher|lower)(?:\s+rated)?\s+than\s+(?P<b>.+?)\s*(?:\?|,|$)",
-    re.IGNORECASE,
-)
-_OPTION_CUT = re.compile(
-    r".*(?:[:,]\s|\bfeatures?\s|\bis it\s|\bwas it\s|\bbetween\s)", re.IGNORECASE
-)
-
-
-_LEADING_COMPARATIVES = frozenset(
-    "older newer earlier later longer shorter higher lower better worse".split()
-)
-"""A comparative before the first option ("which is longer zodiac or ...") is no part of its title."""
-
-
-def _find_options(text: str) -> tuple[str, str] | None:
-    """The two things an "A or B", "A vs B", "of/between A and B" or "A longer than B" question names."""
-    found = _LEAD_OPTIONS.search(text) or _OF_OPTIONS.search(text) or _THAN.search(text)
-    if found:
-        a, b = found.group("a"), found.group("b")
-    else:
-        found = (
-            _OR_OPTIONS.search(text) if re.search(r"\b(?:or|vs\.?|versus)\b", text, re.I) else None
-        )
-        if not found:
-            return None
-        a, b = _OPTION_CUT.sub("", found.group("a")), found.group("b")
-    a, b = _strip_option(a), _strip_option(b)
-    return (a, b) if a and b else None
-
-
 def _runtime_under(text: str) -> int | None:
     """The runtime cap a question sets, in minutes: "under 90 minutes", "under two hours", "under an hour and a half".
 
@@ -589,35 +539,3 @@ def _runtime_under(text: str) -> int | None:
         if re.search(pattern, text, re.IGNORECASE):
             return minutes
     return None
-
-
-def _strip_option(text: str) -> str:
-    """An option of "A or B" without leading filler ("the film", "is it") or a trailing "?"."""
-    words = text.strip(" ?.!,;\"'").split()
-    while (
-        words
-        and words[0].lower()
-        in _OPENERS
-        | {
-            "film",
-            "films",
-            "movie",
-            "movies",
-            "one",
-            "it",
-            "is",
-            "was",
-            "between",
-            "did",
-            "critics",
-            "like",
-            "rate",
-            "the",
-            "which",
-        }
-        | _LEADING_COMPARATIVES
-    ):
-        words = words[1:]
-    while words and words[-1].lower() in {"more", "higher", "better", "first", "in", "?", "one"}:
-        words = words[:-1]
-    return " ".join(words).strip(" .!,;\"'").rstrip("?") if words else ""

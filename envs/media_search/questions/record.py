@@ -8,7 +8,8 @@ of concrete tool calls that answers it and an ``extract`` rule that reads the
 answer out of those calls' outputs. A scripted oracle that runs the plan
 through the env and applies :func:`execute_plan_extract` to the *real* tool
 outputs proves that each question is answerable with the tools; the tests do
-this for the whole test split.
+this for the whole test split. :func:`execute_plan_extract` needs no question
+generated or loaded, only a plan's ``extract`` rule and the outputs.
 
 Splits are decided by a stable hash of each question's *group* (the film it
 is about, the film pair of a comparison, or the person of a count), so every
@@ -36,6 +37,9 @@ Example:
     >>> execute_plan_extract({"op": "argmin", "steps": [0, 1], "field": "year", "return": "title"},
     ...                      [{"title": "B", "year": 1999}, {"title": "A", "year": 1977}])
     'A'
+    >>> execute_plan_extract({"op": "only", "step": 0, "field": "title"},
+    ...                      [{"count": 1, "results": [{"title": "Inception"}]}])
+    'Inception'
     >>> split_of("tt1375666") in SPLIT_SIZES
     True
 """
@@ -49,9 +53,7 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentenv.envs.media_search.questions.plan_extraction import (
-    execute_plan_extract as execute_plan_extract,
-)
+from agentenv.corpora.media.catalog import normalize_key
 
 _json_str = json.encoder.encode_basestring  # a str as JSON with ensure_ascii=False (C-accelerated)
 
@@ -207,3 +209,71 @@ def split_checksum(questions: Sequence[Question]) -> str:
 def checksum_of_lines(lines: Sequence[bytes]) -> str:
     # json.dumps of a list with separators (",", ":") is "[" + ",".join(items) + "]", item by item.
     return hashlib.sha256(b"[" + b",".join(lines) + b"]").hexdigest()
+
+
+# ---------------------------------------------------------------- reading answers out of plans
+def _at(output: Any, path: str) -> Any:
+    value = output
+    for part in path.split(".") if path else ():
+        if isinstance(value, list) and part.lstrip("-").isdigit():
+            value = value[int(part)]
+        elif isinstance(value, Mapping) and part in value:
+            value = value[part]
+        else:
+            raise ValueError(f"path {path!r}: no {part!r} in the tool output")
+    return value
+
+
+def _output(outputs: Sequence[Any], step: int) -> Any:
+    out = outputs[step]
+    if not isinstance(out, Mapping):
+        raise ValueError(f"step {step} did not return a JSON object: {str(out)[:200]}")
+    return out
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def execute_plan_extract(extract: Mapping[str, Any], outputs: Sequence[Any]) -> str:
+    """Read the answer out of a plan's tool outputs (parsed JSON), following ``extract``.
+
+    Raises ``ValueError`` when the outputs do not support one answer (a tool
+    error, a missing field, a tie, a filter matching several titles), so a
+    broken plan is loud instead of producing a wrong answer.
+    """
+    op = extract.get("op")
+    try:
+        if op == "field":
+            return _text(_at(_output(outputs, extract["step"]), extract["path"]))
+        if op == "only":
+            out = _output(outputs, extract["step"])
+            if out.get("count") != 1:
+                raise ValueError(
+                    f"expected exactly one matching title, the tool found {out.get('count')}"
+                )
+            return _text(out["results"][0][extract["field"]])
+        if op in ("argmin", "argmax"):
+            rows = [_output(outputs, s) for s in extract["steps"]]
+            values = [row.get(extract["field"]) for row in rows]
+            if any(v is None for v in values):
+                raise ValueError(f"a compared output has no {extract['field']!r}")
+            best = min(values) if op == "argmin" else max(values)
+            winners = [row for row, v in zip(rows, values, strict=True) if v == best]
+            if len(winners) != 1:
+                raise ValueError(f"tie on {extract['field']!r}")
+            return _text(winners[0][extract["return"]])
+        if op == "member":
+            present = {
+                normalize_key(str(x))
+                for x in _at(_output(outputs, extract["step"]), extract["path"])
+            }
+            found = [o for o in extract["options"] if normalize_key(o) in present]
+            if len(found) != 1:
+                raise ValueError(f"expected exactly one option in the list, found {len(found)}")
+            return found[0]
+    except (IndexError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot apply {dict(extract)} to the outputs: {exc!r}") from exc
+    raise ValueError(f"unknown extract op {op!r}")
