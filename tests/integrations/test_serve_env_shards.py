@@ -22,7 +22,8 @@ from agentenv.engine.actions import answer, tool_call  # noqa: E402
 from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
 from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
 from agentenv.integrations.serve_env.shard_wire import shard_of  # noqa: E402
-from agentenv.integrations.serve_env.shards import ShardedVerlToolApp  # noqa: E402
+from agentenv.integrations.serve_env.shard_worker import PART_BYTES  # noqa: E402
+from agentenv.integrations.serve_env.shards import CHUNK_BYTES, ShardedVerlToolApp  # noqa: E402
 from agentenv.integrations.verl_tool import create_app  # noqa: E402
 
 LIMITS = EnvServerLimits(max_live_envs=8, max_actions_per_request=8, max_body_bytes=65536)
@@ -109,6 +110,48 @@ def test_requests_across_both_workers_get_the_one_process_answers(
     everything = [*a, *b, *again]  # leave no live trajectory to the next test
     for part in (everything[:5], everything[5:]):
         done = {"trajectory_ids": part, "actions": [""] * 5, "finish": [True] * 5}
+        assert both(servers, done)[1][0] == 200
+
+
+FLOOD = tool_call("find_person", name="john") * 32
+"""An action at the limits of one step: its observation is about 50 KB."""
+
+
+def test_one_workers_requests_and_long_answers_get_the_one_process_answers(
+    servers: tuple[BackgroundServer, BackgroundServer],
+) -> None:
+    """Requests whose ids are all one worker's go as one message (start, then step), refusals
+    included; answers longer than the worker's parts and the front's pieces are the same bytes."""
+    a, b = ids_of(0, 5, "one"), ids_of(1, 4, "one")
+    script = [
+        {"trajectory_ids": a[:1], "actions": [SEARCH], "extra_fields": [{"seed": 0, "index": 1}]},
+        {  # a bad start field: refused, nothing starts
+            "trajectory_ids": a[1:3],
+            "actions": [SEARCH, SEARCH],
+            "extra_fields": [{"index": 1}, {"seed": "x"}],
+        },
+        {  # a start the env refuses: the other is undone and forgotten
+            "trajectory_ids": a[1:3],
+            "actions": [SEARCH, SEARCH],
+            "extra_fields": [{"index": 1}, {"index": 10**6}],
+        },
+        {  # so both start afresh here; one ends at once
+            "trajectory_ids": a[1:3],
+            "actions": [answer("x"), SEARCH],
+            "extra_fields": [{"index": 2}, {"index": 3}],
+        },
+        {"trajectory_ids": [a[0], *a[2:5]], "actions": [FLOOD] * 4},  # ~200 KB, one worker
+        {"trajectory_ids": [a[0], *a[2:5], *b], "actions": [FLOOD] * 8},  # ~400 KB, both
+    ]
+    sizes = []
+    for number, body in enumerate(script):
+        one, two = both(servers, body)
+        assert two == one, f"request {number}"
+        sizes.append(len(one[1]))
+    assert sizes[-2] > PART_BYTES and sizes[-1] > CHUNK_BYTES, sizes
+    everything = [a[0], *a[2:5], *b]
+    for part in (everything[:5], everything[5:]):
+        done = {"trajectory_ids": part, "actions": [""] * len(part), "finish": [True] * len(part)}
         assert both(servers, done)[1][0] == 200
 
 

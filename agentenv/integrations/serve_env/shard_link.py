@@ -39,6 +39,8 @@ class WorkerLink:
         self.gone: str | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = {}
+        self._parts: dict[int, list[bytes]] = {}
+        """Observations a step message has sent ahead of its answer (``shard_wire``'s parts)."""
         self._number = 0
         self._reader_task: asyncio.Task[None] | None = None
 
@@ -98,6 +100,12 @@ class WorkerLink:
         try:
             while True:
                 number, ok, payload = await _read_frame(reader)
+                if ok is None:  # a part of a step's observations: its answer brings the rest
+                    self._parts.setdefault(number, []).extend(payload)
+                    continue
+                parts = self._parts.pop(number, None)
+                if parts is not None and ok:
+                    payload = (parts + payload[0], *payload[1:])
                 future = self._waiting.pop(number, None)
                 if future is not None and not future.done():
                     future.set_result((ok, payload))
@@ -127,6 +135,7 @@ class WorkerLink:
                 "serve-env: %s%s", reason, "; its trajectories are answered 503" if serving else ""
             )
         waiting, self._waiting = self._waiting, {}
+        self._parts = {}
         for future in waiting.values():
             if not future.done():
                 future.set_exception(WorkerGone(reason))

@@ -10,9 +10,11 @@ Messages from the front are tuples ``(kind, request_number, payload)``:
 * ``("start", n, (client, [(position, Item), ...]))``: start the trajectories among these items
   that are new (phases 1 and 2 of :class:`~agentenv.integrations.verl_tool.app.VerlToolApp`, all
   or none), for ``client`` (the request's peer address: the cap is shared per client);
-* ``("step", n, (client, [Item, ...]))``: phase 3, each observation returned as its JSON text;
-  a worker takes the messages in progress a slice each, round robin per client
-  (:class:`~agentenv.integrations.serve_env.fair.ClientRounds`);
+* ``("step", n, (client, [Item, ...]))``: phase 3, each observation returned as its JSON text,
+  encoded; a worker takes the messages in progress a slice each, round robin per client
+  (:class:`~agentenv.integrations.serve_env.fair.ClientRounds`), and sends the observations
+  stepped so far as parts ``(n, None, [bytes, ...])`` once they pass 128 KB, before the answer,
+  which carries the rest (an answer at the limits is 13 MB: never one frame);
 * ``("undo", n, [trajectory_id, ...])``: end and forget trajectories a refused request started;
 * ``("info", n, None)``: the worker's counters;
 * ``("stop", n, None)``: end every trajectory and exit.

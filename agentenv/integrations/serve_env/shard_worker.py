@@ -34,6 +34,9 @@ from agentenv.retrieval.server_requests import RequestError
 
 logger = logging.getLogger("agentenv.serve_env.worker")
 
+PART_BYTES = 1 << 17
+"""A step message sends the observations it has stepped once they pass this many bytes (128 KB)."""
+
 
 def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
     """``n`` bytes, or None when the front has closed the socket."""
@@ -53,17 +56,42 @@ class ShardWorker:
     def __init__(self, app: Any) -> None:
         self.app = app
 
-    def job(self, kind: str, payload: Any) -> Generator[None, None, tuple[bool, Any]]:
+    def job(self, kind: str, payload: Any) -> Generator[list[bytes] | None, None, tuple[bool, Any]]:
         """One message's work, yielding where the app's phases yield (every ``YIELD_EVERY_S``);
-        returns ``(ok, payload)``, a refusal as ``(False, (status, body, headers, reason))``."""
+        returns ``(ok, payload)``, a refusal as ``(False, (status, body, headers, reason))``.
+
+        A step yields, at the end of a slice, the observations (JSON, encoded) stepped since its
+        last part once they pass :data:`PART_BYTES`, for :func:`serve_shard` to send at once; its
+        return carries the rest. So neither end ever holds one frame of a whole answer at the
+        limits (256 observations of 50 KB: one 13 MB pickle and ``sendall``, during which this
+        worker stepped nothing, and one read and unpickle in the front's event loop).
+        """
         app = self.app
         if kind == "step":
             _, items = payload
-            texts: list[str] = []
+            texts: list[Any] = []
             dones: list[bool] = []
             valids: list[bool] = []
-            yield from app.step_all(items, texts, dones, valids, as_text=True)
-            return True, (texts, dones, valids, len(app.trajectories.live))
+            sent = encoded = size = 0
+            for _ in app.step_all(items, texts, dones, valids, as_text=True):
+                for i in range(encoded, len(texts)):
+                    texts[i] = texts[i].encode()
+                    size += len(texts[i])
+                encoded = len(texts)
+                if size >= PART_BYTES:
+                    yield texts[sent:encoded]
+                    sent, size = encoded, 0
+                else:
+                    yield None
+            rest = [text.encode() for text in texts[encoded:]]
+            return True, (texts[sent:encoded] + rest, dones, valids, len(app.trajectories.live))
+        if kind == "run":  # a request whose trajectories are all this worker's: start, then step
+            client, fresh, items = payload
+            if fresh:
+                ok, answer = yield from self.job("start", (client, [(p, items[p]) for p in fresh]))
+                if not ok:
+                    return ok, answer
+            return (yield from self.job("step", (client, items)))
         if kind == "start":
             client, parts = payload
             positions = [position for position, _ in parts]
@@ -102,9 +130,13 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
     """
     worker = ShardWorker(app)
     trajectories = app.trajectories
+    pool = trajectories.pool
+    built = pool.built
     sweep_every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
     next_sweep = time.monotonic() + sweep_every_s
-    jobs: ClientRounds[tuple[int, str, Generator[None, None, tuple[bool, Any]]]] = ClientRounds()
+    jobs: ClientRounds[tuple[int, str, Generator[list[bytes] | None, None, tuple[bool, Any]]]] = (
+        ClientRounds()
+    )
     try:
         while True:
             wait = 0.0 if jobs else max(next_sweep - time.monotonic(), 0.0)
@@ -122,13 +154,16 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
                 kind, number, payload = decode(body)
                 if kind == "stop":
                     return
-                client = payload[0] if kind in ("start", "step") else ""
+                client = payload[0] if kind in ("start", "step", "run") else ""
                 jobs.add(client, (number, kind, worker.job(kind, payload)))
+            if pool.built != built:  # envs built since: out of the collector's sight, as at start
+                built = pool.built
+                gc.freeze()
             if not jobs:
                 continue
             client, (number, kind, job) = jobs.next()
             try:
-                next(job)
+                part = next(job)
             except StopIteration as done:
                 sock.sendall(encode((number, *done.value)))
                 continue
@@ -139,6 +174,8 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
                 body_text = json.dumps({"error": f"internal error: {type(err).__name__}"}).encode()
                 sock.sendall(encode((number, False, (500, body_text, [], None))))
                 continue
+            if part is not None:  # a step's observations so far (see ShardWorker.job)
+                sock.sendall(encode((number, None, part)))
             jobs.again(client, (number, kind, job))
     finally:
         trajectories.close()

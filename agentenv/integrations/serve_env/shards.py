@@ -21,6 +21,14 @@ nothing (as in the one-process server, :mod:`agentenv.integrations.verl_tool.app
 2. **step**: every item goes to its worker; each returns its observations as JSON
    text, which the front joins in the request's order.
 
+A request whose trajectories are all one worker's (one trajectory a request, verl-tool's
+agent loop) is one message, ``run``: that worker starts the new ones, all or none, then
+steps them, so the request takes one turn in the worker's rounds instead of two. A worker
+sends a long answer's observations in parts as it steps them, and the front writes a long
+answer in pieces, one a turn of its event loop (:class:`ObservationChunks`): an answer at
+the limits is 13 MB, which took the front 15-30 ms to join in one go, a wait for every
+other client's request.
+
 Differences from one process, all documented in ``docs/training-with-verl-tool.md``:
 
 * ``max_live_envs`` is split between the workers (each holds at most
@@ -43,18 +51,13 @@ import logging
 import math
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.shard_link import WorkerGone, WorkerLink
 from agentenv.integrations.serve_env.shard_wire import shard_of
-from agentenv.integrations.verl_tool.app import (
-    Headers,
-    VerlToolApp,
-    error_body,
-    observations_body,
-)
+from agentenv.integrations.verl_tool.app import Headers, VerlToolApp, error_body
 from agentenv.integrations.verl_tool.protocol import Item
 from agentenv.retrieval.server_requests import RequestError
 
@@ -153,9 +156,13 @@ class ShardedVerlToolApp(VerlToolApp):
         return 200, json.dumps(body).encode(), []
 
     # ---------------------------------------------------------------- answering
-    async def answer(self, items: list[Item], client: str = "?") -> tuple[int, bytes, Headers]:
+    async def answer(  # type: ignore[override] - a long answer is written in pieces
+        self, items: list[Item], client: str = "?"
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
         n = len(self.links)
         owners = [shard_of(item.trajectory_id, n) for item in items]
+        if len(set(owners)) == 1:
+            return await self._answer_on_one(items, owners[0], client)
         refusal = await self._start_round(items, owners, client)
         if refusal is not None:
             return refusal
@@ -179,7 +186,7 @@ class ShardedVerlToolApp(VerlToolApp):
             for future in futures:  # the others' answers are not needed: retrieve them, unread
                 future.cancel()
             return _gone_answer(failed)
-        texts: list[str] = [""] * len(items)
+        texts: list[bytes] = [b""] * len(items)
         dones: list[bool] = [False] * len(items)
         valids: list[bool] = [False] * len(items)
         known = self.known
@@ -193,7 +200,49 @@ class ShardedVerlToolApp(VerlToolApp):
                 texts[position], dones[position], valids[position] = text, done, valid
                 if done:
                     known.pop(items[position].trajectory_id, None)
-        return 200, observations_body(texts, dones, valids), []
+        return 200, observations_answer(texts, dones, valids), []
+
+    async def _answer_on_one(
+        self, items: list[Item], worker: int, client: str
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
+        """A request whose trajectories are all one worker's: rounds 1 and 2 in one message.
+
+        All or none still holds (the worker starts the new ones, all or none, before it steps
+        any), and the request takes one turn in the worker's rounds instead of two: beside a
+        client at the limits, a one-trajectory request waits for one slice of its, not two.
+        """
+        known = self.known
+        fresh = [
+            position
+            for position, item in enumerate(items)
+            if not item.finish and item.trajectory_id not in known
+        ]
+        link = self.links[worker]
+        future = (
+            link.send("run", (client, fresh, items))
+            if fresh
+            else link.send("step", (client, items))
+        )
+        try:
+            ok, answer = await future
+        except WorkerGone as err:
+            return _gone_answer(err)
+        if not ok:
+            return _refusal(answer)
+        self._remember(items[position].trajectory_id for position in fresh)
+        texts, dones, valids, _live = answer
+        for item, done in zip(items, dones, strict=True):
+            if done:
+                known.pop(item.trajectory_id, None)
+        return 200, observations_answer(texts, dones, valids), []
+
+    def _remember(self, ids: Iterable[str]) -> None:
+        """Ids now live (or live or ended before): their requests skip round 1."""
+        known = self.known
+        for tid in ids:
+            known[tid] = None
+        while len(known) > self._known_cap:
+            known.popitem(last=False)
 
     async def _start_round(
         self, items: list[Item], owners: list[int], client: str = "?"
@@ -231,12 +280,72 @@ class ShardedVerlToolApp(VerlToolApp):
             undo = [self.links[w].ask("undo", ids) for w, ids in started.items() if ids]
             await asyncio.gather(*undo, return_exceptions=True)
             return _refusal(min(refusals, key=lambda refusal: refusal[0])[1])
-        for w in shards:  # every item sent is now live, or was live or ended already
-            for _, item in parts[w]:
-                known[item.trajectory_id] = None
-        while len(known) > self._known_cap:
-            known.popitem(last=False)
+        # every item sent is now live, or was live or ended already
+        self._remember(item.trajectory_id for w in shards for _, item in parts[w])
         return None
+
+
+CHUNK_BYTES = 1 << 18
+"""An answer longer than this is written in pieces of about this size (256 KB), one a turn of the loop."""
+
+
+class ObservationChunks:
+    """An answer's JSON (as :func:`~agentenv.integrations.verl_tool.app.observations_body` writes it)
+    in pieces of about :data:`CHUNK_BYTES`, each joined as it is sent.
+
+    Why: an answer at the limits is 256 observations of 50 KB; joining and encoding it took the
+    front's event loop 15-30 ms in one go, and every other client's request waited that long.
+    The app sends the pieces one a turn of the loop (``length`` is the Content-Length).
+
+    Example:
+        >>> body = ObservationChunks([b'"a"', b'"b"'], [True, False], [True, True], chunk_bytes=1)
+        >>> b"".join(body) == b'{"observations": ["a", "b"], "dones": [true, false], "valids": [true, true]}'
+        True
+        >>> body.length == len(b"".join(body))
+        True
+    """
+
+    def __init__(
+        self,
+        texts: list[bytes],
+        dones: list[bool],
+        valids: list[bool],
+        *,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        self.texts = texts
+        self.chunk_bytes = chunk_bytes
+        self.head = b'{"observations": ['
+        self.tail = (
+            b'], "dones": '
+            + json.dumps(dones).encode()
+            + b', "valids": '
+            + json.dumps(valids).encode()
+            + b"}"
+        )
+        self.length = (
+            len(self.head) + sum(map(len, texts)) + 2 * max(len(texts) - 1, 0) + len(self.tail)
+        )
+
+    def __iter__(self) -> Iterator[bytes]:
+        texts, start, size, lead = self.texts, 0, 0, self.head
+        for end, text in enumerate(texts, 1):
+            size += len(text)
+            if size >= self.chunk_bytes:
+                yield lead + b", ".join(texts[start:end])
+                start, size, lead = end, 0, b", "
+        if start < len(texts):
+            yield lead + b", ".join(texts[start:]) + self.tail
+        else:  # no text left: after the last piece, no separator
+            yield (self.head if start == 0 else b"") + self.tail
+
+
+def observations_answer(
+    texts: list[bytes], dones: list[bool], valids: list[bool]
+) -> bytes | ObservationChunks:
+    """The answer's body: bytes when short, else :class:`ObservationChunks`."""
+    body = ObservationChunks(texts, dones, valids)
+    return b"".join(body) if body.length <= CHUNK_BYTES else body
 
 
 def _refusal(answer: Any) -> tuple[int, bytes, Headers]:

@@ -126,13 +126,20 @@ class VerlToolApp:
         except Exception as err:  # noqa: BLE001 - a bug still answers one JSON line
             logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
             status, body, extra = 500, error_body(f"internal error: {type(err).__name__}"), []
+        pieces = None if isinstance(body, bytes) else body  # a long answer of the sharded front
         headers = [
             (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
+            (b"content-length", str(len(body) if pieces is None else pieces.length).encode()),
             *extra,
         ]
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        if pieces is None:
+            await send({"type": "http.response.body", "body": body})
+            return
+        for piece in pieces:  # one a turn of the loop: other requests run between them
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await asyncio.sleep(0)
+        await send({"type": "http.response.body", "body": b""})
 
     async def health(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
         # "healthy" is the word verl-tool's router waits for before routing to a server.
