@@ -138,8 +138,12 @@ cores its SFT alone would take days."""
 REAL_QUICK = Scale(
     multi_rows=2,
     single_rows=1,
-    lookup_first=SFTSettings(epochs=1.0, learning_rate=3e-4, batch=1, max_length=768, lora_r=8),
-    together=SFTSettings(epochs=1.0, learning_rate=3e-4, batch=2, max_length=768, lora_r=8),
+    lookup_first=SFTSettings(
+        epochs=1.0, learning_rate=3e-4, batch=1, max_length=768, lora_r=8, warmup_ratio=0.0
+    ),
+    together=SFTSettings(
+        epochs=1.0, learning_rate=3e-4, batch=2, max_length=768, lora_r=8, warmup_ratio=0.0
+    ),
     grpo=GRPOSettings(
         steps=1,
         prompts_per_step=1,
