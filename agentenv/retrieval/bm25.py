@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -132,13 +133,11 @@ class BM25Retriever(ExactTopK, BM25Base):
         """Count terms, weigh every (term, document) pair once, and store the postings term-major."""
         n = len(corpus)
         k1, b, epsilon = params["k1"], params["b"], params["epsilon"]
-        vocab: dict[str, int] = {}  # first-appearance order, as rank_bm25 iterates its dict
-        term_ids: list[int] = []
-        doc_len = np.empty(n, dtype=np.int64)
-        for row, tokens in enumerate(corpus):
-            doc_len[row] = len(tokens)
-            term_ids.extend(vocab.setdefault(t, len(vocab)) for t in tokens)
-        terms = np.asarray(term_ids, dtype=np.int64)
+        flat = list(chain.from_iterable(corpus))
+        # First-appearance order, as rank_bm25 iterates its dict.
+        vocab: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+        doc_len = np.fromiter(map(len, corpus), dtype=np.int64, count=n)
+        terms = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
         rows = np.repeat(np.arange(n, dtype=np.int64), doc_len)
         # Unique (term, row) pairs sorted term-major; counts are the term frequencies.
         keys, tf = np.unique(terms * n + rows, return_counts=True)

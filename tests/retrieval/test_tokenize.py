@@ -6,6 +6,8 @@ import doctest
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentenv.retrieval.tokenize as tokmod
 from agentenv.retrieval.tokenize import ENGLISH_STOPWORDS, Tokenizer, plural_stem, tokenize
@@ -112,3 +114,28 @@ def test_snowball_needs_pystemmer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "Stemmer", None)  # simulate "not installed"
     with pytest.raises(ImportError, match="PyStemmer"):
         Tokenizer(stem="snowball")
+
+
+def test_a_corpus_tokenized_at_once_equals_each_text_alone() -> None:
+    """``tokenize_many`` (one memo pass over the distinct words) is the per-text tokenizer."""
+    texts, _ = film_docs()
+    for tokenizer in (Tokenizer(), Tokenizer(strip_accents=False), Tokenizer(stopwords=False)):
+        alone = [Tokenizer(**tokenizer.params())(t) for t in texts]
+        assert tokenizer.tokenize_many(texts) == alone
+
+
+@settings(max_examples=300, derandomize=True)
+@given(st.lists(st.text(alphabet="aZé_9 -'\n\u0301\u00df\u0130x.", max_size=12), max_size=5))
+def test_words_of_plain_and_accented_texts_are_the_regex_runs(texts: list[str]) -> None:
+    """ASCII texts are split by ``str.translate`` and ``str.split``, others by the regex: the same
+    runs of letters and digits; accents stripped in one pass over the distinct characters."""
+    import re
+    import unicodedata
+
+    tok = Tokenizer()
+    for text in texts:
+        folded = "".join(
+            c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
+        ).casefold()
+        assert tok.words(text) == re.findall(r"[^\W_]+", folded)
+    assert tok.tokenize_many(texts) == [Tokenizer()(t) for t in texts]
