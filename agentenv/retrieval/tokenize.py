@@ -40,6 +40,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from typing import Literal
 
 __all__ = ["ENGLISH_STOPWORDS", "Tokenizer", "plural_stem", "tokenize"]
@@ -241,10 +242,14 @@ def _without_combining(text: str) -> str:
         >>> _without_combining("Ame\u0301lie")
         'Amelie'
     """
-    marks = sorted(c for c in set(text) if unicodedata.combining(c))
-    if not marks:
-        return text
-    return re.sub(f"[{''.join(marks)}]", "", text)  # no combining mark is special inside a class
+    marks = "".join(sorted(c for c in set(text) if unicodedata.combining(c)))
+    return _mark_class(marks).sub("", text) if marks else text
+
+
+@lru_cache(maxsize=1024)
+def _mark_class(marks: str) -> re.Pattern[str]:
+    """One character class of ``marks`` (no combining mark is special inside a class), compiled once."""
+    return re.compile(f"[{marks}]")
 
 
 DEFAULT_TOKENIZER = Tokenizer()

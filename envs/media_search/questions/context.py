@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +132,32 @@ def role_counts(people: Mapping[str, Any]) -> dict[str, tuple[int, int, int]]:
     return {k: (len(p.directed), len(p.wrote), len(p.acted)) for k, p in people.items()}
 
 
+DIRECTED, WROTE, ACTED = range(3)
+"""Columns of :attr:`Context.credits`' counts."""
+
+
+def _pools(
+    keys: Sequence[str], credits: Mapping[str, tuple[int, int, int]]
+) -> Callable[[int, int], list[str]]:
+    """``having(role, at_least)``: the ``keys`` (in their order) with at least that many films in that role.
+
+    Why: the pools are cut from ~64k people seven times; one array of their counts, compared
+    column-wise, replaced seven passes that looked every person up (a tenth of a cold first run's
+    question build).
+
+    Example:
+        >>> having = _pools(["a", "b", "c"], {"a": (0, 1, 5), "b": (2, 0, 4), "c": (3, 0, 9)})
+        >>> having(ACTED, 5), having(DIRECTED, 1)
+        (['a', 'c'], ['b', 'c'])
+    """
+    counts = np.array(list(map(credits.__getitem__, keys)), dtype=np.int64).reshape(-1, 3)
+
+    def having(role: int, at_least: int) -> list[str]:
+        return list(map(keys.__getitem__, np.flatnonzero(counts[:, role] >= at_least).tolist()))
+
+    return having
+
+
 class Context:
     """Read-only look-ups shared by the generators, built once per generation run."""
 
@@ -168,12 +194,13 @@ class Context:
         people = sorted(self.people)
         self.credits = role_counts(self.people)
         """Each person's ``(directed, wrote, acted)`` film counts: how the pools below are picked."""
-        self.known_actors = {k for k in people if self.credits[k][2] >= KNOWN_ACTOR_FILMS}
-        self.actor_pool = [k for k in people if self.credits[k][2] >= 5]
-        self.director_pool = [k for k in people if self.credits[k][0] >= 3]
-        self.writer_pool = [k for k in people if self.credits[k][1] >= 3]
+        having = _pools(people, self.credits)
+        self.known_actors = set(having(ACTED, KNOWN_ACTOR_FILMS))
+        self.actor_pool = having(ACTED, 5)
+        self.director_pool = having(DIRECTED, 3)
+        self.writer_pool = having(WROTE, 3)
         if style != "template":
-            self._famous_pools(people)
+            self._famous_pools(having)
         self._top: dict[tuple[Any, ...], int | None] = {}
         self.shorts: dict[
             tuple[str, int], list[int]
@@ -186,7 +213,7 @@ class Context:
         self.short_free: dict[tuple[Any, ...], bool] = {}
         """Memo of :func:`_no_short_tops` per superlative group and winner."""
 
-    def _famous_pools(self, people: Sequence[str]) -> None:
+    def _famous_pools(self, having: Callable[[int, int], list[str]]) -> None:
         """Narrow the anchor films and the people named to the :data:`FAMOUS` ones (``varied`` style only)."""
         by_decade: dict[int, list[int]] = {}
         for t in self.titles:
@@ -201,11 +228,11 @@ class Context:
         for i in self.known:
             for g in self.titles[i].genres:
                 self.known_by_genre.setdefault(g, []).append(i)
-        self.known_actors = {k for k in people if self.credits[k][2] >= FAMOUS["actor_films"]}
-        self.actor_pool = sorted(self.known_actors)
-        self.director_pool = [k for k in people if self.credits[k][0] >= FAMOUS["director_films"]]
-        self.writer_pool = [k for k in people if self.credits[k][1] >= FAMOUS["writer_films"]]
-        directors = [k for k in people if self.credits[k][0]]
+        self.actor_pool = having(ACTED, FAMOUS["actor_films"])  # sorted, as the keys are
+        self.known_actors = set(self.actor_pool)
+        self.director_pool = having(DIRECTED, FAMOUS["director_films"])
+        self.writer_pool = having(WROTE, FAMOUS["writer_films"])
+        directors = having(DIRECTED, 1)
         shared = Counter(k.split()[-1] for k in directors)
         title_words = {w for t in self.titles for w in normalize_key(t.title).split()}
         self.surnames = {

@@ -238,9 +238,9 @@ def _credits(catalog: Catalog) -> dict[str, int]:
     ``find_person`` step went to counting every credit again). ``tests`` compare both ways.
     """
     people = catalog.people
-    packed = getattr(people, "role_counts", None)
+    packed = getattr(people, "credit_totals", None)
     if packed is not None:
-        return {key: d + w + a for key, (d, w, a) in packed().items()}
+        return packed()
     return {key: len(p.directed) + len(p.wrote) + len(p.acted) for key, p in people.items()}
 
 
