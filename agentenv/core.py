@@ -71,8 +71,9 @@ from agentenv.engine.turns import (
     BEHAVIOUR_COMPONENTS,
     Episode,
     TaskChooser,
-    behaviour_components,
+    add_behaviour_components,
     cost_counts,
+    record_answer,
     take_action,
 )
 from agentenv.rewards.config import RewardConfig, resolve_reward
@@ -246,9 +247,12 @@ class ToolEnv(gym.Env[str, str]):
             raise TypeError(not_text(f"{type(self).__name__}.step", action))
         ep.turn += 1
         max_length = self.action_space.max_length
-        obs, parse_error, _ = take_action(
-            ep, action, parse_action(action, max_length), self.tools, max_length
-        )
+        parsed = parse_action(action, max_length)
+        if type(parsed) is Answer:  # the usual last action, kept as take_action keeps it
+            record_answer(ep, parsed)
+            obs, parse_error = "", None
+        else:
+            obs, parse_error, _ = take_action(ep, action, parsed, self.tools, max_length)
         terminated = (
             self.single_turn or ep.answer is not None
         )  # an answer is the one action that ends
@@ -264,7 +268,13 @@ class ToolEnv(gym.Env[str, str]):
             if ep.answer_feedback is not None:
                 info["answer_feedback"] = ep.answer_feedback
             info["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
-            reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep), components)
+            # The last step's reward reads the components, not the running counts; without
+            # shaping it is what step_reward returns, one call shorter.
+            rewards = self.reward_config
+            if rewards.shaping:
+                reward, ep.paid = rewards.step_reward(ep.paid, _NO_COUNTS, components)
+            else:
+                reward = rewards.combine(components)
         elif self.reward_config.shaping:
             reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep))
         if self.observation_mode == "transcript" or len(obs) > self.observation_space.max_length:
@@ -285,10 +295,10 @@ class ToolEnv(gym.Env[str, str]):
 
     # ---------------------------------------------------------------- helpers
     def _components(self, ep: Episode) -> dict[str, float]:
-        return {
-            **self._grade(ep.task, ep.answer, ep),
-            **behaviour_components(ep, self.reward_config.require_think),
-        }
+        # A copy of the graded components: a family may return the same dict every time.
+        components = dict(self._grade(ep.task, ep.answer, ep))
+        add_behaviour_components(components, ep, self.reward_config.require_think)
+        return components
 
     def _observe(self, text: str) -> str:
         if self.observation_mode == "transcript" and self._episode is not None:
@@ -322,16 +332,26 @@ def copy_plain(value: Any) -> Any:
     """A deep copy of JSON-like data (dicts, lists, scalars) at about a third of ``copy.deepcopy``'s
     cost; anything else goes through ``copy.deepcopy``. For gold, copied at every episode end."""
     kind = type(value)
-    if kind is dict:
-        return {k: copy_plain(v) for k, v in value.items()}
+    if kind is dict:  # leaves and flat lists copied in place, without a call each (a gold is small)
+        copied = {}
+        for k, v in value.items():
+            inner = type(v)
+            if inner in _IMMUTABLE:
+                copied[k] = v
+            elif inner is list:
+                copied[k] = [x if type(x) in _IMMUTABLE else copy_plain(x) for x in v]
+            else:
+                copied[k] = copy_plain(v)
+        return copied
     if kind is list:
-        return [copy_plain(v) for v in value]
-    if kind in _IMMUTABLE or value is None:
+        return [v if type(v) in _IMMUTABLE else copy_plain(v) for v in value]
+    if kind in _IMMUTABLE:
         return value
     return copy.deepcopy(value)
 
 
-_IMMUTABLE = frozenset((str, int, float, bool))
+_IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+_NO_COUNTS: Mapping[str, float] = MappingProxyType({})
 
 
 def render_transcript(messages: Sequence[Mapping[str, Any]]) -> str:

@@ -57,6 +57,8 @@ _MESSAGE_KEYS = (
 _NO_ARGUMENTS: dict[str, Any] = {}
 """Marks a call without ``"arguments"`` (each such call gets a fresh empty dict)."""
 _TAGS = ("<tool_call>", "</tool_call>", "<answer>", "</answer>", "<think>", "</think>")
+_new_tuple = tuple.__new__
+"""Builds a named tuple from all its fields at C speed (``Answer(text=…)`` runs a Python ``__new__``)."""
 
 
 class ToolCall(NamedTuple):
@@ -122,6 +124,16 @@ def parse_action(text: str, max_length: int | None = None) -> ParsedAction:
     """
     if not isinstance(text, str):
         return ParseError(f"action must be a str, got {type(text).__name__}")
+    if (
+        text.startswith("<answer>")
+        and text.endswith("</answer>")
+        and text.count("<") == 2
+        and (max_length is None or len(text) <= max_length)
+        and (text.isascii() or surrogate_at(text) < 0)
+    ):  # the usual last action, one bare answer block: what check_text and the scan below would find
+        answer = text[8:-9].strip()
+        if answer:
+            return _new_tuple(Answer, (answer, "", None))
     unreadable = check_text(text, max_length)
     if unreadable is not None:
         return unreadable

@@ -269,8 +269,10 @@ def record_answer(ep: Episode, answer: Answer) -> None:
     """Keep the final answer and write it to the chat (the env decides what ends)."""
     if (
         answer.reasoning is None and not answer.content
-    ):  # the usual answer: one read-only message, built directly
-        ep.messages.append(FrozenDict(role="assistant", content=f"<answer>{answer.text}</answer>"))
+    ):  # the usual answer: one read-only message, built directly (the log's freezing append has nothing to do)
+        list.append(
+            ep.messages, FrozenDict(role="assistant", content=f"<answer>{answer.text}</answer>")
+        )
     else:
         ep.think_turns += answer.reasoning is not None
         ep.messages.append(
@@ -386,17 +388,25 @@ BEHAVIOUR_COMPONENTS = frozenset(
 
 def behaviour_components(ep: Episode, require_think: bool) -> dict[str, float]:
     """How the agent acted, next to the family's graded components (see the module docstring)."""
+    components: dict[str, float] = {}
+    add_behaviour_components(components, ep, require_think)
+    return components
+
+
+def add_behaviour_components(
+    components: dict[str, float], ep: Episode, require_think: bool
+) -> None:
+    """:func:`behaviour_components` written into ``components`` (after the graded ones, replacing any
+    of the same name), so the episode end builds one dict, not two and their merge."""
     well_formed = ep.answer is not None and ep.invalid_actions == 0
     if require_think:
         well_formed = well_formed and ep.think_turns == ep.turn
-    return {
-        "format": float(well_formed),
-        "tool_calls": float(ep.tool_calls),
-        "turns": float(ep.turn),
-        "invalid_actions": float(ep.invalid_actions),
-        "tool_errors": float(ep.tool_errors),
-        "latency_ms": float(ep.latency_ms),
-    }
+    components["format"] = float(well_formed)
+    components["tool_calls"] = float(ep.tool_calls)
+    components["turns"] = float(ep.turn)
+    components["invalid_actions"] = float(ep.invalid_actions)
+    components["tool_errors"] = float(ep.tool_errors)
+    components["latency_ms"] = float(ep.latency_ms)
 
 
 def cost_counts(ep: Episode) -> dict[str, float]:

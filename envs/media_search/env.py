@@ -231,7 +231,13 @@ class MediaSearchEnv(ToolEnv):
 
     def _grade(self, task: Task, answer: Answer | None, episode: Episode) -> dict[str, float]:
         question: Question = task.case
-        first_call = first_call_component(episode.messages, question.plan, self._argument_models())
+        # Only a call that ran (tool_calls) or was refused (invalid_actions) writes a tool call to
+        # the chat: an episode with neither has no first call, and its messages need no walk.
+        first_call = (
+            first_call_component(episode.messages, question.plan, self._argument_models())
+            if episode.tool_calls or episode.invalid_actions
+            else 0.0
+        )
         if answer is None:
             return {"accuracy": 0.0, "first_call": first_call}
         reading = read_answer(answer.text, question, self.answers)

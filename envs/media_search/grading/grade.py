@@ -164,18 +164,33 @@ def read_answer(
     else:
         catalog = catalog if catalog is not None else answer_catalog()
         kept = catalog.readings
-    key = (answer_text, question.answer_type, *_gold_key(question))
+    aliases = question.aliases  # the key of _gold_key, inlined: this runs on every answer step
+    key = (
+        answer_text,
+        question.answer_type,
+        question.answer,
+        aliases if type(aliases) is tuple else tuple(aliases),
+    )
     reading = kept.get(key)
     if reading is None:
-        reading = _read(answer_text, question, catalog)
+        reading = _read(answer_text, question, catalog, kept, key[1:])
         if len(kept) >= READINGS_KEPT:
             kept.clear()
         kept[key] = reading
     return reading
 
 
-def _read(answer_text: str, question: Gradable, catalog: AnswerCatalog | None) -> Reading:
-    """:func:`read_answer` without the memory."""
+def _read(
+    answer_text: str,
+    question: Gradable,
+    catalog: AnswerCatalog | None,
+    kept: dict[tuple[str, ...], Reading] | None = None,
+    gold: tuple[object, ...] = (),
+) -> Reading:
+    """:func:`read_answer` without its memory of texts; with ``kept``, the reading of the entry once its
+    decoration is off is remembered there too (keyed by the entry and ``gold``, with a trailing
+    ``None`` that no text key has): how an entry reads depends on nothing else, and a policy varies
+    the decoration around the same few names (``7. Heat``, ``**Heat**``)."""
     if "\n" in answer_text:
         entries = [raw for _, raw in answer_entries(answer_text, "\n", limit=2)]
         if len(entries) > 1:
@@ -190,6 +205,20 @@ def _read(answer_text: str, question: Gradable, catalog: AnswerCatalog | None) -
         return _unreadable("nothing but decoration (a bullet, a number marker, bold)")
     if len(core) > MAX_REFERENCE_CHARS:
         return _unreadable(f"{len(core)} characters is no title, name or number")
+    if kept is None:
+        return _read_entry(core, question, catalog)
+    key = (core, *gold, None)
+    reading = kept.get(key)
+    if reading is None:
+        reading = _read_entry(core, question, catalog)
+        if len(kept) >= READINGS_KEPT:
+            kept.clear()
+        kept[key] = reading
+    return reading
+
+
+def _read_entry(core: str, question: Gradable, catalog: AnswerCatalog | None) -> Reading:
+    """How one entry, its decoration off (``core``), reads against ``question``."""
     answer_type = question.answer_type
     if answer_type in NUMERIC_TYPES:
         return _read_number(core, question)
