@@ -38,7 +38,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 from agentenv.envs.media_search.questions.comparison_options import OPENERS, find_options
 
@@ -134,6 +137,7 @@ _RANGE = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9]+")
+_T = TypeVar("_T")
 _UNDER = re.compile(r"\b(?:under|less than|shorter than) ([0-9]{2,3}) minutes\b", re.IGNORECASE)
 _UNDER_HOURS = {
     r"\b(?:under|less than|shorter than) an hour and a half\b": 90,
@@ -216,8 +220,34 @@ class QuestionReading:
         return tuple(dict.fromkeys((*self.quoted, *self.spans, *(self.options or ()))))
 
 
+MEMO_CHARS = 1_000
+"""Texts up to this long are memoised by :func:`fold`, :func:`numbered_variant` and :func:`possessors`
+(questions, titles, names); longer ones, which only an agent's own input makes, are computed each time,
+so the memos stay within a few tens of MB whatever an agent writes."""
+
+
+def _memo_short(maxsize: int) -> Callable[[Callable[[str], _T]], Callable[[str], _T]]:
+    """Memoise a pure function of one text, for texts up to :data:`MEMO_CHARS` characters (bounded LRU)."""
+
+    def wrap(compute: Callable[[str], _T]) -> Callable[[str], _T]:
+        memo = lru_cache(maxsize=maxsize)(compute)
+
+        @wraps(compute)
+        def call(text: str) -> _T:
+            return memo(text) if len(text) <= MEMO_CHARS else compute(text)
+
+        call.cache_info = memo.cache_info  # type: ignore[attr-defined]  # for tests and profiling
+        return call
+
+    return wrap
+
+
+@_memo_short(1 << 15)
 def fold(text: str) -> str:
     """Lower case, no accents, punctuation as spaces (a hyphen between letters too).
+
+    Memoised (see :data:`MEMO_CHARS`): an agent scoring twenty search hits folds the same question and
+    the same credited names again for every hit.
 
     Example:
         >>> fold("Amélie's SCI-FI")
@@ -276,6 +306,7 @@ def numbered_forms(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+@_memo_short(1 << 12)
 def numbered_variant(text: str) -> str:
     """The folded text with each number of a title word in its other spelling (:func:`numbered_forms`):
     a digit for its word inside one, glued digits apart, a sequel number as a Roman numeral.
@@ -300,6 +331,7 @@ def numbered_variant(text: str) -> str:
     return " ".join(out)
 
 
+@_memo_short(1 << 12)
 def possessors(text: str) -> tuple[str, ...]:
     """The folded words a possessive ``'s`` (or a plural's ``'``) is on: "tarantino's django" says the
     film is Tarantino's, "the coens' best" the Coens'.

@@ -89,3 +89,15 @@ def test_the_film_named_outscores_one_that_only_shares_words() -> None:
     heat = {"title": "Heat", "year": 1995, "cast": ["Al Pacino", "Robert De Niro"]}
     other = {"title": "Heat", "year": 1987, "cast": ["Burt Reynolds"]}
     assert match_score(r, heat) > match_score(r, other)
+
+
+def test_the_memoised_readers_answer_as_computed_and_keep_no_long_text() -> None:
+    from agentenv.envs.media_search.questions import reading
+
+    long = "Rocky 4, Amélie's " * (reading.MEMO_CHARS // 10)
+    for read in (reading.fold, reading.numbered_variant, reading.possessors):
+        for text in ("Amélie's SCI-FI", "rocky 4 who directed Se7en", "the Coens' best", long):
+            assert read(text) == read(text) == read.__wrapped__(text)
+        before = read.cache_info().currsize
+        read(long + "x")
+        assert read.cache_info().currsize == before
