@@ -103,7 +103,11 @@ class BM25Retriever(ExactTopK, BM25Base):
         # Per term: postings ordered by (weight desc, row asc), for top-k seeds. Saved with the
         # index, since sorting them again was a third of a warm gym.make.
         if by_weight is None:
-            by_weight = np.lexsort((docs, -weights, np.repeat(np.arange(len(vocab)), df)))
+            term_of = np.repeat(np.arange(len(vocab)), df)
+            in_row_order = bool(np.all((np.diff(docs) > 0) | (np.diff(term_of) != 0)))
+            # lexsort is stable: postings already in row order within each term need no row key.
+            keys = (-weights, term_of) if in_row_order else (docs, -weights, term_of)
+            by_weight = np.lexsort(keys)
         self._by_weight = by_weight.astype(np.intp, copy=False)
         # Dense rows for the terms in more than 1/16 of the documents, most
         # frequent first, holding at most as many values as the postings.

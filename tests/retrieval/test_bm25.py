@@ -343,3 +343,30 @@ def test_many_candidates_are_cut_by_the_weight_floor_exactly() -> None:
         got = [(h.doc_id, h.score) for h in index.search(" ".join(query), k)]
         assert got == _full_path(index, " ".join(query), k), (query, k)
     assert many > 60, "the queries must bring more candidates than are sorted outright"
+
+
+def test_the_weight_order_is_the_three_key_sort(film_index: BM25Retriever) -> None:
+    """Each term's postings by (weight desc, row asc): the two-key sort the build uses on postings in
+    row order equals sorting by all three keys, on the film catalog and on postings out of row order."""
+    index = film_index
+    term_of = np.repeat(np.arange(len(index._vocab)), np.diff(index._indptr))
+    full = np.lexsort((index._docs, -index._weights, term_of))
+    assert np.array_equal(index._by_weight, full)
+    ends = index._indptr
+    within = (
+        ends[term_of] + ends[term_of + 1] - 1 - np.arange(len(term_of))
+    )  # each term's rows reversed
+    reversed_rows = BM25Retriever(
+        index.ids,
+        index._vocab,
+        index._indptr,
+        index._docs[within],
+        index._weights[within],
+        index.params,
+        index.tokenizer,
+    )
+    expected = np.lexsort((reversed_rows._docs, -reversed_rows._weights, term_of))
+    assert np.array_equal(reversed_rows._by_weight, expected)
+    assert not np.array_equal(
+        reversed_rows._by_weight, np.lexsort((-reversed_rows._weights, term_of))
+    )

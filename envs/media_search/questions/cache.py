@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from agentenv.corpora.media.catalog import MOVIES_DB_SHA256
-from agentenv.corpora.media.files import write_atomic
+from agentenv.corpora.media.files import paused_gc, write_atomic
 from agentenv.envs.media_search.questions.generation import Generation, generation_workers
 from agentenv.envs.media_search.questions.record import (
     DEFAULT_STYLE,
@@ -196,7 +196,7 @@ def _replay_and_cache(split: str, seed: int, style: str) -> bool:
     if split not in REPLAYED_SPLITS or (seed, style) in _PENDING:
         return False
     catalog = load_catalog()
-    with build_step(f"making the MediaSearch {split} questions ({style} style)"):
+    with build_step(f"making the MediaSearch {split} questions ({style} style)"), paused_gc():
         lines = replay_split(catalog, split, style, seed)
     if lines is None:
         return False
