@@ -168,3 +168,28 @@ def test_openenv_steps_take_turns_per_client() -> None:
     # Round robin per client: greedy, legit, greedy, legit, ...; in arrival order the legit
     # session's third step would come 15th, after every greedy session's.
     assert max(i for i, c in enumerate(order) if c == "legit") <= 7, order
+
+
+def test_openenv_sessions_are_taken_back_from_the_clients_above_their_share() -> None:
+    """Three clients at a cap of 6: a walker holding 5 loses its idlest to each newcomer below
+    its share (6 // 3 = 2), never the one it still uses; a client at its share takes nothing."""
+    from agentenv.integrations.openenv.session_cap import SessionCap
+
+    clock = Clock()
+    cap = SessionCap(6, clock=clock)
+    walker = []
+    for i in range(5):
+        clock.now = float(i)
+        walker.append(cap.open("walker")[0])
+    cap.open("a")
+    clock.now = 10.0
+    cap.active(walker[0])  # the walker still uses its first
+    _, victims = cap.open("b")
+    assert victims == [walker[1]] and walker[1].reason and "taken back" in walker[1].reason
+    _, victims = cap.open("b")
+    assert victims == [walker[2]]
+    _, victims = cap.open("b")  # b is at its share (2): refused downstream, nothing taken
+    assert victims == [] and cap.per_client == {"walker": 3, "a": 1, "b": 3}
+    cap.close(walker[1])  # an evicted session that ends is not counted twice
+    assert cap.per_client["walker"] == 3 and cap.taken_back == 2
+    assert walker[0] in cap.live and walker[1] not in cap.live

@@ -115,6 +115,49 @@ def test_the_session_cap_and_idle_websockets() -> None:
             holder.close()
 
 
+def test_a_client_that_never_finishes_cannot_keep_another_from_starting() -> None:
+    """A walker (127.0.0.2) holds the cap's two sessions, steps one and leaves the other open;
+    a new client (127.0.0.3) below its share gets a session: the walker's idlest is closed with
+    1013 and the reason. The walker, now at its share, is refused a third as before."""
+    import contextlib
+    import json
+    import socket
+
+    from websockets.sync.client import connect
+
+    limits = EnvServerLimits(max_live_envs=2, idle_timeout_s=60.0)
+    with (
+        BackgroundServer(
+            create_app("MediaSearch-v0", split="test", limits=limits), limits, websockets=True
+        ) as server,
+        contextlib.ExitStack() as open_sockets,
+    ):
+        host, port = server.url.removeprefix("http://").split(":")
+        ws_url = server.url.replace("http://", "ws://") + "/ws"
+
+        def session(source: str) -> object:
+            sock = socket.create_connection((host, int(port)), source_address=(source, 0))
+            return open_sockets.enter_context(connect(ws_url, sock=sock))
+
+        def ask(ws: object, kind: str, data: dict) -> dict:
+            ws.send(json.dumps({"type": kind, "data": data}))  # type: ignore[attr-defined]
+            return json.loads(ws.recv(timeout=10))  # type: ignore[attr-defined]
+
+        walker = [session("127.0.0.2") for _ in range(2)]
+        for ws in walker:
+            assert ask(ws, "reset", {"seed": 0})["type"] == "observation"
+        assert ask(walker[0], "step", {"text": SEARCH})["type"] == "observation"
+        legit = session("127.0.0.3")
+        assert ask(legit, "reset", {"seed": 1})["type"] == "observation"
+        assert ask(legit, "step", {"text": SEARCH})["type"] == "observation"
+        with pytest.raises(Exception) as closed:  # noqa: B017 - the exception type is websockets'
+            ask(walker[1], "step", {"text": SEARCH})
+        assert closed.value.rcvd.code == 1013 and "taken back" in closed.value.rcvd.reason
+        assert ask(walker[0], "step", {"text": SEARCH})["type"] == "observation"  # still stepped
+        third = session("127.0.0.2")  # at its share: refused at the cap at once, as before
+        assert '"CAPACITY_REACHED"' in third.recv(timeout=10)  # type: ignore[attr-defined]
+
+
 def test_http_errors_are_one_json_line(server: BackgroundServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as client:
         assert client.get("/health").status_code == 200

@@ -14,6 +14,10 @@ server's clients already get (the connection guard is added by
 * a WebSocket message is bounded by uvicorn's ``ws_max_size`` (the same
   ``max_body_bytes``), and a WebSocket silent for ``idle_timeout_s`` is closed
   (its session and env with it), so idle sockets cannot hold the env cap;
+* the cap is shared per client (:mod:`.session_cap`): at the cap, a new session of a
+  client below its share closes the least recently active session of a client above
+  its share (close code 1013 and the reason) and starts when it has ended, so a client
+  that keeps its sessions open and never finishes cannot keep another from starting;
 * every error answer (status >= 400) is logged as one line, and a reset with
   bad start fields is a 422 naming the field instead of a 500 with a traceback;
   a session that ends (the client gone) logs nothing, where OpenEnv's handler
@@ -27,6 +31,7 @@ import json
 import logging
 from typing import Any
 
+from agentenv.integrations.openenv.session_cap import CLOSE_CODE, Session, SessionCap
 from agentenv.integrations.serve_env.fair import CLIENT, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import StartError
@@ -67,25 +72,48 @@ class Hardened:
         self.app = app
         self.limits = limits
         self.state = app.state
+        self.sessions = SessionCap(limits.max_live_envs)
+        """WebSocket sessions per client (:mod:`~agentenv.integrations.openenv.session_cap`)."""
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        CLIENT.set(client_of(scope))  # this request's task (and the session's) only
+        client = client_of(scope)
+        CLIENT.set(client)  # this request's task (and the session's) only
         if scope["type"] == "http":
             await self.http(scope, receive, send)
         elif scope["type"] == "websocket":
-            try:
-                await self.app(scope, self.idle_limited(receive), send)
-            except Exception as err:  # noqa: BLE001 - a session's end is one log line, never a traceback
-                # OpenEnv closes the socket after the client has gone, which Starlette reports as
-                # WebSocketDisconnect (code 1006): the ordinary end of a session.
-                if type(err).__name__ != "WebSocketDisconnect":
-                    logger.error(
-                        "WebSocket session ended by %s: %s",
-                        type(err).__name__,
-                        " ".join(str(err).split())[:200],
-                    )
+            await self.websocket(scope, receive, send, client)
         else:
             await self.app(scope, receive, send)
+
+    async def websocket(self, scope: dict[str, Any], receive: Any, send: Any, client: str) -> None:
+        """One session: counted per client; at the cap it takes slots back (their sessions closed
+        and ended first), else OpenEnv refuses it; closed when idle or taken back."""
+        session, victims = self.sessions.open(client)
+        try:
+            if victims:
+                logger.info(
+                    "at the cap of %d sessions: %s takes back %d session(s) of %s",
+                    self.limits.max_live_envs,
+                    client,
+                    len(victims),
+                    ", ".join(sorted({v.client for v in victims})),
+                )
+                # A victim ends at its next receive (within a step); the bound is for a stuck one.
+                await asyncio.wait([v.ended() for v in victims], timeout=5.0)
+            await self.app(
+                scope, self.session_receive(receive, session), self.closing(send, session)
+            )
+        except Exception as err:  # noqa: BLE001 - a session's end is one log line, never a traceback
+            # OpenEnv closes the socket after the client has gone, which Starlette reports as
+            # WebSocketDisconnect (code 1006): the ordinary end of a session.
+            if type(err).__name__ != "WebSocketDisconnect":
+                logger.error(
+                    "WebSocket session ended by %s: %s",
+                    type(err).__name__,
+                    " ".join(str(err).split())[:200],
+                )
+        finally:
+            self.sessions.close(session)
 
     async def http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = str(scope.get("path", ""))[:100]
@@ -143,15 +171,38 @@ class Hardened:
                 " ".join(str(err).split())[:200],
             )
 
-    def idle_limited(self, receive: Any) -> Any:
-        """``receive`` that reports a disconnect after ``idle_timeout_s`` without a message."""
+    def session_receive(self, receive: Any, session: Session) -> Any:
+        """``receive`` that reports a disconnect after ``idle_timeout_s`` without a message, or once
+        the session is taken back; each message marks the session active."""
         timeout = self.limits.idle_timeout_s
+        sessions = self.sessions
 
         async def limited() -> dict[str, Any]:
-            try:
-                return await asyncio.wait_for(receive(), timeout)
-            except asyncio.TimeoutError:
-                logger.info("closing a WebSocket idle for %g s", timeout)
-                return {"type": "websocket.disconnect", "code": 1001}
+            evicted = session.evicted()
+            if not evicted.done():
+                receiving = asyncio.ensure_future(receive())
+                done, _ = await asyncio.wait(
+                    (receiving, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if receiving in done:
+                    sessions.active(session)
+                    return receiving.result()  # type: ignore[no-any-return]
+                receiving.cancel()
+                if not evicted.done():
+                    logger.info("closing a WebSocket idle for %g s", timeout)
+                    return {"type": "websocket.disconnect", "code": 1001}
+            logger.info("closing a WebSocket of %s: %s", session.client, session.reason)
+            return {"type": "websocket.disconnect", "code": CLOSE_CODE}
 
         return limited
+
+    @staticmethod
+    def closing(send: Any, session: Session) -> Any:
+        """``send`` whose close of a session taken back says so (code 1013 and the reason)."""
+
+        async def closing_send(message: dict[str, Any]) -> None:
+            if message["type"] == "websocket.close" and session.reason is not None:
+                message = {**message, "code": CLOSE_CODE, "reason": session.reason[:120]}
+            await send(message)
+
+        return closing_send
