@@ -274,3 +274,18 @@ def test_credits_read_from_the_people_equal_a_count_of_every_credit(catalog):
     packed = _credits(catalog)
     plain = _credits(Catalog(catalog.titles, catalog.checksum))
     assert list(packed.items()) == list(plain.items()) == list(counted.items())
+
+
+def test_the_person_index_lists_each_token_s_people_in_rank_order() -> None:
+    """The column-wise build against the plain rules: people ranked by credits then key, and each
+    token's list the ranks of the keys holding it as a word, once each, ascending."""
+    from agentenv.envs.media_search.tools.person_index import PersonIndex
+
+    credits = {"john john": 2, "ridley scott": 3, "tony scott": 5, "scott glenn": 5, "zoë b": 1}
+    credits |= {"glenn close": 1, "a b a b": 1, "b": 9}
+    order = sorted(credits, key=lambda k: (-credits[k], k))
+    index = PersonIndex.build(credits)
+    assert index.order == order
+    for token in {t for k in credits for t in k.split()}:
+        holders = [k for k in order if token in k.split()]
+        assert index.matching(token, limit=100) == (len(holders), holders), token
