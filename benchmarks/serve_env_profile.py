@@ -125,6 +125,7 @@ def main() -> None:
         await app(scope, receive, send)
 
     capturing.state = app.state  # type: ignore[attr-defined] - the guard's counters, as serve-env sets
+    capturing.routes = app.routes  # type: ignore[attr-defined] - the hot route takes the lean cycle
     server = uvicorn_server(capturing, sock, limits, log_level="error")
     ctx = mp.get_context("fork")
     warm, done = ctx.Event(), ctx.Event()
@@ -135,6 +136,8 @@ def main() -> None:
     state: dict[str, float] = {}
 
     def drive() -> None:
+        while not server.started:  # the socket listens once uvicorn has started
+            time.sleep(0.05)
         warmup.start()
         warm.wait(300)
         proc = ctx.Process(target=client, args=(port, args.episodes, args.batch, done), daemon=True)

@@ -41,12 +41,23 @@ def require_env_server_extra() -> None:
         ) from exc
 
 
-def _protocol(guard: Any, limits: EnvServerLimits, websockets: bool) -> type:
+def _protocol(guard: Any, limits: EnvServerLimits, websockets: bool, app: Any = None) -> type:
     from agentenv.retrieval.connections import guarded_protocol
 
     base = guarded_protocol(guard, limits.retry_after_s)
     if not websockets:
-        return base
+        from agentenv.integrations.serve_env.lean_http import hot_paths, lean_protocol
+
+        hot = hot_paths(app)
+        if not hot:
+            return base
+        return lean_protocol(
+            base,
+            app,
+            hot,
+            max_body_bytes=limits.max_body_bytes,
+            max_header_bytes=guard.settings.max_header_bytes,
+        )
 
     class UpgradingProtocol(base):  # type: ignore[valid-type, misc]
         def handle_websocket_upgrade(self, *args: Any) -> None:
@@ -83,7 +94,7 @@ def uvicorn_server(
         log_level=log_level,
         access_log=False,
         lifespan="on",
-        http=_protocol(guard, limits, websockets),
+        http=_protocol(guard, limits, websockets, app),
         ws="websockets-sansio" if websockets else "none",
         ws_max_size=limits.max_body_bytes,
         ws_ping_interval=None,
