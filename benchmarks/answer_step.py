@@ -18,7 +18,8 @@ the median µs over those steps. Four forms, timed in the same passes:
 * **new spelling each pass**: the gold with the case of its letters changed by the pass's
   number (``HeAt``, ``hEAt``), so that no memory of a text or of an entry holds it and the
   whole grammar runs (spelling, catalog look-ups). A gold without letters (a number) cannot
-  vary and stays repeated; golds of few letters run out of patterns after 2^letters passes.
+  vary and stays repeated; a gold of fewer than five letters runs out of patterns after
+  2^letters passes, the others after 32.
 
 Each side is one worker process (``--worker``) that makes the env once, warms up, and then
 runs a pass whenever the parent asks: the parent asks each side in turn (the order rotating
