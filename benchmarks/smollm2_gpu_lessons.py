@@ -68,6 +68,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.max_new_tokens, args.max_turns, args.seeds = 24, 2, [0]
         args.grpo_steps, args.grpo_prompts, args.grpo_generations = 1, 1, 2
         args.grpo_completion, args.lora_r, args.zero_shot = 24, 8, False
+        args.budget_s = float("inf")  # a smoke runs every stage, however slow the machine is today
     return args
 
 
