@@ -120,10 +120,11 @@ def match_score(reading: QuestionReading, record: Mapping[str, Any], rank: int =
             score += 2.0 * sum(w in words for w in content) / len(content)
     skip = {fold(o) for o in reading.options or ()} if reading.asks == "cast" else set()
     people = {str(p) for key in ("directors", "writers", "cast") for p in record.get(key) or ()}
-    named_in_full = {fold(p) for p in people if f" {fold(p)} " in folded} - skip
+    folds = {p: fold(p) for p in people}  # each name folded once (then read three times)
+    named_in_full = {n for n in folds.values() if f" {n} " in folded} - skip
     full_surnames = {n.split()[-1] for n in named_in_full if n}
     for person in people:
-        name = fold(person)
+        name = folds[person]
         if not name or name in skip:
             continue
         if name in named_in_full:
@@ -137,7 +138,7 @@ def match_score(reading: QuestionReading, record: Mapping[str, Any], rank: int =
                 and not any(last in s.split() for s in skip)
             ):
                 score += 1.0
-    surnames = {fold(p).split()[-1] for p in people if fold(p)}
+    surnames = {n.split()[-1] for n in folds.values() if n}
     for owner in possessors(question):
         # "tarantino's django": the film is one Tarantino is credited on (a title's own possessive,
         # "dead man's chest", names no one and weighs the same on every film).
