@@ -131,6 +131,7 @@ CASES: list[tuple[list[str], str]] = [
         "not both",
     ),
     (["reproduce", "sft-then-rl", "--seed-list", "3", "--out", "{root}/r3"], "one seed"),
+    (["reproduce", "reward-hacking", "--device", "cuda", "--out", "{root}/r4"], "sft-then-rl only"),
     (["reproduce", "reward-hacking", "--quick", "--out", "{file}"], "{file}"),
     (["reproduce", "reward-hacking", "--overwrite", "--out", "{folder}"], "{folder}"),
     (["export-sft", "MediaSearch-v0", "--overwrite", "--out", "{folder}"], "{folder}|agentenv["),

@@ -181,6 +181,11 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UserInputError("give --seeds N (seeds 0..N-1) or --seed-list A,B,..., not both")
     if args.seeds is not None and args.seeds < 1:
         raise UserInputError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.device != "cpu" and args.lesson != "sft-then-rl":
+        raise UserInputError(
+            f"reproduce {args.lesson}: --device applies to sft-then-rl only; the other lessons "
+            "train on the CPU (drop the flag)"
+        )
     if args.demos is not None and args.lesson != "sft-more-data":
         raise UserInputError(
             f"reproduce {args.lesson}: --demos applies to sft-more-data only (drop the flag)"
