@@ -9,7 +9,9 @@ Freezing the lower blocks skips their backward pass.
 
 Each variant trains (forward, backward, AdamW step; batch 1) on the same conversations, after one
 untimed warm-up conversation; variants run one after another, in order and then in reverse, and
-the median over both passes is reported, with the load average, so a busy machine shows.
+the median over both passes is reported, in CPU seconds of this process (one thread: the step's
+compute, which other work on the machine barely changes) and in wall seconds, with the load
+average.
 
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE nice -n 10 python benchmarks/smollm2_sft_step.py \\
         --data /path/to/export-sft-dir --conversations 3 --out figures/llm/smollm2-sft-step.json
@@ -77,11 +79,12 @@ def build(model_dir: str, variant: dict[str, Any]) -> tuple[Any, Any]:
     return model, torch.optim.AdamW(params, lr=1e-5)
 
 
-def step(model: Any, optimizer: Any, ids: Any, labels: Any, labelled: bool) -> float:
-    """One training step; its seconds."""
+def step(model: Any, optimizer: Any, ids: Any, labels: Any, labelled: bool) -> tuple[float, float]:
+    """One training step; its wall seconds and this process's CPU seconds (with one thread, the
+    CPU seconds are the step's compute, whatever else the machine is doing)."""
     from agentenv.models.training import labelled_loss
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if labelled:
         loss, _ = labelled_loss(model, {"input_ids": ids, "labels": labels})
     else:
@@ -89,7 +92,7 @@ def step(model: Any, optimizer: Any, ids: Any, labels: Any, labelled: bool) -> f
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     tokens = [int(ids.shape[1]) for ids, _ in timed]
     labelled = [int((labels != -100).sum()) for _, labels in timed]
     times: dict[str, list[float]] = {name: [] for name in args.variants}
+    cpu: dict[str, list[float]] = {name: [] for name in args.variants}
     loads = []
     for order in (args.variants, list(reversed(args.variants))):
         for name in order:
@@ -123,11 +127,17 @@ def main(argv: list[str] | None = None) -> int:
             model, optimizer = build(model_dir, variant)
             step(model, optimizer, *warm, variant["labelled"])
             for ids, labels in timed:
-                times[name].append(step(model, optimizer, ids, labels, variant["labelled"]))
+                wall, used = step(model, optimizer, ids, labels, variant["labelled"])
+                times[name].append(wall)
+                cpu[name].append(used)
             loads.append(os.getloadavg()[0])
-            print(f"{name}: {statistics.median(times[name]):.2f} s per conversation", flush=True)
+            print(
+                f"{name}: {statistics.median(cpu[name]):.2f} CPU s, "
+                f"{statistics.median(times[name]):.2f} wall s per conversation",
+                flush=True,
+            )
             del model, optimizer
-    baseline = statistics.median(times[args.variants[0]])
+    baseline = statistics.median(cpu[args.variants[0]])
     record = {
         "model": args.model,
         "threads": threads,
@@ -137,9 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_1min": [round(x, 2) for x in loads],
         "seconds_per_conversation": {
             name: {
-                "median": round(statistics.median(t), 2),
-                "all": [round(x, 2) for x in t],
-                "vs_first": round(statistics.median(t) / baseline, 3),
+                "cpu_median": round(statistics.median(cpu[name]), 2),
+                "cpu_all": [round(x, 2) for x in cpu[name]],
+                "cpu_vs_first": round(statistics.median(cpu[name]) / baseline, 3),
+                "wall_median": round(statistics.median(t), 2),
+                "wall_all": [round(x, 2) for x in t],
             }
             for name, t in times.items()
         },
