@@ -79,6 +79,13 @@ def serve(kind: str, port: int, workers: int) -> None:
     from agentenv.integrations.verl_tool import create_app
 
     limits = EnvServerLimits()
+    if kind == "media-plain":  # as before the lean cycle and orjson: uvicorn's ASGI cycle, json
+        import agentenv.integrations.serve_env.lean_http as lean_http
+        import agentenv.integrations.verl_tool.protocol as protocol
+
+        lean_http.hot_paths = lambda app: ()  # type: ignore[assignment]
+        protocol._orjson_loads = None
+        kind = "media"
     if kind == "media-workers":
         from agentenv.integrations.serve_env.shards import ShardedVerlToolApp
 
@@ -431,7 +438,18 @@ def main(argv: list[str] | None = None) -> None:
         help="worker processes of the MediaSearch server with workers (serve-env --workers; 0: no such case)",
     )
     parser.add_argument(
-        "--serve", choices=["constant", "media", "media-workers"], help=argparse.SUPPRESS
+        "--plain",
+        action="store_true",
+        help="also serve MediaSearch as before the lean HTTP cycle and orjson (uvicorn's ASGI "
+        "cycle, the stdlib's json), side by side",
+    )
+    parser.add_argument(
+        "--media-only", action="store_true", help="MediaSearch cases only (no constant tool)"
+    )
+    parser.add_argument(
+        "--serve",
+        choices=["constant", "media", "media-plain", "media-workers"],
+        help=argparse.SUPPRESS,
     )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
@@ -446,7 +464,11 @@ def main(argv: list[str] | None = None) -> None:
     machine = print_machine("serve-env (verl-tool protocol) under load, loopback")
     media, in_process = media_workload()
     constant = constant_workload()
-    servers = {"constant": Server("constant"), "media": Server("media")}
+    servers = {"media": Server("media")}
+    if not args.media_only:
+        servers["constant"] = Server("constant")
+    if args.plain:
+        servers["media-plain"] = Server("media-plain")
     if args.workers > 1:
         servers["media-workers"] = Server("media-workers", args.workers)
     shapes = {
@@ -455,8 +477,17 @@ def main(argv: list[str] | None = None) -> None:
     }
     cases: dict[str, tuple[str, Workload, int, bool, float]] = {}
     for shape, (batch, finish) in shapes.items():
-        cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish, 0.0)
+        if not args.media_only:
+            cases[f"constant tool, {shape}"] = ("constant", constant, batch, finish, 0.0)
         cases[f"MediaSearch, {shape}"] = ("media", media, batch, finish, 0.0)
+        if args.plain:
+            cases[f"MediaSearch, uvicorn cycle + json (before), {shape}"] = (
+                "media-plain",
+                media,
+                batch,
+                finish,
+                0.0,
+            )
         if args.workers > 1:
             cases[f"MediaSearch, {args.workers} workers, {shape}"] = (
                 "media-workers",
@@ -467,14 +498,15 @@ def main(argv: list[str] | None = None) -> None:
             )
     # The budget's rate, offered on a schedule: 2,000 steps/s of 8-step episodes is 2,250 requests/s
     # with the finish requests; the p99 is the latency a trainer sees at that rate.
-    paced = f"constant tool, agent loop paced at {args.rate:,.0f} steps/s"
-    cases[paced] = (
-        "constant",
-        constant,
-        1,
-        True,
-        args.rate * (CONSTANT_STEPS + 1) / CONSTANT_STEPS,
-    )
+    if not args.media_only:
+        paced = f"constant tool, agent loop paced at {args.rate:,.0f} steps/s"
+        cases[paced] = (
+            "constant",
+            constant,
+            1,
+            True,
+            args.rate * (CONSTANT_STEPS + 1) / CONSTANT_STEPS,
+        )
     results: dict[str, list[Result]] = {name: [] for name in cases}
     in_process_rates: list[float] = []
     in_process_cpu: list[float] = []
@@ -570,7 +602,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"client {client:.0f}); of in-process episodes/s (budget >= 95%): "
                 f"{statistics.median(episodes) / in_median:.1%} (1 env), "
                 f"{statistics.median(episodes) / in64_median:.1%} (64 envs); in-process CPU per episode / "
-                f"server's: {in_cpu_us / per_episode_us:.1%} (1 env), {in64_cpu_us / per_episode_us:.1%} (64 envs)"
+                f"server's: {in_cpu_us / per_episode_us:.1%} (1 env), {in64_cpu_us / per_episode_us:.1%} (64 envs); "
+                f"server CPU per episode / in-process (issue 47: <= 1.3x batched, <= 2x agent loop): "
+                f"{per_episode_us / in_cpu_us:.2f}x (1 env), {per_episode_us / in64_cpu_us:.2f}x (64 envs)"
             )
         print(line)
         figures[name] = {
@@ -578,6 +612,12 @@ def main(argv: list[str] | None = None) -> None:
             "episodes_per_s": episodes,
             "p99_ms": p99,
             "server_cpu_us_per_step": server_us,
+            "server_cpu_over_in_process_1_env_64_envs": [
+                cpu[name] / max(sum(r.episodes for r in passes), 1) / (in_cpu_us * 1e-6),
+                cpu[name] / max(sum(r.episodes for r in passes), 1) / (in64_cpu_us * 1e-6),
+            ]
+            if not name.startswith("constant")
+            else None,
             "cpu_us_per_episode_front_workers_client": [
                 x / max(n_episodes, 1) * 1e6 for x in cpu_parts[name]
             ],

@@ -295,7 +295,7 @@ class VerlToolApp:
                 yield
                 last_yield = time.perf_counter()
             obs, done, valid = self.one(item)
-            observations.append(json.dumps(obs, default=plain_value) if as_text else obs)
+            observations.append(encode_observation(obs) if as_text else obs)
             dones.append(done)
             valids.append(valid)
 
@@ -360,11 +360,21 @@ def observations_body(texts: list[str], dones: list[bool], valids: list[bool]) -
         '{"observations": ['
         + ", ".join(texts)
         + '], "dones": '
-        + json.dumps(dones)
+        + json_bools(dones)
         + ', "valids": '
-        + json.dumps(valids)
+        + json_bools(valids)
         + "}"
     ).encode()
+
+
+def json_bools(values: list[bool]) -> str:
+    """``json.dumps(values)`` for a list of bools, without the encoder's per-call setup.
+
+    Example:
+        >>> json_bools([True, False]) == json.dumps([True, False]), json_bools([])
+        (True, '[]')
+    """
+    return "[" + ", ".join(["true" if value else "false" for value in values]) + "]"
 
 
 def plain_value(value: Any) -> Any:
@@ -373,6 +383,10 @@ def plain_value(value: Any) -> Any:
     if callable(item):
         return item()
     return str(value)
+
+
+encode_observation = json.JSONEncoder(default=plain_value).encode
+"""``json.dumps(obs, default=plain_value)``, with the encoder built once rather than per call."""
 
 
 def error_body(reason: str) -> bytes:
