@@ -79,7 +79,7 @@ _SPECS = {  # name -> (class, on-disk kind of its cache entry)
 RETRIEVER_NAMES: tuple[str, ...] = tuple(_SPECS)
 """Every name :func:`build_retriever` takes (besides a server URL)."""
 
-HYBRID_MINILM = {"weights": (1.0, 0.5), "rrf_k": 10.0, "depth": 50}
+HYBRID_MINILM = {"weights": (1.0, 0.75), "rrf_k": 20.0, "depth": 100}
 """The fusion of ``hybrid-minilm``: BM25's and MiniLM's weights in reciprocal-rank fusion, its
 constant and how deep each list is read; chosen on MediaSearch's hand-written casual validation
 questions and its train and validation questions (``benchmarks/retrieval_quality.py --tune``),

@@ -61,7 +61,9 @@ class HybridRetriever:
     ``rewrites`` gives each retriever its own query, as a function of the
     query asked (``None``: the query as asked); e.g. BM25 reads a question
     better without its question words, while an encoder wants the sentence.
-    Rewrites are code, so they are not saved with the index.
+    A rewrite that returns ``None`` keeps its retriever out of that query's
+    fusion (an encoder that cannot help with a kind of query, say). Rewrites
+    are code, so they are not saved with the index.
     """
 
     kind = "hybrid"
@@ -72,7 +74,7 @@ class HybridRetriever:
         weights: Sequence[float] | None = None,
         rrf_k: float = 60,
         depth: int = 100,
-        rewrites: Sequence[Callable[[str], str] | None] | None = None,
+        rewrites: Sequence[Callable[[str], str | None] | None] | None = None,
     ) -> None:
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
@@ -120,13 +122,32 @@ class HybridRetriever:
             return [[] for _ in queries]
         depth = max(self.depth, k)
         per_retriever = [
-            r.search_batch([rewrite(q) for q in queries] if rewrite else list(queries), depth)
+            self._part_batch(r, rewrite, queries, depth)
             for r, rewrite in zip(self.retrievers, self.rewrites, strict=True)
         ]
         return [
             rrf_fuse([res[i] for res in per_retriever], self.weights, self.rrf_k, k)
             for i in range(len(queries))
         ]
+
+    @staticmethod
+    def _part_batch(
+        retriever: Retriever,
+        rewrite: Callable[[str], str | None] | None,
+        queries: Sequence[str],
+        depth: int,
+    ) -> list[list[Hit]]:
+        """One part's lists for the batch: ``[]`` where its rewrite keeps it out of a query."""
+        if rewrite is None:
+            return retriever.search_batch(list(queries), depth)
+        asked = [rewrite(q) for q in queries]
+        kept = [i for i, q in enumerate(asked) if q is not None]
+        out: list[list[Hit]] = [[] for _ in queries]
+        if kept:
+            found = retriever.search_batch([asked[i] for i in kept], depth)  # type: ignore[misc]
+            for i, hits in zip(kept, found, strict=True):
+                out[i] = hits
+        return out
 
     def save(self, path: str | Path) -> None:
         """Each part in ``part0/``, ``part1/``, ... plus ``hybrid.json``; parts must have ``save``."""

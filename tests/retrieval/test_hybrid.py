@@ -44,6 +44,19 @@ def test_fused_scores_by_hand() -> None:
     assert [h.rank for h in hits] == [0, 1, 2, 3]
 
 
+def test_a_rewrite_that_returns_none_keeps_its_part_out_of_that_query() -> None:
+    a, b = Fixed(["x", "y"]), Fixed(["z", "x"])
+    hybrid = HybridRetriever(
+        [a, b], rrf_k=10, rewrites=[None, lambda q: None if q.startswith("skip") else q]
+    )
+    kept, skipped = hybrid.search_batch(["keep me", "skip me"], 3)
+    assert [h.doc_id for h in kept] == ["x", "z", "y"]
+    assert [h.doc_id for h in skipped] == ["x", "y"]  # a's ranking alone
+    assert len(b.calls) == 1  # b searched the kept query only, in one batch
+    assert hybrid.search_batch(["skip all"], 2)[0] == hybrid.search("skip all", 2)
+    assert len(b.calls) == 1  # nothing kept: b is not asked
+
+
 def test_ties_keep_first_met_order() -> None:
     # "p" and "q" both sit at rank 1 of one list: equal scores, "p" is met first.
     hits = rrf_fuse([[Hit("p", 5.0, 0)], [Hit("q", 9.0, 0)]], [1.0, 1.0], 60, 2)

@@ -119,12 +119,26 @@ def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> N
     assert media_retriever_params("bm25") == {} == media_retriever_params("dense-minilm")
 
 
+def test_media_search_keeps_minilm_out_of_queries_that_name_a_person() -> None:
+    """Films described by their people are BM25's to find; MiniLM's list would only push its hits out."""
+    from agentenv.envs.media_search.tools.corpus import media_retriever_params
+    from agentenv.retrieval.hybrid import HybridRetriever
+
+    bm25, minilm = Recording("tt1"), Recording("tt2")
+    params = media_retriever_params("hybrid-minilm")
+    hybrid = HybridRetriever([bm25, minilm], **params)  # type: ignore[arg-type]
+    hits = hybrid.search_batch(["the 1991 movie with jodie foster", "who wrote juno?"], 5)
+    assert bm25.queries == ["1991 jodie foster", "juno"]
+    assert minilm.queries == ["who wrote juno?"]  # the first query named a credited person
+    assert [[h.doc_id for h in hs] for hs in hits] == [["tt1"], ["tt1", "tt2"]]
+
+
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
-    from agentenv.envs.media_search.tools.corpus import bm25_search_query
+    from agentenv.envs.media_search.tools.corpus import bm25_search_query, minilm_search_query
     from agentenv.retrieval.corpus_sources import corpus_retriever_params
 
     assert corpus_retriever_params("media", "hybrid-minilm") == {
-        "rewrites": (bm25_search_query, None)
+        "rewrites": (bm25_search_query, minilm_search_query)
     }
     assert corpus_retriever_params("media", "bm25") == {}
     assert corpus_retriever_params("rare-disease", "hybrid-minilm") == {}
