@@ -30,8 +30,15 @@ catalog) in a child process, loopback only, each bounded in time:
 6. serve-env beside the partial-name flood: one legitimate client (one-step episodes, from
    127.0.0.1) beside 0, 1 and 2 clients, each from its own loopback address (127.0.0.2, ...),
    stepping 256 trajectories a request with 32 ``find_person("john")`` calls an action.
+   One server per worker count of ``--partial-workers`` (one process and ``--workers 2`` by
+   default), the whole set ``--repeats`` times; the load average is printed beside each figure.
 7. serve-env with its cap filled by a client that never finishes: a client (127.0.0.9) starts
    trajectories until refused and walks away; then a legitimate client starts one-step episodes.
+8. the OpenEnv server beside the partial-name flood: one legitimate session (reset, then a final
+   answer) beside 0, 1 and 2 clients each stepping ``--openenv-sessions`` sessions with 32
+   ``find_person("john")`` calls an action; latency per message.
+9. the OpenEnv server with its cap (64) filled by a client that opened sessions and never
+   finished them (its sockets left open); then a legitimate client opens a session per episode.
 
 Before this server guarded its connections, scene 1 left every legitimate
 request with a 503 for as long as the idle sockets stayed open, and scene 2
@@ -43,6 +50,8 @@ Usage:
     python benchmarks/retrieval_server_hostile.py --scenes 4,5 --seconds 10 --greedy-seconds 4  # serve-env
     python benchmarks/retrieval_server_hostile.py --scenes 4,5 --serve-env-workers 2  # serve-env --workers 2
     python benchmarks/retrieval_server_hostile.py --scenes 6,7 --greedy-seconds 6 [--serve-env-workers 2]
+    python benchmarks/retrieval_server_hostile.py --scenes 6,8 --partial-hogs 0,1 --repeats 2  # issue 47
+    python benchmarks/retrieval_server_hostile.py --scenes 7,9  # a cap filled by a client that never finishes
 """
 
 from __future__ import annotations
@@ -86,9 +95,17 @@ class Args:
     greedy_seconds: float = 8.0
     """Duration of each run of scene 3."""
     scenes: str = "1,2,3,4,5"
-    """Which scenes to run (comma-separated); 4 to 7 are serve-env's (6 and 7 only when asked)."""
+    """Which scenes to run (comma-separated); 4 to 9 are serve-env's (6 to 9 only when asked)."""
     serve_env_workers: int = 1
-    """serve-env's worker processes in scenes 4 and 5 (``--workers``; 1: one process)."""
+    """serve-env's worker processes in scenes 4, 5 and 7 (``--workers``; 1: one process)."""
+    partial_workers: str = "1,2"
+    """Scene 6: the serve-env worker counts to run, one server each, in this order, every repeat."""
+    partial_hogs: str = "0,1,2"
+    """Scenes 6 and 8: how many greedy clients beside the legit one, in turn."""
+    repeats: int = 1
+    """Scenes 6 and 8: times to run the whole set, so the spread between runs shows."""
+    openenv_sessions: int = 32
+    """Scene 8: WebSocket sessions each greedy OpenEnv client keeps stepping."""
     seed: int = 0
 
 
@@ -713,38 +730,45 @@ def legit_beside(port: int, seconds: float, hogs: int, tag: str) -> tuple[np.nda
 
 
 def scene_serve_env_partial_names(args: Args) -> None:
-    """Scene 6: the partial-name flood (32 find_person("john") an action, 256 actions a request)."""
-    port = free_port()
-    proc = subprocess.Popen(serve_env_command(port, args.serve_env_workers))
-    try:
-        wait_ready(port, proc)
-        print(
-            f"scene 6: serve-env (--workers {args.serve_env_workers}); one legit client (one-step "
-            f"episodes, closed loop, 127.0.0.1) beside clients each from its own loopback address "
-            f"sending 256 actions of 32 find_person('john') a request, {args.greedy_seconds:g} s each"
-        )
-        base = None
-        for hogs in (0, 1, 2):
-            lat, refused, warmup = legit_beside(port, args.greedy_seconds, hogs, f"s6-{hogs}")
-            lat = lat * 1000.0
-            p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
-            if base is None:
-                base = (p50, p99)
-            print(
-                f"  {hogs} greedy: {len(lat):,} episodes ({refused} refused), p50 {p50:.2f} ms "
-                f"({p50 / base[0]:.1f}x), p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)"
-                f"{'' if p99 <= 50 else '  OVER the 50 ms budget'}"
-                f"{f'; measured after the greedy first answers ({warmup:.1f} s)' if hogs else ''}",
-                flush=True,
-            )
-        info = info_over_new_connection(port)
-        print(
-            f"  server: {info['live_trajectories']} live trajectories; "
-            + ", ".join(f"{k} {v}" for k, v in info["stats"].items())
-        )
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    """Scene 6: the partial-name flood (32 find_person("john") an action, 256 actions a request),
+    on one server per worker count of ``--partial-workers``, all of them ``--repeats`` times."""
+    print(
+        f"scene 6: serve-env; one legit client (one-step episodes, closed loop, 127.0.0.1) beside "
+        f"clients each from its own loopback address sending 256 actions of 32 find_person('john') "
+        f"a request, {args.greedy_seconds:g} s each"
+    )
+    for repeat in range(args.repeats):
+        for workers in [int(w) for w in args.partial_workers.split(",")]:
+            port = free_port()
+            proc = subprocess.Popen(serve_env_command(port, workers))
+            try:
+                wait_ready(port, proc)
+                base = None
+                for hogs in [int(h) for h in args.partial_hogs.split(",")]:
+                    load = os.getloadavg()[0]
+                    lat, refused, warmup = legit_beside(
+                        port, args.greedy_seconds, hogs, f"s6-{repeat}-{hogs}"
+                    )
+                    lat = lat * 1000.0
+                    p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
+                    if base is None:
+                        base = (p50, p99)
+                    print(
+                        f"  run {repeat + 1}, --workers {workers}, {hogs} greedy: {len(lat):,} "
+                        f"episodes ({refused} refused), p50 {p50:.2f} ms ({p50 / base[0]:.1f}x), "
+                        f"p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)"
+                        f"{'' if p99 <= 50 else '  OVER the 50 ms budget'}; load {load:.1f}"
+                        f"{f'; measured after the greedy first answers ({warmup:.1f} s)' if hogs else ''}",
+                        flush=True,
+                    )
+                info = info_over_new_connection(port)
+                print(
+                    f"  server: {info['live_trajectories']} live trajectories; "
+                    + ", ".join(f"{k} {v}" for k, v in info["stats"].items())
+                )
+            finally:
+                proc.terminate()
+                proc.wait(10)
 
 
 def scene_serve_env_walker(args: Args, cap: int = 64) -> None:
@@ -787,6 +811,190 @@ def scene_serve_env_walker(args: Args, cap: int = 64) -> None:
         proc.wait(10)
 
 
+def openenv_command(port: int, cap: int | None = None) -> list[str]:
+    """The real ``agentenv serve-env --protocol openenv`` over MediaSearch-v0."""
+    command = serve_env_command(port)
+    command[command.index("verl-tool")] = "openenv"
+    command = command[: command.index("--workers")]
+    return command + (["--max-live-envs", str(cap)] if cap else [])
+
+
+def ws_session(port: int, source: str) -> object:
+    """An OpenEnv WebSocket session from loopback address ``source``."""
+    from websockets.sync.client import connect
+
+    sock = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+    return connect(f"ws://127.0.0.1:{port}/ws", sock=sock, max_size=None)
+
+
+def ws_ask(ws: object, kind: str, data: dict) -> dict:
+    ws.send(json.dumps({"type": kind, "data": data}))  # type: ignore[attr-defined]
+    return json.loads(ws.recv(timeout=120))  # type: ignore[attr-defined]
+
+
+def openenv_hog(port: int, stop: object, ready: object, source: str, sessions: int) -> None:
+    """A greedy OpenEnv client from ``source``: ``sessions`` sessions (a thread each) stepping
+    :data:`FLOOD_ACTION` until their episode ends, then reset, in a closed loop. Sets ``ready``
+    once every session has stepped once. Its own process, as :func:`partial_name_hog`."""
+    stepped = threading.Barrier(sessions + 1)
+
+    def one(i: int) -> None:
+        first = True
+        try:
+            with ws_session(port, source) as ws:
+                while not stop.is_set():  # type: ignore[attr-defined]
+                    ws_ask(ws, "reset", {"index": i})
+                    while not stop.is_set():  # type: ignore[attr-defined]
+                        answer = ws_ask(ws, "step", {"text": FLOOD_ACTION})
+                        if first:
+                            first = False
+                            stepped.wait(120)
+                        if answer.get("data", {}).get("done", True):
+                            break
+        except Exception:  # noqa: BLE001 - the scene ends by closing the server
+            pass
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(sessions)]
+    for thread in threads:
+        thread.start()
+    stepped.wait(300)
+    ready.set()  # type: ignore[attr-defined]
+    for thread in threads:
+        thread.join()
+
+
+def openenv_legit_beside(
+    port: int, seconds: float, hogs: int, sessions: int
+) -> tuple[np.ndarray, float]:
+    """The legit client's messages (reset, then a final answer: one-step episodes, one session
+    from 127.0.0.1) beside ``hogs`` greedy OpenEnv clients; (latencies in s, warm-up seconds)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    stop = ctx.Event()
+    readies = [ctx.Event() for _ in range(hogs)]
+    procs = [
+        ctx.Process(
+            target=openenv_hog,
+            args=(port, stop, readies[h], f"127.0.0.{2 + h}", sessions),
+            daemon=True,
+        )
+        for h in range(hogs)
+    ]
+    began = time.perf_counter()
+    for proc in procs:
+        proc.start()
+    for ready in readies:
+        ready.wait(300)
+    warmup = time.perf_counter() - began
+    latencies, i = [], 0
+    with ws_session(port, "127.0.0.1") as ws:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            for kind, data in (
+                ("reset", {"index": i % 1000}),
+                ("step", {"text": "<answer>Inception</answer>"}),
+            ):
+                t = time.perf_counter()
+                answer = ws_ask(ws, kind, data)
+                latencies.append(time.perf_counter() - t)
+                assert answer["type"] == "observation", answer
+            i += 1
+    stop.set()
+    for proc in procs:
+        proc.join(30)
+        if proc.is_alive():
+            proc.kill()
+    return np.asarray(latencies), warmup
+
+
+def scene_openenv_partial_names(args: Args) -> None:
+    """Scene 8: scene 6 on the OpenEnv server (each greedy client steps ``--openenv-sessions``
+    sessions with 32 find_person("john") an action)."""
+    print(
+        f"scene 8: serve-env --protocol openenv; one legit session (reset, then a final answer, "
+        f"closed loop, 127.0.0.1) beside clients each from its own loopback address stepping "
+        f"{args.openenv_sessions} sessions with 32 find_person('john') an action, "
+        f"{args.greedy_seconds:g} s each; latency per message"
+    )
+    for repeat in range(args.repeats):
+        port = free_port()
+        proc = subprocess.Popen(openenv_command(port))
+        try:
+            wait_ready(port, proc)
+            base = None
+            for hogs in [int(h) for h in args.partial_hogs.split(",")]:
+                load = os.getloadavg()[0]
+                lat, warmup = openenv_legit_beside(
+                    port, args.greedy_seconds, hogs, args.openenv_sessions
+                )
+                lat = lat * 1000.0
+                p50, p99 = np.percentile(lat, 50), np.percentile(lat, 99)
+                if base is None:
+                    base = (p50, p99)
+                print(
+                    f"  run {repeat + 1}, {hogs} greedy: {len(lat):,} messages, p50 {p50:.2f} ms "
+                    f"({p50 / base[0]:.1f}x), p99 {p99:.2f} ms ({p99 / base[1]:.1f}x)"
+                    f"{'' if p99 <= 50 else '  OVER the 50 ms budget'}; load {load:.1f}"
+                    f"{f'; measured after every greedy session stepped ({warmup:.1f} s)' if hogs else ''}",
+                    flush=True,
+                )
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def scene_openenv_walker(args: Args, cap: int = 64) -> None:
+    """Scene 9: a client (127.0.0.9) opens ``cap`` OpenEnv sessions, resets each and never finishes
+    (its sockets stay open); then a legit client opens a session per one-step episode."""
+    import contextlib
+
+    port = free_port()
+    proc = subprocess.Popen(openenv_command(port, cap))
+    walker: list[object] = []
+    stack = contextlib.ExitStack()
+    try:
+        wait_ready(port, proc)
+        while len(walker) < cap:
+            ws = stack.enter_context(ws_session(port, "127.0.0.9"))  # type: ignore[arg-type]
+            walker.append(ws)
+            assert ws_ask(ws, "reset", {"index": len(walker)})["type"] == "observation"
+        served, refused, latencies = 0, 0, []
+        end = time.perf_counter() + min(args.greedy_seconds, 4.0)
+        while time.perf_counter() < end:
+            t = time.perf_counter()
+            with ws_session(port, "127.0.0.1") as ws:
+                first = ws_ask(ws, "reset", {"index": served % 1000})
+                if first["type"] != "observation":
+                    refused += 1
+                    continue
+                ws_ask(ws, "step", {"text": "<answer>Inception</answer>"})
+            latencies.append(time.perf_counter() - t)
+            served += 1
+        closed = 0
+        for ws in walker:  # which of the walker's sessions the server closed
+            try:
+                ws.ping().wait(2)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - closed: the exception type is websockets'
+                closed += 1
+        lat = np.asarray(latencies) * 1000.0
+        print(
+            f"scene 9: serve-env --protocol openenv --max-live-envs {cap}; a client opened {cap} "
+            f"sessions and never finished them; then a legit client's one-step episodes, a session "
+            f"each: {served:,} served, {refused} refused"
+            + (
+                f", p50 {np.percentile(lat, 50):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms "
+                f"(connect, reset, answer, close); the walker's sessions closed: {closed}"
+                if served
+                else ""
+            )
+        )
+    finally:
+        stack.close()
+        proc.terminate()
+        proc.wait(10)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in dataclasses.fields(Args):
@@ -821,6 +1029,10 @@ def main(argv: list[str] | None = None) -> None:
         scene_serve_env_partial_names(args)
     if "7" in scenes:
         scene_serve_env_walker(args)
+    if "8" in scenes:
+        scene_openenv_partial_names(args)
+    if "9" in scenes:
+        scene_openenv_walker(args)
     print(json.dumps({"args": dataclasses.asdict(args)}))
 
 

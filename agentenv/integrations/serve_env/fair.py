@@ -66,6 +66,8 @@ class FairTurns:
         self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
         self._busy = False
         self._dispatching = False
+        self._last = ""
+        """The client granted last: a client that starts waiting goes before its next slice."""
         self.granted = 0
         """Slices granted (a count for tests)."""
 
@@ -81,6 +83,8 @@ class FairTurns:
         queue = self._waiting.get(client)
         if queue is None:
             queue = self._waiting[client] = deque()
+            if self._last in self._waiting and self._last != client:
+                self._waiting.move_to_end(self._last)  # it has just had its turn: after this one
         queue.append(future)
         if not self._busy and not self._dispatching:
             self._dispatching = True
@@ -124,6 +128,7 @@ class FairTurns:
             if not future.done():
                 future.set_result(None)
                 self._busy = True
+                self._last = client
                 self.granted += 1
                 return
 
@@ -140,6 +145,8 @@ class ClientRounds(Generic[J]):
 
     def __init__(self) -> None:
         self._queues: OrderedDict[str, deque[J]] = OrderedDict()
+        self._last = ""
+        """The client taken last: a client that joins goes before its next turn."""
 
     def __len__(self) -> int:
         return sum(len(q) for q in self._queues.values())
@@ -148,10 +155,13 @@ class ClientRounds(Generic[J]):
         return bool(self._queues)
 
     def add(self, client: str, job: J) -> None:
-        """Queue ``job`` behind this client's others (a new client joins the round at its end)."""
+        """Queue ``job`` behind this client's others (a new client joins the round at its end,
+        but before the client taken last: that one has just had its turn)."""
         queue = self._queues.get(client)
         if queue is None:
             queue = self._queues[client] = deque()
+            if self._last in self._queues and self._last != client:
+                self._queues.move_to_end(self._last)  # it has just had its turn: after this one
         queue.append(job)
 
     def next(self) -> tuple[str, J]:
@@ -162,6 +172,7 @@ class ClientRounds(Generic[J]):
             self._queues.move_to_end(client)
         else:
             del self._queues[client]
+        self._last = client
         return client, job
 
     def again(self, client: str, job: J) -> None:
