@@ -132,6 +132,11 @@ REAL_DEFAULT = Scale(
     ),
     eval_episodes=200,
     eval_batch=64,
+    selection_sft=replace(_REAL_SFT, epochs=2.0),
+    more_sft=replace(_REAL_SFT, epochs=1.0),
+    more_grpo=GRPOSettings(
+        steps=20, prompts_per_step=2, num_generations=8, temperature=0.7, lora_r=16
+    ),
 )
 """A pretrained base (SmolLM2-135M) at full size: meant for a GPU (``--device cuda``); on 2 CPU
 cores its SFT alone would take days."""
@@ -159,6 +164,27 @@ REAL_QUICK = Scale(
     eval_batch=2,
     eval_max_turns=2,
     probe_rows=2,
+    candidates=4,
+    holdout_rows=4,
+    holdout_per_example=1,
+    selection_sft=SFTSettings(
+        epochs=1.0, learning_rate=3e-4, batch=2, max_length=768, lora_r=8, warmup_ratio=0.0
+    ),
+    more_rows=4,
+    more_sft=SFTSettings(
+        epochs=1.0, learning_rate=3e-4, batch=2, max_length=768, lora_r=8, warmup_ratio=0.0
+    ),
+    seen_episodes=2,
+    more_grpo=GRPOSettings(
+        steps=1,
+        prompts_per_step=1,
+        num_generations=2,
+        max_completion_length=32,
+        max_tool_calling_iterations=1,
+        temperature=0.7,
+        tasks=4,
+        lora_r=8,
+    ),
 )
 """A pretrained base's smoke run: every stage once, on CPU in minutes; its figures are not results."""
 
@@ -440,13 +466,11 @@ def _write_test_tasks(path: Path) -> Path:
 
 
 def _load(model_dir: Path) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM
-
+    """Model (float32: a bfloat16 checkpoint is slow on a CPU without bf16 units) and tokenizer."""
     from agentenv.lessons.scratch.tokenizer import load_tokenizer
+    from agentenv.models.training import load_for_training
 
-    return AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True), load_tokenizer(
-        model_dir
-    )
+    return load_for_training(model_dir, "cpu"), load_tokenizer(model_dir)
 
 
 def with_overrides(scale: Scale, **changes: Any) -> Scale:
