@@ -24,10 +24,11 @@ def bm25_search_query(query: str) -> str:
     film document that has them; the package's question reader
     (:func:`~agentenv.envs.media_search.questions.reading.read_question`) drops
     them and keeps names, titles and years, which lifted BM25's recall@10 on
-    the validation questions from 0.75 to 0.80. MiniLM gets the query as sent:
-    it reads sentences. The reader returns a search query unchanged (idempotent
-    on every validation and casual question), so an agent that already sends
-    one (the bm25 agent) searches for the same words.
+    the validation questions from 0.75 to 0.80. MiniLM gets the query as sent
+    (:func:`minilm_search_query`): it reads sentences. The reader returns a
+    search query unchanged (idempotent on every validation and casual
+    question), so an agent that already sends one (the bm25 agent) searches
+    for the same words.
 
     Example:
         >>> bm25_search_query("who wrote juno?")
