@@ -10,6 +10,7 @@ above its own. Counters and orders, not wall time.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import gymnasium as gym
 import pytest
@@ -95,6 +96,52 @@ def test_a_client_that_starts_waiting_goes_before_the_next_slice_of_the_one_runn
         return order
 
     assert asyncio.run(main()) == ["g1", "legit", "g2"]
+
+
+def test_after_a_long_slice_a_request_still_on_its_way_asks_first() -> None:
+    """A request that arrives during a long greedy slice takes the loop a few turns to reach
+    acquire; the greedy client's next slice waits for them (OpenEnv's steps: acquire, release),
+    and so does a long request's next slice (pass_on): the legit request runs right after."""
+    from agentenv.integrations.serve_env.fair import LET_IN_TURNS, LONG_SLICE_S
+
+    def block(seconds: float) -> None:  # a step: the loop does nothing else meanwhile
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    async def main(passing: bool) -> list[str]:
+        turns, order = FairTurns(), []
+
+        async def greedy() -> None:
+            if passing:  # one request, slices with pass_on
+                await turns.acquire("greedy")
+                for i in range(3):
+                    order.append(f"g{i}")
+                    block(LONG_SLICE_S * 1.5)
+                    if i < 2:
+                        await turns.pass_on("greedy")
+                turns.release()
+                return
+            for i in range(3):  # three steps, acquire and release each (OpenEnv's sessions)
+                await turns.acquire("greedy")
+                order.append(f"g{i}")
+                block(LONG_SLICE_S * 1.5)
+                turns.release()
+
+        async def legit() -> None:
+            await asyncio.sleep(0)  # arrives while g0 runs (g0 is granted on the first turn)
+            await asyncio.sleep(0)
+            for _ in range(LET_IN_TURNS - 3):  # on its way: socket, parser, task, app
+                await asyncio.sleep(0)
+            await turns.acquire("legit")
+            order.append("legit")
+            turns.release()
+
+        await asyncio.gather(greedy(), legit())
+        return order
+
+    assert asyncio.run(main(passing=False))[:2] == ["g0", "legit"]
+    assert asyncio.run(main(passing=True))[:2] == ["g0", "legit"]
 
 
 def test_a_cancelled_wait_passes_its_turn_on() -> None:
