@@ -19,11 +19,12 @@ httpx = pytest.importorskip("httpx")
 
 import agentenv  # noqa: E402, F401 - registers the ids
 from agentenv.engine.actions import answer, tool_call  # noqa: E402
+from agentenv.integrations.serve_env.answer_body import CHUNK_BYTES  # noqa: E402
 from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
 from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
 from agentenv.integrations.serve_env.shard_wire import shard_of  # noqa: E402
 from agentenv.integrations.serve_env.shard_worker import PART_BYTES  # noqa: E402
-from agentenv.integrations.serve_env.shards import CHUNK_BYTES, ShardedVerlToolApp  # noqa: E402
+from agentenv.integrations.serve_env.shards import ShardedVerlToolApp  # noqa: E402
 from agentenv.integrations.verl_tool import create_app  # noqa: E402
 
 LIMITS = EnvServerLimits(max_live_envs=8, max_actions_per_request=8, max_body_bytes=65536)
@@ -205,3 +206,21 @@ def test_a_worker_that_cannot_build_its_env_fails_the_start() -> None:
     reasons = [link.gone or "" for link in app.links]
     assert any("could not build its env" in r and "bogus" in r for r in reasons), reasons
     assert all(link.process.poll() is not None for link in app.links)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 40, 1 << 18])
+def test_an_answer_in_pieces_is_the_answer_in_one(chunk_bytes: int) -> None:
+    import random
+
+    from agentenv.integrations.serve_env.answer_body import ObservationChunks
+    from agentenv.integrations.verl_tool.app import observations_body
+
+    rng = random.Random(chunk_bytes)
+    for n in range(7):
+        texts = [json.dumps({"obs": "é" * rng.randrange(20), "reward": 0.5}) for _ in range(n)]
+        dones, valids = [rng.random() < 0.5 for _ in texts], [True] * n
+        pieces = ObservationChunks(
+            [t.encode() for t in texts], dones, valids, chunk_bytes=chunk_bytes
+        )
+        body = b"".join(pieces)
+        assert body == observations_body(texts, dones, valids) and pieces.length == len(body)

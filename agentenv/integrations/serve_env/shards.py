@@ -25,7 +25,7 @@ A request whose trajectories are all one worker's (one trajectory a request, ver
 agent loop) is one message, ``run``: that worker starts the new ones, all or none, then
 steps them, so the request takes one turn in the worker's rounds instead of two. A worker
 sends a long answer's observations in parts as it steps them, and the front writes a long
-answer in pieces, one a turn of its event loop (:class:`ObservationChunks`): an answer at
+answer in pieces, one a turn of its event loop (:class:`~.answer_body.ObservationChunks`): an answer at
 the limits is 13 MB, which took the front 15-30 ms to join in one go, a wait for every
 other client's request.
 
@@ -51,9 +51,10 @@ import logging
 import math
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentenv.integrations.serve_env.answer_body import ObservationChunks, observations_answer
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.shard_link import WorkerGone, WorkerLink
 from agentenv.integrations.serve_env.shard_wire import shard_of
@@ -156,7 +157,7 @@ class ShardedVerlToolApp(VerlToolApp):
         return 200, json.dumps(body).encode(), []
 
     # ---------------------------------------------------------------- answering
-    async def answer(  # type: ignore[override] - a long answer is written in pieces
+    async def answer(
         self, items: list[Item], client: str = "?"
     ) -> tuple[int, bytes | ObservationChunks, Headers]:
         n = len(self.links)
@@ -283,69 +284,6 @@ class ShardedVerlToolApp(VerlToolApp):
         # every item sent is now live, or was live or ended already
         self._remember(item.trajectory_id for w in shards for _, item in parts[w])
         return None
-
-
-CHUNK_BYTES = 1 << 18
-"""An answer longer than this is written in pieces of about this size (256 KB), one a turn of the loop."""
-
-
-class ObservationChunks:
-    """An answer's JSON (as :func:`~agentenv.integrations.verl_tool.app.observations_body` writes it)
-    in pieces of about :data:`CHUNK_BYTES`, each joined as it is sent.
-
-    Why: an answer at the limits is 256 observations of 50 KB; joining and encoding it took the
-    front's event loop 15-30 ms in one go, and every other client's request waited that long.
-    The app sends the pieces one a turn of the loop (``length`` is the Content-Length).
-
-    Example:
-        >>> body = ObservationChunks([b'"a"', b'"b"'], [True, False], [True, True], chunk_bytes=1)
-        >>> b"".join(body) == b'{"observations": ["a", "b"], "dones": [true, false], "valids": [true, true]}'
-        True
-        >>> body.length == len(b"".join(body))
-        True
-    """
-
-    def __init__(
-        self,
-        texts: list[bytes],
-        dones: list[bool],
-        valids: list[bool],
-        *,
-        chunk_bytes: int = CHUNK_BYTES,
-    ) -> None:
-        self.texts = texts
-        self.chunk_bytes = chunk_bytes
-        self.head = b'{"observations": ['
-        self.tail = (
-            b'], "dones": '
-            + json.dumps(dones).encode()
-            + b', "valids": '
-            + json.dumps(valids).encode()
-            + b"}"
-        )
-        self.length = (
-            len(self.head) + sum(map(len, texts)) + 2 * max(len(texts) - 1, 0) + len(self.tail)
-        )
-
-    def __iter__(self) -> Iterator[bytes]:
-        texts, start, size, lead = self.texts, 0, 0, self.head
-        for end, text in enumerate(texts, 1):
-            size += len(text)
-            if size >= self.chunk_bytes:
-                yield lead + b", ".join(texts[start:end])
-                start, size, lead = end, 0, b", "
-        if start < len(texts):
-            yield lead + b", ".join(texts[start:]) + self.tail
-        else:  # no text left: after the last piece, no separator
-            yield (self.head if start == 0 else b"") + self.tail
-
-
-def observations_answer(
-    texts: list[bytes], dones: list[bool], valids: list[bool]
-) -> bytes | ObservationChunks:
-    """The answer's body: bytes when short, else :class:`ObservationChunks`."""
-    body = ObservationChunks(texts, dones, valids)
-    return b"".join(body) if body.length <= CHUNK_BYTES else body
 
 
 def _refusal(answer: Any) -> tuple[int, bytes, Headers]:

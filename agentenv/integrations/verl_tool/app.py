@@ -49,6 +49,7 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from agentenv.integrations.serve_env.answer_body import ObservationChunks, observations_answer
 from agentenv.integrations.serve_env.fair import FairTurns, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
@@ -126,7 +127,7 @@ class VerlToolApp:
         except Exception as err:  # noqa: BLE001 - a bug still answers one JSON line
             logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
             status, body, extra = 500, error_body(f"internal error: {type(err).__name__}"), []
-        pieces = None if isinstance(body, bytes) else body  # a long answer of the sharded front
+        pieces = None if isinstance(body, bytes) else body  # a long answer (answer_body.py)
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body) if pieces is None else pieces.length).encode()),
@@ -168,7 +169,9 @@ class VerlToolApp:
         items = parse_request(body, self.limits)
         return await self.answer(items, client_of(scope))
 
-    async def answer(self, items: list[Item], client: str = "?") -> tuple[int, bytes, Headers]:
+    async def answer(
+        self, items: list[Item], client: str = "?"
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
         """The three phases above, for parsed ``items``: (status, JSON body, extra headers).
 
         Phase 1 runs in one slice and reserves the new trajectories' slots under the cap (the
@@ -177,7 +180,8 @@ class VerlToolApp:
         at the limits, however many requests it keeps open, delays another client's request by
         one slice: one start or step past ``YIELD_EVERY_S`` (~15 ms to build an env when the pool
         has none waiting; µs to a few ms for a step, whose tools share one work budget). Each
-        observation is written as JSON text in the slice that stepped it.
+        observation is written as JSON text, encoded, in the slice that stepped it, and a long
+        answer is sent in pieces (:mod:`~agentenv.integrations.serve_env.answer_body`).
         """
         turns = self.turns
         await turns.acquire(client)
@@ -188,14 +192,20 @@ class VerlToolApp:
                 return refused
             for _ in self.start_all(new, client):
                 await turns.pass_on(client)
-            texts: list[str] = []
+            texts: list[Any] = []
             dones: list[bool] = []
             valids: list[bool] = []
+            encoded = 0
             for _ in self.step_all(items, texts, dones, valids, as_text=True):
+                for i in range(encoded, len(texts)):  # bytes, so the answer is sent in pieces
+                    texts[i] = texts[i].encode()
+                encoded = len(texts)
                 await turns.pass_on(client)
+            for i in range(encoded, len(texts)):
+                texts[i] = texts[i].encode()
         finally:
             turns.release()
-        return 200, observations_body(texts, dones, valids), []
+        return 200, observations_answer(texts, dones, valids), []
 
     def new_starts(
         self, items: list[Item], positions: list[int] | None = None

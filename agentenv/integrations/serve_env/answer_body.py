@@ -1,0 +1,75 @@
+"""A verl-tool answer's body written in pieces: a long answer never takes the event loop in one go.
+
+Why: an answer at the limits is 256 observations of 50 KB, 13 MB; joining and encoding it
+took the event loop 15-30 ms in one piece, and every other client's request waited that long.
+The servers (one process, :mod:`agentenv.integrations.verl_tool.app`, and the front of
+``--workers N``, :mod:`.shards`) keep each observation's JSON as bytes, encoded in the slice
+that stepped it, and the app sends a long body one piece a turn of the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+CHUNK_BYTES = 1 << 18
+"""An answer longer than this is written in pieces of about this size (256 KB), one a turn of the loop."""
+
+
+class ObservationChunks:
+    """An answer's JSON (as :func:`~agentenv.integrations.verl_tool.app.observations_body` writes it)
+    in pieces of about :data:`CHUNK_BYTES`, each joined as it is sent.
+
+    Why: an answer at the limits is 256 observations of 50 KB; joining and encoding it took the
+    front's event loop 15-30 ms in one go, and every other client's request waited that long.
+    The app sends the pieces one a turn of the loop (``length`` is the Content-Length).
+
+    Example:
+        >>> body = ObservationChunks([b'"a"', b'"b"'], [True, False], [True, True], chunk_bytes=1)
+        >>> b"".join(body) == b'{"observations": ["a", "b"], "dones": [true, false], "valids": [true, true]}'
+        True
+        >>> body.length == len(b"".join(body))
+        True
+    """
+
+    def __init__(
+        self,
+        texts: list[bytes],
+        dones: list[bool],
+        valids: list[bool],
+        *,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        self.texts = texts
+        self.chunk_bytes = chunk_bytes
+        self.head = b'{"observations": ['
+        self.tail = (
+            b'], "dones": '
+            + json.dumps(dones).encode()
+            + b', "valids": '
+            + json.dumps(valids).encode()
+            + b"}"
+        )
+        self.length = (
+            len(self.head) + sum(map(len, texts)) + 2 * max(len(texts) - 1, 0) + len(self.tail)
+        )
+
+    def __iter__(self) -> Iterator[bytes]:
+        texts, start, size, lead = self.texts, 0, 0, self.head
+        for end, text in enumerate(texts, 1):
+            size += len(text)
+            if size >= self.chunk_bytes:
+                yield lead + b", ".join(texts[start:end])
+                start, size, lead = end, 0, b", "
+        if start < len(texts):
+            yield lead + b", ".join(texts[start:]) + self.tail
+        else:  # no text left: after the last piece, no separator
+            yield (self.head if start == 0 else b"") + self.tail
+
+
+def observations_answer(
+    texts: list[bytes], dones: list[bool], valids: list[bool]
+) -> bytes | ObservationChunks:
+    """The answer's body: bytes when short, else :class:`ObservationChunks`."""
+    body = ObservationChunks(texts, dones, valids)
+    return b"".join(body) if body.length <= CHUNK_BYTES else body
