@@ -28,8 +28,10 @@ observation is the next text it must read.
 * ``info``: ``messages`` (OpenAI chat format), ``tools`` (OpenAI function
   schemas), ``turn``, ``tool_calls``, ``task_id``, ``split`` and
   ``reward_components`` (filled at the end). ``gold`` appears only after the
-  episode ends. Every info is the caller's: gold is a copy, and messages are
-  read-only (:mod:`agentenv.engine.frozen`), so no step can change another's.
+  episode ends. Every info is the caller's: messages are read-only
+  (:mod:`agentenv.engine.frozen`), and gold is a copy (of a gold the family
+  built read-only with ``freeze``, as MediaSearch does, a new top-level dict
+  over the same read-only values), so no step can change another's.
 
 A task family subclasses :class:`ToolEnv`, passes its tasks and tools to
 ``__init__`` and fills the hooks:
@@ -62,7 +64,7 @@ from typing import Any, ClassVar, Literal
 import gymnasium as gym
 
 from agentenv.engine.env_options import check_env_options
-from agentenv.engine.frozen import MessageLog
+from agentenv.engine.frozen import FrozenDict, FrozenList, MessageLog
 from agentenv.engine.parsing import Answer, parse_action
 from agentenv.engine.spaces import Text
 from agentenv.engine.task import Task
@@ -248,11 +250,15 @@ class ToolEnv(gym.Env[str, str]):
         ep.turn += 1
         max_length = self.action_space.max_length
         parsed = parse_action(action, max_length)
-        if type(parsed) is Answer:  # the usual last action, kept as take_action keeps it
+        if type(parsed) is Answer:
+            # The usual last action, kept as take_action keeps it: an answer ends the episode, with
+            # no error and an empty observation, so none of that is worked out below.
             record_answer(ep, parsed)
-            obs, parse_error = "", None
-        else:
-            obs, parse_error, _ = take_action(ep, action, parsed, self.tools, max_length)
+            info = self._info()
+            reward = self._end(ep, info)
+            obs = self._observe("") if self.observation_mode == "transcript" else ""
+            return obs, float(reward), True, False, info
+        obs, parse_error, _ = take_action(ep, action, parsed, self.tools, max_length)
         terminated = (
             self.single_turn or ep.answer is not None
         )  # an answer is the one action that ends
@@ -262,24 +268,31 @@ class ToolEnv(gym.Env[str, str]):
             info["parse_error"] = parse_error
         reward = 0.0
         if terminated or truncated:
-            ep.done = True
-            components = self._components(ep)
-            info["reward_components"] = components
-            if ep.answer_feedback is not None:
-                info["answer_feedback"] = ep.answer_feedback
-            info["gold"] = copy_plain(ep.task.gold)  # a copy: the task's own object stays as it was
-            # The last step's reward reads the components, not the running counts; without
-            # shaping it is what step_reward returns, one call shorter.
-            rewards = self.reward_config
-            if rewards.shaping:
-                reward, ep.paid = rewards.step_reward(ep.paid, _NO_COUNTS, components)
-            else:
-                reward = rewards.combine(components)
+            reward = self._end(ep, info)
         elif self.reward_config.shaping:
             reward, ep.paid = self.reward_config.step_reward(ep.paid, cost_counts(ep))
         if self.observation_mode == "transcript" or len(obs) > self.observation_space.max_length:
             obs = self._observe(obs)
         return obs, float(reward), terminated, truncated, info
+
+    def _end(self, ep: Episode, info: dict[str, Any]) -> float:
+        """End the episode: its components, feedback and gold into ``info``; returns the last reward."""
+        ep.done = True
+        components = self._components(ep)
+        info["reward_components"] = components
+        if ep.answer_feedback is not None:
+            info["answer_feedback"] = ep.answer_feedback
+        gold = ep.task.gold
+        # A copy, so the task's own object stays as it was: of a gold built read-only throughout
+        # only the top (the inside is shared, as messages are), of any other the whole.
+        info["gold"] = gold.copy() if type(gold) is FrozenDict else copy_plain(gold)
+        # The last step's reward reads the components, not the running counts; without
+        # shaping it is what step_reward returns, one call shorter.
+        rewards = self.reward_config
+        if rewards.shaping:
+            reward, ep.paid = rewards.step_reward(ep.paid, _NO_COUNTS, components)
+            return reward
+        return rewards.combine(components)
 
     def render(self) -> str | None:
         text = render_transcript(self._episode.messages) if self._episode else ""
@@ -330,20 +343,31 @@ def not_text(where: str, action: object) -> str:
 
 def copy_plain(value: Any) -> Any:
     """A deep copy of JSON-like data (dicts, lists, scalars) at about a third of ``copy.deepcopy``'s
-    cost; anything else goes through ``copy.deepcopy``. For gold, copied at every episode end."""
+    cost, made of plain, editable ``dict`` and ``list`` objects (read-only ones from
+    :mod:`agentenv.engine.frozen` included); anything else goes through ``copy.deepcopy``. For a
+    gold that is not read-only, copied at every episode end.
+
+    Example:
+        >>> from agentenv.engine.frozen import freeze
+        >>> gold = freeze({"answer": "Heat", "aliases": ["tt0113277"]})
+        >>> copied = copy_plain(gold)
+        >>> copied == gold, type(copied).__name__, type(copied["aliases"]).__name__
+        (True, 'dict', 'list')
+    """
     kind = type(value)
-    if kind is dict:  # leaves and flat lists copied in place, without a call each (a gold is small)
+    # Leaves and flat lists are copied in place, without a call each (golds are small).
+    if kind in _DICTS:
         copied = {}
         for k, v in value.items():
             inner = type(v)
             if inner in _IMMUTABLE:
                 copied[k] = v
-            elif inner is list:
+            elif inner in _LISTS:
                 copied[k] = [x if type(x) in _IMMUTABLE else copy_plain(x) for x in v]
             else:
                 copied[k] = copy_plain(v)
         return copied
-    if kind is list:
+    if kind in _LISTS:
         return [v if type(v) in _IMMUTABLE else copy_plain(v) for v in value]
     if kind in _IMMUTABLE:
         return value
@@ -351,6 +375,8 @@ def copy_plain(value: Any) -> Any:
 
 
 _IMMUTABLE = frozenset((str, int, float, bool, type(None)))
+_DICTS = frozenset((dict, FrozenDict))
+_LISTS = frozenset((list, FrozenList))
 _NO_COUNTS: Mapping[str, float] = MappingProxyType({})
 
 

@@ -20,7 +20,7 @@ Example:
     >>> m["content"] = "x"
     Traceback (most recent call last):
     ...
-    TypeError: messages in info are read-only, shared by every later step: edit a copy (copy.deepcopy(message))
+    TypeError: read-only: info's messages (and a frozen gold) are shared by every later step; edit a copy (copy.deepcopy(...))
     >>> import copy; editable = copy.deepcopy(m); editable["content"] = "x"; type(editable["tool_calls"]).__name__
     'list'
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 from typing import Any, NoReturn, SupportsIndex
 
-_READ_ONLY = "messages in info are read-only, shared by every later step: edit a copy (copy.deepcopy(message))"
+_READ_ONLY = "read-only: info's messages (and a frozen gold) are shared by every later step; edit a copy (copy.deepcopy(...))"
 
 
 def _refuse(*_: Any, **__: Any) -> NoReturn:

@@ -229,21 +229,23 @@ class RewardConfig(BaseModel):
         Raises ``KeyError`` naming a weighted or charged component that is missing.
         """
         charged, weighted = self.__pydantic_private__["_plan"]
-        if components.get("over_limit", 0.0) > 0:
+        if "over_limit" in components and components["over_limit"] > 0:
             return _round10(self.score(components) - self.cost(components))
         # The usual end, in one pass: :meth:`score` and :meth:`cost` inlined, the same sums in the
         # same order (so the same floats); a missing component takes their path, which names it.
+        # Without a charged cost the cost is 0.0, and ``x - 0.0`` is ``x`` for every float: skipped.
         try:
-            base = 0.0
+            reward = 0.0
             for key, weight in weighted:
-                base += weight * float(components[key])
-            total = 0.0
-            for _, key, rate in charged:
-                total += rate * float(components[key])
+                reward += weight * float(components[key])
+            if charged:
+                total = 0.0
+                for _, key, rate in charged:
+                    total += rate * float(components[key])
+                cap = self.cost_cap
+                reward -= min(total, cap) if cap is not None else total
         except KeyError:
             return _round10(self.score(components) - self.cost(components))
-        cap = self.cost_cap
-        reward = base - (min(total, cap) if cap is not None else total)
         return reward if reward.is_integer() else round(reward, 10)  # _round10, inlined
 
     def step_reward(

@@ -240,9 +240,8 @@ class MediaSearchEnv(ToolEnv):
         )
         if answer is None:
             return {"accuracy": 0.0, "first_call": first_call}
-        reading = read_answer(answer.text, question, self.answers)
-        episode.answer_feedback = reading.feedback
-        return {"accuracy": float(reading.correct), "first_call": first_call}
+        correct, episode.answer_feedback = read_answer(answer.text, question, self.answers)
+        return {"accuracy": 1.0 if correct else 0.0, "first_call": first_call}
 
     def _graded_components(self) -> frozenset[str]:
         return GRADED_COMPONENTS

@@ -29,6 +29,7 @@ import gymnasium as gym
 import pytest
 
 import agentenv
+from agentenv.engine.frozen import FrozenDict, FrozenList
 from agentenv.multiagent import env_ids as dialogue_ids
 from agentenv.multiagent import make as make_dialogue
 from agentenv.multiagent.base import DialogueEnv
@@ -406,6 +407,39 @@ def test_gym_info_is_the_callers(env_id: str) -> None:
     assert all(m.get("content") != "scribbled" for m in info["messages"])
 
 
+def test_read_only_gold_outlives_every_edit_of_an_info() -> None:
+    """MediaSearch builds its gold read-only throughout and each info gets a new top-level dict over
+    the same read-only values (no deep copy per step): editing an info's gold changes nothing the env
+    or a later episode reports, a list inside refuses an edit, and no two infos share a dict (what
+    gymnasium's checker asks)."""
+    env = gym.make("MediaSearch-v0", split="test")
+    for index in range(30):
+        env.reset(seed=0, options={"index": index})
+        *_, info = env.step("<answer>x</answer>")
+        own = env.unwrapped.task.gold
+        assert _frozen_throughout(own)
+        gold = info["gold"]
+        assert type(gold) is dict and gold is not own and gold == own
+        assert all(_frozen_throughout(value) for value in gold.values())
+        pristine = copy.deepcopy(gold)
+        _scribble(info)
+        assert gold != pristine and own == pristine  # the edit stayed in the caller's dict
+        editable = copy.deepcopy(pristine)
+        editable["aliases"].append("scribbled")
+        env.reset(seed=0, options={"index": index})
+        *_, again = env.step("<answer>x</answer>")
+        assert again["gold"] == pristine and again["gold"] is not gold
+        assert json.dumps(again["gold"]) == json.dumps(pristine)
+
+
+def _frozen_throughout(value: Any) -> bool:
+    if isinstance(value, dict):
+        return type(value) is FrozenDict and all(_frozen_throughout(v) for v in value.values())
+    if isinstance(value, list):
+        return type(value) is FrozenList and all(_frozen_throughout(v) for v in value)
+    return isinstance(value, (str, int, float, bool, type(None)))
+
+
 def _scribble(info: dict[str, Any]) -> None:
     """Mutate everything an info lets a careless caller mutate; messages are read-only and say so."""
     for message in info["messages"]:
@@ -425,7 +459,10 @@ def _scribble(info: dict[str, Any]) -> None:
     gold = info.get("gold")
     if isinstance(gold, dict):
         for key, value in list(gold.items()):
-            if isinstance(value, list):
+            if type(value) is FrozenList:  # a read-only gold's inside: shared, and says so
+                with pytest.raises(TypeError, match="read-only"):
+                    value.append("scribbled")
+            elif isinstance(value, list):
                 value.append("scribbled")
             gold[key] = "scribbled"
         gold["extra"] = "scribbled"

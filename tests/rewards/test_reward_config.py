@@ -366,3 +366,43 @@ def test_shaping_keeps_the_return(steps: list, accuracy: float, cap: float | Non
     assert total == pytest.approx(
         cfg.model_copy(update={"shaping": False}).combine(final), abs=1e-9
     )
+
+
+_VALUES = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
+
+
+@given(
+    weights=st.dictionaries(
+        st.sampled_from(["accuracy", "format", "first_call"]), _VALUES, min_size=1
+    ),
+    rates=st.tuples(*[st.sampled_from([0.0, 0.05, 0.1, 1e-3]) for _ in range(3)]),
+    cap=st.one_of(st.none(), st.floats(min_value=0.0, max_value=2.0)),
+    over_limit=st.sampled_from(["zero", "penalty", "allow"]),
+    values=st.fixed_dictionaries(
+        {k: _VALUES for k in ("accuracy", "format", "first_call", "hit@any", "latency_ms")}
+        | {k: st.integers(0, 64).map(float) for k in ("tool_calls", "turns")}
+    ),
+    over=st.sampled_from([None, 0.0, 1.0, 0.0 * -1]),
+)
+def test_combine_is_score_minus_cost_bit_for_bit(
+    weights: dict[str, float],
+    rates: tuple[float, float, float],
+    cap: float | None,
+    over_limit: str,
+    values: dict[str, float],
+    over: float | None,
+) -> None:
+    """The one-pass combine (no cost sum when nothing is charged) returns the very float that
+    ``round(score - cost, 10)`` gives, for every weight, rate, cap and over-limit treatment."""
+    cfg = RewardConfig(
+        weights=weights,
+        tool_call_cost=rates[0],
+        turn_cost=rates[1],
+        latency_cost=rates[2],
+        cost_cap=cap,
+        over_limit=over_limit,
+    )
+    components = values if over is None else {**values, "over_limit": over}
+    reference = round(cfg.score(components) - cfg.cost(components), 10)
+    got = cfg.combine(components)
+    assert got == reference and str(got) == str(reference)

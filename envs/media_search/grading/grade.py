@@ -56,6 +56,7 @@ from agentenv.engine.answer_grammar import (
 )
 from agentenv.engine.spelling import SpellingIndex
 from agentenv.envs.media_search.grading.answer_catalog import AnswerCatalog, answer_catalog
+from agentenv.envs.media_search.questions.record import Question
 
 UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -153,27 +154,41 @@ def read_answer(
 
     A reading is remembered (bounded, :data:`READINGS_KEPT`), keyed by the text and the question's
     gold: a policy sends the same answer to the same question again and again (a GRPO group, every
-    epoch), and reading it is a pure function of the two and the catalog.
+    epoch), and reading it is a pure function of the two and the catalog. A
+    :class:`~agentenv.envs.media_search.questions.record.Question` is frozen, so the object itself
+    stands for its gold: its readings are keyed by the text and its ``id``, held with the question
+    (so that no other object can take that id while they are kept), which spares every answer step
+    hashing the gold's strings, each a cache miss after a ``reset``.
     """
     if not isinstance(answer_text, str):
         raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
     if len(answer_text) > MAX_KEPT_CHARS:
         return _read(answer_text, question, catalog)
     if question.answer_type in NUMERIC_TYPES:
-        kept = _NUMBER_READINGS
+        kept, of_questions = _NUMBER_READINGS, _NUMBER_QUESTION_READINGS
     else:
         catalog = catalog if catalog is not None else answer_catalog()
-        kept = catalog.readings
+        kept, of_questions = catalog.readings, catalog.question_readings
+    if type(question) is Question:
+        held = of_questions.get((answer_text, id(question)))
+        if held is not None and held[0] is question:
+            return held[1]
     aliases = question.aliases  # the key of _gold_key, inlined: this runs on every answer step
-    key = (
-        answer_text,
+    gold = (
         question.answer_type,
         question.answer,
         aliases if type(aliases) is tuple else tuple(aliases),
     )
+    if type(question) is Question:
+        reading = _read(answer_text, question, catalog, kept, gold)
+        if len(of_questions) >= READINGS_KEPT:
+            of_questions.clear()
+        of_questions[answer_text, id(question)] = (question, reading)
+        return reading
+    key = (answer_text, *gold)
     reading = kept.get(key)
     if reading is None:
-        reading = _read(answer_text, question, catalog, kept, key[1:])
+        reading = _read(answer_text, question, catalog, kept, gold)
         if len(kept) >= READINGS_KEPT:
             kept.clear()
         kept[key] = reading
@@ -190,7 +205,9 @@ def _read(
     """:func:`read_answer` without its memory of texts; with ``kept``, the reading of the entry once its
     decoration is off is remembered there too (keyed by the entry and ``gold``, with a trailing
     ``None`` that no text key has): how an entry reads depends on nothing else, and a policy varies
-    the decoration around the same few names (``7. Heat``, ``**Heat**``)."""
+    the decoration around the same few names (``7. Heat``, ``**Heat**``). An entry that is the whole
+    text is not kept twice: the caller keeps it under the text."""
+    whole = answer_text
     if "\n" in answer_text:
         entries = [raw for _, raw in answer_entries(answer_text, "\n", limit=2)]
         if len(entries) > 1:
@@ -210,22 +227,26 @@ def _read(
     key = (core, *gold, None)
     reading = kept.get(key)
     if reading is None:
-        reading = _read_entry(core, question, catalog)
-        if len(kept) >= READINGS_KEPT:
-            kept.clear()
-        kept[key] = reading
+        reading = _read_entry(core, question, catalog, gold)
+        if core is not whole:
+            if len(kept) >= READINGS_KEPT:
+                kept.clear()
+            kept[key] = reading
     return reading
 
 
-def _read_entry(core: str, question: Gradable, catalog: AnswerCatalog | None) -> Reading:
-    """How one entry, its decoration off (``core``), reads against ``question``."""
+def _read_entry(
+    core: str, question: Gradable, catalog: AnswerCatalog | None, gold: tuple[object, ...] = ()
+) -> Reading:
+    """How one entry, its decoration off (``core``), reads against ``question`` (``gold``: the
+    question's ``(answer_type, answer, aliases)`` when the caller has built it)."""
     answer_type = question.answer_type
     if answer_type in NUMERIC_TYPES:
         return _read_number(core, question)
     cat = catalog if catalog is not None else answer_catalog()
     if answer_type == "title":
-        return _read_title(core, question, cat)
-    return _read_person(core, question, cat)
+        return _read_title(core, question, cat, gold)
+    return _read_person(core, question, cat, gold)
 
 
 def _unreadable(reason: str) -> Reading:
@@ -241,6 +262,7 @@ READINGS_KEPT = 1 << 14
 MAX_KEPT_CHARS = 2 * MAX_REFERENCE_CHARS
 """Longer answers are read every time (they are no reference; remembering them would hold their text)."""
 _NUMBER_READINGS: dict[tuple[str, ...], Reading] = {}
+_NUMBER_QUESTION_READINGS: dict[tuple[str, int], tuple[Question, Reading]] = {}
 _GOLD_NUMBERS: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
 """The integers each numeric gold accepts, read once per question (bounded: cleared past
 :data:`GOLD_CACHE_SIZE`)."""
@@ -266,9 +288,12 @@ def _gold_numbers(question: Gradable) -> frozenset[int]:
     return numbers
 
 
-def _gold_films(question: Gradable, cat: AnswerCatalog) -> tuple[str | None, tuple[str, ...]]:
-    """``(the gold's film id or None, the films the gold may be)``, read once per question and catalog."""
-    key = ("title", *_gold_key(question))
+def _gold_films(
+    question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+) -> tuple[str | None, tuple[str, ...]]:
+    """``(the gold's film id or None, the films the gold may be)``, read once per question and catalog
+    (``gold``: the question's ``(answer_type, answer, aliases)``, when already built, is the key)."""
+    key = gold if gold and gold[0] == "title" else ("title", *_gold_key(question))
     golds = cat.gold_readings.get(key)
     if golds is None:
         gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
@@ -280,9 +305,12 @@ def _gold_films(question: Gradable, cat: AnswerCatalog) -> tuple[str | None, tup
     return golds
 
 
-def _gold_person(question: Gradable, cat: AnswerCatalog) -> str | None:
-    """The person the gold names (None: no one of the catalog, or several), read once per question."""
-    key = ("person", *_gold_key(question))
+def _gold_person(
+    question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+) -> str | None:
+    """The person the gold names (None: no one of the catalog, or several), read once per question
+    (``gold`` as for :func:`_gold_films`)."""
+    key = gold if gold and gold[0] == "person" else ("person", *_gold_key(question))
     if key not in cat.gold_readings:
         cat.remember_gold(key, cat.people.lookup(question.answer).ref)
     return cat.gold_readings[key]
@@ -305,8 +333,10 @@ def _gold_spelling(core: str, question: Gradable) -> bool:
     return bool(SpellingIndex((g, g) for g in _golds(question)).lookup(core).refs)
 
 
-def _read_title(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
-    gold_film, gold_candidates = _gold_films(question, cat)
+def _read_title(
+    core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+) -> Reading:
+    gold_film, gold_candidates = _gold_films(question, cat, gold)
     film, reason = _film_of(core, cat)
     if film is None:
         # A gold that pins no film (no id; your own "Heat", shared by three films) is credited as written.
@@ -389,7 +419,9 @@ def _titles_film(title: str, film: str, cat: AnswerCatalog) -> bool:
     )
 
 
-def _read_person(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
+def _read_person(
+    core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+) -> Reading:
     named = cat.people.lookup(core)
     if named.ref is None:
         if _gold_spelling(core, question):
@@ -397,7 +429,7 @@ def _read_person(core: str, question: Gradable, cat: AnswerCatalog) -> Reading:
         if named.how == "ambiguous":
             return _unreadable(f"{quoted(core)} names {len(named.refs)} people")
         return _unreadable(f"{quoted(core)} is not a person credited in the catalog")
-    gold_person = _gold_person(question, cat)
+    gold_person = _gold_person(question, cat, gold)
     person = cat.catalog.people[named.ref].name
     if gold_person is None:
         return Reading(_gold_spelling(core, question), f"read as the person {person!r}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.core import Task
+from agentenv.engine.frozen import freeze
 from agentenv.envs.media_search.questions.cache import question_rows
 from agentenv.envs.media_search.questions.record import DEFAULT_STYLE, Question
 from agentenv.envs.media_search.tasks.user_tasks import (
@@ -65,10 +66,16 @@ class QuestionTasks(Sequence[Task]):
 
 
 def question_task(q: Question, split: str) -> Task:
-    """The Task of one question (see the module docstring)."""
+    """The Task of one question (see the module docstring).
+
+    The gold is read-only throughout (:func:`~agentenv.engine.frozen.freeze`), as the question
+    behind it is, so an episode's ``info["gold"]`` is a new top-level dict over its read-only
+    values instead of a deep copy (which took a seventh of an answer step); editing the aliases
+    there is a ``TypeError`` that says so.
+    """
     return Task(
         prompt=q.question,
-        gold={"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type},
+        gold=freeze({"answer": q.answer, "aliases": list(q.aliases), "answer_type": q.answer_type}),
         split=split,
         family="media_search",
         kind=q.kind,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from agentenv.envs.media_search.grading.grade import (
@@ -186,8 +188,37 @@ def test_a_remembered_reading_is_the_reading_of_that_text_and_that_gold(monkeypa
     assert read_answer("Robert Downey Jr..", JUNIOR).correct
     assert not read_answer("Robert Downey Jr..", PERSON).correct
     monkeypatch.setattr(grading, "READINGS_KEPT", 2)
-    kept = answer_catalog().readings
-    for text in ("Pedro Almodovar", "pedro almodóvar", "PEDRO ALMODÓVAR", "Almodóvar"):
+    cat = answer_catalog()
+    for text in ("Pedro Almodovar", "**pedro almodóvar**", "PEDRO ALMODÓVAR", "- Almodóvar"):
         read_answer(text, PERSON)
-    assert len(kept) <= 2
+        read_answer(
+            text, SimpleNamespace(answer="Pedro Almodóvar", aliases=[], answer_type="person")
+        )
+    assert len(cat.readings) <= 2 and len(cat.question_readings) <= 2
     assert read_answer("x" * 700, PERSON).feedback.startswith("unreadable")
+
+
+def test_remembered_readings_equal_fresh_ones_for_every_kind_of_question() -> None:
+    """Whichever memory answers (a frozen question's own, the gold's, the entry's once its decoration
+    is off), the reading is the one a fresh read gives: over decorated and re-spelled texts, twin
+    question objects, and a mutable question whose gold changes between two reads."""
+    from agentenv.envs.media_search.grading import grade as grading
+    from agentenv.envs.media_search.grading.answer_catalog import answer_catalog
+
+    cat = answer_catalog()
+    questions = [TITLE, PERSON, JUNIOR, COUNT, YEAR, AMP, PLUS, EVIL_DEAD, SHARED, CUSTOM]
+    twins = [Question(**{**q.to_dict(), "aliases": tuple(q.aliases)}) for q in questions]
+    texts = [
+        f"{pre}{body}{post}"
+        for q in questions
+        for body in (q.answer, q.answer.upper(), *q.aliases, "Heat", "seven")
+        for pre, post in (("", ""), ("**", "**"), ("1. ", "."), ("`", "`"))
+    ]
+    for _ in range(2):  # the second round reads from the memories the first one filled
+        for question in questions + twins:
+            for text in texts:
+                assert read_answer(text, question) == grading._read(text, question, cat)
+    loose = SimpleNamespace(answer="1994", aliases=[], answer_type="year")
+    assert read_answer("1994", loose).correct
+    loose.answer = "1995"  # a mutable question is keyed by its gold, not by the object
+    assert not read_answer("1994", loose).correct
