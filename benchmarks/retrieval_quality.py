@@ -22,6 +22,11 @@ count kept is printed. Question sets:
   101 hand-written casual questions about train and validation films (answers
   proven by replaying each row's tool plan, as the casual split's are), written
   to tune on, since the casual split is a test split;
+* ``casual-heldout``: ``benchmarks/data/casual_heldout_questions.jsonl``, 150
+  hand-written casual questions about films of the generated test split's film
+  pool that no other set asks about, written from the catalog records after
+  the fusion was fixed, without running a retriever on them, and measured once
+  (same row format and replay proof as ``casual-validation``); never tuned on;
 * ``--tasks FILE``: any MediaSearch task file (``agentenv eval --tasks`` format).
 
 For each retriever and set it prints R@1, R@5, R@10 and MRR@10 with 95%
@@ -62,6 +67,7 @@ import numpy as np
 
 OWN_QUESTIONS = Path(__file__).with_name("data") / "casual_film_questions.jsonl"
 CASUAL_VALIDATION = Path(__file__).with_name("data") / "casual_validation_questions.jsonl"
+CASUAL_HELDOUT = Path(__file__).with_name("data") / "casual_heldout_questions.jsonl"
 PEOPLE_QUESTIONS = Path(__file__).parents[1] / "tests" / "data" / "people_questions.jsonl"
 PEOPLE_FILMS = Path(__file__).with_name("data") / "people_question_films.jsonl"
 DEFAULT_RETRIEVERS = ("bm25", "dense-minilm", "hybrid-minilm", "hybrid-hashed-svd")
@@ -88,6 +94,8 @@ def question_set(name: str) -> list[tuple[str, str]]:
         return [(r["question"], r["gold"]) for r in rows]
     if name == "casual-validation":
         return [(q.question, gold_film(q)) for q in casual_validation_questions()]  # type: ignore[misc]
+    if name == "casual-heldout":
+        return [(q.question, gold_film(q)) for q in casual_heldout_questions()]  # type: ignore[misc]
     if name == "people":
         asked = {r["id"]: r["question"] for r in _jsonl(PEOPLE_QUESTIONS)}
         return [(asked[r["id"]], r["gold"]) for r in _jsonl(PEOPLE_FILMS)]
@@ -109,12 +117,21 @@ def _jsonl(path: Path) -> list[dict]:
 
 def casual_validation_questions() -> list[object]:
     """The casual validation questions as :class:`Question` records (rows checked as the casual split's are)."""
+    return _casual_rows(CASUAL_VALIDATION, "casual-validation")
+
+
+def casual_heldout_questions() -> list[object]:
+    """The held-out casual questions (test-pool films, never tuned on) as :class:`Question` records."""
+    return _casual_rows(CASUAL_HELDOUT, "casual-heldout")
+
+
+def _casual_rows(path: Path, split: str) -> list[object]:
     from agentenv.envs.media_search.questions.record import Question, question_id
     from agentenv.envs.media_search.tasks.casual import _check_row
 
     out = []
-    for lineno, raw in enumerate(_jsonl(CASUAL_VALIDATION), start=1):
-        row = _check_row(raw, f"{CASUAL_VALIDATION.name}:{lineno}")
+    for lineno, raw in enumerate(_jsonl(path), start=1):
+        row = _check_row(raw, f"{path.name}:{lineno}")
         out.append(
             Question(
                 id=question_id(row["kind"], row["question"], row["answer"]),
@@ -126,8 +143,8 @@ def casual_validation_questions() -> list[object]:
                 difficulty="casual",
                 plan=tuple(row["plan"]),
                 extract=row["extract"],
-                split="casual-validation",
-                group=f"casual-validation:{lineno}",
+                split=split,
+                group=f"{split}:{lineno}",
             )
         )
     return out
