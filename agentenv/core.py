@@ -278,7 +278,11 @@ class ToolEnv(gym.Env[str, str]):
     def _end(self, ep: Episode, info: dict[str, Any]) -> float:
         """End the episode: its components, feedback and gold into ``info``; returns the last reward."""
         ep.done = True
-        components = self._components(ep)
+        rewards = self.reward_config
+        # A copy of the graded components (a family may return the same dict every time), then
+        # the behaviour components.
+        components = dict(self._grade(ep.task, ep.answer, ep))
+        add_behaviour_components(components, ep, rewards.require_think)
         info["reward_components"] = components
         if ep.answer_feedback is not None:
             info["answer_feedback"] = ep.answer_feedback
@@ -288,7 +292,6 @@ class ToolEnv(gym.Env[str, str]):
         info["gold"] = gold.copy() if type(gold) is FrozenDict else copy_plain(gold)
         # The last step's reward reads the components, not the running counts; without
         # shaping it is what step_reward returns, one call shorter.
-        rewards = self.reward_config
         if rewards.shaping:
             reward, ep.paid = rewards.step_reward(ep.paid, _NO_COUNTS, components)
             return reward
@@ -307,12 +310,6 @@ class ToolEnv(gym.Env[str, str]):
         return self._episode.task if self._episode else None
 
     # ---------------------------------------------------------------- helpers
-    def _components(self, ep: Episode) -> dict[str, float]:
-        # A copy of the graded components: a family may return the same dict every time.
-        components = dict(self._grade(ep.task, ep.answer, ep))
-        add_behaviour_components(components, ep, self.reward_config.require_think)
-        return components
-
     def _observe(self, text: str) -> str:
         if self.observation_mode == "transcript" and self._episode is not None:
             text = render_transcript(self._episode.messages)

@@ -88,9 +88,6 @@ class AnswerCatalog:
         self._read_as: dict[str, str] = {}
         self.readings: dict[tuple[str, ...], Any] = {}
         """Answers already read against a question (the grader's memory: see ``grading.read_answer``)."""
-        self.question_readings: dict[tuple[str, int], Any] = {}
-        """The same for frozen question objects, keyed by the text and the question's ``id`` (each
-        entry holds its question)."""
         self.gold_readings: dict[tuple[str, ...], Any] = {}
         """What each question's gold names in this catalog (the grader's, read once per question:
         a step then pays only for reading the answer)."""

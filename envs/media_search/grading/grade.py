@@ -56,7 +56,6 @@ from agentenv.engine.answer_grammar import (
 )
 from agentenv.engine.spelling import SpellingIndex
 from agentenv.envs.media_search.grading.answer_catalog import AnswerCatalog, answer_catalog
-from agentenv.envs.media_search.questions.record import Question
 
 UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -154,41 +153,27 @@ def read_answer(
 
     A reading is remembered (bounded, :data:`READINGS_KEPT`), keyed by the text and the question's
     gold: a policy sends the same answer to the same question again and again (a GRPO group, every
-    epoch), and reading it is a pure function of the two and the catalog. A
-    :class:`~agentenv.envs.media_search.questions.record.Question` is frozen, so the object itself
-    stands for its gold: its readings are keyed by the text and its ``id``, held with the question
-    (so that no other object can take that id while they are kept), which spares every answer step
-    hashing the gold's strings, each a cache miss after a ``reset``.
+    epoch), and reading it is a pure function of the two and the catalog.
     """
     if not isinstance(answer_text, str):
         raise TypeError(f"answer_text must be a str, not {type(answer_text).__name__}")
     if len(answer_text) > MAX_KEPT_CHARS:
         return _read(answer_text, question, catalog)
     if question.answer_type in NUMERIC_TYPES:
-        kept, of_questions = _NUMBER_READINGS, _NUMBER_QUESTION_READINGS
+        kept = _NUMBER_READINGS
     else:
         catalog = catalog if catalog is not None else answer_catalog()
-        kept, of_questions = catalog.readings, catalog.question_readings
-    if type(question) is Question:
-        held = of_questions.get((answer_text, id(question)))
-        if held is not None and held[0] is question:
-            return held[1]
+        kept = catalog.readings
     aliases = question.aliases  # the key of _gold_key, inlined: this runs on every answer step
-    gold = (
+    key = (
+        answer_text,
         question.answer_type,
         question.answer,
         aliases if type(aliases) is tuple else tuple(aliases),
     )
-    if type(question) is Question:
-        reading = _read(answer_text, question, catalog, kept, gold)
-        if len(of_questions) >= READINGS_KEPT:
-            of_questions.clear()
-        of_questions[answer_text, id(question)] = (question, reading)
-        return reading
-    key = (answer_text, *gold)
     reading = kept.get(key)
     if reading is None:
-        reading = _read(answer_text, question, catalog, kept, gold)
+        reading = _read(answer_text, question, catalog, kept, key[1:])
         if len(kept) >= READINGS_KEPT:
             kept.clear()
         kept[key] = reading
@@ -262,7 +247,6 @@ READINGS_KEPT = 1 << 14
 MAX_KEPT_CHARS = 2 * MAX_REFERENCE_CHARS
 """Longer answers are read every time (they are no reference; remembering them would hold their text)."""
 _NUMBER_READINGS: dict[tuple[str, ...], Reading] = {}
-_NUMBER_QUESTION_READINGS: dict[tuple[str, int], tuple[Question, Reading]] = {}
 _GOLD_NUMBERS: dict[tuple[str, tuple[str, ...]], frozenset[int]] = {}
 """The integers each numeric gold accepts, read once per question (bounded: cleared past
 :data:`GOLD_CACHE_SIZE`)."""
