@@ -5,6 +5,7 @@
 # the staging calls and room to rerun).
 #
 #   OUT=runs/smol-gpu bash benchmarks/smollm2_gpu_lessons.sh            # GPU (device auto)
+#   WORK=/tmp/smol OUT=$OUT bash benchmarks/smollm2_gpu_lessons.sh      # on a device machine
 #   OUT=/tmp/smol-tiny bash benchmarks/smollm2_gpu_lessons.sh --tiny    # the CPU path, tiny sizes
 #
 # Inputs, each optional where it is already in place:
@@ -17,10 +18,14 @@
 # Extra arguments go to benchmarks/smollm2_gpu_lessons.py (e.g. --seeds 0 --grpo-steps 10).
 set -euo pipefail
 OUT=${OUT:-runs/smollm2-gpu}
+# Models, data and GRPO folders go to WORK; OUT receives summary.json and log.txt only (a device
+# machine returns at most 8 files from $OUT).
+WORK=${WORK:-$OUT/work}
 BUDGET_S=${BUDGET_S:-420}
 STAGE=${STAGE:-/tmp/agentenv-stage}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK"
+trap 'cp -f "$WORK/summary.json" "$WORK/log.txt" "$OUT/" 2>/dev/null || true' EXIT
 export PYTHONUNBUFFERED=1 TRL_EXPERIMENTAL_SILENCE=1 TOKENIZERS_PARALLELISM=false
 started=$(date +%s)
 
@@ -57,6 +62,6 @@ if ! (cd /tmp && "$PY" -m agentenv.models.smollm2 path >/dev/null 2>&1); then
 fi
 spent=$(( $(date +%s) - started ))
 echo "setup: ${spent} s"
-"$PY" benchmarks/smollm2_gpu_lessons.py --out "$OUT" --device auto \
-    --budget-s "$(( BUDGET_S - spent ))" "$@" 2>&1 | tee "$OUT/log.txt" | grep --line-buffered -v -i "warn"
+"$PY" benchmarks/smollm2_gpu_lessons.py --out "$WORK" --device auto \
+    --budget-s "$(( BUDGET_S - spent ))" "$@" 2>&1 | tee "$WORK/log.txt" | grep --line-buffered -v -i "warn"
 echo "total: $(( $(date +%s) - started )) s; summary: $OUT/summary.json"
