@@ -57,6 +57,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--grpo-completion", type=int, default=256)
     p.add_argument("--grpo-reserve-s", type=float, default=60.0)
     p.add_argument("--zero-shot", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--zero-shot-episodes", type=int, default=100)
+    p.add_argument(
+        "--sft-share",
+        type=float,
+        default=0.35,
+        help="SFT stops after this share of the budget (each phase its part of it)",
+    )
+    p.add_argument("--copy-summary", type=Path, default=None, help="also write summary.json here")
     p.add_argument(
         "--tiny", action="store_true", help="a CPU smoke: every stage once at the smallest size"
     )
@@ -113,15 +121,19 @@ def main(argv: list[str] | None = None) -> int:
         if stage is not None:
             summary["stages"][stage] = round(seconds or 0.0, 1)
         summary["meta"]["wall_s"] = round(time.perf_counter() - started, 1)
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        text = json.dumps(summary, indent=2) + "\n"
+        (args.out / "summary.json").write_text(text)
+        if args.copy_summary is not None:
+            args.copy_summary.parent.mkdir(parents=True, exist_ok=True)
+            args.copy_summary.write_text(text)
         print(f"[{summary['meta']['wall_s']:7.1f} s] {stage}", flush=True)
 
-    def evaluate(model: Path | str, envs: tuple[str, ...]) -> dict[str, Any]:
+    def evaluate(model: Path | str, envs: tuple[str, ...], episodes: int = 0) -> dict[str, Any]:
         return {
             env: score(
                 model,
                 env,
-                args.eval_episodes,
+                episodes or args.eval_episodes,
                 max_new_tokens=args.max_new_tokens,
                 device=device,
                 batch_size=args.eval_batch,
@@ -145,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.zero_shot:
         t = time.perf_counter()
-        summary["zero_shot"] = evaluate(base, (MULTI,))
+        summary["zero_shot"] = evaluate(base, (MULTI,), args.zero_shot_episodes)
         save("zero_shot_eval", time.perf_counter() - t)
 
     t = time.perf_counter()
@@ -156,8 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         max_length=args.max_length,
         lora_r=args.lora_r,
         warmup_ratio=0.05,
+        max_seconds=args.sft_share * args.budget_s * 0.75 if args.budget_s < 1e9 else None,
     )
-    first = SFTSettings(**{**asdict(settings), "epochs": 1.0})
+    first_limit = settings.max_seconds / 3 if settings.max_seconds else None
+    first = SFTSettings(**{**asdict(settings), "epochs": 1.0, "max_seconds": first_limit})
     sft = train_sft(
         base,
         [(lookup, first), (lookup + constraint + single, settings)],

@@ -62,6 +62,6 @@ if ! (cd /tmp && "$PY" -m agentenv.models.smollm2 path >/dev/null 2>&1); then
 fi
 spent=$(( $(date +%s) - started ))
 echo "setup: ${spent} s"
-"$PY" benchmarks/smollm2_gpu_lessons.py --out "$WORK" --device auto \
+"$PY" benchmarks/smollm2_gpu_lessons.py --out "$WORK" --copy-summary "$OUT/summary.json" --device auto \
     --budget-s "$(( BUDGET_S - spent ))" "$@" 2>&1 | tee "$WORK/log.txt" | grep --line-buffered -v -i "warn"
 echo "total: $(( $(date +%s) - started )) s; summary: $OUT/summary.json"

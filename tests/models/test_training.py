@@ -139,3 +139,19 @@ def test_sft_then_rl_quick_runs_on_smollm2(tmp_path: Path) -> None:
     for arm in ("sft", "sft_rl_multi_turn", "sft_rl_single_turn", "random"):
         low, high = summary[arm]["ci"]
         assert 0.0 <= low <= summary[arm]["accuracy"] <= high <= 1.0
+
+
+def test_an_sft_phase_stops_at_its_time_limit(tmp_path: Path) -> None:
+    pytest.importorskip("trl")
+    from agentenv.lessons.scratch.experiment import MULTI_TURN, export_rows
+    from agentenv.lessons.scratch.sft import SFTSettings, train_sft
+    from agentenv.lessons.scratch.tokenizer import load_tokenizer
+
+    rows = export_rows(
+        MULTI_TURN, "train", 4, tmp_path / "d", kinds=["lookup"], tokenizer=load_tokenizer(SCRATCH)
+    )
+    limited = SFTSettings(epochs=3.0, batch=1, max_length=512, max_seconds=1e-6)
+    record = train_sft(SCRATCH, [(rows, limited)], tmp_path / "sft", probe_rows=2)
+    phase = record["phases"][0]
+    assert phase["stopped_by_time_limit"] and phase["steps"] == 1, phase
+    assert (tmp_path / "sft" / "model" / "model.safetensors").is_file()

@@ -39,6 +39,8 @@ class SFTSettings:
     labelled_logits: bool = True
     """The LM head only where the next token is labelled (the assistant's); False: TRL's own loss."""
     grad_accumulation: int = 1
+    max_seconds: float | None = None
+    """Stop the phase after this many seconds of training (a budgeted run's guard; None: no limit)."""
 
     def __post_init__(self) -> None:
         if self.lora_r < 0 or self.freeze_below < 0 or self.grad_accumulation < 1:
@@ -132,7 +134,11 @@ def train_sft(
         )
         phase_start = time.perf_counter()
         trainer = _trainer_class(settings.labelled_logits)(
-            model=model, args=config, train_dataset=_dataset(rows), processing_class=tokenizer
+            model=model,
+            args=config,
+            train_dataset=_dataset(rows),
+            processing_class=tokenizer,
+            callbacks=[_time_limit(settings.max_seconds)] if settings.max_seconds else None,
         )
         trainer.train()
         seconds = time.perf_counter() - phase_start
@@ -147,6 +153,10 @@ def train_sft(
                 "tokens_per_s": round(tokens / seconds, 1) if seconds else None,
                 "loss": [{"step": h["step"], "loss": float(h["loss"])} for h in history],
                 "s_per_conversation": round(seconds / max(1.0, len(rows) * settings.epochs), 2),
+                "steps": trainer.state.global_step,
+                "stopped_by_time_limit": any(
+                    "stopped_by_time_limit_at_step" in h for h in trainer.state.log_history
+                ),
             }
         )
         model = trainer.model
@@ -157,6 +167,23 @@ def train_sft(
     tokenizer.save_pretrained(out / "model")
     (out / "sft.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
+
+
+def _time_limit(seconds: float) -> Any:
+    """A callback that ends training at the first step past ``seconds`` (the record says so)."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def __init__(self) -> None:
+            self.started = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if time.perf_counter() - self.started > seconds:
+                control.should_training_stop = True
+                state.log_history.append({"stopped_by_time_limit_at_step": state.global_step})
+            return control
+
+    return TimeLimit()
 
 
 def _trainer_class(labelled_logits: bool) -> type:
