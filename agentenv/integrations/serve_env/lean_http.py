@@ -152,7 +152,11 @@ def lean_protocol(
 
     A base on h11 (httptools missing) is returned as it is.
     """
-    if not hasattr(base, "on_headers_complete") or not hasattr(base, "guard_send_error"):
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # httptools missing: uvicorn (and the guard) run on h11
+        return base
+    if not issubclass(base, HttpToolsProtocol) or not hasattr(base, "guard_send_error"):
         return base
     if not _STATUS_LINE:
         _STATUS_LINE.update(_status_lines())
