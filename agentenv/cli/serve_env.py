@@ -15,10 +15,10 @@ Example:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from typing import Any
 
+from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags
 from agentenv.errors import UserInputError
 from agentenv.evaluation.run_args import (
     add_split_argument,
@@ -97,27 +97,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="server log level; bad requests are logged at warning, one line each "
         "(default: %(default)s)",
     )
-    defaults = EnvServerLimits()
-    for flag, field in _LIMIT_FLAGS.items():
-        value = getattr(defaults, field)
-        parser.add_argument(
-            f"--{flag}",
-            type=type(value),
-            default=value,
-            dest=field,
-            metavar=type(value).__name__.upper(),
-            help=f"EnvServerLimits.{field} (default: {value})",
-        )
+    add_limit_flags(parser, _LIMIT_FLAGS, EnvServerLimits())
     return parser
 
 
 def limits_from_args(args: argparse.Namespace) -> EnvServerLimits:
     """The limits the flags give; a bad one is a one-line error naming its flag."""
-    values = {field: getattr(args, field) for field in _LIMIT_FLAGS.values()}
-    for flag, field in _LIMIT_FLAGS.items():
-        if values[field] <= 0:
-            raise UserInputError(f"--{flag} must be positive, got {values[field]}")
-    return dataclasses.replace(EnvServerLimits(), **values)
+    return limits_from_flags(args, _LIMIT_FLAGS, EnvServerLimits(), positive=True)
 
 
 def run(args: argparse.Namespace) -> int:

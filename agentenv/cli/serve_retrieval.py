@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags
 from agentenv.retrieval import RETRIEVER_NAMES
 from agentenv.retrieval.corpus_sources import (
     corpus_names,
@@ -137,24 +138,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         choices=["critical", "error", "warning", "info", "debug"],
         help="server log level",
     )
-    defaults = ServerLimits()
-    for flag, field in _LIMIT_FLAGS.items():
-        value = getattr(defaults, field)
-        parser.add_argument(
-            f"--{flag}",
-            type=type(value),
-            default=value,
-            dest=field,
-            metavar=type(value).__name__.upper(),
-            help=f"ServerLimits.{field}",
-        )
+    add_limit_flags(parser, _LIMIT_FLAGS, ServerLimits(), show_default=False)
     parser.set_defaults(func=run)
     return parser
 
 
 def limits_from_args(args: argparse.Namespace) -> ServerLimits:
     """The ServerLimits given on the command line."""
-    return ServerLimits(**{field: getattr(args, field) for field in _LIMIT_FLAGS.values()})
+    return limits_from_flags(args, _LIMIT_FLAGS, ServerLimits())
 
 
 def offload_search(args: argparse.Namespace) -> bool:
