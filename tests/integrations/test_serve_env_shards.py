@@ -213,7 +213,6 @@ def test_an_answer_in_pieces_is_the_answer_in_one(chunk_bytes: int) -> None:
     import random
 
     from agentenv.integrations.serve_env.answer_body import ObservationChunks
-    from agentenv.integrations.verl_tool.app import observations_body
 
     rng = random.Random(chunk_bytes)
     for n in range(7):
@@ -223,4 +222,5 @@ def test_an_answer_in_pieces_is_the_answer_in_one(chunk_bytes: int) -> None:
             [t.encode() for t in texts], dones, valids, chunk_bytes=chunk_bytes
         )
         body = b"".join(pieces)
-        assert body == observations_body(texts, dones, valids) and pieces.length == len(body)
+        whole = {"observations": [json.loads(t) for t in texts], "dones": dones, "valids": valids}
+        assert body == json.dumps(whole).encode() and pieces.length == len(body)

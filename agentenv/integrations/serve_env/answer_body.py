@@ -17,8 +17,8 @@ CHUNK_BYTES = 1 << 18
 
 
 class ObservationChunks:
-    """An answer's JSON (as :func:`~agentenv.integrations.verl_tool.app.observations_body` writes it)
-    in pieces of about :data:`CHUNK_BYTES`, each joined as it is sent.
+    """An answer's JSON (as ``json.dumps`` of the whole would write it) from each observation's
+    encoded JSON, in pieces of about :data:`CHUNK_BYTES`, each joined as it is sent.
 
     Why: an answer at the limits is 256 observations of 50 KB; joining and encoding it took the
     front's event loop 15-30 ms in one go, and every other client's request waited that long.

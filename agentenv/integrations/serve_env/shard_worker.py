@@ -72,19 +72,16 @@ class ShardWorker:
             texts: list[Any] = []
             dones: list[bool] = []
             valids: list[bool] = []
-            sent = encoded = size = 0
+            sent = counted = size = 0
             for _ in app.step_all(items, texts, dones, valids, as_text=True):
-                for i in range(encoded, len(texts)):
-                    texts[i] = texts[i].encode()
-                    size += len(texts[i])
-                encoded = len(texts)
+                size += sum(map(len, texts[counted:]))
+                counted = len(texts)
                 if size >= PART_BYTES:
-                    yield texts[sent:encoded]
-                    sent, size = encoded, 0
+                    yield texts[sent:counted]
+                    sent, size = counted, 0
                 else:
                     yield None
-            rest = [text.encode() for text in texts[encoded:]]
-            return True, (texts[sent:encoded] + rest, dones, valids, len(app.trajectories.live))
+            return True, (texts[sent:], dones, valids, len(app.trajectories.live))
         if kind == "run":  # a request whose trajectories are all this worker's: start, then step
             client, fresh, items = payload
             if fresh:

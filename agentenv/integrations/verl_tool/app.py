@@ -195,14 +195,8 @@ class VerlToolApp:
             texts: list[Any] = []
             dones: list[bool] = []
             valids: list[bool] = []
-            encoded = 0
             for _ in self.step_all(items, texts, dones, valids, as_text=True):
-                for i in range(encoded, len(texts)):  # bytes, so the answer is sent in pieces
-                    texts[i] = texts[i].encode()
-                encoded = len(texts)
                 await turns.pass_on(client)
-            for i in range(encoded, len(texts)):
-                texts[i] = texts[i].encode()
         finally:
             turns.release()
         return 200, observations_answer(texts, dones, valids), []
@@ -296,8 +290,9 @@ class VerlToolApp:
     ) -> Iterator[None]:
         """Phase 3: answer each item into the three lists; yields whenever ``YIELD_EVERY_S`` has passed.
 
-        ``as_text``: each observation goes in as its JSON text, written in the slice that stepped it
-        (256 observations of 50 KB took one 30 ms ``json.dumps`` at the end).
+        ``as_text``: each observation goes in as its JSON, encoded to bytes, in the slice that stepped
+        it (256 observations of 50 KB took one 30 ms ``json.dumps`` at the end), ready to be sent in
+        pieces (:mod:`~agentenv.integrations.serve_env.answer_body`).
         """
         last_yield = time.perf_counter()
         for item in items:
@@ -305,7 +300,7 @@ class VerlToolApp:
                 yield
                 last_yield = time.perf_counter()
             obs, done, valid = self.one(item)
-            observations.append(encode_observation(obs) if as_text else obs)
+            observations.append(encode_observation(obs).encode() if as_text else obs)
             dones.append(done)
             valids.append(valid)
 
@@ -362,29 +357,6 @@ def observation(outcome: Outcome, *, messages: bool = False) -> dict[str, Any]:
         if messages:
             obs["messages"] = outcome.info.get("messages", [])
     return obs
-
-
-def observations_body(texts: list[str], dones: list[bool], valids: list[bool]) -> bytes:
-    """The answer's JSON from each observation's JSON text (as ``json.dumps`` of the whole would write it)."""
-    return (
-        '{"observations": ['
-        + ", ".join(texts)
-        + '], "dones": '
-        + json_bools(dones)
-        + ', "valids": '
-        + json_bools(valids)
-        + "}"
-    ).encode()
-
-
-def json_bools(values: list[bool]) -> str:
-    """``json.dumps(values)`` for a list of bools, without the encoder's per-call setup.
-
-    Example:
-        >>> json_bools([True, False]) == json.dumps([True, False]), json_bools([])
-        (True, '[]')
-    """
-    return "[" + ", ".join(["true" if value else "false" for value in values]) + "]"
 
 
 def plain_value(value: Any) -> Any:
