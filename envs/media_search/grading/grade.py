@@ -164,13 +164,7 @@ def read_answer(
     else:
         catalog = catalog if catalog is not None else answer_catalog()
         kept = catalog.readings
-    aliases = question.aliases  # the key of _gold_key, inlined: this runs on every answer step
-    key = (
-        answer_text,
-        question.answer_type,
-        question.answer,
-        aliases if type(aliases) is tuple else tuple(aliases),
-    )
+    key = (answer_text, question.answer_type, *_gold_key(question))
     reading = kept.get(key)
     if reading is None:
         reading = _read(answer_text, question, catalog, kept, key[1:])
@@ -229,6 +223,7 @@ def _read_entry(
     if answer_type in NUMERIC_TYPES:
         return _read_number(core, question)
     cat = catalog if catalog is not None else answer_catalog()
+    gold = gold or (answer_type, *_gold_key(question))
     if answer_type == "title":
         return _read_title(core, question, cat, gold)
     return _read_person(core, question, cat, gold)
@@ -273,11 +268,10 @@ def _gold_numbers(question: Gradable) -> frozenset[int]:
 
 
 def _gold_films(
-    question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+    question: Gradable, cat: AnswerCatalog, key: tuple[object, ...]
 ) -> tuple[str | None, tuple[str, ...]]:
     """``(the gold's film id or None, the films the gold may be)``, read once per question and catalog
-    (``gold``: the question's ``(answer_type, answer, aliases)``, when already built, is the key)."""
-    key = gold if gold and gold[0] == "title" else ("title", *_gold_key(question))
+    (``key``: the question's ``("title", answer, aliases)``)."""
     golds = cat.gold_readings.get(key)
     if golds is None:
         gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
@@ -289,12 +283,10 @@ def _gold_films(
     return golds
 
 
-def _gold_person(
-    question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
-) -> str | None:
+def _gold_person(question: Gradable, cat: AnswerCatalog, key: tuple[object, ...]) -> str | None:
     """The person the gold names (None: no one of the catalog, or several), read once per question
-    (``gold`` as for :func:`_gold_films`)."""
-    key = gold if gold and gold[0] == "person" else ("person", *_gold_key(question))
+    (``key``: the question's ``(answer_type, answer, aliases)``; only this reading keys by a type
+    other than ``title``)."""
     if key not in cat.gold_readings:
         cat.remember_gold(key, cat.people.lookup(question.answer).ref)
     return cat.gold_readings[key]
@@ -318,7 +310,7 @@ def _gold_spelling(core: str, question: Gradable) -> bool:
 
 
 def _read_title(
-    core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+    core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...]
 ) -> Reading:
     gold_film, gold_candidates = _gold_films(question, cat, gold)
     film, reason = _film_of(core, cat)
@@ -404,7 +396,7 @@ def _titles_film(title: str, film: str, cat: AnswerCatalog) -> bool:
 
 
 def _read_person(
-    core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...] = ()
+    core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...]
 ) -> Reading:
     named = cat.people.lookup(core)
     if named.ref is None:
