@@ -27,6 +27,10 @@ count kept is printed. Question sets:
   pool that no other set asks about, written from the catalog records after
   the fusion was fixed, without running a retriever on them, and measured once
   (same row format and replay proof as ``casual-validation``); never tuned on;
+* ``casual-heldout-2``: ``benchmarks/data/casual_heldout2_questions.jsonl``, 250
+  more such questions (125 lookups, 75 constraints, 50 two-hop), written the
+  same way about test-pool films that no other set here asks about (not
+  ``casual-heldout``'s either), committed before their one measurement;
 * ``--tasks FILE``: any MediaSearch task file (``agentenv eval --tasks`` format).
 
 For each retriever and set it prints R@1, R@5, R@10 and MRR@10 with 95%
@@ -68,6 +72,7 @@ import numpy as np
 OWN_QUESTIONS = Path(__file__).with_name("data") / "casual_film_questions.jsonl"
 CASUAL_VALIDATION = Path(__file__).with_name("data") / "casual_validation_questions.jsonl"
 CASUAL_HELDOUT = Path(__file__).with_name("data") / "casual_heldout_questions.jsonl"
+CASUAL_HELDOUT2 = Path(__file__).with_name("data") / "casual_heldout2_questions.jsonl"
 PEOPLE_QUESTIONS = Path(__file__).parents[1] / "tests" / "data" / "people_questions.jsonl"
 PEOPLE_FILMS = Path(__file__).with_name("data") / "people_question_films.jsonl"
 DEFAULT_RETRIEVERS = ("bm25", "dense-minilm", "hybrid-minilm", "hybrid-hashed-svd")
@@ -96,6 +101,8 @@ def question_set(name: str) -> list[tuple[str, str]]:
         return [(q.question, gold_film(q)) for q in casual_validation_questions()]  # type: ignore[misc]
     if name == "casual-heldout":
         return [(q.question, gold_film(q)) for q in casual_heldout_questions()]  # type: ignore[misc]
+    if name == "casual-heldout-2":
+        return [(q.question, gold_film(q)) for q in casual_heldout2_questions()]  # type: ignore[misc]
     if name == "people":
         asked = {r["id"]: r["question"] for r in _jsonl(PEOPLE_QUESTIONS)}
         return [(asked[r["id"]], r["gold"]) for r in _jsonl(PEOPLE_FILMS)]
@@ -123,6 +130,11 @@ def casual_validation_questions() -> list[object]:
 def casual_heldout_questions() -> list[object]:
     """The held-out casual questions (test-pool films, never tuned on) as :class:`Question` records."""
     return _casual_rows(CASUAL_HELDOUT, "casual-heldout")
+
+
+def casual_heldout2_questions() -> list[object]:
+    """The second held-out casual set (test-pool films no other set asks about) as :class:`Question` records."""
+    return _casual_rows(CASUAL_HELDOUT2, "casual-heldout-2")
 
 
 def _casual_rows(path: Path, split: str) -> list[object]:

@@ -9,42 +9,24 @@ that another question set of ``benchmarks/retrieval_quality.py`` asks about.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from agentenv.corpora.media.catalog import load_catalog
 from agentenv.engine.tools import ToolRegistry
-from agentenv.envs.media_search.agents.oracle import dated_title
-from agentenv.envs.media_search.grading.grade import read_answer
-from agentenv.envs.media_search.questions.record import execute_plan_extract, split_of
-from agentenv.envs.media_search.tasks.casual import CASUAL_FILE
-from agentenv.envs.media_search.tools.film_tools import make_media_tools
-from agentenv.retrieval.bm25 import BM25Retriever
+from agentenv.envs.media_search.questions.record import split_of
 
-REPO = Path(__file__).resolve().parents[2]
-_FILM = re.compile(r"\b(?:tt|m)\d+\b")
+from ._casual_sets import films_asked_elsewhere, load_benchmark, tool_registry, wrong_answers
 
 
 @pytest.fixture(scope="module")
 def bench():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "retrieval_quality", REPO / "benchmarks" / "retrieval_quality.py"
-    )
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return load_benchmark()
 
 
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
-    catalog = load_catalog()
-    ids, texts = catalog.documents()
-    return ToolRegistry(make_media_tools(catalog, BM25Retriever.from_texts(texts, ids)))
+    return tool_registry()
 
 
 def test_casual_heldout_answers_are_read_out_of_the_real_tool_outputs(bench, registry) -> None:  # type: ignore[no-untyped-def]
@@ -52,21 +34,7 @@ def test_casual_heldout_answers_are_read_out_of_the_real_tool_outputs(bench, reg
     assert 120 <= len(questions) <= 150
     assert len({q.question for q in questions}) == len(questions)
     assert set(Counter(q.kind for q in questions)) == {"lookup", "constraint", "two_hop"}
-    wrong = []
-    for q in questions:
-        outputs = []
-        for step in q.plan:
-            tool = registry[step["tool"]]
-            result = registry.execute(tool, tool.args_model.model_validate(step["arguments"]))
-            assert result.ok, (q.question, result.content)
-            outputs.append(json.loads(result.content))
-        if q.kind in ("constraint", "two_hop"):  # the filter describes one film alone
-            assert outputs[0]["count"] == 1, q.question
-        found = execute_plan_extract(q.extract or {}, outputs)
-        if q.answer_type == "title":
-            found = dated_title(found, outputs)
-        if not read_answer(found, q).correct:
-            wrong.append((q.question, q.answer, found))
+    wrong = wrong_answers(questions, registry)
     assert not wrong, wrong[:5]
 
 
@@ -77,7 +45,4 @@ def test_casual_heldout_films_are_test_films_no_other_set_asks_about(bench) -> N
     assert None not in films
     assert len(set(films)) == len(films)  # one question per film: the resamples are of films
     assert all(split_of(f) == "test" for f in films)
-    elsewhere = set(_FILM.findall(CASUAL_FILE.read_text(encoding="utf-8")))
-    for path in (bench.CASUAL_VALIDATION, bench.OWN_QUESTIONS, bench.PEOPLE_FILMS):
-        elsewhere |= set(_FILM.findall(path.read_text(encoding="utf-8")))
-    assert not set(films) & elsewhere
+    assert not set(films) & films_asked_elsewhere(bench, but=bench.CASUAL_HELDOUT)
