@@ -20,6 +20,8 @@ Example:
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -45,6 +47,8 @@ class DenseRetriever:
         self.encoder = encoder
         self.index = index
         self.params = params
+        self._results: OrderedDict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
         if params.get("index") == "hnsw":
             index.hnsw.efSearch = int(params["ef_search"])  # type: ignore[attr-defined]
 
@@ -107,12 +111,46 @@ class DenseRetriever:
         return self.search_batch([query], k)[0]
 
     def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        """Encode all queries at once and ask faiss for all of them in one call."""
+        """Encode all queries at once and ask faiss for all of them in one call.
+
+        With an encoder that caches query embeddings (its ``query_cache`` size), what faiss
+        returns for a query is cached too (as many queries, LRU, keyed by query and ``k``;
+        about 1.2 kB each at ``k=100``): the index is read-only and faiss answers a vector
+        the same way each time, so a repeated query gets the same hits without the graph
+        search (1 ms of a 1.5 ms cached ``hybrid-minilm`` search).
+        """
         if k <= 0 or not queries:
             return [[] for _ in queries]
-        q = self.encoder.encode(list(queries))
-        scores, rows = self.index.search(q, min(k, len(self.ids)))  # type: ignore[attr-defined]
-        return [self._hits(r, s) for r, s in zip(rows, scores, strict=True)]
+        k = min(k, len(self.ids))
+        size = int(getattr(self.encoder, "query_cache", 0) or 0)
+        if not size:
+            scores, rows = self.index.search(self.encoder.encode(list(queries)), k)  # type: ignore[attr-defined]
+            return [self._hits(r, s) for r, s in zip(rows, scores, strict=True)]
+        found: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(queries)
+        with self._lock:
+            for i, query in enumerate(queries):
+                got = self._results.get((query, k))
+                if got is not None:
+                    self._results.move_to_end((query, k))
+                    found[i] = got
+        todo = [i for i, got in enumerate(found) if got is None]
+        if todo:
+            q = self.encoder.encode([queries[i] for i in todo])
+            scores, rows = self.index.search(q, k)  # type: ignore[attr-defined]
+            with self._lock:
+                for i, r, s in zip(todo, rows, scores, strict=True):
+                    found[i] = (r, s)
+                    self._results[(queries[i], k)] = (r, s)
+                while len(self._results) > size:
+                    self._results.popitem(last=False)
+        return [self._hits(r, s) for r, s in found]  # type: ignore[misc]
+
+    def clear_query_cache(self, *, keep_embeddings: bool = False) -> None:
+        """Forget every cached query's hits, and its embedding unless ``keep_embeddings`` (benchmarks time the search this way)."""
+        with self._lock:
+            self._results.clear()
+        if not keep_embeddings:
+            getattr(self.encoder, "clear_query_cache", lambda: None)()
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
         keep = rows >= 0  # faiss pads with -1 when fewer results exist

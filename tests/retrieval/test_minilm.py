@@ -50,6 +50,28 @@ def test_queries_are_cached_per_process_and_the_cache_is_bounded() -> None:
     assert np.array_equal(enc.encode(["who wrote juno?"]), first)  # recomputed, same vector
 
 
+def test_a_repeated_query_skips_the_graph_search_and_gets_the_same_hits(corpus) -> None:  # type: ignore[no-untyped-def]
+    texts, ids = corpus
+    dense = build_retriever(
+        "dense-minilm", texts[:80], ids[:80], encoder=onnx_minilm.OnnxMiniLMEncoder(query_cache=2)
+    )
+    queries = ["war film", "who wrote juno?", texts[3]]
+    fresh = dense.search_batch(queries, 20)
+    asked = []
+    real_search = dense.index.search
+    dense.index.search = lambda q, k: asked.append(len(q)) or real_search(q, k)  # type: ignore[method-assign]
+    assert dense.search_batch(queries[1:], 20) == fresh[1:]  # the last two are cached
+    assert dense.search(queries[0], 20) == fresh[0]  # evicted (2 queries kept): faiss again
+    assert asked == [1]
+    assert list(dense._results) == [(texts[3], 20), ("war film", 20)]
+    assert dense.search("war film", 5) == fresh[0][:5]  # another k is another entry
+    dense.clear_query_cache(keep_embeddings=True)
+    assert not dense._results and len(dense.encoder._cache) == 2
+    assert dense.search_batch(queries, 20) == fresh
+    dense.clear_query_cache()
+    assert not dense._results and not dense.encoder._cache
+
+
 def test_documents_are_cut_but_queries_are_not() -> None:
     enc = onnx_minilm.OnnxMiniLMEncoder(max_doc_tokens=8)
     long = "Casablanca (1942). Drama, Romance film directed by Michael Curtiz, starring Humphrey Bogart."

@@ -17,6 +17,15 @@ def media_documents() -> tuple[tuple[str, ...], tuple[str, ...], str]:
     return tuple(ids), tuple(texts), str(catalog.checksum)
 
 
+def media_titles() -> list[str]:
+    """Each film's title, in the order of :func:`media_documents` (what ``hybrid-minilm``'s title part indexes)."""
+    from agentenv.corpora.media.catalog import load_catalog
+
+    catalog = load_catalog()
+    ids, _ = catalog.documents()
+    return [catalog.get(i).title for i in ids]  # type: ignore[union-attr]
+
+
 def bm25_search_query(query: str) -> str:
     """What ``hybrid-minilm``'s BM25 part searches for: the question reader's search query.
 
