@@ -42,14 +42,8 @@ class ObservationChunks:
     ) -> None:
         self.texts = texts
         self.chunk_bytes = chunk_bytes
-        self.head = b'{"observations": ['
-        self.tail = (
-            b'], "dones": '
-            + json.dumps(dones).encode()
-            + b', "valids": '
-            + json.dumps(valids).encode()
-            + b"}"
-        )
+        self.head = HEAD
+        self.tail = answer_tail(dones, valids)
         self.length = (
             len(self.head) + sum(map(len, texts)) + 2 * max(len(texts) - 1, 0) + len(self.tail)
         )
@@ -70,6 +64,46 @@ class ObservationChunks:
 def observations_answer(
     texts: list[bytes], dones: list[bool], valids: list[bool]
 ) -> bytes | ObservationChunks:
-    """The answer's body: bytes when short, else :class:`ObservationChunks`."""
-    body = ObservationChunks(texts, dones, valids)
-    return b"".join(body) if body.length <= CHUNK_BYTES else body
+    """The answer's body: bytes when short, else :class:`ObservationChunks`.
+
+    The short body is joined at once, the bytes ``b"".join(ObservationChunks(...))`` gives.
+
+    Example:
+        >>> observations_answer([b'""'], [True], [True])
+        b'{"observations": [""], "dones": [true], "valids": [true]}'
+    """
+    tail = answer_tail(dones, valids)
+    length = len(HEAD) + sum(map(len, texts)) + 2 * max(len(texts) - 1, 0) + len(tail)
+    if length <= CHUNK_BYTES:
+        return HEAD + b", ".join(texts) + tail
+    return ObservationChunks(texts, dones, valids)
+
+
+HEAD = b'{"observations": ['
+_BOOLS = {(True,): b"[true]", (False,): b"[false]"}
+"""A one-trajectory answer's lists, written once."""
+
+
+def answer_tail(dones: list[bool], valids: list[bool]) -> bytes:
+    """The answer's end after its observations: ``], "dones": [...], "valids": [...]}`` as ``json`` writes it.
+
+    Example:
+        >>> answer_tail([True, False], [True, 1])
+        b'], "dones": [true, false], "valids": [true, 1]}'
+    """
+    return b'], "dones": ' + bools_json(dones) + b', "valids": ' + bools_json(valids) + b"}"
+
+
+def bools_json(values: list[bool]) -> bytes:
+    """``json.dumps(values).encode()``, without ``json`` when every value is a bool.
+
+    Example:
+        >>> bools_json([True, False]), bools_json([]), bools_json([0])
+        (b'[true, false]', b'[]', b'[0]')
+    """
+    if len(values) == 1 and type(values[0]) is bool:
+        return _BOOLS[(values[0],)]
+    parts = [b"true" if v is True else b"false" if v is False else b"" for v in values]
+    if b"" in parts:  # not all bools (an int, say): json's own writing
+        return json.dumps(values).encode()
+    return b"[" + b", ".join(parts) + b"]"

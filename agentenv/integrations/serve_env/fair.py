@@ -90,6 +90,11 @@ class FairTurns:
         """Slices granted (a count for tests)."""
 
     @property
+    def idle(self) -> bool:
+        """No slice runs, is about to be granted, or waits."""
+        return not (self._busy or self._dispatching or self._waiting)
+
+    @property
     def waiting(self) -> int:
         """Slices waiting for their turn."""
         return sum(len(q) for q in self._waiting.values())
