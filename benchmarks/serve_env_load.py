@@ -381,8 +381,17 @@ def drive(
 
 
 class Server:
-    def __init__(self, kind: str, workers: int = 1) -> None:
+    def __init__(self, kind: str, workers: int = 1, against: Path | None = None) -> None:
+        """The server child; ``against``: its ``agentenv`` imported from that checkout."""
         self.port = free_port()
+        env = None
+        if against is not None:
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(against), *filter(None, [os.environ.get("PYTHONPATH")])]
+                ),
+            }
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -393,7 +402,8 @@ class Server:
                 str(self.port),
                 "--serve-workers",
                 str(workers),
-            ]
+            ],
+            env=env,
         )
         wait_ready(self.port, self.proc)
 
@@ -447,6 +457,12 @@ def main(argv: list[str] | None = None) -> None:
         "--media-only", action="store_true", help="MediaSearch cases only (no constant tool)"
     )
     parser.add_argument(
+        "--against",
+        type=Path,
+        help="also serve MediaSearch (one process) from another checkout, a folder holding its "
+        "agentenv package (e.g. `git archive REV | tar -x -C /tmp/old`), side by side",
+    )
+    parser.add_argument(
         "--serve",
         choices=["constant", "media", "media-plain", "media-workers"],
         help=argparse.SUPPRESS,
@@ -469,6 +485,10 @@ def main(argv: list[str] | None = None) -> None:
         servers["constant"] = Server("constant")
     if args.plain:
         servers["media-plain"] = Server("media-plain")
+    if args.against:
+        if not (args.against / "agentenv").is_dir():
+            parser.error(f"--against {args.against}: no agentenv package in that folder")
+        servers["media-against"] = Server("media", against=args.against.resolve())
     if args.workers > 1:
         servers["media-workers"] = Server("media-workers", args.workers)
     shapes = {
@@ -483,6 +503,14 @@ def main(argv: list[str] | None = None) -> None:
         if args.plain:
             cases[f"MediaSearch, uvicorn cycle + json (before), {shape}"] = (
                 "media-plain",
+                media,
+                batch,
+                finish,
+                0.0,
+            )
+        if args.against:
+            cases[f"MediaSearch, {args.against}, {shape}"] = (
+                "media-against",
                 media,
                 batch,
                 finish,
