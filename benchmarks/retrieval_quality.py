@@ -49,7 +49,10 @@ on the casual validation questions and a seeded sample of the train and
 validation questions (BM25 on the question reader's query, on the question, or
 both, with their weights; MiniLM on the question, on the reader's query, or on
 the question unless it names a person (``gated``: ``minilm_search_query``), with
-its weight; the RRF constant; how deep each list is read) and prints them best
+its weight, and optionally a second MiniLM list on the reader's query; the films
+crediting every person the question names (``CreditedFilms``), with its weight;
+optionally character trigrams over the titles (``--tune-title-weights``); the RRF
+constant; how deep each list is read) and prints them best
 first by R@10 on the casual validation questions plus R@10 on train +
 validation, then their MRRs. Recall of the question as asked is not the whole
 story: the bm25 agent sends its own query and reads 20 hits, so a candidate is
@@ -286,6 +289,7 @@ def tune(args: argparse.Namespace) -> None:
     """Score every fusion on the casual validation questions and train + validation samples; never a test split."""
     from agentenv.corpora.media.catalog import load_catalog
     from agentenv.envs.media_search.tools.corpus import (
+        CreditedFilms,
         bm25_search_query,
         media_titles,
         minilm_search_query,
@@ -311,13 +315,19 @@ def tune(args: argparse.Namespace) -> None:
     bm25 = build_retriever("bm25", texts, ids, corpus_checksum=catalog.checksum)
     dense = build_retriever("dense-minilm", texts, ids, corpus_checksum=catalog.checksum)
     titles = CharNgramRetriever.from_texts(media_titles(), ids)
+    credits = CreditedFilms(bm25)
     read: Callable[[str], str] = bm25_search_query
     depth = 100
     lists: dict[str, dict[tuple[str, str], list[list[str]]]] = {}
     for set_name, pairs in sets.items():
         questions = [q for q, _ in pairs]
         lists[set_name] = {}
-        for part, retriever in (("bm25", bm25), ("minilm", dense), ("titles", titles)):
+        for part, retriever in (
+            ("bm25", bm25),
+            ("minilm", dense),
+            ("titles", titles),
+            ("credits", credits),
+        ):
             for query, rewrite in (("question", None), ("reader", read)):
                 asked = [rewrite(q) for q in questions] if rewrite else questions
                 start = time.perf_counter()
@@ -328,12 +338,16 @@ def tune(args: argparse.Namespace) -> None:
                     f"in {time.perf_counter() - start:.1f} s"
                 )
 
-    for set_name, pairs in sets.items():  # MiniLM on the question, unless it names a person
+    for (
+        set_name,
+        pairs,
+    ) in sets.items():  # on the question or the reader's, unless it names a person
         for part in ("minilm", "titles"):
-            lists[set_name][(part, "gated")] = [
-                [] if minilm_search_query(q) is None else hits
-                for (q, _), hits in zip(pairs, lists[set_name][(part, "question")], strict=True)
-            ]
+            for query, gated in (("question", "gated"), ("reader", "reader-gated")):
+                lists[set_name][(part, gated)] = [
+                    [] if minilm_search_query(q) is None else hits
+                    for (q, _), hits in zip(pairs, lists[set_name][(part, query)], strict=True)
+                ]
     doc_index = {d: n for n, d in enumerate(ids)}
     arrays = {  # per set and list: (questions, depth) doc numbers, -1 past a list's end
         set_name: {
@@ -411,12 +425,17 @@ def tune(args: argparse.Namespace) -> None:
         ([("bm25", "reader", 1.0), ("bm25", "question", 1.0), ("minilm", "reader", 0.5)], 1, 20),
         ([("bm25", "reader", 1.0), ("minilm", "gated", 0.5)], 10, 50),
         ([("bm25", "reader", 1.0), ("minilm", "gated", 0.75), ("titles", "gated", 0.25)], 20, 100),
+        (
+            [("bm25", "reader", 1.0), ("minilm", "gated", 0.75), ("credits", "question", 1.0)],
+            20,
+            100,
+        ),
     ):
         fast, slow = score(fusion, rrf_k, cut), fused_by_rrf(fusion, rrf_k, cut)
         assert all(np.array_equal(fast[s][m], slow[s][m]) for s in sets for m in fast[s]), (
             "the vectorised fusion disagrees with rrf_fuse"
         )
-    print("  the vectorised fusion ranks as rrf_fuse does (checked on four fusions)")
+    print("  the vectorised fusion ranks as rrf_fuse does (checked on five fusions)")
 
     bm25_mixes = [(1.0, 0.0), (1.0, 0.25), (1.0, 0.5), (1.0, 1.0), (0.0, 1.0)]  # reader, question
     rows = []
@@ -428,27 +447,37 @@ def tune(args: argparse.Namespace) -> None:
         rows.append((f"minilm on the {q} alone", score([("minilm", q, 1.0)], 60, depth)))
     for q in ("question", "reader", "gated"):
         rows.append((f"titles on the {q} alone", score([("titles", q, 1.0)], 60, depth)))
+    rows.append(("credits alone", score([("credits", "question", 1.0)], 60, depth)))
     grid = itertools.product(
         bm25_mixes,
-        ("question", "reader", "gated"),
+        args.tune_minilm_queries,
         args.tune_weights,
+        args.tune_minilm_reader_weights,
         args.tune_title_queries,
         args.tune_title_weights,
+        args.tune_credit_weights,
         args.tune_rrf_k,
         args.tune_depths,
     )
-    for (reader_w, question_w), minilm_query, w, title_query, title_w, rrf_k, cut in grid:
+    for (
+        reader_w,
+        question_w,
+    ), minilm_query, w, w2, title_query, title_w, credit_w, rrf_k, cut in grid:
         if title_w == 0 and title_query != args.tune_title_queries[0]:
             continue  # the same fusion as the first title query's
         fusion = [
             ("bm25", "reader", reader_w),
             ("bm25", "question", question_w),
             ("minilm", minilm_query, w),
+            ("minilm", "reader-gated", w2),
             ("titles", title_query, title_w),
+            ("credits", "question", credit_w),
         ]
         label = (
-            f"bm25 reader {reader_w:g} + question {question_w:g}; minilm {minilm_query} {w:g}; "
-            f"titles {title_query} {title_w:g}; rrf_k {rrf_k:g}; depth {cut}"
+            f"bm25 reader {reader_w:g} + question {question_w:g}; minilm {minilm_query} {w:g}"
+            + (f" + reader-gated {w2:g}" if w2 else "")
+            + (f"; titles {title_query} {title_w:g}" if title_w else "")
+            + f"; credits {credit_w:g}; rrf_k {rrf_k:g}; depth {cut}"
         )
         rows.append((label, score(fusion, rrf_k, cut)))
     print(f"  {len(rows)} rows; current default: {HYBRID_MINILM}")
@@ -490,10 +519,19 @@ def main() -> None:
     )
     parser.add_argument("--tune-rrf-k", type=float, nargs="+", default=[1, 3, 5, 10, 20, 60])
     parser.add_argument("--tune-depths", type=int, nargs="+", default=[20, 50, 100])
+    parser.add_argument("--tune-title-weights", type=float, nargs="+", default=[0.0])
     parser.add_argument(
-        "--tune-title-weights", type=float, nargs="+", default=[0.0, 0.1, 0.25, 0.5]
+        "--tune-credit-weights", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0]
     )
     parser.add_argument("--tune-title-queries", nargs="+", default=["gated", "question", "reader"])
+    parser.add_argument("--tune-minilm-queries", nargs="+", default=["question", "reader", "gated"])
+    parser.add_argument(
+        "--tune-minilm-reader-weights",
+        type=float,
+        nargs="+",
+        default=[0.0],
+        help="a second MiniLM list, on the reader's query unless the question names a person",
+    )
     parser.add_argument("--show", type=int, default=25)
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")

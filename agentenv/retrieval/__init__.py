@@ -13,7 +13,7 @@ name                    back-end
 ``"bm25-reference"``    :class:`RankBM25Retriever`, ``rank_bm25`` (the yardstick)
 ``"dense"``             :class:`DenseRetriever` over hashed TF-IDF + SVD (no model; weak)
 ``"dense-minilm"``      :class:`DenseRetriever` over all-MiniLM-L6-v2 (int8 ONNX; ``minilm`` extra)
-``"hybrid-minilm"``     ``bm25`` and ``dense-minilm`` fused by weighted reciprocal rank
+``"hybrid-minilm"``     ``bm25`` and ``dense-minilm`` (and a corpus's own list) fused by weighted reciprocal rank
 ``"hybrid-hashed-svd"`` ``bm25`` and ``dense`` fused (the old ``"hybrid"``, kept for comparison)
 ``"http://..."``        ``RetrievalClient``: an index served by another process
 ======================  ============================================================
@@ -79,11 +79,13 @@ _SPECS = {  # name -> (class, on-disk kind of its cache entry)
 RETRIEVER_NAMES: tuple[str, ...] = tuple(_SPECS)
 """Every name :func:`build_retriever` takes (besides a server URL)."""
 
-HYBRID_MINILM = {"weights": (1.0, 0.75), "rrf_k": 20.0, "depth": 100}
-"""The fusion of ``hybrid-minilm``: BM25's and MiniLM's weights in reciprocal-rank fusion, its
-constant and how deep each list is read; chosen on MediaSearch's hand-written casual validation
-questions and its train and validation questions (``benchmarks/retrieval_quality.py --tune``),
-never on a test split."""
+HYBRID_MINILM = {"weights": (1.0, 0.75, 1.0), "rrf_k": 20.0, "depth": 100}
+"""The fusion of ``hybrid-minilm``: the weights of BM25, MiniLM and a corpus's own third list in
+reciprocal-rank fusion, its constant and how deep each list is read; chosen on MediaSearch's
+hand-written casual validation questions and its train and validation questions
+(``benchmarks/retrieval_quality.py --tune``), never on a test split. The third list is there
+only where the corpus gives one (the ``extra_part`` parameter: MediaSearch's films crediting
+every person a query names); elsewhere the first two weights fuse BM25 and MiniLM."""
 
 RETIRED_RETRIEVERS = {
     "hybrid": "retriever 'hybrid' (BM25 + hashed TF-IDF/SVD) ranked worse than 'bm25' on every "
@@ -130,14 +132,16 @@ def build_retriever(
         raise ValueError(f"unknown retriever {spec!r}; use one of {', '.join(_SPECS)}, or a URL")
     if texts is None:
         raise ValueError(f"retriever {spec!r} needs the corpus texts")
-    if (
-        spec == "hybrid-minilm"
-    ):  # two cached parts, fused at query time: nothing of its own to cache
+    if spec == "hybrid-minilm":  # cached parts, fused at query time: nothing of its own to cache
+        extra_part = params.pop("extra_part", None)  # the corpus's own list, built over BM25
         parts = [
             build_retriever(name, texts, ids, corpus_checksum=corpus_checksum)
             for name in ("bm25", "dense-minilm")
         ]
+        if extra_part is not None:
+            parts.append(extra_part(parts[0]))
         fusion = {**HYBRID_MINILM, **params}
+        fusion["weights"] = tuple(fusion["weights"])[: len(parts)]  # type: ignore[arg-type]
         return __getattr__("HybridRetriever")(parts, **fusion)  # type: ignore[no-any-return]
     graph = None
     if spec == "dense-minilm":

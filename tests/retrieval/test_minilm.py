@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentenv.retrieval import build_retriever, onnx_minilm
+from agentenv.retrieval import HYBRID_MINILM, build_retriever, onnx_minilm
 from agentenv.retrieval.hybrid import HybridRetriever
 from agentenv.storage.paths import home_at
 
@@ -99,6 +99,35 @@ def test_hybrid_minilm_fuses_bm25_and_minilm(corpus) -> None:  # type: ignore[no
     hits = hybrid.search(f"the movie {director} directed", 10)
     assert ids[5] in {h.doc_id for h in hits}
     assert hybrid.search_batch(["a", "b"], 5) == [hybrid.search("a", 5), hybrid.search("b", 5)]
+    assert hybrid.weights == list(HYBRID_MINILM["weights"][:2])  # type: ignore[index]
+
+
+def test_hybrid_minilm_fuses_a_third_list_where_the_corpus_gives_one(corpus) -> None:  # type: ignore[no-untyped-def]
+    from agentenv.retrieval.base import Hit
+
+    texts, ids = corpus[0][:60], corpus[1][:60]
+    given = []
+
+    class Last:  # the corpus's own list: built over the BM25 part, answers with one film
+        def __init__(self, bm25: object) -> None:
+            given.append(bm25)
+
+        def search(self, query: str, k: int) -> list[Hit]:
+            return [Hit(ids[59], 1.0, 0)]
+
+        def search_batch(self, queries: list[str], k: int) -> list[list[Hit]]:
+            return [self.search(q, k) for q in queries]
+
+    hybrid = build_retriever("hybrid-minilm", texts, ids, extra_part=Last)
+    assert isinstance(hybrid, HybridRetriever)
+    assert [type(r).__name__ for r in hybrid.retrievers] == [
+        "BM25Retriever",
+        "DenseRetriever",
+        "Last",
+    ]
+    assert given == hybrid.retrievers[:1]
+    assert hybrid.weights == list(HYBRID_MINILM["weights"])  # type: ignore[arg-type]
+    assert ids[59] in [h.doc_id for h in hybrid.search(texts[0].split(" (")[0], 10)]
 
 
 def test_the_index_is_built_once_and_read_back_from_the_checksummed_cache(corpus, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -111,12 +111,38 @@ def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> N
     from agentenv.envs.media_search.tools.corpus import media_retriever_params
     from agentenv.retrieval.hybrid import HybridRetriever
 
-    bm25, minilm = Recording("tt1"), Recording("tt2")
+    bm25, minilm, titles = Recording("tt1"), Recording("tt2"), Recording("tt3")
     params = media_retriever_params("hybrid-minilm")
-    hits = HybridRetriever([bm25, minilm], **params).search("who wrote juno?", 5)  # type: ignore[arg-type]
+    params.pop("extra_part")
+    hits = HybridRetriever([bm25, minilm, titles], **params).search("who wrote juno?", 5)  # type: ignore[arg-type]
     assert bm25.queries == ["juno"] and minilm.queries == ["who wrote juno?"]
-    assert [h.doc_id for h in hits] == ["tt1", "tt2"]
+    assert titles.queries == ["who wrote juno?"]  # the third list reads the query as sent
+    assert [h.doc_id for h in hits] == ["tt1", "tt2", "tt3"]
     assert media_retriever_params("bm25") == {} == media_retriever_params("dense-minilm")
+
+
+def test_hybrid_minilms_third_list_keeps_bm25s_films_that_credit_every_named_person() -> None:
+    """A film described by two of its actors comes first, though BM25 alone ranks it lower."""
+    from agentenv.corpora.media.catalog import load_catalog
+    from agentenv.envs.media_search.tools.corpus import CreditedFilms, bm25_search_query
+
+    catalog = load_catalog()
+    ids, texts = catalog.documents()
+    bm25 = build_retriever("bm25", texts, ids, corpus_checksum=catalog.checksum)
+    credits = CreditedFilms(bm25)
+    query = "bruce willis and milla jovovich sci fi from 97, who directed it"
+    (fifth_element,) = catalog.find_title("The Fifth Element")
+    bm25_ids = [h.doc_id for h in bm25.search(bm25_search_query(query), 100)]
+    hits = credits.search(query, 10)
+    assert hits[0].doc_id == fifth_element.id != bm25_ids[0]  # type: ignore[union-attr]
+    assert [h.rank for h in hits] == list(range(len(hits)))
+    for h in hits:  # every film credits both, in BM25's order
+        people = {*catalog.get(h.doc_id).cast, *catalog.get(h.doc_id).directors}  # type: ignore[union-attr]
+        assert {"Bruce Willis", "Milla Jovovich"} <= people
+    assert [h.doc_id for h in hits] == [d for d in bm25_ids if d in {h.doc_id for h in hits}]
+    assert credits.search("who wrote juno?", 10) == []  # names nobody: left out of the fusion
+    assert credits.search("jodie foster and bruce willis", 10) == []  # no film credits both
+    assert credits.search_batch([query, "juno"], 3) == [hits[:3], []]
 
 
 def test_media_search_keeps_minilm_out_of_queries_that_name_a_person() -> None:
@@ -124,21 +150,27 @@ def test_media_search_keeps_minilm_out_of_queries_that_name_a_person() -> None:
     from agentenv.envs.media_search.tools.corpus import media_retriever_params
     from agentenv.retrieval.hybrid import HybridRetriever
 
-    bm25, minilm = Recording("tt1"), Recording("tt2")
+    bm25, minilm, titles = Recording("tt1"), Recording("tt2"), Recording("tt3")
     params = media_retriever_params("hybrid-minilm")
-    hybrid = HybridRetriever([bm25, minilm], **params)  # type: ignore[arg-type]
+    params.pop("extra_part")
+    hybrid = HybridRetriever([bm25, minilm, titles], **params)  # type: ignore[arg-type]
     hits = hybrid.search_batch(["the 1991 movie with jodie foster", "who wrote juno?"], 5)
     assert bm25.queries == ["1991 jodie foster", "juno"]
     assert minilm.queries == ["who wrote juno?"]  # the first query named a credited person
-    assert [[h.doc_id for h in hs] for hs in hits] == [["tt1"], ["tt1", "tt2"]]
+    assert [[h.doc_id for h in hs] for hs in hits] == [["tt1", "tt3"], ["tt1", "tt2", "tt3"]]
 
 
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
-    from agentenv.envs.media_search.tools.corpus import bm25_search_query, minilm_search_query
+    from agentenv.envs.media_search.tools.corpus import (
+        CreditedFilms,
+        bm25_search_query,
+        minilm_search_query,
+    )
     from agentenv.retrieval.corpus_sources import corpus_retriever_params
 
     assert corpus_retriever_params("media", "hybrid-minilm") == {
-        "rewrites": (bm25_search_query, minilm_search_query)
+        "rewrites": (bm25_search_query, minilm_search_query, None),
+        "extra_part": CreditedFilms,
     }
     assert corpus_retriever_params("media", "bm25") == {}
     assert corpus_retriever_params("rare-disease", "hybrid-minilm") == {}
