@@ -18,7 +18,8 @@ results (observations, rewards, infos) with no work, so all the CPU measured is 
 What the loopback run adds over ``http`` is the kernel's and the event loop's work per request
 and what sharing the cores with the client costs. The figure is the minimum over ``--repeats``
 passes of 256 episodes (load on the machine only adds to it), beside the median, and beside the
-in-process loop's CPU per episode on the real env (64 envs in lockstep) for scale.
+in-process loop's CPU per episode on the real env (64 envs in lockstep, each pass on tasks it has
+not played: a loop that repeats a few hundred tasks costs ~25% less) for scale.
 """
 
 from __future__ import annotations
@@ -80,13 +81,18 @@ def main() -> None:
     pool = EnvPool(lambda split: Replay(), max_idle=limits.max_live_envs)
     app = VerlToolApp(Trajectories(pool, limits, default_split="train"), {})
 
+    fresh = [EPISODES]
+
     def in_process(rounds: int) -> float:
+        """The loop on tasks it has not played yet (repeating a few tasks runs on warm memos)."""
         cpu = time.process_time()
         for _ in range(rounds):
-            for k, env in enumerate(envs):
-                env.reset(options={"index": k})
-            for k, env in enumerate(envs):
-                env.step(searches[k])
+            first, fresh[0] = fresh[0], fresh[0] + EPISODES
+            tasks = [(first + k) % len(searches) for k in range(EPISODES)]
+            for task, env in zip(tasks, envs, strict=True):
+                env.reset(options={"index": task})
+            for task, env in zip(tasks, envs, strict=True):
+                env.step(searches[task])
             for env in envs:
                 env.step(final)
         return (time.process_time() - cpu) / (rounds * EPISODES)
