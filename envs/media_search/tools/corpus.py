@@ -27,7 +27,7 @@ def media_documents() -> tuple[tuple[str, ...], tuple[str, ...], str]:
 
 
 def media_titles() -> list[str]:
-    """Each film's title, in the order of :func:`media_documents` (what ``hybrid-minilm``'s title part indexes)."""
+    """Each film's title, in the order of :func:`media_documents` (the title trigrams ``retrieval_quality.py --tune`` can fuse)."""
     from agentenv.corpora.media.catalog import load_catalog
 
     catalog = load_catalog()
