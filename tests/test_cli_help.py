@@ -85,3 +85,12 @@ def test_export_sft_defaults_to_train() -> None:
     """SFT data must never come from the test split by default."""
     args = _subparsers()["export-sft"].parse_args(["MediaSearch-v0", "--out", "x"])
     assert args.split == "train"
+
+
+def test_reproduce_takes_the_model_as_model_or_base() -> None:
+    """The issue's spelling (``--model smollm2-135m``) and the older ``--base`` set the same field."""
+    parser = build_parser("reproduce")
+    for flag in ("--model", "--base"):
+        args = parser.parse_args(["reproduce", "sft-then-rl", flag, "smollm2-135m", "--out", "x"])
+        assert str(args.base) == "smollm2-135m"
+    assert parser.parse_args(["reproduce", "sft-then-rl", "--out", "x"]).base is None

@@ -98,9 +98,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument(
         "--base",
+        "--model",
+        dest="base",
         type=Path,
         default=None,
-        help="LLM lessons: the model directory to start from (default: the shipped base checkpoint); "
+        help="LLM lessons (also spelt --model): the model to start from, a directory or a packaged "
+        "name such as smollm2-135m (default: the shipped base checkpoint); "
         "judge-consistency: the judge model, a directory or a packaged name (default: smollm2-135m)",
     )
     p.add_argument(
