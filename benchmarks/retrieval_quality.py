@@ -22,6 +22,10 @@ count kept is printed. Question sets:
   101 hand-written casual questions about train and validation films (answers
   proven by replaying each row's tool plan, as the casual split's are), written
   to tune on, since the casual split is a test split;
+* ``casual-validation-2``: ``benchmarks/data/casual_validation2_questions.jsonl``,
+  166 more such questions (95 lookups, 33 constraints, 25 two-hop, 13
+  superlatives; few name their film in full) about train and validation films
+  no other set asks about, written to tune on with ``casual-validation``;
 * ``casual-heldout``: ``benchmarks/data/casual_heldout_questions.jsonl``, 150
   hand-written casual questions about films of the generated test split's film
   pool that no other set asks about, written from the catalog records after
@@ -77,6 +81,7 @@ import numpy as np
 
 OWN_QUESTIONS = Path(__file__).with_name("data") / "casual_film_questions.jsonl"
 CASUAL_VALIDATION = Path(__file__).with_name("data") / "casual_validation_questions.jsonl"
+CASUAL_VALIDATION2 = Path(__file__).with_name("data") / "casual_validation2_questions.jsonl"
 CASUAL_HELDOUT = Path(__file__).with_name("data") / "casual_heldout_questions.jsonl"
 CASUAL_HELDOUT2 = Path(__file__).with_name("data") / "casual_heldout2_questions.jsonl"
 PEOPLE_QUESTIONS = Path(__file__).parents[1] / "tests" / "data" / "people_questions.jsonl"
@@ -105,6 +110,8 @@ def question_set(name: str) -> list[tuple[str, str]]:
         return [(r["question"], r["gold"]) for r in rows]
     if name == "casual-validation":
         return [(q.question, gold_film(q)) for q in casual_validation_questions()]  # type: ignore[misc]
+    if name == "casual-validation-2":
+        return [(q.question, gold_film(q)) for q in casual_validation2_questions()]  # type: ignore[misc]
     if name == "casual-heldout":
         return [(q.question, gold_film(q)) for q in casual_heldout_questions()]  # type: ignore[misc]
     if name == "casual-heldout-2":
@@ -131,6 +138,11 @@ def _jsonl(path: Path) -> list[dict]:
 def casual_validation_questions() -> list[object]:
     """The casual validation questions as :class:`Question` records (rows checked as the casual split's are)."""
     return _casual_rows(CASUAL_VALIDATION, "casual-validation")
+
+
+def casual_validation2_questions() -> list[object]:
+    """The second casual validation set (train and validation films) as :class:`Question` records."""
+    return _casual_rows(CASUAL_VALIDATION2, "casual-validation-2")
 
 
 def casual_heldout_questions() -> list[object]:

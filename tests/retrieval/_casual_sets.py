@@ -71,6 +71,7 @@ def films_asked_elsewhere(bench: ModuleType, but: Path) -> set[str]:
     paths = [
         CASUAL_FILE,
         bench.CASUAL_VALIDATION,
+        bench.CASUAL_VALIDATION2,
         bench.OWN_QUESTIONS,
         bench.PEOPLE_FILMS,
         bench.PEOPLE_QUESTIONS,

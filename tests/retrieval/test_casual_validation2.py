@@ -1,0 +1,78 @@
+"""``casual-validation-2`` (``benchmarks/data/casual_validation2_questions.jsonl``), checked against the catalog.
+
+A second set of hand-written casual questions to tune ``hybrid-minilm``'s fusion on, with
+``casual-validation``: lookups, constraints, two-hop questions and superlatives in about the first
+set's proportions, most of them describing their film rather than naming it. Every answer is read
+out of the real tool outputs by replaying the row's plan, every film is a train or validation film,
+and no film is one that another question set of ``benchmarks/retrieval_quality.py`` (the casual
+split, a test split, included) asks about.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from agentenv.corpora.media.catalog import load_catalog
+from agentenv.engine.tools import ToolRegistry
+from agentenv.envs.media_search.questions.record import split_of
+
+from ._casual_sets import films_asked_elsewhere, load_benchmark, tool_registry, wrong_answers
+
+
+@pytest.fixture(scope="module")
+def bench():  # type: ignore[no-untyped-def]
+    return load_benchmark()
+
+
+@pytest.fixture(scope="module")
+def registry() -> ToolRegistry:
+    return tool_registry()
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
+
+
+def test_casual_validation2_answers_are_read_out_of_the_real_tool_outputs(bench, registry) -> None:  # type: ignore[no-untyped-def]
+    questions = bench.casual_validation2_questions()
+    assert len(questions) >= 120
+    assert len({q.question for q in questions}) == len(questions)
+    kinds = Counter(q.kind for q in questions)
+    assert set(kinds) == {"lookup", "constraint", "two_hop", "superlative"}
+    assert kinds["lookup"] >= kinds["constraint"] >= kinds["two_hop"] >= kinds["superlative"] > 0
+    for q in questions:
+        if q.kind == "superlative":  # no tie for first place
+            step = q.plan[0]
+            tool = registry[step["tool"]]
+            first = registry.execute(tool, tool.args_model.model_validate(step["arguments"]))
+            results = json.loads(first.content)["results"]
+            key = step["arguments"]["sort_by"]
+            assert len(results) < 2 or results[0][key] != results[1][key], q.question
+    wrong = wrong_answers(questions, registry)
+    assert not wrong, wrong[:5]
+
+
+def test_casual_validation2_films_are_train_or_validation_films_no_other_set_asks_about(
+    bench,
+) -> None:  # type: ignore[no-untyped-def]
+    pairs = bench.question_set("casual-validation-2")
+    films = [g for _, g in pairs]
+    assert len(pairs) == len(bench.casual_validation2_questions())  # one gold film each
+    assert None not in films
+    assert len(set(films)) == len(films)  # one question per film
+    assert all(split_of(f) in ("train", "validation") for f in films)
+    assert not set(films) & films_asked_elsewhere(bench, but=bench.CASUAL_VALIDATION2)
+
+
+def test_few_casual_validation2_questions_name_their_film_in_full(bench) -> None:  # type: ignore[no-untyped-def]
+    catalog = load_catalog()
+    named = [
+        q
+        for q, f in bench.question_set("casual-validation-2")
+        if _words(catalog.get(f).title) in _words(q)
+    ]
+    assert len(named) < 0.2 * len(bench.casual_validation2_questions()), named
