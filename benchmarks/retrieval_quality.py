@@ -49,16 +49,21 @@ embeddings cached: faiss runs), with the load average before and after; the
 three passes must show the same observations (asserted).
 
 ``--tune`` never reads a test split: it scores every fusion of BM25 and MiniLM
-on the casual validation questions and a seeded sample of the train and
+on the casual validation questions (``--tune-casual``: ``casual-validation``,
+by default, and/or ``casual-validation-2``, pooled) and a seeded sample of the train and
 validation questions (BM25 on the question reader's query, on the question, or
 both, with their weights; MiniLM on the question, on the reader's query, or on
-the question unless it names a person (``gated``: ``minilm_search_query``), with
-its weight, and optionally a second MiniLM list on the reader's query; the films
+the question unless it names a person (``gated``: ``minilm_search_query``), or
+unless it names a person and fewer than n other words of the reader's query
+describe the film (``contentN``; ``stripped-contentN`` reads the question less
+the names), with its weight, and optionally a second MiniLM list
+(``--tune-minilm-second``, by default ``reader-gated``: the reader's query, gated); the films
 crediting every person the question names (``CreditedFilms``), with its weight;
 optionally character trigrams over the titles (``--tune-title-weights``); the RRF
 constant; how deep each list is read) and prints them best
-first by R@10 on the casual validation questions plus R@10 on train +
-validation, then their MRRs. Recall of the question as asked is not the whole
+first by R@10 on the (pooled) casual validation questions plus R@10 on train +
+validation, then their MRRs, and for the first 40 the paired difference of R@10
+against the shipped fusion with its bootstrap interval. Recall of the question as asked is not the whole
 story: the bm25 agent sends its own query and reads 20 hits, so a candidate is
 also run as ``agentenv eval MediaSearch-v0 --agent bm25 --split validation``
 (docs/envs/media_search.md, Retrievers, says which were and what they gave).
@@ -297,6 +302,28 @@ def evaluate(args: argparse.Namespace) -> None:
         sys.stdout.flush()
 
 
+def described_words(query: str) -> list[str]:
+    """The words of the question reader's query that are neither a named person's nor numbers."""
+    from agentenv.corpora.media.catalog import normalize_key
+    from agentenv.envs.media_search.tools.corpus import bm25_search_query, named_people
+
+    names = {w for p in named_people(query) for w in normalize_key(p.name).split()}
+    return [
+        w
+        for w in normalize_key(bm25_search_query(query)).split()
+        if w not in names and not w.isdigit()
+    ]
+
+
+def strip_people(query: str) -> str:
+    """The query with the words of the people it names left out (what MiniLM may read of it)."""
+    from agentenv.corpora.media.catalog import normalize_key
+    from agentenv.envs.media_search.tools.corpus import named_people
+
+    names = {w for p in named_people(query) for w in normalize_key(p.name).split()}
+    return " ".join(w for w in normalize_key(query).split() if w not in names) or query
+
+
 def tune(args: argparse.Namespace) -> None:
     """Score every fusion on the casual validation questions and train + validation samples; never a test split."""
     from agentenv.corpora.media.catalog import load_catalog
@@ -319,9 +346,12 @@ def tune(args: argparse.Namespace) -> None:
         generated += [
             got[i] for i in sorted(rng.choice(len(got), size=min(n, len(got)), replace=False))
         ]
-    sets = {"casual-validation": question_set("casual-validation"), "train+validation": generated}
+    casual = list(dict.fromkeys(args.tune_casual))
+    sets = {name: question_set(name) for name in casual}
+    sets["train+validation"] = generated
     print(
-        f"tuning on {len(sets['casual-validation'])} casual validation questions and "
+        f"tuning on {sum(len(sets[c]) for c in casual)} casual validation questions "
+        f"({', '.join(f'{c} {len(sets[c])}' for c in casual)}) and "
         f"{len(generated)} train + validation questions (seed {args.seed})"
     )
     bm25 = build_retriever("bm25", texts, ids, corpus_checksum=catalog.checksum)
@@ -359,6 +389,20 @@ def tune(args: argparse.Namespace) -> None:
                 lists[set_name][(part, gated)] = [
                     [] if minilm_search_query(q) is None else hits
                     for (q, _), hits in zip(pairs, lists[set_name][(part, query)], strict=True)
+                ]
+        # ... or unless it names a person and fewer than n other words describe the film
+        # ("contentN": MiniLM on the question; "stripped-contentN": on the question less the names)
+        questions = [q for q, _ in pairs]
+        described = [len(described_words(q)) for q in questions]
+        hits = dense.search_batch([strip_people(q) for q in questions], depth)
+        lists[set_name][("minilm", "stripped")] = [[h.doc_id for h in hs] for hs in hits]
+        for n in range(1, 7):
+            for query, name in (("question", f"content{n}"), ("stripped", f"stripped-content{n}")):
+                lists[set_name][("minilm", name)] = [
+                    hits if minilm_search_query(q) is not None or d >= n else []
+                    for q, d, hits in zip(
+                        questions, described, lists[set_name][("minilm", query)], strict=True
+                    )
                 ]
     doc_index = {d: n for n, d in enumerate(ids)}
     arrays = {  # per set and list: (questions, depth) doc numbers, -1 past a list's end
@@ -481,36 +525,70 @@ def tune(args: argparse.Namespace) -> None:
             ("bm25", "reader", reader_w),
             ("bm25", "question", question_w),
             ("minilm", minilm_query, w),
-            ("minilm", "reader-gated", w2),
+            ("minilm", args.tune_minilm_second, w2),
             ("titles", title_query, title_w),
             ("credits", "question", credit_w),
         ]
         label = (
             f"bm25 reader {reader_w:g} + question {question_w:g}; minilm {minilm_query} {w:g}"
-            + (f" + reader-gated {w2:g}" if w2 else "")
+            + (f" + {args.tune_minilm_second} {w2:g}" if w2 else "")
             + (f"; titles {title_query} {title_w:g}" if title_w else "")
             + f"; credits {credit_w:g}; rrf_k {rrf_k:g}; depth {cut}"
         )
         rows.append((label, score(fusion, rrf_k, cut)))
     print(f"  {len(rows)} rows; current default: {HYBRID_MINILM}")
 
+    def pooled(m: dict, metric: str) -> float:
+        """A metric over the casual validation sets' questions pooled (one set: that set's)."""
+        return float(np.concatenate([m[c][metric] for c in casual]).mean())
+
     def objective(row: tuple[str, dict]) -> tuple[float, float]:
         m = row[1]
         return (
-            sum(m[s]["R@10"].mean() for s in sets),
-            sum(m[s]["MRR"].mean() for s in sets),
+            pooled(m, "R@10") + m["train+validation"]["R@10"].mean(),
+            pooled(m, "MRR") + m["train+validation"]["MRR"].mean(),
         )
 
     rows.sort(key=lambda row: tuple(-v for v in objective(row)))
+    w_bm25, w_minilm, w_credits = HYBRID_MINILM["weights"]  # as media_retriever_params fuses them
+    shipped = score(
+        [
+            ("bm25", "reader", w_bm25),
+            ("minilm", "gated", w_minilm),
+            ("credits", "question", w_credits),
+        ],
+        HYBRID_MINILM["rrf_k"],
+        HYBRID_MINILM["depth"],
+    )
+    boot_rng = np.random.default_rng(args.seed)
+
+    def margin(m: dict, on: Sequence[str]) -> str:
+        """R@10 against the shipped fusion on the pooled sets ``on``: paired difference [95% CI]."""
+        d = np.concatenate([m[s]["R@10"] - shipped[s]["R@10"] for s in on]).astype(float)
+        lo, hi = bootstrap(d, args.boot, boot_rng)
+        return f"{d.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+    shown = [*casual, "train+validation"]
+    head = " | ".join(f"{s} R@1 R@10  MRR" for s in shown)
+    if len(casual) > 1:
+        head = f"pooled R@10 | {head}"
     print(
-        "ranked by R@10 (casual validation) + R@10 (train + validation), then the MRRs\n"
-        f"  {'fusion':90s}  casual-val R@1 R@10  MRR | train+val R@1 R@10  MRR"
+        "ranked by R@10 (casual validation, pooled) + R@10 (train + validation), then the MRRs\n"
+        f"  {'fusion':90s}  {head}"
     )
     for label, m in rows[: args.show]:
         cells = " | ".join(
-            " ".join(f"{m[s][k].mean():.3f}" for k in ("R@1", "R@10", "MRR")) for s in sets
+            " ".join(f"{m[s][k].mean():.3f}" for k in ("R@1", "R@10", "MRR")) for s in shown
         )
+        if len(casual) > 1:
+            cells = f"{pooled(m, 'R@10'):.3f} | {cells}"
         print(f"  {label:90s}  {cells}")
+    print(
+        f"R@10 against the shipped fusion, paired ({args.boot} resamples): casual validation "
+        "(pooled) | train + validation"
+    )
+    for label, m in rows[: min(args.show, 40)]:
+        print(f"  {label:90s}  {margin(m, casual)} | {margin(m, ['train+validation'])}")
 
 
 def main() -> None:
@@ -524,6 +602,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--latency-queries", type=int, default=200)
     parser.add_argument("--tune", action="store_true", help="choose hybrid-minilm's fusion instead")
+    parser.add_argument(
+        "--tune-casual",
+        nargs="+",
+        choices=("casual-validation", "casual-validation-2"),
+        default=["casual-validation"],
+        help="the hand-written casual validation sets to tune on, their questions pooled",
+    )
     parser.add_argument("--tune-train", type=int, default=600)
     parser.add_argument("--tune-validation", type=int, default=600)
     parser.add_argument(
@@ -542,7 +627,13 @@ def main() -> None:
         type=float,
         nargs="+",
         default=[0.0],
-        help="a second MiniLM list, on the reader's query unless the question names a person",
+        help="a second MiniLM list (--tune-minilm-second; by default on the reader's query "
+        "unless the question names a person)",
+    )
+    parser.add_argument(
+        "--tune-minilm-second",
+        default="reader-gated",
+        help="the second MiniLM list's query (a --tune-minilm-queries name)",
     )
     parser.add_argument("--show", type=int, default=25)
     args = parser.parse_args()

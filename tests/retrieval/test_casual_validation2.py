@@ -76,3 +76,15 @@ def test_few_casual_validation2_questions_name_their_film_in_full(bench) -> None
         if _words(catalog.get(f).title) in _words(q)
     ]
     assert len(named) < 0.2 * len(bench.casual_validation2_questions()), named
+
+
+def test_the_tunes_content_gate_counts_the_words_that_describe_a_film(bench) -> None:  # type: ignore[no-untyped-def]
+    # an agent's query of names and a year describes nothing; a casual question may describe more
+    assert bench.described_words("1991 jodie foster anthony hopkins") == []
+    assert bench.described_words("tom hanks vs somali pirates, how long is that one") == [
+        "somali",
+        "pirates",
+        "one",
+    ]
+    assert bench.strip_people("tom hanks vs somali pirates") == "vs somali pirates"
+    assert bench.strip_people("who wrote juno?") == "who wrote juno"
