@@ -124,3 +124,23 @@ def test_demos_is_refused_where_it_cannot_apply(tmp_path, capsys) -> None:
     )
     assert "--demos applies to sft-more-data only" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.fast
+def test_every_scale_gives_the_shift_check_enough_holdout_rows() -> None:
+    """holdout-selection runs ``shift_check`` on each holdout; its classifier test refuses fewer than
+    5 rows a file, which stopped ``reproduce holdout-selection --model smollm2-135m --quick``."""
+    import numpy as np
+    from scipy import sparse
+
+    from agentenv.data.shift_statistics import classifier_test
+    from agentenv.errors import UserInputError
+    from agentenv.lessons.scratch.lessons import DEFAULT, QUICK, REAL_DEFAULT, REAL_QUICK
+
+    for scale in (QUICK, DEFAULT, REAL_QUICK, REAL_DEFAULT):
+        assert scale.holdout_rows >= 5, scale
+    rng = np.random.default_rng(0)
+    rows = sparse.csr_matrix(rng.random((5, 3)))
+    classifier_test(rows, rows, rng=rng)  # the smallest holdout a scale may have is accepted
+    with pytest.raises(UserInputError):
+        classifier_test(rows[:4], rows, rng=rng)
