@@ -165,7 +165,7 @@ REAL_QUICK = Scale(
     eval_max_turns=2,
     probe_rows=2,
     candidates=4,
-    holdout_rows=5,  # the shift check's classifier test needs 5 rows a file
+    holdout_rows=8,  # the shift check's classifier test needs 5 kept rows a file
     holdout_per_example=1,
     selection_sft=SFTSettings(
         epochs=1.0, learning_rate=3e-4, batch=2, max_length=768, lora_r=8, warmup_ratio=0.0
