@@ -63,10 +63,9 @@ def sft_eval(args: argparse.Namespace) -> dict[str, Any]:
 
 def grpo(args: argparse.Namespace) -> dict[str, Any]:
     """One GRPO run from the SFT model, its token check, and its scores."""
-    from agentenv.lessons.scratch.experiment import env_kwargs
-    from agentenv.lessons.scratch.grpo import GRPOSettings, train_grpo
-    from agentenv.lessons.scratch.token_check import check_rollouts
-    from agentenv.lessons.scratch.tokenizer import load_tokenizer
+    from smollm2_gpu_lessons import grpo_with_token_check
+
+    from agentenv.lessons.scratch.grpo import GRPOSettings
 
     env_id = ARMS[args.arm]
     settings = GRPOSettings(
@@ -82,17 +81,8 @@ def grpo(args: argparse.Namespace) -> dict[str, Any]:
         lora_r=args.lora_r,
     )
     folder = args.out / f"grpo_{args.arm}_seed{args.seed}"
-    sft_model = args.sft / "sft" / "model"
-    record = train_grpo(sft_model, folder, env_id, env_kwargs(env_id), settings, device="cpu")
+    record = grpo_with_token_check(args.sft / "sft" / "model", folder, env_id, settings, "cpu")
     record.pop("env_kwargs", None)
-    batches = json.loads((folder / "batches.json").read_text())
-    check = check_rollouts(
-        [r for b in batches for r in b["rollouts"]],
-        env_id,
-        env_kwargs(env_id),
-        load_tokenizer(sft_model),
-    )
-    record["token_check"] = {k: v for k, v in check.to_dict().items() if k != "mismatches"}
     scored = time.perf_counter()
     envs = (MULTI,) if args.arm == "multi_turn" else (MULTI, SINGLE)
     scores = {env: _score(folder / "model", env, args.episodes) for env in envs}

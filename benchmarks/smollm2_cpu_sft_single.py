@@ -17,8 +17,6 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-MULTI, SINGLE = "MediaSearch-v0", "MediaSearch-SingleTurn-v0"
-
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -28,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-episodes", type=int, default=30)
     args = p.parse_args(argv)
 
-    from agentenv.lessons.scratch.experiment import export_rows, score
+    from smollm2_gpu_lessons import SINGLE, export_sft_data
+
+    from agentenv.lessons.scratch.experiment import score
     from agentenv.lessons.scratch.sft import SFTSettings, train_sft
     from agentenv.lessons.scratch.tokenizer import load_tokenizer
     from agentenv.models import resolve_model
@@ -39,14 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     base = Path(resolve_model("smollm2-135m"))
     tok = load_tokenizer(base)
     started = time.perf_counter()
-    data = args.out / "data"
-    lookup = export_rows(
-        MULTI, "train", args.per_kind, data / "lookup", kinds=["lookup"], tokenizer=tok
-    )
-    constraint = export_rows(
-        MULTI, "train", args.per_kind, data / "constraint", kinds=["constraint"], tokenizer=tok
-    )
-    single = export_rows(SINGLE, "train", args.single, data / "single", tokenizer=tok)
+    sets = export_sft_data(args.out / "data", args.per_kind, args.single, tok)
+    lookup, constraint, single = sets["lookup"], sets["constraint"], sets["single"]
     settings = SFTSettings(
         epochs=1.0, learning_rate=3e-4, batch=1, max_length=1024, lora_r=16, warmup_ratio=0.05
     )
@@ -68,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         batch_size=16,
     )
     summary = {
-        "rows": {"lookup": len(lookup), "constraint": len(constraint), "single": len(single)},
+        "rows": {name: len(rows) for name, rows in sets.items()},
         "sft": sft,
         "sft_s": trained - started,
         "eval_s": time.perf_counter() - trained,

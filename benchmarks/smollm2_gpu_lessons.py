@@ -87,15 +87,51 @@ def paired(a: list[float], b: list[float], seed: int = 0) -> dict[str, Any]:
     return mean_ci([x - y for x, y in zip(a, b, strict=True)], seed=seed)
 
 
+def export_sft_data(data: Path, per_kind: int, single: int, tokenizer: Any) -> dict[str, list]:
+    """The lesson's SFT conversations of the train split: ``lookup`` and ``constraint`` multi-turn
+    (``per_kind`` episodes each) and ``single`` single-turn ones, exported under ``data``."""
+    from agentenv.lessons.scratch.experiment import export_rows
+
+    def multi(kind: str) -> list:
+        return export_rows(MULTI, "train", per_kind, data / kind, kinds=[kind], tokenizer=tokenizer)
+
+    return {
+        "lookup": multi("lookup"),
+        "constraint": multi("constraint"),
+        "single": export_rows(SINGLE, "train", single, data / "single", tokenizer=tokenizer),
+    }
+
+
+def grpo_with_token_check(
+    sft_model: Path, folder: Path, env_id: str, settings: Any, device: str
+) -> dict[str, Any]:
+    """One GRPO run from ``sft_model`` into ``folder``, its record with every recorded rollout
+    replayed through ``TokenEnv`` (``token_check``: how many came back id for id)."""
+    from agentenv.lessons.scratch.experiment import env_kwargs
+    from agentenv.lessons.scratch.grpo import train_grpo
+    from agentenv.lessons.scratch.token_check import check_rollouts
+    from agentenv.lessons.scratch.tokenizer import load_tokenizer
+
+    record = train_grpo(sft_model, folder, env_id, env_kwargs(env_id), settings, device=device)
+    batches = json.loads((folder / "batches.json").read_text())
+    check = check_rollouts(
+        [r for b in batches for r in b["rollouts"]],
+        env_id,
+        env_kwargs(env_id),
+        load_tokenizer(sft_model),
+    )
+    record["token_check"] = {k: v for k, v in check.to_dict().items() if k != "mismatches"}
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    from agentenv.lessons.scratch.experiment import env_kwargs, export_rows, score, versions
-    from agentenv.lessons.scratch.grpo import GRPOSettings, train_grpo
+    from agentenv.lessons.scratch.experiment import score, versions
+    from agentenv.lessons.scratch.grpo import GRPOSettings
     from agentenv.lessons.scratch.sft import SFTSettings, train_sft
-    from agentenv.lessons.scratch.token_check import check_rollouts
     from agentenv.lessons.scratch.tokenizer import load_tokenizer
     from agentenv.models import resolve_model
     from agentenv.models.threads import apply_thread_policy
@@ -143,16 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         }
 
     t = time.perf_counter()
-    tok = load_tokenizer(base)
-    data = args.out / "data"
-    lookup = export_rows(
-        MULTI, "train", args.per_kind, data / "lookup", kinds=["lookup"], tokenizer=tok
-    )
-    constraint = export_rows(
-        MULTI, "train", args.per_kind, data / "constraint", kinds=["constraint"], tokenizer=tok
-    )
-    single = export_rows(SINGLE, "train", args.single, data / "single", tokenizer=tok)
-    summary["data"] = {"lookup": len(lookup), "constraint": len(constraint), "single": len(single)}
+    sets = export_sft_data(args.out / "data", args.per_kind, args.single, load_tokenizer(base))
+    lookup, constraint, single = sets["lookup"], sets["constraint"], sets["single"]
+    summary["data"] = {name: len(rows) for name, rows in sets.items()}
     save("data", time.perf_counter() - t)
 
     if args.zero_shot:
@@ -218,15 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 lora_r=args.lora_r,
             )
             folder = args.out / f"grpo_{arm}_seed{seed}"
-            record = train_grpo(sft_model, folder, env_id, env_kwargs(env_id), grpo, device=device)
-            batches = json.loads((folder / "batches.json").read_text())
-            check = check_rollouts(
-                [r for b in batches for r in b["rollouts"]],
-                env_id,
-                env_kwargs(env_id),
-                load_tokenizer(sft_model),
-            )
-            record["token_check"] = {k: v for k, v in check.to_dict().items() if k != "mismatches"}
+            record = grpo_with_token_check(sft_model, folder, env_id, grpo, device)
             scores = evaluate(folder / "model", (MULTI, SINGLE))
             effect = {
                 env: paired(scores[env]["correct"], summary["sft"][env]["correct"], seed)
