@@ -47,7 +47,8 @@ def wrong_answers(
     questions: Sequence[Question], registry: ToolRegistry
 ) -> list[tuple[str, str, str]]:
     """Replay each question's plan and return ``(question, gold, found)`` for each answer the tool
-    outputs do not give; a constraint's or two-hop's filter must leave exactly one film."""
+    outputs do not give; a constraint's or two-hop's filter must leave exactly one film, and a
+    superlative's ranking must have no tie for first place."""
     wrong = []
     for q in questions:
         outputs = []
@@ -58,6 +59,10 @@ def wrong_answers(
             outputs.append(json.loads(result.content))
         if q.kind in ("constraint", "two_hop"):  # the filter describes one film alone
             assert outputs[0]["count"] == 1, q.question
+        if q.kind == "superlative":  # no tie for first place
+            key = q.plan[0]["arguments"]["sort_by"]
+            first = outputs[0]["results"]
+            assert len(first) < 2 or first[0][key] != first[1][key], q.question
         found = execute_plan_extract(q.extract or {}, outputs)
         if q.answer_type == "title":
             found = dated_title(found, outputs)

@@ -11,22 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-
-from agentenv.engine.tools import ToolRegistry
 from agentenv.envs.media_search.questions.record import split_of
 
-from ._casual_sets import films_asked_elsewhere, load_benchmark, tool_registry, wrong_answers
-
-
-@pytest.fixture(scope="module")
-def bench():  # type: ignore[no-untyped-def]
-    return load_benchmark()
-
-
-@pytest.fixture(scope="module")
-def registry() -> ToolRegistry:
-    return tool_registry()
+from ._casual_sets import films_asked_elsewhere, wrong_answers
 
 
 def test_casual_heldout2_answers_are_read_out_of_the_real_tool_outputs(bench, registry) -> None:  # type: ignore[no-untyped-def]

@@ -10,44 +10,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-from pathlib import Path
-
-import pytest
 
 from agentenv.corpora.media.catalog import load_catalog
-from agentenv.engine.tools import ToolRegistry
-from agentenv.envs.media_search.agents.oracle import dated_title
-from agentenv.envs.media_search.grading.grade import read_answer
-from agentenv.envs.media_search.questions.record import execute_plan_extract, split_of
+from agentenv.envs.media_search.questions.record import split_of
 from agentenv.envs.media_search.tasks.casual import CASUAL_FILE
-from agentenv.envs.media_search.tools.film_tools import make_media_tools
-from agentenv.retrieval.bm25 import BM25Retriever
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _benchmark():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "retrieval_quality", REPO / "benchmarks" / "retrieval_quality.py"
-    )
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-@pytest.fixture(scope="module")
-def bench():  # type: ignore[no-untyped-def]
-    return _benchmark()
-
-
-@pytest.fixture(scope="module")
-def registry() -> ToolRegistry:
-    catalog = load_catalog()
-    ids, texts = catalog.documents()
-    return ToolRegistry(make_media_tools(catalog, BM25Retriever.from_texts(texts, ids)))
+from ._casual_sets import wrong_answers
 
 
 def _people_films(bench) -> set[str]:  # type: ignore[no-untyped-def]
@@ -59,25 +29,7 @@ def test_casual_validation_answers_are_read_out_of_the_real_tool_outputs(bench, 
     assert len(questions) >= 100
     assert len({q.question for q in questions}) == len(questions)
     assert {q.kind for q in questions} == {"lookup", "constraint", "two_hop", "superlative"}
-    wrong = []
-    for q in questions:
-        outputs = []
-        for step in q.plan:
-            tool = registry[step["tool"]]
-            result = registry.execute(tool, tool.args_model.model_validate(step["arguments"]))
-            assert result.ok, (q.question, result.content)
-            outputs.append(json.loads(result.content))
-        if q.kind in ("constraint", "two_hop"):  # the filter describes one film alone
-            assert outputs[0]["count"] == 1, q.question
-        if q.kind == "superlative":  # no tie for first place
-            key = q.plan[0]["arguments"]["sort_by"]
-            first = outputs[0]["results"]
-            assert len(first) < 2 or first[0][key] != first[1][key], q.question
-        found = execute_plan_extract(q.extract or {}, outputs)
-        if q.answer_type == "title":
-            found = dated_title(found, outputs)
-        if not read_answer(found, q).correct:
-            wrong.append((q.question, q.answer, found))
+    wrong = wrong_answers(questions, registry)
     assert not wrong, wrong[:5]
 
 

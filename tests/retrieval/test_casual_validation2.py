@@ -10,27 +10,13 @@ split, a test split, included) asks about.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 
-import pytest
-
 from agentenv.corpora.media.catalog import load_catalog
-from agentenv.engine.tools import ToolRegistry
 from agentenv.envs.media_search.questions.record import split_of
 
-from ._casual_sets import films_asked_elsewhere, load_benchmark, tool_registry, wrong_answers
-
-
-@pytest.fixture(scope="module")
-def bench():  # type: ignore[no-untyped-def]
-    return load_benchmark()
-
-
-@pytest.fixture(scope="module")
-def registry() -> ToolRegistry:
-    return tool_registry()
+from ._casual_sets import films_asked_elsewhere, wrong_answers
 
 
 def _words(text: str) -> str:
@@ -44,14 +30,6 @@ def test_casual_validation2_answers_are_read_out_of_the_real_tool_outputs(bench,
     kinds = Counter(q.kind for q in questions)
     assert set(kinds) == {"lookup", "constraint", "two_hop", "superlative"}
     assert kinds["lookup"] >= kinds["constraint"] >= kinds["two_hop"] >= kinds["superlative"] > 0
-    for q in questions:
-        if q.kind == "superlative":  # no tie for first place
-            step = q.plan[0]
-            tool = registry[step["tool"]]
-            first = registry.execute(tool, tool.args_model.model_validate(step["arguments"]))
-            results = json.loads(first.content)["results"]
-            key = step["arguments"]["sort_by"]
-            assert len(results) < 2 or results[0][key] != results[1][key], q.question
     wrong = wrong_answers(questions, registry)
     assert not wrong, wrong[:5]
 
