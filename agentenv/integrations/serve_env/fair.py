@@ -99,6 +99,27 @@ class FairTurns:
         """Slices waiting for their turn."""
         return sum(len(q) for q in self._waiting.values())
 
+    def take_now(self, client: str) -> bool:
+        """Take a slice at once, without a turn of the loop, when nothing runs, waits or is about
+        to be granted (and ``client`` did not just run a long slice); False: :meth:`acquire` it.
+
+        Why: a verl-tool request of one trajectory paid a turn of the event loop (a future, a
+        scheduled callback, its task suspended and resumed) to take a slice nobody else wanted.
+        Granting it at once keeps the bound :meth:`acquire` gives: a request of another client that
+        asks meanwhile waits for this slice, as it would for any slice in progress. OpenEnv's
+        sessions keep :meth:`acquire`, whose first grant goes round robin over a turn's askers.
+        """
+        if self._busy or self._dispatching or self._waiting:
+            return False
+        if self._after_long and client == self._last:
+            return False  # let the loop turn first: see the class
+        self._busy = True
+        self._last = client
+        self._after_long = False
+        self._started = time.perf_counter()
+        self.granted += 1
+        return True
+
     async def acquire(self, client: str) -> None:
         """Wait for this client's next turn."""
         loop = asyncio.get_running_loop()

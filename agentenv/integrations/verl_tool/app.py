@@ -46,7 +46,7 @@ import logging
 import os
 import time
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Iterator, Mapping
 from typing import Any
 
 from agentenv.integrations.serve_env.answer_body import ObservationChunks, observations_answer
@@ -182,9 +182,24 @@ class VerlToolApp:
         has none waiting; µs to a few ms for a step, whose tools share one work budget). Each
         observation is written as JSON text, encoded, in the slice that stepped it, and a long
         answer is sent in pieces (:mod:`~agentenv.integrations.serve_env.answer_body`).
+        """
+        answer = self.answer_soon(items, client)
+        return answer if type(answer) is tuple else await answer
 
-        A request of finishes only (verl-tool's agent loop ends each episode with one) steps no
-        env: when no slice runs or waits, it is answered at once, without a turn of its own.
+    def answer_soon(
+        self, items: list[Item], client: str = "?"
+    ) -> tuple[int, bytes | ObservationChunks, Headers] | Coroutine[Any, Any, Any]:
+        """:meth:`answer`'s tuple when the request is answered in one slice taken at once, else
+        a coroutine that finishes it (awaiting its turns).
+
+        Why: with one trajectory a request, a slice nobody else wants cost a turn of the event
+        loop, and the request a task of its own; taken at once (:meth:`~.fair.FairTurns.take_now`)
+        a one-slice request is answered in the call that read it. A request of finishes only
+        (verl-tool's agent loop ends each episode with one) steps no env: when no slice runs or
+        waits, it is answered without taking one.
+
+        Raises:
+            RequestError: 422 from phase 1 or 2, as :meth:`answer` raises it.
         """
         turns = self.turns
         texts: list[Any] = []
@@ -192,29 +207,102 @@ class VerlToolApp:
         valids: list[bool] = []
         if turns.idle and all(item.finish for item in items):
             # Only finishes, and no slice runs or waits: no env is stepped, so there is no turn
-            # to take (an episode of verl-tool's agent loop ends with one such request). Past
-            # YIELD_EVERY_S (a long list of them), the rest takes its turns as any request does.
+            # to take. Past YIELD_EVERY_S (a long list of them), the rest takes its turns.
             self.trajectories.sweep()
             finishing = self.step_all(items, texts, dones, valids, as_text=True)
             for _ in finishing:
-                await turns.acquire(client)
-                try:
-                    for _ in finishing:
-                        await turns.pass_on(client)
-                finally:
-                    turns.release()
-                break
+                return self._finish_later(finishing, client, texts, dones, valids)
             return 200, observations_answer(texts, dones, valids), []
+        if not turns.take_now(client):
+            return self._answer_later(items, client)
+        work = self._phases(items, client, texts, dones, valids)
+        try:
+            next(work)
+        except StopIteration as done:
+            turns.release()
+            return done.value or (200, observations_answer(texts, dones, valids), [])
+        except BaseException:
+            turns.release()
+            raise
+        return self._go_on(work, client, texts, dones, valids)
+
+    def _phases(
+        self,
+        items: list[Item],
+        client: str,
+        texts: list[Any],
+        dones: list[bool],
+        valids: list[bool],
+    ) -> Generator[None, None, tuple[int, bytes, Headers] | None]:
+        """Phases 1-3 in slices (a yield ends one); returns the 503 answer, or None once answered."""
+        new = self.new_starts(items)
+        if new:
+            refused = self.refusal(len(new), client)
+            if refused is not None:
+                return refused
+            yield from self.start_all(new, client)
+        yield from self.step_all(items, texts, dones, valids, as_text=True)
+        return None
+
+    async def _go_on(
+        self,
+        work: Generator[None, None, tuple[int, bytes, Headers] | None],
+        client: str,
+        texts: list[Any],
+        dones: list[bool],
+        valids: list[bool],
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
+        """The rest of a request whose first slice ran: one slice a turn, holding its place."""
+        turns = self.turns
+        try:
+            while True:
+                await turns.pass_on(client)
+                try:
+                    next(work)
+                except StopIteration as done:
+                    if done.value is not None:
+                        return done.value
+                    break
+        finally:
+            turns.release()
+        return 200, observations_answer(texts, dones, valids), []
+
+    async def _answer_later(
+        self, items: list[Item], client: str
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
+        """A request that waits for its first slice (another runs or waits), then as :meth:`_go_on`."""
+        texts: list[Any] = []
+        dones: list[bool] = []
+        valids: list[bool] = []
+        turns = self.turns
         await turns.acquire(client)
         try:
-            new = self.new_starts(items)
-            if new:
-                refused = self.refusal(len(new), client)
-                if refused is not None:
-                    return refused
-                for _ in self.start_all(new, client):
-                    await turns.pass_on(client)
-            for _ in self.step_all(items, texts, dones, valids, as_text=True):
+            work = self._phases(items, client, texts, dones, valids)
+            while True:
+                try:
+                    next(work)
+                except StopIteration as done:
+                    if done.value is not None:
+                        return done.value
+                    break
+                await turns.pass_on(client)
+        finally:
+            turns.release()
+        return 200, observations_answer(texts, dones, valids), []
+
+    async def _finish_later(
+        self,
+        finishing: Iterator[None],
+        client: str,
+        texts: list[Any],
+        dones: list[bool],
+        valids: list[bool],
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
+        """The rest of a long list of finishes, in turns as any request."""
+        turns = self.turns
+        await turns.acquire(client)
+        try:
+            for _ in finishing:
                 await turns.pass_on(client)
         finally:
             turns.release()
