@@ -35,6 +35,10 @@ count kept is printed. Question sets:
   more such questions (125 lookups, 75 constraints, 50 two-hop), written the
   same way about test-pool films that no other set here asks about (not
   ``casual-heldout``'s either), committed before their one measurement;
+* ``casual-heldout-3``: ``benchmarks/data/casual_heldout3_questions.jsonl``, 200
+  more such questions (100 lookups, 60 constraints, 40 two-hop) about test-pool
+  films that no other set here asks about, written blind (no retriever was run
+  on them to choose or word them) and committed before their first measurement;
 * ``--tasks FILE``: any MediaSearch task file (``agentenv eval --tasks`` format).
 
 For each retriever and set it prints R@1, R@5, R@10 and MRR@10 with 95%
@@ -89,6 +93,7 @@ CASUAL_VALIDATION = Path(__file__).with_name("data") / "casual_validation_questi
 CASUAL_VALIDATION2 = Path(__file__).with_name("data") / "casual_validation2_questions.jsonl"
 CASUAL_HELDOUT = Path(__file__).with_name("data") / "casual_heldout_questions.jsonl"
 CASUAL_HELDOUT2 = Path(__file__).with_name("data") / "casual_heldout2_questions.jsonl"
+CASUAL_HELDOUT3 = Path(__file__).with_name("data") / "casual_heldout3_questions.jsonl"
 PEOPLE_QUESTIONS = Path(__file__).parents[1] / "tests" / "data" / "people_questions.jsonl"
 PEOPLE_FILMS = Path(__file__).with_name("data") / "people_question_films.jsonl"
 DEFAULT_RETRIEVERS = ("bm25", "dense-minilm", "hybrid-minilm", "hybrid-hashed-svd")
@@ -121,6 +126,8 @@ def question_set(name: str) -> list[tuple[str, str]]:
         return [(q.question, gold_film(q)) for q in casual_heldout_questions()]  # type: ignore[misc]
     if name == "casual-heldout-2":
         return [(q.question, gold_film(q)) for q in casual_heldout2_questions()]  # type: ignore[misc]
+    if name == "casual-heldout-3":
+        return [(q.question, gold_film(q)) for q in casual_heldout3_questions()]  # type: ignore[misc]
     if name == "people":
         asked = {r["id"]: r["question"] for r in _jsonl(PEOPLE_QUESTIONS)}
         return [(asked[r["id"]], r["gold"]) for r in _jsonl(PEOPLE_FILMS)]
@@ -158,6 +165,11 @@ def casual_heldout_questions() -> list[object]:
 def casual_heldout2_questions() -> list[object]:
     """The second held-out casual set (test-pool films no other set asks about) as :class:`Question` records."""
     return _casual_rows(CASUAL_HELDOUT2, "casual-heldout-2")
+
+
+def casual_heldout3_questions() -> list[object]:
+    """The third held-out casual set (test-pool films, written blind) as :class:`Question` records."""
+    return _casual_rows(CASUAL_HELDOUT3, "casual-heldout-3")
 
 
 def _casual_rows(path: Path, split: str) -> list[object]:
