@@ -38,6 +38,7 @@ Usage:
     python benchmarks/serve_env_load.py                # 3 passes x 3 s per case
     python benchmarks/serve_env_load.py --quick        # 2 passes x 1 s
     python benchmarks/serve_env_load.py --json out.json
+    python benchmarks/serve_env_load.py --media-only --workers 2 --fronts 2   # + 2 fronts, 2 workers
 """
 
 from __future__ import annotations
@@ -71,14 +72,29 @@ STEPS_BUDGET, P99_BUDGET_MS, INPROCESS_RATIO_BUDGET = 2000.0, 20.0, 0.95
 # -- the server (child process) ----------------------------------------------------------------------
 
 
-def serve(kind: str, port: int, workers: int) -> None:
+def serve(kind: str, port: int, workers: int, fronts: int = 1) -> None:
     """``--serve KIND``: the verl-tool app over ``ConstantToolEnv`` or ``MediaSearch-v0``, until killed;
-    ``media-workers``: MediaSearch-v0 stepped in ``workers`` worker processes (``serve-env --workers``)."""
+    ``media-workers``: MediaSearch-v0 stepped in ``workers`` worker processes (``serve-env --workers``);
+    ``media-fronts``: the same behind ``fronts`` front processes on the port (``serve-env --fronts``),
+    this process their supervisor."""
     from agentenv.integrations.serve_env.limits import EnvServerLimits
     from agentenv.integrations.serve_env.runner import serve as run_server
     from agentenv.integrations.verl_tool import create_app
 
     limits = EnvServerLimits()
+    if kind == "media-fronts":
+        from agentenv.integrations.serve_env.fronts import serve_fronts, shared_listeners
+
+        serve_fronts(
+            shared_listeners("127.0.0.1", port, fronts),
+            env_id="MediaSearch-v0",
+            workers=workers,
+            split="train",
+            env_kwargs={},
+            limits=limits,
+            log_level="error",
+        )
+        return
     if kind == "media-plain":  # as before the lean cycle and orjson: uvicorn's ASGI cycle, json
         import agentenv.integrations.serve_env.lean_http as lean_http
         import agentenv.integrations.verl_tool.protocol as protocol
@@ -255,14 +271,23 @@ class Result:
 
 
 def server_cpu_parts(pid: int) -> tuple[float, float]:
-    """(the process's own CPU s, its children's) from /proc (NaN elsewhere)."""
+    """(the fronts' CPU s, the workers') from /proc (NaN elsewhere): the server process's own and
+    its children's, a child that is a worker (``shard_worker``) counted as a worker, any other
+    (``--fronts``' front processes, beside their supervisor) as a front."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        kinds = [b"shard_worker" in Path(f"/proc/{c}/cmdline").read_bytes() for c in children]
     except OSError:
         return float("nan"), float("nan")
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own, sum(process_cpu_s(int(child)) for child in children)
+    front = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    workers = 0.0
+    for child, is_worker in zip(children, kinds, strict=True):
+        if is_worker:
+            workers += process_cpu_s(child)
+        else:
+            front += process_cpu_s(child)
+    return front, workers
 
 
 def drive(
@@ -381,7 +406,9 @@ def drive(
 
 
 class Server:
-    def __init__(self, kind: str, workers: int = 1, against: Path | None = None) -> None:
+    def __init__(
+        self, kind: str, workers: int = 1, against: Path | None = None, fronts: int = 1
+    ) -> None:
         """The server child; ``against``: its ``agentenv`` imported from that checkout."""
         self.port = free_port()
         env = None
@@ -402,6 +429,8 @@ class Server:
                 str(self.port),
                 "--serve-workers",
                 str(workers),
+                "--serve-fronts",
+                str(fronts),
             ],
             env=env,
         )
@@ -448,6 +477,13 @@ def main(argv: list[str] | None = None) -> None:
         help="worker processes of the MediaSearch server with workers (serve-env --workers; 0: no such case)",
     )
     parser.add_argument(
+        "--fronts",
+        type=int,
+        default=0,
+        help="also serve MediaSearch with this many front processes on the port and --workers "
+        "workers (serve-env --fronts; 0: no such case)",
+    )
+    parser.add_argument(
         "--plain",
         action="store_true",
         help="also serve MediaSearch as before the lean HTTP cycle and orjson (uvicorn's ASGI "
@@ -464,15 +500,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--serve",
-        choices=["constant", "media", "media-plain", "media-workers"],
+        choices=["constant", "media", "media-plain", "media-workers", "media-fronts"],
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-fronts", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.port, args.serve_workers)
+        serve(args.serve, args.port, args.serve_workers, args.serve_fronts)
         return
+    if args.fronts > 1 and args.workers < 2:
+        parser.error("--fronts needs --workers 2 or more")
     if args.quick:
         args.passes, args.seconds = 2, 1.0
     if TRAJECTORIES % args.batch:
@@ -491,6 +530,8 @@ def main(argv: list[str] | None = None) -> None:
         servers["media-against"] = Server("media", against=args.against.resolve())
     if args.workers > 1:
         servers["media-workers"] = Server("media-workers", args.workers)
+    if args.fronts > 1:
+        servers["media-fronts"] = Server("media-fronts", args.workers, fronts=args.fronts)
     shapes = {
         "agent loop (1 per request + finish)": (1, True),
         f"batched ({args.batch} per request)": (args.batch, False),
@@ -519,6 +560,14 @@ def main(argv: list[str] | None = None) -> None:
         if args.workers > 1:
             cases[f"MediaSearch, {args.workers} workers, {shape}"] = (
                 "media-workers",
+                media,
+                batch,
+                finish,
+                0.0,
+            )
+        if args.fronts > 1:
+            cases[f"MediaSearch, {args.fronts} fronts, {args.workers} workers, {shape}"] = (
+                "media-fronts",
                 media,
                 batch,
                 finish,

@@ -91,6 +91,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "one; the max-live-envs cap is split between them (default: %(default)s, all in one process)",
     )
     parser.add_argument(
+        "--fronts",
+        type=int,
+        default=1,
+        help="verl-tool with --workers only, Linux: this many HTTP front processes share the port "
+        "(SO_REUSEPORT; the kernel spreads connections over them), each linked to every worker, so "
+        "one-trajectory requests use more cores; connection caps are per front "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -123,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(
             "--workers applies to --protocol verl-tool only (an OpenEnv session is one WebSocket)"
         )
+    if args.fronts < 1:
+        raise UserInputError(f"--fronts must be positive, got {args.fronts}")
+    if args.fronts > 1 and args.workers < 2:
+        raise UserInputError(
+            "--fronts applies with --workers 2 or more (--protocol verl-tool): the fronts share "
+            "the workers' trajectories"
+        )
     from agentenv.integrations.serve_env.runner import require_env_server_extra, serve
     from agentenv.integrations.serve_env.sessions import env_factory
 
@@ -149,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
     def make_first_built(split: str) -> Any:
         return built.pop() if built and split == args.split else make(split)
 
+    if args.fronts > 1:
+        built.clear()  # the check above warmed the caches; each worker builds its own envs
+        return _run_fronts(args, env_kwargs, limits)
     if args.workers > 1:
         from agentenv.integrations.serve_env.shards import ShardedVerlToolApp
 
@@ -193,3 +212,34 @@ def run(args: argparse.Namespace) -> int:
     )
     serve(app, args.host, args.port, limits, websockets=websockets, log_level=args.log_level)
     return 0
+
+
+def _run_fronts(
+    args: argparse.Namespace, env_kwargs: dict[str, Any], limits: EnvServerLimits
+) -> int:
+    """``--fronts F``: bind the shared port, start the workers and fronts, and wait (:mod:`.fronts`)."""
+    from agentenv.integrations.serve_env.fronts import NoReusePort, serve_fronts, shared_listeners
+    from agentenv.integrations.serve_env.runner import checked_limits, configure_logging
+
+    configure_logging(args.log_level)
+    limits = checked_limits(args.host, limits)
+    try:
+        listeners = shared_listeners(args.host, args.port, args.fronts)
+    except NoReusePort as err:
+        raise UserInputError(str(err)) from None
+    port = listeners[0].getsockname()[1]
+    print(
+        f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
+        f"http://{args.host}:{port}, {args.fronts} front processes, {args.workers} worker processes",
+        file=sys.stderr,
+        flush=True,
+    )
+    return serve_fronts(
+        listeners,
+        env_id=args.env_id,
+        workers=args.workers,
+        split=args.split,
+        env_kwargs=env_kwargs,
+        limits=limits,
+        log_level=args.log_level,
+    )

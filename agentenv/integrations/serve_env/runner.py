@@ -110,11 +110,11 @@ def uvicorn_server(
     return uvicorn.Server(config)
 
 
-def checked_limits(host: str, limits: EnvServerLimits) -> EnvServerLimits:
-    """``limits`` with ``max_connections`` under the open-file limit; warns off loopback."""
+def checked_limits(host: str, limits: EnvServerLimits, *, warn: bool = True) -> EnvServerLimits:
+    """``limits`` with ``max_connections`` under the open-file limit; warns off loopback (``warn``)."""
     from agentenv.retrieval.server import raise_fd_limit
 
-    if host not in LOOPBACK:
+    if warn and host not in LOOPBACK:
         logger.warning("serve-env binding %s: the server has no authentication", host)
     fds = raise_fd_limit(limits.max_connections + limits.max_live_envs + _FD_RESERVE)
     room = fds - _FD_RESERVE
@@ -157,12 +157,26 @@ def serve(
     configure_logging(log_level)
     limits = checked_limits(host, limits)
     sock = bind_listener(host, port)
+    serve_socket(app, sock, limits, websockets=websockets, log_level=log_level)
+
+
+def serve_socket(
+    app: Any,
+    sock: Any,
+    limits: EnvServerLimits,
+    *,
+    websockets: bool = False,
+    log_level: str = "warning",
+) -> bool:
+    """Serve ``app`` on the bound ``sock`` (one of ``--fronts``' shared sockets, or :func:`serve`'s)
+    until interrupted; False if it never started (the app's startup failed)."""
     server = uvicorn_server(app, sock, limits, websockets=websockets, log_level=log_level)
     # The env's corpora and indexes are built and immutable: out of the collector's sight, full
     # collections do not walk them while requests wait (as the retrieval server does).
     gc.collect()
     gc.freeze()
     server.run(sockets=[sock])
+    return bool(server.started)
 
 
 class BackgroundServer(ThreadedUvicorn):

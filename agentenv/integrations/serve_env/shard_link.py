@@ -4,6 +4,11 @@ Why a link object: many requests share one worker, each waiting for its own answ
 message gets a number and a future; one reader task per worker reads the answers off the socket
 and fills the futures. A worker that exits fails every future it owes (:class:`WorkerGone`), and
 every later message at once, so a request is answered 503 instead of waiting forever.
+
+With ``--fronts F`` (:mod:`.fronts`) the workers are started beside the fronts, each with one
+socket per front; a front's link is then given its end of that socket (``fd``) instead of
+spawning the worker, and stopping it only closes that socket (the worker serves the other fronts
+until they close theirs too).
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ class WorkerGone(RuntimeError):
 class WorkerLink:
     """One worker process and the socket to it: numbered messages, answers matched to their numbers."""
 
-    def __init__(self, index: int, config: Mapping[str, Any]) -> None:
+    def __init__(self, index: int, config: Mapping[str, Any], *, fd: int | None = None) -> None:
         self.index = index
         self.config = dict(config)
+        self.fd = fd
+        """The socket to a worker started beside this front (``--fronts``); None: spawn the worker."""
         self.process: subprocess.Popen[bytes] | None = None
         self.gone: str | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -45,19 +52,23 @@ class WorkerLink:
         self._reader_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Spawn the worker and wait until it has built its first env; raise ``WorkerGone`` if it cannot."""
-        parent, child = socket.socketpair()
-        config = {**self.config, "fd": child.fileno()}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "agentenv.integrations.serve_env.shard_worker",
-                json.dumps(config),
-            ],
-            pass_fds=[child.fileno()],
-        )
-        child.close()
+        """Spawn the worker (or take the socket to it) and wait until it has built its first env;
+        raise ``WorkerGone`` if it cannot."""
+        if self.fd is not None:
+            parent = socket.socket(fileno=self.fd)
+        else:
+            parent, child = socket.socketpair()
+            config = {**self.config, "fd": child.fileno()}
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "agentenv.integrations.serve_env.shard_worker",
+                    json.dumps(config),
+                ],
+                pass_fds=[child.fileno()],
+            )
+            child.close()
         reader, self._writer = await asyncio.open_unix_connection(sock=parent)
         try:
             number, ok, payload = await asyncio.wait_for(_read_frame(reader), READY_TIMEOUT_S)
@@ -141,8 +152,11 @@ class WorkerLink:
                 future.set_exception(WorkerGone(reason))
 
     async def stop(self, timeout_s: float = 10.0) -> None:
-        """Tell the worker to end its trajectories and exit; kill it if it does not within ``timeout_s``."""
-        if self._writer is not None and self.gone is None:
+        """Tell the worker to end its trajectories and exit; kill it if it does not within ``timeout_s``.
+
+        A worker started beside the fronts (``fd``) is not told: this front closes its socket, and the
+        worker exits once every front has (the fronts' supervisor waits for it)."""
+        if self._writer is not None and self.gone is None and self.fd is None:
             try:
                 self._writer.write(encode(("stop", 0, None)))
                 await self._writer.drain()

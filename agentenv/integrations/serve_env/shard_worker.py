@@ -10,7 +10,13 @@ the two serve the same episodes, observations and errors. Messages in progress t
 each (see :func:`serve_shard`), and idle trajectories are evicted as the one-process server's
 sweep evicts them.
 
-It exits when the front closes the socket or says ``stop``: a worker never outlives its server.
+With ``serve-env --fronts F`` (:mod:`.fronts`) a worker has one socket per front (``CONFIG["fds"]``,
+in front order) and serves them all: messages from every front join one round of turns (per
+client, whichever front carried them), and a front that closes its socket is dropped while the
+others are served on.
+
+It exits when every front has closed its socket, or one says ``stop``: a worker never outlives
+its server.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class ShardWorker:
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        self.messages: list[int] = []
+        """Start, step and run messages taken from each front, in front order (``/info``'s ``per_front``)."""
 
     def job(self, kind: str, payload: Any) -> Generator[list[bytes] | None, None, tuple[bool, Any]]:
         """One message's work, yielding where the app's phases yield (every ``YIELD_EVERY_S``);
@@ -107,23 +115,33 @@ class ShardWorker:
             return True, None
         if kind == "info":
             trajectories = app.trajectories
-            return True, {
+            counts = {
                 "live_trajectories": len(trajectories.live),
                 "envs_built": trajectories.pool.built,
                 "stats": dataclasses.asdict(trajectories.stats),
             }
+            if len(self.messages) > 1:  # --fronts: which fronts carried this worker's requests
+                counts["messages_per_front"] = list(self.messages)
+            return True, counts
         raise ValueError(f"unknown message kind {kind!r} from the serve-env front")
 
 
-def serve_shard(sock: socket.socket, app: Any) -> None:
-    """Answer the front on ``sock`` until it closes it or says ``stop``; then end every trajectory.
+SEND_TIMEOUT_S = 30.0
+"""A front that reads none of its answers for this long (stopped, not exited) is dropped, so that the
+worker goes on serving the other fronts (``--fronts``); a front that exits closes its socket at once."""
+
+
+def serve_shard(links: list[socket.socket], app: Any) -> None:
+    """Answer the fronts on ``links`` until all have closed them or one says ``stop``; then end every trajectory.
 
     Messages in progress take turns, a slice each (a slice ends where the app's phases yield,
     every ``YIELD_EVERY_S``), round robin per client (:class:`~.fair.ClientRounds`: a client's
-    messages run in order, in one place of the round): a client at the limits, however many
-    requests it keeps open, delays another client's message by about one slice, as the
-    one-process server does, not by its whole batch. A new message is read between two slices,
-    so it joins the turns at once.
+    messages run in order, in one place of the round), whichever front carried them: a client at
+    the limits, however many requests it keeps open, delays another client's message by about
+    one slice, as the one-process server does, not by its whole batch. New messages (one from
+    each front with one waiting) are read between two slices, so they join the turns at once.
+    A front whose socket closes or breaks is dropped, with its messages in progress; the others
+    are served on (one front: the worker exits, as before).
     """
     worker = ShardWorker(app)
     trajectories = app.trajectories
@@ -131,49 +149,81 @@ def serve_shard(sock: socket.socket, app: Any) -> None:
     built = pool.built
     sweep_every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
     next_sweep = time.monotonic() + sweep_every_s
-    jobs: ClientRounds[tuple[int, str, Generator[list[bytes] | None, None, tuple[bool, Any]]]] = (
-        ClientRounds()
-    )
+    jobs: ClientRounds[
+        tuple[socket.socket, int, str, Generator[list[bytes] | None, None, tuple[bool, Any]]]
+    ] = ClientRounds()
+    open_links = list(links)
+    front_of = {link: index for index, link in enumerate(links)}
+    messages = worker.messages = [0] * len(links)
+    counted = ("start", "step", "run")
+    if len(links) > 1:
+        for link in links:
+            link.settimeout(SEND_TIMEOUT_S)
+
+    def drop(link: socket.socket, why: str, level: int = logging.WARNING) -> None:
+        """Stop serving ``link``'s front (a front that exits is the supervisor's to report)."""
+        if link in open_links:
+            open_links.remove(link)
+            if len(links) > 1:
+                logger.log(level, "serve-env worker: front %d %s", front_of[link], why)
+            link.close()
+
+    def send(link: socket.socket, frame: bytes) -> None:
+        if link not in open_links:  # its front is gone: the answer has no reader
+            return
+        try:
+            link.sendall(frame)
+        except OSError as err:
+            drop(link, f"is not reading its answers ({type(err).__name__}): dropped")
+
     try:
-        while True:
+        while open_links:
             wait = 0.0 if jobs else max(next_sweep - time.monotonic(), 0.0)
-            ready, _, _ = select.select([sock], [], [], wait)
+            ready, _, _ = select.select(open_links, [], [], wait)
             if time.monotonic() >= next_sweep:  # busy or not, as the one-process server's sweep
                 trajectories.sweep()
                 next_sweep = time.monotonic() + sweep_every_s
-            if ready:
-                header = _read_exactly(sock, HEADER.size)
-                if header is None:
-                    return
-                body = _read_exactly(sock, frame_length(header))
+            for link in ready:
+                try:
+                    header = _read_exactly(link, HEADER.size)
+                    body = None if header is None else _read_exactly(link, frame_length(header))
+                except OSError as err:
+                    header = body = None
+                    logger.warning("serve-env worker: a front's socket broke: %s", err)
                 if body is None:
-                    return
+                    drop(link, "closed its socket", logging.INFO)
+                    continue
                 kind, number, payload = decode(body)
                 if kind == "stop":
                     return
-                client = payload[0] if kind in ("start", "step", "run") else ""
-                jobs.add(client, (number, kind, worker.job(kind, payload)))
+                if kind in counted:
+                    messages[front_of[link]] += 1
+                client = payload[0] if kind in counted else ""
+                jobs.add(client, (link, number, kind, worker.job(kind, payload)))
             if pool.built != built:  # envs built since: out of the collector's sight, as at start
                 built = pool.built
                 gc.freeze()
             if not jobs:
                 continue
-            client, (number, kind, job) = jobs.next()
+            client, (link, number, kind, job) = jobs.next()
+            if link not in open_links:  # its front is gone: the rest of this message is not stepped
+                job.close()
+                continue
             try:
                 part = next(job)
             except StopIteration as done:
-                sock.sendall(encode((number, *done.value)))
+                send(link, encode((number, *done.value)))
                 continue
             except Exception as err:  # noqa: BLE001 - a bug answers one error, the worker lives on
                 logger.error(
                     "serve-env worker: %s message failed: %s: %s", kind, type(err).__name__, err
                 )
                 body_text = json.dumps({"error": f"internal error: {type(err).__name__}"}).encode()
-                sock.sendall(encode((number, False, (500, body_text, [], None))))
+                send(link, encode((number, False, (500, body_text, [], None))))
                 continue
             if part is not None:  # a step's observations so far (see ShardWorker.job)
-                sock.sendall(encode((number, None, part)))
-            jobs.again(client, (number, kind, job))
+                send(link, encode((number, None, part)))
+            jobs.again(client, (link, number, kind, job))
     finally:
         trajectories.close()
 
@@ -191,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         level=config.get("log_level", "warning").upper(),
         format="%(asctime)s serve-env worker %(levelname)s: %(message)s",
     )
-    sock = socket.socket(fileno=config["fd"])
+    links = [socket.socket(fileno=fd) for fd in config.get("fds") or [config["fd"]]]
     limits = EnvServerLimits(**config["limits"])
     app = create_app(
         config["env_id"], split=config["split"], env_kwargs=config["env_kwargs"], limits=limits
@@ -199,15 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # One env built now: a bad id, split or kwarg fails at start, and the first trajectory is quick.
         app.trajectories.pool.give(config["split"], app.trajectories.pool.take(config["split"]))
-    except Exception as err:  # noqa: BLE001 - reported to the front, which exits with it
-        sock.sendall(
-            encode((0, False, f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"))
-        )
+    except Exception as err:  # noqa: BLE001 - reported to the front(s), which exit with it
+        failure = encode((0, False, f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"))
+        for link in links:
+            link.sendall(failure)
         return 1
     gc.collect()
     gc.freeze()  # the corpora and indexes are built: full collections need not walk them
-    sock.sendall(encode((0, True, None)))
-    serve_shard(sock, app)
+    for link in links:
+        link.sendall(encode((0, True, None)))
+    serve_shard(links, app)
     return 0
 
 

@@ -40,6 +40,14 @@ Differences from one process, all documented in ``docs/training-with-verl-tool.m
 
 Registered env ids only: a worker builds its envs with ``gym.make(env_id, ...)``
 in its own process.
+
+With ``--fronts F`` (:mod:`.fronts`), F processes run this app on one port, each linked to every
+worker (``worker_fds``). Everything that decides an answer lives in the workers (live and ended
+trajectories, the per-client shares of the cap, the idle and at-cap eviction), so any front
+answers any trajectory as one front would. What stays in each front: :attr:`known`, a hint only
+(an id started through another front takes round 1 once here, where its worker finds it live and
+starts nothing), the connection guard's caps and counters, and ``invalid_requests``; ``/info``
+adds the requests each front carried (``per_front``, counted by the workers).
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ import logging
 import math
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentenv.integrations.serve_env.answer_body import ObservationChunks, observations_answer
@@ -78,22 +86,21 @@ class ShardedVerlToolApp(VerlToolApp):
         limits: EnvServerLimits | None = None,
         info: Mapping[str, Any] | None = None,
         log_level: str = "warning",
+        worker_fds: Sequence[int] | None = None,
+        front: int | None = None,
     ) -> None:
+        """``worker_fds``: this front's sockets to workers started beside it (``--fronts``, one per
+        worker), instead of spawning them; ``front``: its place among the fronts (``/info``)."""
         if workers < 2:
             raise ValueError(f"a sharded server needs at least 2 workers, got {workers}")
         limits = limits or EnvServerLimits()
         self._serve(limits, {"env_id": env_id, "split": split, "workers": workers, **(info or {})})
-        per_worker = dataclasses.replace(
-            limits, max_live_envs=math.ceil(limits.max_live_envs / workers)
-        )
-        config = {
-            "env_id": env_id,
-            "split": split,
-            "env_kwargs": dict(env_kwargs or {}),
-            "limits": dataclasses.asdict(per_worker),
-            "log_level": log_level,
-        }
-        self.links = [WorkerLink(i, config) for i in range(workers)]
+        config = worker_config(env_id, workers, split, env_kwargs, limits, log_level)
+        fds = list(worker_fds) if worker_fds is not None else [None] * workers
+        if len(fds) != workers:
+            raise ValueError(f"{len(fds)} worker sockets for {workers} workers")
+        self.links = [WorkerLink(i, config, fd=fd) for i, fd in enumerate(fds)]
+        self.front = front
         self.known: OrderedDict[str, None] = OrderedDict()
         """Ids the workers started and the front has not seen end: their requests skip round 1."""
         self._known_cap = 2 * limits.max_live_envs
@@ -128,6 +135,7 @@ class ShardedVerlToolApp(VerlToolApp):
 
     async def show_info(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
         counts: dict[str, Any] = {"live_trajectories": 0, "envs_built": 0, "stats": {}}
+        per_front: list[int] = []
         workers = []
         for link in self.links:
             try:
@@ -140,6 +148,10 @@ class ShardedVerlToolApp(VerlToolApp):
             counts["envs_built"] += answer["envs_built"]
             for name, value in answer["stats"].items():
                 counts["stats"][name] = counts["stats"].get(name, 0) + value
+            sent = answer.get("messages_per_front", [])
+            per_front.extend([0] * (len(sent) - len(per_front)))
+            for index, value in enumerate(sent):
+                per_front[index] += value
         counts["stats"]["invalid_requests"] = (
             counts["stats"].get("invalid_requests", 0) + self.invalid_requests
         )
@@ -151,6 +163,11 @@ class ShardedVerlToolApp(VerlToolApp):
             "per_worker": workers,
             "limits": dataclasses.asdict(self.limits),
         }
+        if self.front is not None:  # --fronts: this front, and the worker messages each front sent
+            body["front"] = self.front
+            body["per_front"] = [
+                {"front": i, "worker_messages": n} for i, n in enumerate(per_front)
+            ]
         guard = self.state.connections
         if guard is not None:
             body["connections"] = dataclasses.asdict(guard.stats)
@@ -284,6 +301,27 @@ class ShardedVerlToolApp(VerlToolApp):
         # every item sent is now live, or was live or ended already
         self._remember(item.trajectory_id for w in shards for _, item in parts[w])
         return None
+
+
+def worker_config(
+    env_id: str,
+    workers: int,
+    split: str,
+    env_kwargs: Mapping[str, Any] | None,
+    limits: EnvServerLimits,
+    log_level: str,
+) -> dict[str, Any]:
+    """What a worker is started with (:func:`~.shard_worker.main`), less its socket: its share of the cap."""
+    per_worker = dataclasses.replace(
+        limits, max_live_envs=math.ceil(limits.max_live_envs / workers)
+    )
+    return {
+        "env_id": env_id,
+        "split": split,
+        "env_kwargs": dict(env_kwargs or {}),
+        "limits": dataclasses.asdict(per_worker),
+        "log_level": log_level,
+    }
 
 
 def _refusal(answer: Any) -> tuple[int, bytes, Headers]:
