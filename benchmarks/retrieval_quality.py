@@ -56,8 +56,10 @@ three passes must show the same observations (asserted).
 on the casual validation questions (``--tune-casual``: ``casual-validation``,
 by default, and/or ``casual-validation-2``, pooled) and a seeded sample of the train and
 validation questions (BM25 on the question reader's query, on the question, or
-both, with their weights; MiniLM on the question, on the reader's query, or on
-the question unless it names a person (``gated``: ``minilm_search_query``), or
+both, with their weights; MiniLM on the question, on the reader's query, on
+the question unless it names a person (``gated``), on what ``hybrid-minilm``'s
+MiniLM part reads (``rewrite``: ``minilm_search_query``, the question less the
+names it holds unless only phrasing is left), or
 unless it names a person and fewer than n other words of the reader's query
 describe the film (``contentN``; ``stripped-contentN`` reads the question less
 the names), with its weight, and optionally a second MiniLM list
@@ -344,6 +346,7 @@ def tune(args: argparse.Namespace) -> None:
         bm25_search_query,
         media_titles,
         minilm_search_query,
+        named_people,
     )
     from agentenv.retrieval import HYBRID_MINILM, build_retriever
     from agentenv.retrieval.char_ngrams import CharNgramRetriever
@@ -399,9 +402,17 @@ def tune(args: argparse.Namespace) -> None:
         for part in ("minilm", "titles"):
             for query, gated in (("question", "gated"), ("reader", "reader-gated")):
                 lists[set_name][(part, gated)] = [
-                    [] if minilm_search_query(q) is None else hits
+                    [] if named_people(q) else hits
                     for (q, _), hits in zip(pairs, lists[set_name][(part, query)], strict=True)
                 ]
+        # "rewrite": what hybrid-minilm's MiniLM part reads (minilm_search_query: the question
+        # less the names it holds, or nothing when no more than names and phrasing is left)
+        rewritten = [minilm_search_query(q) for q, _ in pairs]
+        hits = dense.search_batch([q for q in rewritten if q is not None], depth)
+        found = iter([[h.doc_id for h in hs] for hs in hits])
+        lists[set_name][("minilm", "rewrite")] = [
+            [] if q is None else next(found) for q in rewritten
+        ]
         # ... or unless it names a person and fewer than n other words describe the film
         # ("contentN": MiniLM on the question; "stripped-contentN": on the question less the names)
         questions = [q for q, _ in pairs]
@@ -494,7 +505,7 @@ def tune(args: argparse.Namespace) -> None:
         ([("bm25", "reader", 1.0), ("minilm", "gated", 0.5)], 10, 50),
         ([("bm25", "reader", 1.0), ("minilm", "gated", 0.75), ("titles", "gated", 0.25)], 20, 100),
         (
-            [("bm25", "reader", 1.0), ("minilm", "gated", 0.75), ("credits", "question", 1.0)],
+            [("bm25", "reader", 1.0), ("minilm", "rewrite", 0.75), ("credits", "question", 1.0)],
             20,
             100,
         ),
@@ -511,7 +522,7 @@ def tune(args: argparse.Namespace) -> None:
         if reader_w * question_w == 0:
             q = "reader" if reader_w else "question"
             rows.append((f"bm25 on the {q} alone", score([("bm25", q, 1.0)], 60, depth)))
-    for q in ("question", "reader", "gated"):
+    for q in ("question", "reader", "gated", "rewrite"):
         rows.append((f"minilm on the {q} alone", score([("minilm", q, 1.0)], 60, depth)))
     for q in ("question", "reader", "gated"):
         rows.append((f"titles on the {q} alone", score([("titles", q, 1.0)], 60, depth)))
@@ -566,7 +577,7 @@ def tune(args: argparse.Namespace) -> None:
     shipped = score(
         [
             ("bm25", "reader", w_bm25),
-            ("minilm", "gated", w_minilm),
+            ("minilm", "rewrite", w_minilm),
             ("credits", "question", w_credits),
         ],
         HYBRID_MINILM["rrf_k"],
@@ -633,7 +644,9 @@ def main() -> None:
         "--tune-credit-weights", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0]
     )
     parser.add_argument("--tune-title-queries", nargs="+", default=["gated", "question", "reader"])
-    parser.add_argument("--tune-minilm-queries", nargs="+", default=["question", "reader", "gated"])
+    parser.add_argument(
+        "--tune-minilm-queries", nargs="+", default=["question", "reader", "gated", "rewrite"]
+    )
     parser.add_argument(
         "--tune-minilm-reader-weights",
         type=float,

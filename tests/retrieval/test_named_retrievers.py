@@ -145,8 +145,8 @@ def test_hybrid_minilms_third_list_keeps_bm25s_films_that_credit_every_named_per
     assert credits.search_batch([query, "juno"], 3) == [hits[:3], []]
 
 
-def test_media_search_keeps_minilm_out_of_queries_that_name_a_person() -> None:
-    """Films described by their people are BM25's to find; MiniLM's list would only push its hits out."""
+def test_media_search_gives_minilm_the_query_less_its_names_or_nothing() -> None:
+    """Films described by their people are BM25's to find: MiniLM reads what else describes the film, if anything."""
     from agentenv.envs.media_search.tools.corpus import media_retriever_params
     from agentenv.retrieval.hybrid import HybridRetriever
 
@@ -154,10 +154,20 @@ def test_media_search_keeps_minilm_out_of_queries_that_name_a_person() -> None:
     params = media_retriever_params("hybrid-minilm")
     params.pop("extra_part")
     hybrid = HybridRetriever([bm25, minilm, titles], **params)  # type: ignore[arg-type]
-    hits = hybrid.search_batch(["the 1991 movie with jodie foster", "who wrote juno?"], 5)
-    assert bm25.queries == ["1991 jodie foster", "juno"]
-    assert minilm.queries == ["who wrote juno?"]  # the first query named a credited person
-    assert [[h.doc_id for h in hs] for hs in hits] == [["tt1", "tt3"], ["tt1", "tt2", "tt3"]]
+    queries = [
+        "the 1991 movie with jodie foster",  # names and a year: nothing for MiniLM
+        "jodie foster and anthony hopkins were in a movie together",  # names and phrasing
+        "who wrote juno?",  # names nobody: the query as sent
+        "the pianist adrien brody - director?",  # a title besides the name: MiniLM reads it
+    ]
+    hits = hybrid.search_batch(queries, 5)
+    assert bm25.queries[0] == "1991 jodie foster"
+    assert minilm.queries == ["who wrote juno?", "the pianist director"]
+    assert [[h.doc_id for h in hs] for hs in hits][:3] == [
+        ["tt1", "tt3"],
+        ["tt1", "tt3"],
+        ["tt1", "tt2", "tt3"],
+    ]
 
 
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
