@@ -79,6 +79,23 @@ def observations_answer(
     return ObservationChunks(texts, dones, valids)
 
 
+def answer_headers(
+    body: bytes | ObservationChunks, extra: list[tuple[bytes, bytes]]
+) -> list[tuple[bytes, bytes]]:
+    """An answer's HTTP headers: JSON, its length, then ``extra`` (the app's and the lean cycle's).
+
+    Example:
+        >>> answer_headers(b"{}", [(b"retry-after", b"1")])
+        [(b'content-type', b'application/json'), (b'content-length', b'2'), (b'retry-after', b'1')]
+    """
+    length = len(body) if isinstance(body, bytes) else body.length
+    return [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(length).encode()),
+        *extra,
+    ]
+
+
 HEAD = b'{"observations": ['
 _BOOLS = {(True,): b"[true]", (False,): b"[false]"}
 """A one-trajectory answer's lists, written once."""

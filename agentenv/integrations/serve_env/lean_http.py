@@ -18,9 +18,15 @@ flight on the connection, takes the lean cycle:
 * the body is gathered as the parser hands it over, and the app starts once it
   is whole (or at once when ``Content-Length`` already refuses it, or when the
   body runs past ``max_body_bytes``), so its ``receive`` returns without waiting;
-* the app is called as ASGI, with a small scope (``type``, ``method``, ``path``,
-  ``headers``, ``client``), so its answers and errors are exactly those of the
-  ASGI path;
+* a whole body within the limit goes to the app's ``observe_body`` (a verl-tool
+  app's) at the end of the ``data_received`` that completed it, once the
+  connection guard has seen the request in: an answer ready at once (one slice
+  taken at once, the usual one-trajectory request) is written there, with no
+  task and no ASGI messages; one that must wait for its turn, or is long enough
+  to go in pieces, is sent by a task through the app's ``send_answer``;
+* otherwise the app is called as ASGI, with a small scope (``type``, ``method``,
+  ``path``, ``headers``, ``client``); either way its answers and errors are
+  exactly those of the ASGI path;
 * the response head is uvicorn's (status line, its default ``date`` header, the
   app's headers, ``connection: close`` when the request ends the connection)
   and leaves with the body's first write, in one ``send`` call.
@@ -33,6 +39,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+
+from agentenv.integrations.serve_env.answer_body import answer_headers
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -49,6 +57,8 @@ class _NoEvent:
 
 
 _NO_EVENT = _NoEvent()
+_INTERNAL_ERROR = object()
+"""What :meth:`lean_answer` hands its task when the app raised: uvicorn's 500 answer."""
 
 
 class LeanCycle:
@@ -101,19 +111,7 @@ class LeanCycle:
         if not self.response_started:
             if message["type"] != "http.response.start":
                 raise RuntimeError(f"expected 'http.response.start', got {message['type']!r}")
-            self.response_started = True
-            parts = [_STATUS_LINE[message["status"]]]
-            for name, value in protocol.server_state.default_headers:
-                parts += (name, b": ", value, b"\r\n")
-            said_close = False
-            for name, value in message.get("headers", ()):
-                parts += (name, b": ", value, b"\r\n")
-                if name == b"connection" and b"close" in value.lower():
-                    self.keep_alive, said_close = False, True
-            if not self.keep_alive and not said_close:
-                parts.append(b"connection: close\r\n")
-            parts.append(b"\r\n")
-            self.head = b"".join(parts)
+            self.head = self.start(message["status"], message.get("headers", ()))
             return
         if message["type"] != "http.response.body":
             raise RuntimeError(f"expected 'http.response.body', got {message['type']!r}")
@@ -123,12 +121,38 @@ class LeanCycle:
         if data:
             protocol.transport.write(data)
         if not message.get("more_body", False):
-            self.response_complete = True
-            if protocol.lean_cycle is self:
-                protocol.lean_cycle = None
-            if not self.keep_alive:
-                protocol.transport.close()
-            protocol.on_response_complete()
+            self.complete()
+
+    def start(self, status: int, headers: Any) -> bytes:
+        """The response head: uvicorn's status line and default headers, the app's, and
+        ``connection: close`` when the request ends the connection."""
+        self.response_started = True
+        parts = [_STATUS_LINE[status]]
+        for name, value in self.protocol.server_state.default_headers:
+            parts += (name, b": ", value, b"\r\n")
+        said_close = False
+        for name, value in headers:
+            parts += (name, b": ", value, b"\r\n")
+            if name == b"connection" and b"close" in value.lower():
+                self.keep_alive, said_close = False, True
+        if not self.keep_alive and not said_close:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        return b"".join(parts)
+
+    def answer_whole(self, status: int, headers: Any, body: bytes) -> None:
+        """The whole response in one write, as :meth:`send` writes a start and one body."""
+        self.protocol.transport.write(self.start(status, headers) + body)
+        self.complete()
+
+    def complete(self) -> None:
+        protocol = self.protocol
+        self.response_complete = True
+        if protocol.lean_cycle is self:
+            protocol.lean_cycle = None
+        if not self.keep_alive:
+            protocol.transport.close()
+        protocol.on_response_complete()
 
 
 def _status_lines() -> dict[int, bytes]:
@@ -161,9 +185,16 @@ def lean_protocol(
     if not _STATUS_LINE:
         _STATUS_LINE.update(_status_lines())
     hot = frozenset(path.encode() for path in hot_paths)
+    # An app that answers a whole body directly (a verl-tool app: its one hot path).
+    observe_body = getattr(app, "observe_body", None)
+    send_answer = getattr(app, "send_answer", None)
+    if send_answer is None or hot != {b"/get_observation"}:
+        observe_body = None
 
     class LeanProtocol(base):  # type: ignore[valid-type, misc]
         lean_cycle: LeanCycle | None = None
+        lean_ready: LeanCycle | None = None
+        """A request whose body is whole, answered at the end of this ``data_received``."""
 
         def on_message_begin(self) -> None:
             self.url = b""
@@ -234,7 +265,51 @@ def lean_protocol(
                 return
             cycle.more_body = False
             if not cycle.started and not cycle.response_complete:
-                self.lean_start(cycle)
+                if observe_body is None:
+                    self.lean_start(cycle)
+                else:  # answered once the guard has seen the request in (data_received)
+                    cycle.started = True
+                    self.lean_ready = cycle
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            cycle = self.lean_ready
+            if cycle is not None:
+                self.lean_ready = None
+                if not cycle.response_complete and not self.transport.is_closing():
+                    self.lean_answer(cycle)
+
+        def lean_answer(self, cycle: LeanCycle) -> None:
+            """A whole body within the limit: the app's answer, written here when it is ready at
+            once (no task, no ASGI messages), else sent by a task as :meth:`lean_run` sends."""
+            try:
+                answer = observe_body(bytes(cycle.body), self.client)
+            except Exception as exc:  # noqa: BLE001 - as lean_run: log, answer 500
+                answer = self.lean_failed(exc)
+            cycle.body = bytearray()
+            if type(answer) is tuple and type(answer[1]) is bytes and not self.flow.write_paused:
+                status, body, extra = answer
+                cycle.answer_whole(status, answer_headers(body, extra), body)
+                return
+            task = self.loop.create_task(self.lean_send(cycle, answer))
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
+
+        def lean_failed(self, exc: BaseException) -> Any:
+            logger.error("exception in the env server's app", exc_info=exc)
+            return _INTERNAL_ERROR
+
+        async def lean_send(self, cycle: LeanCycle, answer: Any) -> None:
+            if answer is _INTERNAL_ERROR:
+                await self.lean_internal_error(cycle)
+                return
+            try:
+                if type(answer) is not tuple:
+                    answer = await answer
+                await send_answer(cycle.send, *answer)
+            except BaseException as exc:  # noqa: BLE001 - as lean_run
+                logger.error("exception in the env server's app", exc_info=exc)
+                await self.lean_internal_error(cycle)
 
         def lean_start(self, cycle: LeanCycle) -> None:
             cycle.started = True
@@ -255,27 +330,29 @@ def lean_protocol(
                 await app(scope, cycle.receive, cycle.send)
             except BaseException as exc:  # noqa: BLE001 - as uvicorn's run_asgi: log, answer 500
                 logger.error("exception in the env server's app", exc_info=exc)
-                if not cycle.response_started:
-                    await cycle.send(
-                        {
-                            "type": "http.response.start",
-                            "status": 500,
-                            "headers": [
-                                (b"content-type", b"text/plain; charset=utf-8"),
-                                (b"content-length", b"21"),
-                                (b"connection", b"close"),
-                            ],
-                        }
-                    )
-                    await cycle.send(
-                        {"type": "http.response.body", "body": b"Internal Server Error"}
-                    )
-                else:
-                    self.transport.close()
+                await self.lean_internal_error(cycle)
             else:
                 if not cycle.response_complete and not cycle.disconnected:
                     logger.error("the env server's app returned without completing its response")
                     self.transport.close()
+
+        async def lean_internal_error(self, cycle: LeanCycle) -> None:
+            """uvicorn's 500 answer, or the connection closed when the response had started."""
+            if not cycle.response_started:
+                await cycle.send(
+                    {
+                        "type": "http.response.start",
+                        "status": 500,
+                        "headers": [
+                            (b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", b"21"),
+                            (b"connection", b"close"),
+                        ],
+                    }
+                )
+                await cycle.send({"type": "http.response.body", "body": b"Internal Server Error"})
+            else:
+                self.transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
             lean = self.lean_cycle

@@ -49,7 +49,11 @@ import types
 from collections.abc import Callable, Coroutine, Generator, Iterator, Mapping
 from typing import Any
 
-from agentenv.integrations.serve_env.answer_body import ObservationChunks, observations_answer
+from agentenv.integrations.serve_env.answer_body import (
+    ObservationChunks,
+    answer_headers,
+    observations_answer,
+)
 from agentenv.integrations.serve_env.fair import FairTurns, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
@@ -85,6 +89,8 @@ class VerlToolApp:
         self.turns = FairTurns()
         """Slices of work handed out round robin per client (:mod:`~agentenv.integrations.serve_env.fair`)."""
         self.state = types.SimpleNamespace(connections=None)
+        self.answers_in_process = type(self).answer is VerlToolApp.answer
+        """Whether :meth:`answer_soon` is this app's answer (a subclass may answer otherwise)."""
         self.routes: dict[str, tuple[str, Callable[..., Any]]] = {
             "/get_observation": ("POST", self.get_observation),
             "/health": ("GET", self.health),
@@ -117,30 +123,70 @@ class VerlToolApp:
             if method != route[0]:
                 raise RequestError(405, f"{path} takes {route[0]}, not {method[:10]}")
             status, body, extra = await route[1](scope, receive)
-        except RequestError as err:
-            self.count_invalid()
-            client = scope.get("client") or ("?", 0)
-            logger.warning(
-                "bad request from %s to %s: %d %s", client[0], path[:100], err.status, err.reason
-            )
-            status, body, extra = err.status, error_body(err.reason), []
         except Exception as err:  # noqa: BLE001 - a bug still answers one JSON line
-            logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
-            status, body, extra = 500, error_body(f"internal error: {type(err).__name__}"), []
-        pieces = None if isinstance(body, bytes) else body  # a long answer (answer_body.py)
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body) if pieces is None else pieces.length).encode()),
-            *extra,
-        ]
+            status, body, extra = self.error_answer(err, scope.get("client"), path)
+        await self.send_answer(send, status, body, extra)
+
+    def error_answer(self, err: Exception, peer: Any, path: str) -> tuple[int, bytes, Headers]:
+        """The answer (and log line) for a refused request, or one JSON line for a bug."""
+        if isinstance(err, RequestError):
+            self.count_invalid()
+            logger.warning(
+                "bad request from %s to %s: %d %s",
+                (peer or ("?", 0))[0],
+                path[:100],
+                err.status,
+                err.reason,
+            )
+            return err.status, error_body(err.reason), []
+        logger.error("internal error answering %s: %s: %s", path[:100], type(err).__name__, err)
+        return 500, error_body(f"internal error: {type(err).__name__}"), []
+
+    async def send_answer(
+        self, send: Any, status: int, body: bytes | ObservationChunks, extra: Headers
+    ) -> None:
+        """Send an answer as ASGI messages (a long body in pieces, one a turn of the loop)."""
+        headers = answer_headers(body, extra)
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        if pieces is None:
+        if isinstance(body, bytes):
             await send({"type": "http.response.body", "body": body})
             return
-        for piece in pieces:  # one a turn of the loop: other requests run between them
+        for piece in body:  # one a turn of the loop: other requests run between them
             await send({"type": "http.response.body", "body": piece, "more_body": True})
             await asyncio.sleep(0)
         await send({"type": "http.response.body", "body": b""})
+
+    def observe_body(
+        self, body: bytes, peer: Any
+    ) -> tuple[int, bytes | ObservationChunks, Headers] | Coroutine[Any, Any, Any]:
+        """``POST /get_observation`` on a whole body of at most ``max_body_bytes`` from ``peer``
+        (the lean HTTP cycle's call): the answer :meth:`__call__` would send, as a tuple when it
+        is ready at once (:meth:`answer_soon`), else a coroutine that returns it.
+
+        Why: the ASGI call costs a task, a ``receive`` and two ``send`` messages a request, for
+        an answer that one-trajectory requests usually have in hand when the body is read.
+        """
+        path = "/get_observation"
+        try:
+            items = parse_request(body, self.limits)
+            client = str(peer[0]) if peer else "?"
+            if self.answers_in_process:
+                answer = self.answer_soon(items, client)
+            else:
+                answer = self.answer(items, client)
+        except Exception as err:  # noqa: BLE001 - as __call__
+            return self.error_answer(err, peer, path)
+        if type(answer) is tuple:
+            return answer
+        return self._answer_or_error(answer, peer, path)
+
+    async def _answer_or_error(
+        self, answer: Coroutine[Any, Any, Any], peer: Any, path: str
+    ) -> tuple[int, bytes | ObservationChunks, Headers]:
+        try:
+            return await answer
+        except Exception as err:  # noqa: BLE001 - as __call__
+            return self.error_answer(err, peer, path)
 
     async def health(self, scope: dict[str, Any], receive: Any) -> tuple[int, bytes, Headers]:
         # "healthy" is the word verl-tool's router waits for before routing to a server.
