@@ -39,6 +39,9 @@ count kept is printed. Question sets:
   more such questions (100 lookups, 60 constraints, 40 two-hop) about test-pool
   films that no other set here asks about, written blind (no retriever was run
   on them to choose or word them) and committed before their first measurement;
+* ``casual-heldout-all``: the three held-out sets above as one set (600
+  questions), for intervals narrow enough to compare retrievers on questions
+  written by hand (pooled after each set had been measured on its own);
 * ``--tasks FILE``: any MediaSearch task file (``agentenv eval --tasks`` format).
 
 For each retriever and set it prints R@1, R@5, R@10 and MRR@10 with 95%
@@ -130,6 +133,12 @@ def question_set(name: str) -> list[tuple[str, str]]:
         return [(q.question, gold_film(q)) for q in casual_heldout2_questions()]  # type: ignore[misc]
     if name == "casual-heldout-3":
         return [(q.question, gold_film(q)) for q in casual_heldout3_questions()]  # type: ignore[misc]
+    if name == "casual-heldout-all":
+        return [
+            pair
+            for part in ("casual-heldout", "casual-heldout-2", "casual-heldout-3")
+            for pair in question_set(part)
+        ]
     if name == "people":
         asked = {r["id"]: r["question"] for r in _jsonl(PEOPLE_QUESTIONS)}
         return [(asked[r["id"]], r["gold"]) for r in _jsonl(PEOPLE_FILMS)]

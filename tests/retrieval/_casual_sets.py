@@ -82,6 +82,7 @@ def films_asked_elsewhere(bench: ModuleType, but: Path) -> set[str]:
         bench.PEOPLE_QUESTIONS,
         bench.CASUAL_HELDOUT,
         bench.CASUAL_HELDOUT2,
+        bench.CASUAL_HELDOUT3,
     ]
     assert but in paths
     return {f for p in paths if p != but for f in _FILM.findall(p.read_text(encoding="utf-8"))}
