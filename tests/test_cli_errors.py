@@ -203,6 +203,31 @@ def test_a_refused_reproduce_leaves_nothing_in_out(files, capsys) -> None:
     assert code == 2 and "not both" in err and not out.exists()
 
 
+def test_a_lesson_stopped_before_writing_leaves_no_run_in_out(files, capsys, monkeypatch) -> None:
+    """A missing extra stops a lesson at once: its --out must not keep the start marker, or the same
+    command, rerun after the install, is refused as "already holds a run". A lesson that wrote
+    something before it stopped keeps it (--overwrite replaces it)."""
+    from agentenv.cli import reproduce
+    from agentenv.lessons.structured.rl_extra import MissingRLExtra
+
+    def missing_extra(args) -> int:
+        raise MissingRLExtra("training and the sb3 agent need the rl extra: pip install -e '.[rl]'")
+
+    monkeypatch.setattr(reproduce, "_run", missing_extra)
+    out = files["root"] / "lesson-missing-extra"
+    argv = ["reproduce", "reward-hacking", "--quick", "--out", str(out)]
+    code, err = _run(argv, capsys)
+    assert code == 2 and "rl extra" in err and not out.exists(), err
+
+    def stopped_midway(args) -> int:
+        (args.out / "runs").mkdir()
+        raise MissingRLExtra("plots need the rl extra: pip install -e '.[rl]'")
+
+    monkeypatch.setattr(reproduce, "_run", stopped_midway)
+    code, err = _run(argv, capsys)
+    assert code == 2 and (out / "runs").is_dir() and (out / "reproduce.json").is_file(), err
+
+
 def test_agentenv_debug_shows_the_traceback(files) -> None:
     argv = [*EVAL, "--reward", "lenient2", "--out", str(files["root"] / "dbg")]
     quiet = subprocess.run(

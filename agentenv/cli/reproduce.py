@@ -127,12 +127,33 @@ def run(args: argparse.Namespace) -> int:
     """Run the lesson into ``--out`` through the lesson writer (:mod:`agentenv.evaluation.lesson_runs`): a folder
     holding a run is refused unless ``--overwrite``; ``--quick`` is labelled a smoke run in ``summary.json`` and
     in the output; the headline figures print as a short table."""
-    from agentenv.evaluation.lesson_runs import finish, lesson_output
+    from agentenv.evaluation.lesson_runs import finish, holds_anything, lesson_output
 
     _check_flags(args)  # before the writer touches --out: a refused command leaves nothing behind
-    with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
-        status = _run(args)
+    new_folder = not holds_anything(args.out)
+    try:
+        with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
+            status = _run(args)
+    except BaseException:
+        if new_folder:
+            _drop_empty_run(args.out)
+        raise
     return status if status else finish(args.out, args.lesson, args.quick)
+
+
+def _drop_empty_run(out: Path) -> None:
+    """Remove a folder this command made that holds only the lesson's start marker.
+
+    Why: a lesson that stops before it writes anything (most often a missing extra,
+    whose message says what to install) would otherwise leave ``reproduce.json``
+    behind, and the same command, rerun after the install, would be refused as
+    "already holds a run".
+    """
+    from agentenv.evaluation.lesson_runs import MARKER
+
+    if out.is_dir() and [entry.name for entry in out.iterdir()] == [MARKER]:
+        (out / MARKER).unlink()
+        out.rmdir()
 
 
 def _run(args: argparse.Namespace) -> int:
