@@ -72,6 +72,10 @@ def observations_answer(
         >>> observations_answer([b'""'], [True], [True])
         b'{"observations": [""], "dones": [true], "valids": [true]}'
     """
+    if len(texts) == 1 and type(dones[0]) is bool and type(valids[0]) is bool:
+        tail = _ONE_TAILS[dones[0]][valids[0]]  # one trajectory a request: written once
+        if len(HEAD) + len(texts[0]) + len(tail) <= CHUNK_BYTES:
+            return HEAD + texts[0] + tail
     tail = answer_tail(dones, valids)
     length = len(HEAD) + sum(map(len, texts)) + 2 * max(len(texts) - 1, 0) + len(tail)
     if length <= CHUNK_BYTES:
@@ -124,3 +128,9 @@ def bools_json(values: list[bool]) -> bytes:
     if b"" in parts:  # not all bools (an int, say): json's own writing
         return json.dumps(values).encode()
     return b"[" + b", ".join(parts) + b"]"
+
+
+_ONE_TAILS = tuple(
+    tuple(answer_tail([done], [valid]) for valid in (False, True)) for done in (False, True)
+)
+"""``answer_tail([done], [valid])``, indexed ``[done][valid]``."""

@@ -90,7 +90,8 @@ class LeanCycle:
         self.response_started = False
         self.disconnected = False
         self.message_event = _NO_EVENT
-        self.body = bytearray()
+        self.body: bytes | bytearray = b""
+        """The body so far: the parser's one piece as it is, more pieces gathered in a bytearray."""
         self.started = False
         self.head = b""
 
@@ -98,7 +99,7 @@ class LeanCycle:
         """The whole body at once (the app starts when it is in); a disconnect once the client left."""
         if self.disconnected or self.response_complete:
             return {"type": "http.disconnect"}
-        body, self.body = bytes(self.body), bytearray()
+        body, self.body = bytes(self.body), b""
         return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -185,6 +186,7 @@ def lean_protocol(
     if not _STATUS_LINE:
         _STATUS_LINE.update(_status_lines())
     hot = frozenset(path.encode() for path in hot_paths)
+    max_length_digits = len(str(max_body_bytes))
     # An app that answers a whole body directly (a verl-tool app: its one hot path).
     observe_body = getattr(app, "observe_body", None)
     send_answer = getattr(app, "send_answer", None)
@@ -224,15 +226,15 @@ def lean_protocol(
                 }
                 super().on_headers_complete()
                 return
-            self.lean_headers_checked()
+            if self.guard_header_bytes > max_header_bytes:
+                self.lean_headers_checked()
             keep_alive = parser.get_http_version() != "1.0" and parser.should_keep_alive()
             cycle = self.cycle = self.lean_cycle = LeanCycle(self, keep_alive)
             refused_at_once = False
             for name, value in self.headers:
                 if name == b"content-length":
                     refused_at_once = not value.isdigit() or (
-                        len(value.lstrip(b"0")) > len(str(max_body_bytes))
-                        or int(value) > max_body_bytes
+                        len(value.lstrip(b"0")) > max_length_digits or int(value) > max_body_bytes
                     )
             if refused_at_once:
                 self.lean_start(cycle)  # the app refuses it from the header, as on uvicorn's path
@@ -254,8 +256,15 @@ def lean_protocol(
                 return
             if cycle.started or cycle.response_complete:
                 return
-            cycle.body += body
-            if len(cycle.body) > max_body_bytes:
+            gathered = cycle.body
+            if not gathered:
+                cycle.body = gathered = body  # the usual body: one piece, not copied
+            elif type(gathered) is bytes:
+                cycle.body = gathered = bytearray(gathered)
+                gathered += body
+            else:
+                gathered += body
+            if len(gathered) > max_body_bytes:
                 self.lean_start(cycle)  # the app answers 413 from the size
 
         def on_message_complete(self) -> None:
@@ -286,7 +295,7 @@ def lean_protocol(
                 answer = observe_body(bytes(cycle.body), self.client)
             except Exception as exc:  # noqa: BLE001 - as lean_run: log, answer 500
                 answer = self.lean_failed(exc)
-            cycle.body = bytearray()
+            cycle.body = b""
             if type(answer) is tuple and type(answer[1]) is bytes and not self.flow.write_paused:
                 status, body, extra = answer
                 cycle.answer_whole(status, answer_headers(body, extra), body)
