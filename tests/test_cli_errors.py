@@ -41,6 +41,13 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def _in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cases without --out use the default ./results: run each test in an empty folder, so a run the
+    developer left in the checkout's results/ is not refused before the mistake is read."""
+    monkeypatch.chdir(tmp_path)
+
+
 EVAL = ["eval", "MediaSearch-v0", "--agent", "oracle", "--no-progress"]
 
 # (argv with {name} placeholders for the files above, what the message must name)
