@@ -100,6 +100,16 @@ def answer_headers(
     ]
 
 
+def json_header_lines(length: int) -> bytes:
+    """``answer_headers(body, [])`` as the head's lines, for a body of ``length`` bytes.
+
+    Example:
+        >>> json_header_lines(2) == b"".join(n + b": " + v + b"\\r\\n" for n, v in answer_headers(b"{}", []))
+        True
+    """
+    return b"content-type: application/json\r\ncontent-length: " + str(length).encode() + b"\r\n"
+
+
 HEAD = b'{"observations": ['
 _BOOLS = {(True,): b"[true]", (False,): b"[false]"}
 """A one-trajectory answer's lists, written once."""

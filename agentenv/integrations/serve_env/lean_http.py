@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agentenv.integrations.serve_env.answer_body import answer_headers
+from agentenv.integrations.serve_env.answer_body import answer_headers, json_header_lines
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -58,6 +58,8 @@ class _NoEvent:
 
 _NO_EVENT = _NoEvent()
 _INTERNAL_ERROR = object()
+_DEFAULTS: list[Any] = [None, b""]
+"""uvicorn's default headers last seen (a list it replaces when they change) and their lines."""
 """What :meth:`lean_answer` hands its task when the app raised: uvicorn's 500 answer."""
 
 
@@ -144,6 +146,19 @@ class LeanCycle:
     def answer_whole(self, status: int, headers: Any, body: bytes) -> None:
         """The whole response in one write, as :meth:`send` writes a start and one body."""
         self.protocol.transport.write(self.start(status, headers) + body)
+        self.complete()
+
+    def answer_json(self, status: int, body: bytes) -> None:
+        """``answer_whole(status, answer_headers(body, []), body)`` on a connection kept alive,
+        with uvicorn's default headers joined once per change (its date, every tick) rather than
+        per request."""
+        defaults = self.protocol.server_state.default_headers
+        if defaults is not _DEFAULTS[0]:
+            _DEFAULTS[:] = [defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults)]
+        self.response_started = True
+        self.protocol.transport.write(
+            _STATUS_LINE[status] + _DEFAULTS[1] + json_header_lines(len(body)) + b"\r\n" + body
+        )
         self.complete()
 
     def complete(self) -> None:
@@ -298,7 +313,10 @@ def lean_protocol(
             cycle.body = b""
             if type(answer) is tuple and type(answer[1]) is bytes and not self.flow.write_paused:
                 status, body, extra = answer
-                cycle.answer_whole(status, answer_headers(body, extra), body)
+                if extra or not cycle.keep_alive:
+                    cycle.answer_whole(status, answer_headers(body, extra), body)
+                else:
+                    cycle.answer_json(status, body)
                 return
             task = self.loop.create_task(self.lean_send(cycle, answer))
             task.add_done_callback(self.tasks.discard)

@@ -248,6 +248,10 @@ class VerlToolApp:
             RequestError: 422 from phase 1 or 2, as :meth:`answer` raises it.
         """
         turns = self.turns
+        if len(items) == 1:
+            one = self._one_soon(items, client)
+            if one is not None:
+                return one
         texts: list[Any] = []
         dones: list[bool] = []
         valids: list[bool] = []
@@ -271,6 +275,35 @@ class VerlToolApp:
             turns.release()
             raise
         return self._go_on(work, client, texts, dones, valids)
+
+    def _one_soon(
+        self, items: list[Item], client: str
+    ) -> tuple[int, bytes | ObservationChunks, Headers] | Coroutine[Any, Any, Any] | None:
+        """:meth:`answer_soon` for a request of one trajectory (verl-tool's agent loop sends
+        them), without the generators that cut a long request into slices: one start and one
+        step make one slice. None: a finish while a slice runs or waits (the general path)."""
+        item = items[0]
+        turns = self.turns
+        if item.finish:
+            if not turns.idle:
+                return None
+            self.trajectories.sweep()
+            text, done, valid = self.one_text(item)
+            return 200, observations_answer([text], [done], [valid]), []
+        if not turns.take_now(client):
+            return self._answer_later(items, client)
+        try:
+            new = self.new_starts(items)
+            if new:
+                refused = self.refusal(1, client)
+                if refused is not None:
+                    return refused
+                for _ in self.start_all(new, client):
+                    pass  # a yield before its only start ends a slice with nothing done
+            text, done, valid = self.one_text(item)
+        finally:
+            turns.release()
+        return 200, observations_answer([text], [done], [valid]), []
 
     def _phases(
         self,
