@@ -181,13 +181,19 @@ def run(args: argparse.Namespace) -> int:
         from agentenv.engine.task_files import SKIP_BAD_ROWS_ENV
 
         os.environ[SKIP_BAD_ROWS_ENV] = "1"  # read by the task readers here and in worker processes
-    result = evaluate(
-        **_values(args),
-        out=args.out,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        progress=not args.no_progress,
-    )
+    new_folder = not (args.out.is_dir() and any(args.out.iterdir()))
+    try:
+        result = evaluate(
+            **_values(args),
+            out=args.out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+        )
+    except BaseException:
+        if new_folder:
+            _drop_empty_run(args.out)
+        raise
     episodes = args.out / "episodes.jsonl"
     if result.status == "interrupted":
         print(
@@ -218,3 +224,23 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(result.summary))
     print(f"wrote {args.out / 'summary.json'} and {episodes}")
     return exit_code(result.summary)  # non-zero when most episodes ended in an agent failure
+
+
+def _drop_empty_run(out: Path) -> None:
+    """Remove a run folder this command made when the run failed before its first episode finished.
+
+    Why: an error on the first episode (an agent that cannot play the env, say) would otherwise
+    leave ``run.json`` and an empty ``episodes.jsonl``, and the fixed command, rerun with the same
+    ``--out``, would be refused as "already holds a run".
+    """
+    from agentenv.evaluation.run_dir import EPISODES_FILE, IDENTITY_FILE
+
+    if not out.is_dir():
+        return
+    entries = {entry.name: entry for entry in out.iterdir()}
+    if set(entries) <= {IDENTITY_FILE, EPISODES_FILE} and (
+        EPISODES_FILE not in entries or entries[EPISODES_FILE].stat().st_size == 0
+    ):
+        for entry in entries.values():
+            entry.unlink()
+        out.rmdir()

@@ -252,3 +252,17 @@ def test_task_file_import_warnings_are_counted_in_the_summary(tmp_path: Path, ca
     summary = json.loads((out / "summary.json").read_text())
     assert len(summary["import_warnings"]) == 1 and "p.jsonl:2" in summary["import_warnings"][0]
     assert "1 import warning(s)" in capsys.readouterr().out
+
+
+def test_a_run_that_fails_before_its_first_episode_leaves_no_run(tmp_path: Path, capsys) -> None:
+    """An agent that cannot play the env fails on the first episode: the fixed command, rerun with the
+    same --out, must not be refused as "already holds a run" (run.json and an empty episodes.jsonl)."""
+    out = tmp_path / "run"
+    argv = ["eval", "MediaSearch-v0", "--episodes", "2", "--out", str(out), "--no-progress"]
+    assert main([*argv, "--agent", "phenotype-ranker"]) == 2
+    assert "rare-disease" in capsys.readouterr().err and not out.exists()
+    assert main([*argv, "--agent", "oracle"]) == 0 and (out / "summary.json").is_file()
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "notes.txt").write_text("mine")  # a folder that held something stays
+    assert main([*argv[:4], "--out", str(tmp_path / "kept"), "--agent", "phenotype-ranker"]) == 2
+    assert (tmp_path / "kept" / "notes.txt").read_text() == "mine"
