@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from agentenv.did_you_mean import did_you_mean
 from agentenv.engine.task_files import MAX_TASK_FILE_BYTES, MAX_TASK_LINE_BYTES, check_task_source  # noqa: F401 - re-exported
 from agentenv.errors import UserInputError
 
@@ -194,8 +195,9 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
     unknown = sorted(set(env_args) - accepted)
     if unknown:
         shown = ", ".join(sorted(accepted - set(OWN_FLAGS)))
+        hint = did_you_mean(unknown[0], accepted - set(OWN_FLAGS))
         raise UserInputError(
-            f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}; it accepts: {shown}"
+            f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}{hint}; it accepts: {shown}"
         )
 
 

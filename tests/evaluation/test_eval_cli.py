@@ -190,7 +190,11 @@ def test_env_args_parse_as_json_else_string() -> None:
     [
         (
             ["--env-arg", "kk=3"],
-            "--env-arg kk: RareDiseaseDiagnosis-v0 takes no keyword 'kk'; it accepts: ",
+            "--env-arg kk: RareDiseaseDiagnosis-v0 takes no keyword 'kk' (did you mean 'k'?); it accepts: ",
+        ),
+        (
+            ["--env-arg", "zzz=3"],
+            "--env-arg zzz: RareDiseaseDiagnosis-v0 takes no keyword 'zzz'; it accepts: ",
         ),
         (["--env-arg", "split=train"], "--env-arg split: use --split instead"),
         (["--env-arg", "k"], "--env-arg expects KEY=VALUE, got 'k'"),
