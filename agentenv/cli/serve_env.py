@@ -142,14 +142,17 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.integrations.serve_env.runner import require_env_server_extra, serve
     from agentenv.integrations.serve_env.sessions import env_factory
 
-    require_env_server_extra()
-    if args.protocol == "openenv":  # before building anything: a missing extra is one line at once
+    if args.protocol == "openenv":  # before building anything: every missing extra in one line
         from importlib.util import find_spec
 
         if find_spec("openenv") is None:
+            server_missing = find_spec("uvicorn") is None or find_spec("starlette") is None
+            extras = "server,openenv" if server_missing else "openenv"
             raise ImportError(
-                "the OpenEnv server needs the 'openenv' extra: pip install 'agentenv[openenv]'"
+                f"the OpenEnv server needs the {' and '.join(repr(e) for e in extras.split(','))} "
+                f"extra{'s' if server_missing else ''}: pip install 'agentenv[{extras}]'"
             )
+    require_env_server_extra()
     make = env_factory(args.env_id, env_kwargs)
     try:
         # A bad kwarg or split fails here, in one line, not at the first request; the env built

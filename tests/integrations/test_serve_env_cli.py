@@ -73,3 +73,32 @@ def test_bad_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert status == 2, err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("missing", "install"),
+    [
+        ({"openenv", "uvicorn", "starlette"}, "pip install 'agentenv[server,openenv]'"),
+        ({"openenv"}, "pip install 'agentenv[openenv]'"),
+    ],
+)
+def test_openenv_names_every_missing_extra_at_once(
+    missing: set[str],
+    install: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Why: a user with neither extra installed was told about 'server' first and about
+    # 'openenv' only after installing it; one line now names both.
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in missing else real_find_spec(name, *a),
+    )
+    status = main(["serve-env", "MediaSearch-v0", "--protocol", "openenv"])
+    err = capsys.readouterr().err
+    assert status != 0
+    assert install in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
