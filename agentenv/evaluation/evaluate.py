@@ -191,6 +191,7 @@ def run_config(
     max_agent_failures: int = 10,
 ) -> RunConfig:
     """The run these values ask for, every value checked (a bad one is a one-line :class:`UserInputError`)."""
+    from agentenv.evaluation.agents import agent_factory
     from agentenv.evaluation.run_args import check_env_args, check_split, check_tasks_path, env_spec
     from agentenv.evaluation.runner import RunConfig, is_dialogue_id
 
@@ -216,6 +217,7 @@ def run_config(
         env_spec(env_id)  # an unknown id is a one-line error
         check_env_args(env_id, kwargs)
     check_split(env_id, split)
+    agent_factory(agent)  # an unknown name is refused here, before --out is read or written
     if tasks is not None:
         check_tasks_path(Path(tasks))
         kwargs["tasks"] = str(tasks)

@@ -270,3 +270,17 @@ def test_a_run_that_fails_before_its_first_episode_leaves_no_run(tmp_path: Path,
     (tmp_path / "kept" / "notes.txt").write_text("mine")  # a folder that held something stays
     assert main([*argv[:4], "--out", str(tmp_path / "kept"), "--agent", "phenotype-ranker"]) == 2
     assert (tmp_path / "kept" / "notes.txt").read_text() == "mine"
+
+
+def test_a_misspelt_agent_is_named_before_an_existing_run_in_out(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # Why: the agent's name is checked with the other values, so a typo is reported as a typo,
+    # not as "already holds a run" (which would send the user to --overwrite first).
+    out = tmp_path / "run"
+    argv = ["eval", "MediaSearch-v0", "--episodes", "1", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--agent", "oracle"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--agent", "oracel"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown agent 'oracel' (did you mean 'oracle'?)" in err and "already holds" not in err
+    assert main([*argv, "--agent", "oracle"]) == 2  # the run is still there, refused as before
+    assert "already holds a run" in capsys.readouterr().err
