@@ -1,6 +1,6 @@
 """The verl-tool app's cheaper paths write the bytes its plain paths write.
 
-An observation is written piece by piece (:func:`~agentenv.integrations.verl_tool.app.observation_json`),
+An observation is written piece by piece (:func:`~agentenv.integrations.verl_tool.observation_json.observation_json`),
 a short answer joined at once (:func:`~agentenv.integrations.serve_env.answer_body.observations_answer`),
 a plainly valid body read in one pass (``protocol._plain_items``) and a request of finishes
 answered without taking a turn when none runs. Each is checked against the path it replaces:
@@ -28,8 +28,8 @@ from agentenv.integrations.serve_env.answer_body import (
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import EnvPool, Outcome, Trajectories
 from agentenv.integrations.verl_tool import protocol
-from agentenv.integrations.verl_tool.app import (
-    VerlToolApp,
+from agentenv.integrations.verl_tool.app import VerlToolApp
+from agentenv.integrations.verl_tool.observation_json import (
     encode_observation,
     json_float,
     json_text,

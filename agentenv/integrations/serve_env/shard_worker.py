@@ -35,7 +35,7 @@ from typing import Any
 
 from agentenv.integrations.serve_env.fair import ClientRounds
 from agentenv.integrations.serve_env.shard_wire import HEADER, decode, encode, frame_length
-from agentenv.integrations.verl_tool.app import error_body
+from agentenv.integrations.verl_tool.observation_json import error_body
 from agentenv.retrieval.server_requests import RequestError
 
 logger = logging.getLogger("agentenv.serve_env.worker")

@@ -66,7 +66,8 @@ from agentenv.integrations.serve_env.answer_body import ObservationChunks, obser
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.shard_link import WorkerGone, WorkerLink
 from agentenv.integrations.serve_env.shard_wire import shard_of
-from agentenv.integrations.verl_tool.app import Headers, VerlToolApp, error_body
+from agentenv.integrations.verl_tool.app import VerlToolApp
+from agentenv.integrations.verl_tool.observation_json import Headers, error_body
 from agentenv.integrations.verl_tool.protocol import Item
 from agentenv.retrieval.server_requests import RequestError
 

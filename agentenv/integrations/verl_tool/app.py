@@ -57,19 +57,24 @@ from agentenv.integrations.serve_env.answer_body import (
 from agentenv.integrations.serve_env.fair import FairTurns, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
-    Outcome,
     Start,
     StartError,
     Trajectories,
     start_from_fields,
+)
+from agentenv.integrations.verl_tool.observation_json import (
+    Headers,
+    encode_observation,
+    error_body,
+    observation,
+    observation_json,
+    refused_answer,
 )
 from agentenv.integrations.verl_tool.protocol import Item, parse_request
 from agentenv.retrieval.server_app import read_body
 from agentenv.retrieval.server_requests import RequestError
 
 logger = logging.getLogger("agentenv.serve_env.verl_tool")
-
-Headers = list[tuple[bytes, bytes]]
 
 YIELD_EVERY_S = 0.001
 """How long a request steps its trajectories before letting other requests in (see ``answer``)."""
@@ -330,12 +335,18 @@ class VerlToolApp:
         texts: list[Any],
         dones: list[bool],
         valids: list[bool],
+        *,
+        first_slice_ran: bool = True,
     ) -> tuple[int, bytes | ObservationChunks, Headers]:
-        """The rest of a request whose first slice ran: one slice a turn, holding its place."""
+        """The rest of a request holding its turn: one slice a turn (the first at once unless
+        ``first_slice_ran``), then its answer; the turn is released however it ends."""
         turns = self.turns
         try:
+            pass_first = first_slice_ran
             while True:
-                await turns.pass_on(client)
+                if pass_first:
+                    await turns.pass_on(client)
+                pass_first = True
                 try:
                     next(work)
                 except StopIteration as done:
@@ -353,21 +364,9 @@ class VerlToolApp:
         texts: list[Any] = []
         dones: list[bool] = []
         valids: list[bool] = []
-        turns = self.turns
-        await turns.acquire(client)
-        try:
-            work = self._phases(items, client, texts, dones, valids)
-            while True:
-                try:
-                    next(work)
-                except StopIteration as done:
-                    if done.value is not None:
-                        return done.value
-                    break
-                await turns.pass_on(client)
-        finally:
-            turns.release()
-        return 200, observations_answer(texts, dones, valids), []
+        await self.turns.acquire(client)
+        work = self._phases(items, client, texts, dones, valids)
+        return await self._go_on(work, client, texts, dones, valids, first_slice_ran=False)
 
     async def _finish_later(
         self,
@@ -547,135 +546,6 @@ class VerlToolApp:
             outcome.terminated or outcome.truncated,
             outcome.valid,
         )
-
-
-def observation(outcome: Outcome, *, messages: bool = False) -> dict[str, Any]:
-    """The observation object of one step (see the module docstring)."""
-    obs: dict[str, Any] = {"obs": outcome.observation, "reward": outcome.reward}
-    if outcome.done:
-        obs.update(
-            terminated=outcome.terminated,
-            truncated=outcome.truncated,
-            turns=outcome.turns,
-            total_reward=outcome.total_reward,
-            reward_components=dict(outcome.info.get("reward_components") or {}),
-        )
-        if messages:
-            obs["messages"] = outcome.info.get("messages", [])
-    return obs
-
-
-def observation_json(outcome: Outcome, *, messages: bool = False) -> bytes:
-    """``encode_observation(observation(outcome, messages=messages)).encode()``, written piece by piece.
-
-    Why: the object and a ``json`` encoder built per call cost more than the text's own escaping
-    (a 600-character search result: 4.1 µs against 1.8). The pieces are those ``json`` writes:
-    the text escaped to ASCII, floats as ``repr`` (``NaN``, ``Infinity`` where not finite), ints
-    and bools as ``json`` writes them; the reward components (and messages) go through
-    :data:`encode_observation` itself. An observation that is not text takes that path whole.
-
-    Example:
-        >>> from agentenv.integrations.serve_env.sessions import Outcome
-        >>> step = Outcome('{"a": "é"}', 0.5, False, False, True, {}, 1, 0.5)
-        >>> observation_json(step) == encode_observation(observation(step)).encode()
-        True
-    """
-    text = outcome.observation
-    if type(text) is not str:
-        return encode_observation(observation(outcome, messages=messages)).encode()
-    head = b'{"obs": ' + json_text(text) + b', "reward": ' + json_float(outcome.reward)
-    if not (outcome.terminated or outcome.truncated):
-        return head + b"}"
-    parts = [
-        head,
-        b', "terminated": ',
-        _JSON_BOOLS[outcome.terminated is True] if type(outcome.terminated) is bool else None,
-        b', "truncated": ',
-        _JSON_BOOLS[outcome.truncated is True] if type(outcome.truncated) is bool else None,
-        b', "turns": ',
-        str(outcome.turns).encode() if type(outcome.turns) is int else None,
-        b', "total_reward": ',
-        json_float(outcome.total_reward),
-        b', "reward_components": ',
-        encode_observation(dict(outcome.info.get("reward_components") or {})).encode(),
-    ]
-    if None in parts:  # counters of another type than the Outcome declares: json's own writing
-        return encode_observation(observation(outcome, messages=messages)).encode()
-    if messages:
-        parts += (b', "messages": ', encode_observation(outcome.info.get("messages", [])).encode())
-    parts.append(b"}")
-    return b"".join(parts)
-
-
-_JSON_BOOLS = (b"false", b"true")
-_INFINITY = float("inf")
-
-try:
-    from orjson import dumps as _orjson_dumps
-except ImportError:  # the stdlib alone: the same bytes, ~2x the CPU
-    _orjson_dumps = None
-
-
-def json_text(text: str) -> bytes:
-    """``json.dumps(text).encode()`` (ASCII, as ``json`` escapes it), by orjson where that is the same.
-
-    orjson writes ASCII text as ``json`` does except DEL (``json`` escapes it as ``\\u007f``);
-    other text (non-ASCII, which orjson would write as UTF-8) goes to ``json``'s own escaping.
-
-    Example:
-        >>> [json_text(t) == json.dumps(t).encode() for t in ('a"b', chr(127), "é", chr(0xD800))]
-        [True, True, True, True]
-    """
-    if _orjson_dumps is not None and text.isascii() and "\x7f" not in text:
-        return _orjson_dumps(text)
-    return _encode_text(text).encode()
-
-
-def json_float(value: float) -> bytes:
-    """``json.dumps(value).encode()`` for a float (``repr``; ``NaN``, ``Infinity``, ``-Infinity``).
-
-    Example:
-        >>> [json_float(x) for x in (0.0, -1e16, float("nan"), float("-inf"))]
-        [b'0.0', b'-1e+16', b'NaN', b'-Infinity']
-    """
-    if type(value) is not float:
-        return encode_observation(value).encode()
-    if value != value:
-        return b"NaN"
-    if value == _INFINITY:
-        return b"Infinity"
-    if value == -_INFINITY:
-        return b"-Infinity"
-    return float.__repr__(value).encode()
-
-
-def plain_value(value: Any) -> Any:
-    """JSON for values ``json`` does not know (numpy scalars, tuples of them): their Python value, else text."""
-    item = getattr(value, "item", None)
-    if callable(item):
-        return item()
-    return str(value)
-
-
-encode_observation = json.JSONEncoder(default=plain_value).encode
-"""``json.dumps(obs, default=plain_value)``, with the encoder built once rather than per call."""
-
-_encode_text = json.encoder.encode_basestring_ascii
-"""``json``'s escaping of text to ASCII (in C), as ``json.dumps`` applies it."""
-
-
-def error_body(reason: str) -> bytes:
-    return json.dumps({"error": reason}).encode()
-
-
-def refused_answer(limits: EnvServerLimits) -> tuple[int, bytes, Headers]:
-    """The 503 answer at ``max_live_envs``, with ``Retry-After``."""
-    wait = str(limits.retry_after_s)
-    reason = (
-        f"server at its limit of {limits.max_live_envs} live trajectories; "
-        f"retry after {wait} s (or finish trajectories)"
-    )
-    return 503, error_body(reason), [(b"retry-after", wait.encode())]
 
 
 async def _lifespan(receive: Any, send: Any, *, trajectories: Trajectories) -> None:
