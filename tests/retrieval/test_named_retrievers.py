@@ -173,13 +173,13 @@ def test_media_search_gives_minilm_the_query_less_its_names_or_nothing() -> None
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
     from agentenv.envs.media_search.tools.corpus import (
         CreditedFilms,
-        bm25_search_query,
+        bm25_fused_query,
         minilm_search_query,
     )
     from agentenv.retrieval.corpus_sources import corpus_retriever_params
 
     assert corpus_retriever_params("media", "hybrid-minilm") == {
-        "rewrites": (bm25_search_query, minilm_search_query, None),
+        "rewrites": (bm25_fused_query, minilm_search_query, None),
         "extra_part": CreditedFilms,
     }
     assert corpus_retriever_params("media", "bm25") == {}

@@ -8,6 +8,7 @@ documents with the same checksum.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from agentenv.retrieval.base import Hit
@@ -55,6 +56,23 @@ def bm25_search_query(query: str) -> str:
     from agentenv.envs.media_search.questions.reading import read_question
 
     return read_question(query).query
+
+
+def bm25_fused_query(query: str) -> str | None:
+    """``hybrid-minilm``'s BM25 part: :func:`bm25_search_query`, or nothing when the credited-films list answers by a sort.
+
+    Why: for *longest peter jackson movie* the credited-films list holds his
+    films longest first (:func:`sorted_filmography`); BM25's films for the
+    words *longest peter jackson*, fused in, outranked the longest (a film in
+    both lists beats one at the top of one), so BM25 sits that query out.
+
+    Example:
+        >>> bm25_fused_query("who wrote juno?")
+        'juno'
+        >>> bm25_fused_query("longest peter jackson movie") is None
+        True
+    """
+    return None if sorted_filmography(query) is not None else bm25_search_query(query)
 
 
 def minilm_search_query(query: str) -> str | None:
@@ -123,6 +141,56 @@ def named_people(query: str) -> list[Person]:
     return found
 
 
+@lru_cache(maxsize=4096)
+def sorted_filmography(query: str) -> tuple[int, ...] | None:
+    """The catalog rows of the named people's films in the order a sort question asks, or ``None``.
+
+    ``None`` unless the query asks for the longest, shortest, first or latest of
+    the films crediting every person it names and says nothing else
+    (:func:`~agentenv.envs.media_search.tools.filmography_order.filmography_sort`),
+    and some film credits them all. People are read as :class:`CreditedFilms` reads
+    them (full names, and surnames said alone); one person's main line of work
+    comes first (:func:`~agentenv.envs.media_search.tools.filmography_order.main_credits`),
+    ties keep the catalog's order. Memoised: both of ``hybrid-minilm``'s parts
+    ask, and a policy repeats its queries.
+
+    Example:
+        >>> from agentenv.corpora.media.catalog import load_catalog
+        >>> load_catalog().titles[sorted_filmography("longest peter jackson movie")[0]].title
+        'The Lord of the Rings: The Return of the King'
+        >>> sorted_filmography("peter jackson's ring movies") is None
+        True
+    """
+    from agentenv.corpora.media.catalog import load_catalog, normalize_key
+    from agentenv.envs.media_search.tools.filmography_order import (
+        filmography_sort,
+        main_credits,
+        sort_key,
+    )
+    from agentenv.envs.media_search.tools.surnames import surname_index
+
+    people = named_people(query)
+    names = {w for p in people for w in normalize_key(p.name).split()}
+    index = surname_index()
+    surnames = [
+        w
+        for w in normalize_key(bm25_search_query(query)).split()
+        if w not in names and index.films(w) is not None
+    ]
+    sort = filmography_sort(query, names | set(surnames))
+    if sort is None:
+        return None
+    credited = [{*p.directed, *p.wrote, *p.acted} for p in people]
+    credited += [set(index.films(w) or ()) for w in surnames]
+    rows = set.intersection(*credited) if credited else set()
+    if not rows:
+        return None
+    titles = load_catalog().titles
+    main = main_credits(people[0]) if len(people) == 1 and not surnames else frozenset()
+    by_sort = sort_key(*sort)
+    return tuple(sorted(rows, key=lambda n: (n not in main, by_sort(titles[n]), n)))  # type: ignore[operator]
+
+
 class CreditedFilms:
     """``hybrid-minilm``'s third list: the films crediting every person a query names, in BM25's order.
 
@@ -138,8 +206,11 @@ class CreditedFilms:
     named by the surname alone (*bigelow's bin laden manhunt film*) counts too,
     where the catalog uses the word as nothing but a surname
     (:mod:`~agentenv.envs.media_search.tools.surnames`): the film must then credit
-    someone of that surname. A query that names nobody gets an empty list (left
-    out of the fusion).
+    someone of that surname. A question that asks for the longest, shortest,
+    first or latest of the named people's films and says nothing else
+    (:func:`~agentenv.envs.media_search.tools.filmography_order.filmography_sort`)
+    gets those films in that order instead of BM25's. A query that names nobody
+    gets an empty list (left out of the fusion).
     """
 
     scan = 1000
@@ -161,6 +232,9 @@ class CreditedFilms:
 
         if k <= 0:
             return []
+        order = sorted_filmography(query)
+        if order is not None:  # *longest peter jackson movie*: the catalog's order, not BM25's
+            return [Hit(self.titles[n].id, 1.0 / (r + 1), r) for r, n in enumerate(order[:k])]
         people = named_people(query)
         credited = [{*p.directed, *p.wrote, *p.acted} for p in people]
         if credited and not set.intersection(*credited):
@@ -198,7 +272,7 @@ def media_retriever_params(spec: str) -> dict[str, object]:
     """The family's own arguments for a retriever name (``build_retriever``'s ``params``); none but for ``hybrid-minilm``."""
     if spec == "hybrid-minilm":
         return {
-            "rewrites": (bm25_search_query, minilm_search_query, None),
+            "rewrites": (bm25_fused_query, minilm_search_query, None),
             "extra_part": CreditedFilms,
         }
     return {}
