@@ -210,7 +210,9 @@ class CreditedFilms:
     first or latest of the named people's films and says nothing else
     (:func:`~agentenv.envs.media_search.tools.filmography_order.filmography_sort`)
     gets those films in that order instead of BM25's. A query that names nobody
-    gets an empty list (left out of the fusion).
+    gets the film it asks for by its place in a series, if any
+    (:func:`~agentenv.envs.media_search.tools.sequels.series_film`: *third iron
+    man movie*), else an empty list (left out of the fusion).
     """
 
     scan = 1000
@@ -229,6 +231,7 @@ class CreditedFilms:
     def search(self, query: str, k: int) -> list[Hit]:
         """Of BM25's top :attr:`scan` for the reader's query, the first ``k`` films crediting every named person."""
         from agentenv.corpora.media.catalog import normalize_key
+        from agentenv.envs.media_search.tools.sequels import series_film
 
         if k <= 0:
             return []
@@ -247,7 +250,8 @@ class CreditedFilms:
             if w not in full_names and self.surnames.films(w) is not None
         ]
         if not credited and not surnames:
-            return []
+            film = series_film(query)  # *third iron man movie*: the film at that place
+            return [] if film is None else [Hit(self.titles[film].id, 1.0, 0)]
         hits = self.bm25.search(read, self.scan)
         if surnames:  # a word of a top title names the film, not a person (*sullivan's travels*)
             in_titles = {
