@@ -113,6 +113,12 @@ class ConnectionGuard:
         shortest = min(settings.header_timeout_s, settings.idle_timeout_s, settings.body_timeout_s)
         self._sweep_every_s = min(max(shortest / 4, 0.05), 0.5)
 
+    def only_client(self, client: str) -> bool:
+        """Whether every open connection is ``client``'s (one at least): no other client has one
+        on which a request could be waiting to be read."""
+        clients = self._clients
+        return len(clients) == 1 and client in clients
+
     # -- bookkeeping called by the protocol ------------------------------------
 
     def admit(self, conn: Any, loop: asyncio.AbstractEventLoop) -> bool:

@@ -91,9 +91,9 @@ class VerlToolApp:
         """The routes and the fields every verl-tool app has (the sharded front has no trajectories)."""
         self.limits: EnvServerLimits = limits
         self.info = dict(info)
-        self.turns = FairTurns()
-        """Slices of work handed out round robin per client (:mod:`~agentenv.integrations.serve_env.fair`)."""
         self.state = types.SimpleNamespace(connections=None)
+        self.turns = FairTurns(alone=self._only_client)
+        """Slices of work handed out round robin per client (:mod:`~agentenv.integrations.serve_env.fair`)."""
         self.answers_in_process = type(self).answer is VerlToolApp.answer
         """Whether :meth:`answer_soon` is this app's answer (a subclass may answer otherwise)."""
         self.routes: dict[str, tuple[str, Callable[..., Any]]] = {
@@ -101,6 +101,11 @@ class VerlToolApp:
             "/health": ("GET", self.health),
             "/info": ("GET", self.show_info),
         }
+
+    def _only_client(self, client: str) -> bool:
+        """Whether ``client`` is the only one connected (False when no connection guard says)."""
+        guard = self.state.connections
+        return guard is not None and guard.only_client(client)
 
     async def lifespan(self, receive: Any, send: Any) -> None:
         """Start the idle sweep with the server; end every trajectory when it stops."""
