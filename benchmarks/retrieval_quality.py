@@ -26,6 +26,11 @@ count kept is printed. Question sets:
   166 more such questions (95 lookups, 33 constraints, 25 two-hop, 13
   superlatives; few name their film in full) about train and validation films
   no other set asks about, written to tune on with ``casual-validation``;
+* ``casual-validation-3``: ``benchmarks/data/casual_validation3_questions.jsonl``,
+  155 more (72 lookups, 37 constraints, 30 two-hop, 16 superlatives; two name
+  their film in full) about train and validation films no other set asks about,
+  from the 1940s to 2014, written from the catalog records without running a
+  retriever on them, to tune on with the first two;
 * ``casual-heldout``: ``benchmarks/data/casual_heldout_questions.jsonl``, 150
   hand-written casual questions about films of the generated test split's film
   pool that no other set asks about, written from the catalog records after
@@ -57,7 +62,7 @@ three passes must show the same observations (asserted).
 
 ``--tune`` never reads a test split: it scores every fusion of BM25 and MiniLM
 on the casual validation questions (``--tune-casual``: ``casual-validation``,
-by default, and/or ``casual-validation-2``, pooled) and a seeded sample of the train and
+by default, and/or ``casual-validation-2`` and ``casual-validation-3``, pooled) and a seeded sample of the train and
 validation questions (BM25 on the question reader's query, on the question, or
 both, with their weights; MiniLM on the question, on the reader's query, on
 the question unless it names a person (``gated``), on what ``hybrid-minilm``'s
@@ -96,6 +101,7 @@ import numpy as np
 OWN_QUESTIONS = Path(__file__).with_name("data") / "casual_film_questions.jsonl"
 CASUAL_VALIDATION = Path(__file__).with_name("data") / "casual_validation_questions.jsonl"
 CASUAL_VALIDATION2 = Path(__file__).with_name("data") / "casual_validation2_questions.jsonl"
+CASUAL_VALIDATION3 = Path(__file__).with_name("data") / "casual_validation3_questions.jsonl"
 CASUAL_HELDOUT = Path(__file__).with_name("data") / "casual_heldout_questions.jsonl"
 CASUAL_HELDOUT2 = Path(__file__).with_name("data") / "casual_heldout2_questions.jsonl"
 CASUAL_HELDOUT3 = Path(__file__).with_name("data") / "casual_heldout3_questions.jsonl"
@@ -127,6 +133,8 @@ def question_set(name: str) -> list[tuple[str, str]]:
         return [(q.question, gold_film(q)) for q in casual_validation_questions()]  # type: ignore[misc]
     if name == "casual-validation-2":
         return [(q.question, gold_film(q)) for q in casual_validation2_questions()]  # type: ignore[misc]
+    if name == "casual-validation-3":
+        return [(q.question, gold_film(q)) for q in casual_validation3_questions()]  # type: ignore[misc]
     if name == "casual-heldout":
         return [(q.question, gold_film(q)) for q in casual_heldout_questions()]  # type: ignore[misc]
     if name == "casual-heldout-2":
@@ -166,6 +174,11 @@ def casual_validation_questions() -> list[object]:
 def casual_validation2_questions() -> list[object]:
     """The second casual validation set (train and validation films) as :class:`Question` records."""
     return _casual_rows(CASUAL_VALIDATION2, "casual-validation-2")
+
+
+def casual_validation3_questions() -> list[object]:
+    """The third casual validation set (train and validation films, written blind) as :class:`Question` records."""
+    return _casual_rows(CASUAL_VALIDATION3, "casual-validation-3")
 
 
 def casual_heldout_questions() -> list[object]:
@@ -637,7 +650,7 @@ def main() -> None:
     parser.add_argument(
         "--tune-casual",
         nargs="+",
-        choices=("casual-validation", "casual-validation-2"),
+        choices=("casual-validation", "casual-validation-2", "casual-validation-3"),
         default=["casual-validation"],
         help="the hand-written casual validation sets to tune on, their questions pooled",
     )

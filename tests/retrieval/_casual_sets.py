@@ -77,6 +77,7 @@ def films_asked_elsewhere(bench: ModuleType, but: Path) -> set[str]:
         CASUAL_FILE,
         bench.CASUAL_VALIDATION,
         bench.CASUAL_VALIDATION2,
+        bench.CASUAL_VALIDATION3,
         bench.OWN_QUESTIONS,
         bench.PEOPLE_FILMS,
         bench.PEOPLE_QUESTIONS,
