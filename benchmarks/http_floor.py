@@ -21,6 +21,11 @@ server CPU is the child's user + system time from /proc over the measured window
 loop (reset, search, answer on ``MediaSearch-v0``) is timed in the same run, in passes
 interleaved with the floor's, and gives the budgets.
 
+The floor per request depends on the rate: closed loop, the floor answers ~20,000 requests/s and
+many share each wake-up of the loop and of the client; serve-env, spending more per request,
+runs at ~3,000, so ``--rate`` also paces the one-trajectory shape there (the floor per request
+roughly doubles).
+
 Printed: the load average at the start and the end, then per case and parser the requests/s, the
 server CPU per request and per episode (requests per episode x per request), and the budget
 (2x or 1.3x the in-process loop's CPU per episode), what the budget leaves above the floor, and
@@ -165,7 +170,43 @@ class BareFloor(asyncio.Protocol):
         self.buf = buf
 
 
+class ConstantApp:
+    """serve-env's HTTP layer with no env: the verl-tool app's hot-path hooks, answering the fixed
+    bodies in turn per connection (``observe_body``), so uvicorn, the connection guard and the lean
+    cycle run as they do for ``serve-env --protocol verl-tool``."""
+
+    def __init__(self, bodies: list[bytes]) -> None:
+        self.bodies = bodies
+        self.turns: dict[object, int] = {}
+        self.routes = {"/get_observation": ("POST", None), "/health": ("GET", None)}
+
+    def observe_body(self, body: bytes, peer: object) -> tuple[int, bytes, list]:
+        turn = self.turns.get(peer, 0)
+        self.turns[peer] = turn + 1
+        return 200, self.bodies[turn % len(self.bodies)], []
+
+    async def send_answer(self, send: object, status: int, body: bytes, extra: list) -> None:
+        raise AssertionError("every answer is ready at once")
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":  # type: ignore[operator]
+                await send({"type": "lifespan.startup.complete"})  # type: ignore[operator]
+            await send({"type": "lifespan.shutdown.complete"})  # type: ignore[operator]
+            return
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": b"{}"})  # type: ignore[operator]
+
+
 def serve(parser: str, batch: int, port: int) -> None:
+    if parser == "serve-env":
+        from agentenv.integrations.serve_env.limits import EnvServerLimits
+        from agentenv.integrations.serve_env.runner import serve as run_server
+
+        app = ConstantApp(answer_bodies(batch))
+        run_server(app, "127.0.0.1", port, EnvServerLimits(), log_level="error")
+        return
     import uvloop
 
     protocol = HttpToolsFloor if parser == "httptools" else BareFloor
@@ -200,7 +241,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0, help="measured seconds per case")
     parser.add_argument("--settle", type=float, default=0.5, help="unmeasured seconds first")
-    parser.add_argument("--parsers", default="httptools,bare", help="comma-separated")
+    parser.add_argument(
+        "--parsers",
+        default="httptools,bare,serve-env",
+        help="comma-separated: httptools, bare, serve-env (its HTTP layer over a constant app)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=3000.0,
+        help="also one trajectory a request paced at this many requests/s in all (about "
+        "serve-env's own closed-loop rate here, where the floor per request is higher than at "
+        "the floor's own rate: fewer requests share each wake-up); 0: no such case",
+    )
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -210,15 +263,19 @@ def main(argv: list[str] | None = None) -> None:
     media, in_process = media_workload()
     parsers = args.parsers.split(",")
     servers = {(p, b): FloorServer(p, b) for p in parsers for b in ANSWER_SIZES}
-    cpu = {key: [0.0, 0, 0] for key in servers}  # CPU s, requests, episodes
-    rates: dict[tuple[str, int], list[float]] = {key: [] for key in servers}
+    cases = [(p, b, 0.0) for p, b in servers]
+    if args.rate > 0:
+        cases += [(p, 1, args.rate) for p in parsers]
+    cpu = {case: [0.0, 0, 0] for case in cases}  # CPU s, requests, episodes
+    rates: dict[tuple[str, int, float], list[float]] = {case: [] for case in cases}
     in_cpu: list[float] = []
     try:
         for round_ in range(args.passes + 1):  # round 0 warms up
             _, in_cpu_s = in_process(args.seconds, 1)
             if round_:
                 in_cpu.append(in_cpu_s)
-            for (name, batch), server in servers.items():
+            for name, batch, rate in cases:
+                server = servers[(name, batch)]
                 result = drive(
                     server.port,
                     media,
@@ -226,17 +283,18 @@ def main(argv: list[str] | None = None) -> None:
                     finish=batch == 1,
                     seconds=args.seconds,
                     settle=args.settle,
-                    tag=f"p{round_}",
+                    tag=f"p{round_}-{rate:g}",
+                    rate=rate,
                     server_pid=server.proc.pid,
                 )
                 if result.failures:
                     raise SystemExit(f"{name}, {batch}: {sorted(set(result.failures))[:3]}")
                 if round_:
-                    figures = cpu[(name, batch)]
+                    figures = cpu[(name, batch, rate)]
                     figures[0] += result.front_cpu_s
                     figures[1] += result.requests
                     figures[2] += result.episodes
-                    rates[(name, batch)].append(result.requests / result.seconds)
+                    rates[(name, batch, rate)].append(result.requests / result.seconds)
     finally:
         for server in servers.values():
             server.stop()
@@ -246,20 +304,22 @@ def main(argv: list[str] | None = None) -> None:
         f"in-process MediaSearch loop (reset, search, answer), 1 env: {in_us:.0f} us CPU per "
         f"episode (median of {args.passes} passes x {args.seconds:g} s)"
     )
-    for (name, batch), (cpu_s, requests, episodes) in cpu.items():
+    for (name, batch, rate), (cpu_s, requests, episodes) in cpu.items():
         per_request = cpu_s / max(requests, 1) * 1e6
         per_episode = cpu_s / max(episodes, 1) * 1e6
         budget = BUDGETS[batch] * in_us
         shape = (
             "1 trajectory a request + finish" if batch == 1 else f"{batch} trajectories a request"
         )
+        if rate:
+            shape += f", paced at {rate:,.0f} requests/s"
         print(
-            f"floor, {name}, {shape}: {statistics.median(rates[(name, batch)]):,.0f} requests/s; "
-            f"{per_request:.1f} us CPU per request, {requests / max(episodes, 1):.3g} requests per "
-            f"episode -> {per_episode:.0f} us per episode; budget {BUDGETS[batch]:g}x = "
-            f"{budget:.0f} us: floor {per_episode / budget:.0%} of it, {budget - per_episode:.0f} us "
-            f"above the floor, {budget - per_episode - in_us:.0f} us for the app after the env's "
-            f"own {in_us:.0f}"
+            f"floor, {name}, {shape}: {statistics.median(rates[(name, batch, rate)]):,.0f} "
+            f"requests/s; {per_request:.1f} us CPU per request, {requests / max(episodes, 1):.3g} "
+            f"requests per episode -> {per_episode:.0f} us per episode; budget "
+            f"{BUDGETS[batch]:g}x = {budget:.0f} us: floor {per_episode / budget:.0%} of it, "
+            f"{budget - per_episode:.0f} us above the floor, {budget - per_episode - in_us:.0f} us "
+            f"for the app after the env's own {in_us:.0f}"
         )
 
 
