@@ -314,6 +314,10 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            self.guard_response_complete()
+
+        def guard_response_complete(self) -> None:
+            """The connection waits for its next request (the guard's idle deadline runs)."""
             cycle = self.cycle
             if (
                 self.guard_phase == _BUSY

@@ -11,7 +11,9 @@ MediaSearch, whose episode costs ~140 µs in process, that was twice the env.
 :func:`lean_protocol` subclasses the guarded uvicorn protocol
 (:func:`agentenv.retrieval.connections.guarded_protocol`), so parsing,
 keep-alive, the connection guard's caps and deadlines, 400/431 answers,
-pipelining and graceful shutdown stay uvicorn's and the guard's. Only a
+pipelining and graceful shutdown stay uvicorn's and the guard's (after a lean
+answer, the guard's idle deadline alone closes an idle connection: no uvicorn
+keep-alive timer is armed). Only a
 ``POST`` to one of the app's hot paths (``/get_observation``), with no request in
 flight on the connection, takes the lean cycle:
 
@@ -380,6 +382,21 @@ def lean_protocol(
                 await cycle.send({"type": "http.response.body", "body": b"Internal Server Error"})
             else:
                 self.transport.close()
+
+        def on_response_complete(self) -> None:
+            """uvicorn's, without its keep-alive timer after a lean cycle: the connection guard's
+            idle deadline (``idle_timeout_s``, which uvicorn's ``timeout_keep_alive`` rounds) closes
+            a connection left idle. Why: arming and cancelling a timer each request cost ~8 µs of
+            CPU a request, a third of the rest of this layer (``benchmarks/http_floor.py``)."""
+            if type(self.cycle) is not LeanCycle or self.pipeline:
+                super().on_response_complete()
+                return
+            self.server_state.total_requests += 1
+            if self.transport.is_closing():
+                return
+            self._unset_keepalive_if_required()  # one armed after an answer of uvicorn's cycle
+            self.flow.resume_reading()
+            self.guard_response_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
             lean = self.lean_cycle
