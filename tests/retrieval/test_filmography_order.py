@@ -55,7 +55,7 @@ def test_a_director_is_read_as_one_though_they_acted_in_more_films(catalog, cred
         "longest peter jackson movie of the 90s",  # a decade narrows the films
         "peter jackson horror movie, the longest",  # a genre narrows them too
         "which came out first, heat or ronin",  # a comparison of two named films
-        "peter jackson's best movie",  # a rating sort: BM25's
+        "peter jackson's best movie",  # *best* alone: phrasing, BM25's
         "the longest movie",  # no one named
     ],
 )
@@ -125,3 +125,27 @@ def _people_with_films(catalog):  # type: ignore[no-untyped-def]
         )
         _people_with_films.cached = cached  # type: ignore[attr-defined]
     return cached
+
+
+def test_a_rating_sort_counts_where_a_word_says_so(catalog) -> None:  # type: ignore[no-untyped-def]
+    """*worst rated spielberg movie*: his directed film with the lowest critics' rating comes first."""
+    from agentenv.envs.media_search.tools.corpus import sorted_filmography
+
+    rows = sorted_filmography("worst rated spielberg movie")
+    directed = [catalog.titles[n] for n in catalog.people["steven spielberg"].directed]
+    lowest = min(t.rating for t in directed if t.rating is not None)
+    assert catalog.titles[rows[0]].rating == lowest  # type: ignore[index]
+    assert sorted_filmography("spielberg's best movie") is None  # *best* alone is phrasing
+
+
+def test_a_possessive_typed_without_its_apostrophe_reads_as_the_surname() -> None:
+    from agentenv.envs.media_search.tools.surnames import surname_index
+
+    index = surname_index()
+    assert index.surnames_said("spielbergs first movie", ["spielbergs", "first"]) == {
+        "spielbergs": "spielberg"
+    }
+    assert index.surnames_said("lost in the woods", ["woods"]) == {}  # after an article
+    assert (
+        index.surnames_said("what year did simpsons movie come out", ["simpsons"]) == {}
+    )  # a title word

@@ -149,8 +149,8 @@ def sorted_filmography(query: str) -> tuple[int, ...] | None:
     the films crediting every person it names and says nothing else
     (:func:`~agentenv.envs.media_search.tools.filmography_order.filmography_sort`),
     and some film credits them all. People are read as :class:`CreditedFilms` reads
-    them (full names, and surnames said alone); one person's main line of work
-    comes first (:func:`~agentenv.envs.media_search.tools.filmography_order.main_credits`),
+    them (full names, and surnames said alone, a surname meaning the person of
+    that name with the most films); one person's main line of work comes first (:func:`~agentenv.envs.media_search.tools.filmography_order.main_credits`),
     ties keep the catalog's order. Memoised: both of ``hybrid-minilm``'s parts
     ask, and a policy repeats its queries.
 
@@ -172,12 +172,10 @@ def sorted_filmography(query: str) -> tuple[int, ...] | None:
     people = named_people(query)
     names = {w for p in people for w in normalize_key(p.name).split()}
     index = surname_index()
-    surnames = [
-        w
-        for w in normalize_key(bm25_search_query(query)).split()
-        if w not in names and index.films(w) is not None
-    ]
-    sort = filmography_sort(query, names | set(surnames))
+    read = [w for w in normalize_key(bm25_search_query(query)).split() if w not in names]
+    said = index.surnames_said(query, read)
+    surnames = list(said.values())
+    sort = filmography_sort(query, names | set(said))
     if sort is None:
         return None
     credited = [{*p.directed, *p.wrote, *p.acted} for p in people]
@@ -186,7 +184,13 @@ def sorted_filmography(query: str) -> tuple[int, ...] | None:
     if not rows:
         return None
     titles = load_catalog().titles
-    main = main_credits(people[0]) if len(people) == 1 and not surnames else frozenset()
+    main: frozenset[int] = frozenset()
+    if len(people) == 1 and not surnames:
+        main = main_credits(people[0])
+    elif len(surnames) == 1 and not people:  # *spielbergs first movie*: Steven's, not Sasha's
+        best_known = index.best_known(surnames[0])
+        if best_known is not None:
+            main = main_credits(load_catalog().people[best_known])
     by_sort = sort_key(*sort)
     return tuple(sorted(rows, key=lambda n: (n not in main, by_sort(titles[n]), n)))  # type: ignore[operator]
 
@@ -244,23 +248,21 @@ class CreditedFilms:
             return []  # no film credits everyone named in full
         full_names = {w for p in people for w in normalize_key(p.name).split()}
         read = bm25_search_query(query)
-        surnames = [
-            w
-            for w in normalize_key(read).split()
-            if w not in full_names and self.surnames.films(w) is not None
-        ]
-        if not credited and not surnames:
+        said = self.surnames.surnames_said(
+            query, [w for w in normalize_key(read).split() if w not in full_names]
+        )
+        if not credited and not said:
             film = series_film(query)  # *third iron man movie*: the film at that place
             return [] if film is None else [Hit(self.titles[film].id, 1.0, 0)]
         hits = self.bm25.search(read, self.scan)
-        if surnames:  # a word of a top title names the film, not a person (*sullivan's travels*)
+        if said:  # a word of a top title names the film, not a person (*sullivan's travels*)
             in_titles = {
                 w
                 for h in hits[: self.title_words_from]
                 for w in normalize_key(self.titles[self.row[h.doc_id]].title).split()
             }
-            surnames = [w for w in surnames if w not in in_titles]
-        credited += [set(self.surnames.films(w) or ()) for w in surnames]
+            said = {w: s for w, s in said.items() if w not in in_titles and s not in in_titles}
+        credited += [set(self.surnames.films(s) or ()) for s in said.values()]
         if not credited:
             return []
         films = {self.titles[n].id for n in set.intersection(*credited)}

@@ -15,15 +15,20 @@ found no year, decade, genre or runtime bound (those narrow the films; BM25
 and the fusion read them).
 A question about one person means the films of the role they are known for
 (:func:`main_credits`): *longest ron howard movie* asks for one he directed,
-not *The Music Man* he acted in as a child. Sorts by rating (*best*, *worst*) are left to BM25: *best* is phrasing in most
-questions.
+not *The Music Man* he acted in as a child. A sort by the critics' rating counts only where a word says so (*worst rated
+spielberg movie*, *mel brooks best rated movie*): *best* alone is phrasing in
+most questions.
 
 Example:
     >>> filmography_sort("longest peter jackson movie", {"peter", "jackson"})
     ('runtime', 'desc')
     >>> filmography_sort("longest peter jackson movie of the 90s", {"peter", "jackson"}) is None
     True
-    >>> filmography_sort("last of nolans batman movies", {"nolan"}) is None
+    >>> filmography_sort("last of nolans batman movies", {"nolans"}) is None
+    True
+    >>> filmography_sort("worst rated spielberg movie", {"spielberg"})
+    ('rating', 'asc')
+    >>> filmography_sort("spielberg's best movie", {"spielberg"}) is None
     True
 """
 
@@ -35,8 +40,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agentenv.corpora.media.catalog import Person, Title
 
-SORTED_FIELDS = frozenset({"runtime", "year"})
-"""The sorts a filmography is ordered by; rating sorts stay BM25's."""
+SORTED_FIELDS = frozenset({"runtime", "year", "rating"})
+"""The sorts a filmography is ordered by; by rating only when :data:`RATING_WORDS` say so."""
+
+RATING_WORDS = frozenset("rated rating ratings reviewed reviews worst lowest highest".split())
+"""Words that make a sort one by the critics' rating (*worst rated spielberg movie*); *best* alone
+is phrasing in most questions (*best picture*, *best known*)."""
 
 SORT_WORDS = frozenset(
     "longest shortest longer shorter oldest earliest first older earlier newest latest newer later "
@@ -46,7 +55,7 @@ SORT_WORDS = frozenset(
 
 
 def filmography_sort(query: str, name_words: Iterable[str]) -> tuple[str, str] | None:
-    """``(field, "asc" | "desc")`` when ``query`` asks for the top film of the named people's by runtime or year, else ``None``.
+    """``(field, "asc" | "desc")`` when ``query`` asks for the top film of the named people's by runtime, year or rating, else ``None``.
 
     ``name_words`` are the words of the people the query names (full names and surnames read
     as people), normalised as :func:`~agentenv.corpora.media.catalog.normalize_key` does.
@@ -60,6 +69,8 @@ def filmography_sort(query: str, name_words: Iterable[str]) -> tuple[str, str] |
         return None
     if reading.years or reading.years_between or reading.genre or reading.runtime_under:
         return None  # a narrower group than the person's films
+    if reading.sort[0] == "rating" and not RATING_WORDS & set(normalize_key(query).split()):
+        return None
     names = set(name_words)
     words = normalize_key(reading.query).split()
     if not any(w in names for w in words):
@@ -87,8 +98,8 @@ def sort_key(field: str, order: str) -> object:
     """
     sign = -1 if order == "desc" else 1
 
-    def key(title: Title) -> tuple[bool, int]:
-        value = title.runtime if field == "runtime" else title.year
+    def key(title: Title) -> tuple[bool, float]:
+        value = getattr(title, field)
         return (value is None, sign * (value or 0))
 
     return key
