@@ -172,18 +172,22 @@ class BareFloor(asyncio.Protocol):
 
 class ConstantApp:
     """serve-env's HTTP layer with no env: the verl-tool app's hot-path hooks, answering the fixed
-    bodies in turn per connection (``observe_body``), so uvicorn, the connection guard and the lean
-    cycle run as they do for ``serve-env --protocol verl-tool``."""
+    body for the request's turn (``observe_body``), so uvicorn, the connection guard and the lean
+    cycle run as they do for ``serve-env --protocol verl-tool``.
+
+    The turn is read from the body (a step that starts trajectories, a finish, else the answer
+    step), not counted per peer: a later pass's connection may reuse an earlier one's port."""
 
     def __init__(self, bodies: list[bytes]) -> None:
         self.bodies = bodies
-        self.turns: dict[object, int] = {}
         self.routes = {"/get_observation": ("POST", None), "/health": ("GET", None)}
 
     def observe_body(self, body: bytes, peer: object) -> tuple[int, bytes, list]:
-        turn = self.turns.get(peer, 0)
-        self.turns[peer] = turn + 1
-        return 200, self.bodies[turn % len(self.bodies)], []
+        if b'"extra_fields"' in body:
+            return 200, self.bodies[0], []
+        if b'"finish": [true' in body:
+            return 200, self.bodies[-1], []
+        return 200, self.bodies[1], []
 
     async def send_answer(self, send: object, status: int, body: bytes, extra: list) -> None:
         raise AssertionError("every answer is ready at once")
