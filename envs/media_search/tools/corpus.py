@@ -112,7 +112,7 @@ def minilm_search_query(query: str) -> str | None:
     people = named_people(query)
     if not people:
         return query
-    names = {w for p in people for w in normalize_key(p.name).split()}
+    names = name_words_said(query)
     read = normalize_key(bm25_search_query(query)).split()
     if all(w in names or w.isdigit() or w in PHRASING_WORDS for w in read):
         return None
@@ -122,23 +122,58 @@ def minilm_search_query(query: str) -> str | None:
 def named_people(query: str) -> list[Person]:
     """The credited people a query names: each run of two or three of its words that is a name in the catalog.
 
+    A run of two words that names no one but is a known person's first name and a
+    surname one letter off counts too (*benedict cumberbach*;
+    :mod:`~agentenv.envs.media_search.tools.misspelt_names`).
+
     Example:
         >>> [p.name for p in named_people("the 1991 movie with jodie foster")]
         ['Jodie Foster']
         >>> named_people("who wrote juno?")
         []
+        >>> [p.name for p in named_people("benedict cumberbach as alan turing")]
+        ['Benedict Cumberbatch']
     """
+    return list(_people_said(query)[0])
+
+
+def name_words_said(query: str) -> frozenset[str]:
+    """The words of the people a query names, as the catalog spells them and as the query does.
+
+    Example:
+        >>> sorted(name_words_said("christopher reeves first superman"))
+        ['christopher', 'reeve', 'reeves']
+    """
+    return _people_said(query)[1]
+
+
+@lru_cache(maxsize=4096)
+def _people_said(query: str) -> tuple[tuple[Person, ...], frozenset[str]]:
     from agentenv.corpora.media.catalog import load_catalog, normalize_key
+    from agentenv.envs.media_search.tools.misspelt_names import misspelt_names
 
     people = load_catalog().people
     words = normalize_key(query).split()
     found = []
+    said: set[str] = set()
+    covered: set[int] = set()
     for n in (2, 3):
         for i in range(len(words) - n + 1):
             person = people.get(" ".join(words[i : i + n]))
             if person is not None:
                 found.append(person)
-    return found
+                said.update(words[i : i + n])
+                covered.update(range(i, i + n))
+    for i in range(len(words) - 1):
+        if i in covered or i + 1 in covered:
+            continue
+        key = misspelt_names().person(words[i], words[i + 1])
+        if key is not None:
+            found.append(people[key])
+            said.update(words[i : i + 2])
+            covered.update((i, i + 1))
+    said.update(w for p in found for w in normalize_key(p.name).split())
+    return tuple(found), frozenset(said)
 
 
 @lru_cache(maxsize=4096)
@@ -167,13 +202,14 @@ def sorted_filmography(query: str) -> tuple[int, ...] | None:
         main_credits,
         sort_key,
     )
+    from agentenv.envs.media_search.tools.misspelt_names import misspelt_names
     from agentenv.envs.media_search.tools.surnames import surname_index
 
     people = named_people(query)
-    names = {w for p in people for w in normalize_key(p.name).split()}
+    names = set(name_words_said(query))
     index = surname_index()
     read = [w for w in normalize_key(bm25_search_query(query)).split() if w not in names]
-    said = index.surnames_said(query, read)
+    said = index.surnames_said(query, read, misspelt_names().surname)
     surnames = list(said.values())
     sort = filmography_sort(query, names | set(said))
     if sort is None:
@@ -235,6 +271,7 @@ class CreditedFilms:
     def search(self, query: str, k: int) -> list[Hit]:
         """Of BM25's top :attr:`scan` for the reader's query, the first ``k`` films crediting every named person."""
         from agentenv.corpora.media.catalog import normalize_key
+        from agentenv.envs.media_search.tools.misspelt_names import misspelt_names
         from agentenv.envs.media_search.tools.sequels import series_film
 
         if k <= 0:
@@ -246,10 +283,12 @@ class CreditedFilms:
         credited = [{*p.directed, *p.wrote, *p.acted} for p in people]
         if credited and not set.intersection(*credited):
             return []  # no film credits everyone named in full
-        full_names = {w for p in people for w in normalize_key(p.name).split()}
+        full_names = name_words_said(query)
         read = bm25_search_query(query)
         said = self.surnames.surnames_said(
-            query, [w for w in normalize_key(read).split() if w not in full_names]
+            query,
+            [w for w in normalize_key(read).split() if w not in full_names],
+            misspelt_names().surname,
         )
         if not credited and not said:
             film = series_film(query)  # *third iron man movie*: the film at that place

@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 
 MIN_FILMS = 10
@@ -64,13 +64,24 @@ class SurnameIndex:
         """The title numbers crediting someone named ``word`` (a normalised word), or ``None`` when it is no surname."""
         return self._films.get(word)
 
-    def surnames_said(self, query: str, words: Iterable[str]) -> dict[str, str]:
+    def names(self) -> list[str]:
+        """Every surname of the index."""
+        return list(self._films)
+
+    def surnames_said(
+        self,
+        query: str,
+        words: Iterable[str],
+        misspelt: Callable[[str], str | None] | None = None,
+    ) -> dict[str, str]:
         """Of ``words`` (normalised words of ``query``), each that names a surname, mapped to it.
 
         A word is its own surname, or a possessive typed without its apostrophe
         (*spielbergs first movie*, *nolans batman movies*: the surname and an *s*)
         unless it follows an article (*in the woods* is no Wood's) or a catalog title holds
-        it (*simpsons movie* asks for *The Simpsons Movie*, not a Simpson's).
+        it (*simpsons movie* asks for *The Simpsons Movie*, not a Simpson's), or, where
+        ``misspelt`` reads it as one, a surname typed one letter off (*scorcese*;
+        :mod:`~agentenv.envs.media_search.tools.misspelt_names`).
 
         Example:
             >>> surname_index().surnames_said("spielbergs first movie", ["spielbergs", "first"])
@@ -94,6 +105,12 @@ class SurnameIndex:
                 and word not in self._title_words
             ):
                 out[word] = word[:-1]
+            elif (
+                misspelt is not None and word not in after_article and word[:-1] not in self._films
+            ):
+                meant = misspelt(word)  # not *the warrens*, nor *warrens* as a plural
+                if meant is not None:
+                    out[word] = meant
         return out
 
 
