@@ -65,6 +65,7 @@ import gymnasium as gym
 
 from agentenv.engine.env_options import check_env_options
 from agentenv.engine.frozen import FrozenDict, FrozenList, MessageLog
+from agentenv.engine.lazy_seed import LazySeed
 from agentenv.engine.parsing import Answer, parse_action
 from agentenv.engine.spaces import Text
 from agentenv.engine.task import Task
@@ -83,7 +84,7 @@ from agentenv.rewards.config import RewardConfig, resolve_reward
 __all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
 
 
-class ToolEnv(gym.Env[str, str]):
+class ToolEnv(LazySeed, gym.Env[str, str]):
     """Base env for tool-using agents; see the module docstring for the contract and the hooks.
 
     The attributes below are the contract harnesses rely on (the evaluation
@@ -226,9 +227,13 @@ class ToolEnv(gym.Env[str, str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
+        self.seed_lazily(seed)  # the generator is built on the first draw (engine/lazy_seed.py)
         task = self._chooser.choose(
-            self.tasks, options, self.np_random, split=self.split, from_dict=self._task_from_dict
+            self.tasks,
+            options,
+            self.draw_generator,
+            split=self.split,
+            from_dict=self._task_from_dict,
         )
         context = self._start_episode(task)
         prompt = self._task_prompt(task)

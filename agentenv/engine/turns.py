@@ -114,14 +114,15 @@ class TaskChooser:
         self,
         tasks: Sequence[Task],
         options: Mapping[str, Any] | None,
-        rng: np.random.Generator,
+        rng: np.random.Generator | Callable[[], np.random.Generator] | None,
         *,
         split: str,
         from_dict: Callable[[Mapping[str, Any]], Task] | None,
     ) -> Task:
-        """The task ``options`` pin, else one drawn from ``tasks`` with ``rng``."""
+        """The task ``options`` pin, else one drawn from ``tasks`` with ``rng`` (or the generator it returns:
+        an env seeded lazily builds its generator only for a draw)."""
         if not options:
-            return tasks[int(rng.integers(len(tasks)))]
+            return tasks[int(_generator(rng).integers(len(tasks)))]
         unknown = [k for k in options if k not in RESET_OPTIONS]
         if unknown:
             warnings.warn(
@@ -135,7 +136,7 @@ class TaskChooser:
                 f"reset options {chosen}: give at most one of 'task', 'task_id', 'index'"
             )
         if not chosen:
-            return tasks[int(rng.integers(len(tasks)))]
+            return tasks[int(_generator(rng).integers(len(tasks)))]
         if chosen[0] == "task":
             return _pinned_task(options["task"], from_dict)
         if chosen[0] == "task_id":
@@ -157,6 +158,12 @@ class TaskChooser:
         if position is None:
             raise KeyError(f"task_id {task_id!r} is not in split {split!r}")
         return position
+
+
+def _generator(rng: Any) -> np.random.Generator:
+    if rng is None:
+        raise ValueError("no generator to draw a task with: pin one with options={'index': i}")
+    return rng if not callable(rng) else rng()
 
 
 def _pinned_task(task: Any, from_dict: Callable[[Mapping[str, Any]], Task] | None) -> Task:
