@@ -73,7 +73,9 @@ STOP_WORDS = frozenset(
 NOT_A_SERIES = frozenset("top best worst greatest last latest favorite favourite".split())
 """One word that starts a few titles but, before a number, counts films (*top 5 movies*)."""
 
-_CLAUSE = re.compile(r"[,;:.!?()\-–—]+")
+_CLAUSE = re.compile(r"[,;.!?()–—]+|\s+-+\s*|-+\s+")
+"""Clause breaks: punctuation and spaced dashes, not a title's colon or hyphen (*mission: impossible
+iii*, *spider-man 2*)."""
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -96,6 +98,8 @@ def series_place(query: str) -> tuple[tuple[tuple[str, ...], ...], int] | None:
         True
         >>> series_place("top 5 movies of 1994") is None
         True
+        >>> series_place("Mission: Impossible III")[0][0], series_place("spider-man 2 - who directed")[0][0]
+        (('mission', 'impossible'), ('spider', 'man'))
     """
     readings: tuple[tuple[str, ...], ...] = ()
     place = None
