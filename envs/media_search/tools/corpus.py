@@ -216,39 +216,65 @@ def sorted_filmography(query: str) -> tuple[int, ...] | None:
         >>> sorted_filmography("peter jackson's ring movies") is None
         True
     """
-    from agentenv.corpora.media.catalog import load_catalog, normalize_key
+    from agentenv.corpora.media.catalog import load_catalog
     from agentenv.envs.media_search.tools.filmography_order import (
         filmography_sort,
         main_credits,
         sort_key,
     )
-    from agentenv.envs.media_search.tools.misspelt_names import misspelt_names
     from agentenv.envs.media_search.tools.surnames import surname_index
 
     people = named_people(query)
-    names = set(name_words_said(query))
-    index = surname_index()
-    read = [w for w in normalize_key(bm25_search_query(query)).split() if w not in names]
-    said = index.surnames_said(query, read, misspelt_names().surname)
-    surnames = list(said.values())
-    sort = filmography_sort(query, names | set(said))
+    said = surnames_said(query)
+    sort = filmography_sort(query, name_words_said(query) | set(said))
     if sort is None:
         return None
-    credited = [{*p.directed, *p.wrote, *p.acted} for p in people]
-    credited += [set(index.films(w) or ()) for w in surnames]
+    index = surname_index()
+    surnames = list(said.values())
+    credited = [credits_of(p) for p in people] + [set(index.films(s) or ()) for s in surnames]
     rows = set.intersection(*credited) if credited else set()
     if not rows:
         return None
-    titles = load_catalog().titles
+    catalog = load_catalog()
     main: frozenset[int] = frozenset()
     if len(people) == 1 and not surnames:
         main = main_credits(people[0])
     elif len(surnames) == 1 and not people:  # *spielbergs first movie*: Steven's, not Sasha's
         best_known = index.best_known(surnames[0])
         if best_known is not None:
-            main = main_credits(load_catalog().people[best_known])
+            main = main_credits(catalog.people[best_known])
     by_sort = sort_key(*sort)
-    return tuple(sorted(rows, key=lambda n: (n not in main, by_sort(titles[n]), n)))  # type: ignore[operator]
+    return tuple(sorted(rows, key=lambda n: (n not in main, by_sort(catalog.titles[n]), n)))  # type: ignore[operator]
+
+
+def credits_of(person: Person) -> set[int]:
+    """The catalog rows of every film ``person`` directed, wrote or acted in."""
+    return {*person.directed, *person.wrote, *person.acted}
+
+
+def surnames_said(query: str) -> dict[str, str]:
+    """Each word of the reader's query, less the named people's, that names a surname (as said -> surname).
+
+    Read as :meth:`~agentenv.envs.media_search.tools.surnames.SurnameIndex.surnames_said` reads
+    them, misspellings included; memoised, since both of ``hybrid-minilm``'s
+    catalog-reading lists ask for every query.
+
+    Example:
+        >>> surnames_said("bigelow's bin laden manhunt film")
+        {'bigelow': 'bigelow'}
+    """
+    return dict(_surnames_said(query))
+
+
+@lru_cache(maxsize=4096)
+def _surnames_said(query: str) -> tuple[tuple[str, str], ...]:
+    from agentenv.corpora.media.catalog import normalize_key
+    from agentenv.envs.media_search.tools.misspelt_names import misspelt_names
+    from agentenv.envs.media_search.tools.surnames import surname_index
+
+    names = name_words_said(query)
+    read = [w for w in normalize_key(bm25_search_query(query)).split() if w not in names]
+    return tuple(surname_index().surnames_said(query, read, misspelt_names().surname).items())
 
 
 class CreditedFilms:
@@ -291,7 +317,6 @@ class CreditedFilms:
     def search(self, query: str, k: int) -> list[Hit]:
         """Of BM25's top :attr:`scan` for the reader's query, the first ``k`` films crediting every named person."""
         from agentenv.corpora.media.catalog import normalize_key
-        from agentenv.envs.media_search.tools.misspelt_names import misspelt_names
         from agentenv.envs.media_search.tools.sequels import series_film
 
         if k <= 0:
@@ -299,21 +324,14 @@ class CreditedFilms:
         order = sorted_filmography(query)
         if order is not None:  # *longest peter jackson movie*: the catalog's order, not BM25's
             return [Hit(self.titles[n].id, 1.0 / (r + 1), r) for r, n in enumerate(order[:k])]
-        people = named_people(query)
-        credited = [{*p.directed, *p.wrote, *p.acted} for p in people]
+        credited = [credits_of(p) for p in named_people(query)]
         if credited and not set.intersection(*credited):
             return []  # no film credits everyone named in full
-        full_names = name_words_said(query)
-        read = bm25_search_query(query)
-        said = self.surnames.surnames_said(
-            query,
-            [w for w in normalize_key(read).split() if w not in full_names],
-            misspelt_names().surname,
-        )
+        said = surnames_said(query)
         if not credited and not said:
             film = series_film(query)  # *third iron man movie*: the film at that place
             return [] if film is None else [Hit(self.titles[film].id, 1.0, 0)]
-        hits = self.bm25.search(read, self.scan)
+        hits = self.bm25.search(bm25_search_query(query), self.scan)
         if said:  # a word of a top title names the film, not a person (*sullivan's travels*)
             in_titles = {
                 w
