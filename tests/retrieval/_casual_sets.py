@@ -17,7 +17,7 @@ from agentenv.corpora.media.catalog import load_catalog
 from agentenv.engine.tools import ToolRegistry
 from agentenv.envs.media_search.agents.oracle import dated_title
 from agentenv.envs.media_search.grading.grade import read_answer
-from agentenv.envs.media_search.questions.record import Question, execute_plan_extract
+from agentenv.envs.media_search.questions.record import Question, execute_plan_extract, split_of
 from agentenv.envs.media_search.tasks.casual import CASUAL_FILE
 from agentenv.envs.media_search.tools.film_tools import make_media_tools
 from agentenv.retrieval.bm25 import BM25Retriever
@@ -87,3 +87,26 @@ def films_asked_elsewhere(bench: ModuleType, but: Path) -> set[str]:
     ]
     assert but in paths
     return {f for p in paths if p != but for f in _FILM.findall(p.read_text(encoding="utf-8"))}
+
+
+def assert_films_are_new(
+    bench: ModuleType,
+    name: str,
+    questions: Sequence[Question],
+    path: Path,
+    splits: tuple[str, ...],
+) -> None:
+    """Set ``name``'s films (its ``questions``, read from ``path``): one gold film a question, each asked
+    once (the resamples are of films), all of ``splits``, and none another question set asks about."""
+    pairs = bench.question_set(name)
+    films = [g for _, g in pairs]
+    assert len(pairs) == len(questions)  # one gold film each
+    assert None not in films
+    assert len(set(films)) == len(films)  # one question per film
+    assert all(split_of(f) in splits for f in films)
+    assert not set(films) & films_asked_elsewhere(bench, but=path)
+
+
+def title_words(text: str) -> str:
+    """``text``'s lowercase words, spaced at both ends, so ``in`` finds a title's whole words in a question."""
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agentenv.envs.media_search.questions.record import split_of
-
-from ._casual_sets import films_asked_elsewhere, wrong_answers
+from ._casual_sets import assert_films_are_new, wrong_answers
 
 
 def test_casual_heldout2_answers_are_read_out_of_the_real_tool_outputs(bench, registry) -> None:  # type: ignore[no-untyped-def]
@@ -28,10 +26,10 @@ def test_casual_heldout2_answers_are_read_out_of_the_real_tool_outputs(bench, re
 
 
 def test_casual_heldout2_films_are_test_films_no_other_set_asks_about(bench) -> None:  # type: ignore[no-untyped-def]
-    pairs = bench.question_set("casual-heldout-2")
-    films = [g for _, g in pairs]
-    assert len(pairs) == len(bench.casual_heldout2_questions())  # one gold film each
-    assert None not in films
-    assert len(set(films)) == len(films)  # one question per film: the resamples are of films
-    assert all(split_of(f) == "test" for f in films)
-    assert not set(films) & films_asked_elsewhere(bench, but=bench.CASUAL_HELDOUT2)
+    assert_films_are_new(
+        bench,
+        "casual-heldout-2",
+        bench.casual_heldout2_questions(),
+        bench.CASUAL_HELDOUT2,
+        ("test",),
+    )

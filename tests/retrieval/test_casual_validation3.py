@@ -11,17 +11,11 @@ train or validation film, and no film is one that another question set of
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from agentenv.corpora.media.catalog import load_catalog
-from agentenv.envs.media_search.questions.record import split_of
 
-from ._casual_sets import films_asked_elsewhere, wrong_answers
-
-
-def _words(text: str) -> str:
-    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
+from ._casual_sets import assert_films_are_new, title_words, wrong_answers
 
 
 def test_casual_validation3_answers_are_read_out_of_the_real_tool_outputs(bench, registry) -> None:  # type: ignore[no-untyped-def]
@@ -39,13 +33,13 @@ def test_casual_validation3_answers_are_read_out_of_the_real_tool_outputs(bench,
 def test_casual_validation3_films_are_train_or_validation_films_no_other_set_asks_about(
     bench,
 ) -> None:  # type: ignore[no-untyped-def]
-    pairs = bench.question_set("casual-validation-3")
-    films = [g for _, g in pairs]
-    assert len(pairs) == len(bench.casual_validation3_questions())  # one gold film each
-    assert None not in films
-    assert len(set(films)) == len(films)  # one question per film
-    assert all(split_of(f) in ("train", "validation") for f in films)
-    assert not set(films) & films_asked_elsewhere(bench, but=bench.CASUAL_VALIDATION3)
+    assert_films_are_new(
+        bench,
+        "casual-validation-3",
+        bench.casual_validation3_questions(),
+        bench.CASUAL_VALIDATION3,
+        ("train", "validation"),
+    )
 
 
 def test_few_casual_validation3_questions_name_their_film_in_full(bench) -> None:  # type: ignore[no-untyped-def]
@@ -53,7 +47,7 @@ def test_few_casual_validation3_questions_name_their_film_in_full(bench) -> None
     named = [
         q
         for q, f in bench.question_set("casual-validation-3")
-        if _words(catalog.get(f).title) in _words(q)
+        if title_words(catalog.get(f).title) in title_words(q)
     ]
     assert len(named) < 0.2 * len(bench.casual_validation3_questions()), named
 
