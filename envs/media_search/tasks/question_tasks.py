@@ -12,6 +12,7 @@ type are the gold; the :class:`~agentenv.envs.media_search.questions.record.Ques
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,35 @@ TaskSource = str | Path | Sequence[Mapping[str, Any]]
 """What ``tasks=`` accepts: a JSONL path, or question dicts."""
 
 
+_SHARED_TASKS: weakref.WeakKeyDictionary[Sequence[Question], dict[str, dict[int, Task]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The Tasks already made of each process-wide question set (a split's rows), per split name."""
+
+
+def _task_cache(questions: Sequence[Question], split: str) -> dict[int, Task]:
+    """The cache of ``questions``' Tasks as ``split``, shared by every env over the same question set.
+
+    Why: a split's rows are one object per process, but each env used to make its own Task of a
+    question (about 40 µs: the gold frozen, the record checked), so 64 envs that take tasks in any
+    order, as a server's pool hands them out, made each Task up to 64 times. A Task is read-only,
+    so one per question and process serves every env. Questions that cannot be weakly referenced
+    (a user's list, the casual tuple) keep a cache per env.
+
+    Example:
+        >>> rows = question_rows("validation")
+        >>> _task_cache(rows, "validation") is _task_cache(rows, "validation")
+        True
+        >>> _task_cache([], "custom") is _task_cache([], "custom")
+        False
+    """
+    try:
+        per_split = _SHARED_TASKS.setdefault(questions, {})
+    except TypeError:  # not weakly referable (a list, a tuple): a cache of its own
+        return {}
+    return per_split.setdefault(split, {})
+
+
 class QuestionTasks(Sequence[Task]):
     """Questions viewed as Tasks, converted on first access so ``gym.make`` stays fast."""
 
@@ -52,7 +82,7 @@ class QuestionTasks(Sequence[Task]):
         """The split name, or ``custom`` for the user's questions."""
         self.style = style
         """The question style of a generated split (see :data:`~agentenv.envs.media_search.questions.record.STYLES`)."""
-        self._cache: dict[int, Task] = {}
+        self._cache = _task_cache(questions, split)
 
     def __len__(self) -> int:
         return len(self._questions)

@@ -61,3 +61,24 @@ def test_a_later_env_finds_the_loaded_index_without_hashing_the_catalog(monkeypa
     assert again is not first and again.search("heat 1995 crime", 3) == first.search(
         "heat 1995 crime", 3
     )
+
+
+def test_envs_over_one_split_share_each_task() -> None:
+    """A server's pool hands any task to any env: each env making its own Task of a question
+    (about 40 µs) made a batched serve-env episode ~10% dearer than the loop's."""
+    envs = [gym.make("MediaSearch-v0", split="train").unwrapped for _ in range(3)]
+    single = gym.make("MediaSearch-SingleTurn-v0", split="train").unwrapped
+    for n, env in enumerate(envs):
+        env.reset(seed=n, options={"index": 11})
+    assert envs[0].tasks[11] is envs[1].tasks[11] is envs[2].tasks[11] is single.tasks[11]
+    validation = gym.make("MediaSearch-v0", split="validation").unwrapped
+    assert validation.tasks[11] is not envs[0].tasks[11]
+    assert validation.tasks[11].split == "validation" and envs[0].tasks[11].split == "train"
+    mine = [
+        gym.make(
+            "MediaSearch-v0", tasks=[{"question": "how long is heat", "answer": "170"}]
+        ).unwrapped
+        for _ in range(2)
+    ]
+    assert mine[0].tasks[0] is not mine[1].tasks[0]  # a user's list: each env's own
+    assert mine[0].tasks[0].prompt == "how long is heat"
