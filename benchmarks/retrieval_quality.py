@@ -364,6 +364,7 @@ def tune(args: argparse.Namespace) -> None:
     """Score every fusion on the casual validation questions and train + validation samples; never a test split."""
     from agentenv.corpora.media.catalog import load_catalog
     from agentenv.envs.media_search.tools.corpus import (
+        MEDIA_FUSION_WEIGHTS,
         CreditedFilms,
         bm25_search_query,
         media_titles,
@@ -581,7 +582,9 @@ def tune(args: argparse.Namespace) -> None:
             + f"; credits {credit_w:g}; rrf_k {rrf_k:g}; depth {cut}"
         )
         rows.append((label, score(fusion, rrf_k, cut)))
-    print(f"  {len(rows)} rows; current default: {HYBRID_MINILM}")
+    print(
+        f"  {len(rows)} rows; shipped: {HYBRID_MINILM} with MediaSearch's weights {MEDIA_FUSION_WEIGHTS}"
+    )
 
     def pooled(m: dict, metric: str) -> float:
         """A metric over the casual validation sets' questions pooled (one set: that set's)."""
@@ -595,7 +598,7 @@ def tune(args: argparse.Namespace) -> None:
         )
 
     rows.sort(key=lambda row: tuple(-v for v in objective(row)))
-    w_bm25, w_minilm, w_credits = HYBRID_MINILM["weights"]  # as media_retriever_params fuses them
+    w_bm25, w_minilm, w_credits = MEDIA_FUSION_WEIGHTS  # as media_retriever_params fuses them
     shipped = score(
         [
             ("bm25", "reader", w_bm25),

@@ -85,7 +85,9 @@ reciprocal-rank fusion, its constant and how deep each list is read; chosen on M
 hand-written casual validation questions and its train and validation questions
 (``benchmarks/retrieval_quality.py --tune``), never on a test split. The third list is there
 only where the corpus gives one (the ``extra_part`` parameter: MediaSearch's films crediting
-every person a query names); elsewhere the first two weights fuse BM25 and MiniLM."""
+every person a query names); elsewhere the first two weights fuse BM25 and MiniLM. A corpus may
+pass weights of its own: MediaSearch's, re-chosen once its third list had grown, are
+``agentenv.envs.media_search.tools.corpus.MEDIA_FUSION_WEIGHTS``."""
 
 RETIRED_RETRIEVERS = {
     "hybrid": "retriever 'hybrid' (BM25 + hashed TF-IDF/SVD) ranked worse than 'bm25' on every "

@@ -117,7 +117,10 @@ def test_media_search_gives_hybrid_minilm_bm25_the_question_readers_query() -> N
     hits = HybridRetriever([bm25, minilm, titles], **params).search("who wrote juno?", 5)  # type: ignore[arg-type]
     assert bm25.queries == ["juno"] and minilm.queries == ["who wrote juno?"]
     assert titles.queries == ["who wrote juno?"]  # the third list reads the query as sent
-    assert [h.doc_id for h in hits] == ["tt1", "tt2", "tt3"]
+    # each list's first film, fused by MediaSearch's weights: the credited film (1.5) ahead of
+    # BM25's and MiniLM's (1.0 each, ties kept in list order)
+    assert params["weights"] == (1.0, 1.0, 1.5)
+    assert [h.doc_id for h in hits] == ["tt3", "tt1", "tt2"]
     assert media_retriever_params("bm25") == {} == media_retriever_params("dense-minilm")
 
 
@@ -163,15 +166,16 @@ def test_media_search_gives_minilm_the_query_less_its_names_or_nothing() -> None
     hits = hybrid.search_batch(queries, 5)
     assert bm25.queries[0] == "1991 jodie foster"
     assert minilm.queries == ["who wrote juno?", "the pianist director"]
-    assert [[h.doc_id for h in hs] for hs in hits][:3] == [
-        ["tt1", "tt3"],
-        ["tt1", "tt3"],
-        ["tt1", "tt2", "tt3"],
+    assert [[h.doc_id for h in hs] for hs in hits][:3] == [  # no tt2: MiniLM sat out
+        ["tt3", "tt1"],
+        ["tt3", "tt1"],
+        ["tt3", "tt1", "tt2"],
     ]
 
 
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
     from agentenv.envs.media_search.tools.corpus import (
+        MEDIA_FUSION_WEIGHTS,
         CreditedFilms,
         bm25_fused_query,
         minilm_search_query,
@@ -181,6 +185,7 @@ def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
     assert corpus_retriever_params("media", "hybrid-minilm") == {
         "rewrites": (bm25_fused_query, minilm_search_query, None),
         "extra_part": CreditedFilms,
+        "weights": MEDIA_FUSION_WEIGHTS,
     }
     assert corpus_retriever_params("media", "bm25") == {}
     assert corpus_retriever_params("rare-disease", "hybrid-minilm") == {}
