@@ -13,6 +13,11 @@ they were. So every run records, beside the task set's sha256:
 * ``grader``: ``family/version``, the family's
   :attr:`~agentenv.families.Family.grader_version`, which a family bumps when
   its grading changes (its answer grammar, components or gold rules).
+* ``retriever`` (only where the env searches with a fused retriever, such as
+  ``retriever="hybrid-minilm"``): its
+  :meth:`~agentenv.retrieval.hybrid.HybridRetriever.ranking_fingerprint`, the
+  fusion's weights, constant, depth, rewrites and the version their owner bumps.
+  The default ``bm25`` adds no part, so its runs' fingerprints are as before.
 
 The task set has its own sha256 beside it (the corpus checksums of a split's
 questions or patients, or ``tasks_file.sha256`` of a ``--tasks`` file).
@@ -46,6 +51,7 @@ _NAMES = {
     "tools": "tool schemas",
     "reward": "reward definition",
     "grader": "grader version",
+    "retriever": "retriever's ranking",
 }
 
 
@@ -97,7 +103,11 @@ def env_fingerprint(env_id: str, env: Any, info: Mapping[str, Any]) -> dict[str,
         grader = f"{family.name}/{family.grader_version}"
     except ValueError:  # an env no family registers (a plain gymnasium id): nothing to version
         grader = "unversioned"
-    return fingerprint_parts("\n".join(system), info.get("tools") or [], reward, grader)
+    parts = fingerprint_parts("\n".join(system), info.get("tools") or [], reward, grader)
+    ranking = getattr(getattr(served, "retriever", None), "ranking_fingerprint", None)
+    if callable(ranking):
+        parts["retriever"] = str(ranking())
+    return parts
 
 
 def describe_part(part: str) -> str:

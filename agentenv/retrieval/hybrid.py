@@ -75,6 +75,7 @@ class HybridRetriever:
         rrf_k: float = 60,
         depth: int = 100,
         rewrites: Sequence[Callable[[str], str | None] | None] | None = None,
+        version: str = "",
     ) -> None:
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
@@ -89,6 +90,40 @@ class HybridRetriever:
         self.rewrites = list(rewrites) if rewrites is not None else [None] * len(self.retrievers)
         if len(self.rewrites) != len(self.retrievers):
             raise ValueError(f"{len(self.rewrites)} rewrites for {len(self.retrievers)} retrievers")
+        self.version = version
+        """The version of what the rewrites and the parts' own code return, as their owner numbers
+        it (MediaSearch: ``MEDIA_HYBRID_VERSION``); it joins :meth:`ranking_fingerprint`, which cannot hash code."""
+
+    def ranking_fingerprint(self) -> str:
+        """sha256 of what decides this fusion's ranking: the parts' kinds, weights, RRF constant,
+        depth, the rewrites' names and :attr:`version` (a run's fingerprint part ``retriever``).
+
+        Why: two runs with ``retriever="hybrid-minilm"`` that fused with other weights searched
+        differently, though their env options read the same; the run fingerprint keeps them
+        off one board (:mod:`agentenv.evaluation.fingerprint`).
+
+        Example:
+            >>> class Part:
+            ...     def search_batch(self, qs, k): return [[] for _ in qs]
+            >>> a = HybridRetriever([Part(), Part()], weights=[1.0, 0.75])
+            >>> a.ranking_fingerprint() == HybridRetriever([Part(), Part()], weights=[1.0, 0.75]).ranking_fingerprint()
+            True
+            >>> a.ranking_fingerprint() == HybridRetriever([Part(), Part()], weights=[1.0, 1.0]).ranking_fingerprint()
+            False
+        """
+        import hashlib
+
+        spec = {
+            "parts": [type(r).__name__ for r in self.retrievers],
+            "weights": self.weights,
+            "rrf_k": self.rrf_k,
+            "depth": self.depth,
+            "rewrites": [
+                None if f is None else f"{f.__module__}.{f.__qualname__}" for f in self.rewrites
+            ],
+            "version": self.version,
+        }
+        return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
     @classmethod
     def from_texts(

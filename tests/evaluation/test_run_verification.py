@@ -392,3 +392,28 @@ def test_any_one_byte_edit_is_refused_at_or_before_its_row(runs: dict[str, Path]
         target.unlink()
     named = int(str(err.value).split(" line ", 1)[1].split(":", 1)[0])
     assert named <= row, (at, byte, str(err.value))
+
+
+def test_a_fused_retrievers_weights_join_the_fingerprint_and_bm25_adds_nothing() -> None:
+    """Two runs with one env option (``retriever="hybrid-minilm"``) but other fusion weights
+    searched differently: the fingerprint's ``retriever`` part tells them apart; the default
+    ``bm25`` records no such part, so its runs' fingerprints are as before."""
+    import gymnasium as gym
+
+    from agentenv.evaluation.fingerprint import PARTS, differing, env_fingerprint
+    from agentenv.retrieval.hybrid import HybridRetriever
+
+    def fingerprint(env: gym.Env) -> dict[str, str]:
+        _, info = env.reset(seed=0)
+        return env_fingerprint(ENV, env, info)
+
+    plain = gym.make(ENV)
+    bm25 = plain.unwrapped.retriever
+    assert sorted(fingerprint(plain)) == sorted(PARTS)
+    fused = [
+        fingerprint(gym.make(ENV, retriever=HybridRetriever([bm25, bm25], weights=w, version=v)))
+        for w, v in (([1.0, 0.75], "a"), ([1.0, 1.0], "a"), ([1.0, 0.75], "b"), ([1.0, 0.75], "a"))
+    ]
+    assert differing(fused[0], fused[1]) == ["retriever"] == differing(fused[0], fused[2])
+    assert fused[0] == fused[3]
+    assert differing(fingerprint(plain), fused[0]) == ["retriever"]

@@ -176,6 +176,7 @@ def test_media_search_gives_minilm_the_query_less_its_names_or_nothing() -> None
 def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
     from agentenv.envs.media_search.tools.corpus import (
         MEDIA_FUSION_WEIGHTS,
+        MEDIA_HYBRID_VERSION,
         CreditedFilms,
         bm25_fused_query,
         minilm_search_query,
@@ -186,6 +187,7 @@ def test_serve_retrieval_builds_the_media_corpus_as_the_env_does() -> None:
         "rewrites": (bm25_fused_query, minilm_search_query, None),
         "extra_part": CreditedFilms,
         "weights": MEDIA_FUSION_WEIGHTS,
+        "version": MEDIA_HYBRID_VERSION,
     }
     assert corpus_retriever_params("media", "bm25") == {}
     assert corpus_retriever_params("rare-disease", "hybrid-minilm") == {}

@@ -362,6 +362,14 @@ never a test split), again once the credited-films list had learned sorts, seque
 :data:`~agentenv.retrieval.HYBRID_MINILM`'s."""
 
 
+MEDIA_HYBRID_VERSION = "media/2"
+"""The version of ``hybrid-minilm``'s film-catalog code (its query rewrites and the credited-films
+list), in every run's fingerprint beside the fusion's weights (part ``retriever``): bump it in the
+commit that changes what they return, so runs searched before and after never share a board.
+2: the weights of :data:`MEDIA_FUSION_WEIGHTS` (44e7bec), with filmography sorts, sequels,
+possessives and misspelt names; runs before it recorded no ``retriever`` part."""
+
+
 def media_retriever_params(spec: str) -> dict[str, object]:
     """The family's own arguments for a retriever name (``build_retriever``'s ``params``); none but for ``hybrid-minilm``."""
     if spec == "hybrid-minilm":
@@ -369,6 +377,7 @@ def media_retriever_params(spec: str) -> dict[str, object]:
             "rewrites": (bm25_fused_query, minilm_search_query, None),
             "extra_part": CreditedFilms,
             "weights": MEDIA_FUSION_WEIGHTS,
+            "version": MEDIA_HYBRID_VERSION,
         }
     return {}
 
