@@ -197,3 +197,82 @@ def test_a_client_leaving_mid_request_leaves_the_server_serving(servers: Any) ->
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         (got,) = _read_answers(sock, 1)
     assert got.startswith(b"HTTP/1.1 200 ")
+
+
+def test_answers_of_many_connections_in_one_turn_each_reach_their_own(servers: Any) -> None:
+    """Answers queued in one turn of the loop (write_batch.py) leave on their own connections, in
+    order, and say the same as one connection's answers do."""
+    lean, plain = servers
+    n = 4  # the servers cap live trajectories at 8, and other tests leave some
+    first = [
+        _request(
+            {
+                "trajectory_ids": [f"m{i}"],
+                "actions": [tool_call("search", query=f"heat {1990 + i}")],
+                "extra_fields": [{"seed": i, "index": i}],
+            }
+        )
+        for i in range(n)
+    ]
+    second = [
+        _request({"trajectory_ids": [f"m{i}"], "actions": [answer("Heat")]}) for i in range(n)
+    ]
+    socks = [_connect(lean) for _ in range(n)]
+    try:
+        for round_ in (first, second):
+            for sock, request in zip(socks, round_, strict=True):
+                sock.sendall(request)  # all in flight at once: read by the server in few turns
+            got = [_read_answers(sock, 1)[0] for sock in socks]
+            with _connect(plain) as one:
+                expected = []
+                for request in round_:
+                    one.sendall(request.replace(b'"m', b'"q'))
+                    expected.append(_read_answers(one, 1)[0])
+            assert [_undated(g) for g in got] == [_undated(e) for e in expected]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_a_lean_answer_leaves_after_the_turn_that_made_it() -> None:
+    """The bytes are queued, not written, by the call that answered; the loop's next turn sends them."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agentenv.integrations.serve_env import lean_http
+
+    lean_http._STATUS_LINE.update(lean_http._status_lines())
+
+    class Transport:
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.sent.append(data)
+
+        def is_closing(self) -> bool:
+            return False
+
+        def close(self) -> None:
+            raise AssertionError("a kept-alive connection is not closed")
+
+    async def answered() -> tuple[list[bytes], list[bytes]]:
+        transport, completed = Transport(), []
+        protocol = SimpleNamespace(
+            loop=asyncio.get_running_loop(),
+            transport=transport,
+            server_state=SimpleNamespace(default_headers=[(b"server", b"x")]),
+            lean_cycle=None,
+            on_response_complete=lambda: completed.append(True),
+        )
+        cycle = lean_http.LeanCycle(protocol, keep_alive=True)
+        cycle.answer_json(200, b'{"observations": []}')
+        during = list(transport.sent)
+        assert completed == [True] and cycle.response_complete
+        await asyncio.sleep(0)
+        return during, transport.sent
+
+    during, after = asyncio.run(answered())
+    assert during == []
+    assert len(after) == 1 and after[0].startswith(b"HTTP/1.1 200 OK\r\nserver: x\r\n")
+    assert after[0].endswith(b'\r\n\r\n{"observations": []}')

@@ -43,6 +43,7 @@ import logging
 from typing import Any
 
 from agentenv.integrations.serve_env.answer_body import answer_headers, json_header_lines
+from agentenv.integrations.serve_env.write_batch import batch_of, write_now
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -124,7 +125,7 @@ class LeanCycle:
         if self.head:
             data, self.head = self.head + data, b""
         if data:
-            protocol.transport.write(data)
+            write_now(protocol.transport, data, protocol.loop)
         if not message.get("more_body", False):
             self.complete()
 
@@ -147,19 +148,23 @@ class LeanCycle:
 
     def answer_whole(self, status: int, headers: Any, body: bytes) -> None:
         """The whole response in one write, as :meth:`send` writes a start and one body."""
-        self.protocol.transport.write(self.start(status, headers) + body)
+        protocol = self.protocol
+        write_now(protocol.transport, self.start(status, headers) + body, protocol.loop)
         self.complete()
 
     def answer_json(self, status: int, body: bytes) -> None:
         """``answer_whole(status, answer_headers(body, []), body)`` on a connection kept alive,
         with uvicorn's default headers joined once per change (its date, every tick) rather than
-        per request."""
-        defaults = self.protocol.server_state.default_headers
+        per request; the bytes leave with the other answers of this turn of the loop
+        (:mod:`~agentenv.integrations.serve_env.write_batch`)."""
+        protocol = self.protocol
+        defaults = protocol.server_state.default_headers
         if defaults is not _DEFAULTS[0]:
             _DEFAULTS[:] = [defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults)]
         self.response_started = True
-        self.protocol.transport.write(
-            _STATUS_LINE[status] + _DEFAULTS[1] + json_header_lines(len(body)) + b"\r\n" + body
+        batch_of(protocol.loop).queue(
+            protocol.transport,
+            _STATUS_LINE[status] + _DEFAULTS[1] + json_header_lines(len(body)) + b"\r\n" + body,
         )
         self.complete()
 
@@ -256,7 +261,7 @@ def lean_protocol(
             if refused_at_once:
                 self.lean_start(cycle)  # the app refuses it from the header, as on uvicorn's path
             elif self.expect_100_continue:
-                self.transport.write(_CONTINUE)
+                write_now(self.transport, _CONTINUE, self.loop)
 
         def lean_headers_checked(self) -> None:
             """The guard's header-size check (its ``on_headers_complete`` is not called here)."""
@@ -405,6 +410,9 @@ def lean_protocol(
             super().connection_lost(exc)
 
         def shutdown(self) -> None:
+            batch = batch_of(self.loop)
+            if batch.holds(self.transport):  # its answer leaves before uvicorn closes it
+                batch.flush()
             lean = self.lean_cycle
             if lean is not None and not lean.response_complete:
                 lean.keep_alive = False  # close once its answer is out
