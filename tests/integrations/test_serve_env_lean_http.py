@@ -200,7 +200,7 @@ def test_a_client_leaving_mid_request_leaves_the_server_serving(servers: Any) ->
 
 
 def test_answers_of_many_connections_in_one_turn_each_reach_their_own(servers: Any) -> None:
-    """Answers queued in one turn of the loop (write_batch.py) leave on their own connections, in
+    """Answers queued in one turn of the loop (turn_batch.py) leave on their own connections, in
     order, and say the same as one connection's answers do."""
     lean, plain = servers
     n = 4  # the servers cap live trajectories at 8, and other tests leave some

@@ -21,11 +21,12 @@ flight on the connection, takes the lean cycle:
   is whole (or at once when ``Content-Length`` already refuses it, or when the
   body runs past ``max_body_bytes``), so its ``receive`` returns without waiting;
 * a whole body within the limit goes to the app's ``observe_body`` (a verl-tool
-  app's) at the end of the ``data_received`` that completed it, once the
-  connection guard has seen the request in: an answer ready at once (one slice
-  taken at once, the usual one-trajectory request) is written there, with no
-  task and no ASGI messages; one that must wait for its turn, or is long enough
-  to go in pieces, is sent by a task through the app's ``send_answer``;
+  app's) once the connection guard has seen the request in and the loop has run
+  the other reads of its turn (:mod:`~agentenv.integrations.serve_env.turn_batch`):
+  an answer ready at once (one slice taken at once, the usual one-trajectory
+  request) is written with that turn's other answers, with no task and no ASGI
+  messages; one that must wait for its turn, or is long enough to go in pieces,
+  is sent by a task through the app's ``send_answer``;
 * otherwise the app is called as ASGI, with a small scope (``type``, ``method``,
   ``path``, ``headers``, ``client``); either way its answers and errors are
   exactly those of the ASGI path;
@@ -43,7 +44,7 @@ import logging
 from typing import Any
 
 from agentenv.integrations.serve_env.answer_body import answer_headers, json_header_lines
-from agentenv.integrations.serve_env.write_batch import batch_of, write_now
+from agentenv.integrations.serve_env.turn_batch import answer_soon, batch_of, write_now
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -156,7 +157,7 @@ class LeanCycle:
         """``answer_whole(status, answer_headers(body, []), body)`` on a connection kept alive,
         with uvicorn's default headers joined once per change (its date, every tick) rather than
         per request; the bytes leave with the other answers of this turn of the loop
-        (:mod:`~agentenv.integrations.serve_env.write_batch`)."""
+        (:mod:`~agentenv.integrations.serve_env.turn_batch`)."""
         protocol = self.protocol
         defaults = protocol.server_state.default_headers
         if defaults is not _DEFAULTS[0]:
@@ -308,7 +309,18 @@ def lean_protocol(
             if cycle is not None:
                 self.lean_ready = None
                 if not cycle.response_complete and not self.transport.is_closing():
-                    self.lean_answer(cycle)
+                    # answered with the other requests this turn of the loop read (turn_batch.py)
+                    answer_soon(self.loop, lambda: self.lean_answer_ready(cycle))
+
+        def lean_answer_ready(self, cycle: LeanCycle) -> None:
+            """:meth:`lean_answer`, unless the client left or the connection closed meanwhile."""
+            if cycle.response_complete or cycle.disconnected or self.transport.is_closing():
+                return
+            try:
+                self.lean_answer(cycle)
+            except Exception:  # noqa: BLE001 - a bug here closes this connection, not the server
+                logger.exception("answering a request on the lean cycle failed")
+                self.transport.close()
 
         def lean_answer(self, cycle: LeanCycle) -> None:
             """A whole body within the limit: the app's answer, written here when it is ready at
