@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agentenv.integrations.serve_env.turn_batch import answer_soon, batch_of, write_now
+from agentenv.integrations.serve_env.turn_batch import turn_of
 
 
 class Transport:
@@ -26,19 +26,19 @@ class Transport:
 
 def test_a_turns_answers_run_in_order_after_it_and_their_bytes_leave_together() -> None:
     async def turn() -> tuple[list[str], list[list[bytes]], list[str], list[list[bytes]]]:
-        loop = asyncio.get_running_loop()
+        turn = turn_of(asyncio.get_running_loop())
         a, b, gone = Transport(), Transport(), Transport(closing=True)
         log: list[str] = []
 
         def answer(name: str, transport: Transport, data: bytes) -> None:
             log.append(name)
-            batch_of(loop).queue(transport, data)
+            turn.queue(transport, data)
             assert transport.sent == [], "an answer left before its turn's answers were all made"
 
-        answer_soon(loop, lambda: answer("a1", a, b"a1"))
-        answer_soon(loop, lambda: answer("b1", b, b"b1"))
-        answer_soon(loop, lambda: answer("gone", gone, b"x"))
-        answer_soon(loop, lambda: answer("a2", a, b"a2"))
+        turn.answer_soon(lambda: answer("a1", a, b"a1"))
+        turn.answer_soon(lambda: answer("b1", b, b"b1"))
+        turn.answer_soon(lambda: answer("gone", gone, b"x"))
+        turn.answer_soon(lambda: answer("a2", a, b"a2"))
         before = (list(log), [list(a.sent), list(b.sent)])
         await asyncio.sleep(0)
         return before[0], before[1], log, [a.sent, b.sent, gone.sent]
@@ -51,16 +51,16 @@ def test_a_turns_answers_run_in_order_after_it_and_their_bytes_leave_together() 
 
 def test_an_answer_that_raises_leaves_the_others_of_its_turn_answered(caplog) -> None:  # type: ignore[no-untyped-def]
     async def turn() -> list[bytes]:
-        loop = asyncio.get_running_loop()
+        turn = turn_of(asyncio.get_running_loop())
         ok = Transport()
 
         def broken() -> None:
             raise RuntimeError("a bug")
 
-        answer_soon(loop, broken)
-        answer_soon(loop, lambda: batch_of(loop).queue(ok, b"fine"))
+        turn.answer_soon(broken)
+        turn.answer_soon(lambda: turn.queue(ok, b"fine"))
         await asyncio.sleep(0)
-        answer_soon(loop, lambda: batch_of(loop).queue(ok, b"next turn"))
+        turn.answer_soon(lambda: turn.queue(ok, b"next turn"))
         await asyncio.sleep(0)
         return ok.sent
 
@@ -70,10 +70,10 @@ def test_an_answer_that_raises_leaves_the_others_of_its_turn_answered(caplog) ->
 
 def test_a_direct_write_sends_that_connections_queued_bytes_first() -> None:
     async def turn() -> list[bytes]:
-        loop = asyncio.get_running_loop()
+        turn = turn_of(asyncio.get_running_loop())
         t = Transport()
-        batch_of(loop).queue(t, b"queued")
-        write_now(t, b"direct")
+        turn.queue(t, b"queued")
+        turn.write_now(t, b"direct")
         await asyncio.sleep(0)
         return t.sent
 

@@ -44,7 +44,7 @@ import logging
 from typing import Any
 
 from agentenv.integrations.serve_env.answer_body import answer_headers, json_header_lines
-from agentenv.integrations.serve_env.turn_batch import answer_soon, batch_of, write_now
+from agentenv.integrations.serve_env.turn_batch import turn_of
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -126,7 +126,7 @@ class LeanCycle:
         if self.head:
             data, self.head = self.head + data, b""
         if data:
-            write_now(protocol.transport, data, protocol.loop)
+            turn_of(protocol.loop).write_now(protocol.transport, data)
         if not message.get("more_body", False):
             self.complete()
 
@@ -150,7 +150,7 @@ class LeanCycle:
     def answer_whole(self, status: int, headers: Any, body: bytes) -> None:
         """The whole response in one write, as :meth:`send` writes a start and one body."""
         protocol = self.protocol
-        write_now(protocol.transport, self.start(status, headers) + body, protocol.loop)
+        turn_of(protocol.loop).write_now(protocol.transport, self.start(status, headers) + body)
         self.complete()
 
     def answer_json(self, status: int, body: bytes) -> None:
@@ -163,7 +163,7 @@ class LeanCycle:
         if defaults is not _DEFAULTS[0]:
             _DEFAULTS[:] = [defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults)]
         self.response_started = True
-        batch_of(protocol.loop).queue(
+        turn_of(protocol.loop).queue(
             protocol.transport,
             _STATUS_LINE[status] + _DEFAULTS[1] + json_header_lines(len(body)) + b"\r\n" + body,
         )
@@ -262,7 +262,7 @@ def lean_protocol(
             if refused_at_once:
                 self.lean_start(cycle)  # the app refuses it from the header, as on uvicorn's path
             elif self.expect_100_continue:
-                write_now(self.transport, _CONTINUE, self.loop)
+                turn_of(self.loop).write_now(self.transport, _CONTINUE)
 
         def lean_headers_checked(self) -> None:
             """The guard's header-size check (its ``on_headers_complete`` is not called here)."""
@@ -310,7 +310,7 @@ def lean_protocol(
                 self.lean_ready = None
                 if not cycle.response_complete and not self.transport.is_closing():
                     # answered with the other requests this turn of the loop read (turn_batch.py)
-                    answer_soon(self.loop, lambda: self.lean_answer_ready(cycle))
+                    turn_of(self.loop).answer_soon(lambda: self.lean_answer_ready(cycle))
 
         def lean_answer_ready(self, cycle: LeanCycle) -> None:
             """:meth:`lean_answer`, unless the client left or the connection closed meanwhile."""
@@ -422,9 +422,9 @@ def lean_protocol(
             super().connection_lost(exc)
 
         def shutdown(self) -> None:
-            batch = batch_of(self.loop)
-            if batch.holds(self.transport):  # its answer leaves before uvicorn closes it
-                batch.flush()
+            turn = turn_of(self.loop)
+            if turn.holds(self.transport):  # its answer leaves before uvicorn closes it
+                turn.flush()
             lean = self.lean_cycle
             if lean is not None and not lean.response_complete:
                 lean.keep_alive = False  # close once its answer is out
