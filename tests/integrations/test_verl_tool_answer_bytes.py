@@ -141,10 +141,14 @@ fields = st.one_of(
 )
 
 
+ANY_SIZE = st.integers(0, 7)
+"""Trajectories in a drawn request: none (refused), one, and up to past ``max_actions_per_request``."""
+
+
 @st.composite
-def plain_requests(draw: st.DrawFn) -> dict[str, Any]:
+def plain_requests(draw: st.DrawFn, sizes: st.SearchStrategy[int] = ANY_SIZE) -> dict[str, Any]:
     """Mostly valid bodies, with one field at a time off: near the edge of every check."""
-    n = draw(st.integers(0, 7))
+    n = draw(sizes)
     ids = draw(
         st.lists(st.one_of(st.text(max_size=14), texts), min_size=n, max_size=n, unique=True)
     )
@@ -177,20 +181,31 @@ def _reading(body: bytes) -> str:
         return f"{err.status} {err.reason}"
 
 
+def _checked_reading(payload: dict[str, Any]) -> str:
+    """:func:`_reading` with the one-pass readings off: the field-by-field checks alone."""
+    saved = protocol._plain_items
+    protocol._plain_items = lambda payload, limits: None  # type: ignore[assignment]
+    try:
+        return _reading(json.dumps(payload).encode())
+    finally:
+        protocol._plain_items = saved
+
+
 @settings(max_examples=400, deadline=None)
 @given(plain_requests())
 def test_the_one_pass_reading_gives_the_checks_items_or_leaves_them_to_the_checks(
     payload: dict[str, Any],
 ) -> None:
-    body = json.dumps(payload).encode()
-    fast = _reading(body)
-    saved = protocol._plain_items
-    protocol._plain_items = lambda payload, limits: None  # type: ignore[assignment]
-    try:
-        checked = _reading(body)
-    finally:
-        protocol._plain_items = saved
-    assert fast == checked
+    assert _reading(json.dumps(payload).encode()) == _checked_reading(payload)
+
+
+@settings(max_examples=400, deadline=None)
+@given(plain_requests(st.just(1)))
+def test_the_one_trajectory_reading_gives_the_checks_items_or_leaves_them_to_the_checks(
+    payload: dict[str, Any],
+) -> None:
+    """One trajectory a request has a reading of its own (``_plain_one``): searched alone."""
+    assert _reading(json.dumps(payload).encode()) == _checked_reading(payload)
 
 
 def test_the_one_pass_reading_takes_the_usual_bodies() -> None:
@@ -205,6 +220,9 @@ def test_the_one_pass_reading_takes_the_usual_bodies() -> None:
     assert items is not None and [i.finish for i in items] == [False, True]
     assert items[0].extra_fields == {"index": 3, "seed": 1} and items[1].extra_fields == {}
     assert protocol._plain_items({"trajectory_ids": ["a"], "actions": ["\ud800"]}, LIMITS) is None
+    one = {"trajectory_ids": ["a"], "actions": [""], "finish": [True], "extra_fields": [None]}
+    (item,) = protocol._plain_items(one, LIMITS) or [None]
+    assert item == protocol.Item("a", "", True, False, {})
 
 
 # -- the app: the observations it writes, and a finish that takes no turn -----------------------

@@ -119,6 +119,8 @@ def _plain_items(payload: Any, limits: EnvServerLimits) -> list[Item] | None:
     if type(ids) is not list or type(actions) is not list:
         return None
     n = len(ids)
+    if n == 1 and len(actions) == 1:
+        return _plain_one(payload, ids[0], actions[0], limits)
     if not 0 < n <= limits.max_actions_per_request or len(actions) != n:
         return None
     max_id = limits.max_id_chars
@@ -153,6 +155,45 @@ def _plain_items(payload: Any, limits: EnvServerLimits) -> list[Item] | None:
         return None
     make = Item._make
     return [make(row) for row in zip(ids, actions, finish, last, extras, strict=True)]
+
+
+def _plain_one(
+    payload: dict[str, Any], tid: Any, action: Any, limits: EnvServerLimits
+) -> list[Item] | None:
+    """:func:`_plain_items` for one trajectory (verl-tool's agent loop sends them): the same
+    checks written out for one item, without the loops and the lists of flags (half the CPU)."""
+    if (
+        type(tid) is not str
+        or len(tid) > limits.max_id_chars
+        or not tid.isascii()
+        or limits.max_actions_per_request < 1
+        or type(action) is not str
+        or not (action.isascii() or _encodable(action))
+    ):
+        return None
+    finish = payload.get("finish")
+    if finish is not None:
+        if type(finish) is not list or len(finish) != 1 or type(finish[0]) is not bool:
+            return None
+        finish = finish[0]
+    last = payload.get("is_last_step")
+    if last is not None:
+        if type(last) is not list or len(last) != 1 or type(last[0]) is not bool:
+            return None
+        last = last[0]
+    extra = payload.get("extra_fields")
+    fields: Any = None
+    if extra is not None:
+        if type(extra) is not list or len(extra) != 1:
+            return None
+        fields = extra[0]
+        if type(fields) is dict:
+            for value in fields.values():
+                if type(value) is dict or type(value) is list:
+                    return None
+        elif fields is not None:
+            return None
+    return [Item(tid, action, finish is True, last is True, fields or {})]
 
 
 def _plain_flags(values: Any, n: int) -> list[bool] | None:
@@ -208,7 +249,10 @@ def _fast_loads(body: bytes) -> Any:
     """
     if (
         _orjson_loads is None
-        or body.count(b"[") + body.count(b"{") > _FAST_MAX_OPENINGS
+        or (  # a shorter body cannot hold that many
+            len(body) > _FAST_MAX_OPENINGS
+            and body.count(b"[") + body.count(b"{") > _FAST_MAX_OPENINGS
+        )
         or _LONG_DIGITS in body.translate(_DIGITS)
     ):
         return _NOT_FAST
