@@ -155,9 +155,13 @@ class ConnectionGuard:
         """Headers are in: the connection has a request in flight and cannot be evicted."""
         if conn not in self._open:
             return  # already closed by the guard
-        waiting = "unproven" if conn.guard_phase == _UNPROVEN else "idle"
-        for slots in (self._clients[conn.guard_client], self._all):
-            getattr(slots, waiting).pop(conn, None)
+        client, every = self._clients[conn.guard_client], self._all
+        if conn.guard_phase == _UNPROVEN:
+            client.unproven.pop(conn, None)
+            every.unproven.pop(conn, None)
+        else:  # written out, not looped: this runs on every request
+            client.idle.pop(conn, None)
+            every.idle.pop(conn, None)
         conn.guard_phase = _BUSY
         conn.guard_deadline = now + self.settings.body_timeout_s
 
@@ -167,8 +171,8 @@ class ConnectionGuard:
             return
         conn.guard_phase = _IDLE
         conn.guard_deadline = now + self.settings.idle_timeout_s
-        for slots in (self._clients[conn.guard_client], self._all):
-            slots.idle[conn] = None
+        self._clients[conn.guard_client].idle[conn] = None
+        self._all.idle[conn] = None
 
     def release(self, conn: Any) -> None:
         """Forget a closed connection (safe to call more than once)."""

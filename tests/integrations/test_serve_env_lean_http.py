@@ -176,6 +176,35 @@ def test_http_1_0_closes_after_its_answer(servers: Any) -> None:
         assert sock.recv(1 << 16) == b""  # closed by the server
 
 
+@pytest.mark.parametrize(
+    ("version", "header"),
+    [
+        (b"HTTP/1.0", "Connection: keep-alive\r\n"),
+        (b"HTTP/1.0", "Proxy-Connection: Keep-Alive\r\n"),
+        (b"HTTP/1.1", "Connection: close\r\n"),
+    ],
+)
+def test_a_connection_header_closes_as_uvicorn_closes(
+    servers: Any, version: bytes, header: str
+) -> None:
+    """HTTP/1.0 asking to be kept alive is closed after its answer (uvicorn keeps only 1.1 alive),
+    on both paths; the lean cycle reads the version only when such a header is there."""
+    for n, server in enumerate(servers):
+        body = json.dumps(
+            {
+                "trajectory_ids": [f"k{n}{version[-1]}{len(header)}"],
+                "actions": [""],
+                "finish": [True],
+            }
+        ).encode()
+        with _connect(server) as sock:
+            sock.sendall(_post(body, extra=header).replace(b"HTTP/1.1", version, 1))
+            (got,) = _read_answers(sock, 1)
+            assert got.startswith(b"HTTP/1.1 200 ")
+            assert b"\r\nconnection: close\r\n" in got
+            assert sock.recv(1 << 16) == b""  # closed by the server
+
+
 def test_a_chunked_body_past_the_limit_is_refused_413(servers: Any) -> None:
     lean, _ = servers
     head = b"POST /get_observation HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -240,6 +269,7 @@ def test_a_lean_answer_leaves_after_the_turn_that_made_it() -> None:
     from types import SimpleNamespace
 
     from agentenv.integrations.serve_env import lean_http
+    from agentenv.integrations.serve_env.turn_batch import turn_of
 
     lean_http._STATUS_LINE.update(lean_http._status_lines())
 
@@ -260,6 +290,7 @@ def test_a_lean_answer_leaves_after_the_turn_that_made_it() -> None:
         transport, completed = Transport(), []
         protocol = SimpleNamespace(
             loop=asyncio.get_running_loop(),
+            lean_turn=turn_of(asyncio.get_running_loop()),
             transport=transport,
             server_state=SimpleNamespace(default_headers=[(b"server", b"x")]),
             lean_cycle=None,

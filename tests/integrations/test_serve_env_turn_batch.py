@@ -7,6 +7,8 @@ answer that leaves the others of its turn unanswered, would hang a trainer's cli
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 from agentenv.integrations.serve_env.turn_batch import turn_of
 
@@ -78,3 +80,15 @@ def test_a_direct_write_sends_that_connections_queued_bytes_first() -> None:
         return t.sent
 
     assert asyncio.run(turn()) == [b"queued", b"direct"]
+
+
+def test_a_closed_loops_batch_does_not_keep_the_loop() -> None:
+    """The batches are kept per loop in a weak dictionary; a batch holding its loop strongly
+    would keep every closed loop (each ``asyncio.run``) alive for the process's life."""
+    loop = asyncio.new_event_loop()
+    turn_of(loop)
+    gone = weakref.ref(loop)
+    loop.close()
+    del loop
+    gc.collect()
+    assert gone() is None

@@ -62,9 +62,13 @@ class _NoEvent:
 
 _NO_EVENT = _NoEvent()
 _INTERNAL_ERROR = object()
+"""What :meth:`lean_answer` hands its task when the app raised: uvicorn's 500 answer."""
 _DEFAULTS: list[Any] = [None, b""]
 """uvicorn's default headers last seen (a list it replaces when they change) and their lines."""
-"""What :meth:`lean_answer` hands its task when the app raised: uvicorn's 500 answer."""
+_JSON_LENGTH_HEAD = json_header_lines(0)[: -len(b"0\r\n")]
+"""``json_header_lines`` up to the length's digits."""
+_JSON_HEADS: dict[int, bytes] = {}
+"""A JSON answer's head up to its length's digits, per status, for the default headers last seen."""
 
 
 class LeanCycle:
@@ -126,7 +130,7 @@ class LeanCycle:
         if self.head:
             data, self.head = self.head + data, b""
         if data:
-            turn_of(protocol.loop).write_now(protocol.transport, data)
+            protocol.lean_turn.write_now(protocol.transport, data)
         if not message.get("more_body", False):
             self.complete()
 
@@ -150,7 +154,7 @@ class LeanCycle:
     def answer_whole(self, status: int, headers: Any, body: bytes) -> None:
         """The whole response in one write, as :meth:`send` writes a start and one body."""
         protocol = self.protocol
-        turn_of(protocol.loop).write_now(protocol.transport, self.start(status, headers) + body)
+        protocol.lean_turn.write_now(protocol.transport, self.start(status, headers) + body)
         self.complete()
 
     def answer_json(self, status: int, body: bytes) -> None:
@@ -162,11 +166,12 @@ class LeanCycle:
         defaults = protocol.server_state.default_headers
         if defaults is not _DEFAULTS[0]:
             _DEFAULTS[:] = [defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults)]
+            _JSON_HEADS.clear()
+        head = _JSON_HEADS.get(status)
+        if head is None:  # all of the head but the length, once per status and date
+            head = _JSON_HEADS[status] = _STATUS_LINE[status] + _DEFAULTS[1] + _JSON_LENGTH_HEAD
         self.response_started = True
-        turn_of(protocol.loop).queue(
-            protocol.transport,
-            _STATUS_LINE[status] + _DEFAULTS[1] + json_header_lines(len(body)) + b"\r\n" + body,
-        )
+        protocol.lean_turn.queue(protocol.transport, b"%s%d\r\n\r\n%s" % (head, len(body), body))
         self.complete()
 
     def complete(self) -> None:
@@ -221,6 +226,11 @@ def lean_protocol(
         lean_ready: LeanCycle | None = None
         """A request whose body is whole, answered at the end of this ``data_received``."""
 
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.lean_turn = turn_of(self.loop)
+            """The loop's :class:`~.turn_batch.TurnBatch`, looked up once per connection."""
+
         def on_message_begin(self) -> None:
             self.url = b""
             self.expect_100_continue = False
@@ -251,18 +261,22 @@ def lean_protocol(
                 return
             if self.guard_header_bytes > max_header_bytes:
                 self.lean_headers_checked()
-            keep_alive = parser.get_http_version() != "1.0" and parser.should_keep_alive()
-            cycle = self.cycle = self.lean_cycle = LeanCycle(self, keep_alive)
+            # uvicorn keeps HTTP/1.0 connections alive by no header; only a header can keep
+            # one alive for the parser, so the version (a string built per call) is read then.
+            keep_alive = parser.should_keep_alive()
             refused_at_once = False
             for name, value in self.headers:
                 if name == b"content-length":
                     refused_at_once = not value.isdigit() or (
                         len(value.lstrip(b"0")) > max_length_digits or int(value) > max_body_bytes
                     )
+                elif keep_alive and (name == b"connection" or name == b"proxy-connection"):
+                    keep_alive = parser.get_http_version() != "1.0"
+            cycle = self.cycle = self.lean_cycle = LeanCycle(self, keep_alive)
             if refused_at_once:
                 self.lean_start(cycle)  # the app refuses it from the header, as on uvicorn's path
             elif self.expect_100_continue:
-                turn_of(self.loop).write_now(self.transport, _CONTINUE)
+                self.lean_turn.write_now(self.transport, _CONTINUE)
 
         def lean_headers_checked(self) -> None:
             """The guard's header-size check (its ``on_headers_complete`` is not called here)."""
@@ -310,7 +324,7 @@ def lean_protocol(
                 self.lean_ready = None
                 if not cycle.response_complete and not self.transport.is_closing():
                     # answered with the other requests this turn of the loop read (turn_batch.py)
-                    turn_of(self.loop).answer_soon(lambda: self.lean_answer_ready(cycle))
+                    self.lean_turn.answer_soon(lambda: self.lean_answer_ready(cycle))
 
         def lean_answer_ready(self, cycle: LeanCycle) -> None:
             """:meth:`lean_answer`, unless the client left or the connection closed meanwhile."""
@@ -422,7 +436,7 @@ def lean_protocol(
             super().connection_lost(exc)
 
         def shutdown(self) -> None:
-            turn = turn_of(self.loop)
+            turn = self.lean_turn
             if turn.holds(self.transport):  # its answer leaves before uvicorn closes it
                 turn.flush()
             lean = self.lean_cycle

@@ -203,6 +203,8 @@ class EnvPool:
         self._free: dict[str, list[Any]] = {}
         self._refused: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._idle = 0
+        """Envs waiting in ``_free``, all splits together."""
         self.max_idle = max_idle
         self.built = 0
 
@@ -211,6 +213,7 @@ class EnvPool:
         with self._lock:
             free = self._free.get(split)
             if free:
+                self._idle -= 1
                 return free.pop()
         if split in self._refused:
             raise StartError(self._refused[split])
@@ -229,8 +232,9 @@ class EnvPool:
     def give(self, split: str, env: Any) -> None:
         """Take ``env`` back for reuse (it is reset before its next episode), or close it if enough wait."""
         with self._lock:
-            if sum(len(envs) for envs in self._free.values()) < self.max_idle:
+            if self._idle < self.max_idle:
                 self._free.setdefault(split, []).append(env)
+                self._idle += 1
                 return
         env.close()
 
@@ -239,6 +243,7 @@ class EnvPool:
         with self._lock:
             waiting = [env for envs in self._free.values() for env in envs]
             self._free.clear()
+            self._idle = 0
         for env in waiting:
             env.close()
 
