@@ -29,6 +29,7 @@ Patients are sampled and rendered on first access, so ``gym.make`` stays fast.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,20 +143,31 @@ def patient_tasks(
     if tasks is None and split != REAL_SPLIT:
         check_choice("split", split, SERVED_SPLITS)
         params = sampler_params(sampler, multi_turn)
-        patients = PatientSampler(kb, params)
-        cases = unique_cases(kb, patients, split, mixed_case_list(kb, split, disease_mix))  # type: ignore[arg-type]  # lazy
-        task_set = PatientTasks(
-            cases,
-            lambda case: patients.sample_case(*case),
-            lambda p: patient_task(kb, p, presentation, split),
-        )
-        return PatientTaskSet(task_set, split, params)
+
+        def simulated() -> PatientTasks:
+            patients = PatientSampler(kb, params)
+            cases = unique_cases(kb, patients, split, mixed_case_list(kb, split, disease_mix))  # type: ignore[arg-type]  # lazy
+            return PatientTasks(
+                cases,
+                lambda case: patients.sample_case(*case),
+                lambda p: patient_task(kb, p, presentation, split),
+            )
+
+        shared = _shared_task_set(kb, (split, presentation, params, disease_mix), simulated)
+        return PatientTaskSet(shared, split, params)
     if sampler is not None:
         raise ValueError(
             "sampler applies to simulated patients only; drop it when passing tasks= or split='real'"
         )
     if tasks is None:  # the real split: shipped, already checked
-        return _records(kb, real_split_patients(kb), REAL_SPLIT, presentation, multi_turn)
+        real = _shared_task_set(
+            kb,
+            (REAL_SPLIT, presentation, multi_turn),
+            lambda: (
+                _records(kb, real_split_patients(kb), REAL_SPLIT, presentation, multi_turn).tasks
+            ),
+        )
+        return PatientTaskSet(real, REAL_SPLIT, None)
     result = load_user_patients(kb, tasks)
     warn_import(
         result.warnings, stacklevel=4
@@ -171,6 +183,39 @@ def patient_tasks(
     return PatientTaskSet(
         served.tasks, "custom", None, tuple(result.warnings), dict(result.skipped)
     )
+
+
+_SHARED_SETS: weakref.WeakKeyDictionary[HpoKnowledgeBase, dict[tuple[Any, ...], PatientTasks]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The task sets already made over each KB, per split, presentation, sampler and disease mix."""
+
+
+def _shared_task_set(
+    kb: HpoKnowledgeBase, key: tuple[Any, ...], build: Callable[[], PatientTasks]
+) -> PatientTasks:
+    """The task set of ``key`` over ``kb`` that every env of the process shares, built once.
+
+    Why: each env made its own, so its first reset resolved the split's case plan again (about
+    5 ms) and each task it met was sampled and rendered again (about 2 ms), and a server's pool
+    hands any task to any of its envs. A built Task is reused by every episode of an env
+    already, so one per case and process serves every env whose ``key`` (split, presentation,
+    sampler and disease mix; presentation and mode for the real split) decides the same tasks.
+    A user's ``tasks=`` never come here.
+
+    Example:
+        >>> from agentenv.corpora.hpo.knowledge_base import load_hpo_kb
+        >>> kb = load_hpo_kb("omim")
+        >>> one = patient_tasks(kb, split="test", presentation="hpo", multi_turn=True)
+        >>> two = patient_tasks(kb, split="test", presentation="hpo", multi_turn=True)
+        >>> one.tasks is two.tasks, one.tasks is patient_tasks(kb, split="test", presentation="hpo", multi_turn=False).tasks
+        (True, False)
+    """
+    shared = _SHARED_SETS.setdefault(kb, {})
+    task_set = shared.get(key)
+    if task_set is None:
+        task_set = shared[key] = build()
+    return task_set
 
 
 def _records(

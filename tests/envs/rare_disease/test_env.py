@@ -13,6 +13,7 @@ from agentenv.baselines.random_agent import RandomAgent
 from agentenv.engine.actions import answer, tool_call
 from agentenv.envs.rare_disease.env import RareDiseaseEnv
 from agentenv.envs.rare_disease.patients.simulated import patients_fingerprint
+from agentenv.envs.rare_disease.tasks.patient_tasks import _SHARED_SETS
 from agentenv.evaluation.runner import RunConfig, timed_run
 
 IDS = ["RareDiseaseDiagnosis-v0", "RareDiseaseDiagnosis-SingleTurn-v0"]
@@ -53,12 +54,15 @@ def test_same_seed_same_rollout(env_id: str) -> None:
 
 
 def test_tasks_are_built_lazily_and_patients_are_deterministic() -> None:
+    _SHARED_SETS.clear()  # as the process's first env of the split (envs share a split's tasks)
     env = RareDiseaseEnv(split="validation")
     assert len(env.tasks) == 815 and not env.tasks._cache
     first = env.tasks[3]
-    again = RareDiseaseEnv(split="validation").tasks[3]
-    assert first.case == again.case and first.id == again.id
     assert len(env.tasks._cache) == 1
+    _SHARED_SETS.clear()  # built again from nothing, as in another process
+    again = RareDiseaseEnv(split="validation").tasks
+    assert again is not env.tasks
+    assert first.case == again[3].case and first.id == again[3].id
 
 
 def test_oracle_scores_one_through_the_real_tools() -> None:
