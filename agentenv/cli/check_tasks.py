@@ -1,5 +1,8 @@
 """``agentenv check-tasks ENV --tasks FILE``: which of your own tasks can be solved with the env's tools.
 
+``--split NAME`` checks one of the env's shipped splits instead (the env pages quote these
+counts, e.g. MediaSearch's casual split), so a reader can reproduce them.
+
 Why a command of its own: on your own tasks there is no gold tool plan, so the
 ``oracle`` answers the gold text and scores 1.000 whatever the tasks are. That
 proves the grader accepts the gold, not that a policy could find it. This
@@ -20,51 +23,69 @@ from agentenv.errors import UserInputError
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``check-tasks`` sub-command."""
+    from agentenv.cli.help_format import HelpFormatter
+
     p = subparsers.add_parser(
         "check-tasks",
         help="check that your own tasks are solvable with the env's tools",
         description="For each task of a task file, check that its gold answer is reachable with the "
         "env's tools (media: the answer appears in tool outputs reachable from the entities "
         "the question names; rare disease: the diagnosis is in the universe and annotated). "
-        "Exit status 1 when some task is not.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "Exit status 1 when some task is not. --split checks one of the env's shipped splits "
+        "instead of a file.",
+        formatter_class=HelpFormatter,
     )
     p.add_argument("env_id", help="a registered env id, or MODULE:ID for a family outside agentenv")
-    p.add_argument(
-        "--tasks", type=Path, required=True, help="your task file (JSONL, phenopackets or a folder)"
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--tasks", type=Path, help="your task file (JSONL, phenopackets or a folder)"
+    )
+    source.add_argument(
+        "--split",
+        help="a split the env ships instead of a file (train, validation, test, or one its family "
+        "declares: agentenv list shows them)",
     )
     p.add_argument("--show", type=int, default=20, help="unreachable tasks to list")
     return p
 
 
 def check_tasks(
-    env_id: str, tasks: Path
+    env_id: str, tasks: Path | None = None, *, split: str | None = None
 ) -> tuple[int, list[tuple[int, str, str, str]], tuple[str, ...]]:
     """``(n_tasks, unreachable, skipped)``: each unreachable task as ``(index, task_id, prompt, reason)``,
-    and the env's import warnings for entries it skipped or changed while reading the file."""
+    and the env's import warnings for entries it skipped or changed while reading the file.
+
+    Exactly one of ``tasks`` (a file or folder) and ``split`` (a split the env ships) is given.
+    """
+    if (tasks is None) == (split is None):
+        raise UserInputError("check-tasks takes one of --tasks FILE and --split NAME")
     import warnings
 
     import gymnasium as gym
 
     from agentenv.evaluation.run_args import check_tasks_path, env_spec
-    from agentenv.families import family_of_env, family_part
+    from agentenv.families import check_split, family_of_env, family_part
 
     env_spec(env_id)  # MODULE:ID imports its module; an unknown id is a one-line error
     family = family_of_env(env_id.rpartition(":")[2])
     check = family_part(family, "solvability")
-    check_tasks_path(
-        tasks
-    )  # a missing, special, binary or oversized file is refused before it is read
+    if tasks is not None:
+        check_tasks_path(tasks)  # a missing, special, binary or oversized file is refused unread
+    else:
+        check_split(env_id.rpartition(":")[2], split)  # type: ignore[arg-type]  # one is given
+    source = f"--tasks {tasks}" if tasks is not None else f"--split {split}"
     with warnings.catch_warnings():  # the import warnings are reported below, each once
         warnings.simplefilter("ignore")
         try:
-            env = gym.make(env_id, tasks=str(tasks))
+            if tasks is not None:
+                env = gym.make(env_id, tasks=str(tasks))
+            else:
+                env = gym.make(env_id, split=split)
         except UserInputError:
             raise
-        except (ValueError, TypeError, KeyError) as err:
-            raise UserInputError(
-                f"--tasks {tasks}: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}"
-            ) from err
+        except (ValueError, TypeError, KeyError, FileNotFoundError) as err:
+            text = str(err).strip()
+            raise UserInputError(f"{source}: {text.splitlines()[0] if text else err!r}") from err
     skipped = tuple(getattr(env.unwrapped, "import_warnings", ()))
     try:
         all_tasks = env.unwrapped.tasks
@@ -81,7 +102,7 @@ def check_tasks(
 
 def run(args: argparse.Namespace) -> int:
     """Print the unreachable tasks and a one-line count; exit status 1 if any."""
-    n, unreachable, skipped = check_tasks(args.env_id, args.tasks)
+    n, unreachable, skipped = check_tasks(args.env_id, args.tasks, split=args.split)
     for warning in skipped:
         print(f"import: {warning}")
     for index, task_id, prompt, reason in unreachable[: args.show]:

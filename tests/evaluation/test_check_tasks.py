@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -80,13 +81,23 @@ def test_oracle_says_it_checks_only_the_grader_on_tasks_without_a_plan(tmp_path:
         )
 
 
-def test_no_false_alarm_on_the_casual_split() -> None:
-    """Every hand-written casual question is reachable: the check reads it as an agent would (issue 30)."""
-    from agentenv.envs.media_search.tasks.solvability import why_unreachable
+def test_no_false_alarm_on_the_casual_split(capsys) -> None:
+    """Every hand-written casual question is reachable: the check reads it as an agent would
+    (issue 30), and ``--split`` lets a reader check it as the env page says."""
+    assert main(["check-tasks", "MediaSearch-v0", "--split", "casual"]) == 0
+    out = capsys.readouterr().out
+    assert re.fullmatch(r"(\d+) of \1 tasks reachable with the tools of MediaSearch-v0\n", out), out
 
-    env = gym.make("MediaSearch-v0", split="casual")
-    alarms = [(t.prompt, why) for t in env.unwrapped.tasks if (why := why_unreachable(env, t))]
-    assert not alarms, alarms[:3]
+
+def test_a_split_is_checked_by_name_and_a_wrong_one_is_named(capsys) -> None:
+    assert main(["check-tasks", "RareDiseaseDiagnosis-v0", "--split", "real"]) == 0
+    assert "500 of 500 tasks reachable" in capsys.readouterr().out
+    assert main(["check-tasks", "MediaSearch-v0", "--split", "casul"]) == 2
+    assert "split 'casul' (did you mean 'casual'?)" in capsys.readouterr().err
+    for both_or_neither in (["--split", "test", "--tasks", "q.jsonl"], []):
+        with pytest.raises(SystemExit) as exit_:
+            main(["check-tasks", "MediaSearch-v0", *both_or_neither])
+        assert exit_.value.code == 2 and "--tasks" in capsys.readouterr().err
 
 
 def test_partial_names_are_followed_and_the_failed_step_is_named(tmp_path: Path) -> None:
