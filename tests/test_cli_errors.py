@@ -85,11 +85,21 @@ CASES: list[tuple[list[str], str]] = [
     ([*EVAL, "--out", "{file}"], "{file}"),
     ([*EVAL, "--out", "{file}/run"], "{file}"),
     ([*EVAL, "--tasks", "{root}/missing.jsonl"], "missing.jsonl"),
+    ([*EVAL, "--reward", "{root}/missing.yaml"], "missing.yaml does not exist"),
+    ([*EVAL, "--out", "/proc/no-such-folder/run"], "--out /proc/no-such-folder/run"),
+    (
+        ["reproduce", "reward-hacking", "--out", "/proc/no-such-folder/x"],
+        "/proc/no-such-folder|agentenv[",
+    ),
     ([*EVAL, "--tasks", "{empty}"], "{empty}"),
     ([*EVAL, "--tasks", "{binary}"], "{binary}"),
     ([*EVAL, "--tasks", "{huge_line}"], "{huge_line}"),
     ([*EVAL, "--tasks", "{latin1}"], "{latin1}"),
-    ([*EVAL, "--tasks", "{folder}"], "x.bin"),
+    ([*EVAL, "--tasks", "{folder}"], "{folder}: is a directory"),  # MediaSearch reads one file
+    (
+        ["eval", "RareDiseaseDiagnosis-v0", "--agent", "oracle", "--tasks", "{folder}"],
+        "x.bin is not a case file",  # the family's reader names what a folder of cases may hold
+    ),
     ([*EVAL, "--tasks", "{empty_folder}"], "{empty_folder}"),
     ([*EVAL, "--tasks", "{unreadable}"], "{unreadable}"),
     ([*EVAL, "--tasks", "/dev/zero", "--episodes", "1"], "/dev/zero"),

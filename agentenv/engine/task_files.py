@@ -107,10 +107,15 @@ def task_source_files(path: Path, where: str) -> list[Path]:
     raise UserInputError(f"{where} {path}: not a regular file or folder (a device, pipe or socket)")
 
 
-def check_task_source(path: str | os.PathLike[str], where: str = "tasks") -> None:
+def check_task_source(
+    path: str | os.PathLike[str], where: str = "tasks", *, contents: bool = True
+) -> None:
     """Refuse a task source that cannot be a task file before anything reads it, in one line.
 
     ``where`` names the input in the message (``--tasks`` for the command, ``tasks`` for Python).
+    ``contents=False`` checks what the files are (regular, how many, their size) but not their
+    text: the command's early check of a folder, whose reader says first which files a folder
+    of its tasks may hold (a stray image is named as such, not as a binary task file).
 
     Raises:
         UserInputError: the file or folder breaks a bound of the module docstring.
@@ -128,6 +133,8 @@ def check_task_source(path: str | os.PathLike[str], where: str = "tasks") -> Non
         raise UserInputError(
             f"{where} {path}: more than {MAX_TASK_ROWS:,} files; split the task set"
         )
+    if not contents:
+        return
     for file in files:
         _check_task_text(file, where)
 

@@ -203,8 +203,12 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
 
 def check_tasks_path(path: Path, flag: str = "--tasks") -> None:
     """Refuse a task source that cannot be a task file before anything reads it, in one line
-    (the bounds of :mod:`agentenv.engine.task_files`, which the families' readers apply from Python too)."""
-    check_task_source(path, flag)
+    (the bounds of :mod:`agentenv.engine.task_files`, which the families' readers apply from Python too).
+
+    A folder's files are checked for what they are, not read: the family's reader names a file a
+    folder of its tasks may not hold, or says that it takes no folder, before it reads the rest.
+    """
+    check_task_source(path, flag, contents=not path.is_dir())
 
 
 def print_error(message: str) -> None:
