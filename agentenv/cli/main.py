@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -161,13 +162,28 @@ def _stdout_is_closed() -> bool:
         return False
 
 
+_PATH_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EROFS,
+        errno.ENOSPC,
+    }
+)
+"""Errors of a path the command was given or writes to (an ``OSError`` with a file name): one line."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentenv`` console script.
 
     Bad user input (``UserInputError``), an unwritable cache, a usage error,
-    Ctrl-C, a closed pipe and a missing extra each end in one line and an exit
-    status (2, 2, 2, 130, 0, 2); any other error prints one line with its type
-    and exits 1. ``AGENTENV_DEBUG=1`` adds the traceback.
+    Ctrl-C, a closed pipe, a missing extra and a path the command cannot use
+    (missing, forbidden, read-only) each end in one line and an exit status
+    (2, 2, 2, 130, 0, 2, 2); any other error prints one line with its type and
+    exits 1. ``AGENTENV_DEBUG=1`` adds the traceback.
     """
     from agentenv.errors import UserInputError
     from agentenv.storage.paths import CacheNotWritableError
@@ -205,6 +221,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"agentenv: error: {err}", 2)
         return _fail(
             f"agentenv: error: ImportError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1
+        )
+    except OSError as err:
+        if err.filename is not None and err.errno in _PATH_ERRNOS:
+            # a path the command could not use (--out under /proc, a read-only disk): name it
+            return _fail(
+                f"agentenv: error: {err.filename}: {err.strerror}; give a path this user can "
+                "read and write (AGENTENV_DEBUG=1 shows the traceback)",
+                2,
+            )
+        message = " ".join(str(err).split())[:300]
+        return _fail(
+            f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)",
+            1,
         )
     except Exception as err:  # noqa: BLE001 - a bug still ends in one line; AGENTENV_DEBUG=1 shows where
         message = " ".join(str(err).split())[:300]

@@ -98,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             env_kwargs=env_kwargs,
         )
-    except (ValueError, TypeError) as err:  # the env refused its kwargs: user input, one line
+    except (
+        ValueError,
+        TypeError,
+        FileNotFoundError,
+    ) as err:  # the env refused its kwargs: one line
         raise UserInputError(
             f"{args.env_id} ({', '.join(args.env_arg) or 'no --env-arg'}): {err}"
         ) from err

@@ -155,7 +155,7 @@ def export_sft(
 ) -> SFTManifest:
     """Run the episodes and write ``chat.jsonl``, ``tokens.jsonl`` and ``manifest.json`` under ``config.out``."""
     import agentenv
-    from agentenv.evaluation.runner import RunConfig, episode_plan, make_env
+    from agentenv.evaluation.runner import RunConfig, build_env, episode_plan
 
     if config.episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {config.episodes}")
@@ -172,7 +172,7 @@ def export_sft(
         config.seed,
         env_kwargs=tuple(env_kwargs.items()),
     )
-    text_env = LastText(make_env(run))
+    text_env = LastText(build_env(run))  # kwargs the env refuses: one line naming them
     env = TokenEnv(text_env, template)
     agent = make_export_agent(config.agent, think=config.think)
     plan = episode_plan(len(env.unwrapped.tasks), config.episodes, config.seed)

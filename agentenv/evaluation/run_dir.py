@@ -228,7 +228,8 @@ class RunDirectory:
         if self.mode == "new" and exists:
             raise UserInputError(
                 f"{self.path} already holds a run; pass --overwrite to replace it, "
-                "--resume to continue it, or choose another --out"
+                "--resume to continue it, or choose another --out (from Python: overwrite=True, "
+                "resume=True or another out=)"
             )
         if self.mode == "resume":
             if not exists:
@@ -267,7 +268,13 @@ class RunDirectory:
         self.identity["digest_format"] = DIGEST_FORMAT
         if self.last_digest is None:
             self.last_digest = header_digest(run_header(self.identity))
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # a place no folder can be made (under /proc, a read-only disk)
+            raise UserInputError(
+                f"--out {self.path}: cannot make the folder ({err.strerror or err}); "
+                "give a folder you can write in"
+            ) from None
         if self.mode != "resume":
             for name in RUN_FILES:
                 (self.path / name).unlink(missing_ok=True)
@@ -394,6 +401,16 @@ def replace_folder(staged: Path, target: Path) -> None:
 
 
 def staging_folder(target: Path) -> Path:
-    """An empty temporary folder beside ``target`` (same file system, so the final rename is atomic)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+    """An empty temporary folder beside ``target`` (same file system, so the final rename is atomic).
+
+    Raises:
+        UserInputError: no folder can be made there (under ``/proc``, on a read-only disk).
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+    except OSError as err:
+        raise UserInputError(
+            f"--out {target}: cannot make a folder there ({err.strerror or err}); "
+            "give a folder you can write in"
+        ) from None

@@ -95,7 +95,12 @@ def build_env(config: RunConfig) -> gym.Env:
         return make_env(config)
     except (UserInputError, CacheNotWritableError):
         raise
-    except (ValueError, TypeError, KeyError) as err:
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        FileNotFoundError,
+    ) as err:  # e.g. --reward missing.yaml
         given = (
             ", ".join(f"{k}={v!r}" for k, v in config.env_kwargs if k != "tasks")
             or "no keyword arguments"
