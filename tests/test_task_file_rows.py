@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,6 @@ def test_eval_skip_bad_rows_counts_them_in_the_summary(
         assert main([*argv, "--out", str(tmp_path / "run"), "--skip-bad-rows"]) == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["skipped_task_rows"] == 2 and summary["episodes"] == 1
+    # the flag holds for its run only: a later read in this process refuses bad rows again
+    assert SKIP_BAD_ROWS_ENV not in os.environ
+    assert main([*argv, "--out", str(tmp_path / "after")]) == 2

@@ -175,12 +175,26 @@ def _values(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``agentenv eval`` through :func:`~agentenv.evaluation.evaluate.evaluate`; return its exit status."""
+    from agentenv.engine.task_files import SKIP_BAD_ROWS_ENV
+
+    if not getattr(args, "skip_bad_rows", False):
+        return _run(args)
+    # read by the task readers here and in worker processes, for this run only: main() called
+    # in a process that goes on (a notebook, a test) must not skip bad rows in its later reads
+    before = os.environ.get(SKIP_BAD_ROWS_ENV)
+    os.environ[SKIP_BAD_ROWS_ENV] = "1"
+    try:
+        return _run(args)
+    finally:
+        if before is None:
+            os.environ.pop(SKIP_BAD_ROWS_ENV, None)
+        else:
+            os.environ[SKIP_BAD_ROWS_ENV] = before
+
+
+def _run(args: argparse.Namespace) -> int:
     from agentenv.evaluation.evaluate import evaluate
 
-    if getattr(args, "skip_bad_rows", False):
-        from agentenv.engine.task_files import SKIP_BAD_ROWS_ENV
-
-        os.environ[SKIP_BAD_ROWS_ENV] = "1"  # read by the task readers here and in worker processes
     new_folder = not (args.out.is_dir() and any(args.out.iterdir()))
     try:
         result = evaluate(
