@@ -76,6 +76,8 @@ def test_generic_client_and_steps_outside_an_episode(server: BackgroundServer) -
         )  # over the env's action cap
         with pytest.raises(RuntimeError, match="'index' must be a non-negative integer"):
             client.reset(index=-1)
+        with pytest.raises(RuntimeError, match="unknown reset field 'indx'"):
+            client.reset(seed=0, indx=2)  # misspelt: refused, not a seeded random task
         env = gym.make("MediaSearch-v0", split="test")
         prompt, info = env.reset(seed=4, options={"index": 2})
         row = {

@@ -33,8 +33,27 @@ from openenv.core.env_server.interfaces import Environment
 from agentenv.integrations.openenv.models import EpisodeState, TextAction, TextObservation
 from agentenv.integrations.serve_env.fair import CLIENT, FairTurns
 from agentenv.integrations.serve_env.limits import EnvServerLimits
-from agentenv.integrations.serve_env.sessions import EnvPool, check_env_kwargs, start_from_fields
+from agentenv.integrations.serve_env.sessions import (
+    EnvPool,
+    StartError,
+    check_env_kwargs,
+    start_from_fields,
+)
 from agentenv.integrations.serve_env.sessions import reset as reset_env
+
+ROW_FIELDS_IN_ORDER = (
+    "env_id",
+    "split",
+    "task_index",
+    "task_id",
+    "seed",
+    "episode",
+    "env_kwargs",
+    "index",
+)
+"""What a ``prepare-verl`` row's ``extra_info`` holds (its ``index`` is the row's number)."""
+ROW_FIELDS = frozenset(ROW_FIELDS_IN_ORDER)
+"""The reset fields beyond the named parameters that :meth:`AgentEnvEnvironment.reset` reads."""
 
 
 class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
@@ -69,6 +88,15 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         A row's fields (``agentenv prepare-verl``'s ``extra_info``: ``task_index`` and the rest)
         may be passed instead, as keyword arguments.
         """
+        unknown = sorted(set(row) - ROW_FIELDS)
+        if unknown:  # a field nothing reads: refused, not dropped (a misspelt 'index' would
+            # otherwise start a seeded random task without a word)
+            raise StartError(
+                f"unknown reset field {unknown[0][:40]!r}"
+                f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}; reset takes "
+                "seed, index or task_id, split and episode_id, or the fields of an agentenv "
+                f"prepare-verl row ({', '.join(ROW_FIELDS_IN_ORDER)})"
+            )
         fields = {"seed": seed, "index": index, "task_id": task_id, "split": split, **row}
         start = start_from_fields(
             {k: v for k, v in fields.items() if v is not None}, env_id=self.env_id
