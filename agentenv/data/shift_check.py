@@ -70,6 +70,7 @@ from agentenv.data.shift_statistics import (
     mmd_test,
 )
 from agentenv.data.text_embedding import HashedNgramEmbedder
+from agentenv.errors import UserInputError
 
 __all__ = [
     "NESTED_KEYS",
@@ -175,7 +176,21 @@ def compare_rows(
     dim: int = 2**12,
     l2: float = 1.0,
 ) -> ShiftReport:
-    """The shift report of two in-memory row lists (what :func:`shift_check` runs on the files' rows)."""
+    """The shift report of two in-memory row lists (what :func:`shift_check` runs on the files' rows).
+
+    Raises:
+        UserInputError: a list too short for the classifier's folds, naming it.
+    """
+    need = max(folds, 5)
+    short = [
+        (name, len(rows)) for name, rows in ((name_a, rows_a), (name_b, rows_b)) if len(rows) < need
+    ]
+    if short:
+        name, n = short[0]
+        raise UserInputError(
+            f"{name}: {n} rows; the classifier test needs at least {need} rows per file "
+            f"({name_a}: {len(rows_a)}, {name_b}: {len(rows_b)})"
+        )
     g_clf, g_mmd = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     embedder = HashedNgramEmbedder(dim=dim)
     texts = [r.text for r in rows_a] + [r.text for r in rows_b]

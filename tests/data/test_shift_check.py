@@ -165,6 +165,19 @@ def test_missing_file_exits_2_with_its_name(
     assert f"{missing}: no such file" in capsys.readouterr().err
 
 
+def test_a_file_too_short_for_the_classifier_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = write_jsonl(
+        tmp_path / "short.jsonl", [{"prompt": f"Who directed film {i}?"} for i in range(3)]
+    )
+    long = write_jsonl(
+        tmp_path / "long.jsonl", [{"prompt": f"How long is film {i}?"} for i in range(9)]
+    )
+    assert shift_main(["shift-check", str(long), str(short)]) == 2
+    assert f"{short}: 3 rows; the classifier test needs at least 5" in capsys.readouterr().err
+
+
 def test_building_blocks() -> None:
     assert js_divergence(np.array([3, 0]), np.array([0, 5])) == 1.0
     assert js_divergence(np.array([1, 2]), np.array([2, 4])) == 0.0
