@@ -98,11 +98,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             env_kwargs=env_kwargs,
         )
-    except (
-        ValueError,
-        TypeError,
-        FileNotFoundError,
-    ) as err:  # the env refused its kwargs: one line
+    # the env refused its kwargs (a bad --env-arg value, a file one names that is missing): one line
+    except (ValueError, TypeError, FileNotFoundError) as err:
         raise UserInputError(
             f"{args.env_id} ({', '.join(args.env_arg) or 'no --env-arg'}): {err}"
         ) from err
