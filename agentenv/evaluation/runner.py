@@ -95,12 +95,8 @@ def build_env(config: RunConfig) -> gym.Env:
         return make_env(config)
     except (UserInputError, CacheNotWritableError):
         raise
-    except (
-        ValueError,
-        TypeError,
-        KeyError,
-        FileNotFoundError,
-    ) as err:  # e.g. --reward missing.yaml
+    # a bad --env-arg value or --reward, or a file one of them names that is missing
+    except (ValueError, TypeError, KeyError, FileNotFoundError) as err:
         given = (
             ", ".join(f"{k}={v!r}" for k, v in config.env_kwargs if k != "tasks")
             or "no keyword arguments"

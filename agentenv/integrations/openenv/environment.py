@@ -53,7 +53,8 @@ ROW_FIELDS_IN_ORDER = (
 )
 """What a ``prepare-verl`` row's ``extra_info`` holds (its ``index`` is the row's number)."""
 ROW_FIELDS = frozenset(ROW_FIELDS_IN_ORDER)
-"""The reset fields beyond the named parameters that :meth:`AgentEnvEnvironment.reset` reads."""
+"""The keys :meth:`AgentEnvEnvironment.reset` reads from a row; a key outside them and its
+named parameters is refused (OpenEnv passes a request's every field to ``reset``)."""
 
 
 class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
