@@ -17,3 +17,15 @@ from __future__ import annotations
 
 class UserInputError(ValueError):
     """User input the package cannot use; the message names where it is and how to fix it."""
+
+
+class UserFileNotFound(UserInputError, FileNotFoundError):
+    """A file the user named (a reward config) that does not exist.
+
+    Both types: the command prints it as any user error (one line, exit 2), and library code
+    that catches ``FileNotFoundError`` for a missing path still does.
+
+    Example:
+        >>> isinstance(UserFileNotFound("reward.yaml does not exist"), FileNotFoundError)
+        True
+    """

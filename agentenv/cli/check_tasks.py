@@ -63,8 +63,8 @@ def check_tasks(
 
     import gymnasium as gym
 
-    from agentenv.evaluation.run_args import check_tasks_path, env_spec
-    from agentenv.families import check_split, family_of_env, family_part
+    from agentenv.evaluation.run_args import check_split, check_tasks_path, env_spec
+    from agentenv.families import family_of_env, family_part
 
     env_spec(env_id)  # MODULE:ID imports its module; an unknown id is a one-line error
     family = family_of_env(env_id.rpartition(":")[2])
@@ -72,18 +72,17 @@ def check_tasks(
     if tasks is not None:
         check_tasks_path(tasks)  # a missing, special, binary or oversized file is refused unread
     else:
-        check_split(env_id.rpartition(":")[2], split)  # type: ignore[arg-type]  # one is given
+        check_split(env_id, split)  # type: ignore[arg-type]  # one of the two is given
     source = f"--tasks {tasks}" if tasks is not None else f"--split {split}"
     with warnings.catch_warnings():  # the import warnings are reported below, each once
         warnings.simplefilter("ignore")
         try:
-            if tasks is not None:
-                env = gym.make(env_id, tasks=str(tasks))
-            else:
-                env = gym.make(env_id, split=split)
+            env = gym.make(
+                env_id, **({"tasks": str(tasks)} if tasks is not None else {"split": split})
+            )
         except UserInputError:
             raise
-        except (ValueError, TypeError, KeyError, FileNotFoundError) as err:
+        except (ValueError, TypeError, KeyError) as err:
             text = str(err).strip()
             raise UserInputError(f"{source}: {text.splitlines()[0] if text else err!r}") from err
     skipped = tuple(getattr(env.unwrapped, "import_warnings", ()))

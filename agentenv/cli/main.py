@@ -222,20 +222,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(
             f"agentenv: error: ImportError: {err} (AGENTENV_DEBUG=1 shows the traceback)", 1
         )
-    except OSError as err:
-        if err.filename is not None and err.errno in _PATH_ERRNOS:
+    except Exception as err:  # noqa: BLE001 - a bug still ends in one line; AGENTENV_DEBUG=1 shows where
+        if isinstance(err, OSError) and err.filename is not None and err.errno in _PATH_ERRNOS:
             # a path the command could not use (--out under /proc, a read-only disk): name it
             return _fail(
                 f"agentenv: error: {err.filename}: {err.strerror}; give a path this user can "
                 "read and write (AGENTENV_DEBUG=1 shows the traceback)",
                 2,
             )
-        message = " ".join(str(err).split())[:300]
-        return _fail(
-            f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)",
-            1,
-        )
-    except Exception as err:  # noqa: BLE001 - a bug still ends in one line; AGENTENV_DEBUG=1 shows where
         message = " ".join(str(err).split())[:300]
         return _fail(
             f"agentenv: error: {type(err).__name__}: {message} (AGENTENV_DEBUG=1 shows the traceback)",

@@ -98,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             env_kwargs=env_kwargs,
         )
-    # the env refused its kwargs (a bad --env-arg value, a file one names that is missing): one line
-    except (ValueError, TypeError, FileNotFoundError) as err:
+    except (ValueError, TypeError) as err:  # the env refused its kwargs: user input, one line
         raise UserInputError(
             f"{args.env_id} ({', '.join(args.env_arg) or 'no --env-arg'}): {err}"
         ) from err

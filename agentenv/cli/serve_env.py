@@ -158,8 +158,7 @@ def run(args: argparse.Namespace) -> int:
         # A bad kwarg or split fails here, in one line, not at the first request; the env built
         # (corpus and index loaded) serves the first trajectory.
         built = [make(args.split)]
-    # the env refused its kwargs (a bad --env-arg, a missing --reward file): one line
-    except (ValueError, TypeError, KeyError, FileNotFoundError) as err:
+    except (ValueError, TypeError, KeyError) as err:
         given = ", ".join(f"{k}={v!r}" for k, v in env_kwargs.items()) or "no keyword arguments"
         raise UserInputError(
             f"{args.env_id} with split={args.split!r} and {given}: "

@@ -95,8 +95,7 @@ def build_env(config: RunConfig) -> gym.Env:
         return make_env(config)
     except (UserInputError, CacheNotWritableError):
         raise
-    # a bad --env-arg value or --reward, or a file one of them names that is missing
-    except (ValueError, TypeError, KeyError, FileNotFoundError) as err:
+    except (ValueError, TypeError, KeyError) as err:
         given = (
             ", ".join(f"{k}={v!r}" for k, v in config.env_kwargs if k != "tasks")
             or "no keyword arguments"

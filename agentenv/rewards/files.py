@@ -22,13 +22,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentenv.errors import UserFileNotFound
 from agentenv.rewards.components import closest
 
 
 def read_reward_file(path: Path) -> dict[str, Any]:
     """The mapping of fields in a ``.json``, ``.yaml`` or ``.yml`` file; errors name the file."""
     if not path.is_file():
-        raise FileNotFoundError(f"reward config file {path} does not exist")
+        raise UserFileNotFound(f"reward config file {path} does not exist")
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
         try:

@@ -23,6 +23,7 @@ which the server answers as one JSON error naming the field.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import uuid
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from typing import Any
 from openenv.core.env_server.interfaces import Environment
 
 from agentenv.integrations.openenv.models import EpisodeState, TextAction, TextObservation
+from agentenv.integrations.row_episodes import EpisodeSpec
 from agentenv.integrations.serve_env.fair import CLIENT, FairTurns
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import (
@@ -41,20 +43,9 @@ from agentenv.integrations.serve_env.sessions import (
 )
 from agentenv.integrations.serve_env.sessions import reset as reset_env
 
-ROW_FIELDS_IN_ORDER = (
-    "env_id",
-    "split",
-    "task_index",
-    "task_id",
-    "seed",
-    "episode",
-    "env_kwargs",
-    "index",
-)
-"""What a ``prepare-verl`` row's ``extra_info`` holds (its ``index`` is the row's number)."""
-ROW_FIELDS = frozenset(ROW_FIELDS_IN_ORDER)
-"""The keys :meth:`AgentEnvEnvironment.reset` reads from a row; a key outside them and its
-named parameters is refused (OpenEnv passes a request's every field to ``reset``)."""
+ROW_FIELDS = tuple(field.name for field in dataclasses.fields(EpisodeSpec))
+"""The keys :meth:`AgentEnvEnvironment.reset` reads from a ``prepare-verl`` row beyond its named
+parameters; any other key is refused (OpenEnv passes a request's every field to ``reset``)."""
 
 
 class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
@@ -89,14 +80,14 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         A row's fields (``agentenv prepare-verl``'s ``extra_info``: ``task_index`` and the rest)
         may be passed instead, as keyword arguments.
         """
-        unknown = sorted(set(row) - ROW_FIELDS)
+        unknown = sorted(set(row).difference(ROW_FIELDS))
         if unknown:  # a field nothing reads: refused, not dropped (a misspelt 'index' would
             # otherwise start a seeded random task without a word)
             raise StartError(
                 f"unknown reset field {unknown[0][:40]!r}"
                 f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}; reset takes "
                 "seed, index or task_id, split and episode_id, or the fields of an agentenv "
-                f"prepare-verl row ({', '.join(ROW_FIELDS_IN_ORDER)})"
+                f"prepare-verl row ({', '.join(ROW_FIELDS)})"
             )
         fields = {"seed": seed, "index": index, "task_id": task_id, "split": split, **row}
         start = start_from_fields(

@@ -163,9 +163,7 @@ def patient_tasks(
         real = _shared_task_set(
             kb,
             (REAL_SPLIT, presentation, multi_turn),
-            lambda: (
-                _records(kb, real_split_patients(kb), REAL_SPLIT, presentation, multi_turn).tasks
-            ),
+            lambda: _records(kb, real_split_patients(kb), REAL_SPLIT, presentation, multi_turn),
         )
         return PatientTaskSet(real, REAL_SPLIT, None)
     result = load_user_patients(kb, tasks)
@@ -180,9 +178,7 @@ def patient_tasks(
     imported = result.patients
     check_distinct_presentations(imported)
     served = _records(kb, imported, "custom", presentation, multi_turn)
-    return PatientTaskSet(
-        served.tasks, "custom", None, tuple(result.warnings), dict(result.skipped)
-    )
+    return PatientTaskSet(served, "custom", None, tuple(result.warnings), dict(result.skipped))
 
 
 _SHARED_SETS: weakref.WeakKeyDictionary[HpoKnowledgeBase, dict[tuple[Any, ...], PatientTasks]] = (
@@ -224,12 +220,11 @@ def _records(
     split: str,
     presentation: str,
     multi_turn: bool,
-) -> PatientTaskSet:
+) -> PatientTasks:
     """Recorded cases presented by the one protocol, as Tasks of ``split``."""
     protocol = sampler_params(None, multi_turn)
     shown = plan_presentations(records, protocol.hidden_fraction, protocol.min_visible)
-    task_set = PatientTasks(shown, lambda p: p, lambda p: patient_task(kb, p, presentation, split))
-    return PatientTaskSet(task_set, split, None)
+    return PatientTasks(shown, lambda p: p, lambda p: patient_task(kb, p, presentation, split))
 
 
 def patient_checksums(
