@@ -35,7 +35,9 @@ def _add_shift_check(data_sub: Any) -> argparse.ArgumentParser:
         description="Compare two JSONL task sets (task rows or export-sft chat rows): kind and difficulty "
         "histograms with Jensen-Shannon divergence and total variation, a cross-fitted classifier "
         "two-sample test (out-of-fold AUC with a DeLong 95% CI; 0.5 means indistinguishable) and MMD^2 "
-        "with a permutation p-value. Run it before trusting a holdout set for data selection: "
+        "with a permutation p-value, beside the same classifier between two halves of A (split by its "
+        "rows' 'group' when every row has one, as a split by group is) as a no-shift baseline. Run it "
+        "before trusting a holdout set for data selection: "
         "the holdout must look like the test set.",
         formatter_class=HelpFormatter,
     )

@@ -22,6 +22,10 @@ gap before the selection is trusted, three ways:
 3. **MMD²** between the two embedding sets: RBF kernel with the
    median-heuristic bandwidth, unbiased estimator, and a permutation p-value
    (seeded; each side subsampled to at most 1,000 rows for speed).
+4. **A no-shift baseline**: the same classifier between two halves of A, split
+   by the rows' ``group`` when every row has one (a grouped split's sets differ
+   by their groups' names alone), else at random; A against B is read beside it
+   (:mod:`agentenv.data.shift_baseline`).
 
 Randomness comes only from ``numpy.random.Generator`` objects spawned from the
 ``seed`` argument, so the same files and seed give the same report.
@@ -50,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from agentenv.data.shift_baseline import ShiftBaseline, shift_baseline
 from agentenv.data.shift_rows import (
     NESTED_KEYS,
     TEXT_KEYS,
@@ -78,6 +83,7 @@ __all__ = [
     "CategoryShift",
     "ClassifierTest",
     "MMDTest",
+    "ShiftBaseline",
     "ShiftReport",
     "TaskRow",
     "auc_delong",
@@ -110,6 +116,7 @@ class ShiftReport:
     classifier: ClassifierTest
     mmd: MMDTest
     embedding: dict[str, Any] = field(default_factory=dict)
+    baseline: ShiftBaseline | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every figure."""
@@ -144,7 +151,21 @@ class ShiftReport:
             f"  -> {'the embedding distributions differ' if mm.p_value < 0.05 else 'no significant difference'}"
             " at the 5% level",
         ]
+        if self.baseline is not None:
+            lines += ["", *_format_baseline(self.baseline)]
         return "\n".join(lines)
+
+
+def _format_baseline(base: ShiftBaseline) -> list[str]:
+    if not base.available or base.classifier is None:
+        return [f"no-shift baseline: not available ({base.reason})"]
+    c = base.classifier
+    a, b = base.n_halves
+    return [
+        f"no-shift baseline: A split in two by {base.split_by}, {a} vs {b} rows, the same classifier",
+        f"  out-of-fold AUC {c.auc:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}] ({c.ci_method})",
+        f"  -> {base.reading}",
+    ]
 
 
 def _format_category(shift: CategoryShift) -> list[str]:
@@ -175,8 +196,11 @@ def compare_rows(
     max_mmd_rows: int = 1000,
     dim: int = 2**12,
     l2: float = 1.0,
+    baseline: bool = True,
 ) -> ShiftReport:
     """The shift report of two in-memory row lists (what :func:`shift_check` runs on the files' rows).
+
+    ``baseline``: also score two halves of A (the no-shift baseline; one more classifier fit).
 
     Raises:
         UserInputError: a list too short for the classifier's folds, naming it.
@@ -191,11 +215,14 @@ def compare_rows(
             f"{name}: {n} rows; the classifier test needs at least {need} rows per file "
             f"({name_a}: {len(rows_a)}, {name_b}: {len(rows_b)})"
         )
-    g_clf, g_mmd = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    # A third generator for the baseline: spawned children keep their index, so the first two
+    # (and the classifier and MMD figures) are those of a report without a baseline.
+    g_clf, g_mmd, g_base = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
     embedder = HashedNgramEmbedder(dim=dim)
     texts = [r.text for r in rows_a] + [r.text for r in rows_b]
     X = embedder.fit_transform(texts)
     Xa, Xb = X[: len(rows_a)], X[len(rows_a) :]
+    classifier = classifier_test(Xa, Xb, rng=g_clf, folds=folds, l2=l2)
     return ShiftReport(
         name_a=name_a,
         name_b=name_b,
@@ -212,13 +239,18 @@ def compare_rows(
             name_a,
             name_b,
         ),
-        classifier=classifier_test(Xa, Xb, rng=g_clf, folds=folds, l2=l2),
+        classifier=classifier,
         mmd=mmd_test(Xa, Xb, rng=g_mmd, permutations=permutations, max_rows=max_mmd_rows),
         embedding={
             "kind": "hashed char 3-5 grams + word unigrams, sublinear TF x IDF (fitted on A and B pooled), "
             "L2-normalised",
             "dim": dim,
         },
+        baseline=shift_baseline(
+            Xa, [r.group for r in rows_a], classifier, rng=g_base, folds=folds, l2=l2
+        )
+        if baseline
+        else None,
     )
 
 
@@ -227,7 +259,8 @@ def shift_check(
 ) -> ShiftReport:
     """Read two JSONL files and report how far B's tasks are from A's (see the module docstring).
 
-    ``kwargs`` go to :func:`compare_rows` (``folds``, ``permutations``, ``max_mmd_rows``, ``dim``, ``l2``).
+    ``kwargs`` go to :func:`compare_rows` (``folds``, ``permutations``, ``max_mmd_rows``, ``dim``, ``l2``,
+    ``baseline``).
     """
     rows_a, rows_b = read_rows(path_a), read_rows(path_b)
     return compare_rows(rows_a, rows_b, name_a=str(path_a), name_b=str(path_b), seed=seed, **kwargs)

@@ -19,23 +19,26 @@ TEXT_KEYS = ("prompt", "question", "query", "instruction", "text", "input")
 """Keys whose string value is a task row's text, tried in this order."""
 
 NESTED_KEYS = ("task", "metadata", "public")
-"""Dicts inside a row searched (after the row itself) for the text, ``kind`` and ``difficulty``."""
+"""Dicts inside a row searched (after the row itself) for the text, ``kind``, ``difficulty`` and ``group``."""
 
 _EXPECTED = (
     "one JSON object per line: a task row with a text field ("
     + ", ".join(repr(k) for k in TEXT_KEYS)
-    + "; optionally 'kind' and 'difficulty'), or an SFT chat row {\"messages\": [...]} "
+    + "; optionally 'kind', 'difficulty' and 'group'), or an SFT chat row {\"messages\": [...]} "
     "with a user message"
 )
 
 
 @dataclass(frozen=True)
 class TaskRow:
-    """One row's text and, when the row has them, its kind and difficulty."""
+    """One row's text and, when the row has them, its kind, difficulty and group."""
 
     text: str
     kind: str | None = None
     difficulty: str | None = None
+    group: str | None = None
+    """What the row is about, as its task set was split by (a film, a disease): rows of one group
+    stay in one half of the no-shift baseline (:mod:`agentenv.data.shift_baseline`)."""
 
 
 # --------------------------------------------------------------------------- reading
@@ -108,7 +111,12 @@ def row_from_dict(row: Any, where: str) -> TaskRow:
             raise UserInputError(
                 f"{where}: no text in the row (its keys: {keys}); expected {_EXPECTED}"
             )
-    return TaskRow(text=text, kind=_label(scopes, "kind"), difficulty=_label(scopes, "difficulty"))
+    return TaskRow(
+        text=text,
+        kind=_label(scopes, "kind"),
+        difficulty=_label(scopes, "difficulty"),
+        group=_label(scopes, "group"),
+    )
 
 
 def read_rows(path: str | Path) -> list[TaskRow]:

@@ -404,7 +404,9 @@ def _holdout_selection(
     )
     test_tasks = _write_test_tasks(data / "test_tasks.jsonl")
     shift = {
-        name: shift_check(data / f"holdout_{name}" / "rows.jsonl", test_tasks, seed=0).to_dict()
+        name: shift_check(
+            data / f"holdout_{name}" / "rows.jsonl", test_tasks, seed=0, baseline=False
+        ).to_dict()
         for name in ("matched", "mismatched")
     }
     config = SelectionConfig(

@@ -316,6 +316,7 @@ def _shifts(sets: dict[str, Sequence[Any]], data: Path) -> dict[str, dict[str, A
             name_a=name,
             name_b="test",
             seed=0,
+            baseline=False,  # the lesson reads A against B only
         )
         c, m = report.classifier, report.mmd
         out[name] = {
