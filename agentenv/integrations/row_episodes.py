@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
+import operator
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -54,16 +55,16 @@ class EpisodeSpec:
                 f"the row's episode fields lack {', '.join(missing)}: write rows with "
                 "`agentenv prepare-verl` (or agentenv.integrations.row_episodes.episode_rows)"
             )
-        raw = fields.get("env_kwargs") or "{}"
-        kwargs = json.loads(raw) if isinstance(raw, str) else dict(raw)
         return cls(
-            env_id=str(env_id or fields["env_id"]),
-            split=str(fields["split"]),
-            task_index=int(fields["task_index"]),
-            seed=int(fields["seed"]),
-            task_id=str(fields.get("task_id") or ""),
-            episode=int(fields.get("episode") or 0),
-            env_kwargs=tuple(sorted(kwargs.items())),
+            env_id=_text(fields, "env_id", env_id, lambda v: 0 < len(v) <= 200, "an env id"),
+            split=_text(fields, "split", None, str.isidentifier, "a split name such as 'test'"),
+            task_index=_natural(fields, "task_index"),
+            seed=_natural(fields, "seed"),
+            task_id=_text(
+                fields, "task_id", "", lambda v: len(v) <= 200, "a task id (0-200 characters)"
+            ),
+            episode=_natural(fields, "episode", 0),
+            env_kwargs=tuple(sorted(_env_kwargs(fields.get("env_kwargs")).items())),
         )
 
     def fields(self) -> dict[str, Any]:
@@ -89,6 +90,64 @@ class EpisodeSpec:
                 f"{self.env_id} {self.split} task {self.task_index} is {info.get('task_id')!r}, "
                 f"the row says {self.task_id!r}: rewrite the rows for these tasks"
             )
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return type(value).__name__ if len(text) > 40 else f"{type(value).__name__} {text}"
+
+
+def _natural(fields: Mapping[str, Any], name: str, default: int | None = None) -> int:
+    """A row's non-negative integer field (numpy integers too: rows come back from columnar files)."""
+    value = fields.get(name)
+    if value is None and default is not None:
+        return default
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        number = -1
+    if not 0 <= number < 2**63:
+        raise UserInputError(
+            f"the row's {name!r} must be a non-negative integer, got {_describe(value)}"
+        )
+    return number
+
+
+def _text(
+    fields: Mapping[str, Any],
+    name: str,
+    given: str | None,
+    valid: Any,
+    what: str,
+) -> str:
+    """A row's string field (``given`` when the caller names it and the row does not; None: required)."""
+    value = fields.get(name, given)
+    if value is None and given is not None:
+        value = given
+    if not isinstance(value, str) or not valid(value):
+        raise UserInputError(f"the row's {name!r} must be {what}, got {_describe(value)}")
+    return value
+
+
+def _env_kwargs(raw: Any) -> dict[str, Any]:
+    """A row's ``env_kwargs``: a JSON object as text (what :meth:`EpisodeSpec.fields` writes) or an object."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as err:
+            raise UserInputError(
+                f"the row's 'env_kwargs' is not valid JSON ({err}); expected a JSON object such as "
+                '\'{"mode": "single_turn"}\''
+            ) from None
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
+        raise UserInputError(
+            f"the row's 'env_kwargs' must be a JSON object of keyword arguments, got {_describe(raw)}"
+        )
+    return dict(raw)
 
 
 class EnvPool:

@@ -170,3 +170,32 @@ def test_http_errors_are_one_json_line(server: BackgroundServer) -> None:
             bad_task.status_code == 422 and "cannot start an episode" in bad_task.json()["detail"]
         )
         assert client.post("/reset", json={"seed": 0, "index": 1}).json()["observation"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"seed": NaN}', "NaN is not a JSON number"),
+        (b'{"seed": 1e999}', "'seed' must be a non-negative integer"),
+        (b'{"seed": "0"}', "'seed' must be a non-negative integer"),
+        (b'{"seed": true}', "'seed' must be a non-negative integer"),
+        (b'{"self": 1}', "unknown reset field 'self'"),
+        (b'{"\\ud800": 1}', "lone UTF-16 surrogate"),
+        (b'{"split": "\\udfff"}', "lone UTF-16 surrogate"),
+        (b"[1, 2]", "a JSON list, not an object"),
+        (b'"seed"', "a JSON str, not an object"),
+        (b"[" * 5000, "nested too deeply"),
+        (b'{"episode_id": 5}', "'episode_id' must be a string"),
+        (b'{"env_kwargs": [1]}', "'env_kwargs' must be a JSON object"),
+    ],
+)
+def test_a_reset_body_outside_its_grammar_is_a_422_naming_why(
+    server: BackgroundServer, body: bytes, message: str
+) -> None:
+    """Bodies OpenEnv's own model coerced ("0", true) or answered with a 500 (NaN, "self", a lone
+    surrogate) are refused before it reads them; the server then serves the next reset as usual."""
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        answer_ = client.post("/reset", content=body, headers={"content-type": "application/json"})
+        assert answer_.status_code == 422, answer_.text
+        assert answer_.json()["detail"].startswith("reset: ") and message in answer_.text
+        assert client.post("/reset", json={"seed": 0, "index": 1}).status_code == 200

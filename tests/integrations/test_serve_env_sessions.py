@@ -145,3 +145,78 @@ def test_a_start_the_env_refuses_leaves_nothing_live(trajectories: Trajectories)
     with pytest.raises(StartError, match="cannot start an episode"):
         trajectories.start("b", start_from_fields({"index": 10**9}))
     assert not trajectories.live
+
+
+@pytest.mark.parametrize("refused", [{"index": 10**9}, {"task_id": "no-such-task"}])
+def test_a_refused_first_start_leaves_the_pooled_env_playable(
+    trajectories: Trajectories, made: list[gym.Env], refused: dict
+) -> None:
+    """The env a refused start returned to the pool plays the next client's episode.
+
+    Gymnasium's passive env checker (on by default for registered ids) broke this: it marked its
+    first reset checked before the reset raised, and the env's first step after the next good reset
+    raised TypeError, so one bad start ended another client's episode.
+    """
+    with pytest.raises(StartError, match="cannot start an episode"):
+        trajectories.start("bad", start_from_fields(refused))
+    trajectories.start("good", start_from_fields({"index": 0}))
+    assert len(made) == 1  # the same env, taken back from the pool
+    task = made[0].unwrapped.task
+    outcome = trajectories.step("good", answer(task.gold["answer"]))
+    assert outcome.done and outcome.reward == 1.0, outcome.observation
+
+
+def test_a_refused_first_reset_leaves_a_made_env_playable() -> None:
+    """The same through gym.make alone, as a trainer calling reset itself meets it."""
+    env = gym.make("MediaSearch-v0", split="test")
+    with pytest.raises(IndexError):
+        env.reset(options={"index": 10**9})
+    env.reset(options={"index": 0})
+    _, reward, terminated, _, _ = env.step(answer(env.unwrapped.task.gold["answer"]))
+    assert terminated and reward == 1.0
+
+
+ROW = {
+    "env_id": "MediaSearch-v0",
+    "split": "test",
+    "task_index": 3,
+    "task_id": "",
+    "seed": 10,
+    "episode": 0,
+    "env_kwargs": "{}",
+}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("env_kwargs", "[]", "'env_kwargs' must be a JSON object"),
+        ("env_kwargs", "null", "'env_kwargs' must be a JSON object"),
+        ("env_kwargs", "1", "'env_kwargs' must be a JSON object"),
+        ("env_kwargs", "{bad", "'env_kwargs' is not valid JSON"),
+        ("env_kwargs", 7, "'env_kwargs' must be a JSON object"),
+        ("split", 5, "'split' must be a split name"),
+        ("split", "", "'split' must be a split name"),
+        ("env_id", 5, "'env_id' must be an env id"),
+        ("task_id", [], "'task_id' must be a task id"),
+        ("episode", -1, "'episode' must be a non-negative integer"),
+        ("episode", 1.0, "'episode' must be a non-negative integer"),
+        ("episode", True, "'episode' must be a non-negative integer"),
+        ("episode", "x", "'episode' must be a non-negative integer"),
+    ],
+)
+def test_a_prepare_verl_row_field_of_the_wrong_shape_is_refused_by_name(
+    field: str, value: object, message: str
+) -> None:
+    """Row fields are read by their grammar, not coerced: `str(5)` is no split, `"[]"` no kwargs."""
+    with pytest.raises(StartError, match=message):
+        start_from_fields({**ROW, field: value})
+
+
+def test_a_row_read_back_from_a_columnar_file_keeps_its_numpy_integers() -> None:
+    """verl reads rows back from parquet: numpy integers are integers to EpisodeSpec."""
+    np = pytest.importorskip("numpy")
+    from agentenv.integrations.row_episodes import EpisodeSpec
+
+    spec = EpisodeSpec.from_fields({**ROW, "task_index": np.int64(3), "seed": np.int32(10)})
+    assert (spec.task_index, spec.seed) == (3, 10) and type(spec.seed) is int

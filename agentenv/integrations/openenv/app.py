@@ -20,6 +20,8 @@ server's clients already get (the connection guard is added by
   that keeps its sessions open and never finishes cannot keep another from starting;
 * every error answer (status >= 400) is logged as one line, and a reset with
   bad start fields is a 422 naming the field instead of a 500 with a traceback;
+  a ``POST /reset`` body is read by its grammar (:mod:`.reset_body`) before
+  OpenEnv's model coerces it;
   a session that ends (the client gone) logs nothing, where OpenEnv's handler
   would end in a ``WebSocketDisconnect`` traceback.
 """
@@ -31,6 +33,7 @@ import json
 import logging
 from typing import Any
 
+from agentenv.integrations.openenv.reset_body import reset_body_error
 from agentenv.integrations.openenv.session_cap import CLOSE_CODE, Session, SessionCap
 from agentenv.integrations.serve_env.fair import CLIENT, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
@@ -63,6 +66,19 @@ def build_app(environment: type, limits: EnvServerLimits) -> Hardened:
 
     app.add_exception_handler(StartError, start_error)
     return Hardened(app, limits)
+
+
+async def _answer(send: Any, status: int, detail: str, *, close: bool = False) -> None:
+    """A JSON ``{"detail": ...}`` answer, as OpenEnv's own errors are written."""
+    payload = json.dumps({"detail": detail}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
 
 
 class Hardened:
@@ -121,22 +137,16 @@ class Hardened:
             body = await read_body(scope, receive, self.limits.max_body_bytes)
         except RequestError as err:
             logger.warning("bad request to %s: %d %s", path, err.status, err.reason)
-            payload = json.dumps({"detail": err.reason}).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": err.status,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(payload)).encode()),
-                        # The refused body was not read to its end: the connection cannot carry
-                        # another request (its next bytes would be the rest of this body).
-                        (b"connection", b"close"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": payload})
+            # The refused body was not read to its end: the connection cannot carry another
+            # request (its next bytes would be the rest of this body).
+            await _answer(send, err.status, err.reason, close=True)
             return
+        if path == "/reset" and scope.get("method") == "POST":
+            refused = reset_body_error(body)
+            if refused is not None:
+                logger.warning("bad request to %s: 422 reset: %s", path, refused[:200])
+                await _answer(send, 422, f"reset: {refused}")
+                return
         replayed = False
 
         async def replay() -> dict[str, Any]:

@@ -138,7 +138,7 @@ def _start_from_row(fields: Mapping[str, Any], env_id: str | None) -> Start:
         ValueError,
         TypeError,
     ) as err:  # UserInputError is a ValueError; so is bad env_kwargs JSON
-        raise StartError(f"the row's episode fields: {' '.join(str(err).split())[:200]}") from None
+        raise StartError(" ".join(str(err).split())[:300]) from None
     if env_id and spec.env_id != env_id:
         raise StartError(f"the row is for {spec.env_id[:80]!r}; this server serves {env_id!r}")
     return Start(
