@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["ENGLISH_STOPWORDS", "Tokenizer", "plural_stem", "tokenize"]
+__all__ = ["ENGLISH_STOPWORDS", "Tokenizer", "plural_stem", "terms_bound", "tokenize"]
 
 _WORD = re.compile(r"[^\W_]+")
 _CHUNK = 2048
@@ -263,3 +263,18 @@ DEFAULT_TOKENIZER = Tokenizer()
 def tokenize(text: str) -> list[str]:
     """Tokenize with the default :class:`Tokenizer` (accents stripped, stop-words dropped, plurals folded)."""
     return DEFAULT_TOKENIZER(text)
+
+
+def terms_bound(text: str) -> int:
+    """The most terms a retriever of this package reads from ``text``: a bound for work budgets.
+
+    Why not a word count alone: the default tokenizer splits on ``_`` (``de_la_de`` is three
+    terms, one ``\\w+`` word) and its compatibility normalisation turns one character into
+    several (``½½`` is ``1⁄21⁄2``: three terms), so a query counted by words could ask for
+    hundreds of posting lists while declaring one. Whichever count is larger is the bound.
+
+    Example:
+        >>> terms_bound("de_la_de la"), terms_bound("½½"), terms_bound("who directed heat")
+        (4, 3, 3)
+    """
+    return max(len(_WORD.findall(text)), len(DEFAULT_TOKENIZER.words(text)))

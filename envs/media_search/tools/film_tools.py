@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache, partial
 from typing import Any, Literal
 
@@ -40,6 +39,7 @@ from agentenv.envs.media_search.tools.person_index import person_index
 from agentenv.envs.media_search.tools.tool_json import score_text, search_prefixes, title_text
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.env_argument import retriever_argument
+from agentenv.retrieval.tokenize import terms_bound
 
 FILMS_PER_ROLE = 30
 """At most this many films per role for an exactly matched person."""
@@ -318,14 +318,13 @@ SEARCH_WORK_PER_TERM = 12
 scores in turn (bit for bit as rank_bm25 does), and a frequent one adds a whole row of 17k
 document scores, so "de la de la ..." to 500 characters cost 19 ms a call. At 12 units a word an
 action searches at most ~80 words in all; a question-length query (20-40 words) fits twice."""
-_WORDS = re.compile(r"\w+")
 
 
 def search_work(args: SearchArgs) -> int:
     """Work units of a ``search`` call (:attr:`agentenv.engine.tools.Tool.work`): the results it renders,
     and :data:`SEARCH_WORK_PER_TERM` per word of the query (as many as any retriever splits it into,
     at most)."""
-    return args.k + SEARCH_WORK_PER_TERM * len(_WORDS.findall(args.query))
+    return args.k + SEARCH_WORK_PER_TERM * terms_bound(args.query)
 
 
 def filter_work(args: FilterArgs) -> int:

@@ -35,7 +35,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +55,7 @@ from agentenv.envs.rare_disease.tools.args import (
 from agentenv.envs.rare_disease.tools.phenotype_ranker import reference_ranker
 from agentenv.envs.rare_disease.tools.search_indexes import phenotype_index
 from agentenv.retrieval.base import Retriever
+from agentenv.retrieval.tokenize import terms_bound
 
 MAX_PHENOTYPES = 80
 """get_disease lists at most this many phenotypes (most frequent first) and counts the rest."""
@@ -231,7 +231,6 @@ LOOKUP_WORK_PER_WORD = 6
 """Work units (:attr:`agentenv.engine.tools.Tool.work`) of each word of a ``lookup_phenotype`` text: each
 word's posting list is intersected, and common words ("abnormality", "of") list thousands of
 entries, so 32 look-ups of 200 characters of them took 31-48 ms in one action."""
-_WORDS = re.compile(r"\w+")
 
 
 SEARCH_WORK_PER_WORD = 12
@@ -241,12 +240,26 @@ turn: 32 searches of 500 characters took 24-56 ms in one action), as MediaSearch
 
 def search_work(args: SearchDiseasesArgs) -> int:
     """Work units of a ``search_diseases`` call: the results it lists, and a share per query word."""
-    return args.k + SEARCH_WORK_PER_WORD * len(_WORDS.findall(args.query))
+    return args.k + SEARCH_WORK_PER_WORD * terms_bound(args.query)
+
+
+RANK_WORK_BASE = 40
+"""Work units of any ``rank_by_phenotypes`` call: it scores every disease of the universe (about
+0.3-0.4 ms however few its findings), so 32 one-finding calls in one action took 12 ms and more."""
+RANK_WORK_PER_TERM = 2
+"""Work units of each distinct finding of a ``rank_by_phenotypes`` call (each adds a pass over the
+diseases annotated below it: 50 findings took 0.7-1.0 ms a call, 32 such calls 28-103 ms an action)."""
+
+
+def rank_work(args: RankArgs) -> int:
+    """Work units of a ``rank_by_phenotypes`` call: the disease-wide scoring, a share per finding, the
+    results it lists. A budget of 1,000 units runs 6 calls of 50 findings or 19 of one in an action."""
+    return RANK_WORK_BASE + RANK_WORK_PER_TERM * len(set(args.hpo_ids)) + args.k
 
 
 def lookup_work(args: LookupPhenotypeArgs) -> int:
     """Work units of a ``lookup_phenotype`` call: the terms it may list, and a share per word."""
-    return args.limit + LOOKUP_WORK_PER_WORD * len(_WORDS.findall(args.text))
+    return args.limit + LOOKUP_WORK_PER_WORD * terms_bound(args.text)
 
 
 def make_rare_disease_tools(
@@ -315,6 +328,7 @@ def make_rare_disease_tools(
                 RankArgs,
                 body.rank_by_phenotypes,
                 latency_ms=250.0,
+                work=rank_work,
             )
         )
     if ask_patient:

@@ -156,3 +156,55 @@ def test_rare_disease_lookups_share_the_action_budget_too():
     ran = [r for r in replies if not r.startswith(BUDGET_ERROR)]
     assert len(ran) == env.tools.action_work_budget // need < 32
     env.close()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(WORDS + ["de", "la", "½", "¼", "ﬁlm", "Ǆ"]), st.text(max_size=6)),
+        max_size=40,
+    ),
+    st.lists(st.sampled_from([" ", "_", "-", ".", "/", "'", "", "\u2044", "\xa0"]), min_size=1),
+)
+def test_a_query_declares_at_least_the_terms_any_tokenizer_reads_from_it(
+    words: list[str], separators: list[str]
+) -> None:
+    """The search over tool arguments found ``de_la_`` x 83 declared as one word (``\\w+``) while
+    the index read 166 terms, at 177-396 ms an action: the work bound counts what the tokenizers
+    split, whatever joins the words."""
+    from agentenv.retrieval.tokenize import DEFAULT_TOKENIZER, Tokenizer, terms_bound
+
+    query = "".join(w + separators[i % len(separators)] for i, w in enumerate(words))
+    read = max(
+        len(DEFAULT_TOKENIZER(query)),
+        len(Tokenizer(strip_accents=False, stem="none", stopwords=False)(query)),
+        len(Tokenizer(lowercase=False, stopwords=False)(query)),
+    )
+    assert terms_bound(query) >= read, query
+
+
+def test_underscored_and_ranking_floods_run_what_fits(env):
+    """Two floods the search over tool arguments missed: words joined by ``_`` (one ``\\w+`` word,
+    166 index terms) and 32 disease rankings of 50 findings (28-103 ms an action)."""
+    env.reset(seed=0)
+    flood = [("search", {"query": ("de_la_" * 100)[: 500 - i], "k": 20}) for i in range(32)]
+    _, _, _, _, info = env.step(tool_calls(flood))
+    replies = [m["content"] for m in info["messages"] if m["role"] == "tool"]
+    assert len(replies) == 32 and all(TOO_BIG in r for r in replies)
+    rare = gym.make("RareDiseaseDiagnosis-v0").unwrapped
+    rare.reset(seed=0)
+    _, _, _, _, info = rare.step(
+        tool_calls([("lookup_phenotype", {"text": "abnormality of the hand", "limit": 25})])
+    )
+    found = sorted(set(re.findall(r"HP:\d{7}", info["messages"][-1]["content"])))[:50]
+    assert len(found) >= 20
+    rank = rare.tools["rank_by_phenotypes"]
+    need = rank.work(rank.args_model(hpo_ids=found, k=20))
+    _, _, _, _, info = rare.step(
+        tool_calls([("rank_by_phenotypes", {"hpo_ids": found, "k": 20})] * 32)
+    )
+    replies = [m["content"] for m in info["messages"] if m["role"] == "tool"][-32:]
+    ran = [r for r in replies if not r.startswith(BUDGET_ERROR)]
+    assert len(ran) == rare.tools.action_work_budget // need < 32
+    assert all('"ranking"' in r for r in ran)
+    rare.close()
