@@ -376,7 +376,8 @@ class _OneWrite:
     wake-ups of the client, which reads the head, finds the body missing and
     waits again. Holding the head until the body's first write sends both in
     one segment. Every ASGI body message reaches ``write`` (an empty one too),
-    and ``close`` flushes a held head, so nothing is held past the response.
+    except a HEAD's, which uvicorn does not write: a HEAD's head leaves at once.
+    ``close`` flushes a held head, so nothing is held past the response.
     """
 
     __slots__ = ("transport", "cycle", "head", "state")
@@ -390,6 +391,10 @@ class _OneWrite:
     def write(self, data: bytes) -> None:
         if self.state == 0:
             if self.cycle.response_started:  # the first write once started is the head
+                if self.cycle.scope["method"] == "HEAD":  # no body write will follow it
+                    self.state = 2
+                    self.transport.write(data)
+                    return
                 self.head = data
                 self.state = 1
                 return
