@@ -30,12 +30,15 @@ accuracy. :func:`write_leaderboard` writes ``leaderboard.md``,
 Why it checks the rows: a board is only worth what its rows prove. A
 summary written with row digests (``episodes_digest``) is ranked only after
 its ``episodes.jsonl`` is verified (:func:`verify_run`): every row's digest
-chains from ``run.json``'s header, the last one is the summary's, the row
-count is the summary's and the summary's means are the rows' means; values
-out of range (NaN, inf, an accuracy above 1) are refused where they are read,
-naming file and line. A summary written without digests (by an older
-agentenv, or by hand) is shown, marked *unverified* in its row and its
-table's caption. Runs of one env id are ranked together only when their
+chains from ``run.json``'s header, the last one is the summary's, the
+summary's definition is ``run.json``'s and every figure the rows decide is
+recomputed from them (:mod:`~agentenv.evaluation.run_proof`); values out of
+range (NaN, inf, an accuracy above 1) are refused where they are read, naming
+file and line. A summary written without digests by an older agentenv (no
+fingerprint, no chained ``run.json``) is shown, marked *unverified* in its row
+and its table's caption; one whose digest was taken out is refused. Runs of
+one split are ranked together only when they played the same episodes (same
+seed and count, or every task once). Runs of one env id are ranked together only when their
 fingerprints (system prompt, tool schemas, reward definition, grader
 version: :mod:`~agentenv.evaluation.fingerprint`) are the same; otherwise the
 error names the part that differs.
@@ -47,7 +50,7 @@ renderers it calls, so no two of them import each other.
 
 from __future__ import annotations
 
-import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -75,6 +78,7 @@ from agentenv.evaluation.run_files import (
     header_digest,
     read_json_object,
 )
+from agentenv.evaluation.run_proof import check_against_identity, check_row_figures
 from agentenv.evaluation.run_values import check_summary
 from agentenv.evaluation.summary import Summary
 
@@ -100,7 +104,7 @@ def load_entry(path: Path) -> Entry:
             f"{path}: cannot read a summary.json ({exc.strerror or exc})"
         ) from None
     try:
-        summary = Summary.model_validate(data)
+        summary = Summary.model_validate(data, strict=True)  # "6" is no count, true no seed
     except ValidationError as exc:
         # One line: the first problem and where; the whole pydantic report is many lines of noise here.
         first = exc.errors()[0]
@@ -114,23 +118,25 @@ def load_entry(path: Path) -> Entry:
         verified = summary.episodes_digest is not None
         if verified:
             verify_run(file, summary)
+        else:
+            refuse_unchained(file, summary)
     except RunFileError as exc:
         raise LeaderboardError(str(exc)) from None
     return Entry(summary, file, agent_label(summary.agent, summary.agent_args), verified)
-
-
-_CHECKED_MEANS = ("accuracy", "mean_reward", "mean_tool_calls", "mean_turns")
 
 
 def verify_run(summary_file: Path, summary: Summary) -> None:
     """Check a summary against the rows it claims: ``run.json`` and ``episodes.jsonl`` beside it.
 
     Every row's digest must chain from ``run.json``'s header and the last must be the summary's
-    ``episodes_digest``; the header must name the summary's env, seed, package version and fingerprint;
-    the summary's episode count and means (accuracy, reward, tool calls, turns) must be the rows'.
+    ``episodes_digest``; the summary's definition (env, kwargs, split or task file, seed, agent and its
+    arguments, package version, fingerprint) must be ``run.json``'s, a complete run must hold the
+    episodes ``run.json`` planned, and every figure the rows decide (means, intervals, rates, per-kind
+    and per-difficulty accuracy, component means, agent failures) must be the rows'
+    (:mod:`~agentenv.evaluation.run_proof`).
 
     Raises:
-        RunFileError: naming the file (and line) that breaks the proof.
+        RunFileError: naming the file (and line, or field) that breaks the proof.
     """
     folder = summary_file.parent
     run_json, episodes = folder / IDENTITY_FILE, folder / EPISODES_FILE
@@ -142,17 +148,6 @@ def verify_run(summary_file: Path, summary: Summary) -> None:
             "directory (run.json, episodes.jsonl, summary.json)"
         ) from None
     header = run_header(recorded)
-    for key, mine in (
-        ("env_id", summary.env_id),
-        ("seed", summary.seed),
-        ("package_version", summary.package_version),
-        ("fingerprint", summary.fingerprint),
-    ):
-        if header.get(key) != mine:
-            raise RunFileError(
-                f"{summary_file}: {key} is {mine!r} but {run_json} says {header.get(key)!r}; the summary "
-                "does not belong to these episodes (or was edited)"
-            )
     try:
         records, last, _ = read_chain(episodes, header_digest(header))
     except FileNotFoundError:
@@ -165,27 +160,35 @@ def verify_run(summary_file: Path, summary: Summary) -> None:
             f"{episodes}: holds {len(records)} episodes, {summary_file} says {summary.episodes}; "
             "rows were cut from its end or the summary was edited"
         )
+    check_against_identity(summary_file, summary, run_json, recorded, len(records))
     if last != summary.episodes_digest:
         raise RunFileError(
             f"{summary_file}: episodes_digest does not match the last row of {episodes} "
             f"(line {len(records)}); the summary was edited or belongs to another run"
         )
-    if not records:
-        return
-    series = {
-        "accuracy": [r["reward_components"].get("accuracy", 0.0) for r in records],
-        "mean_reward": [r["reward"] for r in records],
-        "mean_tool_calls": [r["tool_calls"] for r in records],
-        "mean_turns": [r["turns"] for r in records],
-    }
-    for name in _CHECKED_MEANS:
-        claimed = summary.metrics.get(name)
-        actual = math.fsum(series[name]) / len(records)
-        if claimed is None or not math.isclose(claimed, actual, rel_tol=1e-9, abs_tol=1e-12):
-            raise RunFileError(
-                f"{summary_file}: metrics.{name} is {claimed} but its {len(records)} episodes in "
-                f"{episodes} give {actual:.6g}; the summary was edited"
-            )
+    check_row_figures(summary_file, summary, episodes, records)
+
+
+def refuse_unchained(summary_file: Path, summary: Summary) -> None:
+    """A summary without ``episodes_digest`` is shown unverified only if it is what an older agentenv
+    wrote: no fingerprint, and no ``run.json`` with row digests beside it.
+
+    Raises:
+        RunFileError: a summary whose digest was taken out of a run that has one.
+    """
+    run_json = summary_file.parent / IDENTITY_FILE
+    chained = False
+    if os.path.lexists(run_json):
+        try:
+            chained = "digest_format" in read_json_object(run_json, "a run.json")
+        except FileNotFoundError:
+            chained = False
+    if chained or summary.fingerprint is not None:
+        why = f"{run_json} says its rows are chained" if chained else "it has a run fingerprint"
+        raise RunFileError(
+            f"{summary_file}: has no episodes_digest, but {why}: a summary written by this agentenv "
+            "always names its last row's digest, so it was edited; re-run it or restore the summary"
+        )
 
 
 def find_results(paths: Sequence[Path]) -> list[Path]:
@@ -225,7 +228,7 @@ def refuse_failed(entries: Sequence[Entry]) -> None:
         s = entry.summary
         if not s.complete:
             raise LeaderboardError(
-                f"{entry.source}: an incomplete run ({s.episodes} of {s.episodes_planned} episodes; {s.stopped}); "
+                f"{entry.source}: an incomplete run ({s.episodes} of {s.episodes_planned} episodes; {s.stopped or 'stopped early'}); "
                 "finish it with the same `agentenv eval` command and --resume, or pass --keep-failed to show it"
             )
         if s.failed:
@@ -253,6 +256,17 @@ def group_by_env(entries: Sequence[Entry]) -> dict[str, list[Entry]]:
         group.sort(key=lambda e: (-e.summary.metrics.get("accuracy", 0.0), e.label))
     order = {env_id: i for i, env_id in enumerate(env_ids())}
     return dict(sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def _md_cell(text: str) -> str:
+    """A table cell's text in Markdown: a ``|`` escaped, a line break a space (an agent label with
+    a newline split its row in two)."""
+    return " ".join(text.replace("|", "\\|").splitlines())
+
+
+def _whole_split(summary: Summary) -> bool:
+    """Whether a run played every task of its task set once (then its seed only orders them)."""
+    return summary.n_tasks is not None and summary.episodes == summary.n_tasks
 
 
 def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
@@ -300,6 +314,15 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
                 f"{env_id}: {first.source} and {other.source} were run with different env options "
                 f"({a.env_kwargs} vs {b.env_kwargs}: e.g. another task subset or presentation); "
                 "a board compares runs of one configuration: make one board per set of --env-arg"
+            )
+        if (a.seed, a.episodes) != (b.seed, b.episodes) and not (
+            _whole_split(a) and _whole_split(b)
+        ):
+            raise LeaderboardError(
+                f"{env_id}: {first.source} and {other.source} played different tasks (seed "
+                f"{a.seed}, {a.episodes} episodes vs seed {b.seed}, {b.episodes} episodes: episode i "
+                "plays the i-th task of a permutation drawn with the seed); a board ranks runs on "
+                "the same episodes: use one --seed and --episodes, or run every task of the split"
             )
         for corpus in sorted(set(a.corpus_checksums) | set(b.corpus_checksums)):
             x, y = a.corpus_checksums.get(corpus), b.corpus_checksums.get(corpus)
@@ -350,9 +373,7 @@ def markdown_tables(groups: Mapping[str, Sequence[Entry]]) -> str:
             "|" + "---|" * len(COLUMNS),
         ]
         lines += [
-            "| "
-            + " | ".join(c.replace("|", "\\|") for c in row_cells(e.summary, e.label, e.verified))
-            + " |"
+            "| " + " | ".join(_md_cell(c) for c in row_cells(e.summary, e.label, e.verified)) + " |"
             for e in group
         ]
         parts.append("\n".join(lines))

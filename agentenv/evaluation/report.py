@@ -38,30 +38,7 @@ def summarize(
     meta: Mapping[str, Any],
 ) -> Summary:
     """Aggregate metrics with 95% bootstrap intervals."""
-    components = [r["reward_components"] for r in records]
-    series = {
-        "accuracy": [c.get("accuracy", 0.0) for c in components],
-        "mean_reward": [r["reward"] for r in records],
-        "mean_tool_calls": [r["tool_calls"] for r in records],
-        "mean_turns": [r["turns"] for r in records],
-    }
-    intervals = {
-        name: Metric(
-            **dict(
-                zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=config.seed), strict=False)
-            )
-        )
-        for name, v in series.items()
-    }
-    turns = sum(r["turns"] for r in records)
-    invalid = sum(c.get("invalid_actions", 0.0) for c in components)
-    metrics = {name: m.mean for name, m in intervals.items()}
-    metrics["invalid_action_rate"] = invalid / turns if turns else 0.0
-    metrics["truncated_rate"] = (
-        float(np.mean([r["truncated"] for r in records])) if records else 0.0
-    )
-    keys = sorted({k for c in components for k in c})
-    component_means = {k: float(np.mean([c.get(k, 0.0) for c in components])) for k in keys}
+    figures = row_figures(records, config.seed)
     env_version = int(config.env_id.rsplit("-v", 1)[-1]) if "-v" in config.env_id else 0
     # Timings: meta may split the wall time into build (env construction, first reset) and the loop.
     build_s = float(meta.get("build_s", 0.0))
@@ -76,9 +53,6 @@ def summarize(
             "count": int(n_tasks if n_tasks is not None else tasks_file.get("count", 0)),
         }
     env_kwargs = {k: v for k, v in config.env_kwargs if k != "tasks"}
-    failures = [str(r["agent_failure"]) for r in records if r.get("agent_failure") is not None]
-    metrics["agent_failure_rate"] = failure_rate(len(failures), len(records))
-    reasons = Counter(_shorten(reason) for reason in failures).most_common(MAX_REASONS)
     return Summary(
         env_id=config.env_id,
         env_version=env_version,
@@ -98,18 +72,67 @@ def summarize(
         workers=config.workers,
         reward_preset=str(meta.get("reward_preset", "strict")),
         fingerprint=meta.get("fingerprint"),
-        metrics=metrics,
-        intervals=intervals,
-        component_means=component_means,
-        per_kind_accuracy=_grouped(records, "kind"),
-        per_difficulty_accuracy=_grouped(records, "difficulty"),
         wall_time_s=wall_time_s,
         build_s=build_s,
         episodes_per_s=len(records) / loop_s if loop_s > 0 else 0.0,
-        agent_failures=len(failures),
-        agent_failure_rate=metrics["agent_failure_rate"],
-        agent_failure_reasons=dict(reasons),
+        **figures,
     )
+
+
+ROW_FIGURES = (
+    "metrics",
+    "intervals",
+    "component_means",
+    "per_kind_accuracy",
+    "per_difficulty_accuracy",
+    "agent_failures",
+    "agent_failure_rate",
+    "agent_failure_reasons",
+)
+"""The fields of ``summary.json`` that its episodes alone decide (with the run's seed, for the
+bootstrap): the leaderboard recomputes them from the verified rows and refuses a summary that
+differs."""
+
+
+def row_figures(records: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+    """The :data:`ROW_FIGURES` of a run's episode records: means with 95% bootstrap intervals (seeded
+    with the run's seed, so the same rows give the same bytes), rates, per-kind and per-difficulty
+    accuracy, and the agent failures with their most common reasons."""
+    components = [r["reward_components"] for r in records]
+    series = {
+        "accuracy": [c.get("accuracy", 0.0) for c in components],
+        "mean_reward": [r["reward"] for r in records],
+        "mean_tool_calls": [r["tool_calls"] for r in records],
+        "mean_turns": [r["turns"] for r in records],
+    }
+    intervals = {
+        name: Metric(
+            **dict(zip(("mean", "ci_low", "ci_high"), bootstrap_ci(v, seed=seed), strict=False))
+        )
+        for name, v in series.items()
+    }
+    turns = sum(r["turns"] for r in records)
+    invalid = sum(c.get("invalid_actions", 0.0) for c in components)
+    metrics = {name: m.mean for name, m in intervals.items()}
+    metrics["invalid_action_rate"] = invalid / turns if turns else 0.0
+    metrics["truncated_rate"] = (
+        float(np.mean([r["truncated"] for r in records])) if records else 0.0
+    )
+    keys = sorted({k for c in components for k in c})
+    component_means = {k: float(np.mean([c.get(k, 0.0) for c in components])) for k in keys}
+    failures = [str(r["agent_failure"]) for r in records if r.get("agent_failure") is not None]
+    metrics["agent_failure_rate"] = failure_rate(len(failures), len(records))
+    reasons = Counter(_shorten(reason) for reason in failures).most_common(MAX_REASONS)
+    return {
+        "metrics": metrics,
+        "intervals": intervals,
+        "component_means": component_means,
+        "per_kind_accuracy": _grouped(records, "kind"),
+        "per_difficulty_accuracy": _grouped(records, "difficulty"),
+        "agent_failures": len(failures),
+        "agent_failure_rate": metrics["agent_failure_rate"],
+        "agent_failure_reasons": dict(reasons),
+    }
 
 
 def _shorten(reason: str) -> str:

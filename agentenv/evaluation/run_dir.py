@@ -236,6 +236,12 @@ class RunDirectory:
                 raise UserInputError(
                     f"--resume: {self.path} holds no run to continue; drop --resume to start one"
                 )
+            for name in RUN_FILES:  # resume writes these: through a link it would edit another run
+                if (self.path / name).is_symlink():
+                    raise UserInputError(
+                        f"--resume: {self.path / name} is a symbolic link; a resumed run writes its "
+                        "own files: copy the run directory instead of linking its files"
+                    )
             self._check_identity()
             self.records = self._read_finished()
 

@@ -109,7 +109,10 @@ def require_regular(path: Path) -> os.stat_result:
 
 def _open_regular(path: Path) -> Any:
     require_regular(path)
-    f = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    # Non-blocking: a file that stat calls regular but whose reads block (/proc/kmsg) answers
+    # EAGAIN instead of hanging the reader; an ordinary file reads as it always does.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    f = os.fdopen(fd, "rb")
     if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # replaced between stat and open
         f.close()
         raise RunFileError(f"{path}: not a regular file; refusing to read it")
@@ -150,6 +153,8 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """
     with _open_regular(path) as f:
         raw = f.read(MAX_JSON_BYTES + 1)
+    if raw is None:  # non-blocking read with nothing to give: a kernel file such as /proc/kmsg
+        raise RunFileError(f"{path}: reading it would block; not an ordinary file, refusing it")
     if len(raw) > MAX_JSON_BYTES:
         raise RunFileError(
             f"{path}: larger than {_size(MAX_JSON_BYTES)}; not {what} written by agentenv"

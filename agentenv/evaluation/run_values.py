@@ -78,12 +78,13 @@ _COUNT_METRICS = frozenset({"mean_tool_calls", "mean_turns"})
 
 
 def component_range(name: str) -> tuple[float, float]:
-    """The closed range a component's value must lie in (``-inf, inf`` only excludes NaN and infinities)."""
+    """The closed range a component's value must lie in (a share in [0, 1], a count at least 0, any
+    other within :data:`MAX_ABS_VALUE` of 0)."""
     if name in UNIT_COMPONENTS or _HIT.fullmatch(name):
         return 0.0, 1.0
     if name in COUNT_COMPONENTS:
-        return 0.0, math.inf
-    return -math.inf, math.inf
+        return 0.0, MAX_ABS_VALUE
+    return -MAX_ABS_VALUE, MAX_ABS_VALUE
 
 
 def _number(value: Any, where: str, name: str, low: float, high: float, what: str) -> None:
@@ -96,9 +97,24 @@ def _number(value: Any, where: str, name: str, low: float, high: float, what: st
         raise RunFileError(f"{where}: {name} is {value}; {what} must be {span}")
 
 
+MAX_ABS_VALUE = 1e12
+"""The largest reward or component magnitude a record may hold: any preset's sum stays far below it,
+and a mean of such values cannot overflow (rewards of 1e308 made the mean an OverflowError)."""
+MAX_COUNT = 10**9
+"""The largest turn or tool-call count a record may hold: far past any episode, and small enough that
+means over them stay exact floats (10**400 made the mean an OverflowError)."""
+
+
 def _count(value: Any, where: str, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RunFileError(f"{where}: {name} is {value!r}; it must be a whole number, at least 0")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        shown = (
+            repr(value)
+            if len(repr(value)) <= 40
+            else f"{repr(value)[:20]}... ({type(value).__name__})"
+        )
+        raise RunFileError(
+            f"{where}: {name} is {shown}; it must be a whole number from 0 to {MAX_COUNT:,}"
+        )
 
 
 def check_record(record: Mapping[str, Any], where: str) -> None:
@@ -107,7 +123,7 @@ def check_record(record: Mapping[str, Any], where: str) -> None:
     Raises:
         RunFileError: naming ``where`` (``file line N``) and the field.
     """
-    _number(record.get("reward"), where, "reward", -math.inf, math.inf, "a reward")
+    _number(record.get("reward"), where, "reward", -MAX_ABS_VALUE, MAX_ABS_VALUE, "a reward")
     _count(record.get("turns"), where, "turns")
     _count(record.get("tool_calls"), where, "tool_calls")
     for flag in ("terminated", "truncated"):
@@ -165,3 +181,5 @@ def check_summary(summary: Any, where: str) -> None:
             _number(value, where, f"{block}.{key}", 0.0, 1.0, "an accuracy")
     if summary.episodes < 0:
         raise RunFileError(f"{where}: episodes is {summary.episodes}; it must be at least 0")
+    _count(summary.agent_failures, where, "agent_failures")
+    _number(summary.agent_failure_rate, where, "agent_failure_rate", 0.0, 1.0, "a rate")

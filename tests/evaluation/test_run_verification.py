@@ -206,12 +206,31 @@ def test_an_edited_or_impossible_summary_is_refused(
 
 
 def test_a_run_without_digests_is_shown_marked_unverified(run: Path, tmp_path: Path) -> None:
+    """What an agentenv before row digests wrote: no digest, no fingerprint, no run.json."""
     summary = json.loads((run / "summary.json").read_text())
     summary.pop("episodes_digest")
+    summary.pop("fingerprint")
     (run / "summary.json").write_text(json.dumps(summary))
+    (run / "run.json").unlink()
     written = write_leaderboard([run], tmp_path / "board", plots=False)
     board = written[0].read_text()
     assert "| 4 (unverified) |" in board and "1 of 1 runs unverified" in board
+
+
+@pytest.mark.parametrize("keep_run_json", [True, False])
+def test_a_digest_taken_out_of_a_new_run_is_refused(run: Path, keep_run_json: bool) -> None:
+    """Taking episodes_digest out (and editing the accuracy) used to show the run as unverified
+    beside verified ones; a summary with a fingerprint, or beside a chained run.json, always has one."""
+    summary = json.loads((run / "summary.json").read_text())
+    summary.pop("episodes_digest")
+    summary["metrics"]["accuracy"] = 0.99
+    summary["intervals"]["accuracy"].update(mean=0.99, ci_low=0.9, ci_high=1.0)
+    (run / "summary.json").write_text(json.dumps(summary))
+    if not keep_run_json:
+        (run / "run.json").unlink()
+    why = "says its rows are chained" if keep_run_json else "it has a run fingerprint"
+    with pytest.raises(LeaderboardError, match=f"has no episodes_digest, but .*{why}"):
+        load_entry(run)
 
 
 def test_an_old_run_without_digests_is_not_resumed(
@@ -417,3 +436,121 @@ def test_a_fused_retrievers_weights_join_the_fingerprint_and_bm25_adds_nothing()
     assert differing(fused[0], fused[1]) == ["retriever"] == differing(fused[0], fused[2])
     assert fused[0] == fused[3]
     assert differing(fingerprint(plain), fused[0]) == ["retriever"]
+
+
+def _edit_summary(run: Path, **fields: object) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    for dotted, value in fields.items():
+        *parents, last = dotted.split("__")
+        target = summary
+        for key in parents:
+            target = target[key]
+        target[last] = value
+    (run / "summary.json").write_text(json.dumps(summary))
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"split": "validation"}, 'split is "validation" but'),
+        ({"agent": "my-agent"}, 'agent is "my-agent" but'),
+        ({"agent_args": {"k": "3"}}, "agent_args is"),
+        ({"env_kwargs": {"question_style": "template"}}, "env_kwargs is"),
+        ({"env_version": 3}, "env_version is 3"),
+        (
+            {"intervals__accuracy": {"mean": 1.0, "ci_low": 0.5, "ci_high": 1.0}},
+            "intervals.accuracy is",
+        ),
+        ({"per_kind_accuracy__lookup": 0.25}, "per_kind_accuracy.lookup is 0.25"),
+        (
+            {"per_difficulty_accuracy": {f"level{i}": 1.0 for i in range(3000)}},
+            "per_difficulty_accuracy.",
+        ),
+        ({"component_means__accuracy": 0.5}, "component_means.accuracy is 0.5"),
+        ({"metrics__invalid_action_rate": 0.0001}, "metrics.invalid_action_rate is 0.0001"),
+    ],
+)
+def test_a_summary_field_that_disagrees_with_run_json_or_the_rows_is_refused(
+    run: Path, fields: dict, expected: str
+) -> None:
+    """Fields the board used to show as the summary said: the run's definition is run.json's,
+    and every figure the rows decide is recomputed from them."""
+    _edit_summary(run, **fields)
+    with pytest.raises(LeaderboardError, match="summary.json: ") as err:
+        load_entry(run)
+    assert expected in str(err.value)
+
+
+def test_rows_cut_from_the_end_with_a_summary_rewritten_to_match_are_refused(run: Path) -> None:
+    """Cut the last rows, and rewrite the summary's count, digest and every figure to the rows
+    left (no hash to forge): run.json still plans the whole run, so it is not complete."""
+    from agentenv.evaluation.report import row_figures
+
+    header = header_digest(run_header(json.loads((run / "run.json").read_text())))
+    records, _, _ = read_chain(run / "episodes.jsonl", header)
+    _write(run, _lines(run)[:2])
+    kept, last, _ = read_chain(run / "episodes.jsonl", header)
+    figures = row_figures(kept, seed=0)
+    figures["intervals"] = {k: m.model_dump() for k, m in figures["intervals"].items()}
+    _edit_summary(run, episodes=2, episodes_digest=last, **figures)
+    with pytest.raises(LeaderboardError, match="planned 4 episodes and 2 were run"):
+        load_entry(run)
+    assert len(records) == 4
+
+
+def test_an_untouched_run_agrees_with_every_recomputed_figure(run: Path) -> None:
+    entry = load_entry(run)
+    assert entry.verified and entry.summary.episodes == 4
+
+
+def test_runs_on_different_episodes_of_a_split_are_not_ranked_together(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Seed 0 and seed 1 with 4 episodes each play different tasks of the test split."""
+    with pytest.raises(LeaderboardError, match="played different tasks"):
+        write_leaderboard([runs["media"], runs["seed1"]], tmp_path / "board", plots=False)
+
+
+@pytest.mark.skipif(
+    not os.access("/proc/kmsg", os.R_OK), reason="reading /proc/kmsg needs root on Linux"
+)
+def test_a_regular_looking_file_whose_reads_block_is_refused_at_once(run: Path) -> None:
+    """/proc/kmsg is a 'regular file' to stat, and a read of it waits for kernel messages."""
+    (run / "summary.json").unlink()
+    (run / "summary.json").symlink_to("/proc/kmsg")
+    with _no_hang(), pytest.raises(LeaderboardError, match="reading it would block"):
+        load_entry(run)
+
+
+@pytest.mark.parametrize("field", ["turns", "tool_calls"])
+def test_a_count_too_large_for_a_float_is_refused_naming_its_line(run: Path, field: str) -> None:
+    records = [json.loads(line) for line in _lines(run)]
+    records[1][field] = 10**400
+    _rechain(run, records)
+    with pytest.raises(LeaderboardError, match=f"line 2: {field} is 1000.*from 0 to 1,000,000,000"):
+        load_entry(run)
+
+
+def test_resume_refuses_a_linked_run_file(run: Path, runs: dict[str, Path], capsys) -> None:
+    """Resuming through a symlinked episodes.jsonl appended to another run's file."""
+    (run / "episodes.jsonl").unlink()
+    (run / "episodes.jsonl").symlink_to(runs["seed1"] / "episodes.jsonl")
+    before = (runs["seed1"] / "episodes.jsonl").read_bytes()
+    assert _eval(run, "--resume", episodes=6) == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert (runs["seed1"] / "episodes.jsonl").read_bytes() == before
+
+
+def test_a_summary_is_read_strictly_and_a_label_cannot_split_its_row(run: Path, tmp_path: Path):
+    _edit_summary(run, episodes="4")
+    with pytest.raises(LeaderboardError, match="episodes: Input should be a valid integer"):
+        load_entry(run)
+    _edit_summary(run, episodes=4)
+    for name in ("run.json",):
+        identity = json.loads((run / name).read_text())
+        identity["agent_args"] = {"note": "a\nb|c"}
+        (run / name).write_text(json.dumps(identity))
+    _edit_summary(run, agent_args={"note": "a\nb|c"})
+    board = write_leaderboard([run], tmp_path / "board", plots=False)[0].read_text()
+    (row,) = [line for line in board.splitlines() if line.startswith("| oracle")]
+    assert "note=a b\\|c" in row and row.endswith(" |")
