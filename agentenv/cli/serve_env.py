@@ -165,6 +165,13 @@ def run(args: argparse.Namespace) -> int:
             f"{' '.join(str(err).split())[:300]}"
         ) from None
 
+    from agentenv.engine.task_index import warm_task_positions
+
+    # The served split's task-id index, built (first time on this machine) or read back in the
+    # background: a start naming a task_id would otherwise build it on the event loop (35 s for
+    # the rare-disease training split), and workers read what this writes.
+    warm_task_positions(getattr(built[0].unwrapped, "tasks", ()))
+
     def make_first_built(split: str) -> Any:
         return built.pop() if built and split == args.split else make(split)
 

@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentenv.engine.frozen import FrozenDict, FrozenList
 from agentenv.engine.parsing import Answer, CallRejected, ParseError, ToolCall, ToolCalls, printable
 from agentenv.engine.task import Task
+from agentenv.engine.task_index import task_positions
 from agentenv.engine.tools import ToolRegistry, ToolResult, ValidatedCall, encode_json
 
 if TYPE_CHECKING:
@@ -152,7 +153,11 @@ class TaskChooser:
 
     def _position(self, tasks: Sequence[Task], task_id: Any, split: str) -> int:
         if self._ids is None or self._ids_of is not tasks:
-            self._ids = {t.id: i for i, t in enumerate(tasks)}
+            # One index per task list and process (kept on disk where the list names its
+            # content): building every task of a large split took seconds per env.
+            self._ids = task_positions(tasks)
+            if self._ids is None:
+                self._ids = {t.id: i for i, t in enumerate(tasks)}
             self._ids_of = tasks
         position = self._ids.get(task_id) if isinstance(task_id, str) else None
         if position is None:

@@ -83,6 +83,15 @@ class QuestionTasks(Sequence[Task]):
         self.style = style
         """The question style of a generated split (see :data:`~agentenv.envs.media_search.questions.record.STYLES`)."""
         self._cache = _task_cache(questions, split)
+        checksum = getattr(questions, "checksum", None)
+        self.index_key: str | None = (
+            f"media_search|{split}|{style}|{checksum}" if isinstance(checksum, str) else None
+        )
+        """What decides these tasks (a generated split's checksum), for the on-disk task-id index
+        (:mod:`agentenv.engine.task_index`); None for a user's questions."""
+        self.index_owner = questions if self.index_key is not None else None
+        """Whose lifetime the in-memory index follows: the split's rows, which every env of the
+        process shares (each env has a QuestionTasks of its own)."""
 
     def __len__(self) -> int:
         return len(self._questions)

@@ -84,6 +84,8 @@ class PatientTasks(Sequence[Task], Generic[S]):
         self._sources, self._patient, self._task = sources, patient, task
         self._cache: dict[int, Task] = {}
         self._built: dict[str, int] = {}
+        self.index_key: str | None = None
+        """What decides these tasks, for the on-disk task-id index (set for a shared task set)."""
 
     def __bool__(self) -> bool:
         return bool(self._sources)
@@ -211,6 +213,9 @@ def _shared_task_set(
     task_set = shared.get(key)
     if task_set is None:
         task_set = shared[key] = build()
+        # What decides these tasks, for the on-disk task-id index (agentenv.engine.task_index):
+        # the KB's files and the key (its parts' reprs are their field values).
+        task_set.index_key = f"rare_disease|{kb.checksum}|{key!r}"
     return task_set
 
 
