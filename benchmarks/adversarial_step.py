@@ -11,8 +11,9 @@ inside ``<answer>``, inside a tool-call argument), floods of *distinct* ids
 (:func:`distinct_id_cases`: a repeated id is cheap to look up once, thousands
 of different ones are not), and seeded random mixtures of fragments from 1 KB
 to 32 KB, and a seeded random search over tool arguments (:func:`argument_cases`: partial
-names, wildcards, common words to the length limit, full lists, boundary numbers, from each
-tool's own schema) sent as 32 copies of one call or 32 mixed calls. Dialogues also get the distinct-id flood as a ``<say>`` message
+names, wildcards, common words to the length limit joined by spaces, ``_``, ``-``, ``.``, ``/``
+or ``½``, full lists, lists of ids the env itself printed (:func:`harvest_ids`), boundary
+numbers, from each tool's own schema) sent as 32 copies of one call or 32 mixed calls. Dialogues also get the distinct-id flood as a ``<say>`` message
 sent on turns 1 to 6 (each earlier flood played untimed, with the other
 side's scripted reply), since per-dialogue state can make a later turn slower
 than the first.
@@ -32,6 +33,7 @@ import argparse
 import importlib.util
 import json
 import multiprocessing as mp
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -194,6 +196,24 @@ ARGUMENT_STRINGS = (
 )
 """Partial names, wildcards and common words: the string arguments that make a look-up broad."""
 LONG_WORDS = ("john", "the", "love", "man", "war", "night", "drama", "david", "abnormal", "seizure")
+SEPARATORS = (" ", " ", "_", "-", ".", "/", "\u00bd")
+"""What joins the words of a generated string: a tool that counts ``\\w+`` words saw ``de_la_de``
+as one word while its tokenizer read three (and ``\u00bd`` normalises to two terms)."""
+SEEN_IDS: list[str] = []
+"""Ids the env itself printed (HPO terms, film ids), harvested by :func:`harvest_ids`: a list argument
+of made-up ids fails fast, one of real ids does the work (32 rankings of 50 real findings)."""
+_ID = re.compile(r"\b(?:[A-Z]{2,}:\d{3,}|tt\d{7})\b")
+
+
+def _ids_for(schema: dict[str, Any], rng: np.random.Generator) -> list[str]:
+    """Seen ids of one kind: the kind the schema's description shows (``e.g. ['HP:0001166']``), else
+    a random kind; a list mixing kinds is refused by its first foreign id and does no work."""
+    kinds: dict[str, list[str]] = {}
+    for seen in SEEN_IDS:
+        kinds.setdefault(seen.split(":")[0] if ":" in seen else seen[:2], []).append(seen)
+    described = [k for k in kinds if f"{k}:" in str(schema.get("description", ""))]
+    names = sorted(kinds)
+    return kinds[described[0] if described else names[int(rng.integers(len(names)))]]
 
 
 def argument_values(schema: dict[str, Any], rng: np.random.Generator) -> Any:
@@ -214,15 +234,23 @@ def argument_values(schema: dict[str, Any], rng: np.random.Generator) -> Any:
         return bool(rng.integers(2))
     if kind == "array":
         size = int(schema.get("maxItems", 8))
-        return [argument_values(schema.get("items", {"type": "string"}), rng) for _ in range(size)]
+        items = schema.get("items", {"type": "string"})
+        if SEEN_IDS and items.get("type") == "string" and rng.random() < 0.5:
+            pool = _ids_for(schema, rng)
+            return [str(x) for x in rng.choice(pool, size=min(size, len(pool)), replace=False)]
+        return [argument_values(items, rng) for _ in range(size)]
     limit = int(schema.get("maxLength", 500))
-    pick = int(rng.integers(3))
+    pick = int(rng.integers(4))
+    separator = str(rng.choice(SEPARATORS))
     if pick == 0:  # a broad short string
         return str(rng.choice(ARGUMENT_STRINGS))[:limit]
     if pick == 1:  # distinct common words to the length limit
         words = list(rng.permutation(LONG_WORDS)) + [f"w{i}" for i in range(200)]
-        return " ".join(words)[:limit].strip() or "a"
-    return (str(rng.choice(ARGUMENT_STRINGS)) + " ") * (limit // 6)  # one broad word, repeated
+        return separator.join(words)[:limit].strip() or "a"
+    if pick == 2 and SEEN_IDS and limit <= 40:  # an id the env printed
+        return str(rng.choice(SEEN_IDS))[:limit]
+    word = str(rng.choice(ARGUMENT_STRINGS))
+    return (word + separator) * (limit // (len(word) + 1))  # one broad word, repeated
 
 
 def argument_cases(
@@ -303,11 +331,39 @@ def ready(env: Any, target: Target) -> tuple[int, list[dict[str, Any]]]:
     return env.action_space(agent).max_length, env.infos[env.lead]["tools"]
 
 
+def harvest_ids(env: Any, target: Target, tools: list[dict[str, Any]]) -> None:
+    """Fill :data:`SEEN_IDS` with ids from a single-agent env's own answers to broad calls of each
+    tool (one call each, on a fresh episode, untimed)."""
+    found: set[str] = set()
+    for tool in tools:
+        function = tool["function"]
+        properties = function["parameters"].get("properties", {})
+        arguments: dict[str, Any] = {
+            name: prop["maximum"]  # as many results as the tool lists
+            for name, prop in properties.items()
+            if prop.get("type") == "integer" and "maximum" in prop
+        }
+        for name in function["parameters"].get("required", []):
+            if properties.get(name, {}).get("type") == "string":
+                arguments[name] = "abnormality of the hand"
+        ready(env, target)
+        call = json.dumps({"name": function["name"], "arguments": arguments})
+        try:
+            observation = env.step(f"<tool_call>{call}</tool_call>")[0]
+        except Exception:  # noqa: BLE001 - a tool that needs other arguments gives no ids
+            continue
+        found.update(_ID.findall(str(observation)))
+    SEEN_IDS[:] = sorted(found)[:400]
+
+
 def cases_for(env: Any, target: Target) -> list[tuple[str, str, int]]:
     """Catalogue and generated cases, sized for this env's action limit and tools, as
     ``(name, text, earlier turns)``: the text is sent that many times untimed before the timed step."""
     catalogue = load_catalogue()
     max_length, tools = ready(env, target)
+    if target.role is None:
+        harvest_ids(env, target, tools)
+        max_length, tools = ready(env, target)
     if ONLY_ARGUMENTS:
         return [(name, text, 0) for name, text in argument_cases(max_length, tools, searches=96)]
     tool, arg = catalogue.string_tool(tools)
