@@ -471,6 +471,7 @@ def test_one_write_per_response_and_the_head_is_never_held_past_it() -> None:
 
     class Cycle:
         response_started = False
+        scope = {"method": "GET"}
 
     # 100-continue (before the response starts) goes out at once; head + body as one write.
     transport, cycle = Transport(), Cycle()
@@ -483,6 +484,14 @@ def test_one_write_per_response_and_the_head_is_never_held_past_it() -> None:
     wrapped.write(b"more")  # later body chunks pass straight through
     assert transport.writes[1:] == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", b"more"]
     assert wrapped.get_extra_info("peername") == "info:peername" and not wrapped.is_closing()
+
+    # A HEAD's answer has no body write: its head leaves at once.
+    transport, cycle = Transport(), Cycle()
+    cycle.scope = {"method": "HEAD"}
+    wrapped = _OneWrite(transport, cycle)
+    cycle.response_started = True
+    wrapped.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"]
 
     # A response that starts and then fails: closing flushes the head first.
     transport, cycle = Transport(), Cycle()
