@@ -20,11 +20,12 @@ an answer" lists it with examples):
   id. Credited when it is the gold film.
 * **Person answers**: a person credited in the catalog, spelled the same way;
   credited when it is the gold person.
-* **Numbers** (counts, runtimes, years): an integer in ASCII digits, with or
-  without thousands separators (``1,994``; a first group never starts with
+* **Numbers** (counts, runtimes, years): an integer in ASCII (or full-width)
+  digits, with or without thousands separators (``1,994``; a first group never starts with
   ``0``, so ``0,011`` is unreadable), optionally with a zero fraction
   (``1977.0``); for counts and runtimes also a number word up to twenty. No
-  other decimals, signs, ranges or unit words.
+  other decimals, signs, ranges or unit words, and no other numeric symbols
+  (``11²``, ``⑫``, ``½``: NFKC would fold some of them into digits).
 * Questions you bring are typed from the catalog
   (:mod:`agentenv.envs.media_search.tasks.user_answer_types`): a film gold is graded
   as a title (a title several films share, as the bare gold, is any of them),
@@ -82,8 +83,12 @@ number), with an optional zero fraction (``1977.0``)."""
 _FILM_ID = re.compile(r"tt[0-9]{7,8}|m[0-9]{6,7}")
 """The catalog's film ids: IMDb ids, and four ``m…`` ids of films IMDb lacks."""
 _TITLE_YEAR = re.compile(r"(?P<title>.+?)[ \t]*\((?P<year>[0-9]{4})\)", re.DOTALL)
-_TITLE_ID = re.compile(r"(?P<title>.+?)[ \t]*\((?P<id>tt[0-9]{7,8}|m[0-9]{6,7})\)", re.DOTALL)
-_ID_TITLE = re.compile(r"(?P<id>tt[0-9]{7,8}|m[0-9]{6,7})[ \t]*\((?P<title>.+)\)", re.DOTALL)
+_TITLE_ID = re.compile(
+    r"(?P<title>.+?)[ \t]*\((?P<id>tt[0-9]{7,8}|m[0-9]{6,7})\)", re.DOTALL | re.IGNORECASE
+)
+_ID_TITLE = re.compile(
+    r"(?P<id>tt[0-9]{7,8}|m[0-9]{6,7})[ \t]*\((?P<title>.+)\)", re.DOTALL | re.IGNORECASE
+)
 NUMERIC_TYPES = ("number", "year")
 
 
@@ -118,11 +123,24 @@ def number_words(n: int) -> str | None:
     return None
 
 
+def _numeric_symbol(ch: str) -> bool:
+    """A non-ASCII character with a numeric value that is not a full-width digit: superscripts,
+    subscripts, circled or parenthesised numbers, fractions, other scripts' digits. NFKC folds many
+    of them into ASCII digits, so "11²" read as 112 and "3⁰" as 30 before they were refused here."""
+    return (
+        not ch.isascii()
+        and not "\uff10" <= ch <= "\uff19"
+        and unicodedata.numeric(ch, None) is not None
+    )
+
+
 def read_integer(text: str, *, words: bool) -> int | None:
     """The integer ``text`` is, under the number grammar (module docstring), or None."""
     if text.isdigit() and text.isascii():
         return int(text)  # the common case, read without the pattern
     if not text.isascii():
+        if any(_numeric_symbol(ch) for ch in text):
+            return None  # "11²" is not 112, nor "⑫" 12: only digits are read as digits
         text = unicodedata.normalize("NFKC", text)
     number = _INTEGER.fullmatch(text)
     if number is not None:
@@ -342,17 +360,18 @@ def film_refs(text: str, cat: AnswerCatalog) -> tuple[str, ...]:
 
 def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
     """The one film ``core`` names, or None and why not."""
-    if _FILM_ID.fullmatch(core):
-        if cat.catalog.get(core) is None:
+    if _FILM_ID.fullmatch(core.lower()):  # an id in any case is the id (TT0157075)
+        film = core.lower()
+        if cat.catalog.get(film) is None:
             return None, f"no film of the catalog has the id {core}"
-        return core, ""
+        return film, ""
     named = cat.titles.lookup(core)
     if named.ref is not None:
         return named.ref, ""
     # before Title (Year): the film 1408 is written tt0450385 (1408)
     paired = _TITLE_ID.fullmatch(core) or _ID_TITLE.fullmatch(core)
     if paired is not None:
-        film, title = paired.group("id"), paired.group("title")
+        film, title = paired.group("id").lower(), paired.group("title")
         if cat.catalog.get(film) is None:
             return None, f"no film of the catalog has the id {film}"
         if _titles_film(title, film, cat):

@@ -53,7 +53,7 @@ CUSTOM = Question("q9", "Which film ...?", "A Film Not In The Catalog", (), "tit
         ('"The Dark Knight Rises"', True),
         ("**The Dark Knight Rises**", True),
         ("1. The Dark Knight Rises", True),
-        ("TT1345836", False),  # ids are lower case, as the tools print them
+        ("TT1345836", True),  # an id in any case names its film (as rare-disease ids do)
         ("tt1345836", True),
         ("The Dark Knight Rises (2012)", True),
         ("The Dark Knight Rises (2011)", False),
