@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.errors import UserInputError
+from agentenv.evaluation.run_args import tasks_path
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,7 +39,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("env_id", help="a registered env id, or MODULE:ID for a family outside agentenv")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument(
-        "--tasks", type=Path, help="your task file (JSONL, phenopackets or a folder)"
+        "--tasks", type=tasks_path, help="your task file (JSONL, phenopackets or a folder)"
     )
     source.add_argument(
         "--split",

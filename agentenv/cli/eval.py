@@ -30,6 +30,7 @@ from agentenv.evaluation.run_args import (
     add_split_argument,
     key_values,
     parse_env_args,
+    tasks_path,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--tasks",
-        type=Path,
+        type=tasks_path,
         help="your own tasks instead of the split: a JSONL file (one task per line), "
         "a phenopacket JSON file, or a folder of phenopacket JSON files (rare-disease envs); one pass by "
         "default; recorded as split 'custom' (default: none)",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.errors import UserInputError
-from agentenv.evaluation.run_args import add_split_argument
+from agentenv.evaluation.run_args import add_split_argument, tasks_path
 
 COMMAND = "prepare-verl"
 HELP = "write verl's training rows (parquet) for an env id's split or task file"
@@ -25,7 +25,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         p, "train", "split to write", "write the validation split for verl's val_files"
     )
     p.add_argument(
-        "--tasks", type=Path, help="your own tasks instead of the split (as agentenv eval --tasks)"
+        "--tasks",
+        type=tasks_path,
+        help="your own tasks instead of the split (as agentenv eval --tasks)",
     )
     p.add_argument(
         "--episodes",

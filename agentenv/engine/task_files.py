@@ -96,7 +96,15 @@ def task_source_files(path: Path, where: str) -> list[Path]:
     except OSError as err:
         raise UserInputError(f"{where} {path}: cannot read it ({err.strerror})") from None
     if stat.S_ISDIR(mode):
-        files = sorted(f for f in path.rglob("*") if f.is_file())
+        entries = sorted(f for f in path.rglob("*") if not f.is_dir())
+        odd = [f for f in entries if not f.is_file()]  # a dangling link, a pipe, a device
+        if odd:
+            raise UserInputError(
+                f"{where} {path}: {odd[0]} is not a regular file (a dangling link, a pipe or a "
+                f"device){f'; {len(odd) - 1} more such entries' if len(odd) > 1 else ''}; move it "
+                "out of the folder"
+            )
+        files = entries
         if not files:
             raise UserInputError(
                 f"{where} {path}: the folder holds no files; give a task file or a folder of them"

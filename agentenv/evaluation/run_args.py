@@ -201,6 +201,19 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
         )
 
 
+def tasks_path(text: str) -> Path:
+    """``--tasks``'s argparse type: a path, where an empty one is an error (``Path("")`` is the
+    working folder, whose every file a folder reader would have taken as tasks).
+
+    Example:
+        >>> tasks_path("cases.jsonl")
+        PosixPath('cases.jsonl')
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names no file; give a task file or folder")
+    return Path(text)
+
+
 def check_tasks_path(path: Path, flag: str = "--tasks") -> None:
     """Refuse a task source that cannot be a task file before anything reads it, in one line
     (the bounds of :mod:`agentenv.engine.task_files`, which the families' readers apply from Python too).

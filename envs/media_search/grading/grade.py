@@ -80,7 +80,7 @@ MAX_REFERENCE_CHARS = 300
 _INTEGER = re.compile(r"(?P<digits>[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.0+)?")
 """An integer: plain digits, or thousands groups whose first group does not start with 0 (``0,011`` is no
 number), with an optional zero fraction (``1977.0``)."""
-_FILM_ID = re.compile(r"tt[0-9]{7,8}|m[0-9]{6,7}")
+FILM_ID = re.compile(r"tt[0-9]{7,8}|m[0-9]{6,7}")
 """The catalog's film ids: IMDb ids, and four ``m…`` ids of films IMDb lacks."""
 _TITLE_YEAR = re.compile(r"(?P<title>.+?)[ \t]*\((?P<year>[0-9]{4})\)", re.DOTALL)
 _TITLE_ID = re.compile(
@@ -292,7 +292,7 @@ def _gold_films(
     (``key``: the question's ``("title", answer, aliases)``)."""
     golds = cat.gold_readings.get(key)
     if golds is None:
-        gold_film = next((g for g in _golds(question) if _FILM_ID.fullmatch(g)), None)
+        gold_film = next((g for g in _golds(question) if FILM_ID.fullmatch(g)), None)
         golds = (
             gold_film,
             ((gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs),
@@ -360,7 +360,7 @@ def film_refs(text: str, cat: AnswerCatalog) -> tuple[str, ...]:
 
 def _film_of(core: str, cat: AnswerCatalog) -> tuple[str | None, str]:
     """The one film ``core`` names, or None and why not."""
-    if _FILM_ID.fullmatch(core.lower()):  # an id in any case is the id (TT0157075)
+    if FILM_ID.fullmatch(core.lower()):  # an id in any case is the id (TT0157075)
         film = core.lower()
         if cat.catalog.get(film) is None:
             return None, f"no film of the catalog has the id {core}"

@@ -130,7 +130,7 @@ def question_tasks(
     if tasks is None:
         return QuestionTasks(split_questions(split, style), split, style)
     if isinstance(tasks, (str, Path)):
-        return QuestionTasks(load_user_tasks(Path(tasks)), "custom")
+        return QuestionTasks(load_user_tasks(tasks), "custom")
     return QuestionTasks(questions_from_rows(tasks), "custom")
 
 

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ from agentenv.engine.task_files import (
     check_row_id,
     check_task_source,
 )
+from agentenv.envs.media_search.grading.grade import FILM_ID
 from agentenv.envs.media_search.questions.record import Question, question_id
 from agentenv.envs.media_search.tasks.user_answer_types import typed_answer
 from agentenv.errors import UserInputError
@@ -110,15 +112,31 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
             f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
             'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out'
         )
+    for name, text in [("question", row["question"]), ("answer", row["answer"])] + [
+        ("aliases", a) for a in aliases
+    ]:
+        _check_text(text, name, where)
     row_id = check_row_id(row["id"], where) if "id" in row else None
     question, answer = row["question"].strip(), row["answer"].strip()
     typed = typed_answer(answer, row.get("answer_type"), where)
     aliases = [a.strip() for a in aliases]
+    for alias in aliases:
+        if FILM_ID.fullmatch(alias.lower()) and alias.lower() not in typed.film_ids:
+            gold = (
+                f"the gold's film {typed.film_ids[0]}"
+                if typed.film_ids
+                else "a gold that names no one film"
+            )
+            raise UserInputError(
+                f"{where}: alias {alias!r} is a film id, but not of {gold}; a film id in 'aliases' "
+                "would make that film the answer. Remove it, or make it the gold's id"
+            )
     return Question(
         id=row_id or question_id("custom", question, answer),
         question=question,
         answer=answer,
-        aliases=tuple(aliases + [f for f in typed.film_ids if f not in aliases]),
+        # the gold's film id first: the grader takes the first id among answer and aliases
+        aliases=tuple([f for f in typed.film_ids if f not in aliases] + aliases),
         answer_type=typed.answer_type,  # type: ignore[arg-type]
         kind="custom",
         difficulty="unknown",
@@ -129,12 +147,44 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
     )
 
 
+MAX_ANSWER_DIGITS = 30
+"""The most digits a number in an answer or alias may have: no count, runtime or year comes near,
+and Python refuses to read an integer of more than 4,300 digits (a 5,000-digit alias raised on
+every step)."""
+
+
+def _check_text(text: str, field: str, where: str) -> None:
+    """A row's text field as a task may hold it: UTF-8 text (a lone surrogate from a ``\\ud800``
+    escape failed only when the run was written) and numbers a grader can read."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserInputError(
+            f"{where}: field {field!r} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
+            "without its pair), which is no text; fix the escape or remove it"
+        ) from None
+    if field != "question" and any(
+        len(run) > MAX_ANSWER_DIGITS for run in _DIGIT_RUNS.findall(text)
+    ):
+        raise UserInputError(
+            f"{where}: field {field!r} holds a number of more than {MAX_ANSWER_DIGITS} digits; "
+            "no answer is that long"
+        )
+
+
+_DIGIT_RUNS = re.compile(r"[0-9,]+")
+
+
 def load_user_tasks(path: str | Path) -> list[Question]:
     """Read a JSONL file of questions (blank lines are skipped).
 
     Raises:
         UserInputError: a line that is not JSON or not a valid question, naming ``path:line`` and the fix.
     """
+    if isinstance(path, str) and not path.strip():
+        raise UserInputError(
+            f"tasks={path!r} names no file; give a JSONL file of questions like {_EXAMPLE}"
+        )
     path = Path(path)
     if path.is_dir():
         raise UserInputError(
@@ -164,6 +214,11 @@ def load_user_tasks(path: str | Path) -> list[Question]:
                     raise UserInputError(
                         f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "
                         f"one JSON object like {_EXAMPLE}"
+                    ) from None
+                except RecursionError:
+                    raise UserInputError(
+                        f"{where}: JSON nested too deeply; each line must be one flat JSON object "
+                        f"like {_EXAMPLE}"
                     ) from None
                 questions.append((where, _checked_row(row, where, ids)))
     bad.finish()

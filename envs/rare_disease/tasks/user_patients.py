@@ -83,11 +83,22 @@ def read_jsonl(path: Path) -> list[Any]:
     return [value for _, value in read_jsonl_lines(path)]
 
 
-def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
+NOTES_SHOWN_PER_LINE = 5
+"""Import notes written out for one line of a case file; the rest are counted."""
+
+
+class BadJsonLine(str):
+    """What a line that is not JSON reads as when the caller collects bad rows: the reason."""
+
+
+def read_jsonl_lines(path: Path, *, keep_bad: bool = False) -> list[tuple[int, Any]]:
     """``(line number, JSON value)`` for each non-blank line of a JSONL file.
 
+    ``keep_bad``: a line that is not JSON is a :class:`BadJsonLine` (its reason) in the list, so
+    that the caller names every bad row at once and ``--skip-bad-rows`` keeps the rest.
+
     Raises:
-        UserInputError: a line that is not JSON, naming the file, line and column.
+        UserInputError: a line that is not JSON (unless ``keep_bad``), naming the file, line and column.
     """
     rows: list[tuple[int, Any]] = []
     with path.open(encoding="utf-8") as fh:
@@ -97,11 +108,19 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
             check_row_count(len(rows) + 1, str(path))
             try:
                 rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as err:
-                raise UserInputError(
-                    f"{path}:{n}: not valid JSON ({err.msg} at column {err.colno}); "
-                    f"write one task object per line, like {_EXAMPLE}"
-                ) from None
+            except (json.JSONDecodeError, RecursionError) as err:
+                what = (
+                    f"{err.msg} at column {err.colno}"
+                    if isinstance(err, json.JSONDecodeError)
+                    else "nested too deeply"
+                )
+                reason = (
+                    f"{path}:{n}: not valid JSON ({what}); write one task object per line, "
+                    f"like {_EXAMPLE}"
+                )
+                if not keep_bad:
+                    raise UserInputError(reason) from None
+                rows.append((n, BadJsonLine(reason)))
     return rows
 
 
@@ -113,11 +132,19 @@ def warn_import(notes: Iterable[str], *, stacklevel: int = 2) -> None:
     there and the message shows the offending line; any other note (an item
     of a list given in code) is attributed to the caller ``stacklevel`` frames up.
     """
+    by_line: dict[tuple[str, int], list[str]] = {}
     for note in notes:
         if isinstance(note, ImportNote) and note.filename is not None and note.lineno is not None:
-            warnings.warn_explicit(str(note), UserWarning, note.filename, note.lineno)
+            by_line.setdefault((note.filename, note.lineno), []).append(str(note))
         else:
             warnings.warn(str(note), UserWarning, stacklevel=stacklevel + 1)
+    # One warning per line of the file: Python's own formatter prints the line with each warning,
+    # so 2,000 unknown ids on one 28 KB line wrote 56 MB to stderr.
+    for (filename, lineno), texts in by_line.items():
+        shown = texts[:NOTES_SHOWN_PER_LINE]
+        more = len(texts) - len(shown)
+        text = "; ".join(shown) + (f"; and {more} more such notes on this line" if more else "")
+        warnings.warn_explicit(text, UserWarning, filename, lineno)
 
 
 def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
@@ -127,6 +154,8 @@ def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
         UserInputError: unreadable or malformed input, or an unsupported type.
         FileNotFoundError: a path that does not exist.
     """
+    if isinstance(tasks, str) and not tasks.strip():
+        raise UserInputError(f"tasks={tasks!r} names no file; give {FORMATS}")
     if isinstance(tasks, (str, Path)):
         path = Path(tasks)
         if not path.exists():
@@ -150,7 +179,7 @@ def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
 def _load_file(kb: HpoKnowledgeBase, path: Path) -> ImportResult:
     """One case file: a JSONL file of task dicts, or a phenopacket ``.json`` file."""
     if path.suffix == ".jsonl":
-        return _import_items(kb, read_jsonl_lines(path), str(path))
+        return _import_items(kb, read_jsonl_lines(path, keep_bad=True), str(path))
     return load_phenopackets(kb, path)
 
 
@@ -184,6 +213,8 @@ def _import_items(
     for n, item in items:
         where, line = (f"{file}:{n}", n) if file is not None else (f"tasks[{n}]", None)
         with bad.row():
+            if isinstance(item, BadJsonLine):
+                raise UserInputError(str(item))
             result = result + _import_item(kb, item, ids, where, file, line)
     bad.finish()
     return result
