@@ -341,22 +341,18 @@ def _from_openai_object(parsed: dict[str, Any], reasoning: str | None) -> Parsed
         return _from_assistant_message(parsed, reasoning)
     if keys == {"answer"}:
         answer = parsed["answer"]
-        if isinstance(answer, float) or (
-            isinstance(answer, list) and any(isinstance(a, float) for a in answer)
-        ):
+        items = answer if isinstance(answer, list) else [answer]
+        if any(isinstance(a, float) for a in items):
             # JSON has decoded it already: 6.99999999999999999 and 70e-1 both became 7.0, which
             # the number grammar would have refused as written. Text keeps what was written.
             return ParseError(
                 '"answer" is a JSON number with a fraction or exponent; write the answer as a '
                 'string ("7.5") or an integer (7)'
             )
-        if isinstance(answer, list):
-            answer = "\n".join(str(a) for a in answer)
-        if (
-            not isinstance(answer, (str, int, float))
-            or isinstance(answer, bool)
-            or not str(answer).strip()
-        ):
+        if not all(type(a) in (str, int) for a in items):  # strings and integers, nothing else
+            return ParseError('"answer" must be a non-empty string')
+        answer = "\n".join(str(a) for a in items)
+        if not answer.strip():
             return ParseError('"answer" must be a non-empty string')
         return Answer(text=str(answer).strip(), reasoning=reasoning)
     if keys != {"tool_calls"}:

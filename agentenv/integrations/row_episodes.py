@@ -92,7 +92,8 @@ class EpisodeSpec:
             )
 
 
-def _describe(value: object) -> str:
+def describe_value(value: object) -> str:
+    """A value as an error names it: its type, and its repr when short (``int -1``, ``list``)."""
     text = repr(value)
     return type(value).__name__ if len(text) > 40 else f"{type(value).__name__} {text}"
 
@@ -110,7 +111,7 @@ def _natural(fields: Mapping[str, Any], name: str, default: int | None = None) -
         number = -1
     if not 0 <= number < 2**63:
         raise UserInputError(
-            f"the row's {name!r} must be a non-negative integer, got {_describe(value)}"
+            f"the row's {name!r} must be a non-negative integer, got {describe_value(value)}"
         )
     return number
 
@@ -127,7 +128,7 @@ def _text(
     if value is None and given is not None:
         value = given
     if not isinstance(value, str) or not valid(value):
-        raise UserInputError(f"the row's {name!r} must be {what}, got {_describe(value)}")
+        raise UserInputError(f"the row's {name!r} must be {what}, got {describe_value(value)}")
     return value
 
 
@@ -145,7 +146,7 @@ def _env_kwargs(raw: Any) -> dict[str, Any]:
             ) from None
     if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
         raise UserInputError(
-            f"the row's 'env_kwargs' must be a JSON object of keyword arguments, got {_describe(raw)}"
+            f"the row's 'env_kwargs' must be a JSON object of keyword arguments, got {describe_value(raw)}"
         )
     return dict(raw)
 

@@ -24,7 +24,6 @@ which the server answers as one JSON error naming the field.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -98,13 +97,8 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
         if self._env is not None and split != self._split:
             self.close()
         if self._env is None:
-            built = self.pool.built
-            self._env = self.pool.take(split)
+            self._env = self.pool.take(split)  # a new env is frozen out of the collector's sight
             self._split = split
-            if self.pool.built != built:
-                # A new env: out of the collector's sight, as the ones built at start are
-                # (a full collection over every session's env paused all steps 50-100 ms).
-                gc.freeze()
         obs, info = reset_env(self._env, start)
         self._state = EpisodeState(
             episode_id=episode_id or uuid.uuid4().hex,

@@ -23,7 +23,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentenv.engine.parsing import surrogate_at
 from agentenv.integrations.row_episodes import FIELDS as ROW_FIELDS
+from agentenv.integrations.row_episodes import describe_value
 
 NATURAL = ("seed", "index", "task_index", "episode")
 """Fields that take a non-negative integer (or null)."""
@@ -38,18 +40,9 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _describe(value: object) -> str:
-    text = repr(value)
-    return type(value).__name__ if len(text) > 40 else f"{type(value).__name__} {text}"
-
-
 def _has_lone_surrogate(value: Any, depth: int = 0) -> bool:
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
+        return surrogate_at(value) >= 0
     if depth > 32:
         return False  # deeper values are refused by the field checks (only env_kwargs nests)
     if isinstance(value, dict):
@@ -89,12 +82,12 @@ def reset_body_error(body: bytes) -> str | None:
         if value is not None and (
             not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63
         ):
-            return f"{name!r} must be a non-negative integer or null, got {_describe(value)}"
+            return f"{name!r} must be a non-negative integer or null, got {describe_value(value)}"
     for name in TEXT:
         value = data.get(name)
         if value is not None and not isinstance(value, str):
-            return f"{name!r} must be a string or null, got {_describe(value)}"
+            return f"{name!r} must be a string or null, got {describe_value(value)}"
     kwargs = data.get("env_kwargs")
     if kwargs is not None and not isinstance(kwargs, (str, dict)):
-        return f"'env_kwargs' must be a JSON object (or its text) or null, got {_describe(kwargs)}"
+        return f"'env_kwargs' must be a JSON object (or its text) or null, got {describe_value(kwargs)}"
     return None

@@ -145,8 +145,6 @@ def serve_shard(links: list[socket.socket], app: Any) -> None:
     """
     worker = ShardWorker(app)
     trajectories = app.trajectories
-    pool = trajectories.pool
-    built = pool.built
     sweep_every_s = min(max(trajectories.limits.trajectory_idle_s / 4, 0.05), 30.0)
     next_sweep = time.monotonic() + sweep_every_s
     jobs: ClientRounds[
@@ -200,9 +198,6 @@ def serve_shard(links: list[socket.socket], app: Any) -> None:
                     messages[front_of[link]] += 1
                 client = payload[0] if kind in counted else ""
                 jobs.add(client, (link, number, kind, worker.job(kind, payload)))
-            if pool.built != built:  # envs built since: out of the collector's sight, as at start
-                built = pool.built
-                gc.freeze()
             if not jobs:
                 continue
             client, (link, number, kind, job) = jobs.next()

@@ -123,15 +123,10 @@ def number_words(n: int) -> str | None:
     return None
 
 
-def _numeric_symbol(ch: str) -> bool:
-    """A non-ASCII character with a numeric value that is not a full-width digit: superscripts,
-    subscripts, circled or parenthesised numbers, fractions, other scripts' digits. NFKC folds many
-    of them into ASCII digits, so "11²" read as 112 and "3⁰" as 30 before they were refused here."""
-    return (
-        not ch.isascii()
-        and not "\uff10" <= ch <= "\uff19"
-        and unicodedata.numeric(ch, None) is not None
-    )
+_FULL_WIDTH_ASCII = re.compile("[\x00-\x7f\uff01-\uff5e]*")
+"""What a number may be written in: ASCII, and the full-width forms of ASCII (U+FF01-FF5E), which
+NFKC maps one to one onto it. NFKC also folds superscripts, circled numbers and other numeric
+symbols into ASCII digits ("11²" read as 112, "3⁰" as 30), so nothing else goes through it."""
 
 
 def read_integer(text: str, *, words: bool) -> int | None:
@@ -139,8 +134,8 @@ def read_integer(text: str, *, words: bool) -> int | None:
     if text.isdigit() and text.isascii():
         return int(text)  # the common case, read without the pattern
     if not text.isascii():
-        if any(_numeric_symbol(ch) for ch in text):
-            return None  # "11²" is not 112, nor "⑫" 12: only digits are read as digits
+        if _FULL_WIDTH_ASCII.fullmatch(text) is None:
+            return None  # "11²" is not 112, nor "⑫" 12
         text = unicodedata.normalize("NFKC", text)
     number = _INTEGER.fullmatch(text)
     if number is not None:

@@ -56,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentenv.engine.parsing import surrogate_at
 from agentenv.engine.task_files import (
     BadRows,
     RowIds,
@@ -156,13 +157,11 @@ every step)."""
 def _check_text(text: str, field: str, where: str) -> None:
     """A row's text field as a task may hold it: UTF-8 text (a lone surrogate from a ``\\ud800``
     escape failed only when the run was written) and numbers a grader can read."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if surrogate_at(text) >= 0:
         raise UserInputError(
             f"{where}: field {field!r} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
             "without its pair), which is no text; fix the escape or remove it"
-        ) from None
+        )
     if field != "question" and any(
         len(run) > MAX_ANSWER_DIGITS for run in _DIGIT_RUNS.findall(text)
     ):

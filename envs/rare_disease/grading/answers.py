@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
 from agentenv.engine.answer_grammar import (
+    LIST_MARKER,
     answer_entries,
     count_entries,
     quoted,
@@ -79,14 +80,11 @@ _IDS = re.compile(
 _ID = r"(?:(?:OMIM|MIM)[ ]?[:#]?[ ]?[0-9]{6}|[0-9]{6}|ORPHA(?:NET)?[ ]?[:#]?[ ]?[0-9]{1,7})"
 _ONE_ID = re.compile(_ID, re.IGNORECASE)
 _ID_LIST = re.compile(rf"{_ID}(?:[ \t]*,[ \t]*{_ID})+", re.IGNORECASE)
-_WHOLE_ID = re.compile(_ID, re.IGNORECASE)
 _ID_THEN_PAREN_NAME = re.compile(rf"(?P<id>{_ID})[ \t]*\((?P<name>.+)\)", re.IGNORECASE | re.DOTALL)
 _ID_THEN_NAME = re.compile(
     rf"(?P<id>{_ID})(?:[ \t]*[-\u2013\u2014:][ \t]*|[ \t]+)(?P<name>.+)", re.IGNORECASE | re.DOTALL
 )
 _DIGITS = re.compile(r"[0-9]+")
-_RANK_NUMBER = re.compile(r"[ \t]*([0-9]{1,3})[.)][ \t]")
-"""A numbered list marker at the start of an entry (as ``LIST_MARKER`` reads one), its number kept."""
 
 
 def name_then_id(entry: str) -> tuple[str, str] | None:
@@ -106,7 +104,7 @@ def name_then_id(entry: str) -> tuple[str, str] | None:
     if not entry.endswith(")"):
         return None
     opened = entry.rfind("(")
-    if opened < 1 or _WHOLE_ID.fullmatch(entry, opened + 1, len(entry) - 1) is None:
+    if opened < 1 or _ONE_ID.fullmatch(entry, opened + 1, len(entry) - 1) is None:
         return None
     before = entry[:opened]
     return before.rstrip(" \t") or before[:1], entry[opened + 1 : -1]
@@ -211,11 +209,12 @@ def resolve_answer(kb: HpoKnowledgeBase, text: str) -> ResolvedAnswer:
     seen: set[str] = set()
     number = 0
     for number, raw in answer_entries(text, ENTRY_SEPARATORS, MAX_READ_ENTRIES):
-        numbered = _RANK_NUMBER.match(raw)
-        if numbered is not None and int(numbered.group(1)) != number:
+        marker = LIST_MARKER.match(raw)
+        written = marker.group(0).rstrip(" \t.)") if marker is not None else ""
+        if written.isdigit() and int(written) != number:
             # "3. A / 1. B": the entries' order is the ranking, and the numbers say another one
             reasons.append(
-                f"entry {number} is numbered {numbered.group(1)}: list the diseases in the order "
+                f"entry {number} is numbered {written}: list the diseases in the order "
                 "of their rank (the numbers, if any, 1, 2, 3)"
             )
         for disease_id, how, reason in reader.read(strip_decoration(raw)):
