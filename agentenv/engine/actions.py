@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from agentenv.engine.strict_json import loads_unique
+
 
 def tool_call(name: str, /, **arguments: Any) -> str:
     """One Hermes/Qwen3 ``<tool_call>`` block."""
@@ -92,7 +94,7 @@ def _render_call(call: Mapping[str, Any]) -> str:
 
 def _loads_object(raw: Any) -> dict[str, Any] | None:
     try:
-        value = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
+        value = loads_unique(raw) if isinstance(raw, str) else None
+    except (ValueError, RecursionError):  # a key twice, too deep: the env's parser explains it
         return None
     return value if isinstance(value, dict) else None

@@ -36,6 +36,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from agentenv.engine.strict_json import unique_keys
+
 EXPECTED = (
     'Expected either one or more <tool_call>{"name": TOOL, "arguments": {...}}</tool_call> '
     "blocks, or a final <answer>...</answer> (optionally after <think>...</think>)."
@@ -482,7 +484,9 @@ def _refuse_constant(name: str) -> Any:
     raise _Unreadable(f"{name} is not JSON (use a number or null)")
 
 
-_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_constant=_refuse_constant)
+_DECODER = json.JSONDecoder(
+    parse_int=_parse_int, parse_constant=_refuse_constant, object_pairs_hook=unique_keys
+)
 _SCAN = _DECODER.scan_once
 """The decoder's scanner, called directly on stripped text: ``decode`` adds two regex scans for
 whitespace that stripped text does not have."""

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.engine.parsing import surrogate_at
+from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import (
     BadRows,
     RowIds,
@@ -208,7 +209,9 @@ def load_user_tasks(path: str | Path) -> list[Question]:
             check_row_count(len(questions) + 1, str(path))
             with bad.row():
                 try:
-                    row = json.loads(line.rstrip("\r\n"))
+                    row = loads_unique(line.rstrip("\r\n"))
+                except RepeatedKey as exc:
+                    raise UserInputError(f"{where}: {exc}") from None
                 except json.JSONDecodeError as exc:
                     raise UserInputError(
                         f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); each line must be "

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.envs.rare_disease.patients.simulated import Patient
 from agentenv.errors import UserInputError
 
@@ -420,7 +421,9 @@ def load_phenopackets(kb: HpoKnowledgeBase, path: str | Path) -> ImportResult:
     for file in files:
         text = file.read_text(encoding="utf-8")
         try:
-            packet = json.loads(text)
+            packet = loads_unique(text)
+        except RepeatedKey as err:
+            raise UserInputError(f"{file}: {err}; a phenopacket names each field once") from None
         except json.JSONDecodeError as err:
             raise UserInputError(
                 f"{file}:{err.lineno}: not valid JSON ({err.msg} at column {err.colno}); "

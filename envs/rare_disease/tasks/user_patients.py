@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
+from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import (
     BadRows,
     RowIds,
@@ -107,11 +108,13 @@ def read_jsonl_lines(path: Path, *, keep_bad: bool = False) -> list[tuple[int, A
                 continue
             check_row_count(len(rows) + 1, str(path))
             try:
-                rows.append((n, json.loads(line)))
-            except (json.JSONDecodeError, RecursionError) as err:
+                rows.append((n, loads_unique(line)))
+            except (json.JSONDecodeError, RecursionError, RepeatedKey) as err:
                 what = (
                     f"{err.msg} at column {err.colno}"
                     if isinstance(err, json.JSONDecodeError)
+                    else str(err)
+                    if isinstance(err, RepeatedKey)
                     else "nested too deeply"
                 )
                 reason = (
