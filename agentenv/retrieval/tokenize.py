@@ -265,16 +265,32 @@ def tokenize(text: str) -> list[str]:
     return DEFAULT_TOKENIZER(text)
 
 
-def terms_bound(text: str) -> int:
-    """The most terms a retriever of this package reads from ``text``: a bound for work budgets.
+_EVERY_NORMALISATION = tuple(
+    Tokenizer(lowercase=lowercase, strip_accents=strip, stopwords=False, stem="none")
+    for lowercase in (True, False)
+    for strip in (True, False)
+)
+"""One tokenizer per way :meth:`Tokenizer.normalise` can read a text: its words are the most
+terms any :class:`Tokenizer` reads (stop-words and stems only ever drop or shorten words)."""
 
-    Why not a word count alone: the default tokenizer splits on ``_`` (``de_la_de`` is three
-    terms, one ``\\w+`` word) and its compatibility normalisation turns one character into
-    several (``½½`` is ``1⁄21⁄2``: three terms), so a query counted by words could ask for
-    hundreds of posting lists while declaring one. Whichever count is larger is the bound.
+
+def terms_bound(text: str) -> int:
+    """The most terms any retriever of this package reads from ``text``: a bound for work budgets.
+
+    Why not a word count alone: the tokenizers split on ``_`` (``de_la_de`` is three terms, one
+    ``\\w+`` word), compatibility normalisation turns one character into several (``½½`` is
+    ``1⁄21⁄2``: three terms), and a combining mark joins two runs when accents are stripped but
+    splits them when they are kept (``2\u1dc00``: one term or two). So a query counted one way
+    could ask for hundreds of posting lists while declaring one. ASCII text reads the same under
+    every normalisation; other text is counted under each of the four, and the largest is the bound.
 
     Example:
         >>> terms_bound("de_la_de la"), terms_bound("½½"), terms_bound("who directed heat")
         (4, 3, 3)
+        >>> terms_bound("½\u1dc00")
+        3
     """
-    return max(len(_WORD.findall(text)), len(DEFAULT_TOKENIZER.words(text)))
+    bound = len(_WORD.findall(text))
+    if text.isascii():
+        return max(bound, len(DEFAULT_TOKENIZER.words(text)))
+    return max(bound, *(len(tokenizer.words(text)) for tokenizer in _EVERY_NORMALISATION))

@@ -161,7 +161,12 @@ def test_rare_disease_lookups_share_the_action_budget_too():
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(
-        st.one_of(st.sampled_from(WORDS + ["de", "la", "½", "¼", "ﬁlm", "Ǆ"]), st.text(max_size=6)),
+        st.one_of(
+            st.sampled_from(
+                WORDS + ["de", "la", "½", "¼", "ﬁlm", "Ǆ", "\u0130x", "\u1dc0", "2\u0301"]
+            ),
+            st.text(max_size=6),
+        ),
         max_size=40,
     ),
     st.lists(st.sampled_from([" ", "_", "-", ".", "/", "'", "", "\u2044", "\xa0"]), min_size=1),
@@ -177,8 +182,11 @@ def test_a_query_declares_at_least_the_terms_any_tokenizer_reads_from_it(
     query = "".join(w + separators[i % len(separators)] for i, w in enumerate(words))
     read = max(
         len(DEFAULT_TOKENIZER(query)),
-        len(Tokenizer(strip_accents=False, stem="none", stopwords=False)(query)),
-        len(Tokenizer(lowercase=False, stopwords=False)(query)),
+        *(
+            len(Tokenizer(lowercase=lowercase, strip_accents=strip, stopwords=False)(query))
+            for lowercase in (True, False)
+            for strip in (True, False)
+        ),
     )
     assert terms_bound(query) >= read, query
 
