@@ -54,7 +54,7 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
     ("row", "message"),
     [
         (
-            {"question": "how many films?", "answer": "4", "aliases": ["9" * 5000]},
+            {"question": "how many films?", "answer": "4", "aliases": ["9" * 400]},
             "field 'aliases' holds a number of more than 30 digits",
         ),
         (
@@ -68,6 +68,22 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
         (
             {"question": "Who directed \ud800 Inception?", "answer": "Christopher Nolan"},
             "field 'question' holds a lone UTF-16 surrogate",
+        ),
+        (  # the single-turn id searched with it: 58 ms at 8,000 characters, minutes at 1 MB
+            {"question": "who directed " + "heat " * 400, "answer": "Michael Mann"},
+            "field 'question' has 2,012 characters; it may have at most 2,000",
+        ),
+        (
+            {"question": "Who directed Heat (1995)?", "answer": "Michael Mann " * 40},
+            "field 'answer' has 519 characters; it may have at most 500",
+        ),
+        (
+            {
+                "question": "Who directed Heat (1995)?",
+                "answer": "Michael Mann",
+                "aliases": ["M"] * 101,
+            },
+            "field 'aliases' has 101 entries; it may have at most 100",
         ),
     ],
 )

@@ -114,6 +114,11 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
             f"{where}: field 'aliases' must be a list of non-empty strings, got {aliases!r}; "
             'e.g. "aliases": ["Nolan", "C. Nolan"], or leave the field out'
         )
+    if len(aliases) > MAX_ALIASES:
+        raise UserInputError(
+            f"{where}: field 'aliases' has {len(aliases)} entries; it may have at most "
+            f"{MAX_ALIASES}: keep the forms a reader would write"
+        )
     for name, text in [("question", row["question"]), ("answer", row["answer"])] + [
         ("aliases", a) for a in aliases
     ]:
@@ -149,6 +154,14 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
     )
 
 
+MAX_QUESTION_CHARS = 2_000
+"""The longest question a row may hold. Hand-written questions run to about 300 characters; the
+single-turn env retrieves its passages with the whole question, and that search grows faster than
+the text (5 ms at 2,000 characters, 58 ms at 8,000, minutes at a megabyte)."""
+MAX_ANSWER_CHARS = 500
+"""The longest answer or alias: the catalog's longest film title has 79 characters, its longest name 52."""
+MAX_ALIASES = 100
+"""The most aliases a row may list."""
 MAX_ANSWER_DIGITS = 30
 """The most digits a number in an answer or alias may have: no count, runtime or year comes near,
 and Python refuses to read an integer of more than 4,300 digits (a 5,000-digit alias raised on
@@ -158,6 +171,12 @@ every step)."""
 def _check_text(text: str, field: str, where: str) -> None:
     """A row's text field as a task may hold it: UTF-8 text (a lone surrogate from a ``\\ud800``
     escape failed only when the run was written) and numbers a grader can read."""
+    limit = MAX_QUESTION_CHARS if field == "question" else MAX_ANSWER_CHARS
+    if len(text.strip()) > limit:
+        raise UserInputError(
+            f"{where}: field {field!r} has {len(text.strip()):,} characters; it may have at most "
+            f"{limit:,}: shorten it"
+        )
     if surrogate_at(text) >= 0:
         raise UserInputError(
             f"{where}: field {field!r} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
