@@ -201,7 +201,7 @@ def export_sft(
             )
             reward, done = 0.0, False
             while not done:
-                ids = template.encode(agent.act(text_env.text, info)) + [eos]
+                ids = template.encode_text(agent.act(text_env.text, info)) + [eos]
                 _, reward, terminated, truncated, info = env.step(ids)
                 done = terminated or truncated
             bar.update()

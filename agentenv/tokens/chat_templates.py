@@ -15,11 +15,19 @@ the next assistant header). Two implementations:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentenv.tokens.plain_content import (
+    encode_with_markup,
+    holds_special,
+    markup_offsets,
+    neutral_messages,
+    special_pattern,
+)
 from agentenv.tokens.qwen3_chat import EMPTY_THINK, GENERATION_PROMPT, render_qwen3, render_turns
+from agentenv.tokens.qwen3_tokenizer import QWEN3_ADDED_TOKENS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import tokenizers
@@ -37,7 +45,11 @@ class ChatTemplate(Protocol):
     """Number of token ids the tokenizer can produce (the action/observation space bound)."""
 
     def encode(self, text: str) -> list[int]:
-        """Encode text that the env (not the policy) contributes; special tokens are parsed."""
+        """Encode markup text; special-token strings in it become special tokens."""
+        ...
+
+    def encode_text(self, text: str) -> list[int]:
+        """Encode content as plain text: a special-token string in it is read as characters."""
         ...
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -45,7 +57,8 @@ class ChatTemplate(Protocol):
         ...
 
     def render_prefix(self, messages: Sequence[Message], tools: Tools | None) -> list[int]:
-        """Prompt ids for the conversation so far, ending with the first assistant header."""
+        """Prompt ids for the conversation so far, ending with the first assistant header;
+        message content is encoded as text (:mod:`~agentenv.tokens.plain_content`)."""
         ...
 
     def render_env_turn(
@@ -58,7 +71,7 @@ class ChatTemplate(Protocol):
     ) -> list[int]:
         """Ids that follow the policy's ids: the end-of-turn unless ``closed`` (the policy
         already sampled it), the separator, the rendered new messages, then the next
-        assistant header when ``add_generation_prompt``."""
+        assistant header when ``add_generation_prompt``. Message content is encoded as text."""
         ...
 
 
@@ -81,9 +94,19 @@ class Qwen3Template:
         self.enable_thinking = enable_thinking
         self.eos_ids = (backend.token_to_id("<|im_end|>"), backend.token_to_id("<|endoftext|>"))
         self.vocab_size = backend.get_vocab_size(with_added_tokens=True)
+        self._special_re = special_pattern(name for name, special in QWEN3_ADDED_TOKENS if special)
+        self._plain: tokenizers.Tokenizer | None = None
 
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids
+
+    def encode_text(self, text: str) -> list[int]:
+        if self._plain is None:  # a copy that reads special-token strings as text, made once
+            from tokenizers import Tokenizer
+
+            self._plain = Tokenizer.from_str(self._tok.to_str())
+            self._plain.encode_special_tokens = True
+        return self._plain.encode(text, add_special_tokens=False).ids
 
     def decode(self, ids: Sequence[int]) -> str:
         return self._tok.decode([int(i) for i in ids], skip_special_tokens=False)
@@ -91,8 +114,20 @@ class Qwen3Template:
     def _header(self) -> str:
         return GENERATION_PROMPT + ("" if self.enable_thinking else EMPTY_THINK)
 
+    def _encode_messages(
+        self, messages: Sequence[Message], render: Callable[[Sequence[Message]], str]
+    ) -> list[int]:
+        """``render(messages)`` encoded, content as text (see :mod:`~agentenv.tokens.plain_content`)."""
+        rendered = render(messages)
+        if not holds_special(messages, self._special_re):
+            return self.encode(rendered)
+        markup = markup_offsets(rendered, render(neutral_messages(messages)), self._special_re)
+        if markup is None:  # pragma: no cover - this renderer pastes content unchanged
+            raise TemplateNotPrefixStable("the Qwen3 renderer changed a message's content")
+        return encode_with_markup(rendered, markup, self._tok.token_to_id, self.encode_text)
+
     def render_prefix(self, messages: Sequence[Message], tools: Tools | None) -> list[int]:
-        return self.encode(render_qwen3(messages, tools) + self._header())
+        return self._encode_messages(messages, lambda ms: render_qwen3(ms, tools) + self._header())
 
     def render_env_turn(
         self,
@@ -102,8 +137,9 @@ class Qwen3Template:
         closed: bool = True,
         add_generation_prompt: bool = True,
     ) -> list[int]:
-        text = ("" if closed else self.END_OF_TURN) + "\n" + render_turns(new_messages)
-        return self.encode(text + (self._header() if add_generation_prompt else ""))
+        head = ("" if closed else self.END_OF_TURN) + "\n"
+        tail = self._header() if add_generation_prompt else ""
+        return self._encode_messages(new_messages, lambda ms: head + render_turns(ms) + tail)
 
 
 def qwen3_template(*, enable_thinking: bool = True, directory: Path | None = None) -> Qwen3Template:
@@ -140,6 +176,10 @@ class HFTemplate:
     ) -> None:
         self.tokenizer = tokenizer
         self.chat_kwargs = chat_kwargs
+        self._specials = {
+            t.content: int(i) for i, t in tokenizer.added_tokens_decoder.items() if t.special
+        }
+        self._special_re = special_pattern(self._specials)
         if eos_ids is None:
             eos = tokenizer.eos_token_id
             eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
@@ -160,6 +200,27 @@ class HFTemplate:
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(
+            self.tokenizer.encode(text, add_special_tokens=False, split_special_tokens=True)
+        )
+
+    def _encode_content_as_text(
+        self, new_messages: Sequence[Message], rendered: str, neutral: Callable[[], str]
+    ) -> list[int]:
+        """``rendered`` encoded with ``new_messages``' content as text; ``neutral()`` renders
+        the same with :func:`~agentenv.tokens.plain_content.neutral_messages` in their place."""
+        if not self._specials or not holds_special(new_messages, self._special_re):
+            return self.encode(rendered)
+        markup = markup_offsets(rendered, neutral(), self._special_re)
+        if markup is None:
+            raise TemplateNotPrefixStable(
+                "the chat template changes message content, so special-token strings inside it "
+                "cannot be told from the template's own; render this model with a template that "
+                "pastes content unchanged"
+            )
+        return encode_with_markup(rendered, markup, self._specials.__getitem__, self.encode_text)
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(
@@ -196,13 +257,18 @@ class HFTemplate:
 
     @staticmethod
     def _after_sentinel(text: str) -> str:
-        at = text.rfind(_SENTINEL)
+        # The first one: the probe's, ahead of the new messages (whose content may quote it).
+        at = text.find(_SENTINEL)
         if at < 0:
             raise TemplateNotPrefixStable("the chat template dropped the assistant's content")
         return text[at + len(_SENTINEL) :]
 
     def render_prefix(self, messages: Sequence[Message], tools: Tools | None) -> list[int]:
-        return self.encode(self._render(messages, tools, True))
+        return self._encode_content_as_text(
+            messages,
+            self._render(messages, tools, True),
+            lambda: self._render(neutral_messages(messages), tools, True),
+        )
 
     def render_env_turn(
         self,
@@ -225,10 +291,24 @@ class HFTemplate:
                 "appending messages changed how the assistant turn is rendered:\n"
                 f"  alone:    {own!r}\n  followed: {with_new[: len(own) + 40]!r}"
             )
-        env_text = with_new[len(own) :]
-        if cut < 0 and env_text.startswith(eot):
-            env_text = env_text[len(eot) :]  # the template closes a turn only when more follows
-        return self.encode(("" if closed else eot) + env_text)
+
+        def env_text(after_probe: str) -> str:
+            text = after_probe[len(own) :]
+            if cut < 0 and text.startswith(eot):
+                text = text[len(eot) :]  # the template closes a turn only when more follows
+            return ("" if closed else eot) + text
+
+        return self._encode_content_as_text(
+            new_messages,
+            env_text(with_new),
+            lambda: env_text(
+                self._after_sentinel(
+                    self._render(
+                        base + neutral_messages(new_messages), tools, add_generation_prompt
+                    )
+                )
+            ),
+        )
 
 
 def hf_template(

@@ -193,6 +193,9 @@ class ByteTemplate:
                 ids.extend(part.encode("utf-8"))
         return ids
 
+    def encode_text(self, text: str) -> list[int]:
+        return list(text.encode("utf-8"))
+
     def decode(self, ids: Sequence[int]) -> str:
         out, pending = [], bytearray()
         for i in ids:
