@@ -79,7 +79,7 @@ from agentenv.engine.turns import (
     record_answer,
     take_action,
 )
-from agentenv.rewards.config import RewardConfig, resolve_reward
+from agentenv.rewards.config import RewardConfig, check_reported_components, resolve_reward
 
 __all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
 
@@ -204,17 +204,9 @@ class ToolEnv(LazySeed, gym.Env[str, str]):
         episode's end. ``tokens`` is left to :class:`~agentenv.tokens.TokenEnv`, which reports it.
         """
         graded = self._graded_components()
-        if graded is None:
-            return
-        reported = graded | BEHAVIOUR_COMPONENTS
-        missing = set(self.reward_config.required_components() - reported - {"tokens"})
-        if "over_limit" not in reported:  # no answer can be over a limit: hit@any is never read
-            missing.discard("hit@any")
-        if missing:
-            raise ValueError(
-                f"reward {self.reward_config.name!r} reads {sorted(missing)}, which "
-                f"{type(self).__name__} does not report (it reports {sorted(reported)}): "
-                "choose a reward for this env, or give those components weight 0"
+        if graded is not None:
+            check_reported_components(
+                self.reward_config, graded | BEHAVIOUR_COMPONENTS, type(self).__name__
             )
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:

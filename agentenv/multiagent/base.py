@@ -73,6 +73,7 @@ from agentenv.engine.parsing import Answer, ParseError, printable
 from agentenv.engine.spaces import Text
 from agentenv.engine.tools import ToolRegistry
 from agentenv.engine.turns import (
+    BEHAVIOUR_COMPONENTS,
     TaskChooser,
     assistant_message,
     behaviour_components,
@@ -88,7 +89,7 @@ from agentenv.multiagent.dialogue_state import (
 )
 from agentenv.multiagent.messages import Say, lead_expected, parse_lead, parse_speaker
 from agentenv.multiagent.policy_helpers import PolicyLike
-from agentenv.rewards.config import RewardConfig, resolve_reward
+from agentenv.rewards.config import RewardConfig, check_reported_components, resolve_reward
 
 __all__ = ["SAY_LATENCY_MS", "DialogueEnv", "Judgment", "SayRefused"]
 
@@ -145,6 +146,15 @@ class DialogueEnv(AECEnv[str, str, str]):
         self.tasks, self.tools, self.split = tasks, tools, split
         self.max_turns = max_turns
         self.reward_config: RewardConfig = resolve_reward(reward)
+        graded = self._graded_components()
+        if (
+            graded is not None
+        ):  # a reward reading what this env never reports fails now, not at an episode's end
+            check_reported_components(
+                self.reward_config,
+                graded | BEHAVIOUR_COMPONENTS | {"messages"},
+                type(self).__name__,
+            )
         self.observation_mode, self.render_mode = observation_mode, render_mode
         self.possible_agents = [self.lead, self.other]
         self.agents: list[str] = []
@@ -195,6 +205,10 @@ class DialogueEnv(AECEnv[str, str, str]):
     def _grade(self, task: Task, answer: Answer | None, dialogue: Dialogue) -> dict[str, float]:
         """The lead's task components; a pure function of the task, the answer and the dialogue."""
         raise NotImplementedError
+
+    def _graded_components(self) -> frozenset[str] | None:
+        """The names :meth:`_grade` reports (None: not declared, and the reward is not checked)."""
+        return None
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         """Build a task from a user dict given as ``options={"task": {...}}``."""

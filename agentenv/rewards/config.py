@@ -289,6 +289,29 @@ class RewardConfig(BaseModel):
         )
 
 
+def check_reported_components(config: RewardConfig, reported: frozenset[str], env: str) -> None:
+    """Refuse, when an env is made, a reward that reads a component the env never reports.
+
+    Why: otherwise the reward fails with a ``KeyError`` at the end of the first episode, after
+    the work. ``tokens`` is left to :class:`~agentenv.tokens.TokenEnv`, which reports it.
+
+    Example:
+        >>> check_reported_components(resolve_reward("efficient"), frozenset({"accuracy"}), "E")
+        Traceback (most recent call last):
+        ...
+        ValueError: reward 'efficient' reads ['tool_calls', 'turns'], which E does not report (it reports ['accuracy']): choose a reward for this env, or give those components weight 0
+    """
+    missing = set(config.required_components() - reported - {"tokens"})
+    if "over_limit" not in reported:  # no answer can be over a limit: hit@any is never read
+        missing.discard("hit@any")
+    if missing:
+        raise ValueError(
+            f"reward {config.name!r} reads {sorted(missing)}, which {env} does not report (it "
+            f"reports {sorted(reported)}): choose a reward for this env, or give those "
+            "components weight 0"
+        )
+
+
 PRESETS: dict[str, RewardConfig] = {
     "strict": RewardConfig(name="strict"),
     "lenient": RewardConfig(name="lenient", over_limit="allow"),

@@ -239,6 +239,9 @@ class MediaConciergeEnv(DialogueEnv):
             "revealed": float(len(session.revealed)),
         }
 
+    def _graded_components(self) -> frozenset[str]:
+        return frozenset({"accuracy", "questions_asked", "held_back", "revealed"})
+
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return question_task_from_dict(data)
 

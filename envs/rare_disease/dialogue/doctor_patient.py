@@ -73,7 +73,7 @@ from agentenv.envs.rare_disease.dialogue.scripted_doctor import AnswerAtOnceDoct
 from agentenv.envs.rare_disease.dialogue.scripted_patient import ScriptedPatient
 from agentenv.envs.rare_disease.grading.disease_names import disease_spelling_index
 from agentenv.envs.rare_disease.grading.disease_twins import disease_twins
-from agentenv.envs.rare_disease.grading.grade import grade_answer_text
+from agentenv.envs.rare_disease.grading.grade import component_names, grade_answer_text
 from agentenv.envs.rare_disease.patients.disease_mix import DEFAULT_MIX
 from agentenv.envs.rare_disease.patients.lay_text import PRESENTATIONS, lay_label, sentence_case
 from agentenv.envs.rare_disease.patients.prompts import answer_rules, system_prompt
@@ -290,6 +290,9 @@ class DiagnosisDialogueEnv(DialogueEnv):
         return grade_answer_text(
             self.kb, patient.diagnoses, answer, self.k, visit.n_asked, dialogue
         )
+
+    def _graded_components(self) -> frozenset[str]:
+        return frozenset(component_names(self.k))
 
     def _task_from_dict(self, data: Mapping[str, Any]) -> Task:
         return patient_task_from_dict(self.kb, data, self.presentation)
