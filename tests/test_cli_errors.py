@@ -175,6 +175,26 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["serve-retrieval", "--corpus", "nosuch"], "nosuch|agentenv["),
     (["serve-retrieval", "--port", "x"], "'x'"),
+    # NaN limits hung every connection; inf overflowed the timer; a bad port failed after the index
+    (
+        ["serve-retrieval", "--corpus", "media", "--header-timeout", "nan"],
+        "--header-timeout must be a number, got nan",
+    ),
+    (
+        ["serve-retrieval", "--corpus", "media", "--idle-timeout", "inf"],
+        "--idle-timeout must be a number from 0",
+    ),
+    (
+        ["serve-retrieval", "--corpus", "media", "--max-wait-ms", "nan"],
+        "--max-wait-ms must be a number",
+    ),
+    (["serve-retrieval", "--corpus", "media", "--max-k", "0"], "--max-k must be positive"),
+    (["serve-retrieval", "--port", "99999"], "a TCP port is 0 to 65535, got 99999"),
+    (["serve-retrieval", "--workers", "0"], "at least 1, got '0'"),
+    (
+        ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--idle-timeout", "nan"],
+        "--idle-timeout must be a number",
+    ),
     (["models", "instal", "x"], "instal"),
 ]
 

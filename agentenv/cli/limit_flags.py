@@ -19,6 +19,10 @@ Example:
     Traceback (most recent call last):
     ...
     agentenv.errors.UserInputError: --max-k must be positive, got 0
+    >>> limits_from_flags(parser.parse_args(["--idle-timeout", "nan"]), flags, Limits())
+    Traceback (most recent call last):
+    ...
+    agentenv.errors.UserInputError: --idle-timeout must be a number, got nan
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ from typing import Any, TypeVar
 from agentenv.errors import UserInputError
 
 LimitsT = TypeVar("LimitsT")
+
+MAX_LIMIT = 1e9
+"""The largest value a limit flag takes: beyond it a timeout or count is a typo (``inf`` seconds
+overflowed the event loop's timer), not a setting."""
 
 
 def add_limit_flags(
@@ -60,8 +68,59 @@ def limits_from_flags(
 ) -> LimitsT:
     """``defaults`` with the flags' values; with ``positive``, a value ≤ 0 is one line naming its flag."""
     values = {field: getattr(args, field) for field in flags.values()}
-    if positive:
-        for flag, field in flags.items():
-            if values[field] <= 0:
-                raise UserInputError(f"--{flag} must be positive, got {values[field]}")
-    return dataclasses.replace(defaults, **values)  # type: ignore[type-var]
+    for flag, field in flags.items():
+        value = values[field]
+        if not (0 <= value <= MAX_LIMIT):  # NaN fails both comparisons: a timer of NaN never fired
+            raise UserInputError(
+                f"--{flag} must be a number from 0 to {MAX_LIMIT:g}, got {value}"
+                if value == value
+                else f"--{flag} must be a number, got {value}"
+            )
+        if positive and value <= 0:
+            raise UserInputError(f"--{flag} must be positive, got {value}")
+    try:
+        return dataclasses.replace(defaults, **values)  # type: ignore[type-var]
+    except ValueError as err:  # the record's own check: name the flag, not the field
+        named = {f"{type(defaults).__name__}.{field}": f"--{flag}" for flag, field in flags.items()}
+        message = str(err)
+        for field_name, flag in named.items():
+            message = message.replace(field_name, flag)
+        raise UserInputError(message) from None
+
+
+def port_number(text: str) -> int:
+    """``--port``'s type: a TCP port, 0 to 65535 (0: any free port), refused before any work.
+
+    >>> port_number("8700")
+    8700
+    >>> port_number("99999")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: a TCP port is 0 to 65535, got 99999
+    """
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a TCP port is a whole number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {port}")
+    return port
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1 (``--workers``), refused before any work.
+
+    >>> positive_int("2")
+    2
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a whole number of at least 1, got '0'
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value

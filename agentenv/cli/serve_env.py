@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags
+from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags, port_number
 from agentenv.errors import UserInputError
 from agentenv.evaluation.run_args import (
     add_split_argument,
@@ -82,7 +82,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default="127.0.0.1",
         help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
     )
-    parser.add_argument("--port", type=int, default=8710, help="TCP port (default: %(default)s)")
+    parser.add_argument(
+        "--port", type=port_number, default=8710, help="TCP port (default: %(default)s)"
+    )
     parser.add_argument(
         "--workers",
         type=int,

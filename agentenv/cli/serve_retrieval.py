@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags
+from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags, port_number, positive_int
 from agentenv.retrieval import RETRIEVER_NAMES
 from agentenv.retrieval.corpus_sources import (
     corpus_names,
@@ -108,7 +108,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="127.0.0.1",
         help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
     )
-    parser.add_argument("--port", type=int, default=8700, help="TCP port to listen on")
+    parser.add_argument("--port", type=port_number, default=8700, help="TCP port to listen on")
     parser.add_argument(
         "--offload-search",
         action=argparse.BooleanOptionalAction,
@@ -119,7 +119,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=1,
         help="server processes forked after the index is built; they share "
         "its memory and the port (bm25 only: thread pools of dense "

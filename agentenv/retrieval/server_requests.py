@@ -60,7 +60,7 @@ class ServerLimits:
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if value < 0 or (value == 0 and field.name != "max_wait_ms"):
+            if not value >= 0 or (value == 0 and field.name != "max_wait_ms"):  # NaN too
                 raise ValueError(f"ServerLimits.{field.name} must be positive, got {value!r}")
 
 
