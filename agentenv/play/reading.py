@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentenv.engine.actions import answer, tool_call
+from agentenv.engine.strict_json import unique_keys
 
 LOCAL_COMMANDS = {
     "help": "help",
@@ -58,6 +59,8 @@ LOCAL_COMMANDS = {
 }
 _RAW_TAGS = ("<tool_call>", "<answer>", "<say>", "<think>")
 _KEY = re.compile(r"(?:(?<=\s)|^)([A-Za-z_][A-Za-z0-9_]*)=")
+_STRICT_JSON = json.JSONDecoder(object_pairs_hook=unique_keys)
+"""Typed JSON is read as the env reads it: a key named twice is refused, not last-wins."""
 _ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
@@ -155,11 +158,15 @@ def parse_arguments(tool: str, rest: str, parameters: Mapping[str, Any]) -> dict
     required = list(parameters.get("required") or [])
     if rest.startswith("{"):
         try:
-            raw = json.loads(rest)
-        except ValueError as err:
+            raw = _STRICT_JSON.decode(rest)
+        except json.JSONDecodeError as err:
             raise InputError(
                 f"{tool}: the arguments are not valid JSON ({err.msg} at column {err.colno})"
             ) from None
+        except RecursionError:
+            raise InputError(f"{tool}: the JSON arguments are nested too deeply") from None
+        except ValueError as err:  # a key named twice, an integer of more than 4,300 digits
+            raise InputError(f"{tool}: the JSON arguments cannot be read: {err}") from None
         if not isinstance(raw, dict):
             raise InputError(
                 f'{tool}: the JSON arguments must be an object, e.g. {{"{(required or ["key"])[0]}": ...}}'
@@ -233,8 +240,8 @@ def _read_value(rest: str, pos: int) -> tuple[Any, bool, int]:
             return rest[pos + 1 : end], False, end + 1
     if pos < len(rest) and rest[pos] in "[{":
         try:
-            value, end = json.JSONDecoder().raw_decode(rest, pos)
-        except ValueError:
+            value, end = _STRICT_JSON.raw_decode(rest, pos)
+        except (ValueError, RecursionError):  # read as plain text, and refused as such
             pass
         else:
             if end >= len(rest) or rest[end].isspace():
@@ -292,7 +299,12 @@ def _from_text(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
         return text
     if kind == "integer":
         if re.fullmatch(r"[+-]?\d+", text.strip()):
-            return int(text)
+            try:
+                return int(text)
+            except ValueError:  # more digits than Python reads
+                raise InputError(
+                    f"expects a whole number, got {len(text.strip())} digits"
+                ) from None
         raise InputError(f"expects a whole number, got {text!r}")
     if kind == "number":
         try:
@@ -314,8 +326,8 @@ def _from_text(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
         stripped = text.strip()
         if stripped.startswith("["):
             try:
-                return json.loads(stripped)
-            except ValueError:
+                return _STRICT_JSON.decode(stripped)
+            except (ValueError, RecursionError):
                 raise InputError(
                     f'expects a list, got {text!r} (write ["a", "b"] or a, b)'
                 ) from None
@@ -338,8 +350,8 @@ def _from_text(text: str, kind: str, spec: Mapping[str, Any]) -> Any:
         return items
     if kind == "object":
         try:
-            value = json.loads(text)
-        except ValueError:
+            value = _STRICT_JSON.decode(text)
+        except (ValueError, RecursionError):
             raise InputError(f"expects a JSON object, got {text!r}") from None
         return value
     if kind == "null":

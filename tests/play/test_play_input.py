@@ -161,3 +161,22 @@ def test_answers_say_local_commands_and_raw_text():
 
 def test_full_is_a_local_command() -> None:
     assert parse_line("full", []).command == "full"
+
+
+DEEP = "[" * 3000 + "]" * 3000
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [  # each ended the whole session with a traceback's last line
+        (f'filter_titles {{"year_min": {HUGE}}}', "JSON arguments cannot be read"),
+        (f"filter_titles year_min={HUGE}", "expects a whole number, got 5000 digits"),
+        (f'search {{"query": {DEEP}}}', "nested too deeply"),
+        (f"filter_titles cast={DEEP}", "expects a list"),
+        ('search {"query": "a", "query": "b"}', "'query' appears twice"),  # used "b", spent a turn
+    ],
+)
+def test_unreadable_json_and_numbers_are_typos_not_crashes(line: str, said: str) -> None:
+    with pytest.raises(InputError, match=said):
+        parse_line(line, TOOLS)
