@@ -141,7 +141,7 @@ def terms_in(kb: HpoKnowledgeBase, text: str, limit: int | None = None) -> list[
         return list(ids)
     index, prefixes = name_index(kb), _name_prefixes(kb)
     pieces = [None if w in PHRASE_STOPWORDS else stem(w) for w in fold(_ID.sub(" ", text))]
-    out: list[str] = []
+    found: dict[str, None] = {}  # distinct terms in order of mention (a repeat costs one lookup)
     i = 0
     while i < len(pieces):
         key, best = "", None
@@ -158,10 +158,10 @@ def terms_in(kb: HpoKnowledgeBase, text: str, limit: int | None = None) -> list[
             i += 1
         else:
             i = best[0]
-            out.append(best[1])
-            if limit is not None and len(dict.fromkeys(out)) >= limit:
+            found[best[1]] = None
+            if limit is not None and len(found) >= limit:
                 break
-    return list(dict.fromkeys(out))
+    return list(found)
 
 
 MAX_QUESTION_SENTENCES = 64
