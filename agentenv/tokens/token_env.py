@@ -61,6 +61,30 @@ def token_space(vocab_size: int) -> spaces.Sequence:
     return spaces.Sequence(spaces.Discrete(vocab_size), stack=True)
 
 
+def _logprob(value: Any, position: int) -> float | None:
+    """One sampled id's logprob: a number at most 0, or None where the sampler gave none.
+
+    Why refuse NaN or a positive value: it would be stored beside the ids and reach the trainer's
+    importance ratios, far from the sampler that produced it.
+
+    >>> _logprob(-0.5, 0), _logprob(None, 1)
+    (-0.5, None)
+    >>> _logprob(float("nan"), 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: logprobs[2] must be a number <= 0 or None, got nan
+    """
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not number <= 0.0:  # NaN fails this too
+        raise ValueError(f"logprobs[{position}] must be a number <= 0 or None, got {value!r}")
+    return number
+
+
 class TokenEnv(gym.Wrapper[TokenIds, TokenAction, str, str]):
     """Wrap a text env (``gymnasium.Env[str, str]`` with ``info["messages"]``) to speak token ids.
 
@@ -128,8 +152,13 @@ class TokenEnv(gym.Wrapper[TokenIds, TokenAction, str, str]):
         obs = np.asarray(env_ids, dtype=np.int64)
         return obs, reward, terminated, truncated, self._info(info, text)
 
-    def _unpack(self, action: TokenAction) -> tuple[list[int], list[float] | None]:
+    def _unpack(self, action: TokenAction) -> tuple[list[int], list[float | None] | None]:
         if isinstance(action, Mapping):
+            if "token_ids" not in action:
+                raise ValueError(
+                    f"a dict action needs 'token_ids' (and may have 'logprobs'); got keys "
+                    f"{sorted(map(str, action))[:8]}"
+                )
             raw_ids, raw_logprobs = action["token_ids"], action.get("logprobs")
         else:
             raw_ids, raw_logprobs = action, None
@@ -143,12 +172,12 @@ class TokenEnv(gym.Wrapper[TokenIds, TokenAction, str, str]):
         ids = [int(i) for i in arr]
         if raw_logprobs is None:
             return ids, None
-        logprobs = [float(x) for x in raw_logprobs]
+        logprobs = [_logprob(x, i) for i, x in enumerate(raw_logprobs)]
         if len(logprobs) != len(ids):
             raise ValueError(f"got {len(logprobs)} logprobs for {len(ids)} token ids")
         return ids, logprobs
 
-    def _append(self, ids: list[int], logprobs: list[float] | None, *, policy: bool) -> None:
+    def _append(self, ids: list[int], logprobs: list[float | None] | None, *, policy: bool) -> None:
         self._input_ids.extend(ids)
         self._loss_mask.extend([int(policy)] * len(ids))
         if logprobs is not None:

@@ -149,3 +149,22 @@ def test_sync_vector_env(make_fake_env, byte_template):
     )
     assert byte_template.decode(obs[0]).startswith("\n<|im_start|>user\n<tool_response>")
     assert byte_template.decode(obs[1]).startswith("\n<|im_start|>user\nError:")
+
+
+def test_logprobs_may_be_none_per_id_and_bad_ones_are_named(fake_env, byte_template) -> None:
+    """``[None]`` raised a bare TypeError from float(); NaN was stored for the trainer to read."""
+    from agentenv.tokens import TokenEnv
+
+    env = TokenEnv(fake_env, byte_template)
+    env.reset(seed=0)
+    ids = byte_template.encode("<answer>Inception</answer>")
+    *_, info = env.step({"token_ids": ids, "logprobs": [None] * len(ids)})
+    assert info["logprobs"][-len(ids) :] == [None] * len(ids)
+    for bad, message in (
+        ({"token_ids": ids, "logprobs": [float("nan")] * len(ids)}, r"logprobs\[0\] must be"),
+        ({"token_ids": ids, "logprobs": ["x"] * len(ids)}, r"logprobs\[0\] must be"),
+        ({"logprobs": [0.0]}, "needs 'token_ids'"),
+    ):
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=message):
+            env.step(bad)
