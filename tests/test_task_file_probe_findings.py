@@ -77,6 +77,10 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
             {"question": "Who directed Heat (1995)?", "answer": "Michael Mann " * 40},
             "field 'answer' has 519 characters; it may have at most 500",
         ),
+        (  # an answer is read from one line: the oracle's own gold scored 0
+            {"question": "code word?", "answer": "alpha\nbeta", "answer_type": "text"},
+            "field 'answer' spans more than one line",
+        ),
         (
             {
                 "question": "Who directed Heat (1995)?",

@@ -177,6 +177,11 @@ def _check_text(text: str, field: str, where: str) -> None:
             f"{where}: field {field!r} has {len(text.strip()):,} characters; it may have at most "
             f"{limit:,}: shorten it"
         )
+    if field != "question" and "\n" in text.strip():
+        raise UserInputError(
+            f"{where}: field {field!r} spans more than one line; an answer is read from one line, "
+            "so no answer could match it: write it on one line"
+        )
     if surrogate_at(text) >= 0:
         raise UserInputError(
             f"{where}: field {field!r} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
