@@ -122,6 +122,8 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["export-sft", "MediaSearch-v0", "--out", "{file}"], "{file}|agentenv["),
     (["export-sft", "MediaSearch-v0"], "--out"),
+    (["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--min-reward", "nan"], "nan"),
+    (["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--tasks", ""], "empty path"),
     (["data", "shift-check", "{root}/missing.jsonl", "{empty}"], "missing.jsonl"),
     (["data", "shift-check", "{binary}", "{binary}"], "{binary}"),
     (["data", "shift-check", "{folder}", "{folder}"], "{folder}"),

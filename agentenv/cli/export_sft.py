@@ -19,12 +19,14 @@ Example:
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agentenv.data.sft import ExportConfig
+from agentenv.evaluation.run_args import tasks_path
 
 COMMAND = "export-sft"
 
@@ -54,6 +56,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="train",
         choices=["train", "validation", "test"],
         help="split whose tasks are run (never export from test for training)",
+    )
+    p.add_argument(
+        "--tasks",
+        type=tasks_path,
+        help="your own tasks instead of the split (as agentenv eval --tasks); recorded in "
+        "manifest.json's env_args",
     )
     p.add_argument("--episodes", type=int, default=100, help="episodes to run")
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
@@ -100,6 +108,9 @@ def config_from_args(args: argparse.Namespace) -> ExportConfig:
     """The export config of parsed arguments (``--env-arg`` read by :func:`agentenv.evaluation.run_args.parse_env_args`)."""
     from agentenv.evaluation.run_args import parse_env_args
 
+    env_args = parse_env_args(getattr(args, "env_arg", None) or [])
+    if getattr(args, "tasks", None) is not None:
+        env_args["tasks"] = str(args.tasks.resolve())
     return ExportConfig(
         env_id=args.env_id,
         out=args.out,
@@ -112,7 +123,7 @@ def config_from_args(args: argparse.Namespace) -> ExportConfig:
         think=not args.no_think,
         reward=args.reward,
         allow_ungrounded=args.allow_ungrounded,
-        env_args=parse_env_args(getattr(args, "env_arg", None) or []),
+        env_args=env_args,
     )
 
 
@@ -128,7 +139,12 @@ def run(args: argparse.Namespace) -> int:
 
     from agentenv.data.sft import MANIFEST_FILE, export_sft
     from agentenv.errors import UserInputError
-    from agentenv.evaluation.run_args import check_env_args, env_spec
+    from agentenv.evaluation.run_args import (
+        check_env_args,
+        check_tasks_path,
+        env_spec,
+        parse_env_args,
+    )
     from agentenv.evaluation.run_dir import (
         refuse_file,
         replace_folder,
@@ -138,11 +154,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.episodes < 1:
         raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
+    if not math.isfinite(args.min_reward):
+        raise UserInputError(f"--min-reward must be a finite number, got {args.min_reward}")
+    if args.tasks is not None:
+        check_tasks_path(args.tasks)
     config = config_from_args(args)
     env_spec(config.env_id)  # an unknown id is a one-line error
-    if config.env_args:
+    given = parse_env_args(args.env_arg)
+    if given:
         # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
-        check_env_args(config.env_id, dict(config.env_args))
+        check_env_args(config.env_id, given)
     refuse_file(config.out)
     if config.out.exists() and any(config.out.iterdir()):
         if not (

@@ -117,3 +117,18 @@ def test_a_family_outside_agentenv_exports_with_env_args(
         == 0
     )
     assert (out / "manifest.json").exists()
+
+
+def test_export_sft_takes_your_own_tasks_with_tasks(tmp_path: Path) -> None:
+    """``--env-arg tasks=`` said "use --tasks instead", a flag export-sft did not have."""
+    import json
+
+    tasks = tmp_path / "mine.jsonl"
+    tasks.write_text(
+        json.dumps({"question": "Who directed Heat (1995)?", "answer": "Michael Mann"}) + "\n",
+        encoding="utf-8",
+    )
+    assert _export(tmp_path / "sft", "--tasks", str(tasks), "--episodes", "1") == 0
+    manifest = json.loads((tmp_path / "sft" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["env_args"]["tasks"] == str(tasks.resolve())
+    assert manifest["kept"] == 1
