@@ -179,11 +179,15 @@ def run(
     args_cls: type[A], build_trainer: Callable[[A], Any], argv: Sequence[str] | None = None
 ) -> None:
     """A script's ``main``: parse the options into ``args_cls``, train, save the final model."""
+    from agentenv.errors import UserInputError
     from agentenv.integrations.dataclass_cli import parse_args
     from agentenv.models.threads import apply_thread_policy
 
     args = parse_args(args_cls, argv)
     print(apply_thread_policy(args.threads))
-    trainer = build_trainer(args)
+    try:
+        trainer = build_trainer(args)
+    except UserInputError as err:  # bad data or options: one line, no traceback
+        raise SystemExit(f"error: {err}") from None
     trainer.train()
     trainer.save_model(args.output_dir)

@@ -22,7 +22,6 @@ never touches global RNGs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,16 +57,17 @@ class Args(TrainArgs):
 
 def load_chat_dataset(data: str | Path) -> Any:
     """``chat.jsonl`` of an export as a ``datasets.Dataset``; says which export it is."""
-    from agentenv.data.chat_dataset import chat_dataset, read_chat_jsonl
+    from agentenv.data.chat_dataset import chat_dataset
+    from agentenv.data.export_files import read_export
 
     directory = Path(data)
-    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    manifest, rows = read_export(directory)  # refuses an edited, truncated or empty export
     print(
         f"{directory}: {manifest['kept']} episodes of {manifest['env_id']} ({manifest['split']}), "
         f"agent {manifest['agent']}, reasoning {manifest['reasoning']}"
     )
     # Not load_dataset("json"): Arrow would give each tool call every other tool's arguments as null.
-    return chat_dataset(read_chat_jsonl(directory / "chat.jsonl"))
+    return chat_dataset(rows)
 
 
 def build_trainer(args: Args, callbacks: Sequence[Any] = ()) -> Any:
