@@ -122,6 +122,10 @@ class TaskChooser:
     ) -> Task:
         """The task ``options`` pin, else one drawn from ``tasks`` with ``rng`` (or the generator it returns:
         an env seeded lazily builds its generator only for a draw)."""
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(
+                f"reset options must be a dict such as {{'index': 3}}, got {type(options).__name__}"
+            )
         if not options:
             return tasks[int(_generator(rng).integers(len(tasks)))]
         unknown = [k for k in options if k not in RESET_OPTIONS]
