@@ -122,6 +122,11 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["export-sft", "MediaSearch-v0", "--out", "{file}"], "{file}|agentenv["),
     (["export-sft", "MediaSearch-v0"], "--out"),
+    (
+        ["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--seed", "-3"],
+        "seed is a whole number",
+    ),
+    (["play", "MediaSearch-v0", "--seed", "-1"], "a seed is a whole number from 0, got '-1'"),
     (["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--min-reward", "nan"], "nan"),
     (["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--tasks", ""], "empty path"),
     (["data", "shift-check", "{root}/missing.jsonl", "{empty}"], "missing.jsonl"),

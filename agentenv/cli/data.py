@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentenv.evaluation.run_args import seed_number
+
 COMMAND = "data"
 SHIFT_CHECK = "shift-check"
 
@@ -44,7 +46,10 @@ def _add_shift_check(data_sub: Any) -> argparse.ArgumentParser:
     p.add_argument("a", type=Path, metavar="A", help="first JSONL file (e.g. the holdout set)")
     p.add_argument("b", type=Path, metavar="B", help="second JSONL file (e.g. the test set)")
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the subsampling, folds and permutations"
+        "--seed",
+        type=seed_number,
+        default=0,
+        help="seed of the subsampling, folds and permutations",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     p.add_argument("--out", type=Path, metavar="FILE", help="also write the report as JSON to FILE")

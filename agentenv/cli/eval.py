@@ -30,6 +30,7 @@ from agentenv.evaluation.run_args import (
     add_split_argument,
     key_values,
     parse_env_args,
+    seed_number,
     tasks_path,
 )
 
@@ -70,7 +71,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks; "
         "with --resume, the resumed run's); more episodes than tasks repeats tasks",
     )
-    ev.add_argument("--seed", type=int, default=0, help="run seed (default: %(default)s)")
+    ev.add_argument("--seed", type=seed_number, default=0, help="run seed (default: %(default)s)")
     ev.add_argument(
         "--workers",
         type=int,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.data.sft import ExportConfig
-from agentenv.evaluation.run_args import tasks_path
+from agentenv.evaluation.run_args import seed_number, tasks_path
 
 COMMAND = "export-sft"
 
@@ -64,7 +64,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "manifest.json's env_args",
     )
     p.add_argument("--episodes", type=int, default=100, help="episodes to run")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of the first episode")
     p.add_argument(
         "--keep-all",
         action="store_true",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agentenv.evaluation.run_args import add_split_argument
+from agentenv.evaluation.run_args import add_split_argument, seed_number
 
 COMMAND = "play"
 HELP = "play an env in the terminal"
@@ -32,7 +32,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "env_id", help="a Gymnasium id (MediaSearch-v0) or a multi-agent id (DiagnosisDialogue-v0)"
     )
     add_split_argument(play, "validation", "task split")
-    play.add_argument("--seed", type=int, default=None, help="task seed (default: a random task)")
+    play.add_argument(
+        "--seed", type=seed_number, default=None, help="task seed (default: a random task)"
+    )
     play.add_argument(
         "--as",
         dest="side",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.errors import UserInputError
-from agentenv.evaluation.run_args import add_split_argument, tasks_path
+from agentenv.evaluation.run_args import add_split_argument, seed_number, tasks_path
 
 COMMAND = "prepare-verl"
 HELP = "write verl's training rows (parquet) for an env id's split or task file"
@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed_number,
         default=0,
         help="run seed, as agentenv eval --seed (default: %(default)s)",
     )

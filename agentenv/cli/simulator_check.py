@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentenv.evaluation.run_args import seed_number
+
 COMMAND = "simulator-check"
 
 
@@ -60,7 +62,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         choices=["train", "validation", "test"],
         help="split whose tasks the dialogues use",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the first dialogue")
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of the first dialogue")
     p.add_argument("--json", type=Path, help="also write the report as JSON here")
     return p
 

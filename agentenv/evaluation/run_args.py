@@ -201,6 +201,27 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
         )
 
 
+def seed_number(text: str) -> int:
+    """``--seed``'s argparse type: a whole number from 0, as numpy and gymnasium take seeds
+    (``-1`` failed after the env was built, in numpy's words, without naming the flag).
+
+    Example:
+        >>> seed_number("7")
+        7
+        >>> seed_number("-1")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: a seed is a whole number from 0, got '-1'
+    """
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {text!r}")
+    return seed
+
+
 def tasks_path(text: str) -> Path:
     """``--tasks``'s argparse type: a path, where an empty one is an error (``Path("")`` is the
     working folder, whose every file a folder reader would have taken as tasks).
