@@ -83,3 +83,19 @@ def check_env_options(
         )
     if tasks is not None and not len(tasks):
         raise ValueError(f"no tasks in split {split!r}: pass tasks or choose another split")
+
+
+def bool_option(name: str, value: Any) -> bool:
+    """An on/off env option as given: ``True`` or ``False``, never the truth of something else
+    (``bool("no")`` is True: ``tools_in_prompt="no"`` turned the option on).
+
+    >>> bool_option("compact", False)
+    False
+    >>> bool_option("tools_in_prompt", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: tools_in_prompt must be True or False, got 'no'
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value

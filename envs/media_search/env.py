@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.media.catalog import Catalog, load_catalog
+from agentenv.engine.env_options import bool_option
 from agentenv.engine.parsing import Answer
 from agentenv.engine.tools import ToolRegistry
 from agentenv.engine.turns import Episode
@@ -146,10 +147,8 @@ class MediaSearchEnv(ToolEnv):
             raise ValueError(f"passages must be in 1..20, got {passages}")
         self.mode = mode
         self.passages = passages
-        self.tools_in_prompt = bool(tools_in_prompt)
-        if not isinstance(compact, bool):
-            raise TypeError(f"compact must be True or False, got {compact!r}")
-        self.compact = compact
+        self.tools_in_prompt = bool_option("tools_in_prompt", tools_in_prompt)
+        self.compact = bool_option("compact", compact)
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
         self._models: dict[str, Any] = {}

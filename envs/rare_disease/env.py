@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from agentenv.core import Task, ToolEnv
 from agentenv.corpora.hpo.knowledge_base import UNIVERSE_PREFIXES, load_hpo_kb
+from agentenv.engine.env_options import bool_option
 from agentenv.engine.parsing import Answer
 from agentenv.engine.tools import ToolRegistry
 from agentenv.engine.turns import Episode
@@ -121,7 +122,7 @@ class RareDiseaseEnv(ToolEnv):
         kwargs.setdefault("max_turns", 10)
         kwargs["single_turn"] = not multi
         self.mode, self.k, self.presentation, self.candidates = mode, k, presentation, candidates
-        self.tools_in_prompt = bool(tools_in_prompt)
+        self.tools_in_prompt = bool_option("tools_in_prompt", tools_in_prompt)
         self.kb = load_hpo_kb(universe)  # type: ignore[arg-type]
         disease_spelling_index(self.kb)  # the answer grammar's names, loaded before any step
         disease_twins(self.kb)  # and the cross-catalog twins (none in the omim universe)

@@ -16,3 +16,12 @@ def test_options_that_are_not_a_dict_are_refused(options: object) -> None:
         gym.make("MediaSearch-v0").reset(options=options)
     with pytest.raises(TypeError, match="reset options must be a dict"):
         make("DiagnosisDialogue-v0").reset(options=options)
+
+
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_on_off_options_take_true_or_false_only(value: object) -> None:
+    """``bool("no")`` is True: ``tools_in_prompt="no"`` used to turn the option on."""
+    with pytest.raises(TypeError, match="tools_in_prompt must be True or False"):
+        gym.make("MediaSearch-v0", tools_in_prompt=value)
+    with pytest.raises(TypeError, match="tools_in_prompt must be True or False"):
+        make("DiagnosisDialogue-v0", tools_in_prompt=value)

@@ -52,6 +52,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from agentenv.core import Task
 from agentenv.corpora.media.catalog import load_catalog
+from agentenv.engine.env_options import bool_option
 from agentenv.engine.parsing import Answer
 from agentenv.engine.tools import ToolRegistry
 from agentenv.envs.media_search.dialogue.concierge_rows import CONCIERGE_KINDS, concierge_questions
@@ -130,7 +131,7 @@ class MediaConciergeEnv(DialogueEnv):
         tools_in_prompt: bool = False,
         **kwargs: Any,
     ) -> None:
-        self.tools_in_prompt = bool(tools_in_prompt)
+        self.tools_in_prompt = bool_option("tools_in_prompt", tools_in_prompt)
         if not kinds or not set(kinds) <= set(KINDS):
             raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds!r}")
         self.catalog = load_catalog()

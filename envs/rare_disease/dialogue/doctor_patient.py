@@ -61,6 +61,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from agentenv.core import Task
 from agentenv.corpora.hpo.knowledge_base import UNIVERSE_PREFIXES, load_hpo_kb
+from agentenv.engine.env_options import bool_option
 from agentenv.engine.parsing import Answer
 from agentenv.engine.tools import ToolRegistry
 from agentenv.envs.rare_disease.dialogue.patient_claims import (
@@ -140,7 +141,7 @@ class DiagnosisDialogueEnv(DialogueEnv):
         disease_mix: str = DEFAULT_MIX,
         **kwargs: Any,
     ) -> None:
-        self.tools_in_prompt = bool(tools_in_prompt)
+        self.tools_in_prompt = bool_option("tools_in_prompt", tools_in_prompt)
         check_choice("universe", universe, tuple(UNIVERSE_PREFIXES))
         check_choice("presentation", presentation, PRESENTATIONS)
         self.kb, self.k, self.presentation = load_hpo_kb(universe), check_k(k), presentation  # type: ignore[arg-type]
