@@ -1,4 +1,5 @@
-"""``reset(options=...)`` takes a dict: a string was read key by key ("reset options ['a', 'c',
+"""Env options of the wrong type are refused, not read some other way. ``reset(options=...)``
+takes a dict: a string was read key by key ("reset options ['a', 'c',
 ...] are not used") and the episode went on with a random task."""
 
 from __future__ import annotations
