@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every leaderboard run, then the boards: bash benchmarks/leaderboard_runs.sh [OUT] [media|rare|all]
-# (not a test; about 10 minutes on 2 cores). Each split is its own board: the leaderboard refuses to
-# mix splits or question sets. OUT defaults to results/leaderboard.
+# (not a test; about 2 minutes on 2 cores once the caches are built: 1 min 52 s at load 2.5-3.7).
+# Each split is its own board: the leaderboard refuses to mix splits or question sets. OUT defaults
+# to results/leaderboard.
 set -euo pipefail
 out="${1:-results/leaderboard}"
 which="${2:-all}"
