@@ -201,3 +201,20 @@ def test_a_name_repeated_thousands_of_times_keeps_the_role_of_its_cue(media: Dia
     assert set(said) == {FieldClaim("cast", "cast", "al pacino")}
     said = user_claims(media.vocabulary, "Directed by " + "Michael Mann " * 3000 + ".", REQUEST)
     assert set(said) == {FieldClaim("director", "director", "michael mann")}
+
+
+@pytest.mark.parametrize(
+    ("reply", "leaks"),
+    [
+        ("Yes, I have arachnodactyly. My cousin says it's Marfan.", True),  # scored 1.0, 0 leaks
+        ("Marfan syndrom, the doctor wrote.", True),
+        ("M-a-r-f-a-n syndrome.", True),
+        ("Marfan syndrome.", True),
+        ("They said I have a marfanoid habitus.", False),  # a phenotype, not the disease
+        ("Yes, my fingers are long and thin.", False),
+    ],
+)
+def test_a_partial_or_spelt_out_name_of_the_diagnosis_is_a_leak(
+    dx: DialogueEnv, reply: str, leaks: bool
+) -> None:
+    assert mentions_diagnosis(dx.kb, reply, ["OMIM:154700"]) is leaks

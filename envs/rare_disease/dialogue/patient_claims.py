@@ -281,8 +281,55 @@ def _diagnosis_names(kb: HpoKnowledgeBase, disease_id: str) -> tuple[tuple[str, 
     return tuple(names)
 
 
+DISTINCTIVE_MAX_DISEASES = 25
+"""A name word found in at most this many diseases' names (and in no phenotype name) names the
+disease on its own: "Marfan" (4 diseases) does, "syndrome" (3,423) and "dystrophy" (298) do not."""
+
+
+@lru_cache(maxsize=4)
+def _word_spread(kb: HpoKnowledgeBase) -> tuple[dict[str, int], frozenset[str]]:
+    """(how many diseases' names hold each name word, the stems of every phenotype name's words)."""
+    spread: dict[str, int] = {}
+    for did in kb.all_disease_ids():
+        for word in {w for name in kb.disease_names(did) for w in name_tokens(name)}:
+            spread[word] = spread.get(word, 0) + 1
+    phenotype_words = frozenset(w for key in name_index(kb) for w in key.split())
+    return spread, phenotype_words
+
+
+@lru_cache(maxsize=4096)
+def _distinctive_words(kb: HpoKnowledgeBase, disease_id: str) -> frozenset[str]:
+    """Words of a disease's names that name it alone (:data:`DISTINCTIVE_MAX_DISEASES`): an eponym
+    such as "Marfan" leaks the diagnosis as surely as "Marfan syndrome" does."""
+    spread, phenotype_words = _word_spread(kb)
+    return frozenset(
+        word
+        for name in _diagnosis_names(kb, disease_id)
+        for word in name
+        if len(word) >= 5
+        and word.isalpha()
+        and spread.get(word, 0) <= DISTINCTIVE_MAX_DISEASES
+        and stem(word) not in phenotype_words
+    )
+
+
+def _spelt_out(words: Sequence[str]) -> list[str]:
+    """``words`` plus each run of single letters joined ("m a r f a n" from "M-a-r-f-a-n")."""
+    out, run = list(words), []
+    for word in [*words, ""]:
+        if len(word) == 1 and word.isalpha():
+            run.append(word)
+            continue
+        if len(run) > 1:
+            out.append("".join(run))
+        run = []
+    return out
+
+
 def mentions_diagnosis(kb: HpoKnowledgeBase, text: str, diagnoses: Iterable[str]) -> bool:
-    """True when the text names an accepted diagnosis by id, name or synonym (whole words)."""
+    """True when the text names an accepted diagnosis: by id, by name or synonym (whole words), or
+    by a word of its names that names it alone (an eponym such as "Marfan", or spelt out letter by
+    letter), as a partial name leaks it all the same."""
     diagnoses = tuple(diagnoses)
     if any(canonical_id(m) in diagnoses for m in find_ids(text)):
         return True
@@ -292,7 +339,8 @@ def mentions_diagnosis(kb: HpoKnowledgeBase, text: str, diagnoses: Iterable[str]
             n = len(name)
             if any(words[i : i + n] == name for i in range(len(words) - n + 1)):
                 return True
-    return False
+    said = set(_spelt_out(words))
+    return any(_distinctive_words(kb, did) & said for did in diagnoses)
 
 
 @lru_cache(maxsize=1024)
