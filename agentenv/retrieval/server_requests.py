@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from agentenv.engine.strict_json import RepeatedKey, unique_keys
+
 
 @dataclasses.dataclass(frozen=True)
 class ServerLimits:
@@ -87,7 +89,9 @@ def parse_search_body(body: bytes, limits: ServerLimits) -> tuple[list[str], int
     if len(body) > limits.max_body_bytes:
         raise RequestError(413, f"body has {len(body)} bytes; at most {limits.max_body_bytes}")
     try:
-        payload = json.loads(body, parse_int=bounded_int)
+        payload = json.loads(body, parse_int=bounded_int, object_pairs_hook=unique_keys)
+    except RepeatedKey as exc:
+        raise RequestError(422, f'{exc}; expected {{"queries": [str, ...], "k": int}}') from None
     except RecursionError:
         raise RequestError(
             400,
