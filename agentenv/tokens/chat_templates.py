@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentenv.tokens.plain_content import (
+    encode_content,
     encode_with_markup,
     holds_special,
     markup_offsets,
     neutral_messages,
     special_pattern,
+    turn_delimiters,
 )
 from agentenv.tokens.qwen3_chat import EMPTY_THINK, GENERATION_PROMPT, render_qwen3, render_turns
 from agentenv.tokens.qwen3_tokenizer import QWEN3_ADDED_TOKENS
@@ -49,7 +51,8 @@ class ChatTemplate(Protocol):
         ...
 
     def encode_text(self, text: str) -> list[int]:
-        """Encode content as plain text: a special-token string in it is read as characters."""
+        """Encode content: a turn-delimiting token string in it (``<|im_end|>``) is read as
+        characters; other special tokens keep their ids (see :mod:`~agentenv.tokens.plain_content`)."""
         ...
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -94,13 +97,22 @@ class Qwen3Template:
         self.enable_thinking = enable_thinking
         self.eos_ids = (backend.token_to_id("<|im_end|>"), backend.token_to_id("<|endoftext|>"))
         self.vocab_size = backend.get_vocab_size(with_added_tokens=True)
-        self._special_re = special_pattern(name for name, special in QWEN3_ADDED_TOKENS if special)
+        delimiters = {"<|im_start|>", "<|im_end|>", "<|endoftext|>"}
+        self._delimiter_re = special_pattern(delimiters)
+        self._other_re = special_pattern(
+            name for name, _ in QWEN3_ADDED_TOKENS if name not in delimiters
+        )
         self._plain: tokenizers.Tokenizer | None = None
 
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids
 
     def encode_text(self, text: str) -> list[int]:
+        return encode_content(
+            text, self._delimiter_re, self._other_re, self.encode, self._encode_plain
+        )
+
+    def _encode_plain(self, text: str) -> list[int]:
         if self._plain is None:  # a copy that reads special-token strings as text, made once
             from tokenizers import Tokenizer
 
@@ -119,9 +131,9 @@ class Qwen3Template:
     ) -> list[int]:
         """``render(messages)`` encoded, content as text (see :mod:`~agentenv.tokens.plain_content`)."""
         rendered = render(messages)
-        if not holds_special(messages, self._special_re):
+        if not holds_special(messages, self._delimiter_re):
             return self.encode(rendered)
-        markup = markup_offsets(rendered, render(neutral_messages(messages)), self._special_re)
+        markup = markup_offsets(rendered, render(neutral_messages(messages)), self._delimiter_re)
         if markup is None:  # pragma: no cover - this renderer pastes content unchanged
             raise TemplateNotPrefixStable("the Qwen3 renderer changed a message's content")
         return encode_with_markup(rendered, markup, self._tok.token_to_id, self.encode_text)
@@ -179,7 +191,6 @@ class HFTemplate:
         self._specials = {
             t.content: int(i) for i, t in tokenizer.added_tokens_decoder.items() if t.special
         }
-        self._special_re = special_pattern(self._specials)
         if eos_ids is None:
             eos = tokenizer.eos_token_id
             eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
@@ -197,11 +208,30 @@ class HFTemplate:
         self.end_of_turn = end_of_turn
         eot_ids = self.encode(end_of_turn)
         self.eos_ids = tuple(dict.fromkeys(list(eot_ids[-1:]) + [int(i) for i in eos_ids]))
+        turn = self._render([{"role": "user", "content": "x"}], None, True)
+        named = ("bos_token", "eos_token", "pad_token", "unk_token", "sep_token", "cls_token")
+        ends = [tokenizer.decode([i]) for i in self.eos_ids]
+        ends += [t for t in (getattr(tokenizer, n, None) for n in named) if isinstance(t, str)]
+        delimiters = turn_delimiters(turn, self._specials, ends)
+        delimiters &= set(self._specials)
+        self._delimiter_re = special_pattern(delimiters)
+        self._other_re = special_pattern(
+            t.content
+            for t in tokenizer.added_tokens_decoder.values()
+            if t.content not in delimiters
+        )
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
     def encode_text(self, text: str) -> list[int]:
+        if self._delimiter_re is None:
+            return self.encode(text)
+        return encode_content(
+            text, self._delimiter_re, self._other_re, self.encode, self._encode_plain
+        )
+
+    def _encode_plain(self, text: str) -> list[int]:
         return list(
             self.tokenizer.encode(text, add_special_tokens=False, split_special_tokens=True)
         )
@@ -209,11 +239,11 @@ class HFTemplate:
     def _encode_content_as_text(
         self, new_messages: Sequence[Message], rendered: str, neutral: Callable[[], str]
     ) -> list[int]:
-        """``rendered`` encoded with ``new_messages``' content as text; ``neutral()`` renders
-        the same with :func:`~agentenv.tokens.plain_content.neutral_messages` in their place."""
-        if not self._specials or not holds_special(new_messages, self._special_re):
+        """``rendered`` encoded with ``new_messages``' content unable to end a turn; ``neutral()``
+        renders the same with :func:`~agentenv.tokens.plain_content.neutral_messages` in their place."""
+        if not holds_special(new_messages, self._delimiter_re):
             return self.encode(rendered)
-        markup = markup_offsets(rendered, neutral(), self._special_re)
+        markup = markup_offsets(rendered, neutral(), self._delimiter_re)
         if markup is None:
             raise TemplateNotPrefixStable(
                 "the chat template changes message content, so special-token strings inside it "
