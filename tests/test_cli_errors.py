@@ -122,6 +122,7 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["export-sft", "MediaSearch-v0", "--out", "{file}"], "{file}|agentenv["),
     (["export-sft", "MediaSearch-v0"], "--out"),
+    (["export-sft", "MediaConcierge-v0", "--out", "{root}/sft"], "two-agent (PettingZoo) env"),
     (
         ["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--seed", "-3"],
         "seed is a whole number",

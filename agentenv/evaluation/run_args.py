@@ -149,6 +149,14 @@ def env_spec(env_id: str):  # noqa: ANN201 - a gymnasium EnvSpec; gymnasium is i
     try:
         return gym.spec(bare)
     except gym.error.Error as err:
+        from agentenv.multiagent.registry import env_ids
+
+        if bare in env_ids():  # listed by `agentenv list`, but not a gymnasium id
+            raise UserInputError(
+                f"{env_id} is a two-agent (PettingZoo) env, which this command does not run; "
+                f"agentenv eval {bare} plays its lead against the simulated side, and "
+                f"agentenv.multiagent.as_single_agent(make({bare!r})) gives a gymnasium env"
+            ) from None
         raise UserInputError(
             f"{env_id}: not a registered env id ({err}); `agentenv list` shows them"
         ) from None
