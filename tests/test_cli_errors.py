@@ -124,6 +124,10 @@ CASES: list[tuple[list[str], str]] = [
     (["export-sft", "MediaSearch-v0"], "--out"),
     (["export-sft", "MediaConcierge-v0", "--out", "{root}/sft"], "two-agent (PettingZoo) env"),
     (
+        ["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--tokenizer", "/nonexistent"],
+        "no such folder",
+    ),
+    (
         ["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--seed", "-3"],
         "seed is a whole number",
     ),

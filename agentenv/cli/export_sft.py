@@ -182,10 +182,17 @@ def run(args: argparse.Namespace) -> int:
     if args.tokenizer:
         from transformers import AutoTokenizer
 
+        from agentenv.models import resolve_model
         from agentenv.tokens.chat_templates import hf_template
 
+        where = resolve_model(args.tokenizer)  # a packaged name (smollm2-135m) or a folder
+        if not Path(where).is_dir():  # nothing is fetched from a hub
+            raise UserInputError(
+                f"--tokenizer {args.tokenizer}: no such folder; give a folder holding a Hugging "
+                "Face tokenizer with a chat template, or a packaged model name (smollm2-135m)"
+            )
         chat_kwargs = {"enable_thinking": False} if args.no_think else {}
-        template = hf_template(AutoTokenizer.from_pretrained(args.tokenizer), **chat_kwargs)
+        template = hf_template(AutoTokenizer.from_pretrained(where), **chat_kwargs)
     staged = staging_folder(config.out)
     try:
         with sigterm_as_interrupt():
