@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.evaluation.run_args import seed_number
+from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
+from agentenv.evaluation.run_args import count_of, seed_number
 
 COMMAND = "data"
 SHIFT_CHECK = "shift-check"
@@ -53,7 +54,13 @@ def _add_shift_check(data_sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     p.add_argument("--out", type=Path, metavar="FILE", help="also write the report as JSON to FILE")
-    p.add_argument("--permutations", type=int, default=200, help="MMD permutations")
+    add_overwrite_flag(p, "--out")
+    p.add_argument(
+        "--permutations",
+        type=count_of("permutations", 100_000),
+        default=200,
+        help="MMD permutations",
+    )
     return p
 
 
@@ -78,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.data_command != SHIFT_CHECK:  # pragma: no cover - argparse allows only shift-check
         raise ValueError(f"unknown data command {args.data_command!r}")
+    check_report_file(args.out, "--out", overwrite=args.overwrite, inputs=(args.a, args.b))
     report = shift_check(args.a, args.b, seed=args.seed, permutations=args.permutations)
     payload = report.to_dict()
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        write_report(args.out, json.dumps(payload, indent=2) + "\n")
     if args.json:
         print(json.dumps(payload, indent=2))
     else:

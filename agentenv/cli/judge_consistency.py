@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``judge-consistency`` sub-command to an ``add_subparsers()`` object."""
@@ -78,6 +80,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--max-flip-rate", type=float, default=0.05, help="flip rate a stable judge stays under"
     )
     p.add_argument("--json", type=Path, help="also write the report as JSON")
+    add_overwrite_flag(p, "--json")
     return p
 
 
@@ -97,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(
             f"--episodes {args.episodes}: no such file (write one with `agentenv eval ... --out DIR`)"
         )
+    check_report_file(args.json, "--json", overwrite=args.overwrite, inputs=(args.episodes,))
     try:
         recorded = run_env_id(args.episodes)
     except ValueError as exc:
@@ -144,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json is not None:
         payload = {"env": env_id, "model": args.model, "stable": stable, **report.to_dict()}
-        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        write_report(args.json, json.dumps(payload, indent=2) + "\n")
     return 0 if stable else 1
 
 

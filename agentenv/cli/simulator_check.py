@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.evaluation.run_args import seed_number
+from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
+from agentenv.evaluation.run_args import count_of, seed_number
 
 COMMAND = "simulator-check"
 
@@ -55,7 +56,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="do not wrap an llm reply without <say> tags into one (count it as unreadable)",
     )
-    p.add_argument("--dialogues", type=int, default=50, help="probe dialogues to run")
+    p.add_argument(
+        "--dialogues",
+        type=count_of("dialogues", 100_000),
+        default=50,
+        help="probe dialogues to run",
+    )
     p.add_argument(
         "--split",
         default="test",
@@ -64,6 +70,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=seed_number, default=0, help="seed of the first dialogue")
     p.add_argument("--json", type=Path, help="also write the report as JSON here")
+    add_overwrite_flag(p, "--json")
     return p
 
 
@@ -85,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.dialogues < 1:
         raise SystemExit("--dialogues must be at least 1")
+    check_report_file(args.json, "--json", overwrite=args.overwrite)
     env = make(args.env, split=args.split)
     side = args.side or env.other
     if side != env.other:
@@ -121,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(report.format())
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_report(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
         print(f"wrote {args.json}")
     return 0
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentenv.engine.task_files import check_task_source
 from agentenv.errors import UserInputError
 
 TEXT_KEYS = ("prompt", "question", "query", "instruction", "text", "input")
@@ -131,6 +132,8 @@ def read_rows(path: str | Path) -> list[TaskRow]:
         raise UserInputError(f"{path}: no such file; expected a JSONL file, {_EXPECTED}")
     if path.is_dir():
         raise UserInputError(f"{path}: is a directory; expected a JSONL file, {_EXPECTED}")
+    # a device (a link to /dev/zero filled 24 GB), a pipe, or more than a task file may hold
+    check_task_source(path, "data set")
     rows = []
     try:
         with path.open(encoding="utf-8") as fh:

@@ -188,3 +188,16 @@ def test_building_blocks() -> None:
     X2 = HashedNgramEmbedder(dim=512).fit_transform(["Who directed Alien?", "How long is Heat?"])
     assert (X1 != X2).nnz == 0  # deterministic across instances (no salted hash)
     assert np.allclose(np.asarray(X1.multiply(X1).sum(axis=1)).ravel(), 1.0)
+
+
+def test_a_device_is_refused_before_it_is_read(tmp_path) -> None:
+    """A link to /dev/zero was read until the kernel killed the process at 24 GB."""
+    import os
+
+    from agentenv.data.shift_rows import read_rows
+    from agentenv.errors import UserInputError
+
+    zero = tmp_path / "zero.jsonl"
+    os.symlink("/dev/zero", zero)
+    with pytest.raises(UserInputError, match="not a regular file"):
+        read_rows(zero)

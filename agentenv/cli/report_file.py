@@ -1,0 +1,51 @@
+"""A report file a command writes (``--out`` / ``--json``): checked before the work, never
+written over something the user has, unless they say so.
+
+Why: ``data shift-check A B --out A`` replaced the task file A with its report, and
+``simulator-check --json notes.txt`` replaced notes.txt, each after the whole run; a folder given
+as the file failed only after the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentenv.errors import UserInputError
+
+
+def add_overwrite_flag(parser: argparse.ArgumentParser, flag: str) -> None:
+    """``--overwrite``: let the report replace an existing file."""
+    parser.add_argument(
+        "--overwrite", action="store_true", help=f"replace the file {flag} names if it exists"
+    )
+
+
+def check_report_file(
+    path: Path | None, flag: str, *, overwrite: bool, inputs: Sequence[Path] = ()
+) -> None:
+    """Refuse, before any work, a report path that is a folder, one of the inputs, in a missing
+    folder, or an existing file without ``overwrite``."""
+    if path is None:
+        return
+    if not str(path).strip():
+        raise UserInputError(f"{flag}: an empty path names no file")
+    if path.is_dir():
+        raise UserInputError(f"{flag} {path}: is a folder; give a file name")
+    if any(path.exists() and Path(i).exists() and os.path.samefile(path, i) for i in inputs):
+        raise UserInputError(f"{flag} {path}: is one of the inputs; write the report elsewhere")
+    if path.exists() and not overwrite:
+        raise UserInputError(
+            f"{flag} {path}: exists; pass --overwrite to replace it, or choose another file"
+        )
+    if not path.parent.is_dir():
+        raise UserInputError(f"{flag} {path}: no folder {path.parent}; create it first")
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a file beside it, so a crash leaves the old file whole."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
