@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentenv.evaluation.run_args import (
+    MAX_EPISODES,
     add_split_argument,
+    count_of,
     key_values,
     parse_env_args,
     seed_number,
@@ -66,7 +68,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--episodes",
-        type=int,
+        type=count_of("episodes", MAX_EPISODES),
         default=None,
         help=f"episodes to run (default: {DEFAULT_EPISODES}; with --tasks, one pass over its tasks; "
         "with --resume, the resumed run's); more episodes than tasks repeats tasks",

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.data.sft import ExportConfig
-from agentenv.evaluation.run_args import seed_number, tasks_path
+from agentenv.evaluation.run_args import MAX_EPISODES, count_of, seed_number, tasks_path
 
 COMMAND = "export-sft"
 
@@ -63,7 +63,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="your own tasks instead of the split (as agentenv eval --tasks); recorded in "
         "manifest.json's env_args",
     )
-    p.add_argument("--episodes", type=int, default=100, help="episodes to run")
+    p.add_argument(
+        "--episodes", type=count_of("episodes", MAX_EPISODES), default=100, help="episodes to run"
+    )
     p.add_argument("--seed", type=seed_number, default=0, help="seed of the first episode")
     p.add_argument(
         "--keep-all",

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.errors import UserInputError
-from agentenv.evaluation.run_args import add_split_argument, seed_number, tasks_path
+from agentenv.evaluation.run_args import (
+    MAX_EPISODES,
+    add_split_argument,
+    count_of,
+    seed_number,
+    tasks_path,
+)
 
 COMMAND = "prepare-verl"
 HELP = "write verl's training rows (parquet) for an env id's split or task file"
@@ -31,7 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--episodes",
-        type=int,
+        type=count_of("episodes", MAX_EPISODES),
         default=None,
         help="rows to write (default: one pass over the tasks); more than tasks repeats tasks",
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -207,6 +207,36 @@ def check_env_args(env_id: str, env_args: dict[str, object]) -> None:
         raise UserInputError(
             f"--env-arg {unknown[0]}: {env_id} takes no keyword {unknown[0]!r}{hint}; it accepts: {shown}"
         )
+
+
+MAX_EPISODES = 10_000_000
+"""The most episodes one command plans: the plan is a list, and 10^14 filled 24 GB before the
+kernel killed the process; ten million is days of episodes at thousands a second."""
+
+
+def count_of(what: str, most: int) -> Callable[[str], int]:
+    """An argparse type for a count of ``what`` from 1 to ``most``, refused before any work.
+
+    Example:
+        >>> count_of("episodes", MAX_EPISODES)("200")
+        200
+        >>> count_of("episodes", MAX_EPISODES)("99999999999999")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expected 1 to 10,000,000 episodes, got '99999999999999'
+    """
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if not 1 <= value <= most:
+            raise argparse.ArgumentTypeError(f"expected 1 to {most:,} {what}, got {text!r}")
+        return value
+
+    count.__name__ = what  # argparse names the type in its own messages
+    return count
 
 
 def seed_number(text: str) -> int:
