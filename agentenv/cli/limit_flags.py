@@ -70,14 +70,12 @@ def limits_from_flags(
     values = {field: getattr(args, field) for field in flags.values()}
     for flag, field in flags.items():
         value = values[field]
-        if not (0 <= value <= MAX_LIMIT):  # NaN fails both comparisons: a timer of NaN never fired
-            raise UserInputError(
-                f"--{flag} must be a number from 0 to {MAX_LIMIT:g}, got {value}"
-                if value == value
-                else f"--{flag} must be a number, got {value}"
-            )
+        if value != value:  # NaN passes every comparison below: a timer of NaN never fired
+            raise UserInputError(f"--{flag} must be a number, got {value}")
         if positive and value <= 0:
             raise UserInputError(f"--{flag} must be positive, got {value}")
+        if not 0 <= value <= MAX_LIMIT:
+            raise UserInputError(f"--{flag} must be a number from 0 to {MAX_LIMIT:g}, got {value}")
     try:
         return dataclasses.replace(defaults, **values)  # type: ignore[type-var]
     except ValueError as err:  # the record's own check: name the flag, not the field

@@ -125,8 +125,6 @@ def run(args: argparse.Namespace) -> int:
     check_env_args(args.env_id, env_kwargs)
     if args.reward:
         env_kwargs["reward"] = args.reward
-    if not 0 <= args.port <= 65535:
-        raise UserInputError(f"--port must be between 0 and 65535, got {args.port}")
     limits = limits_from_args(args)
     if args.workers < 1:
         raise UserInputError(f"--workers must be positive, got {args.workers}")

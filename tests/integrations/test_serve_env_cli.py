@@ -43,7 +43,7 @@ def test_help_names_both_protocols_and_loopback(capsys: pytest.CaptureFixture[st
         ),
         (
             ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--port", "70000"],
-            "--port must be between 0 and 65535",
+            "argument --port: a TCP port is 0 to 65535, got 70000",
         ),
         (
             ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--max-turns", "x"],
