@@ -369,6 +369,11 @@ def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -
         if base is not None:
             if not isinstance(base, str):
                 raise ValueError(f"field 'preset': must be a preset name, got {base!r}")
+            if base.endswith((".json", ".yaml", ".yml")):  # a file naming itself recursed forever
+                raise ValueError(
+                    f"field 'preset': names a preset ({', '.join(sorted(preset_names()))}), not a "
+                    f"file ({base!r}); copy that file's fields into this one"
+                )
             preset = resolve_reward(base)
             data = (
                 {**preset.model_dump(), "name": f"{preset.name}+custom", **data}

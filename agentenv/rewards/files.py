@@ -28,9 +28,19 @@ from agentenv.rewards.components import closest
 
 def read_reward_file(path: Path) -> dict[str, Any]:
     """The mapping of fields in a ``.json``, ``.yaml`` or ``.yml`` file; errors name the file."""
-    if not path.is_file():
+    if not path.exists():
         raise UserFileNotFound(f"reward config file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise ValueError(f"{path}: not a regular file; a reward config is a .json or .yaml file")
+    if path.stat().st_size > MAX_REWARD_FILE_BYTES:
+        raise ValueError(
+            f"{path}: {path.stat().st_size:,} bytes; a reward config is at most "
+            f"{MAX_REWARD_FILE_BYTES:,} (a handful of fields)"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if path.suffix == ".json":
         try:
             data = json.loads(text)
@@ -57,9 +67,24 @@ def _load_yaml(path: Path, text: str) -> Any:
             f"reading {path} needs PyYAML: pip install pyyaml, or write the config as JSON"
         ) from None
     try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, yaml.SafeLoader)):
+            raise ValueError(
+                f"{path}: YAML aliases (*name) are not read: nine lines of nested aliases expand "
+                "to gigabytes; write each value out"
+            )
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: invalid YAML: {exc}") from None
+
+
+MAX_REWARD_FILE_BYTES = 65_536
+"""The largest reward config file read: a config is a handful of fields."""
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut to 200 characters: a bad value 2 GB long was repeated in the message."""
+    text = repr(value)
+    return text if len(text) <= 200 else f"{text[:200]}... ({len(text):,} characters)"
 
 
 def explain(exc: ValidationError, fields: Iterable[str]) -> str:
@@ -74,6 +99,8 @@ def explain(exc: ValidationError, fields: Iterable[str]) -> str:
             )
             continue
         msg = e["msg"].removeprefix("Value error, ")
-        given = "" if e["type"] in ("missing", "value_error") else f" (got {e.get('input')!r})"
+        given = (
+            "" if e["type"] in ("missing", "value_error") else f" (got {_shown(e.get('input'))})"
+        )
         parts.append(f"field {where!r}: {msg}{given}" if e["loc"] else msg)
     return "; ".join(parts)
