@@ -122,6 +122,24 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["export-sft", "MediaSearch-v0", "--out", "{file}"], "{file}|agentenv["),
     (["export-sft", "MediaSearch-v0"], "--out"),
+    # a plan of 10^14 episodes filled 24 GB before the kernel killed the process
+    ([*EVAL, "--episodes", "99999999999999"], "expected 1 to 10,000,000 episodes"),
+    (
+        [
+            "prepare-verl",
+            "MediaSearch-v0",
+            "--episodes",
+            "99999999999",
+            "--out",
+            "{root}/r.parquet",
+        ],
+        "expected 1 to 10,000,000 episodes",
+    ),
+    (["data", "shift-check", "{empty}", "{empty}", "--permutations", "-1"], "permutations"),
+    (["simulator-check", "--env", "DiagnosisDialogue-v0", "--dialogues", "0"], "dialogues"),
+    (["simulator-check", "--env", "DiagnosisDialogue-v0", "--json", "{root}"], "is a folder"),
+    (["data", "shift-check", "{file}", "{file}", "--out", "{file}"], "is one of the inputs"),
+    (["data", "shift-check", "{empty}", "{empty}", "--out", "{file}"], "exists; pass --overwrite"),
     (["export-sft", "MediaConcierge-v0", "--out", "{root}/sft"], "two-agent (PettingZoo) env"),
     (
         ["export-sft", "MediaSearch-v0", "--out", "{root}/sft", "--tokenizer", "/nonexistent"],
