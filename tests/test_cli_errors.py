@@ -136,6 +136,10 @@ CASES: list[tuple[list[str], str]] = [
         "expected 1 to 10,000,000 episodes",
     ),
     (["data", "shift-check", "{empty}", "{empty}", "--permutations", "-1"], "permutations"),
+    (
+        ["judge-consistency", "--episodes", "{empty}", "--endpoint", "x", "--min-kappa", "nan"],
+        "expected a number from -1 to 1",
+    ),
     (["simulator-check", "--env", "DiagnosisDialogue-v0", "--dialogues", "0"], "dialogues"),
     (["simulator-check", "--env", "DiagnosisDialogue-v0", "--json", "{root}"], "is a folder"),
     (["data", "shift-check", "{file}", "{file}", "--out", "{file}"], "is one of the inputs"),

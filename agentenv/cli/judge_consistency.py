@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from agentenv.cli.limit_flags import number_in, positive_int
 from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
 
 
@@ -69,15 +71,25 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=Path,
         help="JSONL verdict cache: a rerun makes no request for cached verdicts (default: no cache)",
     )
-    p.add_argument("--limit", type=int, help="judge only the first N records (default: all)")
-    p.add_argument("--workers", type=int, default=4, help="concurrent requests")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    p.add_argument(
+        "--limit", type=positive_int, help="judge only the first N records (default: all)"
+    )
+    p.add_argument("--workers", type=positive_int, default=4, help="concurrent requests")
+    p.add_argument(
+        "--timeout", type=number_in(0.001, 3600.0), default=30.0, help="seconds per request"
+    )
     p.add_argument("--retries", type=int, default=2, help="extra attempts on timeouts, 429 and 5xx")
     p.add_argument(
-        "--min-kappa", type=float, default=0.8, help="Fleiss' kappa a stable judge reaches"
+        "--min-kappa",
+        type=number_in(-1.0, 1.0),
+        default=0.8,
+        help="Fleiss' kappa a stable judge reaches",
     )
     p.add_argument(
-        "--max-flip-rate", type=float, default=0.05, help="flip rate a stable judge stays under"
+        "--max-flip-rate",
+        type=number_in(0.0, 1.0),
+        default=0.05,
+        help="flip rate a stable judge stays under",
     )
     p.add_argument("--json", type=Path, help="also write the report as JSON")
     add_overwrite_flag(p, "--json")
@@ -141,6 +153,12 @@ def run(args: argparse.Namespace) -> int:
     stable = report.stable(args.min_kappa, args.max_flip_rate)
     print(f"judge {args.model!r} at {args.endpoint} on {env_id} ({args.episodes})")
     print(report.format())
+    if math.isnan(report.fleiss_kappa):
+        print(
+            "\nnote: every verdict was the same, so the judge is stable across prompts without "
+            "telling one answer from another; read its agreement with the rules above before "
+            "using it as a reward"
+        )
     print(
         f"\n{'STABLE' if stable else 'UNSTABLE'} across prompts: kappa >= {args.min_kappa} and flip rate <= "
         f"{args.max_flip_rate} {'hold' if stable else 'do not hold'} (agreement with the rules is reported above, "

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from agentenv.errors import UserInputError
@@ -122,3 +122,28 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return value
+
+
+def number_in(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type for a finite number from ``low`` to ``high``.
+
+    >>> number_in(0.0, 1.0)("0.05")
+    0.05
+    >>> number_in(0.0, 1.0)("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a number from 0 to 1, got 'nan'
+    """
+
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not low <= value <= high:  # NaN fails too
+            raise argparse.ArgumentTypeError(
+                f"expected a number from {low:g} to {high:g}, got {text!r}"
+            )
+        return value
+
+    return number

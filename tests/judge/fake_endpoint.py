@@ -4,6 +4,7 @@ The reply depends on the ``model`` field of the request:
 
 * ``stable``: yes iff the candidate and the reference are equal after
   normalisation (case, punctuation, articles, spaces), whatever the prompt;
+* ``always-yes``: yes to everything (stable across prompts, and useless);
 * ``flippy``: yes iff the word ``accept`` occurs in the prompt, so its verdict
   follows the wording, not the answer;
 * ``flaky``: HTTP 503 for the first ``fail_first`` requests, then ``stable``;
@@ -38,6 +39,8 @@ def judge_reply(model: str, messages: list[dict[str, Any]]) -> str:
         return "yes" if "accept" in prompt.lower() else "no"
     if model == "garbage":
         return "maybe"
+    if model == "always-yes":
+        return "Yes."
     blocks = dict(_BLOCK.findall(messages[-1]["content"]))
     return "Yes." if normalise(blocks["candidate"]) == normalise(blocks["reference"]) else "No."
 

@@ -102,3 +102,12 @@ def test_errors_exit_2(
             argv += [key, value]
     assert main(argv) == 2
     assert fragment in capsys.readouterr().err
+
+
+def test_a_judge_that_always_says_yes_is_flagged(
+    fake_judge: FakeJudge, episodes: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Stable across prompts (kappa undefined, no flips), and it tells nothing apart: say so."""
+    assert main(args(episodes, fake_judge.url, "always-yes")) == 0
+    printed = capsys.readouterr().out
+    assert "every verdict was the same" in printed
