@@ -109,6 +109,7 @@ CASES: list[tuple[list[str], str]] = [
     (["list", "--family-module", "nosuchmodule"], "nosuchmodule"),
     (["list", "--bogus"], "--bogus"),
     (["leaderboard", "{root}/missing"], "missing"),
+    (["leaderboard", "{root}", "--out", "{file}"], "is a file; give a folder"),
     (["leaderboard", "{empty}"], "{empty}"),
     (["leaderboard", "{binary}"], "{binary}"),
     (["leaderboard", "{empty_folder}"], "{empty_folder}"),
@@ -124,6 +125,13 @@ CASES: list[tuple[list[str], str]] = [
     (["export-sft", "MediaSearch-v0"], "--out"),
     # a plan of 10^14 episodes filled 24 GB before the kernel killed the process
     ([*EVAL, "--episodes", "99999999999999"], "expected 1 to 10,000,000 episodes"),
+    (
+        [*EVAL, "--out", ""],
+        "an empty path names no folder",
+    ),  # wrote the run into the working folder
+    ([*EVAL, "--out", "{root}/c", "--env-arg", "catalog=bogus"], "catalog must be a Catalog"),
+    ([*EVAL, "--out", "{root}/c", "--env-arg", "kinds=" + "[" * 30000], "nested too deeply"),
+    ([*EVAL, "--out", "{root}/c", "--env-arg", "compact=yes"], "must be True or False, got 'yes'"),
     (
         [
             "prepare-verl",

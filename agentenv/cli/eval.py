@@ -31,6 +31,7 @@ from agentenv.evaluation.run_args import (
     add_split_argument,
     count_of,
     key_values,
+    out_path,
     parse_env_args,
     seed_number,
     tasks_path,
@@ -117,7 +118,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--out",
-        type=Path,
+        type=out_path,
         default=Path("results"),
         help="run directory for summary.json and episodes.jsonl (default: %(default)s); "
         "give each run its own, e.g. results/oracle, for `agentenv leaderboard results/`",

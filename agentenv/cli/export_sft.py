@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.data.sft import ExportConfig
-from agentenv.evaluation.run_args import MAX_EPISODES, count_of, seed_number, tasks_path
+from agentenv.evaluation.run_args import (
+    MAX_EPISODES,
+    count_of,
+    out_path,
+    seed_number,
+    tasks_path,
+)
 
 COMMAND = "export-sft"
 
@@ -45,7 +51,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("env_id", help="a registered env id, e.g. MediaSearch-v0 (see agentenv list)")
     p.add_argument(
         "--out",
-        type=Path,
+        type=out_path,
         required=True,
         help="output directory; written in a temporary folder beside it and renamed into place",
     )

@@ -21,6 +21,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from agentenv.evaluation.run_args import out_path
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``leaderboard`` sub-command."""
@@ -45,7 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="run directories from `agentenv eval --out`, their summary.json, or a folder above them "
         "(every summary.json below it)",
     )
-    p.add_argument("--out", type=Path, default=Path("leaderboard"), help="output directory")
+    p.add_argument("--out", type=out_path, default=Path("leaderboard"), help="output directory")
     p.add_argument("--title", default="agentenv leaderboard", help="page and table title")
     p.add_argument(
         "--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)"
@@ -62,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     """Write the leaderboard; 2 with the reason on stderr when the results cannot share one."""
     from agentenv.evaluation.leaderboard import LeaderboardError, write_leaderboard
 
+    if args.out.exists() and not args.out.is_dir():
+        print(f"agentenv leaderboard: --out {args.out} is a file; give a folder", file=sys.stderr)
+        return 2
     try:
         written = write_leaderboard(
             args.results,

@@ -15,6 +15,7 @@ from agentenv.evaluation.run_args import (
     MAX_EPISODES,
     add_split_argument,
     count_of,
+    out_path,
     seed_number,
     tasks_path,
 )
@@ -69,7 +70,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "both carry the episode in extra_info (default: %(default)s)",
     )
     p.add_argument(
-        "--out", type=Path, required=True, help="parquet file to write (an existing one is refused)"
+        "--out",
+        type=out_path,
+        required=True,
+        help="parquet file to write (an existing one is refused)",
     )
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     return p

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agentenv.evaluation.run_args import out_path
 from agentenv.lessons.structured.rl_extra import ALGORITHMS
 
 LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
@@ -42,7 +43,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("lesson", choices=LESSON_NAMES + LLM_LESSONS + BC_LESSONS + JUDGE_LESSONS)
     p.add_argument(
         "--out",
-        type=Path,
+        type=out_path,
         required=True,
         help="output directory; one that holds a run is refused unless --overwrite",
     )

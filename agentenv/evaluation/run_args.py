@@ -18,13 +18,13 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from agentenv.did_you_mean import did_you_mean
+from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import MAX_TASK_FILE_BYTES, MAX_TASK_LINE_BYTES, check_task_source  # noqa: F401 - re-exported
 from agentenv.errors import UserInputError
 
@@ -106,7 +106,11 @@ def parse_env_args(pairs: Sequence[str]) -> dict[str, object]:
         if not sep or not key:
             raise UserInputError(f"--env-arg expects KEY=VALUE, got {pair!r}")
         try:
-            out[key] = json.loads(value)
+            out[key] = loads_unique(value)
+        except RecursionError:
+            raise UserInputError(f"--env-arg {key}: the JSON value is nested too deeply") from None
+        except RepeatedKey as err:
+            raise UserInputError(f"--env-arg {key}: {err}") from None
         except ValueError:
             out[key] = value
     return out
@@ -258,6 +262,19 @@ def seed_number(text: str) -> int:
     if seed < 0:
         raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {text!r}")
     return seed
+
+
+def out_path(text: str) -> Path:
+    """``--out``'s argparse type: a path, where an empty one is an error (``Path("")`` is the
+    working folder: ``eval --out ""`` wrote its run files among the user's).
+
+    Example:
+        >>> out_path("results/bm25")
+        PosixPath('results/bm25')
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names no folder or file; give one")
+    return Path(text)
 
 
 def tasks_path(text: str) -> Path:

@@ -101,6 +101,8 @@ def build_env(config: RunConfig) -> gym.Env:
             or "no keyword arguments"
         )
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        # gymnasium appends its own clause to a TypeError; the kwargs are already named above
+        message = message.split(" was raised from the environment creator for ")[0]
         raise UserInputError(f"{config.env_id} ({given}): {message}") from err
 
 

@@ -149,6 +149,11 @@ class MediaSearchEnv(ToolEnv):
         self.passages = passages
         self.tools_in_prompt = bool_option("tools_in_prompt", tools_in_prompt)
         self.compact = bool_option("compact", compact)
+        if catalog is not None and not isinstance(catalog, Catalog):
+            raise TypeError(
+                f"catalog must be a Catalog (agentenv.corpora.media.catalog.load_catalog()), got "
+                f"{type(catalog).__name__}; leave it out for the shipped catalog"
+            )
         self.catalog = catalog or load_catalog()
         self.answers = (answer_catalog() if catalog is None else AnswerCatalog(self.catalog)).load()
         self._models: dict[str, Any] = {}
