@@ -55,6 +55,7 @@ import os
 import socket
 from typing import TYPE_CHECKING, Any
 
+from agentenv.errors import UserInputError
 from agentenv.retrieval.background import ThreadedUvicorn
 from agentenv.retrieval.base import Retriever
 from agentenv.retrieval.batching import BatchStats
@@ -129,7 +130,15 @@ def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.s
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as err:  # a port in use, an address not on this machine, a name not found
+        sock.close()
+        why = err.strerror or str(err)
+        raise UserInputError(
+            f"cannot listen on {host}:{port}: {why[:1].lower()}{why[1:]} (choose another --port, "
+            "or a --host this machine has)"
+        ) from None
     return sock
 
 
