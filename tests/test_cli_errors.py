@@ -129,6 +129,11 @@ CASES: list[tuple[list[str], str]] = [
         [*EVAL, "--out", ""],
         "an empty path names no folder",
     ),  # wrote the run into the working folder
+    # a dead service gave a "clean" run at 0.20 accuracy, every search an error observation
+    (
+        [*EVAL, "--out", "{root}/r", "--env-arg", "retriever=http://127.0.0.1:1"],
+        "does not answer /health",
+    ),
     ([*EVAL, "--out", "{root}/c", "--env-arg", "catalog=bogus"], "catalog must be a Catalog"),
     ([*EVAL, "--out", "{root}/c", "--env-arg", "kinds=" + "[" * 30000], "nested too deeply"),
     ([*EVAL, "--out", "{root}/c", "--env-arg", "compact=yes"], "must be True or False, got 'yes'"),
