@@ -215,9 +215,13 @@ def _run(args: argparse.Namespace) -> int:
         raise
     episodes = args.out / "episodes.jsonl"
     if result.status == "interrupted":
+        from agentenv.evaluation.run_dir import PREVIOUS_RUN
+
+        kept = args.out / PREVIOUS_RUN
         print(
             f"agentenv: interrupted after {result.done} of {result.planned} episodes; they are in "
-            f'{episodes} (summary: "complete": false); add --resume to finish',
+            f'{episodes} (summary: "complete": false); add --resume to finish'
+            + (f"; the run it replaces stays in {kept} until it does" if kept.is_dir() else ""),
             file=sys.stderr,
         )
         return INTERRUPTED_EXIT

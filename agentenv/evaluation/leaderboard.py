@@ -200,7 +200,11 @@ def find_results(paths: Sequence[Path]) -> list[Path]:
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            summaries = sorted(path.rglob("summary.json"))
+            summaries = sorted(  # not in hidden folders: an overwritten run waits in one
+                f
+                for f in path.rglob("summary.json")
+                if not any(part.startswith(".") for part in f.relative_to(path).parts[:-1])
+            )
             if not summaries:
                 raise LeaderboardError(
                     f"{path}: no summary.json in it or below it (write runs with `agentenv eval --out`)"

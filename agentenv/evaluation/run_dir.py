@@ -58,6 +58,9 @@ SUMMARY_FILE = "summary.json"
 EPISODES_FILE = "episodes.jsonl"
 IDENTITY_FILE = "run.json"
 RUN_FILES = (SUMMARY_FILE, EPISODES_FILE, IDENTITY_FILE)
+PREVIOUS_RUN = ".previous-run"
+"""The folder in a run directory where an overwritten run waits until its replacement completes
+(hidden: the leaderboard does not read it)."""
 IDENTITY_KEYS = ("env_id", "env_kwargs", "agent", "agent_args", "split", "tasks_sha256", "seed")
 """What must match for ``--resume`` to continue a run (``episodes`` may grow: a longer run's
 first episodes are the shorter run's)."""
@@ -281,7 +284,9 @@ class RunDirectory:
                 f"--out {self.path}: cannot make the folder ({err.strerror or err}); "
                 "give a folder you can write in"
             ) from None
-        if self.mode != "resume":
+        if self.mode == "overwrite" and holds_run(self.path):
+            self._keep_previous()
+        elif self.mode != "resume":
             for name in RUN_FILES:
                 (self.path / name).unlink(missing_ok=True)
         write_atomic(
@@ -360,12 +365,36 @@ class RunDirectory:
         self._episodes.flush()
         self.last_digest = line[-67:-3]
 
+    def _keep_previous(self) -> None:
+        """Move the run being overwritten into :data:`PREVIOUS_RUN`, replacing an older one there.
+
+        Why: an ``--overwrite`` run stopped by Ctrl-C used to leave neither run whole: the old
+        one's files were deleted before the first new episode. The old run now stays in the
+        folder until the new one completes.
+        """
+        previous = self.path / PREVIOUS_RUN
+        if previous.is_dir() and not previous.is_symlink() and not _complete(self.path):
+            for name in RUN_FILES:  # a stopped replacement: the complete run kept before stays
+                (self.path / name).unlink(missing_ok=True)
+            return
+        if previous.is_symlink() or previous.is_file():
+            previous.unlink()
+        elif previous.exists():
+            shutil.rmtree(previous)
+        previous.mkdir()
+        for name in RUN_FILES:
+            if (self.path / name).exists() or (self.path / name).is_symlink():
+                (self.path / name).replace(previous / name)
+
     def write_summary(self, summary_json: str) -> Path:
-        """Replace ``summary.json`` (atomically) and close ``episodes.jsonl``."""
+        """Replace ``summary.json`` (atomically) and close ``episodes.jsonl``; once the run is
+        complete, the run it overwrote (kept in :data:`PREVIOUS_RUN`) is removed."""
         self.start()
         self.close()
         path = self.path / SUMMARY_FILE
         write_atomic(path, summary_json if summary_json.endswith("\n") else summary_json + "\n")
+        if json.loads(summary_json).get("complete", True) is True:  # a finished one omits it
+            shutil.rmtree(self.path / PREVIOUS_RUN, ignore_errors=True)
         return path
 
     def close(self) -> None:
@@ -373,6 +402,15 @@ class RunDirectory:
         if self._episodes is not None:
             self._episodes.close()
             self._episodes = None
+
+
+def _complete(path: Path) -> bool:
+    """Whether the run in ``path`` finished: a summary that does not say ``"complete": false``."""
+    try:
+        summary = json.loads((path / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and summary.get("complete", True) is True
 
 
 @contextlib.contextmanager

@@ -247,3 +247,47 @@ def test_a_family_outside_agentenv_runs_with_env_args(
         == 0
     )
     assert json.loads((out / "summary.json").read_text())["env_kwargs"] == {"max_turns": 3}
+
+
+class _StopsAtThirdEpisode:
+    """bm25 until its third episode, then Ctrl-C."""
+
+    name = "stops-at-third"
+
+    def __init__(self) -> None:
+        from agentenv.evaluation.agents import make_agent
+
+        self.inner = make_agent("bm25")
+        self.episodes = 0
+
+    def reset(self, obs, info, *, task, rng) -> None:
+        self.episodes += 1
+        self.inner.reset(obs, info, task=task, rng=rng)
+
+    def act(self, obs, info) -> str:
+        if self.episodes >= 3:
+            raise KeyboardInterrupt
+        return self.inner.act(obs, info)
+
+
+def test_an_interrupted_overwrite_keeps_the_run_it_replaces_until_it_completes(
+    tmp_path: Path, capsys
+) -> None:
+    """--overwrite deleted the old run's files before its first episode: Ctrl-C left neither whole."""
+    out = tmp_path / "run"
+    assert _run(out, "--episodes", "5") == 0
+    complete = (out / "episodes.jsonl").read_bytes()
+    register_agent("stops-at-third", _StopsAtThirdEpisode)
+    try:
+        for _ in range(2):  # a second stopped overwrite keeps the complete run, not the stopped one
+            argv = ["eval", "MediaSearch-v0", "--agent", "stops-at-third", "--split", "validation"]
+            assert main([*argv, "--no-progress", "--out", str(out), "--overwrite"]) == 130
+            assert "stays in" in capsys.readouterr().err
+            assert (out / ".previous-run" / "episodes.jsonl").read_bytes() == complete
+            assert json.loads((out / "summary.json").read_text())["complete"] is False
+    finally:
+        unregister_agent("stops-at-third")
+    assert _run(out, "--episodes", "5", "--overwrite") == 0
+    assert not (out / ".previous-run").exists()
+    assert (out / "episodes.jsonl").read_bytes() == complete
+    assert main(["leaderboard", str(tmp_path), "--out", str(tmp_path / "board"), "--no-plots"]) == 0
