@@ -53,6 +53,7 @@ from agentenv.evaluation.run_files import (
     split_digest,
 )
 from agentenv.evaluation.run_values import check_record
+from agentenv.storage.paths import normal_mode
 
 SUMMARY_FILE = "summary.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -171,6 +172,9 @@ def write_atomic(path: Path, text: str) -> None:
     (or an interrupt) sees the old file or the new one, never half of one."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(
+            fd, normal_mode()
+        )  # readable as a plain open() would leave it, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -452,7 +456,9 @@ def staging_folder(target: Path) -> Path:
     """
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+        staged = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+        staged.chmod(normal_mode(directory=True))  # the export's folder, not mkdtemp's 0700
+        return staged
     except OSError as err:
         raise UserInputError(
             f"--out {target}: cannot make a folder there ({err.strerror or err}); "

@@ -291,3 +291,14 @@ def test_an_interrupted_overwrite_keeps_the_run_it_replaces_until_it_completes(
     assert not (out / ".previous-run").exists()
     assert (out / "episodes.jsonl").read_bytes() == complete
     assert main(["leaderboard", str(tmp_path), "--out", str(tmp_path / "board"), "--no-plots"]) == 0
+
+
+def test_run_files_are_readable_as_plain_files_would_be(tmp_path: Path) -> None:
+    """summary.json and run.json were mkstemp's 0600: others sharing a results folder could not
+    read them (export folders were 0700)."""
+    from agentenv.storage.paths import normal_mode
+
+    out = tmp_path / "run"
+    assert _run(out, "--episodes", "2") == 0
+    for name in ("summary.json", "run.json", "episodes.jsonl"):
+        assert (out / name).stat().st_mode & 0o777 == normal_mode(), name
