@@ -113,8 +113,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="keyword argument for gym.make, e.g. k=3, presentation=text, max_turns=12 (repeatable; "
-        "VALUE is read as JSON when it parses, else as a string)",
+        help="keyword argument for gym.make, e.g. max_turns=12 compact=true (MediaSearch) or k=3 "
+        "(RareDiseaseDiagnosis); repeatable; VALUE is read as JSON when it parses, else as a string",
     )
     ev.add_argument(
         "--out",

@@ -247,11 +247,11 @@ def load_user_tasks(path: str | Path) -> list[Question]:
                         f"like {_EXAMPLE}"
                     ) from None
                 questions.append((where, _checked_row(row, where, ids)))
-    bad.finish()
+    skipped = bad.finish()
     if not questions:
+        why = f"all {skipped} rows were bad and skipped" if skipped else "the file is empty"
         raise UserInputError(
-            f"{path}: no questions (the file is empty); write one JSON object per line, "
-            f"like {_EXAMPLE}"
+            f"{path}: no questions ({why}); write one JSON object per line, like {_EXAMPLE}"
         )
     check_distinct_questions(questions)
     return [q for _, q in questions]
