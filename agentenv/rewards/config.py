@@ -117,10 +117,11 @@ class RewardConfig(BaseModel):
         1.0, ge=0.0, allow_inf_nan=False, description="Subtracted when over_limit='penalty'."
     )
     require_think: bool = Field(
-        False, description="The format component requires <think> every turn."
+        False, strict=True, description="The format component requires <think> every turn."
     )
     shaping: bool = Field(
         False,
+        strict=True,  # true or false, not "yes" (pydantic's lax mode reads "yes" and "off")
         description="Pay costs on the step that incurs them instead of at the end (see step_reward); "
         "the return is unchanged.",
     )

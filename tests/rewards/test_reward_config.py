@@ -406,3 +406,11 @@ def test_combine_is_score_minus_cost_bit_for_bit(
     reference = round(cfg.score(components) - cfg.cost(components), 10)
     got = cfg.combine(components)
     assert got == reference and str(got) == str(reference)
+
+
+@pytest.mark.parametrize("field", ["require_think", "shaping"])
+@pytest.mark.parametrize("value", ["yes", "off", 1])
+def test_switches_are_true_or_false_only(field: str, value: object) -> None:
+    """Pydantic's lax mode read "yes" and 1 as true: a typo turned a switch on."""
+    with pytest.raises(ValueError, match=f"field '{field}': Input should be a valid boolean"):
+        resolve_reward({field: value})
