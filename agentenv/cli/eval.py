@@ -77,9 +77,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=seed_number, default=0, help="run seed (default: %(default)s)")
     ev.add_argument(
         "--workers",
-        type=int,
+        type=count_of("workers", 1024),
         default=1,
-        help="processes (default: %(default)s); results are identical for any value",
+        help="processes (default: %(default)s, at most one per episode); results are identical "
+        "for any value",
     )
     ev.add_argument(
         "--concurrency",

@@ -392,7 +392,7 @@ def run(
             from agentenv.evaluation.processes import WorkerPool
 
             with WorkerPool(
-                config.workers,
+                min(config.workers, max(1, len(jobs))),  # 1,000 workers for 2 episodes took 56 s
                 functools.partial(_build_pair, config),
                 _episode_fn(config),
                 concurrency=config.concurrency,
