@@ -18,6 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agentenv.cli.limit_flags import non_negative_int
 from agentenv.errors import UserInputError
 from agentenv.evaluation.run_args import tasks_path
 
@@ -46,7 +47,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a split the env ships instead of a file (train, validation, test, or one its family "
         "declares: agentenv list shows them)",
     )
-    p.add_argument("--show", type=int, default=20, help="unreachable tasks to list")
+    p.add_argument(
+        "--show",
+        type=non_negative_int,
+        default=20,
+        help="unreachable tasks to list",
+    )
     return p
 
 

@@ -147,3 +147,22 @@ def number_in(low: float, high: float) -> Callable[[str], float]:
         return value
 
     return number
+
+
+def non_negative_int(text: str) -> int:
+    """A count from 0 (``--max-restarts``), refused before any work.
+
+    >>> non_negative_int("0")
+    0
+    >>> non_negative_int("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a whole number from 0, got '-1'
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0, got {text!r}")
+    return value

@@ -23,7 +23,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags, port_number, positive_int
+from agentenv.cli.limit_flags import (
+    add_limit_flags,
+    limits_from_flags,
+    non_negative_int,
+    port_number,
+    positive_int,
+)
 from agentenv.retrieval import RETRIEVER_NAMES
 from agentenv.retrieval.corpus_sources import (
     corpus_names,
@@ -127,7 +133,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--max-restarts",
-        type=int,
+        type=non_negative_int,
         default=10,
         help="with --workers > 1, a dead worker is forked again; more than this "
         "many deaths within a minute stop the server",

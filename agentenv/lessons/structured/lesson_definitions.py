@@ -165,8 +165,9 @@ def budget_for(
         "baseline_episodes": baseline_episodes,
     }
     for name, value in overrides.items():
-        if value is not None and value < (0 if name == "baseline_episodes" else 1):
-            raise UserInputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+        least = 0 if name == "baseline_episodes" else 1  # 0 baselines: none are played
+        if value is not None and value < least:
+            raise UserInputError(f"--{name.replace('_', '-')} must be >= {least}, got {value}")
     budget = replace(budget, **{k: v for k, v in overrides.items() if v is not None})
     if eval_episodes is not None and baseline_episodes is None:
         budget = replace(budget, baseline_episodes=eval_episodes)
