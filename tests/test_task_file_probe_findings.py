@@ -165,3 +165,15 @@ def test_an_empty_tasks_flag_is_an_argument_error(
         main([command, "RareDiseaseDiagnosis-v0", "--tasks", ""])
     assert exit_.value.code == 2
     assert "argument --tasks: an empty path names no file" in capsys.readouterr().err
+
+
+def test_a_byte_order_mark_is_not_text(tmp_path: Path) -> None:
+    """A file saved by a Windows editor starts with a BOM; it was refused in Python's words."""
+    media = tmp_path / "q.jsonl"
+    media.write_bytes(
+        b"\xef\xbb\xbf" + json.dumps({"question": HEAT, "answer": "Heat (1995)"}).encode()
+    )
+    assert len(gym.make("MediaSearch-v0", tasks=str(media)).unwrapped.tasks) == 1
+    rare = tmp_path / "p.jsonl"
+    rare.write_bytes(b"\xef\xbb\xbf" + json.dumps(MARFAN).encode() + b"\n")
+    assert len(gym.make("RareDiseaseDiagnosis-v0", tasks=str(rare)).unwrapped.tasks) == 1

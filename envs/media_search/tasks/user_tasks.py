@@ -104,9 +104,10 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
             )
         value = row[name]
         if not isinstance(value, str) or not value.strip():
+            example = '"answer": "7"' if name == "answer" else '"question": "How many films?"'
             raise UserInputError(
                 f"{where}: field {name!r} must be a non-empty string, got {value!r}; "
-                f'write it in double quotes, e.g. "answer": "7"'
+                f"write it in double quotes, e.g. {example}"
             )
     aliases = row.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
@@ -225,7 +226,7 @@ def load_user_tasks(path: str | Path) -> list[Question]:
     bad = BadRows(
         str(path)
     )  # every bad row named at once (or skipped, see agentenv.engine.task_files)
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:  # a leading BOM (Windows editors) is no text
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

@@ -419,7 +419,7 @@ def load_phenopackets(kb: HpoKnowledgeBase, path: str | Path) -> ImportResult:
     files = sorted(root.rglob("*.json")) if root.is_dir() else [root]
     result = ImportResult(())
     for file in files:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
         try:
             packet = loads_unique(text)
         except RepeatedKey as err:

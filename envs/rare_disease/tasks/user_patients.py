@@ -102,7 +102,7 @@ def read_jsonl_lines(path: Path, *, keep_bad: bool = False) -> list[tuple[int, A
         UserInputError: a line that is not JSON (unless ``keep_bad``), naming the file, line and column.
     """
     rows: list[tuple[int, Any]] = []
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:  # a leading BOM (Windows editors) is no text
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
