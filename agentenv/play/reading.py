@@ -107,13 +107,16 @@ def parse_line(
     text = line.strip()
     if not text:
         raise InputError("empty line: type a command, or `help`")
-    if any(tag in text for tag in _RAW_TAGS) or text.startswith("{"):
-        return Parsed(action=text)
     head, _, rest = text.partition(" ")
     rest = rest.strip()
-    if head.lower() in LOCAL_COMMANDS and not rest:
-        return Parsed(command=LOCAL_COMMANDS[head.lower()])
     schemas = {t["function"]["name"]: t["function"] for t in tools}
+    typed_command = head in schemas or head == "answer" or (head == "say" and say_to is not None)
+    if not typed_command and (any(tag in text for tag in _RAW_TAGS) or text.startswith("{")):
+        return Parsed(action=text)  # the model's own text, sent as it is
+    if head.lower() in LOCAL_COMMANDS:
+        if rest:
+            raise InputError(f"`{head}` takes nothing after it; type `{head}` alone")
+        return Parsed(command=LOCAL_COMMANDS[head.lower()])
     if head == "answer":
         if not can_answer:
             raise InputError(f"only the {say_to} gives the final answer; reply with `say TEXT`")
@@ -126,6 +129,11 @@ def parse_line(
         if not rest:
             raise InputError(
                 f"`say` needs a message for the {say_to}, e.g. `say Do you have seizures?`"
+            )
+        if any(tag in rest for tag in (*_RAW_TAGS, "</")):
+            raise InputError(
+                "a message is plain text (the env refuses tags inside <say>); to answer, type "
+                "`answer TEXT`"
             )
         return Parsed(action=f"<say>{rest}</say>")
     if head in schemas:

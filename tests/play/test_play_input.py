@@ -180,3 +180,11 @@ HUGE = "9" * 5000
 def test_unreadable_json_and_numbers_are_typos_not_crashes(line: str, said: str) -> None:
     with pytest.raises(InputError, match=said):
         parse_line(line, TOOLS)
+
+
+def test_say_with_tags_and_local_commands_with_words_are_typos() -> None:
+    """`say <answer>X</answer>` was sent as the answer (a game over); `quit now` was an unknown command."""
+    with pytest.raises(InputError, match="a message is plain text"):
+        parse_line("say <answer>OMIM:154700</answer>", TOOLS, say_to="patient")
+    with pytest.raises(InputError, match="`quit` takes nothing after it"):
+        parse_line("quit now", TOOLS)
