@@ -166,3 +166,12 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number from 0, got {text!r}")
     return value
+
+
+def http_url(host: str, port: int) -> str:
+    """The URL a server on ``host:port`` answers at (an IPv6 address in brackets).
+
+    >>> http_url("127.0.0.1", 8700), http_url("::1", 8700)
+    ('http://127.0.0.1:8700', 'http://[::1]:8700')
+    """
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

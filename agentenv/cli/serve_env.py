@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from agentenv.cli.limit_flags import add_limit_flags, limits_from_flags, port_number
+from agentenv.cli.limit_flags import add_limit_flags, http_url, limits_from_flags, port_number
 from agentenv.errors import UserInputError
 from agentenv.evaluation.run_args import (
     add_split_argument,
@@ -214,13 +214,24 @@ def run(args: argparse.Namespace) -> int:
         )
         websockets = True
     workers = f", {args.workers} worker processes" if args.workers > 1 else ""
-    print(
-        f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
-        f"http://{args.host}:{args.port}{workers}",
-        file=sys.stderr,
-        flush=True,
+
+    def announce(port: int) -> None:
+        print(
+            f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
+            f"{http_url(args.host, port)}{workers}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    serve(
+        app,
+        args.host,
+        args.port,
+        limits,
+        websockets=websockets,
+        log_level=args.log_level,
+        announce=announce,
     )
-    serve(app, args.host, args.port, limits, websockets=websockets, log_level=args.log_level)
     return 0
 
 
@@ -240,7 +251,7 @@ def _run_fronts(
     port = listeners[0].getsockname()[1]
     print(
         f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
-        f"http://{args.host}:{port}, {args.fronts} front processes, {args.workers} worker processes",
+        f"{http_url(args.host, port)}, {args.fronts} front processes, {args.workers} worker processes",
         file=sys.stderr,
         flush=True,
     )

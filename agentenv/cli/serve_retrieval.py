@@ -25,6 +25,7 @@ from typing import Any
 
 from agentenv.cli.limit_flags import (
     add_limit_flags,
+    http_url,
     limits_from_flags,
     non_negative_int,
     port_number,
@@ -190,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
         f"built in {time.perf_counter() - start:.1f} s; "
-        f"listening on http://{args.host}:{args.port}",
+        f"listening on {http_url(args.host, args.port)}",
         file=sys.stderr,
         flush=True,
     )

@@ -102,3 +102,39 @@ def test_openenv_names_every_missing_extra_at_once(
     err = capsys.readouterr().err
     assert status != 0
     assert install in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_port_0_announces_the_port_it_listens_on(tmp_path) -> None:
+    """The banner said ":0", the port asked for, not the one the kernel gave."""
+    pytest.importorskip("uvicorn")
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentenv.cli.main", "serve-env", "MediaSearch-v0"]
+        + ["--protocol", "verl-tool", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        banner = proc.stderr.readline()
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)", banner).group(1))
+        assert port != 0
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    assert r.status == 200
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, banner
+                time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from agentenv.integrations.serve_env.limits import EnvServerLimits
@@ -149,14 +150,19 @@ def serve(
     *,
     websockets: bool = False,
     log_level: str = "warning",
+    announce: Callable[[int], None] | None = None,
 ) -> None:
-    """Serve ``app`` on ``host:port`` until interrupted (Ctrl-C / SIGTERM)."""
+    """Serve ``app`` on ``host:port`` until interrupted (Ctrl-C / SIGTERM); ``announce`` is called
+    with the port once it is bound (the real one for ``port=0``), so a banner never names a port
+    that is not listening."""
     from agentenv.retrieval.server import bind_listener
 
     require_env_server_extra()
     configure_logging(log_level)
     limits = checked_limits(host, limits)
     sock = bind_listener(host, port)
+    if announce is not None:
+        announce(sock.getsockname()[1])
     serve_socket(app, sock, limits, websockets=websockets, log_level=log_level)
 
 
