@@ -175,7 +175,9 @@ class MediaConciergeEnv(DialogueEnv):
             "opening": shown,
             "opening_text": describe(request, shown),
         }
-        return Session(question, request, held, private)
+        # The opening is what the user is asked to say first: a first message that leaves it out
+        # ("Hello.") leaves those fields unanswered, as a reply that ignores a question does.
+        return Session(question, request, held, private, asked=tuple(shown))
 
     def _other_briefing(self, task: Task, context: Session) -> str:
         request = context.request
