@@ -218,3 +218,17 @@ def test_a_partial_or_spelt_out_name_of_the_diagnosis_is_a_leak(
     dx: DialogueEnv, reply: str, leaks: bool
 ) -> None:
     assert mentions_diagnosis(dx.kb, reply, ["OMIM:154700"]) is leaks
+
+
+def test_a_user_who_leaves_out_the_opening_is_not_faithful() -> None:
+    """The briefing says what to open with; "Hello." scored the user 1.0, the opening is now asked."""
+    from agentenv.multiagent import make
+
+    dialogue = make("MediaConcierge-v0")
+    dialogue.reset(seed=5)
+    dialogue.step("<say>Hello.</say>")
+    assert dialogue.rewards["user"] == 0.0
+    assert dialogue.judgments[-1].counts["unanswered"] >= 1
+    dialogue.reset(seed=5)
+    dialogue.step(f"<say>{dialogue.infos['user']['private']['opening_text']}</say>")
+    assert dialogue.rewards["user"] == 1.0

@@ -40,15 +40,3 @@ def test_an_episode_reports_every_component_the_env_declares(env_id: str, answer
     assert declared <= set(info["reward_components"])
     for preset in ("strict", "lenient", "efficient"):
         make(env_id, reward=preset)
-
-
-def test_a_user_who_leaves_out_the_opening_is_not_faithful() -> None:
-    """The briefing says what to open with; "Hello." scored the user 1.0, the opening is now asked."""
-    dialogue = make("MediaConcierge-v0")
-    dialogue.reset(seed=5)
-    dialogue.step("<say>Hello.</say>")
-    assert dialogue.rewards["user"] == 0.0
-    assert dialogue.judgments[-1].counts["unanswered"] >= 1
-    dialogue.reset(seed=5)
-    dialogue.step(f"<say>{dialogue.infos['user']['private']['opening_text']}</say>")
-    assert dialogue.rewards["user"] == 1.0
