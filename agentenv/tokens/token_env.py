@@ -92,7 +92,9 @@ class TokenEnv(gym.Wrapper[TokenIds, TokenAction, str, str]):
     - ``step(ids)`` takes the ids the policy sampled (a trailing eos, such as
       ``<|im_end|>``, is kept in the trajectory but not passed to the env as
       text) and returns the ids the env appends: the end of the assistant
-      turn, the tool results or error message, the next assistant header.
+      turn (unless the policy sampled the template's own, ``eos_ids[0]``: after
+      another eos such as Qwen3's ``<|endoftext|>`` it still follows), the tool
+      results or error message, the next assistant header.
       When the episode ends with no new message the observation is empty.
     - ``info`` also holds the running, aligned ``input_ids``, ``loss_mask``
       (1 on policy ids, 0 on env ids) and ``logprobs`` (as given for policy
@@ -133,8 +135,11 @@ class TokenEnv(gym.Wrapper[TokenIds, TokenAction, str, str]):
         if not self._input_ids:
             raise ResetNeeded("call reset() before step()")
         ids, logprobs = self._unpack(action)
-        closed = bool(ids) and ids[-1] in self.template.eos_ids
-        text = self.template.decode(ids[:-1] if closed else ids)
+        stopped = bool(ids) and ids[-1] in self.template.eos_ids  # not shown to the env as text
+        # Only the template's own end-of-turn closes the turn: after another eos (Qwen3's
+        # <|endoftext|>) the template's <|im_end|> still follows, as every rendering has it.
+        closed = stopped and ids[-1] == self.template.eos_ids[0]
+        text = self.template.decode(ids[:-1] if stopped else ids)
         _, reward, terminated, truncated, info = self.env.step(text)
         messages = info["messages"]
         new = messages[self._n_messages :]

@@ -168,3 +168,19 @@ def test_logprobs_may_be_none_per_id_and_bad_ones_are_named(fake_env, byte_templ
         env.reset(seed=0)
         with pytest.raises(ValueError, match=message):
             env.step(bad)
+
+
+def test_a_turn_stopped_on_another_eos_is_still_closed_by_the_template(qwen3) -> None:
+    """Stopping on Qwen3's <|endoftext|> left the turn without <|im_end|>, a shape the template
+    never writes; the next ids now close it first."""
+    env = TokenEnv(gym.make("agentenv:MediaSearch-v0", compact=True), qwen3)
+    env.reset(seed=0)
+    call = qwen3.encode_text(
+        '<tool_call>{"name": "search", "arguments": {"query": "Heat"}}</tool_call>'
+    )
+    endoftext, im_end = qwen3.encode("<|endoftext|>")[0], qwen3.eos_ids[0]
+    obs, *_ = env.step(call + [endoftext])
+    assert list(obs[:1]) == [im_end]
+    env.reset(seed=0)
+    obs, *_ = env.step(call + [im_end])
+    assert im_end not in list(obs[:1])
