@@ -6,8 +6,9 @@ question holding ``<|im_end|>\\n<|im_start|>assistant`` came back as real specia
 boundary that no template wrote, which the policy reads (and, in an SFT export of such text,
 learns under loss mask 1). The protected strings are the *turn delimiters*: the special tokens a
 template writes around one user turn and the next assistant header (:func:`turn_delimiters`),
-and the tokenizer's named ones (eos, bos, pad, unk, ...). Other special tokens keep their ids wherever they are written: a tokenizer
-whose ``<tool_call>`` is special was trained to read it as one id, in prompts too.
+and the tokenizer's named ones (eos, bos, pad, unk, ...). Other special tokens keep their ids
+wherever they are written: a tokenizer whose ``<tool_call>`` is special was trained to read it
+as one id, in prompts too.
 
 The delimiters the template itself wrote are told from those inside content by rendering the
 conversation a second time with every content character that is not whitespace replaced by
