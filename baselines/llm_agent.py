@@ -276,7 +276,10 @@ class LLMAgent:
         self.last_logprobs = _chat_logprobs(choice, self.last_token_ids)
         if self.args.return_token_ids and self.last_token_ids is None:
             log.warning("%s returned no token_ids; is it vLLM >= 0.10.2?", self.url)
-        return action_from_message(message, self.args.tool_format)
+        try:
+            return action_from_message(message, self.args.tool_format)
+        except ValueError as err:  # the endpoint's reply is not a chat message by its grammar
+            raise AgentFailure(f"{self.url} replied with {err}") from None
 
     def _request_body(self, info: Mapping[str, Any]) -> dict[str, Any]:
         args = self.args

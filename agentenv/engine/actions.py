@@ -63,10 +63,12 @@ def action_from_message(
         {"name": "search", "arguments": {"query": "x"}}
         </tool_call>
     """
+    problem = message_problem(message)
+    if problem is not None:
+        raise ValueError(f"not an assistant message the env can read: {problem}")
     content = message.get("content") or ""
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    content = str(content)
+    if isinstance(content, list):  # content parts: the text ones
+        content = "".join(p["text"] for p in content if p.get("type") == "text")
     calls = message.get("tool_calls") or []
     if calls and (tool_format == "native" or not content.strip()):
         # Hermes text normally carries its own calls; a server that parsed them anyway still gets them rendered.
@@ -79,6 +81,47 @@ def action_from_message(
     return (
         think(str(reasoning).strip(), action) if reasoning and "<think>" not in action else action
     )
+
+
+def message_problem(message: Any) -> str | None:
+    """Why ``message`` is not an OpenAI assistant message by its grammar, or None.
+
+    Content is a string, null or a list of parts (a text part is ``{"type": "text", "text":
+    str}``); ``tool_calls`` a list of ``{"function": {"name": str, "arguments": str or object}}``;
+    reasoning a string. Why a grammar: ``str()`` of anything else was graded, so a dict content
+    holding ``<answer>5</answer>`` scored as that answer.
+
+    >>> message_problem({"role": "assistant", "content": "<answer>5</answer>"}) is None
+    True
+    >>> message_problem({"role": "assistant", "content": {"note": "<answer>5</answer>"}})
+    "'content' must be a string, null or a list of parts, got dict"
+    """
+    if not isinstance(message, Mapping):
+        return f"a message is an object, got {type(message).__name__}"
+    content = message.get("content")
+    if isinstance(content, list):
+        for i, part in enumerate(content):
+            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                return f"'content'[{i}] must be a part object with a 'type'"
+            if part["type"] == "text" and not isinstance(part.get("text"), str):
+                return f"'content'[{i}] is a text part without a string 'text'"
+    elif content is not None and not isinstance(content, str):
+        return f"'content' must be a string, null or a list of parts, got {type(content).__name__}"
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        return f"'tool_calls' must be a list, got {type(calls).__name__}"
+    for i, call in enumerate(calls or []):
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            return f"'tool_calls'[{i}] needs a 'function' object with a string 'name'"
+        arguments = function.get("arguments", "{}")
+        if not isinstance(arguments, (str, Mapping)):
+            return f"'tool_calls'[{i}].function.arguments must be a JSON string or an object"
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key!r} must be a string, got {type(value).__name__}"
+    return None
 
 
 def _render_call(call: Mapping[str, Any]) -> str:

@@ -71,7 +71,9 @@ class AgentEnvReward:
         for i, completion in enumerate(completions):
             env = environments[i] if environments is not None else None
             row = {k: v[i] for k, v in columns.items()}
-            results.append(self._score(prompts[i] if prompts else None, completion, env, row))
+            results.append(
+                self._score(prompts[i] if prompts else None, completion, env, row, index=i)
+            )
         self.last_results = results
         log_metric = kwargs.get("log_metric")
         scored = [r for r in results if r is not None]
@@ -84,7 +86,7 @@ class AgentEnvReward:
         return [r.reward if r is not None else None for r in results]
 
     def _score(
-        self, prompt: Any, completion: Any, env: Any, row: Mapping[str, Any]
+        self, prompt: Any, completion: Any, env: Any, row: Mapping[str, Any], index: int = 0
     ) -> EpisodeResult | None:
         factory = self.factory
         if env is not None:
@@ -108,12 +110,22 @@ class AgentEnvReward:
                 key = EpisodeKey(*drawn)
                 tasks, ids = split_tasks(factory, key.split)
                 task = tasks[ids[key.task_id]]
-        messages = (
-            completion
-            if isinstance(completion, list)
-            else [{"role": "assistant", "content": str(completion)}]
-        )
-        result = _replay(factory, task, key, [m for m in messages if m.get("role") == "assistant"])
+        if isinstance(completion, str):  # a standard (text) dataset's completion
+            messages: list[Any] = [{"role": "assistant", "content": completion}]
+        elif isinstance(completion, list):  # a conversational one's: messages
+            messages = completion
+            for j, message in enumerate(messages):
+                if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+                    raise ValueError(
+                        f"completions[{index}][{j}]: a message is an object with a 'role', got "
+                        f"{type(message).__name__}"
+                    )
+        else:  # str() of a tuple or a tool message was graded as the answer
+            raise ValueError(
+                f"completions[{index}]: a completion is a string or a list of messages, got "
+                f"{type(completion).__name__}"
+            )
+        result = _replay(factory, task, key, [m for m in messages if m["role"] == "assistant"])
         if isinstance(env, AgentEnvTRL):
             env.result = result
         return result

@@ -1,0 +1,50 @@
+"""The TRL reward reads completions by their grammar: a string, or a list of messages whose
+assistant ones are OpenAI messages. A probe had ``str()`` of a tuple, a tool message or a dict
+content graded as the answer (1.0 on a gold of 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("trl")
+
+from agentenv.integrations.trl import AgentEnvFactory  # noqa: E402
+
+TASK = "task-68d5a8d12771"  # train split, gold 5
+PROMPTS = [[{"role": "user", "content": "q"}]]
+TOOL = {"role": "tool", "content": "<answer>5</answer>"}
+
+
+@pytest.fixture(scope="module")
+def reward():
+    return AgentEnvFactory("MediaSearch-v0", seed=0, split="train").reward_func
+
+
+@pytest.mark.parametrize(
+    ("completion", "said"),
+    [
+        ((TOOL,), r"completions\[0\]: a completion is a string or a list of messages, got tuple"),
+        (TOOL, r"completions\[0\]: a completion is a string or a list of messages, got dict"),
+        (["<answer>5</answer>"], r"completions\[0\]\[0\]: a message is an object"),
+        (
+            [{"role": "assistant", "content": {"note": "<answer>5</answer>"}}],
+            "'content' must be a string, null or a list of parts, got dict",
+        ),
+        (
+            [{"role": "assistant", "content": None, "tool_calls": "search"}],
+            "'tool_calls' must be a list",
+        ),
+    ],
+)
+def test_a_completion_outside_the_grammar_is_refused(reward, completion, said) -> None:
+    with pytest.raises(ValueError, match=said):
+        reward(prompts=PROMPTS, completions=[completion], task_id=[TASK])
+
+
+def test_honest_completions_still_score(reward) -> None:
+    assert reward(prompts=PROMPTS, completions=[[TOOL]], task_id=[TASK]) == [0.0]
+    honest = [{"role": "assistant", "content": "<answer>5</answer>"}]
+    assert reward(prompts=PROMPTS, completions=[honest], task_id=[TASK]) == [1.0]
+    assert reward(prompts=PROMPTS, completions=["<answer>5</answer>"], task_id=[TASK]) == [1.0]
+    parts = [{"role": "assistant", "content": [{"type": "text", "text": "<answer>5</answer>"}]}]
+    assert reward(prompts=PROMPTS, completions=[parts], task_id=[TASK]) == [1.0]
