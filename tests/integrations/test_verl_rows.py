@@ -117,3 +117,37 @@ def test_prepare_verl_never_replaces_rows_unless_told(
     assert pq.read_table(out).num_rows == 3 and [p.name for p in tmp_path.iterdir()] == [
         "rows.parquet"
     ]
+
+
+def test_verl_compute_score_has_the_same_keys_whether_or_not_the_episode_ended(
+    tmp_path: Path,
+) -> None:
+    """verl gathers a batch's extra reward fields by the first rollout's keys; a tool call that
+    did not end the episode returned only score and turns."""
+    from agentenv.integrations.verl.reward import compute_score
+
+    out = tmp_path / "rows.parquet"
+    assert main(["prepare-verl", ENV_ID, "--out", str(out), "--episodes", "2"]) == 0
+    row = pq.read_table(out).to_pylist()[0]
+    call = '<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call>'
+    keys = [
+        sorted(compute_score(row["data_source"], text, None, row["extra_info"]))
+        for text in ("<answer>x</answer>", call)
+    ]
+    assert keys[0] == keys[1] and "accuracy" in keys[0]
+
+
+@pytest.mark.parametrize(
+    ("extra_info", "said"),
+    [
+        ({"agentenv_reward": float("nan")}, "must be a finite number"),
+        ({"agentenv_reward": "abc"}, "must be a finite number"),
+        ({"agentenv_reward": 1.0, "agentenv_reward_components": "abc"}, "must be an object"),
+        ("abc", "extra_info must be the row's object"),
+    ],
+)
+def test_verl_compute_score_refuses_unreadable_loop_fields(extra_info: object, said: str) -> None:
+    from agentenv.integrations.verl.reward import compute_score
+
+    with pytest.raises(ValueError, match=said):
+        compute_score("agentenv/MediaSearch-v0", "", None, extra_info)

@@ -34,6 +34,7 @@ from verl.experimental.agent_loop.agent_loop import (
 
 from agentenv.integrations.row_episodes import SHARED_POOL, EpisodeSpec
 from agentenv.integrations.verl import AGENT_LOOP, AGENT_LOOP_QWEN3
+from agentenv.integrations.verl.reward import every_component, reported_components
 from agentenv.tokens import ChatTemplate, TokenEnv
 
 __all__ = ["AgentenvAgentLoop", "AgentenvQwen3AgentLoop"]
@@ -117,7 +118,9 @@ class AgentenvAgentLoop(AgentLoopBase):
             extra_fields={
                 "agentenv_reward": episode_return,
                 "agentenv_turns": int(info["turn"]),
-                "agentenv_reward_components": dict(info.get("reward_components") or {}),
+                "agentenv_reward_components": every_component(
+                    info.get("reward_components"), reported_components(env)
+                ),
                 "agentenv_messages": list(info["messages"]),
                 "agentenv_out_of_budget": out_of_budget,
                 "agentenv_task_id": info.get("task_id"),
