@@ -64,7 +64,9 @@ class EpisodeSpec:
                 fields, "task_id", "", lambda v: len(v) <= 200, "a task id (0-200 characters)"
             ),
             episode=_natural(fields, "episode", 0),
-            env_kwargs=tuple(sorted(_env_kwargs(fields.get("env_kwargs")).items())),
+            env_kwargs=tuple(
+                sorted(_without_split(row_env_kwargs(fields.get("env_kwargs"))).items())
+            ),
         )
 
     def fields(self) -> dict[str, Any]:
@@ -132,7 +134,17 @@ def _text(
     return value
 
 
-def _env_kwargs(raw: Any) -> dict[str, Any]:
+def _without_split(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A row's env kwargs, which may not name the split: the row's ``split`` field does (a row
+    whose env_kwargs said train beside split test played a train task as a test episode)."""
+    if "split" in kwargs:
+        raise ValueError(
+            "the row's 'env_kwargs' names 'split'; the row's own 'split' field sets it: remove it"
+        )
+    return kwargs
+
+
+def row_env_kwargs(raw: Any) -> dict[str, Any]:
     """A row's ``env_kwargs``: a JSON object as text (what :meth:`EpisodeSpec.fields` writes) or an object."""
     if raw is None or raw == "":
         return {}

@@ -76,7 +76,9 @@ class Start:
 
 
 def start_from_fields(fields: Mapping[str, Any], *, env_id: str | None = None) -> Start:
-    """Read the start fields (``seed``, and ``index`` or ``task_id``, and ``split``); other keys are ignored.
+    """Read the start fields (``seed``, and ``index`` or ``task_id``, and ``split``; ``env_id`` and
+    ``env_kwargs``, when given, must be the server's); other keys are ignored (a trainer's row
+    carries columns of its own).
 
     Trainers pass them to ``reset`` (OpenEnv) or carry them in each row's
     ``extra_info`` (verl-tool sends it as ``extra_fields``). The same fields give
@@ -99,6 +101,20 @@ def start_from_fields(fields: Mapping[str, Any], *, env_id: str | None = None) -
     """
     if "task_index" in fields:
         return _start_from_row(fields, env_id)
+    row_env = fields.get("env_id")
+    if row_env is not None:  # a field the rows name: checked, never ignored
+        if not isinstance(row_env, str):
+            raise StartError(f"'env_id' must be an env id string, got {_kind(row_env)}")
+        if env_id and row_env.removeprefix("agentenv:") != env_id:
+            raise StartError(f"the fields are for {row_env[:80]!r}; this server serves {env_id!r}")
+    env_kwargs = None
+    if fields.get("env_kwargs") is not None:
+        from agentenv.integrations.row_episodes import row_env_kwargs
+
+        try:
+            env_kwargs = row_env_kwargs(fields["env_kwargs"])
+        except (ValueError, TypeError) as err:
+            raise StartError(" ".join(str(err).split())[:300]) from None
     seed = fields.get("seed")
     if seed is not None and not _natural(seed):
         raise StartError(f"'seed' must be a non-negative integer, got {_kind(seed)}")
@@ -121,7 +137,7 @@ def start_from_fields(fields: Mapping[str, Any], *, env_id: str | None = None) -
         raise StartError(
             f"'split' must be a split name such as 'train' or 'test', got {_kind(split)}"
         )
-    return Start(seed=seed, options=options, split=split)
+    return Start(seed=seed, options=options, split=split, env_kwargs=env_kwargs)
 
 
 def _start_from_row(fields: Mapping[str, Any], env_id: str | None) -> Start:

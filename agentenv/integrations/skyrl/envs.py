@@ -39,6 +39,11 @@ class AgentenvTextEnv(BaseTextEnv):
             **fields,
         }  # rows written for verl keep them in extra_info
         self.episode = EpisodeSpec.from_fields(fields, env_id=self.env_id)
+        if self.env_id and self.episode.env_id.removeprefix("agentenv:") != self.env_id:
+            raise ValueError(  # the row's env_id used to win over the env class, silently
+                f"the row is for {self.episode.env_id[:80]!r}; this env class plays "
+                f"{self.env_id!r}: give the row env_class agentenv/{self.episode.env_id[:80]}"
+            )
         self.env = SHARED_POOL.take(self.episode)
         self.max_turns = int(self.env.unwrapped.max_turns)
         self.tools: list[dict[str, Any]] = []
