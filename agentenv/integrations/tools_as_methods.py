@@ -233,7 +233,7 @@ def tool_method(t: Tool) -> Callable[..., str]:
         )
     name = t.name
 
-    def method(self: Any, **arguments: Any) -> str:
+    def method(self: Any, /, **arguments: Any) -> str:  # "self" from the model reaches the env
         return self._call_tool(name, arguments)
 
     signature = method_signature(t)

@@ -48,3 +48,11 @@ def test_honest_completions_still_score(reward) -> None:
     assert reward(prompts=PROMPTS, completions=["<answer>5</answer>"], task_id=[TASK]) == [1.0]
     parts = [{"role": "assistant", "content": [{"type": "text", "text": "<answer>5</answer>"}]}]
     assert reward(prompts=PROMPTS, completions=[parts], task_id=[TASK]) == [1.0]
+
+
+def test_an_argument_named_self_reaches_the_env() -> None:
+    """It raised "got multiple values for argument 'self'" before the env saw the call, while the
+    docs promise the env's own error on both sides."""
+    env = AgentEnvFactory("MediaSearch-v0", seed=0, split="train")()
+    env.reset(task_id=TASK)
+    assert "unexpected argument 'self'" in env.search(**{"self": "x", "query": "rob zombie"})
