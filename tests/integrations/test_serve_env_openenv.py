@@ -199,3 +199,17 @@ def test_a_reset_body_outside_its_grammar_is_a_422_naming_why(
         assert answer_.status_code == 422, answer_.text
         assert answer_.json()["detail"].startswith("reset: ") and message in answer_.text
         assert client.post("/reset", json={"seed": 0, "index": 1}).status_code == 200
+
+
+def test_a_websocket_reset_with_a_field_named_self_is_an_unknown_field(
+    server: BackgroundServer,
+) -> None:
+    """HTTP refused it; over WebSocket it reached reset as a second 'self' ("got multiple values")."""
+    import json
+
+    from websockets.sync.client import connect
+
+    with connect(server.url.replace("http://", "ws://") + "/ws") as ws:
+        ws.send(json.dumps({"type": "reset", "data": {"self": 1}}))
+        reply = ws.recv(timeout=10)
+    assert "unknown reset field 'self'" in reply and "multiple values" not in reply

@@ -67,6 +67,7 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
 
     def reset(
         self,
+        /,  # a client's field named "self" is an unknown field, not a second self
         seed: int | None = None,
         episode_id: str | None = None,
         index: int | None = None,
@@ -160,6 +161,7 @@ class AgentEnvEnvironment(Environment[TextAction, TextObservation, EpisodeState]
 
     async def reset_async(
         self,
+        /,
         seed: int | None = None,
         episode_id: str | None = None,
         index: int | None = None,
