@@ -19,11 +19,12 @@ from collections.abc import Mapping, Sequence
 from agentenv.evaluation.leaderboard_rows import COLUMNS, PLOT_FILES, Entry, env_caption, row_cells
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
+div.scroll { overflow-x: auto; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
 p.caption { color: #555; font-size: 0.9rem; }
 table { border-collapse: collapse; width: 100%; margin: 0.5rem 0 1.5rem; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.35rem 0.6rem; text-align: right; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.35rem 0.6rem; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 th { cursor: pointer; user-select: none; background: #f4f4f4; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; } th[aria-sort="descending"]::after { content: " \\25BC"; }
@@ -87,9 +88,10 @@ def _table(env_id: str, group: Sequence[Entry]) -> str:
     return (
         f'<h2 id="{html.escape(env_id, quote=True)}">{html.escape(env_id)}</h2>\n'
         f'<p class="caption">{caption}</p>\n'
-        f'<table class="board"><thead><tr>{head}</tr></thead>\n<tbody>\n'
+        # a narrow window scrolls the table sideways instead of cutting its last column
+        f'<div class="scroll"><table class="board"><thead><tr>{head}</tr></thead>\n<tbody>\n'
         + "\n".join(rows)
-        + "\n</tbody></table>"
+        + "\n</tbody></table></div>"
     )
 
 
@@ -109,6 +111,6 @@ def render_html(
         parts.append(f'<h2>{html.escape(_ALT.get(name, name))}</h2>\n<img src="{uri}" alt="{alt}">')
     body = "\n".join(parts)
     return (
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
         f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n"
     )
