@@ -15,6 +15,7 @@ scripted policy plays the other (``env.default_policy``, or the family's
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Callable
 
@@ -168,7 +169,11 @@ def play(
         if parsed.command == "quit":
             return 0
         if parsed.command == "full":
-            print(_pretty(last_output) if last_output else "(no tool output yet)")
+            print(  # every row, in the same layout as the turn showed (not raw JSON)
+                render_observation(last_output, max_rows=sys.maxsize)
+                if last_output
+                else "(no tool output yet)"
+            )
             continue
         assert parsed.action is not None
         obs, reward, terminated, truncated, info = env.step(parsed.action)
@@ -182,13 +187,3 @@ def play(
                 print(f"(the {say_to} gave the final answer)")
             print(final_summary(reward, info, truncated=truncated and not terminated))
             return 0
-
-
-def _pretty(text: str) -> str:
-    """The whole last output, for ``full``: indented JSON when it is JSON, else as it came."""
-    import json
-
-    try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
-        return text

@@ -94,20 +94,20 @@ def table(
     return "\n".join([line(header, 1)] + [line(r, 1) for r in cells] + more)
 
 
-def render_json(value: Any, indent: str = "") -> str:
+def render_json(value: Any, indent: str = "", max_rows: int = MAX_ROWS) -> str:
     """A readable view of a JSON tool output: ``key: value`` lines, lists of records as numbered tables."""
     wrap = width() - len(indent)
     if isinstance(value, dict):
         lines = []
         for key, item in value.items():
             if isinstance(item, list) and item and all(_flat(x) for x in item):
-                lines += [f"{indent}{key}:", table(item, indent=indent + "   ")]
+                lines += [f"{indent}{key}:", table(item, indent=indent + "   ", max_rows=max_rows)]
             elif isinstance(item, list) and item and all(isinstance(x, dict) for x in item):
                 lines.append(f"{indent}{key}:")
                 for i, sub in enumerate(item, 1):
-                    lines += [f"{indent}  {i}.", render_json(sub, indent + "     ")]
+                    lines += [f"{indent}  {i}.", render_json(sub, indent + "     ", max_rows)]
             elif isinstance(item, dict) and item:
-                lines += [f"{indent}{key}:", render_json(item, indent + "  ")]
+                lines += [f"{indent}{key}:", render_json(item, indent + "  ", max_rows)]
             else:
                 lines.append(
                     textwrap.fill(
@@ -120,26 +120,27 @@ def render_json(value: Any, indent: str = "") -> str:
                 )
         return "\n".join(lines)
     if isinstance(value, list) and value and all(_flat(x) for x in value):
-        return table(value, indent=indent + "   ")
+        return table(value, indent=indent + "   ", max_rows=max_rows)
     return textwrap.fill(_scalar(value), wrap, initial_indent=indent, subsequent_indent=indent)
 
 
-def render_output(text: str) -> str:
+def render_output(text: str, max_rows: int = MAX_ROWS) -> str:
     """One tool output: JSON made readable, anything else (errors, plain text) as it is."""
     try:
-        return render_json(json.loads(text))
+        return render_json(json.loads(text), max_rows=max_rows)
     except (ValueError, TypeError):
         return text
 
 
-def render_observation(obs: str) -> str:
-    """An observation: ``[tool]`` blocks of several calls each rendered under their name."""
+def render_observation(obs: str, max_rows: int = MAX_ROWS) -> str:
+    """An observation: ``[tool]`` blocks of several calls each rendered under their name; tables
+    show ``max_rows`` rows (``full`` shows them all)."""
     blocks = _BLOCK.split(obs)
     if len(blocks) < 3 or blocks[0].strip():
-        return render_output(obs)
+        return render_output(obs, max_rows)
     parts = []
     for name, body in zip(blocks[1::2], blocks[2::2], strict=True):
-        parts.append(f"[{name}]\n{render_output(body.strip())}")
+        parts.append(f"[{name}]\n{render_output(body.strip(), max_rows)}")
     return "\n\n".join(parts)
 
 

@@ -188,3 +188,15 @@ def test_say_with_tags_and_local_commands_with_words_are_typos() -> None:
         parse_line("say <answer>OMIM:154700</answer>", TOOLS, say_to="patient")
     with pytest.raises(InputError, match="`quit` takes nothing after it"):
         parse_line("quit now", TOOLS)
+
+
+def test_full_shows_every_row_in_the_table_layout() -> None:
+    """`full` printed indented JSON (404 lines for a 50-row table) instead of the rows it hid."""
+    from agentenv.play.view import MAX_ROWS, render_observation
+
+    rows = [{"id": f"tt{i:07d}", "title": f"Film {i}", "year": 1990 + i % 30} for i in range(60)]
+    text = json.dumps({"count": 60, "results": rows})
+    assert "more rows" in render_observation(text)
+    full = render_observation(text, max_rows=10**6)
+    assert "more rows" not in full and "tt0000059" in full and '"title"' not in full
+    assert len(full.splitlines()) == 60 + 3 and MAX_ROWS < 60
