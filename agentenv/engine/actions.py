@@ -117,6 +117,13 @@ def message_problem(message: Any) -> str | None:
         arguments = function.get("arguments", "{}")
         if not isinstance(arguments, (str, Mapping)):
             return f"'tool_calls'[{i}].function.arguments must be a JSON string or an object"
+        if isinstance(arguments, Mapping):
+            try:  # an object's keys are strings and its values JSON (no bytes, sets, cycles)
+                json.dumps(arguments, allow_nan=False)
+            except (TypeError, ValueError, RecursionError):
+                return f"'tool_calls'[{i}].function.arguments is not a JSON object"
+            if not all(isinstance(key, str) for key in arguments):
+                return f"'tool_calls'[{i}].function.arguments has keys that are not strings"
     for key in ("reasoning_content", "reasoning"):
         value = message.get(key)
         if value is not None and not isinstance(value, str):

@@ -56,3 +56,19 @@ def test_an_argument_named_self_reaches_the_env() -> None:
     env = AgentEnvFactory("MediaSearch-v0", seed=0, split="train")()
     env.reset(task_id=TASK)
     assert "unexpected argument 'self'" in env.search(**{"self": "x", "query": "rob zombie"})
+
+
+def test_mismatched_batch_lengths_are_named(reward) -> None:
+    honest = [{"role": "assistant", "content": "<answer>5</answer>"}]
+    with pytest.raises(ValueError, match="0 environments for 1 completions"):
+        reward(prompts=PROMPTS, completions=[honest], environments=[], task_id=[TASK])
+    with pytest.raises(ValueError, match="2 prompts for 1 completions"):
+        reward(prompts=PROMPTS * 2, completions=[honest], task_id=[TASK])
+
+
+def test_tool_call_arguments_that_are_not_a_json_object_are_refused(reward) -> None:
+    for arguments in ({1: "x"}, {"query": b"x"}):
+        call = {"function": {"name": "search", "arguments": arguments}}
+        message = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+        with pytest.raises(ValueError, match="arguments"):
+            reward(prompts=PROMPTS, completions=[message], task_id=[TASK])

@@ -64,6 +64,13 @@ class AgentEnvReward:
         environments: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
+        if environments is not None and len(environments) != len(completions):
+            raise ValueError(
+                f"{len(environments)} environments for {len(completions)} completions; TRL passes "
+                "one env per rollout"
+            )
+        if prompts and len(prompts) != len(completions):
+            raise ValueError(f"{len(prompts)} prompts for {len(completions)} completions")
         columns = {
             k: v for k, v in kwargs.items() if isinstance(v, list) and len(v) == len(completions)
         }
