@@ -79,8 +79,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--workers",
         type=count_of("workers", 1024),
         default=1,
-        help="processes (default: %(default)s, at most one per episode); results are identical "
-        "for any value",
+        help="processes (default: %(default)s); at most one per episode is started; results are "
+        "identical for any value",
     )
     ev.add_argument(
         "--concurrency",
