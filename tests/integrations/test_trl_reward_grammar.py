@@ -72,3 +72,24 @@ def test_tool_call_arguments_that_are_not_a_json_object_are_refused(reward) -> N
         message = [{"role": "assistant", "content": None, "tool_calls": [call]}]
         with pytest.raises(ValueError, match="arguments"):
             reward(prompts=PROMPTS, completions=[message], task_id=[TASK])
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [("index", 0.9, "whole number"), ("index", "0", "whole number"), ("seed", 1.5, "whole number")],
+)
+def test_row_columns_that_pin_an_episode_are_whole_numbers(reward, column, value, said) -> None:
+    """index=0.9 and index="0" played task 0, seed=1.5 became seed 1."""
+    honest = [{"role": "assistant", "content": "<answer>5</answer>"}]
+    row = {"index": [3], "seed": [0], column: [value]}
+    with pytest.raises(TypeError, match=said):
+        reward(prompts=PROMPTS, completions=[honest], **row)
+
+
+def test_numpy_integers_from_a_dataset_still_pin_the_episode(reward) -> None:
+    import numpy as np
+
+    honest = [{"role": "assistant", "content": "<answer>5</answer>"}]
+    plain = reward(prompts=PROMPTS, completions=[honest], index=[3], seed=[0])
+    numpy = reward(prompts=PROMPTS, completions=[honest], index=[np.int64(3)], seed=[np.int64(0)])
+    assert plain == numpy

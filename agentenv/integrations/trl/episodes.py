@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
 import threading
 from collections import OrderedDict
@@ -169,12 +170,12 @@ def pinned_task(
         identity = task.id
     elif row.get("index") is not None:
         tasks, _ = split_tasks(factory, split, env)
-        index = row["index"]
-        if isinstance(index, bool) or not 0 <= int(index) < len(tasks):
+        index = whole_number(row["index"], "index")
+        if not 0 <= index < len(tasks):
             raise IndexError(
                 f"index must be an int in [0, {len(tasks)}) for split {split!r}, got {index!r}"
             )
-        task = tasks[int(index)]
+        task = tasks[index]
         identity = task.id
     elif row.get("task") is not None:
         task = row["task"]
@@ -183,8 +184,22 @@ def pinned_task(
         )
     else:
         return None
-    seed = int(row["seed"]) if row.get("seed") is not None else derive_seed(factory.seed, identity)
+    seed = (
+        whole_number(row["seed"], "seed")
+        if row.get("seed") is not None
+        else derive_seed(factory.seed, identity)
+    )
+    if seed < 0:
+        raise ValueError(f"seed must be a whole number from 0, got {seed}")
     return task, split, seed
+
+
+def whole_number(value: Any, column: str) -> int:
+    """A row column that holds a whole number (a Python or numpy integer); ``0.9`` played task 0,
+    ``"0"`` task 0 and ``1.5`` seed 1 before."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"the row's {column!r} must be a whole number, got {value!r}")
+    return operator.index(value)
 
 
 def remember_drawn(prompt: str, key: EpisodeKey) -> None:

@@ -24,6 +24,7 @@ from agentenv.integrations.trl.episodes import (
     pinned_task,
     remember_drawn,
     split_tasks,
+    whole_number,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -73,7 +74,7 @@ class AgentEnvTRL:
             rng = np.random.default_rng([factory.seed, self._number, self._episodes])
             task: TaskOption = tasks[int(rng.integers(len(tasks)))]
             seed = (
-                int(row["seed"])
+                whole_number(row["seed"], "seed")
                 if row.get("seed") is not None
                 else derive_seed(factory.seed, task.id)
             )
