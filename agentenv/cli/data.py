@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
+from agentenv.cli.report_file import add_overwrite_flag, check_report_file
 from agentenv.evaluation.run_args import count_of, seed_number
 
 COMMAND = "data"
@@ -89,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
     report = shift_check(args.a, args.b, seed=args.seed, permutations=args.permutations)
     payload = report.to_dict()
     if args.out is not None:
-        write_report(args.out, json.dumps(payload, indent=2) + "\n")
+        from agentenv.evaluation.run_dir import write_atomic
+
+        write_atomic(args.out, json.dumps(payload, indent=2) + "\n")
     if args.json:
         print(json.dumps(payload, indent=2))
     else:

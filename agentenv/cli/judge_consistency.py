@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.cli.limit_flags import number_in, positive_int
-from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
+from agentenv.cli.report_file import add_overwrite_flag, check_report_file
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -165,8 +165,10 @@ def run(args: argparse.Namespace) -> int:
         f"not judged); HTTP requests made: {judge.client.requests}"
     )
     if args.json is not None:
+        from agentenv.evaluation.run_dir import write_atomic
+
         payload = {"env": env_id, "model": args.model, "stable": stable, **report.to_dict()}
-        write_report(args.json, json.dumps(payload, indent=2) + "\n")
+        write_atomic(args.json, json.dumps(payload, indent=2) + "\n")
     return 0 if stable else 1
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from agentenv.errors import UserInputError
+from agentenv.evaluation.run_args import whole_number_in
 
 LimitsT = TypeVar("LimitsT")
 
@@ -96,12 +97,10 @@ def port_number(text: str) -> int:
     ...
     argparse.ArgumentTypeError: a TCP port is 0 to 65535, got 99999
     """
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a TCP port is a whole number, got {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {port}")
+    port = whole_number_in(text, 0, 65535)
+    if port is None:
+        shown = text.strip() if text.strip().lstrip("-").isdigit() else repr(text)
+        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {shown}")
     return port
 
 
@@ -115,11 +114,8 @@ def positive_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: expected a whole number of at least 1, got '0'
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    value = whole_number_in(text, 1)
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return value
 
@@ -159,11 +155,8 @@ def non_negative_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: expected a whole number from 0, got '-1'
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+    value = whole_number_in(text, 0)
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected a whole number from 0, got {text!r}")
     return value
 

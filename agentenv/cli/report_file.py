@@ -3,7 +3,8 @@ written over something the user has, unless they say so.
 
 Why: ``data shift-check A B --out A`` replaced the task file A with its report, and
 ``simulator-check --json notes.txt`` replaced notes.txt, each after the whole run; a folder given
-as the file failed only after the run.
+as the file failed only after the run. The report is then written as run files are
+(:func:`agentenv.evaluation.run_dir.write_atomic`).
 """
 
 from __future__ import annotations
@@ -42,10 +43,3 @@ def check_report_file(
         )
     if not path.parent.is_dir():
         raise UserInputError(f"{flag} {path}: no folder {path.parent}; create it first")
-
-
-def write_report(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a file beside it, so a crash leaves the old file whole."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.cli.report_file import add_overwrite_flag, check_report_file, write_report
+from agentenv.cli.report_file import add_overwrite_flag, check_report_file
 from agentenv.evaluation.run_args import count_of, seed_number
 
 COMMAND = "simulator-check"
@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(report.format())
     if args.json is not None:
-        write_report(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
+        from agentenv.evaluation.run_dir import write_atomic
+
+        write_atomic(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
         print(f"wrote {args.json}")
     return 0
 

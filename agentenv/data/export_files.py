@@ -8,31 +8,23 @@ file, and the line where there is one, and says what was expected.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from agentenv.errors import UserInputError
+from pydantic import ValidationError
 
-MANIFEST = "manifest.json"
-CHAT = "chat.jsonl"
-_MANIFEST_KEYS = ("env_id", "split", "agent", "reasoning", "kept", "files")
+from agentenv.data.manifest import CHAT_FILE, MANIFEST_FILE, SFTManifest
+from agentenv.errors import UserInputError
+from agentenv.storage.checksums import sha256_file
+
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 _MADE_BY = "a folder written by `agentenv export-sft ENV --out DIR`"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def read_manifest(directory: Path) -> dict[str, Any]:
-    """The export's ``manifest.json``, with the fields a reader needs."""
-    path = directory / MANIFEST
+    """The export's ``manifest.json``, checked against :class:`~agentenv.data.manifest.SFTManifest`."""
+    path = directory / MANIFEST_FILE
     if not directory.is_dir():
         raise UserInputError(f"{directory}: no such folder; expected {_MADE_BY}")
     if not path.is_file():
@@ -45,14 +37,21 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(manifest, dict):
         raise UserInputError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
-    missing = [key for key in _MANIFEST_KEYS if key not in manifest]
-    if missing:
-        raise UserInputError(f"{path}: no {', '.join(map(repr, missing))}; expected {_MADE_BY}")
-    files = manifest["files"]
-    if not isinstance(files, dict) or not isinstance(files.get(CHAT), str):
-        raise UserInputError(f"{path}: 'files' names no sha256 for {CHAT}; expected {_MADE_BY}")
-    if not isinstance(manifest["kept"], int) or isinstance(manifest["kept"], bool):
-        raise UserInputError(f"{path}: 'kept' must be a count, got {manifest['kept']!r}")
+    try:
+        SFTManifest.model_validate(manifest, strict=True)
+    except ValidationError as err:
+        errors = err.errors(include_url=False)
+        missing = [str(e["loc"][0]) for e in errors if e["type"] == "missing"]
+        if missing:
+            raise UserInputError(
+                f"{path}: no {', '.join(map(repr, missing))}; expected {_MADE_BY}"
+            ) from None
+        where = ".".join(map(str, errors[0]["loc"]))
+        raise UserInputError(f"{path}: field {where!r}: {errors[0]['msg']}; re-export") from None
+    if CHAT_FILE not in manifest["files"]:
+        raise UserInputError(
+            f"{path}: 'files' names no sha256 for {CHAT_FILE}; expected {_MADE_BY}"
+        )
     return manifest
 
 
@@ -84,12 +83,12 @@ def read_export(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, A
     """
     directory = Path(directory)
     manifest = read_manifest(directory)
-    path = directory / CHAT
+    path = directory / CHAT_FILE
     if not path.is_file():
         raise UserInputError(f"{path}: missing; expected {_MADE_BY}")
-    if _sha256(path) != manifest["files"][CHAT]:
+    if sha256_file(path) != manifest["files"][CHAT_FILE]:
         raise UserInputError(
-            f"{path}: changed since it was exported (its sha256 is not the one in {MANIFEST}); "
+            f"{path}: changed since it was exported (its sha256 is not the one in {MANIFEST_FILE}); "
             "re-export it (the manifest's counts and task ids would no longer describe an edited file)"
         )
     rows = []
@@ -104,11 +103,11 @@ def read_export(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, A
                 rows.append(_check_row(row, where))
     if len(rows) != manifest["kept"]:
         raise UserInputError(
-            f"{path}: {len(rows)} rows, but {MANIFEST} says {manifest['kept']} were kept; re-export"
+            f"{path}: {len(rows)} rows, but {MANIFEST_FILE} says {manifest['kept']} were kept; re-export"
         )
     if not rows:
         raise UserInputError(
-            f"{path}: the export kept no episodes (see 'dropped' in {MANIFEST}); export more, "
+            f"{path}: the export kept no episodes (see 'dropped' in {MANIFEST_FILE}); export more, "
             "or lower --min-reward"
         )
     return manifest, rows

@@ -6,6 +6,9 @@ from pydantic import BaseModel, Field
 
 MANIFEST_FORMAT = 1
 """Bump when the files' layout changes."""
+CHAT_FILE = "chat.jsonl"
+TOKENS_FILE = "tokens.jsonl"
+MANIFEST_FILE = "manifest.json"
 
 
 class TokenizerInfo(BaseModel):

@@ -42,14 +42,16 @@ import numpy as np
 from tqdm import tqdm
 
 from agentenv.data.filters import ungrounded_ids
-from agentenv.data.manifest import SFTManifest, TokenizerInfo
+from agentenv.data.manifest import (
+    CHAT_FILE,
+    MANIFEST_FILE,
+    TOKENS_FILE,
+    SFTManifest,
+    TokenizerInfo,
+)
 from agentenv.storage.checksums import sha256_file
 from agentenv.tokens import TokenEnv
 from agentenv.tokens.chat_templates import ChatTemplate, HFTemplate, Qwen3Template, qwen3_template
-
-CHAT_FILE = "chat.jsonl"
-TOKENS_FILE = "tokens.jsonl"
-MANIFEST_FILE = "manifest.json"
 
 
 @dataclass(frozen=True)

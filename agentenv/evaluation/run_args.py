@@ -218,6 +218,21 @@ MAX_EPISODES = 10_000_000
 kernel killed the process; ten million is days of episodes at thousands a second."""
 
 
+def whole_number_in(text: str, least: int, most: int | None = None) -> int | None:
+    """``text`` as a whole number from ``least`` to ``most`` (no bound when None), else None:
+    the one reading of every count, seed and port flag, each wording its own refusal.
+
+    Example:
+        >>> whole_number_in("7", 0), whole_number_in("-1", 0), whole_number_in("x", 0), whole_number_in("9", 1, 8)
+        (7, None, None, None)
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if least <= value and (most is None or value <= most) else None
+
+
 def count_of(what: str, most: int) -> Callable[[str], int]:
     """An argparse type for a count of ``what`` from 1 to ``most``, refused before any work.
 
@@ -231,11 +246,8 @@ def count_of(what: str, most: int) -> Callable[[str], int]:
     """
 
     def count(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if not 1 <= value <= most:
+        value = whole_number_in(text, 1, most)
+        if value is None:
             raise argparse.ArgumentTypeError(f"expected 1 to {most:,} {what}, got {text!r}")
         return value
 
@@ -255,11 +267,8 @@ def seed_number(text: str) -> int:
         ...
         argparse.ArgumentTypeError: a seed is a whole number from 0, got '-1'
     """
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if seed < 0:
+    seed = whole_number_in(text, 0)
+    if seed is None:
         raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {text!r}")
     return seed
 
@@ -272,9 +281,7 @@ def out_path(text: str) -> Path:
         >>> out_path("results/bm25")
         PosixPath('results/bm25')
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path names no folder or file; give one")
-    return Path(text)
+    return _named_path(text, "an empty path names no folder or file; give one")
 
 
 def tasks_path(text: str) -> Path:
@@ -285,8 +292,12 @@ def tasks_path(text: str) -> Path:
         >>> tasks_path("cases.jsonl")
         PosixPath('cases.jsonl')
     """
+    return _named_path(text, "an empty path names no file; give a task file or folder")
+
+
+def _named_path(text: str, refusal: str) -> Path:
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path names no file; give a task file or folder")
+        raise argparse.ArgumentTypeError(refusal)
     return Path(text)
 
 

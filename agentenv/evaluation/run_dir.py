@@ -172,9 +172,7 @@ def write_atomic(path: Path, text: str) -> None:
     (or an interrupt) sees the old file or the new one, never half of one."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(
-            fd, normal_mode()
-        )  # readable as a plain open() would leave it, not mkstemp's 0600
+        os.fchmod(fd, normal_mode())  # as a plain open() leaves it, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

@@ -93,23 +93,27 @@ def test_openai_arguments_naming_a_key_twice_reach_the_env_unrepaired() -> None:
     assert "'query' appears twice" in str(parsed)
 
 
-def test_a_task_row_naming_a_field_twice_is_refused_naming_the_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("env_id", "rows", "said"),
+    [
+        (
+            "MediaSearch-v0",
+            '{"question": "who directed heat (1995)?", "answer": "Michael Mann"}\n'
+            '{"question": "who directed alien?", "answer": "Ridley Scott", "answer": "Michael Mann"}\n',
+            r"t.jsonl:2: the key 'answer' appears twice",
+        ),
+        (
+            "RareDiseaseDiagnosis-v0",
+            '{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"], '
+            '"diagnosis": ["OMIM:100600"]}\n',
+            r"t.jsonl:1: .*the key 'diagnosis' appears twice",
+        ),
+    ],
+)
+def test_a_task_row_naming_a_field_twice_is_refused_naming_the_line(
+    tmp_path: Path, env_id: str, rows: str, said: str
+) -> None:
     tasks = tmp_path / "t.jsonl"
-    tasks.write_text(
-        '{"question": "who directed heat (1995)?", "answer": "Michael Mann"}\n'
-        '{"question": "who directed alien?", "answer": "Ridley Scott", "answer": "Michael Mann"}\n',
-        encoding="utf-8",
-    )
-    with pytest.raises(UserInputError, match=r"t.jsonl:2: the key 'answer' appears twice"):
-        gym.make("MediaSearch-v0", tasks=str(tasks))
-
-
-def test_a_patient_row_naming_a_field_twice_is_a_bad_row(tmp_path: Path) -> None:
-    tasks = tmp_path / "p.jsonl"
-    tasks.write_text(
-        '{"phenotypes": ["HP:0001166"], "diagnosis": ["OMIM:154700"], '
-        '"diagnosis": ["OMIM:100600"]}\n',
-        encoding="utf-8",
-    )
-    with pytest.raises(UserInputError, match=r"p.jsonl:1: .*the key 'diagnosis' appears twice"):
-        gym.make("RareDiseaseDiagnosis-v0", tasks=str(tasks))
+    tasks.write_text(rows, encoding="utf-8")
+    with pytest.raises(UserInputError, match=said):
+        gym.make(env_id, tasks=str(tasks))
