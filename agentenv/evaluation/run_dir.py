@@ -80,9 +80,25 @@ fingerprint (:mod:`~agentenv.evaluation.fingerprint`). Not the agent: episode ``
 and of the same agent behind a slow wrapper are the same bytes, and ``--resume`` checks the agent apart."""
 
 
+SERVED_KEYS = ("corpus_checksums", "reward_preset", "n_tasks")
+"""What the env served (its corpora's sha256, the reward preset's name, the tasks the episodes were
+drawn from), recorded in ``run.json`` and joining the chain's header, so a summary cannot claim
+another corpus, preset name or task count (``n_tasks`` grants the every-task-once exemption) than
+the run had. Runs written before these were recorded have none of them; their header is unchanged."""
+
+
 def run_header(identity: Mapping[str, Any]) -> dict[str, Any]:
-    """The chain's header of a run identity (``run.json``), as JSON reads it back (tuples -> lists)."""
-    return json.loads(json.dumps({key: identity.get(key) for key in HEADER_KEYS}))
+    """The chain's header of a run identity (``run.json``), as JSON reads it back (tuples -> lists):
+    :data:`HEADER_KEYS`, and the :data:`SERVED_KEYS` the identity records."""
+    header = {key: identity.get(key) for key in HEADER_KEYS}
+    header.update((key, identity[key]) for key in SERVED_KEYS if key in identity)
+    return json.loads(json.dumps(header))
+
+
+def served_fields(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`SERVED_KEYS` of an env's metadata (:func:`~agentenv.evaluation.runner.env_metadata`),
+    as JSON reads them back."""
+    return json.loads(json.dumps({key: meta[key] for key in SERVED_KEYS if key in meta}))
 
 
 def read_chain(
@@ -119,7 +135,7 @@ def read_chain(
         if digest != row_digest(previous, body):
             what = (
                 "the run's header (run.json): it was written by another run (env, kwargs, task set, "
-                "seed, package version or fingerprint) or edited"
+                "seed, package version, fingerprint, corpora or task count) or edited"
                 if number == 1
                 else "the row before: this row was edited, or rows before it were cut, reordered or "
                 "pasted from another run"
@@ -274,6 +290,7 @@ class RunDirectory:
                     "--overwrite to start again"
                 )
         self._started = True
+        self._record_served(meta)
         self.identity["package_version"] = __version__
         self.identity["fingerprint"] = json.loads(json.dumps(fingerprint))
         self.identity["digest_format"] = DIGEST_FORMAT
@@ -296,6 +313,24 @@ class RunDirectory:
             json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n",
         )
         self._episodes = (self.path / EPISODES_FILE).open("a", encoding="utf-8")
+
+    def _record_served(self, meta: Mapping[str, Any] | None) -> None:
+        """Put what the env served into the identity: a new run's from ``meta``; a resumed run keeps
+        what ``run.json`` recorded (none for a run written before these were recorded, so its
+        header stays the one its rows chain from) and is refused if the env now serves otherwise."""
+        served = served_fields(meta) if meta is not None else {}
+        if self._recorded is None:
+            self.identity.update(served)
+            return
+        recorded = {key: self._recorded[key] for key in SERVED_KEYS if key in self._recorded}
+        for key, value in recorded.items():
+            if key in served and served[key] != value:
+                raise UserInputError(
+                    f"--resume: {self.path} was run with {key}={_shown(value)} (run.json), this "
+                    f"env has {key}={_shown(served[key])}; its episodes cannot be continued here: "
+                    "pass --overwrite to start again"
+                )
+        self.identity.update(recorded)
 
     def _check_identity(self) -> None:
         file = self.path / IDENTITY_FILE
@@ -462,3 +497,8 @@ def staging_folder(target: Path) -> Path:
             f"--out {target}: cannot make a folder there ({err.strerror or err}); "
             "give a folder you can write in"
         ) from None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."

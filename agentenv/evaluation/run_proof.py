@@ -7,9 +7,10 @@ the end with the summary's count and means rewritten passed as a complete run, a
 [-5, 7] was shown as it was. So every field that the run's definition (``run.json``) records is
 compared with it, and every field that the rows alone decide (:data:`~agentenv.evaluation.report.ROW_FIGURES`)
 is recomputed from the verified rows and compared. A summary that differs anywhere is refused,
-naming the field, both values and the file. What neither file records (the corpus checksums, the
-reward preset's name, timings) is shown as the summary says; the fingerprint covers what was shown
-and how it was graded.
+naming the field, both values and the file. The corpus checksums, the reward preset's name and the
+task count are compared too where ``run.json`` records them (runs written since they join its
+header, :data:`~agentenv.evaluation.run_dir.SERVED_KEYS`); timings are shown as the summary says.
+The fingerprint covers what was shown and how it was graded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentenv.evaluation.run_dir import SERVED_KEYS
 from agentenv.evaluation.run_files import RunFileError
 from agentenv.evaluation.summary import Summary
 
@@ -77,6 +79,12 @@ def check_against_identity(
             else agent_args,
         ),
     ]
+    served = {
+        "corpus_checksums": summary.corpus_checksums,
+        "reward_preset": summary.reward_preset,
+        "n_tasks": summary.n_tasks,
+    }
+    expected += [(key, served[key], recorded[key]) for key in SERVED_KEYS if key in recorded]
     for name, mine, theirs in expected:
         if not same_value(json.loads(json.dumps(mine, default=str)), theirs):
             raise RunFileError(

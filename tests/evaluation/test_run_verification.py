@@ -468,6 +468,9 @@ def _edit_summary(run: Path, **fields: object) -> None:
         ),
         ({"component_means__accuracy": 0.5}, "component_means.accuracy is 0.5"),
         ({"metrics__invalid_action_rate": 0.0001}, "metrics.invalid_action_rate is 0.0001"),
+        ({"n_tasks": 4}, "n_tasks is 4 but"),
+        ({"reward_preset": "cost"}, 'reward_preset is "cost" but'),
+        ({"corpus_checksums__media": "0" * 64}, "corpus_checksums is"),
     ],
 )
 def test_a_summary_field_that_disagrees_with_run_json_or_the_rows_is_refused(
@@ -555,3 +558,58 @@ def test_a_summary_is_read_strictly_and_a_label_cannot_split_its_row(run: Path, 
     board = write_leaderboard([run], tmp_path / "board", plots=False)[0].read_text()
     (row,) = [line for line in board.splitlines() if line.startswith("| oracle")]
     assert "note=a b\\|c" in row and row.endswith(" |")
+
+
+def test_what_the_env_served_is_recorded_and_joins_the_header(run: Path) -> None:
+    """Corpus checksums, preset name and task count are in run.json; edited there (and in the
+    summary, to agree), the first row no longer chains from the header."""
+    recorded = json.loads((run / "run.json").read_text())
+    assert set(recorded["corpus_checksums"]) == {"media", "questions"}
+    assert recorded["reward_preset"] == "strict" and recorded["n_tasks"] == 1000
+    for file in ("run.json", "summary.json"):
+        edited = json.loads((run / file).read_text())
+        edited["n_tasks"] = 4  # would grant the every-task-once exemption
+        (run / file).write_text(json.dumps(edited))
+    with pytest.raises(LeaderboardError, match="line 1: its digest does not follow"):
+        load_entry(run)
+
+
+def test_a_run_recorded_before_the_served_fields_still_verifies_and_resumes(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run.json without the served fields (as older runs were written): its rows chain from the
+    header without them, the board ranks it, and --resume continues it without adding them."""
+    recorded = json.loads((run / "run.json").read_text())
+    for key in ("corpus_checksums", "reward_preset", "n_tasks"):
+        del recorded[key]
+    (run / "run.json").write_text(json.dumps(recorded))
+    previous, lines = header_digest(run_header(recorded)), []
+    for line in _lines(run):  # the same rows, chained from the header without the served fields
+        body, _ = run_files.split_digest(line.encode("utf-8"))
+        lines.append(chain_line(body.decode("utf-8") + "\n", previous))
+        previous = lines[-1][-67:-3]
+    _write(run, lines)
+    _edit_summary(run, episodes_digest=previous)
+    assert load_entry(run).verified
+    assert _eval(run, "--episodes", "6", "--resume") == 0, capsys.readouterr().err
+    assert "n_tasks" not in json.loads((run / "run.json").read_text())
+    assert load_entry(run).summary.episodes == 6
+
+
+def test_resume_refuses_an_env_that_now_serves_another_corpus(
+    run: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentenv.evaluation import runner
+
+    real = runner.env_metadata
+
+    def other_corpus(*args: object, **kwargs: object) -> dict:
+        meta = dict(real(*args, **kwargs))
+        meta["corpus_checksums"] = {**meta["corpus_checksums"], "media": "f" * 64}
+        return meta
+
+    monkeypatch.setattr(runner, "env_metadata", other_corpus)
+    assert _eval(run, "--episodes", "6", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "was run with corpus_checksums=" in err and "--overwrite" in err
+    assert len(_lines(run)) == 4  # nothing appended
