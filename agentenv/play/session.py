@@ -117,8 +117,10 @@ def play(
         except gym.error.Error as err:
             raise UserInputError(f"{err} (`agentenv list` shows the ids)") from None
         say_to, role, max_turns = None, None, getattr(env.unwrapped, "max_turns", None)
+        dialogue_env = None
     else:
         env, role, say_to, max_turns = dialogue
+        dialogue_env = getattr(env.unwrapped, "aec_env", None)  # its reward config and costs
     can_answer = dialogue is None or max_turns is not None
     obs, info = env.reset(seed=seed)
     tools = list(info.get("tools") or [])
@@ -185,5 +187,20 @@ def play(
         if terminated or truncated:
             if say_to and not can_answer and terminated:
                 print(f"(the {say_to} gave the final answer)")
-            print(final_summary(reward, info, truncated=truncated and not terminated))
+            print(
+                final_summary(
+                    reward,
+                    info,
+                    truncated=truncated and not terminated,
+                    says=say_to is not None and can_answer,
+                    asks_are_calls=say_to is not None
+                    and can_answer
+                    and getattr(dialogue_env, "item_tool_calls", 0) > 0,
+                    over_limit=getattr(
+                        getattr(dialogue_env or env.unwrapped, "reward_config", None),
+                        "over_limit",
+                        None,
+                    ),
+                )
+            )
             return 0

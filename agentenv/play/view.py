@@ -223,8 +223,102 @@ def turn_line(turn: int, max_turns: int | None) -> str:
     return f"turn {turn + 1}/{max_turns}, {max_turns - turn} left"
 
 
-def final_summary(reward: float, info: Mapping[str, Any], *, truncated: bool = False) -> str:
-    """The reward, how the answer was read, the components as a small table, and the gold answer."""
+UNREADABLE = "unreadable answer"
+"""How a family's ``info["answer_feedback"]`` starts when its grammar could not read the answer."""
+
+_OVER_LIMIT = {
+    "zero": "the reward is 0, whatever accuracy says",
+    "penalty": "a penalty is taken off the reward",
+    "allow": "scored on hit@any instead of accuracy",
+}
+
+
+def component_notes(
+    components: Mapping[str, Any],
+    info: Mapping[str, Any],
+    *,
+    answered: bool = True,
+    says: bool = False,
+    asks_are_calls: bool = False,
+    over_limit: str | None = None,
+) -> dict[str, str]:
+    """What the score screen says beside a component a player could misread (display only).
+
+    ``format`` 1 means the tags were right, not the answer; ``accuracy`` 0 beside an unreadable
+    answer gets the grader's reason; ``turns`` counts every message sent, ``tool_calls`` only the
+    calls that ran. ``answered`` is False when the episode ran out of turns; ``says`` when the
+    player could message the other side of a dialogue; ``asks_are_calls`` when each item asked in
+    a message counts as a tool call (``DialogueEnv.item_tool_calls``); ``over_limit`` is the
+    env's ``RewardConfig.over_limit``.
+
+    Example:
+        >>> notes = component_notes({"accuracy": 0.0, "format": 1.0},
+        ...     {"answer_feedback": "unreadable answer: '???' is not a film title of the catalog"})
+        >>> notes["accuracy"]
+        "the answer could not be read, so 0: '???' is not a film title of the catalog"
+        >>> notes["format"]
+        'tags well formed, nothing more: the answer inside them was unreadable'
+    """
+    feedback = str(info.get("answer_feedback") or "")
+    unreadable = feedback.startswith(UNREADABLE)
+    notes: dict[str, str] = {}
+    if "accuracy" in components:
+        if not answered:
+            notes["accuracy"] = "no answer was given"
+        elif unreadable:
+            reason = feedback[len(UNREADABLE) :].lstrip(": ")
+            notes["accuracy"] = f"the answer could not be read, so 0: {reason}"
+    if "format" in components:
+        if components["format"]:
+            notes["format"] = (
+                "tags well formed, nothing more: the answer inside them was unreadable"
+                if unreadable
+                else "tags well formed (answered, nothing refused); not the answer's correctness"
+            )
+        elif not answered:
+            notes["format"] = "no answer was given"
+        elif components.get("invalid_actions"):
+            notes["format"] = "tags not well formed: an action was refused (invalid_actions)"
+        else:
+            notes["format"] = "tags not well formed"
+    if components.get("over_limit"):
+        notes["over_limit"] = "more predictions than allowed" + (
+            f": {_OVER_LIMIT[over_limit]}" if over_limit in _OVER_LIMIT else ""
+        )
+    if components.get("unresolved"):
+        notes["unresolved"] = "entries that name no disease: one makes the answer unreadable"
+    if "tool_calls" in components:
+        notes["tool_calls"] = (
+            "tool calls that ran, plus one per item your messages asked about"
+            if asks_are_calls
+            else "only the tool calls that ran (several in one message count one each)"
+        )
+    if "turns" in components:
+        notes["turns"] = (
+            "every message you sent: tool calls, says, the answer, refused ones"
+            if says
+            else "every message you sent: tool calls, the answer, refused ones"
+        )
+    if "latency_ms" in components:
+        notes["latency_ms"] = (
+            "modelled (a fixed cost per tool call or item asked), not the time you took"
+            if says
+            else "modelled (a fixed cost per tool call), not the time you took"
+        )
+    return notes
+
+
+def final_summary(
+    reward: float,
+    info: Mapping[str, Any],
+    *,
+    truncated: bool = False,
+    says: bool = False,
+    asks_are_calls: bool = False,
+    over_limit: str | None = None,
+) -> str:
+    """The reward, how the answer was read, the components as a small table (with a note beside
+    those a player could misread: :func:`component_notes`), and the gold answer."""
     lines = [
         "",
         "=" * 40,
@@ -235,8 +329,32 @@ def final_summary(reward: float, info: Mapping[str, Any], *, truncated: bool = F
     components = info.get("reward_components") or {}
     if components:
         lines.append("Components:")
+        notes = component_notes(
+            components,
+            info,
+            answered=not truncated,
+            says=says,
+            asks_are_calls=asks_are_calls,
+            over_limit=over_limit,
+        )
         pad = max(len(k) for k in components)
-        lines += [f"  {k.ljust(pad)}  {_scalar(v)}" for k, v in components.items()]
+        values = {k: _scalar(v) for k, v in components.items()}
+        value_pad = max(len(v) for v in values.values())
+        for key, value in values.items():
+            row = f"  {key.ljust(pad)}  {value}"
+            if key not in notes:
+                lines.append(row)
+                continue
+            lead = f"  {key.ljust(pad)}  {value.ljust(value_pad)}  "
+            lines.append(
+                textwrap.fill(
+                    notes[key],
+                    width(),
+                    initial_indent=lead,
+                    subsequent_indent=" " * len(lead),
+                    break_on_hyphens=False,
+                )
+            )
     gold = info.get("gold")
     if gold is not None:
         lines.append("Gold:")

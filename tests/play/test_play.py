@@ -24,9 +24,19 @@ class Script:
 
 
 def component(out: str, name: str) -> float:
-    match = re.search(rf"^\s+{re.escape(name)}\s+(\S+)$", out, re.MULTILINE)
+    """A component's value on the score screen (a note may follow it: :func:`note`)."""
+    match = re.search(rf"^\s+{re.escape(name)}\s+(\S+)(?:  +\S.*)?$", out, re.MULTILINE)
     assert match, f"no {name} in the summary:\n{out}"
     return float(match.group(1))
+
+
+def note(out: str, name: str) -> str:
+    """The note beside a component on the score screen, its wrapped lines joined ("" if none)."""
+    match = re.search(
+        rf"^  {re.escape(name)}\s+\S+(?:  +(\S.*(?:\n {{6,}}\S.*)*))?$", out, re.MULTILINE
+    )
+    assert match, f"no {name} in the summary:\n{out}"
+    return " ".join((match.group(1) or "").split())
 
 
 def test_media_search_typo_is_free_and_shortcuts_reach_the_env(capsys):
@@ -120,3 +130,72 @@ def test_long_tables_are_cut_and_full_shows_everything() -> None:
     rows = [{"id": f"HP:{i:07d}", "name": f"finding {i}"} for i in range(60)]
     shown = table(rows, max_width=100)
     assert "finding 24" in shown and "finding 25" not in shown and "and 35 more rows" in shown
+
+
+@pytest.mark.parametrize(
+    ("env_id", "reason"),
+    [
+        ("MediaSearch-v0", "'???' is not a film title of the catalog"),
+        ("RareDiseaseDiagnosis-v0", "entry 1: '???' is not a disease name or id"),
+        ("DiagnosisDialogue-v0", "entry 1: '???' is not a disease name or id"),
+        ("MediaConcierge-v0", "'???' is not a film title of the catalog"),
+    ],
+)
+def test_score_screen_explains_format_beside_an_unreadable_answer(capsys, env_id, reason):
+    assert play(env_id, seed=0, read=Script(["<answer>???</answer>"])) == 0
+    out = capsys.readouterr().out
+    assert f"Answer: unreadable answer: {reason}" in out
+    assert component(out, "format") == 1 and component(out, "accuracy") == 0
+    assert note(out, "format").startswith("tags well formed, nothing more")
+    assert "the answer inside them was unreadable" in note(out, "format")
+    assert note(out, "accuracy") == f"the answer could not be read, so 0: {reason}"
+
+
+def test_score_screen_says_what_turns_and_tool_calls_count(capsys):
+    script = Script(
+        [
+            "search Andy Griffith western k=3",
+            "<tool_call>bad</tool_call>",  # refused: a turn, no tool call
+            "answer Even the Rain",
+        ]
+    )
+    assert play("MediaSearch-v0", seed=0, read=script) == 0
+    out = capsys.readouterr().out
+    assert component(out, "tool_calls") == 1 and component(out, "turns") == 3
+    assert note(out, "turns") == "every message you sent: tool calls, the answer, refused ones"
+    assert note(out, "tool_calls") == (
+        "only the tool calls that ran (several in one message count one each)"
+    )
+    assert component(out, "format") == 0
+    assert note(out, "format") == "tags not well formed: an action was refused (invalid_actions)"
+    assert note(out, "accuracy") == ""  # a readable answer: the Answer line says how it was read
+    assert note(out, "latency_ms").startswith("modelled")
+
+
+def test_dialogue_score_screen_counts_says_and_questions(capsys):
+    script = Script(["say Do you have a big head (HP:0000256)?", "answer OMIM:618406"])
+    assert play("DiagnosisDialogue-v0", seed=0, read=script) == 0
+    out = capsys.readouterr().out
+    assert component(out, "tool_calls") == 1 and component(out, "turns") == 2
+    assert (
+        note(out, "turns") == "every message you sent: tool calls, says, the answer, refused ones"
+    )
+    assert note(out, "tool_calls") == (
+        "tool calls that ran, plus one per item your messages asked about"
+    )
+
+
+def test_score_screen_notes_without_an_answer_and_over_the_limit() -> None:
+    from agentenv.play.view import component_notes, final_summary
+
+    ran_out = {"accuracy": 0.0, "format": 0.0, "tool_calls": 8.0, "turns": 8.0}
+    notes = component_notes(ran_out, {}, answered=False)
+    assert notes["accuracy"] == notes["format"] == "no answer was given"
+    over = {"accuracy": 1.0, "over_limit": 1.0, "format": 1.0}
+    shown = final_summary(0.0, {"reward_components": over}, over_limit="zero")
+    assert note(shown, "over_limit") == (
+        "more predictions than allowed: the reward is 0, whatever accuracy says"
+    )
+    assert note(shown, "accuracy") == ""
+    patient = {"messages": 1.0, "truthfulness": 1.0, "invalid_actions": 0.0}
+    assert component_notes(patient, {}) == {}  # the simulated side's components need none
