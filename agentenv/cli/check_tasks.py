@@ -77,7 +77,9 @@ def check_tasks(
     family = family_of_env(env_id.rpartition(":")[2])
     check = family_part(family, "solvability")
     if tasks is not None:
-        check_tasks_path(tasks)  # a missing, special, binary or oversized file is refused unread
+        # an env that reads no task file, or a missing, special, binary or oversized file, is
+        # refused unread
+        check_tasks_path(tasks, env_id=env_id)
     else:
         check_split(env_id, split)  # type: ignore[arg-type]  # one of the two is given
     source = f"--tasks {tasks}" if tasks is not None else f"--split {split}"

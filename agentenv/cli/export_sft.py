@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     if not math.isfinite(args.min_reward):
         raise UserInputError(f"--min-reward must be a finite number, got {args.min_reward}")
     if args.tasks is not None:
-        check_tasks_path(args.tasks)
+        check_tasks_path(args.tasks, env_id=args.env_id)
     config = config_from_args(args)
     env_spec(config.env_id)  # an unknown id is a one-line error
     given = parse_env_args(args.env_arg)

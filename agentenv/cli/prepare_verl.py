@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     env_kwargs = parse_env_args(args.env_arg)
     check_env_args(args.env_id, env_kwargs)
     if args.tasks is not None:
-        check_tasks_path(args.tasks)
+        check_tasks_path(args.tasks, env_id=args.env_id)
         env_kwargs["tasks"] = str(args.tasks.resolve())
     try:
         specs = episode_specs(

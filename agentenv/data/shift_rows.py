@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentenv.engine.task_files import check_task_source
+from agentenv.engine.task_files import TaskSourceReads, check_task_source
 from agentenv.errors import UserInputError
 
 TEXT_KEYS = ("prompt", "question", "query", "instruction", "text", "input")
@@ -136,7 +136,7 @@ def read_rows(path: str | Path) -> list[TaskRow]:
     check_task_source(path, "data set")
     rows = []
     try:
-        with path.open(encoding="utf-8") as fh:
+        with TaskSourceReads(path, "data set").open(path, encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue

@@ -14,6 +14,11 @@ text without NUL bytes, with no line over :data:`MAX_TASK_LINE_BYTES` and at
 most :data:`MAX_TASK_ROWS` tasks. It is checked in one streaming pass in
 1 MiB blocks, so ``/dev/zero`` or a 10 GB file costs a ``stat``, not memory.
 
+The bounds hold while the file is read, not only as ``stat`` saw it: a file that grows after the
+check (or whose ``st_size`` says 0, as ``/proc`` files do) is refused, with the same message,
+once its bytes pass a bound. The readers open a task file through :class:`TaskSourceReads`, which
+counts every byte it hands on and never reads more than :data:`MAX_TASK_FILE_BYTES` ``+ 1``.
+
 A row's optional ``id`` follows one grammar in every family (:func:`check_row_id`),
 and is unique within its file or list (:class:`RowIds`).
 
@@ -40,6 +45,7 @@ Example:
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import stat
 import warnings
@@ -59,6 +65,7 @@ __all__ = [
     "SKIP_BAD_ROWS_ENV",
     "BadRows",
     "RowIds",
+    "TaskSourceReads",
     "check_row_count",
     "check_row_id",
     "check_task_source",
@@ -134,20 +141,111 @@ def check_task_source(
     for file in files:
         total += file.stat().st_size
         if total > MAX_TASK_FILE_BYTES:
-            raise UserInputError(
-                f"{where} {path}: larger than {MAX_TASK_FILE_BYTES >> 20} MiB; split the task set"
-            )
+            raise _too_large(where, path)
     if len(files) > MAX_TASK_ROWS:
         raise UserInputError(
             f"{where} {path}: more than {MAX_TASK_ROWS:,} files; split the task set"
         )
     if not contents:
         return
+    reads = TaskSourceReads(path, where)  # the sizes stat gave are counted again as read
     for file in files:
-        _check_task_text(file, where)
+        _check_task_text(file, reads)
 
 
-def _check_task_text(file: Path, where: str) -> None:
+def _too_large(where: str, path: Path) -> UserInputError:
+    return UserInputError(
+        f"{where} {path}: larger than {MAX_TASK_FILE_BYTES >> 20} MiB; split the task set"
+    )
+
+
+class TaskSourceReads:
+    """The bytes read so far from one task source (a file, or every file of a folder), held to its bounds.
+
+    Why: :func:`check_task_source` sees a file's size through ``stat``, and the reader opens the
+    file afterwards; a file that grew in between (or whose ``st_size`` is 0, as in ``/proc``) was
+    read whole. Each block read through :meth:`open` is counted as it arrives: past
+    :data:`MAX_TASK_FILE_BYTES` in all, a line past :data:`MAX_TASK_LINE_BYTES`, or a NUL byte is
+    refused with :func:`check_task_source`'s message, and no read asks for more than the bound + 1.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "t.jsonl"
+        >>> _ = path.write_text('{"id": "a"}\\n')
+        >>> reads = TaskSourceReads(path)
+        >>> with reads.open(path) as fh:
+        ...     fh.read(), reads.total
+        ('{"id": "a"}\\n', 12)
+    """
+
+    def __init__(self, path: str | os.PathLike[str], where: str = "tasks") -> None:
+        self.path, self.where, self.total = Path(path), where, 0
+
+    def open(self, file: Path, encoding: str = "utf-8-sig") -> io.TextIOWrapper:
+        """``file`` (the source, or one file of its folder) as text, as ``open(file, encoding=...)``
+        reads it (universal newlines, strict decoding), its bytes counted against the bounds."""
+        raw = _CountedFile(file, self)
+        return io.TextIOWrapper(io.BufferedReader(raw, 1 << 20), encoding=encoding)
+
+    def room(self, size: int) -> int:
+        """How many of ``size`` bytes the next read may ask for: never past the bound + 1."""
+        return max(0, min(size, MAX_TASK_FILE_BYTES + 1 - self.total))
+
+    def take(self, block: bytes, file: Path, line: int) -> int:
+        """Count ``block`` of ``file`` (whose current line has ``line`` bytes so far); the line's
+        length after it.
+
+        Raises:
+            UserInputError: the source passed its size bound, or ``block`` has a NUL byte or ends
+                a line (or makes one) longer than the line bound.
+        """
+        self.total += len(block)
+        if self.total > MAX_TASK_FILE_BYTES:
+            raise _too_large(self.where, self.path)
+        if b"\0" in block:
+            raise UserInputError(
+                f"{self.where} {file}: a binary file (NUL bytes); a task file is UTF-8 text"
+            )
+        parts = block.split(b"\n")
+        lengths = [line + len(parts[0]), *(len(part) for part in parts[1:])]
+        if max(lengths) > MAX_TASK_LINE_BYTES:
+            raise UserInputError(
+                f"{self.where} {file}: a line longer than {MAX_TASK_LINE_BYTES >> 20} MiB; "
+                "one task per line"
+            )
+        return lengths[-1]
+
+
+class _CountedFile(io.RawIOBase):
+    """A file's bytes, each read counted by a :class:`TaskSourceReads` and asked no further than its room."""
+
+    def __init__(self, file: Path, reads: TaskSourceReads) -> None:
+        super().__init__()
+        self._file, self._reads, self._line = file, reads, 0
+        self._raw = io.FileIO(file, "r")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        n = self._raw.readinto(view[: self._reads.room(len(view))])
+        if n:
+            self._line = self._reads.take(bytes(view[:n]), self._file, self._line)
+        return n or 0
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
+
+
+def _check_task_text(file: Path, reads: TaskSourceReads) -> None:
+    where = reads.where
     if not os.access(file, os.R_OK):
         raise UserInputError(f"{where} {file}: not readable (permission denied)")
     try:
@@ -157,19 +255,8 @@ def _check_task_text(file: Path, where: str) -> None:
     with handle:
         line, offset = 0, 0  # line: bytes of the current line so far
         decoder = codecs.getincrementaldecoder("utf-8")()
-        while block := handle.read(1 << 20):
-            if b"\0" in block:
-                raise UserInputError(
-                    f"{where} {file}: a binary file (NUL bytes); a task file is UTF-8 text"
-                )
-            parts = block.split(b"\n")
-            lengths = [line + len(parts[0]), *(len(part) for part in parts[1:])]
-            line = lengths[-1]
-            if max(lengths) > MAX_TASK_LINE_BYTES:
-                raise UserInputError(
-                    f"{where} {file}: a line longer than {MAX_TASK_LINE_BYTES >> 20} MiB; "
-                    "one task per line"
-                )
+        while block := handle.read(reads.room(1 << 20)):
+            line = reads.take(block, file, line)
             try:
                 decoder.decode(block)
             except UnicodeDecodeError as err:

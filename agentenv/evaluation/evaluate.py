@@ -219,7 +219,7 @@ def run_config(
     check_split(env_id, split)
     agent_factory(agent)  # an unknown name is refused here, before --out is read or written
     if tasks is not None:
-        check_tasks_path(Path(tasks))
+        check_tasks_path(Path(tasks), env_id=env_id)
         kwargs["tasks"] = str(tasks)
     if reward:
         kwargs["reward"] = reward

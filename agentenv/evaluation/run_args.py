@@ -301,14 +301,39 @@ def _named_path(text: str, refusal: str) -> Path:
     return Path(text)
 
 
-def check_tasks_path(path: Path, flag: str = "--tasks") -> None:
+def check_tasks_path(path: Path, flag: str = "--tasks", env_id: str | None = None) -> None:
     """Refuse a task source that cannot be a task file before anything reads it, in one line
     (the bounds of :mod:`agentenv.engine.task_files`, which the families' readers apply from Python too).
 
     A folder's files are checked for what they are, not read: the family's reader names a file a
     folder of its tasks may not hold, or says that it takes no folder, before it reads the rest.
+    With ``env_id``, an env that reads no task file of the user's is refused first
+    (:func:`check_takes_tasks`).
     """
+    if env_id is not None:
+        check_takes_tasks(env_id, flag)
     check_task_source(path, flag, contents=not path.is_dir())
+
+
+def check_takes_tasks(env_id: str, flag: str = "--tasks") -> None:
+    """Refuse ``flag`` for an env whose constructor takes no ``tasks`` keyword, in one line.
+
+    Why: such an env builds its own tasks and hands them to :class:`~agentenv.core.ToolEnv`
+    positionally, so ``gym.make(env_id, tasks=...)`` failed inside it with Python's ``got multiple
+    values for argument 'tasks'`` (the example family ``capitals`` did), naming neither the flag
+    nor a fix. An env that takes any keyword (``**kwargs`` to the end) is let through.
+    """
+    accepted = env_kwarg_names(env_id)
+    if accepted is None or "tasks" in accepted:
+        return
+    from agentenv.families import family_of_env
+
+    family = family_of_env(env_id.rpartition(":")[2])
+    raise UserInputError(
+        f"{flag}: {env_id} reads no task file of yours (its env takes no 'tasks' keyword); "
+        f"use --split {'/'.join(family.splits)} instead, or give the family's env a keyword-only "
+        "'tasks' parameter that reads the file" + (f" (see {family.docs})" if family.docs else "")
+    )
 
 
 def print_error(message: str) -> None:

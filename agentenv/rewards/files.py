@@ -15,7 +15,9 @@ Example:
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,12 +35,13 @@ def read_reward_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ValueError(f"{path}: not a regular file; a reward config is a .json or .yaml file")
     if path.stat().st_size > MAX_REWARD_FILE_BYTES:
-        raise ValueError(
-            f"{path}: {path.stat().st_size:,} bytes; a reward config is at most "
-            f"{MAX_REWARD_FILE_BYTES:,} (a handful of fields)"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
+        raise _too_large(path, path.stat().st_size)
+    with path.open("rb") as f:  # bounded as read: a file that grew after the stat is not read whole
+        raw = f.read(MAX_REWARD_FILE_BYTES + 1)
+        if len(raw) > MAX_REWARD_FILE_BYTES:
+            raise _too_large(path, os.fstat(f.fileno()).st_size)
+    try:  # decoded as path.read_text(encoding="utf-8") decodes (universal newlines)
+        text = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8").read()
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if path.suffix == ".json":
@@ -57,6 +60,19 @@ def read_reward_file(path: Path) -> dict[str, Any]:
             f"{path}: a reward config file must hold a mapping of fields, got {type(data).__name__}"
         )
     return dict(data)
+
+
+def _too_large(path: Path, size: int) -> ValueError:
+    """The refusal of a reward file past :data:`MAX_REWARD_FILE_BYTES` (``size``: as ``stat`` gives it,
+    which for a file that grows as it is read may still be the smaller size)."""
+    shown = (
+        f"{size:,} bytes"
+        if size > MAX_REWARD_FILE_BYTES
+        else f"more than {MAX_REWARD_FILE_BYTES:,} bytes"
+    )
+    return ValueError(
+        f"{path}: {shown}; a reward config is at most {MAX_REWARD_FILE_BYTES:,} (a handful of fields)"
+    )
 
 
 def _load_yaml(path: Path, text: str) -> Any:

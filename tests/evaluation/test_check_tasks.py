@@ -53,6 +53,30 @@ def test_rare_disease_out_of_universe_diagnosis_is_reported_and_fails(
     assert "ORPHA:558" in out and "1 of 1 tasks reachable" in out
 
 
+def test_rare_disease_excluded_ancestor_of_a_present_finding_is_a_warning(
+    tmp_path: Path, capsys
+) -> None:
+    """The row, the excluded term and its present descendant are named; the row is still checked."""
+    tasks = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"phenotypes": ["HP:0001166", "HP:0000545"], "diagnosis": ["OMIM:154700"]},
+            {
+                "phenotypes": ["HP:0001166", "HP:0000518"],
+                "excluded": ["HP:0000478"],
+                "diagnosis": ["OMIM:154700"],
+            },
+        ],
+    )
+    assert main(["check-tasks", "RareDiseaseDiagnosis-v0", "--tasks", str(tasks)]) == 1
+    out = capsys.readouterr().out
+    assert (
+        f"import: {tasks}:2: excluded HP:0000478 (Abnormality of the eye) is an ancestor of "
+        "present HP:0000518 (Cataract)" in out
+    )
+    assert "2 of 2 tasks reachable" in out and "1 import warning(s) above" in out
+
+
 def test_all_reachable_exits_zero(tmp_path: Path, capsys) -> None:
     tasks = _write(
         tmp_path / "q.jsonl", [{"question": "Who directed Jaws?", "answer": "Steven Spielberg"}]

@@ -61,6 +61,7 @@ from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import (
     BadRows,
     RowIds,
+    TaskSourceReads,
     check_row_count,
     check_row_id,
     check_task_source,
@@ -226,7 +227,9 @@ def load_user_tasks(path: str | Path) -> list[Question]:
     bad = BadRows(
         str(path)
     )  # every bad row named at once (or skipped, see agentenv.engine.task_files)
-    with open(path, encoding="utf-8-sig") as fh:  # a leading BOM (Windows editors) is no text
+    # bounded as read, not only as checked (a file that grew since is refused, not read whole);
+    # utf-8-sig: a leading BOM (Windows editors) is no text
+    with TaskSourceReads(path).open(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

@@ -19,10 +19,13 @@ the current id and reported; unknown ids are dropped and reported, in
 ``ImportResult.warnings``; each warning names the user's file and line
 (``cases.jsonl:3: ...``, or the line of the id in a phenopacket file), and so
 does a key this module does not know (``phenotypicFeature``: did you mean
-``phenotypicFeatures``?). A case whose diagnoses are all outside the KB's
-universe (say an ORPHA-only case in the OMIM universe), or that has no known
-present term left, is skipped and counted in ``ImportResult.skipped``. Input
-that is malformed (a missing field, a wrong type) raises
+``phenotypicFeatures``?). A term listed both present and excluded, or an
+excluded term that is an HPO ancestor of a present one (no "Abnormality of the
+eye" with "Cataract"), contradicts the case: it is reported and kept as present
+only (the simulator never draws such an excluded term either). A case whose
+diagnoses are all outside the KB's universe (say an ORPHA-only case in the OMIM
+universe), or that has no known present term left, is skipped and counted in
+``ImportResult.skipped``. Input that is malformed (a missing field, a wrong type) raises
 :class:`~agentenv.errors.UserInputError` (a ``ValueError``) naming the source,
 the field and the fix.
 
@@ -47,6 +50,7 @@ from typing import Any
 
 from agentenv.corpora.hpo.knowledge_base import HpoKnowledgeBase
 from agentenv.engine.strict_json import RepeatedKey, loads_unique
+from agentenv.engine.task_files import TaskSourceReads
 from agentenv.envs.rare_disease.patients.simulated import Patient
 from agentenv.errors import UserInputError
 
@@ -231,6 +235,21 @@ def _resolve(
     return out
 
 
+def _implied_by(kb: HpoKnowledgeBase, present: list[str], absent: list[str]) -> dict[str, str]:
+    """Each excluded term that is a proper ancestor of a present one -> the first such present term.
+
+    Why: a patient cannot lack "Abnormality of the eye" while having "Cataract"; such a row
+    contradicts itself as a term both present and excluded does, and is read the same way.
+    """
+    wanted = set(absent)
+    implied: dict[str, str] = {}
+    for finding in present:
+        for term in kb.ancestors(finding, include_self=False):
+            if term in wanted:
+                implied.setdefault(term, finding)
+    return {t: implied[t] for t in absent if t in implied}  # in the row's order
+
+
 def _make_case(
     kb: HpoKnowledgeBase,
     phenotypes: list[str],
@@ -250,6 +269,17 @@ def _make_case(
             where.note(f"{clash} listed as both present and excluded; kept as present", clash[0])
         )
         absent = [t for t in absent if t not in present]
+    implied = _implied_by(kb, present, absent)
+    for term, finding in implied.items():
+        warnings.append(
+            where.note(
+                f"excluded {term} ({kb.term_name(term)}) is an ancestor of present {finding} "
+                f"({kb.term_name(finding)}), which implies it (HPO's true-path rule); kept as "
+                "present, dropped from excluded",
+                term,
+            )
+        )
+    absent = [t for t in absent if t not in implied]
     diseases = list(dict.fromkeys(normalize_disease_id(d) for d in diagnosis))
     in_universe = [d for d in diseases if kb.in_universe(d)]
     if not in_universe:
@@ -406,20 +436,28 @@ def _from_phenopacket(kb: HpoKnowledgeBase, packet: Any, source: str, where: Whe
     return _make_case(kb, present, excluded, diagnosis, where, label, unknown_keys)
 
 
-def load_phenopackets(kb: HpoKnowledgeBase, path: str | Path) -> ImportResult:
+def load_phenopackets(
+    kb: HpoKnowledgeBase, path: str | Path, *, reads: TaskSourceReads | None = None
+) -> ImportResult:
     """Import a phenopacket JSON file, or every ``*.json`` under a directory (sorted, recursive).
+
+    Each file is read within the bounds of a task source (:mod:`agentenv.engine.task_files`), as
+    it is read; ``reads`` counts them for a larger source ``path`` belongs to (a folder of cases).
 
     Raises:
         FileNotFoundError: the path does not exist.
-        UserInputError: a file that is not JSON or not a valid phenopacket, naming the file.
+        UserInputError: a file that is not JSON or not a valid phenopacket, naming the file; the
+            files passing a size, line or text bound.
     """
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such file or directory of phenopacket JSON files")
     files = sorted(root.rglob("*.json")) if root.is_dir() else [root]
+    reads = reads or TaskSourceReads(root)
     result = ImportResult(())
     for file in files:
-        text = file.read_text(encoding="utf-8-sig")
+        with reads.open(file) as fh:  # as file.read_text(encoding="utf-8-sig"), counted
+            text = fh.read()
         try:
             packet = loads_unique(text)
         except RepeatedKey as err:

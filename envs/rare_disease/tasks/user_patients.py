@@ -45,6 +45,7 @@ from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import (
     BadRows,
     RowIds,
+    TaskSourceReads,
     check_row_count,
     check_row_id,
     check_task_source,
@@ -92,17 +93,23 @@ class BadJsonLine(str):
     """What a line that is not JSON reads as when the caller collects bad rows: the reason."""
 
 
-def read_jsonl_lines(path: Path, *, keep_bad: bool = False) -> list[tuple[int, Any]]:
+def read_jsonl_lines(
+    path: Path, *, keep_bad: bool = False, reads: TaskSourceReads | None = None
+) -> list[tuple[int, Any]]:
     """``(line number, JSON value)`` for each non-blank line of a JSONL file.
 
     ``keep_bad``: a line that is not JSON is a :class:`BadJsonLine` (its reason) in the list, so
     that the caller names every bad row at once and ``--skip-bad-rows`` keeps the rest.
+    ``reads``: the byte count of the task source ``path`` belongs to (a folder's), else its own.
 
     Raises:
-        UserInputError: a line that is not JSON (unless ``keep_bad``), naming the file, line and column.
+        UserInputError: a line that is not JSON (unless ``keep_bad``), naming the file, line and
+            column; the file passing a bound of :mod:`agentenv.engine.task_files` as it is read.
     """
     rows: list[tuple[int, Any]] = []
-    with path.open(encoding="utf-8-sig") as fh:  # a leading BOM (Windows editors) is no text
+    # bounded as read, not only as checked: a file that grew since is refused, not read whole
+    reads = reads or TaskSourceReads(path)
+    with reads.open(path) as fh:  # utf-8-sig: a leading BOM (Windows editors) is no text
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -179,11 +186,14 @@ def load_user_patients(kb: HpoKnowledgeBase, tasks: UserTasks) -> ImportResult:
     return _import_items(kb, list(enumerate(tasks)), None)
 
 
-def _load_file(kb: HpoKnowledgeBase, path: Path) -> ImportResult:
-    """One case file: a JSONL file of task dicts, or a phenopacket ``.json`` file."""
+def _load_file(
+    kb: HpoKnowledgeBase, path: Path, reads: TaskSourceReads | None = None
+) -> ImportResult:
+    """One case file: a JSONL file of task dicts, or a phenopacket ``.json`` file; ``reads`` counts
+    the bytes of a folder's files together."""
     if path.suffix == ".jsonl":
-        return _import_items(kb, read_jsonl_lines(path, keep_bad=True), str(path))
-    return load_phenopackets(kb, path)
+        return _import_items(kb, read_jsonl_lines(path, keep_bad=True, reads=reads), str(path))
+    return load_phenopackets(kb, path, reads=reads)
 
 
 def _load_folder(kb: HpoKnowledgeBase, root: Path) -> ImportResult:
@@ -197,9 +207,10 @@ def _load_folder(kb: HpoKnowledgeBase, root: Path) -> ImportResult:
             "move it out of the folder"
         )
     check_task_source(root)
+    reads = TaskSourceReads(root)  # the folder's size bound holds for its files together, as read
     result = ImportResult(())
     for file in files:
-        result = result + _load_file(kb, file)
+        result = result + _load_file(kb, file, reads)
     check_row_count(len(result.patients) + sum(result.skipped.values()), f"tasks={str(root)!r}")
     return result
 

@@ -114,6 +114,49 @@ def test_skipped_cases_are_counted(kb: HpoKnowledgeBase) -> None:
     assert any("both present and excluded" in w for w in result.warnings)
 
 
+EYE, CATARACT, LENS = "HP:0000478", "HP:0000518", "HP:0000517"
+"""Abnormality of the eye, Cataract (a descendant of both others), Abnormality of the lens."""
+
+
+def test_an_excluded_ancestor_of_a_present_finding_is_reported_and_kept_as_present(
+    kb: HpoKnowledgeBase,
+) -> None:
+    """A patient cannot lack "Abnormality of the eye" while having "Cataract": read as a term both
+    present and excluded is (warned, kept as present), not accepted in silence."""
+    assert {EYE, LENS} <= set(kb.ancestors(CATARACT, include_self=False))
+    result = import_task(
+        kb,
+        {
+            "phenotypes": ["HP:0001166", CATARACT],
+            "excluded": [EYE, "HP:0001250", LENS],
+            "diagnosis": ["OMIM:154700"],
+        },
+        "cases.jsonl:4",
+        file="cases.jsonl",
+        line=4,
+    )
+    (p,) = result.patients
+    assert p.present == ("HP:0001166", CATARACT) and p.excluded == ("HP:0001250",)
+    assert list(result.warnings) == [
+        f"cases.jsonl:4: excluded {t} ({kb.term_name(t)}) is an ancestor of present {CATARACT} "
+        f"(Cataract), which implies it (HPO's true-path rule); kept as present, dropped from excluded"
+        for t in (EYE, LENS)
+    ]
+    # a phenopacket reads alike; an excluded descendant of a present term is no contradiction
+    packet_result = from_phenopacket(
+        kb, packet([feature(CATARACT), feature(EYE, excluded=True)]), "p.json"
+    )
+    assert packet_result.patients[0].excluded == ()
+    assert (
+        "excluded HP:0000478 (Abnormality of the eye) is an ancestor of present HP:0000518"
+        in (packet_result.warnings[0])
+    )
+    fine = import_task(
+        kb, {"phenotypes": [EYE], "excluded": [CATARACT], "diagnosis": ["OMIM:154700"]}
+    )
+    assert fine.patients[0].excluded == (CATARACT,) and not fine.warnings
+
+
 @pytest.mark.parametrize(
     ("task", "match"),
     [
