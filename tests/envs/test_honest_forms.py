@@ -79,7 +79,7 @@ def media_forms(q: Question) -> Iterator[tuple[str, str]]:
             ("bold_zero_fraction", f"**{q.answer}.0**."),
         )
         value = int(q.answer)
-        if q.answer_type == "number" and value <= 20:
+        if q.answer_type == "number" and value < 100:  # number_words writes 0 to 99
             yield "word", str(number_words(value))
         return
     if q.answer_type == "title":

@@ -23,19 +23,25 @@ an answer" lists it with examples):
 * **Numbers** (counts, runtimes, years): an integer in ASCII (or full-width)
   digits, with or without thousands separators (``1,994``; a first group never starts with
   ``0``, so ``0,011`` is unreadable), optionally with a zero fraction
-  (``1977.0``); for counts and runtimes also a number word up to twenty. No
-  other decimals, signs, ranges or unit words, and no other numeric symbols
-  (``11²``, ``⑫``, ``½``: NFKC would fold some of them into digits).
+  (``1977.0``); for counts and runtimes also English number words from zero
+  to 999 (:data:`NUMBER_WORDS_GRAMMAR`: ``seven``, ``forty-two``, ``forty two``,
+  ``a hundred``, ``one hundred and five``). No other decimals, signs, ranges or
+  unit words, and no other numeric symbols (``11²``, ``⑫``, ``½``: NFKC would
+  fold some of them into digits). Years are digits only.
 * Questions you bring are typed from the catalog
   (:mod:`agentenv.envs.media_search.tasks.user_answer_types`): a film gold is graded
   as a title (a title several films share, as the bare gold, is any of them),
   a person as a person; only a stated ``"text"`` gold is matched against the
-  gold and its aliases with the same spelling rules.
+  gold and its aliases with the same spelling rules. A person gold also credits an
+  alias that names another credited person (``Lilly Wachowski`` beside ``Lana
+  Wachowski``): the row lists every accepted answer in its aliases.
 
 Example:
     >>> read_integer("1,994", words=False), read_integer("seven", words=True), read_integer("seven", words=False)
     (1994, 7, None)
-    >>> [read_integer(t, words=True) for t in ("2005.9", "-7", "7 minutes", "twenty-one", "٧", "0,011")]
+    >>> [read_integer(t, words=True) for t in ("twenty-one", "Forty two", "a hundred and five")]
+    [21, 42, 105]
+    >>> [read_integer(t, words=True) for t in ("2005.9", "-7", "7 minutes", "one thousand", "٧", "0,011")]
     [None, None, None, None, None, None]
     >>> read_integer("1977.0", words=False), read_integer("1,977.00", words=False), read_integer("011", words=False)
     (1977, 1977, 11)
@@ -72,8 +78,20 @@ TENS = {
     "eighty": 80,
     "ninety": 90,
 }
-ANSWER_WORDS = {w: i for i, w in enumerate(UNITS)} | {"twenty": 20}
-"""The number words an answer may use (counts and runtimes): zero to twenty."""
+_UNIT_VALUES = {w: i for i, w in enumerate(UNITS)}
+NUMBER_WORDS_GRAMMAR = """\
+number   := "zero" | below100 | hundreds | hundreds SP ["and" SP] below100
+hundreds := ("a" | one..nine) SP "hundred"
+below100 := one..nineteen | tens | tens ("-" | SP) one..nine
+tens     := "twenty" | "thirty" | "forty" | "fifty" | "sixty" | "seventy" | "eighty" | "ninety"
+SP       := one space (U+0020)"""
+"""The number words an answer may use for a count or a runtime (0 to 999), matched after case folding
+(full-width letters NFKC-folded first). Nothing else: no ``hundred`` alone, ``one-hundred``,
+``twelve hundred``, ``thousand``, ``oh``, ``zero`` inside a number, ``fortytwo``, two spaces, a
+trailing ``and``, or a year in words (``nineteen ninety-four``)."""
+MAX_WORDS_NUMBER = 999
+"""The largest number words can write: above every count and runtime gold (the shipped splits' largest
+is 263)."""
 MAX_REFERENCE_CHARS = 300
 """Longer entries are no title, name or number (the longest catalog title has 126 characters)."""
 
@@ -141,7 +159,55 @@ def read_integer(text: str, *, words: bool) -> int | None:
     if number is not None:
         return int(number.group("digits").replace(",", ""))
     if words:
-        return ANSWER_WORDS.get(text.casefold())
+        return read_number_words(text)
+    return None
+
+
+def read_number_words(text: str) -> int | None:
+    """The integer ``text`` writes in English words under :data:`NUMBER_WORDS_GRAMMAR`, or None.
+
+    Example:
+        >>> [read_number_words(t) for t in ("zero", "Ninety-Nine", "two hundred forty two", "A hundred")]
+        [0, 99, 242, 100]
+        >>> [read_number_words(t) for t in ("hundred", "one-hundred", "forty  two", "one hundred and")]
+        [None, None, None, None]
+    """
+    if not text.isascii():
+        if _FULL_WIDTH_ASCII.fullmatch(text) is None:
+            return None
+        text = unicodedata.normalize("NFKC", text)
+    words = text.casefold().split(" ")
+    if len(words) > 6:  # "nine hundred and ninety nine" is the longest
+        return None
+    value = 0
+    if len(words) >= 2 and words[1] == "hundred":
+        head = 1 if words[0] == "a" else _UNIT_VALUES.get(words[0], 0)
+        if not 1 <= head <= 9:
+            return None
+        value, words = 100 * head, words[2:]
+        if not words:
+            return value
+        if words[0] == "and":
+            words = words[1:]
+    rest = _below_hundred(words)
+    if rest is None or value and not rest:
+        return None  # "one hundred zero" is no number
+    return value + rest
+
+
+def _below_hundred(words: list[str]) -> int | None:
+    """``zero`` to ``ninety-nine`` in one or two words (``below100`` of the grammar, and ``zero``)."""
+    if len(words) == 1:
+        word = words[0]
+        value = _UNIT_VALUES.get(word)
+        if value is not None:
+            return value
+        if word in TENS:
+            return TENS[word]
+        tens, hyphen, unit = word.partition("-")
+        words = [tens, unit] if hyphen else []
+    if len(words) == 2 and words[0] in TENS and 1 <= _UNIT_VALUES.get(words[1], 0) <= 9:
+        return TENS[words[0]] + _UNIT_VALUES[words[1]]
     return None
 
 
@@ -267,7 +333,7 @@ def _gold_key(question: Gradable) -> tuple[str, tuple[str, ...]]:
 
 
 def _gold_numbers(question: Gradable) -> frozenset[int]:
-    """The integers ``question``'s gold and aliases read as (any number word allowed)."""
+    """The integers ``question``'s gold and aliases read as (digits, or number words to 999)."""
     key = _gold_key(question)
     numbers = _GOLD_NUMBERS.get(key)
     if numbers is None:
@@ -296,20 +362,26 @@ def _gold_films(
     return golds
 
 
-def _gold_person(question: Gradable, cat: AnswerCatalog, key: tuple[object, ...]) -> str | None:
-    """The person the gold names (None: no one of the catalog, or several), read once per question
-    (``key``: the question's ``(answer_type, answer, aliases)``; only this reading keys by a type
-    other than ``title``)."""
-    if key not in cat.gold_readings:
-        cat.remember_gold(key, cat.people.lookup(question.answer).ref)
-    return cat.gold_readings[key]
+def _gold_people(
+    question: Gradable, cat: AnswerCatalog, key: tuple[object, ...]
+) -> tuple[str | None, frozenset[str]]:
+    """``(the person the gold names or None, every person the gold and its aliases name)``, read once
+    per question (``key``: the question's ``(answer_type, answer, aliases)``; only this reading keys
+    by a type other than ``title``). A name that reads as no one of the catalog, or as several
+    people, names no one here: it is credited by its spelling."""
+    people = cat.gold_readings.get(key)
+    if people is None:
+        refs = [cat.people.lookup(g).ref for g in _golds(question)]
+        people = (refs[0], frozenset(r for r in refs if r is not None))
+        cat.remember_gold(key, people)
+    return people
 
 
 def _read_number(core: str, question: Gradable) -> Reading:
     words = question.answer_type == "number"
     value = read_integer(core, words=words)
     if value is None:
-        allowed = "digits, or a number word up to twenty" if words else "digits"
+        allowed = "digits, or number words up to 999 like forty-two" if words else "digits"
         return _unreadable(
             f"{quoted(core)} is not an integer ({allowed}; no signs, units or decimals but .0;"
             " a first thousands group never starts with 0)"
@@ -419,8 +491,12 @@ def _read_person(
         if named.how == "ambiguous":
             return _unreadable(f"{quoted(core)} names {len(named.refs)} people")
         return _unreadable(f"{quoted(core)} is not a person credited in the catalog")
-    gold_person = _gold_person(question, cat, gold)
-    person = cat.catalog.people[named.ref].name
-    if gold_person is None:
-        return Reading(_gold_spelling(core, question), f"read as the person {person!r}")
-    return Reading(named.ref == gold_person, f"read as the person {person!r}")
+    gold_person, gold_people = _gold_people(question, cat, gold)
+    read_as = f"read as the person {cat.catalog.people[named.ref].name!r}"
+    if (
+        named.ref in gold_people
+    ):  # the gold person, or one an alias names (Lilly beside Lana Wachowski)
+        return Reading(True, read_as)
+    if gold_person is None or question.answer_type == "text":
+        return Reading(_gold_spelling(core, question), read_as)
+    return Reading(False, read_as)

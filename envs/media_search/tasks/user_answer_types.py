@@ -6,9 +6,11 @@ text refused ``Heat (1995)`` and ``tt0113277``, the very forms the prompt asks
 for. So the gold is resolved against the catalog the grader reads, with the
 grader's own rules (:mod:`agentenv.envs.media_search.grading.answer_catalog`):
 
-* a gold that is an **integer** (digits ``"7"``, ``"1,994"``, ``"1975"``, or a
-  number word up to twenty, ``"seven"``) is a number: ``"year"`` for four digits
-  from 1800 to 2100, else ``"number"``. A number wins over a film of the same
+* a gold that is an **integer** (digits ``"7"``, ``"1,994"``, ``"1975"``, or
+  English number words from zero to 999, ``"seven"``, ``"forty-two"``, ``"one
+  hundred and five"``: the grader's
+  :data:`~agentenv.envs.media_search.grading.grade.NUMBER_WORDS_GRAMMAR`) is a
+  number: ``"year"`` for four digits from 1800 to 2100, else ``"number"``. A number wins over a film of the same
   title (``"300"`` and ``"Seven"`` are counts; write ``"300 (2006)"``, the id,
   or ``"answer_type": "title"`` for the film);
 * otherwise the gold's readings are collected: a **film** (its title, ``Title
@@ -103,7 +105,11 @@ def typed_answer(
     number = _number_type(answer)
     if stated in ("number", "year"):
         if number is None or stated == "year" and read_integer(answer, words=False) is None:
-            form = "digits" if stated == "year" else "digits or a number word up to twenty"
+            form = (
+                "digits"
+                if stated == "year"
+                else "digits, or number words up to 999 like 'forty-two'"
+            )
             raise UserInputError(
                 f"{where}: answer {answer!r} is no {stated} ({form}); fix the answer, or state "
                 "another 'answer_type'"
