@@ -54,7 +54,7 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
     ("row", "message"),
     [
         (
-            {"question": "how many films?", "answer": "4", "aliases": ["9" * 400]},
+            {"question": "how many films?", "answer": "4", "aliases": ["9" * 200]},
             "field 'aliases' holds a number of more than 30 digits",
         ),
         (
@@ -74,8 +74,8 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
             "field 'question' has 2,012 characters; it may have at most 2,000",
         ),
         (
-            {"question": "Who directed Heat (1995)?", "answer": "Michael Mann " * 40},
-            "field 'answer' has 519 characters; it may have at most 500",
+            {"question": "Who directed Heat (1995)?", "answer": "Michael Mann " * 24},
+            "field 'answer' has 311 characters; it may have at most 300 .no longer answer is read",
         ),
         (  # an answer is read from one line: the oracle's own gold scored 0
             {"question": "code word?", "answer": "alpha\nbeta", "answer_type": "text"},

@@ -66,7 +66,7 @@ from agentenv.engine.task_files import (
     check_row_id,
     check_task_source,
 )
-from agentenv.envs.media_search.grading.grade import FILM_ID
+from agentenv.envs.media_search.grading.grade import FILM_ID, MAX_REFERENCE_CHARS
 from agentenv.envs.media_search.questions.record import Question, question_id
 from agentenv.envs.media_search.tasks.user_answer_types import typed_answer
 from agentenv.errors import UserInputError
@@ -160,8 +160,10 @@ MAX_QUESTION_CHARS = 2_000
 """The longest question a row may hold. Hand-written questions run to about 300 characters; the
 single-turn env retrieves its passages with the whole question, and that search grows faster than
 the text (5 ms at 2,000 characters, 58 ms at 8,000, minutes at a megabyte)."""
-MAX_ANSWER_CHARS = 500
-"""The longest answer or alias: the catalog's longest film title has 79 characters, its longest name 52."""
+MAX_ANSWER_CHARS = MAX_REFERENCE_CHARS
+"""The longest answer or alias: the longest answer the grader reads (300 characters), so no gold is
+one that no answer could match (the catalog's longest film title has 79 characters, its longest
+name 52)."""
 MAX_ALIASES = 100
 """The most aliases a row may list."""
 MAX_ANSWER_DIGITS = 30
@@ -177,7 +179,9 @@ def _check_text(text: str, field: str, where: str) -> None:
     if len(text.strip()) > limit:
         raise UserInputError(
             f"{where}: field {field!r} has {len(text.strip()):,} characters; it may have at most "
-            f"{limit:,}: shorten it"
+            f"{limit:,}"
+            + ("" if field == "question" else " (no longer answer is read, so none could match it)")
+            + ": shorten it"
         )
     if field != "question" and "\n" in text.strip():
         raise UserInputError(
