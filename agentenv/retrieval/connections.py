@@ -258,14 +258,17 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
     (the request in flight), so it works with either; ``on_headers_complete``
     is httptools' alone.
     """
+    feed: type = _IgnoredUpgrades
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
     except ImportError:  # pragma: no cover - httptools is optional
         from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
 
+        feed = _UvicornFeed
+
     max_header_bytes = guard.settings.max_header_bytes
 
-    class GuardedProtocol(base):  # type: ignore[valid-type, misc]
+    class GuardedProtocol(feed, base):  # type: ignore[valid-type, misc]
         guard_client: str = ""
         guard_phase: int = _UNPROVEN
         guard_deadline: float = 0.0
@@ -295,14 +298,14 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
 
         def data_received(self, data: bytes) -> None:
             if self.guard_phase == _BUSY:
-                super().data_received(data)
+                self.guard_feed(data)
                 return
             if not self.guard_started:
                 self.guard_started = True
                 if self.guard_phase == _IDLE:  # the header clock starts with the first byte
                     self.guard_deadline = self.loop.time() + guard.settings.header_timeout_s
             self.guard_header_bytes += len(data)
-            super().data_received(data)
+            self.guard_feed(data)
             if self.transport.is_closing():
                 return
             cycle = self.cycle
@@ -341,9 +344,10 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
                 if size > max_header_bytes:
                     self.guard_too_large = True
                     raise ValueError("request headers too large")  # httptools: parser error
+            previous = self.cycle
             super().on_headers_complete()
             cycle = self.cycle
-            if cycle is not None and cycle.transport is self.transport:
+            if cycle is not previous:  # none is made for an upgrade (guard_stopped)
                 cycle.transport = _OneWrite(self.transport, cycle)
 
         def reading_body(self) -> bool:
@@ -366,6 +370,141 @@ def guarded_protocol(guard: ConnectionGuard, retry_after_s: int = 1) -> type[asy
                 self.transport.write(error_response(status, reason))
 
     return GuardedProtocol
+
+
+class _UvicornFeed:
+    """h11: what the client sends goes to uvicorn's ``data_received`` as it is."""
+
+    def guard_feed(self, data: bytes) -> None:
+        super().data_received(data)  # type: ignore[misc]
+
+
+class _IgnoredUpgrades:
+    """httptools: an upgrade the server does not perform is ignored, as RFC 9110 (7.8) lets a
+    server do, and the request is served as if it had no ``Upgrade`` header.
+
+    Why: llhttp stops at the end of the head of a request with ``Upgrade`` and ``Connection:
+    upgrade`` (``Upgrade: h2c`` on a ``POST``, say) and leaves its body unread, for the protocol it
+    would switch to; uvicorn then served the request with an empty body (a 400 where the same
+    request without the header got its answer). Here uvicorn starts no cycle for such a request
+    (:meth:`_should_upgrade`), and once the parser has stopped, the head is parsed again without
+    the header, then the rest of the bytes. :meth:`guard_feed` replaces uvicorn's
+    ``data_received`` line for line, so a request without an upgrade costs what it cost.
+    """
+
+    parser: Any
+    scope: Any
+    url: bytes
+    headers: list[tuple[bytes, bytes]]
+    logger: logging.Logger
+
+    def guard_feed(self, data: bytes) -> None:
+        """uvicorn's httptools ``data_received``, with :meth:`guard_stopped` after an upgrade."""
+        self._unset_keepalive_if_required()  # type: ignore[attr-defined]
+        try:
+            self.parser.feed_data(data)
+        except Exception as err:  # noqa: BLE001 - told apart in guard_stopped, off the hot path
+            self.guard_stopped(err, data)
+
+    def guard_stopped(self, err: Exception, data: bytes | memoryview) -> None:
+        """The parser stopped in ``data``: uvicorn's 400 for bytes that are not HTTP; after an
+        upgrade request's head, that request served, or read again as plain HTTP."""
+        import httptools  # imported already, by uvicorn's protocol
+
+        while isinstance(err, httptools.HttpParserUpgrade):
+            data = memoryview(data)[err.args[0] :]  # what followed the head
+            if self.guard_performs_upgrade():
+                self.handle_websocket_upgrade()  # type: ignore[attr-defined]
+                return
+            if not self._should_upgrade():  # a CONNECT: uvicorn's cycle answers it
+                self._unsupported_upgrade_warning()  # type: ignore[attr-defined]
+                return
+            try:  # the head without its Upgrade header: the parser does not stop at its end
+                self.parser.feed_data(self.guard_plain_head())
+            except httptools.HttpParserError as refused:
+                err = refused
+                break
+            try:
+                self.parser.feed_data(data)
+                return
+            except Exception as again:  # noqa: BLE001 - the loop tells them apart
+                err = again  # a pipelined request with an upgrade too, or bytes that are not HTTP
+        if not isinstance(err, httptools.HttpParserError):
+            raise err
+        msg = "Invalid HTTP request received."
+        self.logger.warning(msg)
+        self.send_400_response(msg)  # type: ignore[attr-defined]
+
+    def _should_upgrade(self) -> bool:
+        """Whether uvicorn starts no cycle for a request the parser stops at as an upgrade: one
+        with an ``Upgrade`` header, which :meth:`guard_stopped` performs or reads again without
+        that header (uvicorn's own test only says whether it performs it)."""
+        upgrade = self._get_upgrade()  # type: ignore[attr-defined]
+        return upgrade is not None and self.scope["method"] != "CONNECT"
+
+    def guard_performs_upgrade(self) -> bool:
+        """uvicorn's test (a WebSocket upgrade, on a server with WebSockets), for a ``GET`` only:
+        RFC 6455 opens a WebSocket with a ``GET``; another method is served as plain HTTP."""
+        performs = super()._should_upgrade  # type: ignore[misc]
+        return self.scope["method"] == "GET" and bool(performs())
+
+    def guard_plain_head(self) -> bytes:
+        """The request's head as it was parsed, without its ``Upgrade`` header."""
+        method, version = self.scope["method"].encode(), self.scope["http_version"].encode()
+        lines = [b"%s %s HTTP/%s\r\n" % (method, self.url, version)]
+        lines += [b"%s: %s\r\n" % header for header in self.headers if header[0] != b"upgrade"]
+        lines.append(b"\r\n")
+        return b"".join(lines)
+
+
+def _closing(head: bytes, cycle: Any) -> bytes:
+    """``head`` saying ``connection: close``, and ``cycle`` ending its connection once answered."""
+    cycle.keep_alive = False  # uvicorn closes the connection (_OneWrite.close) once answered
+    return head[:-2] + b"connection: close\r\n\r\n"
+
+
+LINGER_S = 2.0
+"""How long a connection ended by an answer that left its request's body unread still reads (and
+drops) what the client sends: enough for a client on loopback to send a body at the limits."""
+
+
+def linger(transport: Any, linger_s: float = LINGER_S) -> None:
+    """End a connection whose answer left its request's body unread, in stages (RFC 9112, 9.6).
+
+    Why: kept alive, the rest of the body (sent after a 413 by ``Content-Length``, or a refusal by
+    path) was parsed as the next request's head: a spurious 431, or garbage. Closed at once, with
+    body bytes unread or still coming, the kernel resets the connection, and a client still
+    sending its body (``http.client``, httpx) gets the reset instead of the answer. So the answer
+    (which says ``connection: close``) is followed by the end of the stream; what the client
+    sends next is read and dropped, never parsed; the connection closes when the client closes
+    it, or after ``linger_s``.
+    """
+    if transport.is_closing():
+        return
+    if not transport.can_write_eof():  # pragma: no cover - TCP transports can
+        transport.close()
+        return
+    transport.write_eof()  # once the answer is out
+    transport.set_protocol(_Lingering(transport.get_protocol(), transport, linger_s))
+    transport.resume_reading()
+
+
+class _Lingering(asyncio.Protocol):
+    """A connection's protocol once it has answered its last request: what arrives is dropped."""
+
+    def __init__(self, protocol: Any, transport: Any, linger_s: float) -> None:
+        self.protocol = protocol
+        self.closer = protocol.loop.call_later(linger_s, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        pass  # the rest of a body nobody reads
+
+    def eof_received(self) -> bool:
+        return False  # the client is done: the transport closes
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closer.cancel()
+        self.protocol.connection_lost(exc)  # the guard and uvicorn forget the connection
 
 
 class _OneWrite:
@@ -391,6 +530,10 @@ class _OneWrite:
     def write(self, data: bytes) -> None:
         if self.state == 0:
             if self.cycle.response_started:  # the first write once started is the head
+                # Answered before its body is in: the connection ends (close). getattr: a
+                # cycle is otherwise only asked for response_started and scope here.
+                if getattr(self.cycle, "more_body", False) and self.cycle.keep_alive:
+                    data = _closing(data, self.cycle)
                 if self.cycle.scope["method"] == "HEAD":  # no body write will follow it
                     self.state = 2
                     self.transport.write(data)
@@ -412,7 +555,10 @@ class _OneWrite:
 
     def close(self) -> None:
         self.flush()
-        self.transport.close()
+        if getattr(self.cycle, "more_body", False):  # the body is still coming: not read
+            linger(self.transport)
+        else:
+            self.transport.close()
 
     def is_closing(self) -> bool:
         return bool(self.transport.is_closing())

@@ -35,6 +35,7 @@ from typing import Any
 
 from agentenv.integrations.openenv.reset_body import reset_body_error
 from agentenv.integrations.openenv.session_cap import CLOSE_CODE, Session, SessionCap
+from agentenv.integrations.openenv.ws_message import refusal
 from agentenv.integrations.serve_env.fair import CLIENT, client_of
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.integrations.serve_env.sessions import StartError
@@ -117,7 +118,7 @@ class Hardened:
                 # A victim ends at its next receive (within a step); the bound is for a stuck one.
                 await asyncio.wait([v.ended() for v in victims], timeout=5.0)
             await self.app(
-                scope, self.session_receive(receive, session), self.closing(send, session)
+                scope, self.session_receive(receive, send, session), self.closing(send, session)
             )
         except Exception as err:  # noqa: BLE001 - a session's end is one log line, never a traceback
             # OpenEnv closes the socket after the client has gone, which Starlette reports as
@@ -181,26 +182,37 @@ class Hardened:
                 " ".join(str(err).split())[:200],
             )
 
-    def session_receive(self, receive: Any, session: Session) -> Any:
+    def session_receive(self, receive: Any, send: Any, session: Session) -> Any:
         """``receive`` that reports a disconnect after ``idle_timeout_s`` without a message, or once
-        the session is taken back; each message marks the session active."""
+        the session is taken back; each message marks the session active. A message OpenEnv's
+        handler would end the session over is answered with an error here (:mod:`.ws_message`),
+        and the next one is waited for."""
         timeout = self.limits.idle_timeout_s
         sessions = self.sessions
 
         async def limited() -> dict[str, Any]:
             evicted = session.evicted()
-            if not evicted.done():
+            while not evicted.done():
                 receiving = asyncio.ensure_future(receive())
                 done, _ = await asyncio.wait(
                     (receiving, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
-                if receiving in done:
-                    sessions.active(session)
-                    return receiving.result()  # type: ignore[no-any-return]
-                receiving.cancel()
-                if not evicted.done():
+                if receiving not in done:
+                    receiving.cancel()
+                    if evicted.done():
+                        break
                     logger.info("closing a WebSocket idle for %g s", timeout)
                     return {"type": "websocket.disconnect", "code": 1001}
+                sessions.active(session)
+                message: dict[str, Any] = receiving.result()
+                text = message.get("text")
+                if (text is None or text[:1] != "{") and message["type"] == "websocket.receive":
+                    refused = refusal(message)
+                    if refused is not None:
+                        logger.warning("bad WebSocket message: %s", refused[:300])
+                        await send({"type": "websocket.send", "text": refused})
+                        continue
+                return message
             logger.info("closing a WebSocket of %s: %s", session.client, session.reason)
             return {"type": "websocket.disconnect", "code": CLOSE_CODE}
 

@@ -35,7 +35,11 @@ flight on the connection, takes the lean cycle:
   and leaves with the body's first write, in one ``send`` call.
 
 Everything else (``/health``, ``/info``, unknown paths, a pipelined request
-behind one in flight, an upgrade) goes through uvicorn's own cycle.
+behind one in flight) goes through uvicorn's own cycle. A request with an upgrade the server does
+not perform is read again without its ``Upgrade`` header
+(:func:`~agentenv.retrieval.connections.guarded_protocol`), and then takes its path as
+any other. An answer that starts before its request's body is in ends the connection
+(:func:`~agentenv.retrieval.connections.linger`), on either cycle.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from typing import Any
 
 from agentenv.integrations.serve_env.answer_body import answer_headers, json_header_lines
 from agentenv.integrations.serve_env.turn_batch import turn_of
+from agentenv.retrieval.connections import linger
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -136,8 +141,13 @@ class LeanCycle:
 
     def start(self, status: int, headers: Any) -> bytes:
         """The response head: uvicorn's status line and default headers, the app's, and
-        ``connection: close`` when the request ends the connection."""
+        ``connection: close`` when the request ends the connection, as one does whose answer
+        starts before its body is in (a 413 from ``Content-Length``, or past the limit): the rest
+        of the body is never parsed (:func:`~agentenv.retrieval.connections.linger`), where a
+        connection kept alive read it as the next request's head (a spurious 431)."""
         self.response_started = True
+        if self.more_body:
+            self.keep_alive = False
         parts = [_STATUS_LINE[status]]
         for name, value in self.protocol.server_state.default_headers:
             parts += (name, b": ", value, b"\r\n")
@@ -180,7 +190,10 @@ class LeanCycle:
         if protocol.lean_cycle is self:
             protocol.lean_cycle = None
         if not self.keep_alive:
-            protocol.transport.close()
+            if self.more_body:  # answered before its body was in (start)
+                linger(protocol.transport)
+            else:
+                protocol.transport.close()
         protocol.on_response_complete()
 
 

@@ -1,0 +1,193 @@
+"""HTTP corners shared by ``serve-env`` (its lean cycle and uvicorn's) and ``serve-retrieval``.
+
+* A ``POST`` with an ``Upgrade`` the server does not perform (``h2c``; ``websocket`` without
+  WebSockets) is served as if the header were absent (RFC 9110, 7.8): llhttp had left its body
+  unread, and the request was answered 400 as if empty.
+* A request refused by its ``Content-Length`` (413) before its body is in closes its
+  connection: kept alive, the body sent after the answer was read as the next head (a 431).
+  It closes in stages, so a client that sends the whole body before reading still reads the 413.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("uvicorn")
+pytest.importorskip("httptools")
+
+import agentenv  # noqa: E402, F401 - registers the ids
+from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
+from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
+from agentenv.integrations.verl_tool import create_app  # noqa: E402
+from agentenv.retrieval.base import Hit  # noqa: E402
+from agentenv.retrieval.server import BackgroundServer as RetrievalServer  # noqa: E402
+from agentenv.retrieval.server import ServerLimits  # noqa: E402
+
+LIMITS = EnvServerLimits(max_live_envs=8, max_body_bytes=4096, header_timeout_s=2.0)
+FINISH = json.dumps({"trajectory_ids": ["u1"], "actions": [""], "finish": [True]}).encode()
+SEARCH = json.dumps({"queries": ["heat"], "k": 2}).encode()
+UPGRADES = [
+    "Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n",
+    "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n",
+    "Connection: keep-alive, Upgrade\r\nUpgrade: TLS/1.2\r\n",
+]
+
+
+class Echo:
+    """Answers each query with itself: results are checkable without an index."""
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit(query, float(i), i) for i in range(k)]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return [self.search(q, k) for q in queries]
+
+
+def _plain(app: Any) -> Any:
+    """``app`` without its routes showing: every request takes uvicorn's ASGI cycle."""
+
+    async def plain(scope: dict, receive: Any, send: Any) -> None:
+        await app(scope, receive, send)
+
+    plain.state = app.state  # type: ignore[attr-defined]
+    return plain
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, tuple[str, str, bytes]]]:
+    """Each server by name: (url, its POST path, a body it answers 200)."""
+    lean_app = create_app("MediaSearch-v0", split="test", limits=LIMITS)
+    plain_app = _plain(create_app("MediaSearch-v0", split="test", limits=LIMITS))
+    with (
+        BackgroundServer(lean_app, LIMITS) as lean,
+        BackgroundServer(plain_app, LIMITS) as plain,
+        RetrievalServer(Echo(), {"corpus": "echo"}, limits=ServerLimits(max_body_bytes=4096)) as r,
+    ):
+        yield {
+            "serve-env lean": (lean.url, "/get_observation", FINISH),
+            "serve-env uvicorn": (plain.url, "/get_observation", FINISH),
+            "serve-retrieval": (r.url, "/search", SEARCH),
+        }
+
+
+def _connect(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=5)
+
+
+def _post(path: str, body: bytes, extra: str = "", length: int | None = None) -> bytes:
+    size = len(body) if length is None else length
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{extra}"
+        f"Content-Length: {size}\r\n\r\n"
+    ).encode() + body
+
+
+def _read_answers(sock: socket.socket, count: int) -> list[bytes]:
+    """``count`` whole HTTP answers (content-length framed), in order."""
+    data, answers = b"", []
+    while len(answers) < count:
+        end = data.find(b"\r\n\r\n")
+        if end >= 0:
+            length = int(re.search(rb"content-length: (\d+)", data[:end]).group(1))  # type: ignore[union-attr]
+            if len(data) >= end + 4 + length:
+                answers.append(data[: end + 4 + length])
+                data = data[end + 4 + length :]
+                continue
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise AssertionError(f"closed after {len(answers)} answers; got {data[:300]!r}")
+        data += chunk
+    return answers
+
+
+def _undated(answer: bytes) -> bytes:
+    return re.sub(rb"date: [^\r]*\r\n", b"", answer)
+
+
+def _rest_until_closed(sock: socket.socket) -> bytes:
+    """What the server sends until it closes (a reset counts as closed)."""
+    data = b""
+    try:
+        while chunk := sock.recv(1 << 16):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+@pytest.mark.parametrize("name", ["serve-env lean", "serve-env uvicorn", "serve-retrieval"])
+@pytest.mark.parametrize("upgrade", UPGRADES, ids=["h2c", "websocket", "tls"])
+def test_an_upgrade_not_performed_on_a_post_is_ignored(
+    servers: dict[str, tuple[str, str, bytes]], name: str, upgrade: str
+) -> None:
+    """The same answer bytes as without the header, for a 200 and a 422, and the connection
+    goes on: a request pipelined behind it (with the header too) is answered."""
+    url, path, body = servers[name]
+    requests = [(path, body), (path, b"[1, 2]")]
+    with _connect(url) as plain, _connect(url) as upgrading:
+        for path_, body_ in requests:
+            plain.sendall(_post(path_, body_))
+            upgrading.sendall(_post(path_, body_, upgrade) + _post(path_, body_, upgrade))
+            (expected,) = _read_answers(plain, 1)
+            got = _read_answers(upgrading, 2)
+            assert [_undated(a) for a in got] == [_undated(expected)] * 2, upgrade
+        assert expected.startswith(b"HTTP/1.1 422 ")
+
+
+@pytest.mark.parametrize("name", ["serve-env lean", "serve-env uvicorn", "serve-retrieval"])
+def test_a_413_by_content_length_closes_the_connection(
+    servers: dict[str, tuple[str, str, bytes]], name: str
+) -> None:
+    """The answer says ``connection: close`` and the server closes: the body the client sends
+    after it is never read as a request (it was answered 431)."""
+    url, path, _ = servers[name]
+    body = b"y" * 100_000
+    with _connect(url) as sock:
+        sock.sendall(_post(path, b"", length=len(body)))
+        (answer,) = _read_answers(sock, 1)
+        assert answer.startswith(b"HTTP/1.1 413 ") and b"at most 4096" in answer
+        assert b"\r\nconnection: close\r\n" in answer.split(b"\r\n\r\n")[0] + b"\r\n"
+        try:
+            sock.sendall(body)
+        except OSError:  # the server has closed: a reset, or a broken pipe
+            pass
+        rest = _rest_until_closed(sock)
+    assert rest == b"", rest[:200]
+
+
+def test_the_lean_413_is_uvicorns_413(servers: dict[str, tuple[str, str, bytes]]) -> None:
+    """Both cycles of serve-env answer a refused ``Content-Length`` with the same bytes."""
+    answers = []
+    for name in ("serve-env lean", "serve-env uvicorn"):
+        url, path, _ = servers[name]
+        with _connect(url) as sock:
+            sock.sendall(_post(path, b"", length=100_000))
+            answers.append(_undated(_read_answers(sock, 1)[0]))
+            assert _rest_until_closed(sock) == b""
+    assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("name", ["serve-env lean", "serve-env uvicorn", "serve-retrieval"])
+def test_a_client_sending_the_whole_body_first_reads_the_413(
+    servers: dict[str, tuple[str, str, bytes]], name: str
+) -> None:
+    """``http.client`` sends all of the body before it reads: the server drops what it does not
+    read instead of resetting the connection under it."""
+    url, path, _ = servers[name]
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    try:
+        conn.request("POST", path, body=b"y" * 1_000_000)
+        response = conn.getresponse()
+        assert response.status == 413 and response.getheader("connection") == "close"
+        assert "at most 4096" in json.loads(response.read())["error"]
+    finally:
+        conn.close()
