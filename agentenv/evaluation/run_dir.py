@@ -291,6 +291,10 @@ class RunDirectory:
                 )
         self._started = True
         self._record_served(meta)
+        planned = getattr(config, "episodes", None)
+        if self.identity.get("episodes") is None and type(planned) is int:
+            # one pass over a task file (no --episodes): the plan is known once the env is built
+            self.identity["episodes"] = planned
         self.identity["package_version"] = __version__
         self.identity["fingerprint"] = json.loads(json.dumps(fingerprint))
         self.identity["digest_format"] = DIGEST_FORMAT

@@ -613,3 +613,34 @@ def test_resume_refuses_an_env_that_now_serves_another_corpus(
     err = capsys.readouterr().err
     assert "was run with corpus_checksums=" in err and "--overwrite" in err
     assert len(_lines(run)) == 4  # nothing appended
+
+
+def test_one_pass_over_a_task_file_records_its_plan_and_is_ranked(tmp_path: Path) -> None:
+    """Without --episodes a task-file run plays each task once; run.json recorded its plan as
+    null, and the board refused the run ("'episodes' is null")."""
+    rows = [
+        {"question": "Who directed Heat (1995)?", "answer": "Michael Mann"},
+        {"question": "What year was Inception released?", "answer": "2010"},
+    ]
+    tasks = tmp_path / "mine.jsonl"
+    tasks.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = tmp_path / "mine"
+    assert (
+        main(
+            [
+                "eval",
+                ENV,
+                "--agent",
+                "oracle",
+                "--tasks",
+                str(tasks),
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert json.loads((out / "run.json").read_text())["episodes"] == 2
+    entry = load_entry(out)
+    assert entry.verified and entry.summary.episodes == 2
