@@ -35,6 +35,22 @@ def test_media_tasks_reachable_only_when_the_tools_show_the_answer(tmp_path: Pat
     assert "'Agnès Varda' appears in none of the outputs" in unreachable[0][3]
 
 
+def test_a_number_gold_in_words_is_looked_for_as_its_digits(tmp_path: Path) -> None:
+    """The tools print numbers as digits; a gold written "one hundred and five" was reported
+    unreachable where "105" was found."""
+    tasks = _write(
+        tmp_path / "q.jsonl",
+        [
+            {"question": "How long is Cold Comfort Farm (1995)?", "answer": "one hundred and five"},
+            {"question": "How long is Heat (1995)?", "answer": "one hundred and five"},
+        ],
+    )
+    n, unreachable, skipped = check_tasks("MediaSearch-v0", tasks)
+    assert n == 2 and not skipped
+    assert [u[0] for u in unreachable] == [1]  # Heat runs 170 minutes
+    assert "the number 'one hundred and five' appears in none" in unreachable[0][3]
+
+
 def test_rare_disease_out_of_universe_diagnosis_is_reported_and_fails(
     tmp_path: Path, capsys
 ) -> None:

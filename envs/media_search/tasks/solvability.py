@@ -28,7 +28,8 @@ Steps, each one turn of parallel calls:
    hits, the films named in full, and the films the people found are credited on.
 
 The task is reachable when the gold answer (or an alias) appears in those
-outputs, after the grader's normalisation. Otherwise the reason names the step
+outputs, after the grader's normalisation (a number gold written in words, ``four``, also as
+its digits, as the tools print it). Otherwise the reason names the step
 that failed: no search found the gold film, no person was found, or the
 answer appears in none of the opened records.
 
@@ -46,6 +47,7 @@ from agentenv.core import Task
 from agentenv.corpora.media.catalog import normalize_key
 from agentenv.engine.actions import tool_calls
 from agentenv.envs.media_search.agents.bm25_strategy import SEARCH_K, shortlist, tool_outputs
+from agentenv.envs.media_search.grading.grade import read_integer
 from agentenv.envs.media_search.questions.reading import QuestionReading, read_question
 
 MAX_NAMES = 8
@@ -198,11 +200,10 @@ def why_unreachable(env: Any, task: Task) -> str | None:
             "this env offers no search and get_title tools (single-turn?); check the multi-turn id"
         )
     gold = task.gold if isinstance(task.gold, dict) else {"answer": str(task.gold), "aliases": []}
-    forms = {
-        normalize_key(str(a))
-        for a in [gold.get("answer"), *gold.get("aliases", [])]
-        if a is not None
-    }
+    golds = [str(a) for a in [gold.get("answer"), *gold.get("aliases", [])] if a is not None]
+    forms = {normalize_key(a) for a in golds}
+    if gold.get("answer_type") == "number":  # "four", "forty-two": the tools print digits
+        forms |= {str(n) for n in (read_integer(a, words=True) for a in golds) if n is not None}
     forms.discard("")
     catalog = base.catalog
     reading = read_question(task.prompt)
