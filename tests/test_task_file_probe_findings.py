@@ -55,7 +55,7 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
     [
         (
             {"question": "how many films?", "answer": "4", "aliases": ["9" * 200]},
-            "field 'aliases' holds a number of more than 30 digits",
+            "field 'aliases\\[0\\]' holds a number of more than 30 digits",
         ),
         (
             {
@@ -63,7 +63,7 @@ def test_the_gold_films_own_id_as_an_alias_grades_the_gold(tmp_path: Path) -> No
                 "answer": "Christopher Nolan",
                 "aliases": ["\udfff"],
             },
-            "field 'aliases' holds a lone UTF-16 surrogate",
+            "field 'aliases\\[0\\]' holds a lone UTF-16 surrogate",
         ),
         (
             {"question": "Who directed \ud800 Inception?", "answer": "Christopher Nolan"},

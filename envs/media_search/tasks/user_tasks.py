@@ -122,7 +122,7 @@ def question_from_dict(row: Mapping[str, Any], where: str = "task") -> Question:
             f"{MAX_ALIASES}: keep the forms a reader would write"
         )
     for name, text in [("question", row["question"]), ("answer", row["answer"])] + [
-        ("aliases", a) for a in aliases
+        (f"aliases[{i}]", a) for i, a in enumerate(aliases)
     ]:
         _check_text(text, name, where)
     row_id = check_row_id(row["id"], where) if "id" in row else None
