@@ -44,6 +44,10 @@ class Task:
     public: Mapping[str, Any] = field(default_factory=dict)
     case: Any = field(default=None, repr=False)
     id: str = ""
+    row_id: str = ""
+    """The ``id`` a user's task row gave it ("" for a split's tasks and rows without one): each
+    episode record carries it as ``row_id``, so results trace back to the row. Not hashed into
+    :attr:`id` and never shown to the agent."""
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -170,6 +170,8 @@ def run_episode(
         "gold": info.get("gold"),
         "messages": info["messages"],
     }
+    if task.row_id:
+        record["row_id"] = task.row_id
     if "answer_feedback" in info:
         record["answer_feedback"] = info["answer_feedback"]
     if failure is not None:

@@ -36,6 +36,8 @@ class Patient:
             else is answered "no"; False (every simulated, real and imported patient since
             the one presentation protocol, :mod:`~agentenv.envs.rare_disease.patients.presentation`): "unknown" ("not sure").
         also_accept: other diagnoses that count as correct (imported cases with several).
+        row_id: the ``id`` its task row or phenopacket gave it ("" otherwise), carried into each
+            episode record (:attr:`agentenv.engine.task.Task.row_id`).
     """
 
     disease_id: str
@@ -47,6 +49,7 @@ class Patient:
     source: str = "simulated"
     closed_world: bool = True
     also_accept: tuple[str, ...] = ()
+    row_id: str = ""
 
     @property
     def all_present(self) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from typing import Any
 from agentenv.core import Task
 from agentenv.engine.frozen import freeze
 from agentenv.envs.media_search.questions.cache import question_rows
-from agentenv.envs.media_search.questions.record import DEFAULT_STYLE, Question
+from agentenv.envs.media_search.questions.record import DEFAULT_STYLE, Question, question_id
 from agentenv.envs.media_search.tasks.user_tasks import (
     load_user_tasks,
     question_from_dict,
@@ -120,7 +120,16 @@ def question_task(q: Question, split: str) -> Task:
         kind=q.kind,
         difficulty=q.difficulty,
         case=q,
+        row_id=row_id_of(q),
     )
+
+
+def row_id_of(q: Question) -> str:
+    """The ``id`` a user's row gave ``q`` ("" otherwise: a row without one gets the content-hash
+    :func:`~agentenv.envs.media_search.questions.record.question_id`, a split's question too)."""
+    if q.split != "custom" or q.id == question_id(q.kind, q.question, q.answer):
+        return ""
+    return q.id
 
 
 def question_tasks(

@@ -59,6 +59,7 @@ def patient_task(kb: HpoKnowledgeBase, patient: Patient, presentation: str, spli
             "universe": kb.universe,
         },
         case=patient,
+        row_id=patient.row_id,
     )
 
 

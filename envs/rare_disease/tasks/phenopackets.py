@@ -258,8 +258,11 @@ def _make_case(
     where: Where,
     label: str,
     unknown_keys: Sequence[tuple[str, str]] = (),
+    *,
+    row_id: str = "",
 ) -> ImportResult:
-    """One case; ``unknown_keys`` are ``(key, message)`` pairs, reported and named if the case is skipped."""
+    """One case; ``unknown_keys`` are ``(key, message)`` pairs, reported and named if the case is
+    skipped; ``row_id`` is the row's (or phenopacket's) ``id``, kept on the patient."""
     warnings: list[str] = [where.note(f"{message}; ignored", key) for key, message in unknown_keys]
     present = _resolve(kb, phenotypes, where, warnings)
     absent = _resolve(kb, excluded, where, warnings)
@@ -303,6 +306,7 @@ def _make_case(
         source=label,
         closed_world=False,
         also_accept=tuple(in_universe[1:]),
+        row_id=row_id,
     )
     return ImportResult((patient,), tuple(warnings), {})
 
@@ -323,8 +327,11 @@ def import_task(
         UserInputError: a malformed task, naming ``source``, the field and the fix.
     """
     phenotypes, excluded, diagnosis = _check_task(task, source)
-    label = f"{source}#{task['id']}" if isinstance(task.get("id"), str) else source
-    return _make_case(kb, phenotypes, excluded, diagnosis, Where(label, file, line), label)
+    row_id = task["id"] if isinstance(task.get("id"), str) else ""
+    label = f"{source}#{row_id}" if row_id else source
+    return _make_case(
+        kb, phenotypes, excluded, diagnosis, Where(label, file, line), label, row_id=row_id
+    )
 
 
 def import_tasks(
@@ -433,7 +440,8 @@ def _from_phenopacket(kb: HpoKnowledgeBase, packet: Any, source: str, where: Whe
         if isinstance(packet.get("id"), str) and source.startswith("<")
         else source
     )
-    return _make_case(kb, present, excluded, diagnosis, where, label, unknown_keys)
+    row_id = packet["id"] if isinstance(packet.get("id"), str) else ""
+    return _make_case(kb, present, excluded, diagnosis, where, label, unknown_keys, row_id=row_id)
 
 
 def load_phenopackets(
