@@ -35,6 +35,22 @@ an answer" lists it with examples):
   gold and its aliases with the same spelling rules. A person gold also credits an
   alias that names another credited person (``Lilly Wachowski`` beside ``Lana
   Wachowski``): the row lists every accepted answer in its aliases.
+* A film gold's **text aliases** are accepted answers too. A text alias is
+  an alias that, its decoration off, names no film (:func:`films_named`):
+  it holds no film id, and its words, punctuation aside (and, where they
+  name no film, a leading article), are no film's title, nor are those of
+  its ``Title (Year)`` title part (``Heat '95`` beside ``Heat (1995)``; not ``Alien!``, ``The Alien``,
+  ``Heat (1996)``). An answer that names no film in the same sense is
+  credited when it spells a text alias, with the same spelling rules and
+  decoration. An answer that reads as a film is graded as that film, and a
+  title several films share is never credited by a text alias, so no alias
+  credits another film (nor ``Heat`` where the gold pins the 1995 film). A
+  gold that pins no film (a shared title) credits an answer spelled as the
+  gold, and one spelled as an alias only where every film the answer names
+  is one the gold may be (``Walking Tall!`` as an alias of ``Heat`` does not
+  credit ``Walking Tall``). The shipped questions pin their film and have no text
+  aliases (every alias is the gold's id or its ``Title (Year)``), so they
+  grade as before.
 
 Example:
     >>> read_integer("1,994", words=False), read_integer("seven", words=True), read_integer("seven", words=False)
@@ -61,8 +77,12 @@ from agentenv.engine.answer_grammar import (
     strip_space,
     strip_wrappers,
 )
-from agentenv.engine.spelling import SpellingIndex
-from agentenv.envs.media_search.grading.answer_catalog import AnswerCatalog, answer_catalog
+from agentenv.engine.spelling import Spelling, SpellingIndex, spell
+from agentenv.envs.media_search.grading.answer_catalog import (
+    ARTICLES,
+    AnswerCatalog,
+    answer_catalog,
+)
 
 UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -346,20 +366,69 @@ def _gold_numbers(question: Gradable) -> frozenset[int]:
     return numbers
 
 
-def _gold_films(
-    question: Gradable, cat: AnswerCatalog, key: tuple[object, ...]
-) -> tuple[str | None, tuple[str, ...]]:
-    """``(the gold's film id or None, the films the gold may be)``, read once per question and catalog
-    (``key``: the question's ``("title", answer, aliases)``)."""
+class GoldFilms(NamedTuple):
+    """What a title question's gold names in the catalog (read once per question and catalog)."""
+
+    film: str | None
+    """The gold's film id (the first id among the answer and aliases), or None."""
+    candidates: tuple[str, ...]
+    """The films the gold may be: the pinned film, or every film of the gold's title."""
+    text_aliases: SpellingIndex | None
+    """The aliases that name no film (:func:`films_named`), by spelling; None when there are none."""
+
+
+def _gold_films(question: Gradable, cat: AnswerCatalog, key: tuple[object, ...]) -> GoldFilms:
+    """What the gold names (:class:`GoldFilms`), read once per question and catalog (``key``: the
+    question's ``("title", answer, aliases)``)."""
     golds = cat.gold_readings.get(key)
     if golds is None:
         gold_film = next((g for g in _golds(question) if FILM_ID.fullmatch(g)), None)
-        golds = (
+        texts = [
+            core
+            for alias in question.aliases
+            if (core := strip_decoration(str(alias))) and not films_named(core, cat)
+        ]
+        golds = GoldFilms(
             gold_film,
             ((gold_film,) if gold_film else cat.titles.lookup(question.answer, narrow=False).refs),
+            SpellingIndex((t, t) for t in texts) if texts else None,
         )
         cat.remember_gold(key, golds)
     return golds
+
+
+def films_named(core: str, cat: AnswerCatalog) -> frozenset[str]:
+    """Every film ``core`` (an entry, its decoration off) could be taken to name, more than the grammar
+    reads: a film id it holds, and every film whose title has its words (its punctuation left out;
+    where that names none, a leading article too) or the words of its ``Title (Year)`` title part,
+    whatever the year. A text alias is an alias that names none (module docstring): ``Alien!``
+    and ``The Alien`` name *Alien*, ``Heat (1996)`` every *Heat*.
+
+    Example:
+        >>> cat = answer_catalog()
+        >>> [len(films_named(t, cat)) for t in ("Heat '95", "Heat 95", "Film 1", "Heat", "Heat (1996)")]
+        [0, 0, 0, 3, 3]
+        >>> [sorted(films_named(t, cat)) for t in ("Alien!", "The Alien", "tt0113277 (Alien)")]
+        [['tt0078748'], ['tt0078748'], ['tt0078748', 'tt0113277']]
+    """
+    films: set[str] = set()
+    texts = [core]
+    if FILM_ID.fullmatch(core.lower()):
+        return frozenset((core.lower(),))
+    paired = _TITLE_ID.fullmatch(core) or _ID_TITLE.fullmatch(core)
+    if paired is not None:
+        films.add(paired.group("id").lower())
+        texts.append(strip_wrappers(paired.group("title")))
+    dated = _TITLE_YEAR.fullmatch(core)
+    if dated is not None:
+        texts.append(strip_wrappers(dated.group("title")))
+    for text in texts:
+        words = spell(text).words
+        named = cat.titles.lookup_spelling(Spelling(words, ()), narrow=False).refs
+        if not named and len(words) > 1 and words[0] in ARTICLES:
+            named = cat.titles.lookup_spelling(Spelling(words[1:], ()), narrow=False).refs
+        films.update(named)
+    return frozenset(films)
 
 
 def _gold_people(
@@ -394,15 +463,36 @@ def _gold_spelling(core: str, question: Gradable) -> bool:
     return bool(SpellingIndex((g, g) for g in _golds(question)).lookup(core).refs)
 
 
+def _spells(core: str, text: str) -> bool:
+    """Whether ``core`` spells ``text`` (by the spelling rules)."""
+    return bool(SpellingIndex(((text, text),)).lookup(core).refs)
+
+
 def _read_title(
     core: str, question: Gradable, cat: AnswerCatalog, gold: tuple[object, ...]
 ) -> Reading:
-    gold_film, gold_candidates = _gold_films(question, cat, gold)
+    gold_film, gold_candidates, text_aliases = _gold_films(question, cat, gold)
     film, reason = _film_of(core, cat)
     if film is None:
-        # A gold that pins no film (no id; your own "Heat", shared by three films) is credited as written.
-        if not gold_film and _gold_spelling(core, question):
+        # A gold that pins no film (no id; your own "Heat", shared by three films) is credited as written;
+        # an alias, where the answer names no film but the gold's ("Walking Tall" stays wrong beside
+        # an alias "Walking Tall!").
+        if (
+            not gold_film
+            and _gold_spelling(core, question)
+            and (
+                _spells(core, str(question.answer))
+                or films_named(core, cat) <= set(gold_candidates)
+            )
+        ):
             return Reading(True, f"read as the gold {quoted(core)}")
+        # A text alias ("Heat '95" beside "Heat (1995)") credits an answer that names no film either.
+        if (
+            text_aliases is not None
+            and text_aliases.lookup(core).refs
+            and not films_named(core, cat)
+        ):
+            return Reading(True, f"read as the alias {quoted(core)} (no film title of the catalog)")
         return _unreadable(reason)
     read_as = cat.read_as(film)
     if gold_candidates:

@@ -30,6 +30,9 @@ A title gold that names one film pins it: its id joins the aliases, so
 ``Heat (1995)``, ``tt0113277`` and ``Heat`` all grade against that film. A
 title several films share (``"Heat"``: 1972, 1987, 1995) is graded as any of
 them, and the bare title is credited; give the year or the id to pin one.
+An alias that names no film (``Heat '95``) is an accepted answer too, by its
+spelling; an alias cannot make another film, or a title several films share,
+the answer (:mod:`agentenv.envs.media_search.grading.grade`).
 
 Example:
     >>> typed_answer("The Dark Knight", None, "row 1").answer_type
