@@ -60,4 +60,7 @@ FAMILY = Family(
         "first-call-credit": {"weights": {"accuracy": 1.0, "first_call": 0.2}},
     },
     docs="docs/envs/media_search.md",
+    # 2: number words to 999 (were to twenty), a person or film gold's aliases credited as the
+    # task file lists them, a repeated JSON key refused (an answer it graded is now invalid)
+    grader_version=2,
 )
