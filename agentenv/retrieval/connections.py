@@ -37,6 +37,7 @@ enforced by one sweep over the open connections a few times a second.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -419,7 +420,11 @@ class _IgnoredUpgrades:
             if not self._should_upgrade():  # a CONNECT: uvicorn's cycle answers it
                 self._unsupported_upgrade_warning()  # type: ignore[attr-defined]
                 return
-            try:  # the head without its Upgrade header: the parser does not stop at its end
+            # The head without its Upgrade header, to a new parser: this one has ended the
+            # message, and one that does not keep the connection (``Connection: close``,
+            # HTTP/1.0) would drop what follows unread (uvicorn's ``lenient_data_after_close``).
+            self.parser = _new_parser(self, httptools)
+            try:  # the parser does not stop at the end of this head
                 self.parser.feed_data(self.guard_plain_head())
             except httptools.HttpParserError as refused:
                 err = refused
@@ -436,11 +441,13 @@ class _IgnoredUpgrades:
         self.send_400_response(msg)  # type: ignore[attr-defined]
 
     def _should_upgrade(self) -> bool:
-        """Whether uvicorn starts no cycle for a request the parser stops at as an upgrade: one
-        with an ``Upgrade`` header, which :meth:`guard_stopped` performs or reads again without
-        that header (uvicorn's own test only says whether it performs it)."""
-        upgrade = self._get_upgrade()  # type: ignore[attr-defined]
-        return upgrade is not None and self.scope["method"] != "CONNECT"
+        """Whether uvicorn starts no cycle for a request the parser stops at as an upgrade (uvicorn
+        asks only then): any but a ``CONNECT``, which :meth:`guard_stopped` performs or reads again
+        without its ``Upgrade`` header. Not uvicorn's reading of the headers, which takes the last
+        ``Connection`` header only: with ``Connection: upgrade`` and ``Connection: keep-alive``
+        the parser stopped at the head and uvicorn started a cycle on an empty body, and a body
+        that arrived later was parsed as a request of its own."""
+        return bool(self.scope["method"] != "CONNECT")
 
     def guard_performs_upgrade(self) -> bool:
         """uvicorn's test (a WebSocket upgrade, on a server with WebSockets), for a ``GET`` only:
@@ -457,6 +464,14 @@ class _IgnoredUpgrades:
         return b"".join(lines)
 
 
+def _new_parser(protocol: Any, httptools: Any) -> Any:
+    """A parser for ``protocol`` as uvicorn makes one (its leniency for data after a close too)."""
+    parser = httptools.HttpRequestParser(protocol)
+    with contextlib.suppress(AttributeError):  # httptools < 0.6.3 has no leniencies
+        parser.set_dangerous_leniencies(lenient_data_after_close=True)
+    return parser
+
+
 def _closing(head: bytes, cycle: Any) -> bytes:
     """``head`` saying ``connection: close``, and ``cycle`` ending its connection once answered."""
     cycle.keep_alive = False  # uvicorn closes the connection (_OneWrite.close) once answered
@@ -466,6 +481,10 @@ def _closing(head: bytes, cycle: Any) -> bytes:
 LINGER_S = 2.0
 """How long a connection ended by an answer that left its request's body unread still reads (and
 drops) what the client sends: enough for a client on loopback to send a body at the limits."""
+LINGER_BYTES = 16 << 20
+"""The most a lingering connection drops before it closes: a client that streams on (5 GB in the
+2 s cost the server 1.5 s of CPU) is cut off; one that sends a body of up to 16 MiB first and
+reads after still gets the answer."""
 
 
 def linger(transport: Any, linger_s: float = LINGER_S) -> None:
@@ -494,10 +513,14 @@ class _Lingering(asyncio.Protocol):
 
     def __init__(self, protocol: Any, transport: Any, linger_s: float) -> None:
         self.protocol = protocol
+        self.transport = transport
+        self.dropped = 0
         self.closer = protocol.loop.call_later(linger_s, transport.close)
 
     def data_received(self, data: bytes) -> None:
-        pass  # the rest of a body nobody reads
+        self.dropped += len(data)  # the rest of a body nobody reads
+        if self.dropped > LINGER_BYTES:
+            self.transport.close()
 
     def eof_received(self) -> bool:
         return False  # the client is done: the transport closes

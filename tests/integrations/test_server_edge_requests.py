@@ -191,3 +191,79 @@ def test_a_client_sending_the_whole_body_first_reads_the_413(
         assert "at most 4096" in json.loads(response.read())["error"]
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("name", ["serve-env lean", "serve-env uvicorn", "serve-retrieval"])
+@pytest.mark.parametrize(
+    ("version", "connection"),
+    [("1.1", "close, Upgrade"), ("1.0", "Upgrade")],
+    ids=["connection-close", "http-1.0"],
+)
+def test_an_ignored_upgrade_on_a_request_that_ends_its_connection_is_answered(
+    servers: dict[str, tuple[str, str, bytes]], name: str, version: str, connection: str
+) -> None:
+    """The parser had ended the message and dropped the head read again without the header (the
+    client waited for the header timeout's 408); a new parser reads it."""
+    url, path, body = servers[name]
+    request = (
+        f"POST {path} HTTP/{version}\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Connection: {connection}\r\nUpgrade: h2c\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with _connect(url) as sock:
+        sock.sendall(request)
+        (answer,) = _read_answers(sock, 1)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+
+
+@pytest.mark.parametrize("name", ["serve-env lean", "serve-env uvicorn", "serve-retrieval"])
+def test_an_upgrade_token_in_one_of_two_connection_headers_does_not_lose_the_body(
+    servers: dict[str, tuple[str, str, bytes]], name: str
+) -> None:
+    """llhttp takes ``upgrade`` from any ``Connection`` header, uvicorn from the last: the
+    request got a cycle with an empty body (400), and a body that came later ran as a request of
+    its own. Now it is answered as without the header, and so is the request behind it."""
+    url, path, body = servers[name]
+    extra = "Connection: upgrade\r\nUpgrade: h2c\r\nConnection: keep-alive\r\n"
+    with _connect(url) as plain, _connect(url) as upgrading:
+        plain.sendall(_post(path, body))
+        (expected,) = _read_answers(plain, 1)
+        head = _post(path, body, extra)
+        upgrading.sendall(head[: -len(body)])  # the body in a later read
+        upgrading.sendall(body + _post(path, body))
+        got = _read_answers(upgrading, 2)
+    assert [_undated(a) for a in got] == [_undated(expected)] * 2
+
+
+def test_a_lean_413_with_a_request_pipelined_behind_it_is_the_413(
+    servers: dict[str, tuple[str, str, bytes]],
+) -> None:
+    """The 413's task read the path and headers when it ran, by then the next request's: it was
+    answered 405 (`/health takes GET`)."""
+    url, path, _ = servers["serve-env lean"]
+    with _connect(url) as sock:
+        sock.sendall(_post(path, b"z" * 5000) + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = _read_answers(sock, 1)[0]
+    assert first.startswith(b"HTTP/1.1 413 "), first[:200]
+
+
+def test_a_lingering_connection_closes_once_it_has_dropped_its_cap(
+    servers: dict[str, tuple[str, str, bytes]],
+) -> None:
+    """A client streaming on after a 413 is cut off after LINGER_BYTES, not after 2 s of it."""
+    import time
+
+    from agentenv.retrieval.connections import LINGER_BYTES
+
+    url, path, _ = servers["serve-env lean"]
+    with _connect(url) as sock:
+        sock.sendall(_post(path, b"", length=1 << 30))
+        (answer,) = _read_answers(sock, 1)
+        assert answer.startswith(b"HTTP/1.1 413 ")
+        chunk, sent, began = b"q" * (1 << 20), 0, time.monotonic()
+        try:
+            while sent <= 4 * LINGER_BYTES and time.monotonic() - began < 1.5:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except OSError:  # closed under the sender: a reset or a broken pipe
+            pass
+    assert sent <= 2 * LINGER_BYTES, f"still open after {sent >> 20} MiB"

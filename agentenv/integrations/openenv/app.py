@@ -209,9 +209,23 @@ class Hardened:
                 if (text is None or text[:1] != "{") and message["type"] == "websocket.receive":
                     refused = refusal(message)
                     if refused is not None:
-                        logger.warning("bad WebSocket message: %s", refused[:300])
-                        await send({"type": "websocket.send", "text": refused})
-                        continue
+                        # debug: a client can send thousands a second (OpenEnv logs its own none)
+                        logger.debug("bad WebSocket message: %s", refused[:300])
+                        sending = asyncio.ensure_future(
+                            send({"type": "websocket.send", "text": refused})
+                        )
+                        done, _ = await asyncio.wait(
+                            (sending, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                        )
+                        if sending in done:
+                            sending.result()
+                            continue
+                        # a client that reads nothing back keeps neither its slot nor the server
+                        sending.cancel()
+                        if evicted.done():
+                            break
+                        logger.info("closing a WebSocket that read nothing for %g s", timeout)
+                        return {"type": "websocket.disconnect", "code": 1001}
                 return message
             logger.info("closing a WebSocket of %s: %s", session.client, session.reason)
             return {"type": "websocket.disconnect", "code": CLOSE_CODE}

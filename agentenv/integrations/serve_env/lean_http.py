@@ -385,12 +385,10 @@ def lean_protocol(
                 await self.lean_internal_error(cycle)
 
         def lean_start(self, cycle: LeanCycle) -> None:
+            """Run the app on ``cycle`` in a task, with the scope of *this* request: taken now,
+            since a request pipelined behind it replaces ``url`` and ``headers`` before the task
+            runs (a 413 was answered as the next request's ``GET /health``, a 405)."""
             cycle.started = True
-            task = self.loop.create_task(self.lean_run(cycle))
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
-
-        async def lean_run(self, cycle: LeanCycle) -> None:
             scope = {
                 "type": "http",
                 "http_version": "1.1",
@@ -399,6 +397,11 @@ def lean_protocol(
                 "headers": self.headers,
                 "client": self.client,
             }
+            task = self.loop.create_task(self.lean_run(cycle, scope))
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
+
+        async def lean_run(self, cycle: LeanCycle, scope: dict[str, Any]) -> None:
             try:
                 await app(scope, cycle.receive, cycle.send)
             except BaseException as exc:  # noqa: BLE001 - as uvicorn's run_asgi: log, answer 500
