@@ -115,3 +115,47 @@ def test_a_post_asking_for_a_websocket_is_served_as_plain_http(ws_url: str) -> N
             )
             answers.append(_answer(sock))
     assert answers[0].startswith(b"HTTP/1.1 200 ") and answers[1] == answers[0]
+
+
+@pytest.mark.slow
+def test_clients_that_read_nothing_back_cannot_keep_another_from_starting() -> None:
+    """A client that sends and never reads left OpenEnv's handler waiting in a reply's send,
+    where neither the idle timeout nor eviction reached it: two such sessions kept both env
+    slots, and another client waited the whole eviction bound (5 s) and got no session. Now a
+    reply not taken gives up (at the idle timeout, or at once when the session is taken back)."""
+    import asyncio
+    import time
+
+    import websockets
+
+    limits = EnvServerLimits(max_live_envs=2, max_body_bytes=65536, idle_timeout_s=3.0)
+    state = json.dumps({"type": "state"})
+
+    async def stuck_client(url: str) -> object:
+        stuck = await websockets.connect(url, max_queue=1, max_size=None)
+        await stuck.send(RESET)
+        began = time.monotonic()
+        try:  # until the server's replies fill every buffer and this client's sends block too
+            while time.monotonic() - began < 6:
+                await asyncio.wait_for(stuck.send(state), 0.5)
+        except (asyncio.TimeoutError, websockets.exceptions.ConnectionClosed):
+            pass  # blocked, or already given up on by the server
+        return stuck
+
+    async def scene(url: str) -> tuple[str, float]:
+        stuck = await asyncio.gather(stuck_client(url), stuck_client(url))
+        began = time.monotonic()
+        # another client (another address: one client's sessions share its own slots)
+        async with websockets.connect(url, open_timeout=15, local_addr=("127.0.0.2", 0)) as other:
+            await other.send(RESET)
+            reply = json.loads(await asyncio.wait_for(other.recv(), 15))
+        for connection in stuck:
+            connection.transport.abort()  # type: ignore[attr-defined]
+        kind = "observation" if reply["type"] == "observation" else str(reply)[:300]
+        return kind, time.monotonic() - began
+
+    with BackgroundServer(
+        create_app("MediaSearch-v0", split="test", limits=limits), limits, websockets=True
+    ) as running:
+        kind, waited = asyncio.run(scene(running.url.replace("http://", "ws://") + "/ws"))
+    assert kind == "observation" and waited < 4.0, (kind, waited)

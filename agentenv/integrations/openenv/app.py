@@ -122,8 +122,9 @@ class Hardened:
             )
         except Exception as err:  # noqa: BLE001 - a session's end is one log line, never a traceback
             # OpenEnv closes the socket after the client has gone, which Starlette reports as
-            # WebSocketDisconnect (code 1006): the ordinary end of a session.
-            if type(err).__name__ != "WebSocketDisconnect":
+            # WebSocketDisconnect (code 1006), or WebSocketDisconnected where OpenEnv writes to a
+            # session already closed (one given up on, closing_send): ordinary ends of a session.
+            if type(err).__name__ not in ("WebSocketDisconnect", "WebSocketDisconnected"):
                 logger.error(
                     "WebSocket session ended by %s: %s",
                     type(err).__name__,
@@ -232,13 +233,44 @@ class Hardened:
 
         return limited
 
-    @staticmethod
-    def closing(send: Any, session: Session) -> Any:
-        """``send`` whose close of a session taken back says so (code 1013 and the reason)."""
+    def closing(self, send: Any, session: Session) -> Any:
+        """``send`` whose close of a session taken back says so (code 1013 and the reason), and
+        that gives up on a client that reads nothing back.
+
+        Why: a client that stopped reading left OpenEnv's handler waiting in its reply's send,
+        where neither the idle timeout nor eviction (both read at ``receive``) reached it: two
+        such sessions held both env slots past the idle timeout, and a client that took a slot
+        back waited the whole eviction bound and got no session. Now a reply not taken within
+        ``idle_timeout_s`` (or once the session is taken back) ends the session with a
+        disconnect: OpenEnv gives its env back; its close frame gets a second at most.
+        """
+        from starlette.websockets import WebSocketDisconnect
+
+        timeout = self.limits.idle_timeout_s
+        gave_up = False
 
         async def closing_send(message: dict[str, Any]) -> None:
-            if message["type"] == "websocket.close" and session.reason is not None:
+            nonlocal gave_up
+            closing = message["type"] == "websocket.close"
+            if closing and session.reason is not None:
                 message = {**message, "code": CLOSE_CODE, "reason": session.reason[:120]}
-            await send(message)
+            if gave_up:
+                if closing:
+                    return
+                raise WebSocketDisconnect(code=1001)
+            evicted = session.evicted()
+            sending = asyncio.ensure_future(send(message))
+            waits = (sending,) if closing or evicted.done() else (sending, evicted)
+            done, _ = await asyncio.wait(
+                waits, timeout=1.0 if closing else timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if sending in done:
+                sending.result()
+                return
+            sending.cancel()
+            gave_up = True
+            logger.info("closing a WebSocket of %s that read nothing back", session.client)
+            if not closing:
+                raise WebSocketDisconnect(code=1001)
 
         return closing_send
