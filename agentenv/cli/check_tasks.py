@@ -102,7 +102,9 @@ def check_tasks(
             task = all_tasks[index]
             reason = check(env, task)
             if reason is not None:
-                unreachable.append((index, task.id, task.prompt, reason))
+                # a row's own id where it has one: what its author knows the row by
+                named = f"row {task.row_id!r}, {task.id}" if task.row_id else task.id
+                unreachable.append((index, named, task.prompt, reason))
         return len(all_tasks), unreachable, skipped
     finally:
         env.close()

@@ -35,6 +35,15 @@ def test_media_tasks_reachable_only_when_the_tools_show_the_answer(tmp_path: Pat
     assert "'Agnès Varda' appears in none of the outputs" in unreachable[0][3]
 
 
+def test_an_unreachable_row_is_named_by_its_own_id(tmp_path: Path, capsys) -> None:
+    tasks = _write(
+        tmp_path / "q.jsonl",
+        [{"question": "Who is my favourite director?", "answer": "Agnès Varda", "id": "fav-1"}],
+    )
+    assert main(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)]) == 1
+    assert "task 0 (row 'fav-1', task-" in capsys.readouterr().out
+
+
 def test_a_number_gold_in_words_is_looked_for_as_its_digits(tmp_path: Path) -> None:
     """The tools print numbers as digits; a gold written "one hundred and five" was reported
     unreachable where "105" was found."""
