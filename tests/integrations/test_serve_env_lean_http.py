@@ -10,7 +10,6 @@ limit, a client that leaves mid-request.
 from __future__ import annotations
 
 import json
-import re
 import socket
 import time
 from collections.abc import Iterator
@@ -27,6 +26,8 @@ from agentenv.integrations.serve_env.lean_http import hot_paths  # noqa: E402
 from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
 from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
 from agentenv.integrations.verl_tool import create_app  # noqa: E402
+
+from .raw_http import read_answers, undated  # noqa: E402
 
 LIMITS = EnvServerLimits(max_live_envs=8, max_body_bytes=4096, header_timeout_s=2.0)
 
@@ -58,35 +59,11 @@ def _connect(server: BackgroundServer) -> socket.socket:
     return socket.create_connection((host, int(port)), timeout=10)
 
 
-def _read_answers(sock: socket.socket, count: int) -> list[bytes]:
-    """``count`` whole HTTP answers (content-length framed), in order."""
-    data, answers = b"", []
-    while len(answers) < count:
-        end = data.find(b"\r\n\r\n")
-        if end >= 0:
-            length = int(re.search(rb"content-length: (\d+)", data[:end]).group(1))  # type: ignore[union-attr]
-            if len(data) >= end + 4 + length:
-                answers.append(data[: end + 4 + length])
-                data = data[end + 4 + length :]
-                continue
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            raise AssertionError(
-                f"connection closed after {len(answers)} answers; got {data[:200]!r}"
-            )
-        data += chunk
-    return answers
-
-
 def _post(body: bytes, path: str = "/get_observation", extra: str = "") -> bytes:
     return (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{extra}"
         f"Content-Length: {len(body)}\r\n\r\n"
     ).encode() + body
-
-
-def _undated(answer: bytes) -> bytes:
-    return re.sub(rb"date: [^\r]*\r\n", b"", answer)
 
 
 def _request(payload: dict) -> bytes:
@@ -129,8 +106,8 @@ def test_the_lean_path_answers_every_request_with_uvicorns_bytes(servers: Any) -
         for request in REQUESTS:
             a.sendall(request)
             b.sendall(request)
-            (got,), (expected,) = _read_answers(a, 1), _read_answers(b, 1)
-            assert _undated(got) == _undated(expected), request[:120]
+            (got,), (expected,) = read_answers(a, 1), read_answers(b, 1)
+            assert undated(got) == undated(expected), request[:120]
             assert b"\r\ndate: " in got  # uvicorn's default header is kept
 
 
@@ -149,7 +126,7 @@ def test_pipelined_requests_are_answered_in_order(servers: Any) -> None:
     )
     with _connect(lean) as sock:
         sock.sendall(batch)
-        answers = _read_answers(sock, 6)
+        answers = read_answers(sock, 6)
     assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers)
     assert answers[4].endswith(b'{"status":"healthy"}')
     assert json.loads(answers[5].split(b"\r\n\r\n", 1)[1])["dones"] == [True] * 4
@@ -162,7 +139,7 @@ def test_expect_100_continue_is_answered_before_the_body(servers: Any) -> None:
         sock.sendall(_post(body, extra="Expect: 100-continue\r\n")[: -len(body)])
         assert sock.recv(1 << 16) == b"HTTP/1.1 100 Continue\r\n\r\n"
         sock.sendall(body)
-        (got,) = _read_answers(sock, 1)
+        (got,) = read_answers(sock, 1)
     assert got.startswith(b"HTTP/1.1 200 ")
 
 
@@ -171,7 +148,7 @@ def test_http_1_0_closes_after_its_answer(servers: Any) -> None:
     body = json.dumps({"trajectory_ids": ["y1"], "actions": [""], "finish": [True]}).encode()
     with _connect(lean) as sock:
         sock.sendall(_post(body).replace(b"HTTP/1.1", b"HTTP/1.0", 1))
-        (got,) = _read_answers(sock, 1)
+        (got,) = read_answers(sock, 1)
         assert b"\r\nconnection: close\r\n" in got
         assert sock.recv(1 << 16) == b""  # closed by the server
 
@@ -199,7 +176,7 @@ def test_a_connection_header_closes_as_uvicorn_closes(
         ).encode()
         with _connect(server) as sock:
             sock.sendall(_post(body, extra=header).replace(b"HTTP/1.1", version, 1))
-            (got,) = _read_answers(sock, 1)
+            (got,) = read_answers(sock, 1)
             assert got.startswith(b"HTTP/1.1 200 ")
             assert b"\r\nconnection: close\r\n" in got
             assert sock.recv(1 << 16) == b""  # closed by the server
@@ -211,7 +188,7 @@ def test_a_chunked_body_past_the_limit_is_refused_413(servers: Any) -> None:
     chunk = b"a" * 3000
     with _connect(lean) as sock:
         sock.sendall(head + b"%x\r\n%s\r\n" % (len(chunk), chunk) * 2)
-        (got,) = _read_answers(sock, 1)
+        (got,) = read_answers(sock, 1)
     assert got.startswith(b"HTTP/1.1 413 ") and b"exceeds 4096 bytes" in got
 
 
@@ -224,7 +201,7 @@ def test_a_client_leaving_mid_request_leaves_the_server_serving(servers: Any) ->
     time.sleep(0.1)
     with _connect(lean) as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        (got,) = _read_answers(sock, 1)
+        (got,) = read_answers(sock, 1)
     assert got.startswith(b"HTTP/1.1 200 ")
 
 
@@ -251,13 +228,13 @@ def test_answers_of_many_connections_in_one_turn_each_reach_their_own(servers: A
         for round_ in (first, second):
             for sock, request in zip(socks, round_, strict=True):
                 sock.sendall(request)  # all in flight at once: read by the server in few turns
-            got = [_read_answers(sock, 1)[0] for sock in socks]
+            got = [read_answers(sock, 1)[0] for sock in socks]
             with _connect(plain) as one:
                 expected = []
                 for request in round_:
                     one.sendall(request.replace(b'"m', b'"q'))
-                    expected.append(_read_answers(one, 1)[0])
-            assert [_undated(g) for g in got] == [_undated(e) for e in expected]
+                    expected.append(read_answers(one, 1)[0])
+            assert [undated(g) for g in got] == [undated(e) for e in expected]
     finally:
         for sock in socks:
             sock.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -29,6 +28,8 @@ from agentenv.integrations.verl_tool import create_app  # noqa: E402
 from agentenv.retrieval.base import Hit  # noqa: E402
 from agentenv.retrieval.server import BackgroundServer as RetrievalServer  # noqa: E402
 from agentenv.retrieval.server import ServerLimits  # noqa: E402
+
+from .raw_http import read_answers, undated  # noqa: E402
 
 LIMITS = EnvServerLimits(max_live_envs=8, max_body_bytes=4096, header_timeout_s=2.0)
 FINISH = json.dumps({"trajectory_ids": ["u1"], "actions": [""], "finish": [True]}).encode()
@@ -90,28 +91,6 @@ def _post(path: str, body: bytes, extra: str = "", length: int | None = None) ->
     ).encode() + body
 
 
-def _read_answers(sock: socket.socket, count: int) -> list[bytes]:
-    """``count`` whole HTTP answers (content-length framed), in order."""
-    data, answers = b"", []
-    while len(answers) < count:
-        end = data.find(b"\r\n\r\n")
-        if end >= 0:
-            length = int(re.search(rb"content-length: (\d+)", data[:end]).group(1))  # type: ignore[union-attr]
-            if len(data) >= end + 4 + length:
-                answers.append(data[: end + 4 + length])
-                data = data[end + 4 + length :]
-                continue
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            raise AssertionError(f"closed after {len(answers)} answers; got {data[:300]!r}")
-        data += chunk
-    return answers
-
-
-def _undated(answer: bytes) -> bytes:
-    return re.sub(rb"date: [^\r]*\r\n", b"", answer)
-
-
 def _rest_until_closed(sock: socket.socket) -> bytes:
     """What the server sends until it closes (a reset counts as closed)."""
     data = b""
@@ -136,9 +115,9 @@ def test_an_upgrade_not_performed_on_a_post_is_ignored(
         for path_, body_ in requests:
             plain.sendall(_post(path_, body_))
             upgrading.sendall(_post(path_, body_, upgrade) + _post(path_, body_, upgrade))
-            (expected,) = _read_answers(plain, 1)
-            got = _read_answers(upgrading, 2)
-            assert [_undated(a) for a in got] == [_undated(expected)] * 2, upgrade
+            (expected,) = read_answers(plain, 1)
+            got = read_answers(upgrading, 2)
+            assert [undated(a) for a in got] == [undated(expected)] * 2, upgrade
         assert expected.startswith(b"HTTP/1.1 422 ")
 
 
@@ -152,7 +131,7 @@ def test_a_413_by_content_length_closes_the_connection(
     body = b"y" * 100_000
     with _connect(url) as sock:
         sock.sendall(_post(path, b"", length=len(body)))
-        (answer,) = _read_answers(sock, 1)
+        (answer,) = read_answers(sock, 1)
         assert answer.startswith(b"HTTP/1.1 413 ") and b"at most 4096" in answer
         assert b"\r\nconnection: close\r\n" in answer.split(b"\r\n\r\n")[0] + b"\r\n"
         try:
@@ -170,7 +149,7 @@ def test_the_lean_413_is_uvicorns_413(servers: dict[str, tuple[str, str, bytes]]
         url, path, _ = servers[name]
         with _connect(url) as sock:
             sock.sendall(_post(path, b"", length=100_000))
-            answers.append(_undated(_read_answers(sock, 1)[0]))
+            answers.append(undated(read_answers(sock, 1)[0]))
             assert _rest_until_closed(sock) == b""
     assert answers[0] == answers[1]
 
@@ -211,7 +190,7 @@ def test_an_ignored_upgrade_on_a_request_that_ends_its_connection_is_answered(
     ).encode() + body
     with _connect(url) as sock:
         sock.sendall(request)
-        (answer,) = _read_answers(sock, 1)
+        (answer,) = read_answers(sock, 1)
     assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
 
 
@@ -226,12 +205,12 @@ def test_an_upgrade_token_in_one_of_two_connection_headers_does_not_lose_the_bod
     extra = "Connection: upgrade\r\nUpgrade: h2c\r\nConnection: keep-alive\r\n"
     with _connect(url) as plain, _connect(url) as upgrading:
         plain.sendall(_post(path, body))
-        (expected,) = _read_answers(plain, 1)
+        (expected,) = read_answers(plain, 1)
         head = _post(path, body, extra)
         upgrading.sendall(head[: -len(body)])  # the body in a later read
         upgrading.sendall(body + _post(path, body))
-        got = _read_answers(upgrading, 2)
-    assert [_undated(a) for a in got] == [_undated(expected)] * 2
+        got = read_answers(upgrading, 2)
+    assert [undated(a) for a in got] == [undated(expected)] * 2
 
 
 def test_a_lean_413_with_a_request_pipelined_behind_it_is_the_413(
@@ -242,7 +221,7 @@ def test_a_lean_413_with_a_request_pipelined_behind_it_is_the_413(
     url, path, _ = servers["serve-env lean"]
     with _connect(url) as sock:
         sock.sendall(_post(path, b"z" * 5000) + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        first = _read_answers(sock, 1)[0]
+        first = read_answers(sock, 1)[0]
     assert first.startswith(b"HTTP/1.1 413 "), first[:200]
 
 
@@ -257,7 +236,7 @@ def test_a_lingering_connection_closes_once_it_has_dropped_its_cap(
     url, path, _ = servers["serve-env lean"]
     with _connect(url) as sock:
         sock.sendall(_post(path, b"", length=1 << 30))
-        (answer,) = _read_answers(sock, 1)
+        (answer,) = read_answers(sock, 1)
         assert answer.startswith(b"HTTP/1.1 413 ")
         chunk, sent, began = b"q" * (1 << 20), 0, time.monotonic()
         try:
