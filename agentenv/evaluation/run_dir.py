@@ -50,6 +50,7 @@ from agentenv.evaluation.run_files import (
     parse_object,
     read_json_object,
     row_digest,
+    shown_value,
     split_digest,
 )
 from agentenv.evaluation.run_values import check_record
@@ -330,8 +331,8 @@ class RunDirectory:
         for key, value in recorded.items():
             if key in served and served[key] != value:
                 raise UserInputError(
-                    f"--resume: {self.path} was run with {key}={_shown(value)} (run.json), this "
-                    f"env has {key}={_shown(served[key])}; its episodes cannot be continued here: "
+                    f"--resume: {self.path} was run with {key}={shown_value(value)} (run.json), this "
+                    f"env has {key}={shown_value(served[key])}; its episodes cannot be continued here: "
                     "pass --overwrite to start again"
                 )
         self.identity.update(recorded)
@@ -501,8 +502,3 @@ def staging_folder(target: Path) -> Path:
             f"--out {target}: cannot make a folder there ({err.strerror or err}); "
             "give a folder you can write in"
         ) from None
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."

@@ -67,6 +67,7 @@ __all__ = [
     "read_json_object",
     "require_regular",
     "row_digest",
+    "shown_value",
     "split_digest",
 ]
 
@@ -231,3 +232,14 @@ def split_digest(raw: bytes) -> tuple[bytes, str] | None:
     if match is None:
         return None
     return raw[: match.start()] + b"}", match.group(1).decode("ascii")
+
+
+def shown_value(value: Any) -> str:
+    """``value`` as JSON for an error message, cut to 120 characters.
+
+    Example:
+        >>> shown_value({"b": 1, "a": [2]}), shown_value("x" * 200)[-5:]
+        ('{"a": [2], "b": 1}', 'xx...')
+    """
+    text = json.dumps(value, default=str, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.evaluation.run_dir import SERVED_KEYS
-from agentenv.evaluation.run_files import RunFileError
+from agentenv.evaluation.run_files import RunFileError, shown_value
 from agentenv.evaluation.summary import Summary
 
 __all__ = ["check_against_identity", "check_row_figures", "same_value"]
@@ -44,11 +44,6 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def check_against_identity(
@@ -88,7 +83,7 @@ def check_against_identity(
     for name, mine, theirs in expected:
         if not same_value(json.loads(json.dumps(mine, default=str)), theirs):
             raise RunFileError(
-                f"{summary_file}: {name} is {_shown(mine)} but {run_json} says {_shown(theirs)}; "
+                f"{summary_file}: {name} is {shown_value(mine)} but {run_json} says {shown_value(theirs)}; "
                 "the summary does not belong to these episodes (or was edited)"
             )
     version = int(summary.env_id.rsplit("-v", 1)[-1]) if "-v" in summary.env_id else 0
@@ -100,7 +95,7 @@ def check_against_identity(
     planned = recorded.get("episodes")
     if type(planned) is not int:
         raise RunFileError(
-            f"{run_json}: 'episodes' is {_shown(planned)}, not the number of episodes planned"
+            f"{run_json}: 'episodes' is {shown_value(planned)}, not the number of episodes planned"
         )
     if summary.complete and rows != planned:
         raise RunFileError(
@@ -139,8 +134,8 @@ def check_row_figures(
                     where, mine, theirs = f"{name}.{key}", claimed.get(key), actual.get(key)
                     break
         raise RunFileError(
-            f"{summary_file}: {where} is {_shown(mine)} but its {len(records)} episodes in "
-            f"{episodes} give {_shown(theirs)}; the summary was edited"
+            f"{summary_file}: {where} is {shown_value(mine)} but its {len(records)} episodes in "
+            f"{episodes} give {shown_value(theirs)}; the summary was edited"
         )
 
 
