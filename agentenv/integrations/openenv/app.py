@@ -117,8 +117,9 @@ class Hardened:
                 )
                 # A victim ends at its next receive (within a step); the bound is for a stuck one.
                 await asyncio.wait([v.ended() for v in victims], timeout=5.0)
+            closing_send = self.closing(send, session)
             await self.app(
-                scope, self.session_receive(receive, send, session), self.closing(send, session)
+                scope, self.session_receive(receive, closing_send, session), closing_send
             )
         except Exception as err:  # noqa: BLE001 - a session's end is one log line, never a traceback
             # OpenEnv closes the socket after the client has gone, which Starlette reports as
@@ -187,6 +188,7 @@ class Hardened:
         """``receive`` that reports a disconnect after ``idle_timeout_s`` without a message, or once
         the session is taken back; each message marks the session active. A message OpenEnv's
         handler would end the session over is answered with an error here (:mod:`.ws_message`),
+        through ``send`` (:meth:`closing`'s, which gives up on a client that reads nothing back),
         and the next one is waited for."""
         timeout = self.limits.idle_timeout_s
         sessions = self.sessions
@@ -212,21 +214,8 @@ class Hardened:
                     if refused is not None:
                         # debug: a client can send thousands a second (OpenEnv logs its own none)
                         logger.debug("bad WebSocket message: %s", refused[:300])
-                        sending = asyncio.ensure_future(
-                            send({"type": "websocket.send", "text": refused})
-                        )
-                        done, _ = await asyncio.wait(
-                            (sending, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-                        )
-                        if sending in done:
-                            sending.result()
-                            continue
-                        # a client that reads nothing back keeps neither its slot nor the server
-                        sending.cancel()
-                        if evicted.done():
-                            break
-                        logger.info("closing a WebSocket that read nothing for %g s", timeout)
-                        return {"type": "websocket.disconnect", "code": 1001}
+                        await send({"type": "websocket.send", "text": refused})
+                        continue
                 return message
             logger.info("closing a WebSocket of %s: %s", session.client, session.reason)
             return {"type": "websocket.disconnect", "code": CLOSE_CODE}
