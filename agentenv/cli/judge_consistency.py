@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.env is not None and ":" not in args.env and args.env not in env_ids():
         return _fail(f"--env {args.env!r} is not a registered id; known: {', '.join(env_ids())}")
-    if not args.episodes.is_file():
+    if not args.episodes.exists():
         return _fail(
             f"--episodes {args.episodes}: no such file (write one with `agentenv eval ... --out DIR`)"
         )

@@ -73,13 +73,23 @@ def chat_dataset(rows: Sequence[Mapping[str, Any]], *, keep_tools: bool = True) 
 
 
 def read_chat_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of an ``export-sft`` ``chat.jsonl``; a line that is not a chat row names itself."""
+    """The rows of an ``export-sft`` ``chat.jsonl``; a line that is not a chat row names itself.
+
+    Read under the run files' bounds (:mod:`agentenv.evaluation.run_files`): a FIFO is refused
+    before it is opened, a line is read within a bound, and a line that is not JSON, or JSON nested
+    past the parser's depth, is a one-line error with its number instead of a traceback.
+
+    Raises:
+        RunFileError: (a ``ValueError``) naming the file and line.
+    """
+    from agentenv.evaluation.run_files import RunFileError, iter_lines, parse_object
+
     rows = []
-    with Path(path).open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if line.strip():
-                row = json.loads(line)
-                if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
-                    raise ValueError(f"{path}:{number}: expected a chat row {{'messages': [...]}}")
-                rows.append(row)
+    for number, raw in iter_lines(Path(path), "a chat row written by `agentenv export-sft`"):
+        if raw.strip():
+            where = f"{path} line {number}"
+            row = parse_object(raw, where, "a chat row {'messages': [...]}")
+            if not isinstance(row.get("messages"), list):
+                raise RunFileError(f"{where}: expected a chat row {{'messages': [...]}}")
+            rows.append(row)
     return rows

@@ -175,11 +175,13 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     return value
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    path: Path, what: str = "an episode record written by agentenv"
+) -> Iterator[tuple[int, bytes]]:
     """``(line number, bytes)`` for each line of ``path``, each read within :data:`MAX_LINE_BYTES`.
 
     The last line may lack its newline (a run killed mid-write): the caller decides. A longer line is
-    refused without being read whole.
+    refused without being read whole, as not ``what``.
     """
     with _open_regular(path) as f:
         number = 0
@@ -190,8 +192,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             number += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise RunFileError(
-                    f"{path} line {number}: longer than {_size(MAX_LINE_BYTES)}; "
-                    "not an episode record written by agentenv"
+                    f"{path} line {number}: longer than {_size(MAX_LINE_BYTES)}; not {what}"
                 )
             yield number, raw
 

@@ -22,7 +22,6 @@ suits single answers (MediaSearch); for a ranked top-k list the rule-based
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -180,15 +179,22 @@ def items_from_records(
 
 
 def read_episodes(path: str | Path) -> list[dict[str, Any]]:
-    """The records of an ``episodes.jsonl``; a bad line names its number."""
-    records = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc})") from None
-    return records
+    """The records of an ``episodes.jsonl``; a bad line names its number.
+
+    Read as ``leaderboard`` reads a run (:mod:`agentenv.evaluation.run_files`): a FIFO or device is
+    refused before it is opened and a line is read within a bound, so a wrong ``--episodes`` path
+    fails in one line instead of hanging or filling memory.
+
+    Raises:
+        RunFileError: not a regular file, a line too long, not JSON or not an object (naming the line).
+    """
+    from agentenv.evaluation.run_files import iter_lines, parse_object
+
+    return [
+        parse_object(raw, f"{path} line {number}", "an episode record")
+        for number, raw in iter_lines(Path(path), "an episode record written by `agentenv eval`")
+        if raw.strip()
+    ]
 
 
 def _agreement(a: Sequence[bool], b: Sequence[bool]) -> float:

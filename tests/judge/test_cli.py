@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,30 @@ def test_a_judge_that_always_says_yes_is_flagged(
     assert main(args(episodes, fake_judge.url, "always-yes")) == 0
     printed = capsys.readouterr().out
     assert "every verdict was the same" in printed
+
+
+@pytest.mark.parametrize(
+    ("write", "fragment"),
+    [
+        (lambda p: os.mkfifo(p), "a FIFO, not a regular file"),
+        (lambda p: p.write_text('{"a": 1}\n[1, 2]\n'), "line 2: a JSON list where an episode"),
+        (lambda p: p.write_text('{"a": 1}\n\n{"a": \n'), "line 3: not JSON"),
+        (lambda p: p.write_text("[" * 100_000 + "\n"), "line 1: JSON nested too deeply"),
+    ],
+)
+def test_an_episodes_file_that_is_no_run_is_one_line_naming_it(
+    fake_judge: FakeJudge,
+    episodes: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    write: Callable[[Path], object],
+    fragment: str,
+) -> None:
+    """A FIFO used to hang the command in ``read_text``; a bad line gave a traceback or no line number."""
+    bad = tmp_path / "bad.jsonl"
+    write(bad)
+    argv = args(episodes, fake_judge.url, "stable", "--retries", "0")
+    argv[argv.index("--episodes") + 1] = str(bad)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and str(bad) in err and "Traceback" not in err
