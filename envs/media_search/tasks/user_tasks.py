@@ -193,6 +193,12 @@ def _check_text(text: str, field: str, where: str) -> None:
             f"{where}: field {field!r} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
             "without its pair), which is no text; fix the escape or remove it"
         )
+    if field != "question" and not any(ch.isalnum() for ch in text):
+        raise UserInputError(
+            f"{where}: field {field!r} ({text.strip()!r}) has no letter or digit; the grader reads "
+            "an answer by its words and numbers, so no answer could match it: "
+            + ("write the answer in words or digits" if field == "answer" else "remove it")
+        )
     if field != "question" and any(
         len(run) > MAX_ANSWER_DIGITS for run in _DIGIT_RUNS.findall(text)
     ):
