@@ -11,6 +11,10 @@ Multi-agent ids (``DiagnosisDialogue-v0``, ``MediaConcierge-v0``) are played
 from one side (``side``, default the lead: doctor or assistant); the env's
 scripted policy plays the other (``env.default_policy``, or the family's
 ``asking`` scripted lead when the human plays the simulated side).
+
+``tasks`` plays a task of the user's own file instead of the split's (as
+``agentenv eval --tasks``), so a person can try a file by hand before a run on
+it; an env that reads no task file is refused in one line before it is built.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 
 import gymnasium as gym
 
@@ -34,36 +39,80 @@ from agentenv.play.view import (
 )
 
 
-def _described_tools(entry_point: object) -> dict[str, bool]:
-    """``{"tools_in_prompt": True}`` when the env takes it: a person reads no JSON schemas, so the
-    system prompt shown at the start must describe the tools (families of your own may not have it)."""
+def _takes(entry_point: object, keyword: str) -> bool:
+    """Whether the env class behind ``entry_point`` names ``keyword`` among its parameters (an entry
+    point that cannot be resolved or inspected takes nothing: the caller then leaves the keyword out)."""
     import inspect
 
     from agentenv.families import resolve
 
     try:
         cls = resolve(entry_point) if isinstance(entry_point, str) else entry_point
-        return (
-            {"tools_in_prompt": True}
-            if "tools_in_prompt" in inspect.signature(cls).parameters
-            else {}
-        )
+        return keyword in inspect.signature(cls).parameters
     except (ImportError, AttributeError, TypeError, ValueError):
-        return {}
+        return False
+
+
+def _described_tools(entry_point: object) -> dict[str, bool]:
+    """``{"tools_in_prompt": True}`` when the env takes it: a person reads no JSON schemas, so the
+    system prompt shown at the start must describe the tools (families of your own may not have it)."""
+    return {"tools_in_prompt": True} if _takes(entry_point, "tools_in_prompt") else {}
+
+
+def _dialogue_entry_point(env_id: str) -> str | None:
+    """The entry point of a multi-agent id, or None for a Gymnasium id."""
+    from agentenv.multiagent import registry
+
+    try:
+        return registry.spec(env_id).entry_point
+    except KeyError:
+        return None
+
+
+def _check_tasks(env_id: str, tasks: Path) -> None:
+    """Refuse ``--tasks`` in one line before anything is built: an env that reads no task file, then a
+    path that cannot be one (:func:`~agentenv.evaluation.run_args.check_tasks_path`).
+
+    Why a dialogue has its own first check: ``check_tasks_path``'s env check reads Gymnasium's
+    registry, which holds no multi-agent id. A dialogue whose class names no ``tasks`` parameter
+    (``MediaConcierge-v0``) builds its tasks from the split, and ``tasks=`` failed inside it with
+    Python's ``got multiple values for argument 'tasks'``.
+    """
+    from agentenv.evaluation.run_args import check_tasks_path
+
+    entry_point = _dialogue_entry_point(env_id)
+    if entry_point is None:
+        check_tasks_path(tasks, env_id=env_id)
+        return
+    if not _takes(entry_point, "tasks"):
+        from agentenv.families import family_of_env
+
+        family = family_of_env(env_id)
+        single = f", or play your tasks on {family.envs[0].id}" if family.envs else ""
+        raise UserInputError(
+            f"--tasks: {env_id} reads no task file of yours (its env takes no 'tasks' keyword); "
+            f"use --split {'/'.join(family.splits)} instead{single}"
+        )
+    check_tasks_path(tasks)
+
+
+def _source(split: str, tasks: Path | None) -> dict[str, str]:
+    """The ``split`` and ``tasks`` keywords of the env (with ``tasks`` the env serves the file's tasks
+    as split ``custom`` and the split is not read, as in ``agentenv eval``)."""
+    return {"split": split} if tasks is None else {"split": split, "tasks": str(tasks)}
 
 
 def _dialogue(
-    env_id: str, split: str, side: str | None
+    env_id: str, split: str, side: str | None, tasks: Path | None = None
 ) -> tuple[gym.Env, str, str, int | None] | None:
     """The single-agent view of a multi-agent id for ``side``, or None for a Gymnasium id."""
     from agentenv.multiagent import registry
     from agentenv.multiagent.single_agent import as_single_agent
 
-    try:
-        registry.spec(env_id)
-    except KeyError:
+    entry_point = _dialogue_entry_point(env_id)
+    if entry_point is None:
         return None
-    aec = registry.make(env_id, split=split, **_described_tools(registry.spec(env_id).entry_point))
+    aec = registry.make(env_id, **_source(split, tasks), **_described_tools(entry_point))
     side = side or aec.lead
     if side not in aec.possible_agents:
         raise UserInputError(
@@ -93,9 +142,14 @@ def play(
     split: str = "validation",
     seed: int | None = None,
     side: str | None = None,
+    tasks: str | Path | None = None,
     read: Callable[[str], str] = input,
 ) -> int:
-    """Run one interactive episode, reading lines with ``read(prompt)``; returns 0."""
+    """Run one interactive episode, reading lines with ``read(prompt)``; returns 0.
+
+    ``tasks``: a task file (or folder) of your own, played instead of ``split``; ``seed`` picks one
+    of its tasks as it picks one of a split's. A bad one is a one-line :class:`UserInputError`.
+    """
     import agentenv  # noqa: F401
 
     if read is input:
@@ -104,7 +158,10 @@ def play(
         except ImportError:
             pass
 
-    dialogue = _dialogue(env_id, split, side)
+    path = None if tasks is None else Path(tasks)
+    if path is not None:
+        _check_tasks(env_id, path)
+    dialogue = _dialogue(env_id, split, side, path)
     if dialogue is None:
         if side is not None:
             raise UserInputError(f"--as is only for multi-agent ids; {env_id} has one agent")
@@ -113,7 +170,7 @@ def play(
 
             family_of_env(env_id)  # imports a family kept outside agentenv ("module:Id")
             described = _described_tools(gym.spec(bare_id(env_id)).entry_point)
-            env: gym.Env = gym.make(env_id, split=split, **described)
+            env: gym.Env = gym.make(env_id, **_source(split, path), **described)
         except gym.error.Error as err:
             raise UserInputError(f"{err} (`agentenv list` shows the ids)") from None
         say_to, role, max_turns = None, None, getattr(env.unwrapped, "max_turns", None)
@@ -126,7 +183,11 @@ def play(
     tools = list(info.get("tools") or [])
     names = [t["function"]["name"] for t in tools]
 
-    print(f"== {env_id}" + (f": you are the {role}; the {say_to} is scripted" if role else ""))
+    print(
+        f"== {env_id}"
+        + (f", a task of {path}" if path is not None else "")
+        + (f": you are the {role}; the {say_to} is scripted" if role else "")
+    )
     messages = info.get("messages") or []
     if (
         messages

@@ -118,10 +118,11 @@ def test_cli_play_arguments(capsys):
     from agentenv.cli.main import build_parser
 
     args = build_parser().parse_args(["play", "DiagnosisDialogue-v0", "--as", "patient"])
-    assert (args.side, args.split, args.seed) == ("patient", "validation", None)
+    assert (args.side, args.split, args.seed, args.tasks) == ("patient", "validation", None, None)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["play", "--help"])
-    assert "(default: validation)" in capsys.readouterr().out
+    shown = " ".join(capsys.readouterr().out.split())  # help lines wrap where the width says
+    assert "(default: validation; not read with --tasks)" in shown
 
 
 def test_long_tables_are_cut_and_full_shows_everything() -> None:
