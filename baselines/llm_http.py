@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentenv.evaluation.agents import AgentFailure
+from agentenv.terminal_text import code_points
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 """HTTP statuses worth another try; any other error status is the caller's mistake."""
@@ -91,11 +92,12 @@ def request_json(
     except TimeoutError:
         raise Retryable(f"no complete reply within {timeout_s:g} s") from None
     except (OSError, http.client.HTTPException) as exc:
-        raise Retryable(f"connection failed ({type(exc).__name__}: {exc})") from None
+        # http.client quotes what the server sent (a bad status line): shown, not obeyed
+        raise Retryable(f"connection failed ({type(exc).__name__}: {code_points(exc)})") from None
     finally:
         conn.close()
     if response.status != 200:
-        excerpt = data[:300].decode("utf-8", errors="replace")
+        excerpt = body_excerpt(data)
         if response.status in RETRY_STATUSES:
             raise Retryable(f"HTTP {response.status}: {excerpt}")
         raise HTTPError(url, response.status, excerpt)
@@ -133,6 +135,30 @@ def with_retries(
             errors.append(f"reply without the expected fields ({type(exc).__name__}: {exc})")
         on_retry(n, errors[-1])
     raise AgentFailure(f"{url}: {len(errors)} attempt(s) failed; last: {errors[-1]}")
+
+
+EXCERPT_BYTES = 300
+"""The start of an error body a failure reason quotes."""
+
+
+def body_excerpt(data: bytes) -> str:
+    """The start of a server's error body for a failure reason: cut to :data:`EXCERPT_BYTES`, decoded
+    leniently, on one line (runs of whitespace, line breaks and ``\\r`` included, are one space),
+    every other control character written as ``<U+XXXX>`` (:func:`~agentenv.terminal_text.code_points`).
+
+    Why here: the reason is logged at each retry, kept in ``summary.json``, printed by ``agentenv
+    eval`` (``failed run:``, ``stopped:``) and quoted by the leaderboard's refusal; a body such as
+    ``overloaded ESC]0;OWNED BEL ESC[2K CR all good ESC[8m`` would set the window title, erase the
+    line and hide the rest of the message on each of them. Marked rather than escaped with
+    backslashes, so that the lines that print the reason through
+    :func:`~agentenv.terminal_text.terminal_text` escape nothing twice.
+
+    Example:
+        >>> body_excerpt(b"overloaded \\x1b]0;OWNED\\x07\\x1b[2K\\rall good\\x1b[8m\\n")
+        'overloaded <U+001B>]0;OWNED<U+0007><U+001B>[2K all good<U+001B>[8m'
+    """
+    text = data[:EXCERPT_BYTES].decode("utf-8", errors="replace")
+    return code_points(" ".join(text.split()))
 
 
 def _tighten(conn: http.client.HTTPConnection, deadline: float) -> None:

@@ -112,12 +112,17 @@ def check_tasks(
 
 def run(args: argparse.Namespace) -> int:
     """Print the unreachable tasks and a one-line count; exit status 1 if any."""
+    from agentenv.terminal_text import terminal_text
+
     n, unreachable, skipped = check_tasks(args.env_id, args.tasks, split=args.split)
+    # a row's question, id and import notes are the file's text: shown, never obeyed (an ESC
+    # sequence or a \r in a question must not clear or overwrite the report)
     for warning in skipped:
-        print(f"import: {warning}")
+        print(terminal_text(f"import: {warning}"))
     for index, task_id, prompt, reason in unreachable[: args.show]:
         first_line = prompt.strip().splitlines()[0] if prompt.strip() else ""
-        print(f"task {index} ({task_id}): {first_line[:100]}\n  unreachable: {reason}")
+        print(terminal_text(f"task {index} ({task_id}): {first_line[:100]}"))
+        print(terminal_text(f"  unreachable: {reason}"))
     if len(unreachable) > args.show:
         print(f"... and {len(unreachable) - args.show} more")
     print(

@@ -200,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from agentenv.evaluation.evaluate import evaluate
+    from agentenv.terminal_text import terminal_text
 
     new_folder = not (args.out.is_dir() and any(args.out.iterdir()))
     try:
@@ -220,17 +221,21 @@ def _run(args: argparse.Namespace) -> int:
 
         kept = args.out / PREVIOUS_RUN
         print(
-            f"agentenv: interrupted after {result.done} of {result.planned} episodes; they are in "
-            f'{episodes} (summary: "complete": false); add --resume to finish'
-            + (f"; the run it replaces stays in {kept} until it does" if kept.is_dir() else ""),
+            terminal_text(
+                f"agentenv: interrupted after {result.done} of {result.planned} episodes; they are "
+                f'in {episodes} (summary: "complete": false); add --resume to finish'
+                + (f"; the run it replaces stays in {kept} until it does" if kept.is_dir() else "")
+            ),
             file=sys.stderr,
         )
         return INTERRUPTED_EXIT
     if result.status == "stopped":
-        print(
-            f"agentenv eval: stopped: {result.reason}; {result.done} episodes kept in {args.out} "
-            '(summary: "complete": false). '
-            "Fix the agent, then add --resume (or --max-agent-failures 0 to never stop)",
+        print(  # the reason may quote an endpoint's reply: shown, not obeyed
+            terminal_text(
+                f"agentenv eval: stopped: {result.reason}; {result.done} episodes kept in "
+                f'{args.out} (summary: "complete": false). '
+                "Fix the agent, then add --resume (or --max-agent-failures 0 to never stop)"
+            ),
             file=sys.stderr,
         )
         from agentenv.evaluation.report import FAILED_RUN_EXIT
@@ -238,15 +243,17 @@ def _run(args: argparse.Namespace) -> int:
         return FAILED_RUN_EXIT
     if result.status == "incomplete":
         print(
-            f"agentenv: error: {result.reason}; the finished episodes are in {episodes} "
-            '(summary: "complete": false); add --resume to run the missing ones',
+            terminal_text(
+                f"agentenv: error: {result.reason}; the finished episodes are in {episodes} "
+                '(summary: "complete": false); add --resume to run the missing ones'
+            ),
             file=sys.stderr,
         )
         return INCOMPLETE_RUN_EXIT
     from agentenv.evaluation.report import exit_code, format_table
 
     print(format_table(result.summary))
-    print(f"wrote {args.out / 'summary.json'} and {episodes}")
+    print(terminal_text(f"wrote {args.out / 'summary.json'} and {episodes}"))
     return exit_code(result.summary)  # non-zero when most episodes ended in an agent failure
 
 

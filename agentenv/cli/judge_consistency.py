@@ -151,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
     except (JudgeEndpointError, JudgeReplyError, ValueError) as exc:
         return _fail(str(exc))
     stable = report.stable(args.min_kappa, args.max_flip_rate)
-    print(f"judge {args.model!r} at {args.endpoint} on {env_id} ({args.episodes})")
+    from agentenv.terminal_text import terminal_text
+
+    print(terminal_text(f"judge {args.model!r} at {args.endpoint} on {env_id} ({args.episodes})"))
     print(report.format())
     if math.isnan(report.fleiss_kappa):
         print(
@@ -173,5 +175,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"agentenv judge-consistency: error: {message}", file=sys.stderr)
+    """One error line on stderr, terminal-safe (it quotes paths and the judge endpoint's replies);
+    exit status 2."""
+    from agentenv.terminal_text import terminal_text
+
+    print(terminal_text(f"agentenv judge-consistency: error: {message}"), file=sys.stderr)
     return 2

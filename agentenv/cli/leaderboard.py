@@ -63,9 +63,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the leaderboard; 2 with the reason on stderr when the results cannot share one."""
     from agentenv.evaluation.leaderboard import LeaderboardError, write_leaderboard
+    from agentenv.terminal_text import terminal_text
 
+    # every line names run folders and failure reasons of others' making: shown, never obeyed (a
+    # folder named "run\x1b[2K\rwrote ..." must not overwrite the line it is printed on)
     if args.out.exists() and not args.out.is_dir():
-        print(f"agentenv leaderboard: --out {args.out} is a file; give a folder", file=sys.stderr)
+        print(
+            terminal_text(f"agentenv leaderboard: --out {args.out} is a file; give a folder"),
+            file=sys.stderr,
+        )
         return 2
     try:
         written = write_leaderboard(
@@ -76,13 +82,13 @@ def run(args: argparse.Namespace) -> int:
             keep_failed=getattr(args, "keep_failed", False),
         )
     except LeaderboardError as exc:
-        print(f"agentenv leaderboard: {exc}", file=sys.stderr)
+        print(terminal_text(f"agentenv leaderboard: {exc}"), file=sys.stderr)
         return 2
     except ImportError as exc:
-        print(f"agentenv leaderboard: {exc}", file=sys.stderr)
+        print(terminal_text(f"agentenv leaderboard: {exc}"), file=sys.stderr)
         return 2
     for path in written:
-        print(f"wrote {path}")
+        print(terminal_text(f"wrote {path}"))
     return 0
 
 

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from agentenv.evaluation.run_args import ArgumentParser, env_kwarg_names, parse_env_args
 from agentenv.evaluation.run_args import check_env_args as _check_env_args  # noqa: F401 - the name callers used before
+from agentenv.terminal_text import terminal_text
 
 __all__ = ["COMMANDS", "build_parser", "env_kwarg_names", "main", "parse_env_args"]
 
@@ -183,7 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C, a closed pipe, a missing extra and a path the command cannot use
     (missing, forbidden, read-only) each end in one line and an exit status
     (2, 2, 2, 130, 0, 2, 2); any other error prints one line with its type and
-    exits 1. ``AGENTENV_DEBUG=1`` adds the traceback.
+    exits 1. ``AGENTENV_DEBUG=1`` adds the traceback. Each line is printed through
+    :func:`~agentenv.terminal_text.terminal_text` (as a command's ``SystemExit("...")`` message is,
+    exit status 1): a control character of a path, a task or a server's reply is shown as an escape.
     """
     from agentenv.errors import UserInputError
     from agentenv.storage.paths import CacheNotWritableError
@@ -198,6 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"agentenv: error: {err}", 2)
     except KeyboardInterrupt:
         return _fail("agentenv: interrupted", INTERRUPTED_EXIT)
+    except SystemExit as exit_:
+        if not isinstance(exit_.code, str):  # argparse's exits print their own (escaped) line
+            raise
+        # a command's `raise SystemExit("--side: ...")`: the line and status Python would give
+        # (1), its quoted values shown, not obeyed
+        return _fail(exit_.code, 1)
     except BrokenPipeError as err:
         if not _stdout_is_closed():  # a socket, not our reader: an error like any other
             return _fail(
@@ -252,13 +261,19 @@ def _format_warning(
 ) -> str:
     """A warning as one ``agentenv: warning:`` line on a line of its own, without the source path and code
     line Python adds (a user reads the message, not where in agentenv it was raised)."""
-    return f"\nagentenv: warning: {message}\n"
+    return f"\nagentenv: warning: {terminal_text(message)}\n"
 
 
 def _fail(line: str, status: int) -> int:
+    """Print ``line`` on stderr, terminal-safe, and return ``status``.
+
+    A message quotes paths, task text and server replies, which may hold ESC sequences, ``\\r``,
+    BEL or bidi overrides: :func:`~agentenv.terminal_text.terminal_text` shows each as an escape.
+    Line breaks are kept: a task file's bad rows are listed one a line.
+    """
     if _debug():
         traceback.print_exc()
-    print(line, file=sys.stderr)
+    print(terminal_text(line, keep="\n"), file=sys.stderr)
     return status
 
 

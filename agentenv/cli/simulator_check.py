@@ -121,9 +121,13 @@ def run(args: argparse.Namespace) -> int:
             policy_name=args.policy,
         )
     except AgentFailure as err:  # a dead or broken endpoint: its one-line reason names the URL
-        print(
-            f"agentenv: error: simulator-check: {err.reason}; check that the server is up at that address "
-            "(or pass --agent-args base_url=...)",
+        from agentenv.terminal_text import terminal_text
+
+        print(  # the reason may quote the server's reply: its control characters are shown, not obeyed
+            terminal_text(
+                f"agentenv: error: simulator-check: {err.reason}; check that the server is up at "
+                "that address (or pass --agent-args base_url=...)"
+            ),
             file=sys.stderr,
         )
         return 2

@@ -27,6 +27,7 @@ from agentenv.did_you_mean import did_you_mean
 from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import MAX_TASK_FILE_BYTES, MAX_TASK_LINE_BYTES, check_task_source  # noqa: F401 - re-exported
 from agentenv.errors import UserInputError
+from agentenv.terminal_text import terminal_text
 
 OWN_FLAGS = {"split": "--split", "tasks": "--tasks", "reward": "--reward"}
 """gym.make keywords that have a flag of their own (``--env-arg split=…`` is refused, naming the flag)."""
@@ -37,8 +38,11 @@ class ArgumentParser(argparse.ArgumentParser):
     where to read more (argparse's own prints the whole wrapped usage first: 10+ lines for ``eval``)."""
 
     def error(self, message: str) -> NoReturn:
-        """Print ``agentenv eval: error: MESSAGE (see agentenv eval --help)`` and exit 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        """Print ``agentenv eval: error: MESSAGE (see agentenv eval --help)`` and exit 2 (the message
+        through :func:`~agentenv.terminal_text.terminal_text`: it quotes what was typed)."""
+        self.exit(
+            2, terminal_text(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n"
+        )
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def] # noqa: ANN001, ANN201 - argparse's signature
         """Refuse an unknown ``--flag`` first, naming the closest known one (argparse would report a
@@ -337,5 +341,7 @@ def check_takes_tasks(env_id: str, flag: str = "--tasks") -> None:
 
 
 def print_error(message: str) -> None:
-    """One ``agentenv: error:`` line on stderr."""
-    print(f"agentenv: error: {message}", file=sys.stderr)
+    """One ``agentenv: error:`` message on stderr, its control characters shown as escapes
+    (:func:`~agentenv.terminal_text.terminal_text`: a message quotes paths and values of the
+    user's); line breaks are kept, as ``agentenv``'s own error lines keep them (a list of bad rows)."""
+    print(terminal_text(f"agentenv: error: {message}", keep="\n"), file=sys.stderr)

@@ -37,6 +37,16 @@ from agentenv.play.view import (
     turn_line,
     width,
 )
+from agentenv.terminal_text import terminal_text
+
+
+def _show(text: str) -> None:
+    """Print what the env, its tools, the task file or the player wrote, terminal-safe: line breaks
+    and tabs are kept (a tool's output and a briefing are read as lines), every other control
+    character (ESC sequences, ``\\r``, BEL, bidi overrides) is shown as an escape
+    (:func:`~agentenv.terminal_text.terminal_text`), so a task question or a document cannot clear
+    the screen, retitle the window or overwrite a line."""
+    print(terminal_text(text, keep="\n\t"))
 
 
 def _takes(entry_point: object, keyword: str) -> bool:
@@ -184,9 +194,11 @@ def play(
     names = [t["function"]["name"] for t in tools]
 
     print(
-        f"== {env_id}"
-        + (f", a task of {path}" if path is not None else "")
-        + (f": you are the {role}; the {say_to} is scripted" if role else "")
+        terminal_text(  # one line: a line break in the path is shown as \n
+            f"== {env_id}"
+            + (f", a task of {path}" if path is not None else "")
+            + (f": you are the {role}; the {say_to} is scripted" if role else "")
+        )
     )
     messages = info.get("messages") or []
     if (
@@ -194,9 +206,9 @@ def play(
         and messages[0].get("role") == "system"
         and str(messages[0]["content"]).strip() not in obs
     ):
-        print(briefing(str(messages[0]["content"]), names))
+        _show(briefing(str(messages[0]["content"]), names))
     print("\n" + "-" * 40)
-    print(obs)
+    _show(obs)  # the task's question, as the file or split wrote it
     print("-" * 40)
     forms = ["TOOL key=value", "TOOL VALUE"] if tools else []
     forms += [f"say TEXT (to the {say_to})"] if say_to else []
@@ -204,7 +216,7 @@ def play(
     intro = (
         f"Tools: {', '.join(names)}.  " if names else ""
     ) + f"Type {', '.join(forms)}; `help` explains."
-    print(textwrap.fill(intro, width(), subsequent_indent="  "))
+    _show(textwrap.fill(intro, width(), subsequent_indent="  "))
     last_output = ""
     while True:
         try:
@@ -215,9 +227,9 @@ def play(
         try:
             parsed = parse_line(line, tools, say_to=say_to, can_answer=can_answer)
         except InputError as err:
-            print(
+            print(  # escaped before it is wrapped: the wrapped lines are what is measured
                 textwrap.fill(
-                    f"! {err}  (nothing was sent; no turn used)",
+                    terminal_text(f"! {err}  (nothing was sent; no turn used)"),
                     width(),
                     initial_indent="  ",
                     subsequent_indent="    ",
@@ -225,14 +237,14 @@ def play(
             )
             continue
         if parsed.command == "help":
-            print(shortcuts(tools, say_to=say_to, can_answer=can_answer))
+            _show(shortcuts(tools, say_to=say_to, can_answer=can_answer))
             if tools:
-                print("\nTools:\n" + tool_help(tools))
+                _show("\nTools:\n" + tool_help(tools))
             continue
         if parsed.command == "quit":
             return 0
         if parsed.command == "full":
-            print(  # every row, in the same layout as the turn showed (not raw JSON)
+            _show(  # every row, in the same layout as the turn showed (not raw JSON)
                 render_observation(last_output, max_rows=sys.maxsize)
                 if last_output
                 else "(no tool output yet)"
@@ -242,13 +254,13 @@ def play(
         obs, reward, terminated, truncated, info = env.step(parsed.action)
         last_output = obs
         if say_to and parsed.action.startswith("<say>") and obs and not obs.startswith("Error"):
-            print(f"{say_to}: {obs}")
+            _show(f"{say_to}: {obs}")
         elif obs:
-            print(render_observation(obs))
+            _show(render_observation(obs))
         if terminated or truncated:
             if say_to and not can_answer and terminated:
                 print(f"(the {say_to} gave the final answer)")
-            print(
+            _show(
                 final_summary(
                     reward,
                     info,

@@ -70,6 +70,7 @@ from agentenv.envs.media_search.grading.grade import FILM_ID, MAX_REFERENCE_CHAR
 from agentenv.envs.media_search.questions.record import Question, question_id
 from agentenv.envs.media_search.tasks.user_answer_types import typed_answer
 from agentenv.errors import UserInputError
+from agentenv.terminal_text import control_at
 
 _EXAMPLE = (
     '{"question": "Who directed Inception?", "answer": "Christopher Nolan", "aliases": ["Nolan"]}'
@@ -193,6 +194,7 @@ def _check_text(text: str, field: str, where: str) -> None:
             f"{where}: field {field!r} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
             "without its pair), which is no text; fix the escape or remove it"
         )
+    _check_controls(text, field, where)
     if field != "question" and not any(ch.isalnum() for ch in text):
         raise UserInputError(
             f"{where}: field {field!r} ({text.strip()!r}) has no letter or digit; the grader reads "
@@ -209,6 +211,41 @@ def _check_text(text: str, field: str, where: str) -> None:
 
 
 _DIGIT_RUNS = re.compile(r"[0-9,]+")
+
+
+def _check_controls(text: str, field: str, where: str) -> None:
+    """Refuse a control character in a row's text (:func:`agentenv.terminal_text.control_at`: ESC,
+    ``\\r``, BEL, other C0 and C1 controls, DEL, U+2028/U+2029, bidi overrides and isolates),
+    naming the field, the character and its position (from 1, in the field as written).
+
+    Why: a question is printed by ``agentenv play`` and ``check-tasks`` and sent to the model, an
+    answer and its aliases are quoted in feedback and results; an ESC sequence in them retitles or
+    clears a terminal and a ``\\r`` or U+202E rewrites what a reader sees. A question may keep line
+    breaks and tabs (``\\n``, ``\\t``): a prompt of several lines is text; an answer or alias is
+    read from one line, so it keeps tabs alone (whitespace to the grader, as a space is). Spaces at
+    either end, which the row loses, are not looked at.
+
+    Example:
+        >>> _check_controls("Who directed Heat?\\x1b[8m", "question", "t.jsonl:3")
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: t.jsonl:3: field 'question' holds a control character U+001B at position 19; remove it (a question may hold line breaks and tabs, no other control character)
+    """
+    body = text.strip()
+    at = control_at(body, keep="\n\t" if field == "question" else "\t")
+    if at < 0:
+        return
+    code = ord(body[at])
+    position = len(text) - len(text.lstrip()) + at + 1
+    hint = (
+        "a question may hold line breaks and tabs, no other control character"
+        if field == "question"
+        else "an answer or alias may hold tabs, no other control character"
+    )
+    raise UserInputError(
+        f"{where}: field {field!r} holds a control character U+{code:04X} at position "
+        f"{position}; remove it ({hint})"
+    )
 
 
 def load_user_tasks(path: str | Path) -> list[Question]:

@@ -53,6 +53,7 @@ from agentenv.engine.strict_json import RepeatedKey, loads_unique
 from agentenv.engine.task_files import TaskSourceReads
 from agentenv.envs.rare_disease.patients.simulated import Patient
 from agentenv.errors import UserInputError
+from agentenv.terminal_text import control_at
 
 TASK_FIELDS = ("phenotypes", "excluded", "diagnosis", "id")
 """Keys a task dict may have (``phenotypes`` and ``diagnosis`` are required)."""
@@ -441,7 +442,27 @@ def _from_phenopacket(kb: HpoKnowledgeBase, packet: Any, source: str, where: Whe
         else source
     )
     row_id = packet["id"] if isinstance(packet.get("id"), str) else ""
+    _check_no_control(row_id, source, "id")
     return _make_case(kb, present, excluded, diagnosis, where, label, unknown_keys, row_id=row_id)
+
+
+def _check_no_control(text: str, source: str, name: str) -> None:
+    """Refuse a control character (:func:`agentenv.terminal_text.control_at`) in a phenopacket's
+    ``id``, the one free-text field a case keeps (as its ``row_id``, in every episode record and in
+    what ``check-tasks`` prints); labels and descriptions are never read.
+
+    Example:
+        >>> _check_no_control("PMID_1_case\\u202e1", "p.json", "id")
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: p.json: field 'id' holds a control character U+202E at position 12; remove it
+    """
+    at = control_at(text)
+    if at >= 0:
+        raise UserInputError(
+            f"{source}: field {name!r} holds a control character U+{ord(text[at]):04X} at "
+            f"position {at + 1}; remove it"
+        )
 
 
 def load_phenopackets(
