@@ -255,13 +255,13 @@ def _check_dialogue_args(env_id: str, env_kwargs: dict[str, Any], tasks: Any) ->
 
 def identity(config: RunConfig, tasks_sha256: str | None) -> dict[str, Any]:
     """What ``run.json`` records and ``resume`` checks: the run's definition, secrets redacted."""
-    from agentenv.evaluation.report import is_secret
+    from agentenv.evaluation.recorded_args import recorded_arg
 
     return {
         "env_id": config.env_id,
         "env_kwargs": {k: v for k, v in config.env_kwargs if k != "tasks"},
         "agent": config.agent,
-        "agent_args": {k: ("<redacted>" if is_secret(k) else v) for k, v in config.agent_args},
+        "agent_args": {k: recorded_arg(k, v) for k, v in config.agent_args},
         "split": "custom" if tasks_sha256 else config.split,
         "tasks_sha256": tasks_sha256,
         "seed": config.seed,

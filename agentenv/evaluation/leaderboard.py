@@ -19,7 +19,7 @@ naming the file and the failure count: its accuracy measures the endpoint,
 not the policy. ``keep_failed=True`` (``--keep-failed``) keeps such runs; their
 episodes cell then says how many episodes failed.
 
-Each row is one run: the agent (with its ``--agent-args``, secrets left out),
+Each row is one run: the agent (with its ``--agent-args``, secrets and URL credentials left out),
 accuracy with its 95% bootstrap interval, mean reward, mean tool calls and
 turns, invalid-action rate and the number of episodes. Rows are sorted by
 accuracy. :func:`write_leaderboard` writes ``leaderboard.md``,
@@ -43,6 +43,17 @@ fingerprints (system prompt, tool schemas, reward definition, grader
 version: :mod:`~agentenv.evaluation.fingerprint`) are the same; otherwise the
 error names the part that differs.
 
+Every string on a board that the package did not write itself (an agent's
+name and arguments, a ``--tasks`` path, a reward's name, env options, the
+title, anything else a ``summary.json`` holds) is shown as inert text: in the
+Markdown as HTML entities or a code span with a long enough fence, on one
+line; escaped in the HTML; drawn literally (no mathtext) in the plots. A label
+leaves out secret arguments (by whole words of their names: ``api_key``,
+``hf_token``, not ``max_tokens``) and the credentials of a URL. A table's
+caption names the env options that differ from the id's registered defaults
+(runs with different options never share a table) and tells a custom reward
+from the shipped preset of the same name by the fingerprint's reward hash.
+
 The pieces every rendering shares (entries, labels, row cells) live in
 :mod:`~agentenv.evaluation.leaderboard_rows`, below this module and the
 renderers it calls, so no two of them import each other.
@@ -58,13 +69,18 @@ from pydantic import ValidationError
 
 from agentenv.evaluation.fingerprint import describe_part, differing
 from agentenv.evaluation.leaderboard_html import render_html
-from agentenv.evaluation.leaderboard_plots import accuracy_by_difficulty, accuracy_vs_tool_calls
+from agentenv.evaluation.leaderboard_plots import (
+    accuracy_by_difficulty,
+    accuracy_vs_tool_calls,
+    plot_library,
+)
 from agentenv.evaluation.leaderboard_rows import (
     COLUMNS,
     PLOT_FILES,
     Entry,
     agent_label,
     env_caption,
+    md_text,
     row_cells,
 )
 from agentenv.evaluation.run_dir import (
@@ -262,10 +278,15 @@ def group_by_env(entries: Sequence[Entry]) -> dict[str, list[Entry]]:
     return dict(sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
-def _md_cell(text: str) -> str:
-    """A table cell's text in Markdown: a ``|`` escaped, a line break a space (an agent label with
-    a newline split its row in two)."""
-    return " ".join(text.replace("|", "\\|").splitlines())
+def _md_row(cells: Sequence[str]) -> str:
+    """A table row in Markdown. The label (the first cell, a user's text) goes through
+    :func:`~agentenv.evaluation.leaderboard_rows.md_text`: an allow-list that turns ``|``, ``<``,
+    ``[``, a backslash and every other character that could build markup into an HTML entity, so a
+    label splits no row and starts no HTML, link or image (a backslash escape would not do:
+    ``x\\|`` ends one in Python-Markdown's tables). The other cells are numbers formatted by
+    :func:`~agentenv.evaluation.leaderboard_rows.row_cells`, shown as they are."""
+    label, *numbers = cells
+    return "| " + " | ".join([md_text(label), *numbers]) + " |"
 
 
 def _whole_split(summary: Summary) -> bool:
@@ -365,23 +386,26 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
 
 
 def markdown_tables(groups: Mapping[str, Sequence[Entry]]) -> str:
-    """One Markdown table per env id, with a caption line."""
+    """One Markdown table per env id, with a caption line; every user's string in them is inert
+    text (:func:`~agentenv.evaluation.leaderboard_rows.md_text`, ``md_code``)."""
     parts = []
     for env_id, group in groups.items():
         lines = [
-            f"### {env_id}",
+            f"### {md_text(env_id)}",
             "",
             env_caption(group),
             "",
             "| " + " | ".join(COLUMNS) + " |",
             "|" + "---|" * len(COLUMNS),
         ]
-        lines += [
-            "| " + " | ".join(_md_cell(c) for c in row_cells(e.summary, e.label, e.verified)) + " |"
-            for e in group
-        ]
+        lines += [_md_row(row_cells(e.summary, e.label, e.verified)) for e in group]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+def markdown_board(groups: Mapping[str, Sequence[Entry]], title: str) -> str:
+    """``leaderboard.md``: the title as a one-line heading of inert text, then :func:`markdown_tables`."""
+    return f"# {md_text(title)}\n\n" + markdown_tables(groups)
 
 
 # ---------------------------------------------------------------------------- writing
@@ -399,9 +423,15 @@ def write_leaderboard(
 
     ``keep_failed`` shows failed runs (most episodes ended in an agent failure) instead of refusing them.
 
+    The title is one line of inert text in the Markdown (:func:`~agentenv.evaluation.leaderboard_rows.md_text`)
+    and escaped in the HTML. The tables are written before the plots are drawn.
+
     Raises:
-        LeaderboardError: unreadable, incomparable or (without ``keep_failed``) failed results; nothing is written.
-        ImportError: ``plots=True`` without matplotlib (``pip install 'agentenv[leaderboard]'``).
+        LeaderboardError: unreadable, incomparable or (without ``keep_failed``) failed results:
+            nothing is written; or plots that failed to draw: the tables are written, the message
+            names them and ``--no-plots``.
+        ImportError: ``plots=True`` without matplotlib (``pip install 'agentenv[leaderboard]'``);
+            nothing is written.
     """
     if not results:
         raise LeaderboardError("no results given")
@@ -409,19 +439,27 @@ def write_leaderboard(
     if not keep_failed:
         refuse_failed(entries)
     groups = group_by_env(entries)
+    if plots:
+        plot_library()  # without matplotlib: ImportError (it names --no-plots) before anything is written
+    out.mkdir(parents=True, exist_ok=True)
+    md = out / "leaderboard.md"
+    md.write_text(markdown_board(groups, title), encoding="utf-8")
+    html = out / "leaderboard.html"
     images: dict[str, bytes] = {}
     if plots:
-        images = {
-            PLOT_FILES[0]: accuracy_vs_tool_calls(groups),
-            PLOT_FILES[1]: accuracy_by_difficulty(groups),
-        }
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    md = out / "leaderboard.md"
-    md.write_text(f"# {title}\n\n" + markdown_tables(groups), encoding="utf-8")
-    html = out / "leaderboard.html"
+        try:
+            images = {
+                PLOT_FILES[0]: accuracy_vs_tool_calls(groups),
+                PLOT_FILES[1]: accuracy_by_difficulty(groups),
+            }
+        except Exception as exc:  # the tables stand without the plots: write them, then say why
+            html.write_text(render_html(groups, {}, title), encoding="utf-8")
+            raise LeaderboardError(
+                f"drawing the plots failed ({type(exc).__name__}: {exc}); {md} and {html} are "
+                "written without them: pass --no-plots to skip the plots"
+            ) from exc
     html.write_text(render_html(groups, images, title), encoding="utf-8")
-    written += [md, html]
+    written = [md, html]
     for name, data in images.items():
         (out / name).write_bytes(data)
         written.append(out / name)

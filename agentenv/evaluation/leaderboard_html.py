@@ -3,7 +3,9 @@
 One file that opens anywhere (a browser, a CI artifact viewer, an email) and
 needs no network: the tables sort on a click on any header (numbers by
 value, text by name; a second click reverses), and the PNG plots are
-embedded as base64. Every value from a summary is HTML-escaped.
+embedded as base64. Every value from a summary is HTML-escaped; the caption's
+strings are also kept on one line, their control characters shown as escapes
+(:func:`~agentenv.evaluation.leaderboard_rows.one_line`).
 
 Example:
     >>> "<table" in render_html({}, {}, "empty")
@@ -16,7 +18,14 @@ import base64
 import html
 from collections.abc import Mapping, Sequence
 
-from agentenv.evaluation.leaderboard_rows import COLUMNS, PLOT_FILES, Entry, env_caption, row_cells
+from agentenv.evaluation.leaderboard_rows import (
+    COLUMNS,
+    PLOT_FILES,
+    Entry,
+    env_caption,
+    one_line,
+    row_cells,
+)
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
@@ -84,7 +93,7 @@ def _table(env_id: str, group: Sequence[Entry]) -> str:
             )
         )
         rows.append(f"<tr>{cells}</tr>")
-    caption = html.escape(env_caption(group).replace("`", ""))
+    caption = html.escape(env_caption(group, code=one_line, text=one_line))
     return (
         f'<h2 id="{html.escape(env_id, quote=True)}">{html.escape(env_id)}</h2>\n'
         f'<p class="caption">{caption}</p>\n'

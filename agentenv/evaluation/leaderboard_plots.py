@@ -9,6 +9,12 @@ agent calls a tool (a single-turn env) would stack every point at x = 0, so
 it is drawn as a dot plot instead: one row per agent, labelled on the axis. PNGs are written
 without a "Software" stamp, so the same results give the same bytes with the
 same matplotlib.
+
+Every text drawn from a summary (agent labels, env ids, difficulty levels) is
+drawn literally, ``parse_math=False``: a label such as ``a$\\oops$b`` is those
+characters, not mathtext (which failed the whole board on an unknown symbol, and
+could restyle a label); labels come on one line from
+:func:`~agentenv.evaluation.leaderboard_rows.agent_label`.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentenv.evaluation.leaderboard_rows import Entry, difficulty_order
+from agentenv.evaluation.leaderboard_rows import Entry, difficulty_order, one_line
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -36,6 +42,15 @@ def _matplotlib() -> Any:
             "leaderboard plots need matplotlib: pip install 'agentenv[leaderboard]' (or run with --no-plots)"
         ) from exc
     return matplotlib
+
+
+def plot_library() -> Any:
+    """matplotlib, imported; ImportError (naming ``--no-plots``) without it."""
+    return _matplotlib()
+
+
+LITERAL = {"parse_math": False}
+"""Text properties of every user's string drawn: shown as it is, never parsed as mathtext."""
 
 
 def _colours(groups: Groups) -> dict[str, tuple[float, float, float, float]]:
@@ -78,7 +93,6 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
                 fmt="o",
                 capsize=4,
                 color=colours[entry.label],
-                label=entry.label,
                 clip_on=False,
             )
             # Agents on (nearly) the same point get their labels stacked instead of overprinted.
@@ -90,8 +104,9 @@ def accuracy_vs_tool_calls(groups: Groups) -> bytes:
                 textcoords="offset points",
                 xytext=(7, 3 - 11 * stacked),
                 fontsize=8,
+                **LITERAL,
             )
-        ax.set_title(env_id)
+        ax.set_title(one_line(env_id), **LITERAL)
         ax.set_xlabel("mean tool calls per episode")
         ax.set_ylabel("accuracy (95% CI)")
         ax.set_ylim(-0.05, 1.05)
@@ -126,10 +141,10 @@ def _accuracy_rows(
             ha="center",
             fontsize=8,
         )
-    ax.set_yticks(range(len(group)), [e.label for e in reversed(group)], fontsize=8)
+    ax.set_yticks(range(len(group)), [e.label for e in reversed(group)], fontsize=8, **LITERAL)
     ax.set_ylim(-0.6, len(group) - 0.4)
     ax.set_xlim(-0.05, 1.05)
-    ax.set_title(f"{env_id} (no tool calls)")
+    ax.set_title(f"{one_line(env_id)} (no tool calls)", **LITERAL)
     ax.set_xlabel("accuracy (95% CI)")
     ax.grid(axis="x", alpha=0.3)
 
@@ -144,7 +159,7 @@ def accuracy_by_difficulty(groups: Groups) -> bytes:
         for i, entry in enumerate(group):
             values = [entry.summary.per_difficulty_accuracy.get(d, 0.0) for d in levels]
             xs = [j - 0.4 + width * (i + 0.5) for j in range(len(levels))]
-            ax.bar(xs, values, width=width, color=colours[entry.label], label=entry.label)
+            ax.bar(xs, values, width=width, color=colours[entry.label])
             for x, value in zip(xs, values, strict=True):
                 if value < 0.005:  # a bar of height 0 is invisible: say 0 where it would stand
                     ax.annotate(
@@ -156,8 +171,8 @@ def accuracy_by_difficulty(groups: Groups) -> bytes:
                         fontsize=7,
                         color=colours[entry.label],
                     )
-        ax.set_xticks(range(len(levels)), levels)
-        ax.set_title(env_id)
+        ax.set_xticks(range(len(levels)), [one_line(d) for d in levels], **LITERAL)
+        ax.set_title(one_line(env_id), **LITERAL)
         ax.set_xlabel("difficulty")
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.05)
@@ -165,5 +180,9 @@ def accuracy_by_difficulty(groups: Groups) -> bytes:
     handles = [
         _matplotlib().patches.Patch(color=colour, label=label) for label, colour in colours.items()
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6), fontsize=9)
+    legend = fig.legend(
+        handles=handles, loc="outside lower center", ncols=min(len(handles), 6), fontsize=9
+    )
+    for text in legend.get_texts():
+        text.set_parse_math(False)
     return _png(fig)

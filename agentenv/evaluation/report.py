@@ -19,9 +19,11 @@ from typing import Any
 import numpy as np
 
 from agentenv import __version__
+from agentenv.evaluation.recorded_args import recorded_arg
 from agentenv.evaluation.runner import RunConfig
 from agentenv.evaluation.stats import bootstrap_ci
 from agentenv.evaluation.summary import MAX_AGENT_FAILURE_RATE, Metric, Summary, failure_rate
+from agentenv.terminal_text import terminal_text
 
 FAILED_RUN_EXIT = 3
 """Exit status of ``agentenv eval`` for a failed run (2 is for bad input)."""
@@ -59,7 +61,7 @@ def summarize(
         package_version=__version__,
         corpus_checksums=dict(meta.get("corpus_checksums", {})),
         agent=config.agent,
-        agent_args={k: ("<redacted>" if is_secret(k) else str(v)) for k, v in config.agent_args},
+        agent_args={k: str(recorded_arg(k, v)) for k, v in config.agent_args},
         split=split,
         episodes=len(records),
         n_tasks=n_tasks,
@@ -136,6 +138,10 @@ def row_figures(records: Sequence[Mapping[str, Any]], seed: int) -> dict[str, An
 
 
 def _shorten(reason: str) -> str:
+    """``reason`` on one line, cut to :data:`REASON_CHARS`. Control characters other than whitespace
+    are kept, as the episodes hold them: the leaderboard recomputes these reasons from a run's rows
+    and compares, so changing them here would call every earlier run that has one edited. They are
+    escaped where a reason is printed (:func:`exit_code`, the leaderboard's refusal)."""
     reason = " ".join(reason.split())
     return reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
 
@@ -171,27 +177,11 @@ def exit_code(summary: Summary, *, stream: Any = None) -> int:
     message = failed_run_message(summary)
     if message is None:
         return 0
-    print(
-        f"agentenv eval: failed run: {message}", file=stream if stream is not None else sys.stderr
+    print(  # the reasons quote endpoints' replies: their control characters are shown, not obeyed
+        terminal_text(f"agentenv eval: failed run: {message}"),
+        file=stream if stream is not None else sys.stderr,
     )
     return FAILED_RUN_EXIT
-
-
-def is_secret(key: str) -> bool:
-    """Agent arguments that must never be written to disk (API keys, tokens).
-
-    Example:
-        >>> [k for k in ("api_key", "max_tokens", "return_token_ids", "auth_token") if is_secret(k)]
-        ['api_key', 'auth_token']
-    """
-    words = key.lower().replace("-", "_").split("_")
-    if (
-        words[-1] == "token"
-        and len(words) <= 2
-        and words[0] in ("token", "auth", "access", "bearer")
-    ):
-        return True
-    return bool({"key", "secret", "password"} & set(words))
 
 
 def _grouped(records: Sequence[Mapping[str, Any]], key: str) -> dict[str, float]:
@@ -202,7 +192,9 @@ def _grouped(records: Sequence[Mapping[str, Any]], key: str) -> dict[str, float]
 
 
 def format_table(summary: Summary) -> str:
-    """A plain-text table for the terminal."""
+    """A plain-text table for the terminal: names of the user's (the ``--tasks`` path, the agent,
+    a task kind) pass through :func:`~agentenv.terminal_text.terminal_text`, so a path holding an
+    ESC sequence or ``\\r`` is shown, not obeyed."""
     rows = [("metric", "mean", "95% CI")]
     for name, m in summary.intervals.items():
         rows.append((name, f"{m.mean:.4f}", f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"))
@@ -218,7 +210,7 @@ def format_table(summary: Summary) -> str:
     rows.append(("build_s", f"{summary.build_s:.2f}", "env construction + first reset"))
     rows.append(("episodes/s", f"{summary.episodes_per_s:.1f}", "episode loop only"))
     for kind, acc in summary.per_kind_accuracy.items():
-        rows.append((f"accuracy[{kind}]", f"{acc:.4f}", ""))
+        rows.append((terminal_text(f"accuracy[{kind}]"), f"{acc:.4f}", ""))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     if summary.tasks_file is not None:
         source = f"custom tasks {summary.tasks_file.path}, {summary.tasks_file.count} tasks"
@@ -227,7 +219,7 @@ def format_table(summary: Summary) -> str:
             f", {summary.n_tasks} tasks" if summary.n_tasks is not None else ""
         )
     head = f"{summary.agent} on {summary.env_id} ({source}, {summary.episodes} episodes, seed {summary.seed})"
-    lines = [head]
+    lines = [terminal_text(head)]
     if summary.tasks_repeated:
         lines.append(
             f"note: {summary.episodes} episodes over {summary.n_tasks} tasks: tasks repeat"

@@ -80,6 +80,9 @@ def check_against_identity(
         "n_tasks": summary.n_tasks,
     }
     expected += [(key, served[key], recorded[key]) for key in SERVED_KEYS if key in recorded]
+    if summary.tasks_file is not None and "n_tasks" in recorded:
+        # the board's caption shows the task file's count: it is the task count the env served
+        expected.append(("tasks_file.count", summary.tasks_file.count, recorded["n_tasks"]))
     for name, mine, theirs in expected:
         if not same_value(json.loads(json.dumps(mine, default=str)), theirs):
             raise RunFileError(

@@ -557,7 +557,7 @@ def test_a_summary_is_read_strictly_and_a_label_cannot_split_its_row(run: Path, 
     _edit_summary(run, agent_args={"note": "a\nb|c"})
     board = write_leaderboard([run], tmp_path / "board", plots=False)[0].read_text()
     (row,) = [line for line in board.splitlines() if line.startswith("| oracle")]
-    assert "note=a b\\|c" in row and row.endswith(" |")
+    assert "note=a b&#124;c" in row and row.endswith(" |")
 
 
 def test_what_the_env_served_is_recorded_and_joins_the_header(run: Path) -> None:
@@ -644,3 +644,6 @@ def test_one_pass_over_a_task_file_records_its_plan_and_is_ranked(tmp_path: Path
     assert json.loads((out / "run.json").read_text())["episodes"] == 2
     entry = load_entry(out)
     assert entry.verified and entry.summary.episodes == 2
+    _edit_summary(out, tasks_file__count=1000)  # the board's caption shows this count
+    with pytest.raises(LeaderboardError, match="tasks_file.count is 1000 but .*run.json says 2"):
+        load_entry(out)
