@@ -332,14 +332,12 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
             if x != y:
                 raise LeaderboardError(
                     f"{env_id}: {first.source} and {other.source} differ in {what} ({x!r} vs {y!r}); "
-                    "a board compares runs of one version on one split"
+                    "a board compares runs of one version on one split: give `agentenv leaderboard` "
+                    "the runs of one split (keep each split's runs in a folder of their own, e.g. "
+                    "results/casual/)"
                 )
         if a.env_kwargs != b.env_kwargs:
-            raise LeaderboardError(
-                f"{env_id}: {first.source} and {other.source} were run with different env options "
-                f"({a.env_kwargs} vs {b.env_kwargs}: e.g. another task subset or presentation); "
-                "a board compares runs of one configuration: make one board per set of --env-arg"
-            )
+            raise LeaderboardError(_different_options(env_id, first, other))
         if (a.seed, a.episodes) != (b.seed, b.episodes) and not (
             _whole_split(a) and _whole_split(b)
         ):
@@ -380,6 +378,20 @@ def _check_comparable(env_id: str, group: Sequence[Entry]) -> None:
                 f"{env_id}: {seen[other.label].source} and {other.source} are both {other.label!r}; keep one"
             )
         seen[other.label] = other
+
+
+def _different_options(env_id: str, first: Entry, other: Entry) -> str:
+    """Why two runs with different env options are not ranked together, naming the options that
+    differ (a reward preset is the env's ``reward`` option, set by ``--reward``, not ``--env-arg``)."""
+    a, b = first.summary.env_kwargs, other.summary.env_kwargs
+    keys = sorted(k for k in set(a) | set(b) if a.get(k, "(default)") != b.get(k, "(default)"))
+    shown = ", ".join(f"{k} {a.get(k, '(default)')!r} vs {b.get(k, '(default)')!r}" for k in keys)
+    flags = " and ".join(dict.fromkeys("--reward" if k == "reward" else "--env-arg" for k in keys))
+    what = "reward presets" if keys == ["reward"] else "env options"
+    return (
+        f"{env_id}: {first.source} and {other.source} were run with different {what} ({shown}); "
+        f"a board ranks runs of one configuration: make one board per {flags} setting"
+    )
 
 
 # ---------------------------------------------------------------------------- Markdown
