@@ -105,9 +105,35 @@ def check_tasks(
                 # a row's own id where it has one: what its author knows the row by
                 named = f"row {task.row_id!r}, {task.id}" if task.row_id else task.id
                 unreachable.append((index, named, task.prompt, reason))
+        lines = _row_lines(tasks, len(all_tasks)) if tasks is not None else None
+        if lines is not None:  # a row's line in the file, as the load errors count it
+            unreachable = [
+                (index, f"line {lines[index]}, {named}", prompt, reason)
+                for index, named, prompt, reason in unreachable
+            ]
         return len(all_tasks), unreachable, skipped
     finally:
         env.close()
+
+
+def _row_lines(path: Path, n_tasks: int) -> list[int] | None:
+    """The file line (from 1) of each task of a JSONL task file, or None where they cannot be told.
+
+    Why: a file's author finds a row by its line, as load errors name it (``mine.jsonl:5``), and
+    the 0-based task index named a different row. A reader turns each non-blank line into one task,
+    in order, so the k-th non-blank line is task k; where the counts differ (a folder, a JSON file,
+    rows the reader skipped with a warning) no line is claimed.
+    """
+    if path.is_dir() or path.suffix.lower() != ".jsonl":
+        return None
+    from agentenv.engine.task_files import TaskSourceReads
+
+    try:
+        with TaskSourceReads(str(path)).open(path) as f:
+            lines = [number for number, raw in enumerate(f, start=1) if raw.strip()]
+    except (OSError, ValueError):
+        return None
+    return lines if len(lines) == n_tasks else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -389,7 +389,8 @@ class BadRows:
             raise UserInputError("\n".join(lines))
         _SKIPPED[self.source] = len(self.errors)
         warnings.warn(
-            f"{self.source}: skipped {len(self.errors)} bad rows (the first: {self.errors[0]})",
+            f"{self.source}: skipped {len(self.errors)} bad row{'s' if len(self.errors) > 1 else ''} "
+            f"(the first: {self.errors[0]})",
             stacklevel=3,
         )
         return len(self.errors)

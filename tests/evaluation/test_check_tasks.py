@@ -41,7 +41,22 @@ def test_an_unreachable_row_is_named_by_its_own_id(tmp_path: Path, capsys) -> No
         [{"question": "Who is my favourite director?", "answer": "Agnès Varda", "id": "fav-1"}],
     )
     assert main(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)]) == 1
-    assert "task 0 (row 'fav-1', task-" in capsys.readouterr().out
+    assert "task 0 (line 1, row 'fav-1', task-" in capsys.readouterr().out
+
+
+def test_an_unreachable_row_is_named_by_its_line_as_load_errors_name_it(
+    tmp_path: Path, capsys
+) -> None:
+    """The 0-based task index named another row to a user counting lines from 1 (blank lines too)."""
+    rows = [
+        {"question": "Who directed Jaws?", "answer": "Steven Spielberg"},
+        {"question": "Who is my favourite director?", "answer": "Agnès Varda"},
+    ]
+    tasks = tmp_path / "q.jsonl"
+    tasks.write_text("\n" + json.dumps(rows[0]) + "\n\n  \n" + json.dumps(rows[1]) + "\n")
+    assert main(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)]) == 1
+    out = capsys.readouterr().out
+    assert "task 1 (line 5, task-" in out and "favourite director" in out
 
 
 def test_a_number_gold_in_words_is_looked_for_as_its_digits(tmp_path: Path) -> None:
