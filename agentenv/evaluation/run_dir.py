@@ -203,6 +203,35 @@ def holds_run(path: Path) -> bool:
     return any((path / name).exists() for name in RUN_FILES)
 
 
+def run_below(path: Path, depth: int = 2, limit: int = 256) -> Path | None:
+    """A run folder inside ``path`` (``depth`` levels down, at most ``limit`` folders looked at),
+    or None.
+
+    Why: ``agentenv eval`` without ``--out`` writes to ``results/``, the folder the README's runs
+    sit in (``results/bm25``, ``results/casual/bm25``); a run written there joined theirs in
+    ``agentenv leaderboard results/`` as a row of no folder of its own.
+    """
+    level, seen = [path], 0
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                children = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for child in children:
+                if seen >= limit:
+                    return None
+                if not child.is_dir(follow_symlinks=False) or child.name.startswith("."):
+                    continue
+                seen += 1
+                if holds_run(Path(child.path)):
+                    return Path(child.path)
+                below.append(Path(child.path))
+        level = below
+    return None
+
+
 def refuse_file(path: Path, flag: str = "--out") -> None:
     """A one-line error for an output location that is a file or lies under one."""
     for parent in (path, *path.parents):
@@ -253,6 +282,14 @@ class RunDirectory:
                 "--resume to continue it, or choose another --out (from Python: overwrite=True, "
                 "resume=True or another out=)"
             )
+        if self.mode != "resume":
+            inner = run_below(self.path)
+            if inner is not None:
+                raise UserInputError(
+                    f"--out {self.path} holds other runs below it ({inner}); a run written there "
+                    f"would sit among theirs (`agentenv leaderboard {self.path}` reads them all): "
+                    f"give it a folder of its own, e.g. --out {self.path / 'NAME'}"
+                )
         if self.mode == "resume":
             if not exists:
                 raise UserInputError(

@@ -44,3 +44,21 @@ def test_runs_of_two_splits_say_to_give_one_splits_folder(
         or "differ in split ('test' vs 'casual')" in err
     )
     assert "the runs of one split" in err and "results/casual/" in err
+
+
+def test_a_run_is_not_written_into_a_folder_of_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`agentenv eval` without --out writes to results/, where the README's runs sit in folders
+    of their own; the run landed among them (and `leaderboard results/` read it as one more)."""
+    _eval(tmp_path / "results" / "casual" / "oracle", "--split", "casual")
+    capsys.readouterr()
+    argv = ["eval", ENV, "--agent", "oracle", "--episodes", "3", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "holds other runs below it" in err
+        and str(tmp_path / "results" / "casual" / "oracle") in err
+    )
+    assert not (tmp_path / "results" / "run.json").exists()
+    _eval(tmp_path / "results" / "oracle")  # a folder of its own beside them is fine
