@@ -88,6 +88,7 @@ from agentenv.core import Task
 from agentenv.engine.actions import action_from_message
 from agentenv.evaluation.agents import AgentFailure
 from agentenv.evaluation.arguments import args_from_strings
+from agentenv.evaluation.recorded_args import without_credentials
 
 __all__ = [
     "MAX_BACKOFF_S",
@@ -215,6 +216,8 @@ class LLMAgent:
     def __init__(self, args: LLMAgentArgs) -> None:
         self.args = args
         self.url = chat_completions_url(args.base_url)
+        self.shown_url = without_credentials(self.url)
+        """The URL as messages and logs show it: a password written into ``base_url`` left out."""
         self.completions_url = completions_url(args.base_url)
         self._api_key = (
             args.api_key
@@ -275,11 +278,11 @@ class LLMAgent:
             self.last_prompt_ids = _ints(choice.get("prompt_token_ids"))
         self.last_logprobs = _chat_logprobs(choice, self.last_token_ids)
         if self.args.return_token_ids and self.last_token_ids is None:
-            log.warning("%s returned no token_ids; is it vLLM >= 0.10.2?", self.url)
+            log.warning("%s returned no token_ids; is it vLLM >= 0.10.2?", self.shown_url)
         try:
             return action_from_message(message, self.args.tool_format)
         except ValueError as err:  # the endpoint's reply is not a chat message by its grammar
-            raise AgentFailure(f"{self.url} replied with {err}") from None
+            raise AgentFailure(f"{self.shown_url} replied with {err}") from None
 
     def _request_body(self, info: Mapping[str, Any]) -> dict[str, Any]:
         args = self.args
@@ -322,7 +325,7 @@ class LLMAgent:
                 ) from None
             return message, choice, reply
 
-        return self._retrying(attempt, self.url)
+        return self._retrying(attempt, self.shown_url)
 
     # ------------------------------------------------------------------ completions path (token-exact)
 
@@ -382,7 +385,7 @@ class LLMAgent:
                 reason if isinstance(reason, str) else None,
             )
 
-        result = self._retrying(attempt, url)
+        result = self._retrying(attempt, without_credentials(url))
         self.last_message = None
         self.last_token_ids, self.last_logprobs, self.last_prompt_ids = (
             list(result.token_ids),

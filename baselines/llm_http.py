@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentenv.evaluation.agents import AgentFailure
+from agentenv.evaluation.recorded_args import without_credentials
 from agentenv.terminal_text import code_points
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
@@ -100,7 +101,7 @@ def request_json(
         excerpt = body_excerpt(data)
         if response.status in RETRY_STATUSES:
             raise Retryable(f"HTTP {response.status}: {excerpt}")
-        raise HTTPError(url, response.status, excerpt)
+        raise HTTPError(without_credentials(url), response.status, excerpt)
     try:
         return json.loads(data)
     except ValueError:

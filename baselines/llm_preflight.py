@@ -23,6 +23,7 @@ from typing import Any
 
 from agentenv.baselines.llm_http import HTTPError, Retryable, endpoint_url, get_json, post_json
 from agentenv.errors import UserInputError
+from agentenv.evaluation.recorded_args import without_credentials
 
 PREFLIGHT_TIMEOUT_S = 10.0
 """Longest wait for one check: a server that takes longer to list its models is not ready to evaluate."""
@@ -47,7 +48,34 @@ def check_endpoint(
     temperature: float = 0.0,
     tool_hint: str = "",
 ) -> None:
-    """Raise :class:`UserInputError` (one line: the URL, what failed, the fix) unless the endpoint can serve a run."""
+    """Raise :class:`UserInputError` (one line: the URL, what failed, the fix) unless the endpoint can serve a run.
+
+    The URL in the line is shown without a password written into it (:func:`without_credentials`).
+    """
+    try:
+        _check_endpoint(
+            base_url,
+            model,
+            api_key=api_key,
+            tools=tools,
+            timeout_s=timeout_s,
+            temperature=temperature,
+            tool_hint=tool_hint,
+        )
+    except UserInputError as err:
+        raise UserInputError(without_credentials(str(err))) from None
+
+
+def _check_endpoint(
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None,
+    tools: bool,
+    timeout_s: float,
+    temperature: float,
+    tool_hint: str,
+) -> None:
     timeout_s = min(timeout_s, PREFLIGHT_TIMEOUT_S)
     models_url = endpoint_url(base_url, "models")
     try:

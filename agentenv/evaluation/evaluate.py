@@ -259,7 +259,7 @@ def identity(config: RunConfig, tasks_sha256: str | None) -> dict[str, Any]:
 
     return {
         "env_id": config.env_id,
-        "env_kwargs": {k: v for k, v in config.env_kwargs if k != "tasks"},
+        "env_kwargs": {k: recorded_arg(k, v) for k, v in config.env_kwargs if k != "tasks"},
         "agent": config.agent,
         "agent_args": {k: recorded_arg(k, v) for k, v in config.agent_args},
         "split": "custom" if tasks_sha256 else config.split,

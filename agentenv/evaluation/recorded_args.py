@@ -22,29 +22,58 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REDACTED", "SECRET_WORDS", "is_secret_arg", "recorded_arg", "without_credentials"]
+__all__ = [
+    "KEY_KINDS",
+    "REDACTED",
+    "SECRET_LAST_WORDS",
+    "SECRET_WORDS",
+    "TOKEN_KINDS",
+    "is_secret_arg",
+    "recorded_arg",
+    "without_credentials",
+]
 
 REDACTED = "<redacted>"
 """What ``run.json`` and ``summary.json`` hold in place of a secret argument's value."""
 SECRET_WORDS = frozenset(
     {
-        "key",
-        "apikey",
         "secret",
         "secrets",
         "password",
+        "passwords",
         "passwd",
         "passphrase",
         "pwd",
         "credential",
         "credentials",
-        "auth",
+        "creds",
+        "cookie",
+        "cookies",
         "authorization",
         "bearer",
-        "cookie",
+        "jwt",
+        "apikey",
+        "apikeys",
+        "secretkey",
+        "privatekey",
+        "accesskey",
     }
 )
-"""Words of an ``--agent-args`` name that make it a secret (:func:`is_secret_arg`)."""
+"""Words that make an ``--agent-args`` name a secret wherever they stand (:func:`is_secret_arg`)."""
+SECRET_LAST_WORDS = frozenset({"auth", "pat"})
+"""Words that make a name a secret as its last word (``basic_auth``, ``github_pat``; not ``auth_mode``)."""
+KEY_KINDS = frozenset(
+    {"api", "secret", "private", "access", "client", "signing", "encryption", "license", "master"}
+    | {"auth", "subscription", "service", "openai", "anthropic", "hf"}
+)
+"""Words before a last ``key``/``keys`` that make the name a secret (``api_key``; not ``sort_key``)."""
+TOKEN_KINDS = frozenset(
+    {"hf", "huggingface", "access", "auth", "api", "bearer", "refresh", "session", "id"}
+    | {"github", "gh", "gitlab", "openai", "wandb", "secret", "private", "personal", "user"}
+    | {"client", "oauth", "csrf", "security", "bot", "service"}
+)
+"""Words before a last ``token`` that make the name a secret (``hf_token``; not ``eos_token``, a
+tokenizer's special token, which changes scores)."""
 
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -52,40 +81,71 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 def is_secret_arg(name: str) -> bool:
     """Whether an ``--agent-args`` name holds a secret, by its whole words (``snake_case``,
-    ``kebab-case``, ``camelCase``): a word of :data:`SECRET_WORDS` (``api_key``, ``client_secret``,
-    ``password``, ``auth``), or a last word ending in ``token`` (``token``, ``hf_token``,
-    ``access_token``, ``authToken``, ``accesstoken``).
-    A word merely containing one (``max_tokens``, ``return_token_ids``, ``keyword``) is not a
-    secret: such an argument changes scores and stays on the board.
+    ``kebab-case``, ``camelCase``): a word of :data:`SECRET_WORDS` anywhere (``client_secret``,
+    ``password``); ``auth`` or ``pat`` last (``basic_auth``, ``github_pat``); ``key`` or ``keys``
+    alone or after a word of :data:`KEY_KINDS` (``api_key``, ``x-api-key``, ``private_key``);
+    ``token`` alone or after a word of :data:`TOKEN_KINDS` (``hf_token``, ``access_token``,
+    ``authToken``), or one word ending in ``token`` (``accesstoken``).
+    A name that merely holds such a word (``max_tokens``, ``eos_token``, ``sort_key``,
+    ``auth_mode``, ``keyword``) is not a secret: such an argument can change scores and stays on
+    the board and in ``run.json``.
 
     Example:
-        >>> [k for k in ("api_key", "apiKey", "hf_token", "max_tokens", "token_budget") if is_secret_arg(k)]
-        ['api_key', 'apiKey', 'hf_token']
+        >>> names = ("api_key", "apiKey", "hf_token", "max_tokens", "eos_token", "sort_key", "basic_auth")
+        >>> [k for k in names if is_secret_arg(k)]
+        ['api_key', 'apiKey', 'hf_token', 'basic_auth']
     """
     words = [w.lower() for w in _WORDS.findall(name)]
-    return bool(words) and (words[-1].endswith("token") or any(w in SECRET_WORDS for w in words))
+    if not words:
+        return False
+    last, before = words[-1], words[-2] if len(words) > 1 else None
+    if any(w in SECRET_WORDS for w in words) or last in SECRET_LAST_WORDS:
+        return True
+    if last in ("key", "keys"):
+        return before is None or before in KEY_KINDS
+    if last == "token":
+        return before is None or before in TOKEN_KINDS
+    return last.endswith("token") and last != "token"
 
 
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#]*@")
-_URL_QUERY_PAIR = re.compile(r"([?&;])([^=&;#]*)=([^&;#]*)")
+_URL_USERINFO = re.compile(r"((?:[A-Za-z][A-Za-z0-9+.\-]*:)?//)[^/?#\s]*@")
+"""The user information of a URL, with a scheme (``http://u:p@h``) or without (``//u:p@h``)."""
+_BARE_USERINFO = re.compile(r"[^\s/@:]+:[^\s/@]*@(?=[A-Za-z0-9.\-]+(?::[0-9]+)?(?:/\S*)?$)")
+"""``user:password@host[:port][/path]`` with no ``//`` at all, as a whole value (not a model's
+``name:tag@sha256:digest``)."""
+_URL_QUERY_PAIR = re.compile(r"([?&;#])([^=&;#]*)=([^&;#]*)")
+"""A ``name=value`` pair of a URL's query or fragment (``#access_token=`` in an OAuth redirect)."""
+URL_SECRET_PARAMS = frozenset({"sig", "signature", "code"})
+"""Last words of a query parameter's name that hold a credential in a URL (a presigned URL's
+``X-Amz-Signature``, an SAS ``sig``, an OAuth ``code``), beside :func:`is_secret_arg`'s."""
 
 
 def without_credentials(value: str) -> str:
     """``value`` without the credentials of any URL in it: the user information before the host
-    (``http://alice:hunter2@host`` -> ``http://host``, up to the authority's last ``@``) is cut
-    out, and the value of a query parameter with a secret's name (``?api_key=...``) reads
+    (``http://alice:hunter2@host`` -> ``http://host``, up to the authority's last ``@``; ``//u:p@h``
+    and a whole value ``u:p@host`` too) is cut out, and the value of a query or fragment parameter
+    with a secret's name (``?api_key=...``, ``#access_token=...``, ``&X-Amz-Signature=...``) reads
     ``redacted``.
 
     Example:
         >>> without_credentials("https://u:p@w@host:1/v1?api_key=sk-1&max_tokens=5")
         'https://host:1/v1?api_key=redacted&max_tokens=5'
+        >>> without_credentials("alice:pw@10.0.0.1:8000"), without_credentials("a@b.c")
+        ('10.0.0.1:8000', 'a@b.c')
+        >>> without_credentials("llama3:8b@sha256:4f2a")
+        'llama3:8b@sha256:4f2a'
     """
-    if "://" not in value:
-        return value
+    if "://" not in value and "//" not in value:
+        return _BARE_USERINFO.sub("", value, count=1) if "@" in value else value
     value = _URL_USERINFO.sub(r"\1", value)
     return _URL_QUERY_PAIR.sub(
-        lambda m: f"{m[1]}{m[2]}=redacted" if is_secret_arg(m[2]) else m[0], value
+        lambda m: f"{m[1]}{m[2]}=redacted" if _secret_param(m[2]) else m[0], value
     )
+
+
+def _secret_param(name: str) -> bool:
+    words = [w.lower() for w in _WORDS.findall(name)]
+    return is_secret_arg(name) or bool(words) and words[-1] in URL_SECRET_PARAMS
 
 
 def recorded_arg(key: str, value: Any) -> Any:

@@ -54,7 +54,7 @@ def summarize(
             **tasks_file,
             "count": int(n_tasks if n_tasks is not None else tasks_file.get("count", 0)),
         }
-    env_kwargs = {k: v for k, v in config.env_kwargs if k != "tasks"}
+    env_kwargs = {k: recorded_arg(k, v) for k, v in config.env_kwargs if k != "tasks"}
     return Summary(
         env_id=config.env_id,
         env_version=env_version,

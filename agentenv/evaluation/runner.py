@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 from agentenv.errors import UserInputError
 from agentenv.evaluation.agents import AgentFailure, make_agent
+from agentenv.evaluation.recorded_args import without_credentials
 from agentenv.storage.paths import CacheNotWritableError
 
 FAILED_ACTION = "[no action: the agent failed]"
@@ -149,7 +150,9 @@ def run_episode(
             try:
                 action = agent.act(obs, info)
             except AgentFailure as exc:
-                failure = exc.reason
+                # a reason quotes the endpoint's URL: a password written into it stays out of
+                # the episode records, the summary and the board's refusals
+                failure = without_credentials(exc.reason)
         obs, reward, terminated, truncated, info = env.step(action)
         episode_return += (
             reward  # under shaping, costs are paid on earlier steps: the return is the sum

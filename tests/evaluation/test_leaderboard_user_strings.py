@@ -350,6 +350,17 @@ def test_the_probe_path_forges_no_table(tmp_path) -> None:
         "authorization",
         "private_key",
         "cookie",
+        "keys",
+        "apikeys",
+        "SECRETKEY",
+        "passwords",
+        "cookies",
+        "creds",
+        "github_pat",
+        "jwt",
+        "basic_auth",
+        "x-api-key",
+        "Authorization",
     ],
 )
 def test_secret_names_are_left_out(name) -> None:
@@ -371,6 +382,13 @@ def test_secret_names_are_left_out(name) -> None:
         "temperature",
         "base_url",
         "secretary_bird",
+        "stop_token",
+        "eos_token",
+        "pad_token",
+        "sort_key",
+        "cache_key",
+        "answer_key",
+        "auth_mode",
     ],
 )
 def test_names_that_merely_contain_a_secret_word_stay(name) -> None:
