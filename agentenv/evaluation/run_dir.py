@@ -203,7 +203,7 @@ def holds_run(path: Path) -> bool:
     return any((path / name).exists() for name in RUN_FILES)
 
 
-def run_below(path: Path, depth: int = 2, limit: int = 256) -> Path | None:
+def run_below(path: Path, depth: int = 6, limit: int = 4096) -> Path | None:
     """A run folder inside ``path`` (``depth`` levels down, at most ``limit`` folders looked at),
     or None.
 

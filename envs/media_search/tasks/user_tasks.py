@@ -232,6 +232,8 @@ def _check_controls(text: str, field: str, where: str) -> None:
         agentenv.errors.UserInputError: t.jsonl:3: field 'question' holds a control character U+001B at position 19; remove it (a question may hold line breaks and tabs, no other control character)
     """
     body = text.strip()
+    if field == "question":  # a line break written on Windows is a line break
+        body = body.replace("\r\n", "\n\n")  # same length: positions stay as written
     at = control_at(body, keep="\n\t" if field == "question" else "\t")
     if at < 0:
         return

@@ -139,3 +139,10 @@ def test_every_control_is_refused_in_every_field_except_the_layout_it_keeps(
         assert re.search(
             rf"U\+{ord(control):04X} at position {len(before.strip()) + 1}", message
         ), message
+
+
+def test_a_question_written_with_windows_line_breaks_loads_and_a_lone_cr_does_not() -> None:
+    q = question_from_dict({**BASE, "question": "Which film?\r\nThe one with Pacino"})
+    assert q.question == "Which film?\r\nThe one with Pacino"
+    with pytest.raises(UserInputError, match="U\\+000D at position 12"):
+        question_from_dict({**BASE, "question": "Which film?\rThe one with Pacino\r\n"})
