@@ -24,6 +24,7 @@ from typing import Any
 
 from agentenv.cli.report_file import add_overwrite_flag, check_report_file
 from agentenv.evaluation.run_args import count_of, seed_number
+from agentenv.terminal_text import terminal_text
 
 COMMAND = "data"
 SHIFT_CHECK = "shift-check"
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report.format())
         if args.out is not None:
-            print(f"\nwrote {args.out}")
+            print(f"\nwrote {terminal_text(args.out)}")
     return 0
 
 
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except UserInputError as err:
-        print(f"agentenv: error: {err}", file=sys.stderr)
+        print(f"agentenv: error: {terminal_text(err)}", file=sys.stderr)
         return 2
 
 

@@ -33,6 +33,7 @@ from agentenv.evaluation.run_args import (
     seed_number,
     tasks_path,
 )
+from agentenv.terminal_text import terminal_text
 
 COMMAND = "export-sft"
 
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(
             f"agentenv: interrupted; nothing written (the export was staged in a temporary folder), "
-            f"{config.out} is as it was",
+            f"{terminal_text(config.out)} is as it was",
             file=sys.stderr,
         )
         return 130
@@ -226,7 +227,10 @@ def run(args: argparse.Namespace) -> int:
         f"{manifest.policy_tokens} with loss"
     )
     print(
-        f"wrote {config.out / 'chat.jsonl'}, {config.out / 'tokens.jsonl'} and {config.out / 'manifest.json'}"
+        terminal_text(
+            f"wrote {config.out / 'chat.jsonl'}, {config.out / 'tokens.jsonl'} and "
+            f"{config.out / 'manifest.json'}"
+        )
     )
     return 0
 

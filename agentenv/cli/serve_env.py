@@ -28,6 +28,7 @@ from agentenv.evaluation.run_args import (
     parse_env_args,
 )
 from agentenv.integrations.serve_env.limits import EnvServerLimits
+from agentenv.terminal_text import terminal_text
 
 COMMAND = "serve-env"
 HELP = "serve an env id to a trainer's client: verl-tool's tool-server protocol or OpenEnv's"
@@ -216,12 +217,7 @@ def run(args: argparse.Namespace) -> int:
     workers = f", {args.workers} worker processes" if args.workers > 1 else ""
 
     def announce(port: int) -> None:
-        print(
-            f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
-            f"{http_url(args.host, port)}{workers}",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(serving_line(args, port, workers), file=sys.stderr, flush=True)
 
     serve(
         app,
@@ -233,6 +229,21 @@ def run(args: argparse.Namespace) -> int:
         announce=announce,
     )
     return 0
+
+
+def serving_line(args: argparse.Namespace, port: int, detail: str = "") -> str:
+    """The line serve-env prints once it listens, ``--host`` (and every other user value) shown
+    through :func:`~agentenv.terminal_text.terminal_text`.
+
+    Example:
+        >>> args = argparse.Namespace(env_id="MediaSearch-v0", split="train", protocol="verl-tool")
+        >>> print(serving_line(argparse.Namespace(**vars(args), host="h\\x1b[2K"), 8710))
+        serve-env: MediaSearch-v0 (train) over the verl-tool protocol on http://h\\x1b[2K:8710
+    """
+    return terminal_text(
+        f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
+        f"{http_url(args.host, port)}{detail}"
+    )
 
 
 def _run_fronts(
@@ -250,8 +261,9 @@ def _run_fronts(
         raise UserInputError(str(err)) from None
     port = listeners[0].getsockname()[1]
     print(
-        f"serve-env: {args.env_id} ({args.split}) over the {args.protocol} protocol on "
-        f"{http_url(args.host, port)}, {args.fronts} front processes, {args.workers} worker processes",
+        serving_line(
+            args, port, f", {args.fronts} front processes, {args.workers} worker processes"
+        ),
         file=sys.stderr,
         flush=True,
     )

@@ -38,6 +38,7 @@ from agentenv.retrieval.corpus_sources import (
     load_corpus_texts,
 )
 from agentenv.retrieval.server import ServerLimits
+from agentenv.terminal_text import terminal_text
 
 BACKENDS = RETRIEVER_NAMES
 """The names ``--backend`` takes: the same as an env's ``retriever=``."""
@@ -189,9 +190,11 @@ def run(args: argparse.Namespace) -> int:
         "retriever": repr(retriever),
     }
     print(
-        f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
-        f"built in {time.perf_counter() - start:.1f} s; "
-        f"listening on {http_url(args.host, args.port)}",
+        terminal_text(
+            f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
+            f"built in {time.perf_counter() - start:.1f} s; "
+            f"listening on {http_url(args.host, args.port)}"
+        ),
         file=sys.stderr,
         flush=True,
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from agentenv.cli.report_file import add_overwrite_flag, check_report_file
 from agentenv.evaluation.run_args import count_of, seed_number
+from agentenv.terminal_text import terminal_text
 
 COMMAND = "simulator-check"
 
@@ -121,8 +122,6 @@ def run(args: argparse.Namespace) -> int:
             policy_name=args.policy,
         )
     except AgentFailure as err:  # a dead or broken endpoint: its one-line reason names the URL
-        from agentenv.terminal_text import terminal_text
-
         print(  # the reason may quote the server's reply: its control characters are shown, not obeyed
             terminal_text(
                 f"agentenv: error: simulator-check: {err.reason}; check that the server is up at "
@@ -136,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         from agentenv.evaluation.run_dir import write_atomic
 
         write_atomic(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
-        print(f"wrote {args.json}")
+        print(terminal_text(f"wrote {args.json}"))
     return 0
 
 

@@ -76,6 +76,7 @@ from agentenv.data.shift_statistics import (
 )
 from agentenv.data.text_embedding import HashedNgramEmbedder
 from agentenv.errors import UserInputError
+from agentenv.terminal_text import terminal_text
 
 __all__ = [
     "NESTED_KEYS",
@@ -123,11 +124,13 @@ class ShiftReport:
         return asdict(self)
 
     def format(self) -> str:
-        """The report as text, one section per test."""
+        """The report as text, one section per test; the file names and the kind and difficulty
+        values come from the user, so they are shown through :func:`terminal_text` (escaped once,
+        here, where they are printed)."""
         lines = [
             f"shift-check  seed {self.seed}",
-            f"  A: {self.name_a} ({self.n_a} rows)",
-            f"  B: {self.name_b} ({self.n_b} rows)",
+            f"  A: {terminal_text(self.name_a)} ({self.n_a} rows)",
+            f"  B: {terminal_text(self.name_b)} ({self.n_b} rows)",
             "",
         ]
         for shift in (self.kind, self.difficulty):
@@ -158,7 +161,7 @@ class ShiftReport:
 
 def _format_baseline(base: ShiftBaseline) -> list[str]:
     if not base.available or base.classifier is None:
-        return [f"no-shift baseline: not available ({base.reason})"]
+        return [f"no-shift baseline: not available ({terminal_text(base.reason)})"]
     c = base.classifier
     a, b = base.n_halves
     return [
@@ -170,13 +173,17 @@ def _format_baseline(base: ShiftBaseline) -> list[str]:
 
 def _format_category(shift: CategoryShift) -> list[str]:
     if not shift.available:
-        return [f"{shift.field}: not available ({shift.reason})"]
+        return [f"{shift.field}: not available ({terminal_text(shift.reason)})"]
     na, nb = sum(shift.counts_a.values()), sum(shift.counts_b.values())
-    width = max(12, *(len(c) for c in shift.counts_a))
+    # Each value escaped before the widths are taken, so the columns line up as printed.
+    shown = {cat: terminal_text(cat) for cat in shift.counts_a}
+    width = max(12, *(len(s) for s in shown.values()))
     out = [f"{shift.field + ':':{width + 2}s} {'A':>14s} {'B':>14s}"]
-    for cat in shift.counts_a:
+    for cat, label in shown.items():
         a, b = shift.counts_a[cat], shift.counts_b[cat]
-        out.append(f"  {cat:{width}s} {a:6d} ({100 * a / na:5.1f}%) {b:6d} ({100 * b / nb:5.1f}%)")
+        out.append(
+            f"  {label:{width}s} {a:6d} ({100 * a / na:5.1f}%) {b:6d} ({100 * b / nb:5.1f}%)"
+        )
     out.append(
         f"  JS divergence {shift.js_divergence:.3f} bits (0 same, 1 disjoint)   "
         f"total variation {shift.total_variation:.3f}"

@@ -49,6 +49,7 @@ from agentenv.evaluation.run_dir import (
     sigterm_as_interrupt,
     write_atomic,
 )
+from agentenv.terminal_text import terminal_text
 
 __all__ = ["MARKER", "SMOKE_NOTE", "finish", "label_summary", "lesson_output", "summary_table"]
 
@@ -173,6 +174,7 @@ def finish(out: Path, lesson: str, quick: bool) -> int:
     )
     took = f" in {wall:.0f} s" if isinstance(wall, (int, float)) else ""
     print(
-        f"wrote {Path(out) / SUMMARY_FILE}{took}" + (" (smoke run: not results)" if quick else "")
+        terminal_text(f"wrote {Path(out) / SUMMARY_FILE}{took}")
+        + (" (smoke run: not results)" if quick else "")
     )
     return 0

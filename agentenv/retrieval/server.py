@@ -63,6 +63,7 @@ from agentenv.retrieval.connections import ConnectionGuard, GuardSettings, guard
 from agentenv.retrieval.server_app import create_app, require_server_extra
 from agentenv.retrieval.server_requests import RequestError, ServerLimits, parse_search_body
 from agentenv.retrieval.workers import reset_child_signals, supervise
+from agentenv.terminal_text import terminal_text
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -204,7 +205,7 @@ def serve(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if host not in ("127.0.0.1", "localhost", "::1"):
-        logger.warning("retrieval server binding %s: it has no authentication", host)
+        logger.warning("retrieval server binding %s: it has no authentication", terminal_text(host))
     fds = raise_fd_limit(limits.max_connections + _FD_RESERVE)
     if fds < limits.max_connections + _FD_RESERVE:
         capped = max(fds - _FD_RESERVE, 1)

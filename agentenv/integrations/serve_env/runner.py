@@ -24,6 +24,7 @@ from typing import Any
 
 from agentenv.integrations.serve_env.limits import EnvServerLimits
 from agentenv.retrieval.background import ThreadedUvicorn
+from agentenv.terminal_text import terminal_text
 
 logger = logging.getLogger("agentenv.serve_env")
 
@@ -116,7 +117,9 @@ def checked_limits(host: str, limits: EnvServerLimits, *, warn: bool = True) -> 
     from agentenv.retrieval.server import raise_fd_limit
 
     if warn and host not in LOOPBACK:
-        logger.warning("serve-env binding %s: the server has no authentication", host)
+        logger.warning(
+            "serve-env binding %s: the server has no authentication", terminal_text(host)
+        )
     fds = raise_fd_limit(limits.max_connections + limits.max_live_envs + _FD_RESERVE)
     room = fds - _FD_RESERVE
     if room < limits.max_connections:
