@@ -282,14 +282,6 @@ class RunDirectory:
                 "--resume to continue it, or choose another --out (from Python: overwrite=True, "
                 "resume=True or another out=)"
             )
-        if self.mode != "resume":
-            inner = run_below(self.path)
-            if inner is not None:
-                raise UserInputError(
-                    f"--out {self.path} holds other runs below it ({inner}); a run written there "
-                    f"would sit among theirs (`agentenv leaderboard {self.path}` reads them all): "
-                    f"give it a folder of its own, e.g. --out {self.path / 'NAME'}"
-                )
         if self.mode == "resume":
             if not exists:
                 raise UserInputError(
@@ -313,6 +305,14 @@ class RunDirectory:
         """
         if self._started:
             return
+        if self.mode != "resume":  # checked here, once the env and agent are known to be good
+            inner = run_below(self.path)
+            if inner is not None:
+                raise UserInputError(
+                    f"--out {self.path} holds other runs below it ({inner}); a run written there "
+                    f"would sit among theirs (`agentenv leaderboard {self.path}` reads them all): "
+                    f"give it a folder of its own, e.g. --out {self.path / 'NAME'}"
+                )
         fingerprint = (meta or {}).get("fingerprint")
         if (
             meta is None and self._recorded is not None
