@@ -22,29 +22,8 @@ import gymnasium as gym
 import pytest
 
 from agentenv.cli import main as cli_main
-from agentenv.cli.main import main
 
-EVIL = "run\x1b]0;OWNED\x07\x1b[2K\rwrote board.md\x1b[8m\u202e\x9b"
-"""A file or folder name (no slash): OSC title, BEL, erase line, carriage return, a fake line,
-hidden text, a right-to-left override and a C1 CSI."""
-RAW = set("\x1b\x07\r\x9b\u202e\u2066\x00\x7f\x85")
-"""What must never be printed raw."""
-SHOWN = "run\\x1b]0;OWNED\\x07\\x1b[2K\\x0dwrote board.md\\x1b[8m\\u202e\\x9b"
-"""``EVIL`` as the terminal shows it."""
-
-
-def _raw(text: str) -> set[str]:
-    return RAW & set(text)
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from .control_bytes import EVIL, SHOWN, media_rows, raw_in, run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -52,33 +31,24 @@ def _in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.chdir(tmp_path)
 
 
-def _media_rows(path: Path, rows: list[dict] | None = None) -> Path:
-    rows = rows or [
-        {"id": "people-01", "question": "blomkamp's district 9, what year", "answer": "2009"},
-        {"id": "people-02", "question": "how long is nolan's interstellar", "answer": "169"},
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def test_a_leaderboard_refusal_shows_the_run_folder_escaped(tmp_path: Path, capsys) -> None:
     run = tmp_path / EVIL
     run.mkdir()
     (run / "summary.json").write_text("{}", encoding="utf-8")
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["leaderboard", str(run), "--out", str(tmp_path / "board"), "--no-plots"], capsys
     )
-    assert code == 2 and not _raw(out + err), ascii(err)
+    assert code == 2 and not raw_in(out + err), ascii(err)
     assert SHOWN in err and err.startswith("agentenv leaderboard: ")
     assert len(err.strip().splitlines()) == 1  # the refusal is not overwritten by a fake line
 
 
 def test_eval_prints_the_tasks_path_and_its_out_folder_escaped(tmp_path: Path, capsys) -> None:
-    tasks = _media_rows(tmp_path / f"{EVIL}.jsonl")
+    tasks = media_rows(tmp_path / f"{EVIL}.jsonl")
     argv = ["eval", "MediaSearch-v0", "--agent", "oracle", "--tasks", str(tasks)]
     with pytest.warns(UserWarning, match="no gold tool plan"):
-        code, out, err = _run([*argv, "--out", str(tmp_path / EVIL), "--no-progress"], capsys)
-    assert code == 0 and not _raw(out + err), ascii(out + err)
+        code, out, err = run_cli([*argv, "--out", str(tmp_path / EVIL), "--no-progress"], capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out + err)
     first = out.splitlines()[0]
     assert first.startswith("oracle on MediaSearch-v0 (custom tasks ") and SHOWN in first
     assert out.strip().splitlines()[-1].startswith("wrote ") and SHOWN in out.splitlines()[-1]
@@ -86,31 +56,31 @@ def test_eval_prints_the_tasks_path_and_its_out_folder_escaped(tmp_path: Path, c
 
 def test_a_missing_tasks_path_is_one_escaped_error_line(tmp_path: Path, capsys) -> None:
     argv = ["eval", "MediaSearch-v0", "--agent", "oracle", "--no-progress"]
-    code, out, err = _run([*argv, "--tasks", str(tmp_path / f"{EVIL}.jsonl")], capsys)
-    assert code == 2 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli([*argv, "--tasks", str(tmp_path / f"{EVIL}.jsonl")], capsys)
+    assert code == 2 and not raw_in(out + err), ascii(err)
     assert err.startswith("agentenv: error: ") and SHOWN in err
     assert len(err.strip().splitlines()) == 1
 
 
 def test_a_usage_error_quoting_what_was_typed_is_escaped(capsys) -> None:
-    code, out, err = _run(["eval", "MediaSearch-v0", "--agent", "oracle", f"--{EVIL}"], capsys)
-    assert code == 2 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli(["eval", "MediaSearch-v0", "--agent", "oracle", f"--{EVIL}"], capsys)
+    assert code == 2 and not raw_in(out + err), ascii(err)
     assert "unknown option" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_refused_task_row_is_named_and_its_file_escaped(tmp_path: Path, capsys) -> None:
     rows = [{"question": "how long is nolan's interstellar \x1b]0;OWNED\x07", "answer": "169"}]
-    tasks = _media_rows(tmp_path / f"{EVIL}.jsonl", rows)
-    code, out, err = _run(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)], capsys)
-    assert code == 2 and not _raw(out + err), ascii(err)
+    tasks = media_rows(tmp_path / f"{EVIL}.jsonl", rows)
+    code, out, err = run_cli(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)], capsys)
+    assert code == 2 and not raw_in(out + err), ascii(err)
     assert "field 'question' holds a control character U+001B at position 34" in err
 
 
 def test_check_tasks_prints_a_questions_tab_as_an_escape(tmp_path: Path, capsys) -> None:
     rows = [{"question": "zzqqxx\tnonexistent film qqzz", "answer": "Aaron Sorkin"}]
-    tasks = _media_rows(tmp_path / "q.jsonl", rows)
-    code, out, err = _run(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)], capsys)
-    assert code == 1 and not _raw(out + err) and "\t" not in out, ascii(out)
+    tasks = media_rows(tmp_path / "q.jsonl", rows)
+    code, out, err = run_cli(["check-tasks", "MediaSearch-v0", "--tasks", str(tasks)], capsys)
+    assert code == 1 and not raw_in(out + err) and "\t" not in out, ascii(out)
     assert "zzqqxx\\x09nonexistent film qqzz" in out and "unreachable:" in out
 
 
@@ -118,16 +88,18 @@ def test_check_tasks_prints_import_notes_naming_the_file_escaped(tmp_path: Path,
     row = {"phenotypes": ["HP:0001166", "HP:0000545", "HP:9999999"], "diagnosis": ["OMIM:154700"]}
     tasks = tmp_path / f"{EVIL}.jsonl"
     tasks.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    code, out, err = _run(["check-tasks", "RareDiseaseDiagnosis-v0", "--tasks", str(tasks)], capsys)
-    assert code == 1 and not _raw(out + err), ascii(out + err)
+    code, out, err = run_cli(
+        ["check-tasks", "RareDiseaseDiagnosis-v0", "--tasks", str(tasks)], capsys
+    )
+    assert code == 1 and not raw_in(out + err), ascii(out + err)
     notes = [line for line in out.splitlines() if line.startswith("import: ")]
     assert notes and SHOWN in notes[0] and "HP:9999999" in notes[0]
 
 
 def test_judge_consistency_errors_are_escaped(tmp_path: Path, capsys) -> None:
     argv = ["judge-consistency", "--episodes", str(tmp_path / EVIL / "episodes.jsonl")]
-    code, out, err = _run([*argv, "--endpoint", "http://127.0.0.1:9"], capsys)
-    assert code == 2 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli([*argv, "--endpoint", "http://127.0.0.1:9"], capsys)
+    assert code == 2 and not raw_in(out + err), ascii(err)
     assert err.startswith("agentenv judge-consistency: error: --episodes ") and SHOWN in err
 
 
@@ -143,8 +115,8 @@ def test_simulator_check_shows_an_endpoints_reason_escaped(monkeypatch, capsys) 
 
     monkeypatch.setattr(simulator_check, "simulator_check", failing)
     argv = ["simulator-check", "--env", "MediaConcierge-v0", "--dialogues", "1"]
-    code, out, err = _run(argv, capsys)
-    assert code == 2 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and not raw_in(out + err), ascii(err)
     assert err.startswith("agentenv: error: simulator-check: ") and SHOWN in err
 
 
@@ -153,8 +125,8 @@ def test_a_commands_own_exit_message_is_escaped(monkeypatch, capsys) -> None:
         raise SystemExit(f"--side: not {EVIL}")
 
     monkeypatch.setattr(cli_main, "_main", exits)
-    code, out, err = _run(["simulator-check"], capsys)
-    assert code == 1 and not _raw(out + err) and err.strip() == f"--side: not {SHOWN}"
+    code, out, err = run_cli(["simulator-check"], capsys)
+    assert code == 1 and not raw_in(out + err) and err.strip() == f"--side: not {SHOWN}"
 
 
 def test_a_failed_runs_reasons_are_printed_escaped(capsys) -> None:
@@ -174,7 +146,7 @@ def test_a_failed_runs_reasons_are_printed_escaped(capsys) -> None:
     stream = io.StringIO()
     assert exit_code(summary, stream=stream) == FAILED_RUN_EXIT
     shown = stream.getvalue()
-    assert not _raw(shown) and SHOWN in shown and shown.startswith("agentenv eval: failed run: ")
+    assert not raw_in(shown) and SHOWN in shown and shown.startswith("agentenv eval: failed run: ")
 
 
 BODY = b"overloaded \x1b]0;OWNED\x07\x1b[2K\rall good\x1b[8m\xe2\x80\xae"
@@ -233,12 +205,12 @@ def test_an_endpoints_error_body_is_marked_in_every_line_and_file(
         env=env,
         timeout=120,
     )
-    assert run.returncode == 3 and not _raw(run.stdout + run.stderr), ascii(run.stderr)
+    assert run.returncode == 3 and not raw_in(run.stdout + run.stderr), ascii(run.stderr)
     marked = "overloaded <U+001B>]0;OWNED<U+0007><U+001B>[2K all good<U+001B>[8m<U+202E>"
     assert "failed run:" in run.stderr and marked in run.stderr
     assert "\\\\" not in run.stderr  # marked once, not escaped a second time where printed
     reasons = json.loads((out / "summary.json").read_text())["agent_failure_reasons"]
-    assert all(marked in reason and not _raw(reason) for reason in reasons)
+    assert all(marked in reason and not raw_in(reason) for reason in reasons)
     board = subprocess.run(
         [sys.executable, "-m", "agentenv.cli.main", "leaderboard", str(out), "--no-plots"]
         + ["--out", str(tmp_path / "board")],
@@ -248,7 +220,7 @@ def test_an_endpoints_error_body_is_marked_in_every_line_and_file(
         timeout=120,
     )
     assert board.returncode == 2 and "a failed run" in board.stderr and marked in board.stderr
-    assert not _raw(board.stdout + board.stderr)
+    assert not raw_in(board.stdout + board.stderr)
 
 
 class _Hostile(gym.Wrapper):
@@ -283,7 +255,7 @@ def test_play_shows_the_question_tool_outputs_and_the_score_escaped(monkeypatch,
     lines = iter(["search Heat", "full", "answer Heat"])
     assert play("MediaSearch-v0", seed=0, read=lambda prompt: next(lines)) == 0
     out = capsys.readouterr().out
-    assert not _raw(out), ascii(out)
+    assert not raw_in(out), ascii(out)
     question = out.split("-" * 40)[1]
     assert f"\n{SHOWN}\ttabbed\n" in question  # a multi-line display keeps its lines and tabs
     answer = next(line for line in out.splitlines() if line.startswith("Answer: "))

@@ -24,15 +24,9 @@ import pytest
 from agentenv.cli import serve_env as serve_env_cli
 from agentenv.cli import serve_retrieval as serve_retrieval_cli
 from agentenv.cli.data import main as data_main
-from agentenv.cli.main import main
 
-EVIL = "run\x1b]0;OWNED\x07\x1b[2K\rwrote board.md\x1b[8m\u202e\x9b"
-"""A file or folder name (no slash): OSC title, BEL, erase line, carriage return, a fake line,
-hidden text, a right-to-left override and a C1 CSI."""
-RAW = set("\x1b\x07\r\x9b\u202e\u2066\x00\x7f\x85")
-"""What must never be printed raw."""
-SHOWN = "run\\x1b]0;OWNED\\x07\\x1b[2K\\x0dwrote board.md\\x1b[8m\\u202e\\x9b"
-"""``EVIL`` as the terminal shows it."""
+from .control_bytes import EVIL, SHOWN, media_rows, raw_in, run_cli
+
 KIND = "lookup\x1b]0;OWNED\x07\x1b[2K\r\u202e"
 """A task row's ``kind``: OSC title, BEL, erase line, carriage return, right-to-left override."""
 KIND_SHOWN = "lookup\\x1b]0;OWNED\\x07\\x1b[2K\\x0d\\u202e"
@@ -41,32 +35,9 @@ HARD = "hard\x07\x1b[8m"
 HARD_SHOWN = "hard\\x07\\x1b[8m"
 
 
-def _raw(text: str) -> set[str]:
-    return RAW & set(text)
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture(autouse=True)
 def _in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-
-
-def _media_rows(path: Path) -> Path:
-    rows = [
-        {"id": "people-01", "question": "blomkamp's district 9, what year", "answer": "2009"},
-        {"id": "people-02", "question": "how long is nolan's interstellar", "answer": "169"},
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def _shift_rows(path: Path, kinds: list[str], difficulties: list[str]) -> Path:
@@ -99,8 +70,8 @@ def test_shift_check_shows_kinds_difficulties_and_paths_escaped(
     a, b = shift_files
     out_file = tmp_path / f"report{EVIL}.json"
     argv = ["data", "shift-check", str(a), str(b), "--permutations", "20", "--out", str(out_file)]
-    code, out, err = _run(argv, capsys)
-    assert code == 0 and not _raw(out + err), ascii(out + err)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out + err)
     assert f"  A: {tmp_path}/a{SHOWN}.jsonl (6 rows)" in out
     assert f"  B: {tmp_path}/b{SHOWN}.jsonl (6 rows)" in out
     assert f"wrote {tmp_path}/report{SHOWN}.json" in out
@@ -117,10 +88,10 @@ def test_shift_check_json_output_holds_no_raw_control_byte(
     shift_files: tuple[Path, Path], capsys
 ) -> None:
     a, b = shift_files
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["data", "shift-check", str(a), str(b), "--permutations", "20", "--json"], capsys
     )
-    assert code == 0 and not _raw(out + err), ascii(out + err)
+    assert code == 0 and not raw_in(out + err), ascii(out + err)
     assert json.loads(out)["kind"]["counts_b"][KIND] == 2
 
 
@@ -130,27 +101,27 @@ def test_shift_checks_own_main_escapes_its_error_line(tmp_path: Path, capsys) ->
     capsys.readouterr()
     code = data_main(["shift-check", str(short), str(short)])
     captured = capsys.readouterr()
-    assert code == 2 and not _raw(captured.out + captured.err), ascii(captured.err)
+    assert code == 2 and not raw_in(captured.out + captured.err), ascii(captured.err)
     assert captured.err.startswith("agentenv: error: ") and SHOWN in captured.err
 
 
 def test_export_sft_prints_the_files_it_wrote_escaped(tmp_path: Path, capsys) -> None:
-    tasks = _media_rows(tmp_path / f"t{EVIL}.jsonl")
+    tasks = media_rows(tmp_path / f"t{EVIL}.jsonl")
     out_dir = tmp_path / f"sft{EVIL}"
     argv = ["export-sft", "MediaSearch-v0", "--tasks", str(tasks), "--out", str(out_dir)]
-    code, out, err = _run([*argv, "--episodes", "2", "--no-progress"], capsys)
-    assert code == 0 and not _raw(out + err), ascii(out + err)
+    code, out, err = run_cli([*argv, "--episodes", "2", "--no-progress"], capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out + err)
     assert f"wrote {tmp_path}/sft{SHOWN}/chat.jsonl, " in out
     assert (out_dir / "chat.jsonl").is_file()
 
 
 def test_prepare_verl_prints_its_tasks_and_out_escaped(tmp_path: Path, capsys) -> None:
     pytest.importorskip("pyarrow")
-    tasks = _media_rows(tmp_path / f"t{EVIL}.jsonl")
+    tasks = media_rows(tmp_path / f"t{EVIL}.jsonl")
     out_file = tmp_path / f"verl{EVIL}.parquet"
     argv = ["prepare-verl", "MediaSearch-v0", "--tasks", str(tasks), "--out", str(out_file)]
-    code, out, err = _run(argv, capsys)
-    assert code == 0 and not _raw(out + err), ascii(out + err)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out + err)
     assert f"(tasks {tmp_path}/t{SHOWN}.jsonl, seed 0) to {tmp_path}/verl{SHOWN}.parquet" in out
     assert out_file.is_file()
 
@@ -158,8 +129,8 @@ def test_prepare_verl_prints_its_tasks_and_out_escaped(tmp_path: Path, capsys) -
 def test_simulator_check_prints_its_json_path_escaped(tmp_path: Path, capsys) -> None:
     report = tmp_path / f"j{EVIL}.json"
     argv = ["simulator-check", "--env", "MediaConcierge-v0", "--dialogues", "1"]
-    code, out, err = _run([*argv, "--json", str(report)], capsys)
-    assert code == 0 and not _raw(out + err), ascii(out + err)
+    code, out, err = run_cli([*argv, "--json", str(report)], capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out + err)
     assert f"wrote {tmp_path}/j{SHOWN}.json" in out and report.is_file()
 
 
@@ -168,11 +139,11 @@ def test_models_list_and_path_show_the_home_escaped(
 ) -> None:
     home = tmp_path / f"home{EVIL}"  # a fresh, empty home: nothing is installed
     monkeypatch.setenv("AGENTENV_HOME", str(home))
-    code, out, err = _run(["models", "list"], capsys)
-    assert code == 0 and not _raw(out + err), ascii(out)
+    code, out, err = run_cli(["models", "list"], capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out)
     assert out.startswith("smollm2-135m: not installed") and f"home{SHOWN}" in out
-    code, out, err = _run(["models", "path", "smollm2-135m"], capsys)
-    assert code != 0 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli(["models", "path", "smollm2-135m"], capsys)
+    assert code != 0 and not raw_in(out + err), ascii(err)
     assert f"home{SHOWN}" in err
 
 
@@ -183,11 +154,11 @@ def test_models_path_prints_an_installed_model_dir_escaped(
 
     where = tmp_path / f"home{EVIL}" / "models" / "smollm2-135m"
     monkeypatch.setattr(smollm2, "model_dir", lambda: where)
-    code, out, err = _run(["models", "path", "smollm2-135m"], capsys)
-    assert code == 0 and not _raw(out + err), ascii(out)
+    code, out, err = run_cli(["models", "path", "smollm2-135m"], capsys)
+    assert code == 0 and not raw_in(out + err), ascii(out)
     assert out == f"{tmp_path}/home{SHOWN}/models/smollm2-135m\n"
-    code, out, err = _run(["models", "list"], capsys)
-    assert code == 0 and not _raw(out + err) and f"home{SHOWN}" in out
+    code, out, err = run_cli(["models", "list"], capsys)
+    assert code == 0 and not raw_in(out + err) and f"home{SHOWN}" in out
 
 
 # --------------------------------------------------------------------------- servers
@@ -236,7 +207,7 @@ def test_serve_env_announces_its_url_escaped() -> None:
     args = argparse.Namespace(env_id="MediaSearch-v0", split="train", protocol="verl-tool")
     args.host = EVIL
     line = serve_env_cli.serving_line(args, 8710, ", 2 worker processes")
-    assert not _raw(line)
+    assert not raw_in(line)
     assert line == (
         f"serve-env: MediaSearch-v0 (train) over the verl-tool protocol on http://{SHOWN}:8710, "
         "2 worker processes"
@@ -256,8 +227,8 @@ def test_serve_env_run_prints_the_announce_line_escaped(
 
     monkeypatch.setattr(runner, "serve", serve)
     argv = ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool", "--host", EVIL]
-    code, out, err = _run(argv, capsys)
-    assert code == 0 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and not raw_in(out + err), ascii(err)
     assert f"on http://{SHOWN}:8710" in err
 
 
@@ -278,8 +249,8 @@ def test_serve_retrieval_prints_its_corpus_and_url_escaped(
         agentenv.retrieval.server, "serve", lambda r, i, host, *a, **k: served.append(host)
     )
     argv = ["serve-retrieval", "--corpus", f"c{EVIL}", "--host", EVIL, "--port", "8700"]
-    code, out, err = _run(argv, capsys)
-    assert code == 0 and not _raw(out + err), ascii(err)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and not raw_in(out + err), ascii(err)
     assert f"over c{SHOWN} (1 documents)" in err and f"listening on http://{SHOWN}:8700" in err
     assert served == [EVIL]  # the host itself is passed on unchanged
 

@@ -105,7 +105,7 @@ def check_tasks(
                 # a row's own id where it has one: what its author knows the row by
                 named = f"row {task.row_id!r}, {task.id}" if task.row_id else task.id
                 unreachable.append((index, named, task.prompt, reason))
-        lines = _row_lines(tasks, len(all_tasks)) if tasks is not None else None
+        lines = _row_lines(tasks, len(all_tasks)) if tasks is not None and unreachable else None
         if lines is not None:  # a row's line in the file, as the load errors count it
             unreachable = [
                 (index, f"line {lines[index]}, {named}", prompt, reason)

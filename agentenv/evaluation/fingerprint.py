@@ -72,9 +72,15 @@ def fingerprint_parts(
     return {
         "system_prompt": _sha(system_prompt),
         "tools": _sha(list(tools)),
-        "reward": _sha(dict(reward)),
+        "reward": reward_digest(reward),
         "grader": grader,
     }
+
+
+def reward_digest(reward: Mapping[str, Any]) -> str:
+    """The fingerprint's ``reward`` part: sha256 of a reward's resolved definition (a
+    :class:`~agentenv.rewards.config.RewardConfig` dumped as JSON)."""
+    return _sha(dict(reward))
 
 
 def served_env(env: Any) -> Any:

@@ -262,7 +262,7 @@ def _option(key: str, value: Any) -> str:
 
 def _shipped_reward_digest(name: str) -> str | None:
     """The fingerprint's ``reward`` hash of the shipped preset ``name``; None: no preset has that name."""
-    from agentenv.evaluation.fingerprint import fingerprint_parts
+    from agentenv.evaluation.fingerprint import reward_digest
     from agentenv.rewards.config import preset_names, resolve_reward
 
     if name not in preset_names():
@@ -271,7 +271,7 @@ def _shipped_reward_digest(name: str) -> str | None:
         config = resolve_reward(name)
     except (ValueError, TypeError):
         return None
-    return fingerprint_parts("", [], config.model_dump(mode="json"), "")["reward"]
+    return reward_digest(config.model_dump(mode="json"))
 
 
 def _reward(group: Sequence[Entry], code: Callable[[str], str], text: Callable[[str], str]) -> str:

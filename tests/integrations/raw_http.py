@@ -1,9 +1,21 @@
-"""Reading HTTP answers off a raw socket, for tests that send bytes no client library would."""
+"""Reading HTTP answers off a raw socket, for tests that send bytes no client library would, and
+an app served through uvicorn's own cycle to compare the lean one with."""
 
 from __future__ import annotations
 
 import re
 import socket
+from typing import Any
+
+
+def plain_cycle(app: Any) -> Any:
+    """``app`` without its routes showing: every request takes uvicorn's ASGI cycle."""
+
+    async def plain(scope: dict, receive: Any, send: Any) -> None:
+        await app(scope, receive, send)
+
+    plain.state = app.state  # type: ignore[attr-defined]
+    return plain
 
 
 def read_answers(sock: socket.socket, count: int) -> list[bytes]:

@@ -27,29 +27,19 @@ from agentenv.integrations.serve_env.limits import EnvServerLimits  # noqa: E402
 from agentenv.integrations.serve_env.runner import BackgroundServer  # noqa: E402
 from agentenv.integrations.verl_tool import create_app  # noqa: E402
 
-from .raw_http import read_answers, undated  # noqa: E402
+from .raw_http import plain_cycle, read_answers, undated  # noqa: E402
 
 LIMITS = EnvServerLimits(max_live_envs=8, max_body_bytes=4096, header_timeout_s=2.0)
-
-
-def _plain(app: Any) -> Any:
-    """``app`` without its routes showing: every request takes uvicorn's ASGI cycle."""
-
-    async def plain(scope: dict, receive: Any, send: Any) -> None:
-        await app(scope, receive, send)
-
-    plain.state = app.state  # type: ignore[attr-defined]
-    return plain
 
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[BackgroundServer, BackgroundServer]]:
     lean_app = create_app("MediaSearch-v0", split="test", limits=LIMITS)
     plain_app = create_app("MediaSearch-v0", split="test", limits=LIMITS)
-    assert hot_paths(lean_app) == ("/get_observation",) and hot_paths(_plain(plain_app)) == ()
+    assert hot_paths(lean_app) == ("/get_observation",) and hot_paths(plain_cycle(plain_app)) == ()
     with (
         BackgroundServer(lean_app, LIMITS) as lean,
-        BackgroundServer(_plain(plain_app), LIMITS) as plain,
+        BackgroundServer(plain_cycle(plain_app), LIMITS) as plain,
     ):
         yield lean, plain
 

@@ -14,7 +14,6 @@ import http.client
 import json
 import socket
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import pytest
 
@@ -29,7 +28,7 @@ from agentenv.retrieval.base import Hit  # noqa: E402
 from agentenv.retrieval.server import BackgroundServer as RetrievalServer  # noqa: E402
 from agentenv.retrieval.server import ServerLimits  # noqa: E402
 
-from .raw_http import read_answers, undated  # noqa: E402
+from .raw_http import plain_cycle, read_answers, undated  # noqa: E402
 
 LIMITS = EnvServerLimits(max_live_envs=8, max_body_bytes=4096, header_timeout_s=2.0)
 FINISH = json.dumps({"trajectory_ids": ["u1"], "actions": [""], "finish": [True]}).encode()
@@ -51,21 +50,11 @@ class Echo:
         return [self.search(q, k) for q in queries]
 
 
-def _plain(app: Any) -> Any:
-    """``app`` without its routes showing: every request takes uvicorn's ASGI cycle."""
-
-    async def plain(scope: dict, receive: Any, send: Any) -> None:
-        await app(scope, receive, send)
-
-    plain.state = app.state  # type: ignore[attr-defined]
-    return plain
-
-
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, tuple[str, str, bytes]]]:
     """Each server by name: (url, its POST path, a body it answers 200)."""
     lean_app = create_app("MediaSearch-v0", split="test", limits=LIMITS)
-    plain_app = _plain(create_app("MediaSearch-v0", split="test", limits=LIMITS))
+    plain_app = plain_cycle(create_app("MediaSearch-v0", split="test", limits=LIMITS))
     with (
         BackgroundServer(lean_app, LIMITS) as lean,
         BackgroundServer(plain_app, LIMITS) as plain,
