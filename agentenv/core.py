@@ -79,7 +79,12 @@ from agentenv.engine.turns import (
     record_answer,
     take_action,
 )
-from agentenv.rewards.config import RewardConfig, check_reported_components, resolve_reward
+from agentenv.rewards.config import (
+    MissingComponent,
+    RewardConfig,
+    check_reported_components,
+    resolve_reward,
+)
 
 __all__ = ["Episode", "Task", "ToolEnv", "copy_plain", "not_text", "render_transcript"]
 
@@ -289,10 +294,19 @@ class ToolEnv(LazySeed, gym.Env[str, str]):
         info["gold"] = gold.copy() if type(gold) is FrozenDict else copy_plain(gold)
         # The last step's reward reads the components, not the running counts; without
         # shaping it is what step_reward returns, one call shorter.
-        if rewards.shaping:
-            reward, ep.paid = rewards.step_reward(ep.paid, _NO_COUNTS, components)
-            return reward
-        return rewards.combine(components)
+        try:
+            if rewards.shaping:
+                reward, ep.paid = rewards.step_reward(ep.paid, _NO_COUNTS, components)
+                return reward
+            return rewards.combine(components)
+        except MissingComponent as err:
+            if self._graded_components() is not None:
+                raise
+            raise MissingComponent(
+                f"{type(self).__name__}, reward {rewards.name!r}: {err}. Choose a reward for this "
+                "env; its family can have such a reward refused when the env is made by declaring "
+                "_graded_components() and calling self.check_reward_components() (docs/new-family.md)"
+            ) from None
 
     def render(self) -> str | None:
         text = render_transcript(self._episode.messages) if self._episode else ""

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,6 +180,23 @@ class Family:
                     f"Family {self.name!r}: reward_presets[{name!r}] must be a dict of RewardConfig "
                     f"fields, got {type(preset).__name__}"
                 )
+        _check_presets(self)
+        _check_references(self)
+        for spec in (*self.envs, *self.dialogues):
+            if not isinstance(spec.kwargs, Mapping):
+                raise UserInputError(
+                    f"Family {self.name!r}: {spec.id} kwargs must be a dict of keyword arguments "
+                    f"(give {{}} for none), got {type(spec.kwargs).__name__}"
+                )
+        if (
+            not isinstance(self.grader_version, int)
+            or isinstance(self.grader_version, bool)
+            or self.grader_version < 1
+        ):
+            raise UserInputError(
+                f"Family {self.name!r}: grader_version must be a whole number from 1 (bump it when "
+                f"grading changes), got {self.grader_version!r}"
+            )
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -186,8 +204,59 @@ class Family:
         return tuple(s.id for s in self.envs) + tuple(s.id for s in self.dialogues)
 
 
+_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+_REFERENCE_FIELDS = ("oracle", "bm25", "gold_text", "reasoning", "solvability", "structured")
+
+
+def _references(family: Family) -> list[tuple[str, Ref]]:
+    """(field, reference) of every reference the record holds, named as its error messages name them."""
+    held = [(name, getattr(family, name)) for name in _REFERENCE_FIELDS]
+    held += [(f"corpora[{name!r}]", ref) for name, ref in family.corpora.items()]
+    held += [(f"agents[{name!r}]", ref) for name, ref in family.agents.items()]
+    return held
+
+
+def _check_references(family: Family) -> None:
+    """Refuse a reference string that is not ``"module:attribute"`` when the record is made.
+
+    Why: references are resolved on use, so ``oracle="pkg.agents.Oracle"`` (a dot for the
+    colon) was accepted and failed at the first run that needed it, far from the record.
+    Nothing is imported here: registering builds nothing.
+    """
+    for where, ref in _references(family):
+        if isinstance(ref, str) and not _REFERENCE.match(ref):
+            raise UserInputError(
+                f"Family {family.name!r}: {where} must be a callable or a 'module:attribute' string "
+                f"(e.g. 'mypkg.agents:Oracle'), got {ref!r}"
+            )
+
+
+GENERIC_PRESETS = ("strict", "lenient", "efficient")
+"""The generic reward presets' names (:data:`agentenv.rewards.config.PRESETS`, kept equal by a test),
+here so that checking a record imports no reward code."""
+
+
+def _check_presets(family: Family) -> None:
+    """Refuse a declared preset named like a generic one when the record is made.
+
+    Why: a name is looked up among the generic presets first, so a family's ``strict`` was never
+    reached. Its fields are read when the preset is first chosen (``resolve_reward`` names the
+    family, the preset and the field), since registering builds nothing.
+    """
+    for name in family.reward_presets:
+        if name in GENERIC_PRESETS:
+            raise UserInputError(
+                f"Family {family.name!r}: reward_presets[{name!r}] has the name of a generic preset "
+                f"({', '.join(GENERIC_PRESETS)}), which would always be chosen instead; rename it"
+            )
+
+
 _FAMILIES: dict[str, Family] = {}
+_REGISTERED_BY: dict[str, str] = {}
+"""Family name -> where its record was registered from (an entry point or a module), for errors."""
 _INSTALLED_LOADED = False
+_DEFERRED: list[Any] = []
+"""Entry points whose module was being imported when they were loaded (see load_installed_families)."""
 
 
 def register_family(family: Family) -> Family:
@@ -205,7 +274,10 @@ def register_family(family: Family) -> Family:
     known = _FAMILIES.get(family.name)
     if known is not None and known != family:
         raise UserInputError(
-            f"task family {family.name!r} is already registered with another record"
+            f"task family {family.name!r} is already registered with another record (from "
+            f"{_REGISTERED_BY.get(family.name, 'an earlier call')}; this one from "
+            f"{_origin()}): "
+            "rename one, or remove a stale install that declares the old one"
         )
     for other in _FAMILIES.values():
         if other.name == family.name:
@@ -220,6 +292,8 @@ def register_family(family: Family) -> Family:
                 raise UserInputError(
                     f"family {family.name!r}: {what} {taken} already belong to family {other.name!r}"
                 )
+    if known is None:
+        _REGISTERED_BY[family.name] = _origin()
     _FAMILIES[family.name] = family
     for spec in family.envs:
         if spec.id not in gym.registry:
@@ -237,10 +311,24 @@ def register_family(family: Family) -> Family:
     return family
 
 
+def _origin() -> str:
+    """Where the record being registered comes from: the entry point being loaded, else the module
+    that called :func:`register_family` (for the error that names both records)."""
+    if _LOADING:
+        return _LOADING[-1]
+    frame = sys._getframe(2)
+    return f"module {frame.f_globals.get('__name__', '?')}"
+
+
+_LOADING: list[str] = []
+"""The entry points being loaded (innermost last): a record registered meanwhile comes from one."""
+
+
 def unregister_family(name: str) -> None:
     """Remove a family and its Gymnasium ids (for tests and notebooks that define throwaway families)."""
     import gymnasium as gym
 
+    _REGISTERED_BY.pop(name, None)
     family = _FAMILIES.pop(name, None)
     for spec in family.envs if family else ():
         gym.registry.pop(spec.id, None)
@@ -254,11 +342,42 @@ def load_installed_families() -> None:
     """
     global _INSTALLED_LOADED
     if _INSTALLED_LOADED:
+        if _DEFERRED:
+            _load_deferred()
         return
     from importlib.metadata import entry_points
 
     _INSTALLED_LOADED = True
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if _being_imported(ep.module):
+            # The entry point's own module is importing agentenv (``gym.make("pkg.family:Id")``
+            # or ``import pkg.family`` imports it, which imports ``agentenv.families``, whose
+            # package registers the installed families): its record does not exist yet. Loading
+            # it now raised "partially initialized module"; it is loaded at the next lookup.
+            _DEFERRED.append(ep)
+            continue
+        _load_entry_point(ep)
+
+
+def _being_imported(module: str) -> bool:
+    """Whether ``module`` is in ``sys.modules`` but still running its body (importlib's own flag)."""
+    loaded = sys.modules.get(module)
+    spec = getattr(loaded, "__spec__", None)
+    return loaded is not None and bool(getattr(spec, "_initializing", False))
+
+
+def _load_deferred() -> None:
+    """Load the entry points deferred while their module was importing, once it is not."""
+    for ep in list(_DEFERRED):
+        if not _being_imported(ep.module):
+            _DEFERRED.remove(ep)
+            _load_entry_point(ep)
+
+
+def _load_entry_point(ep: Any) -> None:
+    """Load one ``agentenv.families`` entry point and register its record, naming it on failure."""
+    _LOADING.append(f"entry point {ep.name} = {ep.value}")
+    try:
         try:
             family = ep.load()
         except Exception as err:
@@ -266,6 +385,8 @@ def load_installed_families() -> None:
                 f"task family entry point {ep.name} = {ep.value} failed to load: {err}"
             ) from err
         register_family(family)
+    finally:
+        _LOADING.pop()
 
 
 def families() -> tuple[Family, ...]:
@@ -414,10 +535,30 @@ def resolve(ref: Ref) -> Any:
     module, sep, attribute = ref.partition(":")
     if not sep or not module or not attribute:
         raise UserInputError(f"a reference must be 'module:attribute', got {ref!r}")
-    target: Any = importlib.import_module(module)
+    try:
+        target: Any = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name is None or not (module == err.name or module.startswith(err.name + ".")):
+            raise  # the module exists, and one it imports is missing: its own error, as raised
+        raise UserInputError(f"{_holder(ref)} {ref!r}: no module named {err.name!r}") from None
     for part in attribute.split("."):
-        target = getattr(target, part)
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise UserInputError(
+                f"{_holder(ref)} {ref!r}: {getattr(target, '__name__', module)!r} has no attribute "
+                f"{part!r}"
+            ) from None
     return target
+
+
+def _holder(ref: str) -> str:
+    """Which record field holds ``ref`` ("Family 'x' bm25"), for the error that it does not resolve."""
+    for family in _FAMILIES.values():
+        for where, held in _references(family):
+            if held == ref:
+                return f"Family {family.name!r} {where}"
+    return "reference"
 
 
 def family_part(family: Family, part: str) -> Callable[..., Any]:

@@ -82,7 +82,10 @@ def check_env_options(
             "them, or leave it out (None) to render nothing"
         )
     if tasks is not None and not len(tasks):
-        raise ValueError(f"no tasks in split {split!r}: pass tasks or choose another split")
+        raise ValueError(
+            f"no tasks in split {split!r}: choose another split (--split on the command line, "
+            "split= in Python)"
+        )
 
 
 def bool_option(name: str, value: Any) -> bool:

@@ -418,6 +418,9 @@ def run(
         bar.close()
         result = RunResult(config, records, build_s, time.perf_counter() - begin - build_s, meta)
         raise RunStopped("interrupted", "interrupted", result) from None
+    except BaseException:
+        bar.close()  # its line ends before the error is printed (it shared the bar's line)
+        raise
     bar.close()
     result = RunResult(config, records, build_s, time.perf_counter() - begin - build_s, meta)
     if stop is not None:

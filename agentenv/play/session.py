@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import gymnasium as gym
@@ -112,6 +113,22 @@ def _source(split: str, tasks: Path | None) -> dict[str, str]:
     return {"split": split} if tasks is None else {"split": split, "tasks": str(tasks)}
 
 
+@contextmanager
+def _env_refusals(env_id: str, split: str, tasks: Path | None) -> Iterator[None]:
+    """An env that refuses what it was made with (an empty split, a bad task row) is a user error
+    naming the id and the arguments, as ``agentenv eval`` says it (exit 2), not an internal one."""
+    try:
+        yield
+    except UserInputError:
+        raise
+    except (ValueError, TypeError, KeyError) as err:
+        given = f"split={split!r}" if tasks is None else f"tasks={str(tasks)!r}"
+        text = str(err).strip()
+        message = text.splitlines()[0] if text else type(err).__name__
+        message = message.split(" was raised from the environment creator for ")[0]
+        raise UserInputError(f"{env_id} ({given}): {message}") from err
+
+
 def _dialogue(
     env_id: str, split: str, side: str | None, tasks: Path | None = None
 ) -> tuple[gym.Env, str, str, int | None] | None:
@@ -122,7 +139,8 @@ def _dialogue(
     entry_point = _dialogue_entry_point(env_id)
     if entry_point is None:
         return None
-    aec = registry.make(env_id, **_source(split, tasks), **_described_tools(entry_point))
+    with _env_refusals(env_id, split, tasks):
+        aec = registry.make(env_id, **_source(split, tasks), **_described_tools(entry_point))
     side = side or aec.lead
     if side not in aec.possible_agents:
         raise UserInputError(
@@ -180,7 +198,8 @@ def play(
 
             family_of_env(env_id)  # imports a family kept outside agentenv ("module:Id")
             described = _described_tools(gym.spec(bare_id(env_id)).entry_point)
-            env: gym.Env = gym.make(env_id, **_source(split, path), **described)
+            with _env_refusals(env_id, split, path):
+                env: gym.Env = gym.make(env_id, **_source(split, path), **described)
         except gym.error.Error as err:
             raise UserInputError(f"{err} (`agentenv list` shows the ids)") from None
         say_to, role, max_turns = None, None, getattr(env.unwrapped, "max_turns", None)

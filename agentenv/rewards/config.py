@@ -50,18 +50,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
+    Strict,
     ValidationError,
     field_validator,
     model_validator,
 )
 
+from agentenv.errors import UserInputError
 from agentenv.rewards.components import closest
 from agentenv.rewards.files import explain, read_reward_file
 
@@ -79,8 +81,14 @@ def _round10(value: float) -> float:
     return value if value.is_integer() else round(value, 10)
 
 
+_Number = Annotated[float, Strict()]
+"""A number as a reward file writes one: an int or a float, never ``"0.1"`` or ``true``, which
+pydantic's lax mode turns into 0.1 and 1.0 (a quoted number is a mistake to point out, not to
+guess at)."""
+
+
 def _rate(description: str) -> Any:
-    return Field(0.0, ge=0.0, allow_inf_nan=False, description=description)
+    return Field(0.0, ge=0.0, allow_inf_nan=False, strict=True, description=description)
 
 
 class RewardConfig(BaseModel):
@@ -95,8 +103,8 @@ class RewardConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field("custom", description="Preset name, for logs.")
-    weights: dict[str, float] = Field(
+    name: str = Field("custom", strict=True, description="Preset name, for logs.")
+    weights: dict[str, _Number] = Field(
         default_factory=lambda: {"accuracy": 1.0},
         description="Component name -> weight; a weight of 0 means 'log only'.",
     )
@@ -108,13 +116,18 @@ class RewardConfig(BaseModel):
         None,
         ge=0.0,
         allow_inf_nan=False,
+        strict=True,
         description="Upper bound on the total cost of an episode.",
     )
     over_limit: Literal["zero", "penalty", "allow"] = Field(
         "zero", description="Answers with more predictions than allowed: 0, a penalty, or allowed."
     )
     over_limit_penalty: float = Field(
-        1.0, ge=0.0, allow_inf_nan=False, description="Subtracted when over_limit='penalty'."
+        1.0,
+        ge=0.0,
+        allow_inf_nan=False,
+        strict=True,
+        description="Subtracted when over_limit='penalty'.",
     )
     require_think: bool = Field(
         False, strict=True, description="The format component requires <think> every turn."
@@ -200,7 +213,7 @@ class RewardConfig(BaseModel):
             if key not in components:
                 if running:
                     continue
-                raise KeyError(
+                raise MissingComponent(
                     f"{field}={rate} charges the {key!r} component, but the env reported only "
                     f"{sorted(components)}; set {field}=0 or use an env that reports {key!r}"
                 )
@@ -216,7 +229,7 @@ class RewardConfig(BaseModel):
             if key == "accuracy" and allow:
                 key = "hit@any"  # the lenient reward: gold anywhere in the list
             if key not in components:
-                raise KeyError(self._missing(key, components, allow))
+                raise MissingComponent(self._missing(key, components, allow))
             base += weight * float(components[key])
         if over and self.over_limit == "zero":
             return 0.0
@@ -313,6 +326,24 @@ def check_reported_components(config: RewardConfig, reported: frozenset[str], en
         )
 
 
+class MissingComponent(UserInputError, KeyError):
+    """A reward reads a component the env did not report: the reward given does not fit the env.
+
+    Both types: the command prints it as a user error (one line, exit 2), and code that catches
+    the ``KeyError`` this always was still does. Its text is the message, not ``KeyError``'s
+    quoted repr.
+
+    Example:
+        >>> RewardConfig(weights={"acuracy": 1.0}).combine({"accuracy": 1.0})
+        Traceback (most recent call last):
+        ...
+        agentenv.rewards.config.MissingComponent: reward weight on 'acuracy' but the env reported only ['accuracy']; did you mean 'accuracy'?
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 PRESETS: dict[str, RewardConfig] = {
     "strict": RewardConfig(name="strict"),
     "lenient": RewardConfig(name="lenient", over_limit="allow"),
@@ -356,7 +387,13 @@ def resolve_reward(spec: str | Mapping[str, Any] | RewardConfig | Path | None) -
 
         declared = reward_preset(spec)
         if declared is not None:
-            return RewardConfig(**declared)
+            try:
+                return RewardConfig(**declared)
+            except ValidationError as exc:
+                raise ValueError(
+                    f"reward preset {spec!r}, as its family's record declares it "
+                    f"(Family.reward_presets): {explain(exc, RewardConfig.model_fields)}"
+                ) from None
         names = preset_names()
         hint = closest(spec, names)
         raise ValueError(

@@ -71,7 +71,7 @@ def test_a_bool_is_not_a_count_and_an_int_is_not_a_flag() -> None:
     with pytest.raises(ValueError, match=r"single_turn must be True or False, got 1"):
         check_env_options(max_turns=1, single_turn=1)
     with pytest.raises(
-        ValueError, match=r"no tasks in split 'casual': pass tasks or choose another split"
+        ValueError, match=r"no tasks in split 'casual': choose another split \(--split"
     ):
         check_env_options(tasks=[], split="casual")
     check_env_options(
