@@ -82,7 +82,8 @@ CHECKS: tuple[Check, ...] = (
         "components_documented",
         "both",
         "a reward component without a documented meaning cannot be weighted or interpreted; document it in "
-        "agentenv.rewards.components or the family's Family.components",
+        "the family's record (Family.components: name -> meaning), which changes no file outside the "
+        "family's folder",
     ),
     Check(
         "same_seed_same_transcript",

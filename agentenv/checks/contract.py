@@ -14,6 +14,7 @@ import json
 import math
 import re
 import time
+import traceback
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -156,6 +157,44 @@ def short(value: object, limit: int = 80) -> str:
     """``repr`` cut to ``limit`` characters, for error messages about long texts."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_FAMILY_HOOKS = {
+    "_grade": "the family's grader: an answer it cannot read scores 0, never raises",
+    "_task_prompt": "the family's _task_prompt",
+    "_start_episode": "the family's _start_episode",
+    "_system_prompt": "the family's _system_prompt",
+}
+
+
+def raised_where(err: BaseException) -> str:
+    """Where a step's exception came from, and whose fix it is, for the checker's failure line.
+
+    Why: a grader raising ``ValueError`` on ``int(answer.text)`` was reported as an agent-text
+    problem under ``info_keys``, with advice about chat-template keys; the family author needs
+    the hook and the line. Names the innermost family hook on the stack (``_grade``...) if any,
+    and the innermost frame.
+
+    Example:
+        >>> def _grade(): int("I do not know")
+        >>> try:
+        ...     _grade()
+        ... except ValueError as err:
+        ...     print(raised_where(err))  # doctest: +ELLIPSIS
+        ; raised in _grade (the family's grader: an answer it cannot read scores 0, never raises), at <doctest ...>:1 in _grade
+    """
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames:
+        return ""
+    hooks = [f.name for f in frames if f.name in _FAMILY_HOOKS]
+    last = frames[-1]
+    at = f"at {last.filename.rsplit('/', 1)[-1]}:{last.lineno} in {last.name}"
+    if hooks:
+        return f"; raised in {hooks[-1]} ({_FAMILY_HOOKS[hooks[-1]]}), {at}"
+    return (
+        f"; {at}. Agent text must never raise: an error observation with info['parse_error'] "
+        "instead"
+    )
 
 
 def first_difference(a: Any, b: Any, path: str = "") -> str | None:

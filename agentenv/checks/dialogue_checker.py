@@ -67,6 +67,7 @@ from agentenv.checks.contract import (
     check_info,
     first_difference,
     probe_configs,
+    raised_where,
     reward_config,
     reward_problem,
     short,
@@ -174,8 +175,8 @@ class _DialogueChecker(Checker):
         except Exception as err:
             raise self.fail(
                 check,
-                f"{agent}.step({short(action, 60)}) raised {type(err).__name__}: {err}; agent text must "
-                "never raise (an error observation with info['parse_error'] instead)",
+                f"{agent}.step({short(action, 60)}) raised {type(err).__name__}: {err}"
+                f"{raised_where(err)}",
             ) from err
 
     def reply(self, obs: str, info: Mapping[str, Any], agent: str) -> str:

@@ -77,6 +77,7 @@ from agentenv.checks.contract import (
     check_info,
     first_difference,
     probe_configs,
+    raised_where,
     reward_config,
     reward_problem,
     short,
@@ -145,8 +146,8 @@ class _ToolEnvChecker(Checker):
             except Exception as err:
                 raise self.fail(
                     check,
-                    f"step({short(action, 60)}) raised {type(err).__name__}: {err}; agent text must "
-                    "never raise (an error observation with info['parse_error'] instead)",
+                    f"step({short(action, 60)}) raised {type(err).__name__}: {err}"
+                    f"{raised_where(err)}",
                 ) from err
             turn = len(trace.steps) + 1
             ended = bool(terminated or truncated)

@@ -123,7 +123,9 @@ def _open_regular(path: Path) -> Any:
 def parse_object(raw: bytes, where: str, what: str = "a JSON object") -> dict[str, Any]:
     """``raw`` as a JSON object; anything else is a one-line :class:`RunFileError` naming ``where``."""
     try:
-        value = json.loads(raw)
+        # Decoded here, not by json: json.loads reads bytes starting b"\xff\xfe" as UTF-16, so a
+        # file that is not UTF-8 was called "not JSON (Expecting value)" or even read.
+        value = json.loads(raw.decode("utf-8-sig"))
     except RecursionError:
         raise RunFileError(f"{where}: JSON nested too deeply to be {what}") from None
     except UnicodeDecodeError:
@@ -161,7 +163,7 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
             f"{path}: larger than {_size(MAX_JSON_BYTES)}; not {what} written by agentenv"
         )
     try:
-        value = json.loads(raw)
+        value = json.loads(raw.decode("utf-8-sig"))  # decoded here: see parse_object
     except RecursionError:
         raise RunFileError(f"{path}: JSON nested too deeply to be {what}") from None
     except UnicodeDecodeError:
