@@ -10,6 +10,7 @@ import numpy as np
 
 from agentenv.core import Task
 from agentenv.engine.actions import answer, tool_call
+from capitals.env import Country, accepted_names, normalize
 
 PASSAGE = re.compile(
     r"^\[\d+\] (?P<country>.+) \((?P<id>[A-Z]{3})\) is a country in (?P<continent>.+)\. "
@@ -20,31 +21,45 @@ PASSAGE = re.compile(
 
 class CapitalsOracle:
     """Proves tasks solvable with the real tools, never copying the gold: it searches the name the question
-    gives, must find the case's country in the hits (so 1.0 is a proof), then answers from ``get_country``."""
+    gives, must find the case's country in the hits (so 1.0 is a proof), then answers from ``get_country``.
+    A row of a task file has no country: it searches the question and takes the first hit with a field
+    the grader accepts (``accepted_names``), so 1.0 there proves the answer is found by search."""
 
     name = "oracle"
 
     def reset(
         self, obs: str, info: Mapping[str, Any], *, task: Task, rng: np.random.Generator
     ) -> None:
-        self.case, self.field, self.tools = task.case, task.kind, info["tools"]
+        self.task, self.tools = task, info["tools"]
+
+    def find(self, obs: str) -> tuple[re.Match[str], str] | None:
+        """The first passage in ``obs`` (the prompt's or search's) that answers the task, and its field."""
+        case = self.task.case
+        for m in PASSAGE.finditer(obs):
+            if isinstance(case, Country):  # a table task: the case's country, the asked field
+                if m["id"] == case.id:
+                    return m, self.task.kind
+                continue
+            for field in ("capital", "country", "continent"):  # a row: a field the grader accepts
+                if normalize(m[field]) in accepted_names(self.task):
+                    return m, field
+        return None
 
     def act(self, obs: str, info: Mapping[str, Any]) -> str:
-        read = [
-            m[self.field] for m in PASSAGE.finditer(obs) if m["id"] == self.case.id
-        ]  # prompt or search output
+        found, case = self.find(obs), self.task.case
         if not self.tools:
-            return answer(read[0] if read else "not in the passages")
+            return answer(found[0][found[1]] if found else "not in the passages")
         if info["turn"] == 0:
+            if not isinstance(case, Country):
+                return tool_call("search", query=self.task.prompt[:500])
             return tool_call(
-                "search", query=self.case.country if self.field == "capital" else self.case.capital
+                "search", query=case.country if self.task.kind == "capital" else case.capital
             )
         if info["turn"] == 1:
-            return (
-                tool_call("get_country", country=self.case.id)
-                if read
-                else answer("not found by search")
-            )
+            if found is None:
+                return answer("not found by search")
+            self.field = found[1]
+            return tool_call("get_country", country=found[0]["id"])
         return answer(json.loads(obs)[self.field])
 
 

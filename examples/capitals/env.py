@@ -1,11 +1,13 @@
 """Capitals: questions about the 100 countries of ``countries.csv``, with tools (``Capitals-v0``) or retrieved
-passages (``Capitals-SingleTurn-v0``). Reward: ``accuracy``, normalized exact match with answer or alias."""
+passages (``Capitals-SingleTurn-v0``). Reward: ``accuracy``, normalized exact match with answer or alias.
+Your own questions: ``tasks=`` a JSONL file or a list of rows (``task_from_row``), served as split ``custom``."""
 
 import csv
 import functools
 import hashlib
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -13,7 +15,9 @@ from pydantic import BaseModel, Field
 
 from agentenv.core import Task, ToolEnv
 from agentenv.engine.parsing import Answer
+from agentenv.engine.task_rows import check_row_fields, read_task_rows
 from agentenv.engine.tools import ToolError, ToolRegistry, tool
+from agentenv.errors import UserInputError
 from agentenv.retrieval import Retriever, build_retriever
 
 QUESTIONS = {  # task kind, which is also the Country field that answers it -> question
@@ -82,6 +86,51 @@ def make_task(country: Country, kind: str, split: str) -> Task:
     )
 
 
+EXAMPLE = '{"question": "What is the capital of Peru?", "answer": "Lima", "aliases": ["Ciudad de los Reyes"]}'
+
+
+def task_from_row(row: Mapping[str, Any], where: str) -> Task:
+    """A row of the user's task file (``where`` is ``path:line``); its case is the aliases, not a Country."""
+    check_row_fields(
+        row, where, required=("question", "answer"), optional=("aliases", "kind"), example=EXAMPLE
+    )
+    if not isinstance(row["question"], str) or not row["question"].strip():
+        raise UserInputError(
+            f"{where}: field 'question' must be a non-empty string, e.g. {EXAMPLE}"
+        )
+    aliases = row.get("aliases", [])
+    if not isinstance(aliases, list):
+        raise UserInputError(f"{where}: field 'aliases' must be a list of strings, e.g. {EXAMPLE}")
+    for name, text in [("answer", row["answer"]), *(("aliases", a) for a in aliases)]:
+        if not isinstance(text, str) or not normalize(text):  # a gold of "?" would accept "!"
+            raise UserInputError(
+                f"{where}: field {name!r} must hold strings with letters or digits, e.g. {EXAMPLE}"
+            )
+    kind = row.get("kind", "custom")
+    if "kind" in row and (not isinstance(kind, str) or kind not in QUESTIONS):
+        raise UserInputError(
+            f"{where}: field 'kind' must be one of {', '.join(map(repr, QUESTIONS))}, or left out"
+        )
+    return Task(
+        prompt=row["question"].strip(),
+        gold=row["answer"].strip(),
+        split="custom",
+        family="capitals",
+        kind=kind,
+        case=tuple(a.strip() for a in aliases),
+        row_id=row.get("id", ""),
+    )
+
+
+def accepted_names(task: Task) -> set[str]:
+    """The gold and its aliases, normalized, that the grader accepts."""
+    if isinstance(task.case, Country):  # the table's aliases for the kind (none for continents)
+        aliases = getattr(task.case, f"{task.kind}_aliases", "").split(";")
+    else:  # a row of a task file: its own aliases
+        aliases = task.case
+    return {normalize(name) for name in (task.gold, *aliases) if name}
+
+
 class SearchArgs(BaseModel, extra="forbid"):
     query: str = Field(
         min_length=1,
@@ -135,6 +184,7 @@ class CapitalsEnv(ToolEnv):
         retriever: str | Retriever = "bm25",
         passages: int = 3,
         single_turn: bool = False,
+        tasks: str | Path | Sequence[Mapping[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         ids, texts, checksum = documents()
@@ -149,9 +199,13 @@ class CapitalsEnv(ToolEnv):
             for c in load_table()[0]
             if SPLITS[int(hashlib.sha256(c.id.encode()).hexdigest(), 16) % 10] == base
         ]
-        tasks = [make_task(c, kind, split) for c in rows for kind in kinds]  # splits are by country
+        if tasks is None:  # the split's questions; splits are by country
+            served = [make_task(c, kind, split) for c in rows for kind in kinds]
+        else:  # your own rows (agentenv eval --tasks FILE), split "custom" as every family's
+            served, split = read_task_rows(tasks, task_from_row, example=EXAMPLE), "custom"
         tools = ToolRegistry([]) if single_turn else make_tools(self.retriever, self.texts)
-        super().__init__(tasks, tools, split=split, single_turn=single_turn, **kwargs)
+        super().__init__(served, tools, split=split, single_turn=single_turn, **kwargs)
+        self.check_reward_components()  # a reward reading a component _grade never reports: refused now
 
     def _system_prompt(
         self,
@@ -171,8 +225,10 @@ class CapitalsEnv(ToolEnv):
         return f"Passages:\n{passages}\n\nQuestion: {task.prompt}"
 
     def _grade(self, task: Task, answer: Answer | None, episode: Any = None) -> dict[str, float]:
-        aliases = getattr(task.case, f"{task.kind}_aliases", "").split(
-            ";"
-        )  # no aliases for continents
-        accepted = {normalize(name) for name in (task.gold, *aliases) if name}
-        return {"accuracy": float(answer is not None and normalize(answer.text) in accepted)}
+        return {
+            "accuracy": float(answer is not None and normalize(answer.text) in accepted_names(task))
+        }
+
+    def _graded_components(self) -> frozenset[str]:
+        """What ``_grade`` reports: ``check_reward_components`` refuses a reward reading another."""
+        return frozenset({"accuracy"})

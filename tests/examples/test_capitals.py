@@ -150,34 +150,7 @@ def test_its_own_split_runs_with_agentenv_eval_split(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("env_id", IDS)
-def test_tasks_flag_is_one_line_naming_the_flag_and_the_fix(
-    env_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The family builds its own tasks (its env takes no ``tasks`` keyword): ``--tasks`` leaked
-    Python's ``got multiple values for argument 'tasks'``; it is refused, naming flag and fix."""
-    from agentenv.cli.main import main
-    from agentenv.errors import UserInputError
-    from agentenv.evaluation.evaluate import run_config
-
-    tasks = tmp_path / "q.jsonl"
-    tasks.write_text('{"question": "What is the capital of Peru?", "answer": "Lima"}\n')
-    refusal = (
-        f"--tasks: {env_id} reads no task file of yours (its env takes no 'tasks' keyword); "
-        "use --split train/validation/test/hard instead, or give the family's env a keyword-only "
-        "'tasks' parameter that reads the file (see docs/new-family.md)"
-    )
-    out = tmp_path / "run"
-    for argv in (
-        ["eval", env_id, "--agent", "oracle", "--tasks", str(tasks), "--out", str(out)],
-        ["export-sft", env_id, "--tasks", str(tasks), "--out", str(tmp_path / "sft")],
-    ):
-        assert main(argv) == 2
-        err = capsys.readouterr().err
-        assert err == f"agentenv: error: {refusal}\n", err
-    assert not out.exists() and not (tmp_path / "sft").exists()
-    with pytest.raises(UserInputError, match="reads no task file of yours"):
-        run_config(env_id=env_id, agent="oracle", tasks=tasks)
+# Its env reads a task file of yours (``tasks=``, ``--tasks``): tests/examples/test_capitals_tasks.py.
 
 
 def test_its_ids_get_a_skyrl_env_from_the_registry() -> None:

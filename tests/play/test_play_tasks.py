@@ -173,12 +173,17 @@ def capitals_importable(tmp_path: Path) -> Iterator[None]:
         del sys.modules[name]
 
 
-def test_a_family_that_reads_no_task_file_is_refused_as_eval_refuses_it(
-    capitals_importable: None, secret_file: Path, capsys
+def test_a_family_reading_its_task_file_with_the_generic_reader_plays_its_row(
+    capitals_importable: None, tmp_path: Path, capsys
 ) -> None:
-    env_id = "capitals.family:Capitals-v0"
-    assert one_error_line(["play", env_id, "--tasks", str(secret_file)], capsys) == (
-        f"--tasks: {env_id} reads no task file of yours (its env takes no 'tasks' keyword); "
-        "use --split train/validation/test/hard instead, or give the family's env a keyword-only "
-        "'tasks' parameter that reads the file (see docs/new-family.md)"
+    """The example family reads ``tasks=`` with :func:`agentenv.engine.task_rows.read_task_rows` (a
+    family whose env takes no ``tasks`` keyword is refused as eval refuses it:
+    tests/examples/test_capitals_tasks.py)."""
+    rows = write_rows(
+        tmp_path / "capitals.jsonl", [{"question": "Capital of Peru?", "answer": "Lima"}]
     )
+    assert (
+        play("capitals.family:Capitals-v0", tasks=rows, seed=0, read=Script(["answer lima"])) == 0
+    )
+    out = capsys.readouterr().out
+    assert shown_question(out) == "Capital of Peru?" and component(out, "accuracy") == 1
