@@ -27,14 +27,19 @@ def add_overwrite_flag(parser: argparse.ArgumentParser, flag: str) -> None:
 def check_report_file(
     path: Path | None, flag: str, *, overwrite: bool, inputs: Sequence[Path] = ()
 ) -> None:
-    """Refuse, before any work, a report path that is a folder, one of the inputs, in a missing
-    folder, or an existing file without ``overwrite``."""
+    """Refuse, before any work, a report path that is a folder, not a regular file, one of the
+    inputs, in a missing folder, or an existing file without ``overwrite``."""
     if path is None:
         return
     if not str(path).strip():
         raise UserInputError(f"{flag}: an empty path names no file")
     if path.is_dir():
         raise UserInputError(f"{flag} {path}: is a folder; give a file name")
+    if path.exists() and not path.is_file():
+        # a FIFO, a device, a socket: replacing the node (as root, even /dev/null) is never meant
+        raise UserInputError(
+            f"{flag} {path}: is not a regular file (a FIFO, a device or a socket); give a file name"
+        )
     if any(path.exists() and Path(i).exists() and os.path.samefile(path, i) for i in inputs):
         raise UserInputError(f"{flag} {path}: is one of the inputs; write the report elsewhere")
     if path.exists() and not overwrite:

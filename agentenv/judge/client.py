@@ -2,8 +2,10 @@
 
 Why the standard library: the judge is optional, and a reward module should
 not pull in an HTTP stack. Why so strict: a judge that fails must say so. A
-timeout, a refused connection, or HTTP 429/5xx is retried a bounded number of
-times with exponential backoff; after that, or on any other HTTP error or a
+timeout, a refused connection, or HTTP 429/5xx is retried at most
+:data:`MAX_RETRIES` times with exponential backoff, each wait at most
+:data:`MAX_BACKOFF_S` (an uncapped doubling waited 127 s per request at 8
+retries, and hours beyond); after that, or on any other HTTP error or a
 malformed response, :class:`JudgeEndpointError` is raised with the URL, the
 model, the attempt count and what came back. Nothing is ever turned into a
 score of 0.
@@ -11,6 +13,8 @@ score of 0.
 Example:
     >>> ChatClient("http://127.0.0.1:8000/v1/", model="qwen").url
     'http://127.0.0.1:8000/v1/chat/completions'
+    >>> [backoff_wait(0.5, attempt) for attempt in (1, 2, 3, 8, 10)]
+    [0.5, 1.0, 2.0, 30.0, 30.0]
 """
 
 from __future__ import annotations
@@ -25,6 +29,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+MAX_RETRIES = 10
+"""Most extra attempts per request: beyond it a judge is down, not busy, and retrying only hides it."""
+MAX_BACKOFF_S = 30.0
+"""Longest single wait between attempts (a request's own timeout is apart from it)."""
+
+
+def backoff_wait(backoff_s: float, attempt: int) -> float:
+    """Seconds to wait before ``attempt`` (1 = the first retry): ``backoff_s`` doubled each time, at
+    most :data:`MAX_BACKOFF_S`, so no retry count can make one wait run for minutes.
+
+    The exponent is cut before it is raised: ``2 ** 10**18`` would never finish computing.
+    """
+    if attempt < 1 or backoff_s <= 0:
+        return 0.0
+    return min(backoff_s * 2.0 ** min(attempt - 1, 64), MAX_BACKOFF_S)
 
 
 class JudgeEndpointError(RuntimeError):
@@ -35,9 +54,9 @@ class JudgeEndpointError(RuntimeError):
 class ChatClient:
     """POSTs to ``{base_url}/v1/chat/completions`` and returns the reply text.
 
-    ``retries`` is the number of extra attempts after the first; ``backoff_s``
-    doubles after each. ``temperature`` is 0 so that a verdict is as repeatable
-    as the endpoint allows.
+    ``retries`` is the number of extra attempts after the first (0 to :data:`MAX_RETRIES`);
+    ``backoff_s`` doubles after each, up to :data:`MAX_BACKOFF_S` (:func:`backoff_wait`).
+    ``temperature`` is 0 so that a verdict is as repeatable as the endpoint allows.
     """
 
     base_url: str
@@ -56,10 +75,11 @@ class ChatClient:
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"endpoint must be an http:// or https:// URL, got {self.base_url!r}")
-        if self.timeout_s <= 0 or self.retries < 0 or self.backoff_s < 0 or self.max_tokens < 1:
-            raise ValueError(
-                "timeout_s and max_tokens must be positive; retries and backoff_s >= 0"
-            )
+        # written as `not x > 0` so that NaN, which passes every `<=` test, is refused too
+        if not (self.timeout_s > 0 and self.backoff_s >= 0 and self.max_tokens >= 1):
+            raise ValueError("timeout_s and max_tokens must be positive; backoff_s >= 0")
+        if not 0 <= self.retries <= MAX_RETRIES:
+            raise ValueError(f"retries must be from 0 to {MAX_RETRIES}, got {self.retries}")
 
     @property
     def url(self) -> str:
@@ -86,7 +106,7 @@ class ChatClient:
         last = ""
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
+                time.sleep(backoff_wait(self.backoff_s, attempt))
             with self._lock:
                 self.requests += 1
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")

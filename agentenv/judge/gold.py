@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,13 +55,26 @@ def gold_as_text(gold: Any, gold_text: GoldText | None, where: str = "gold") -> 
         ) from None
 
 
+def summary_path(episodes: str | Path) -> Path:
+    """The ``summary.json`` beside ``episodes``: an input too, so no output may replace it."""
+    return Path(episodes).with_name(SUMMARY_FILE)
+
+
 def run_env_id(episodes: str | Path) -> str | None:
-    """The env id of the run that wrote ``episodes`` (from its ``summary.json``), or None if there is none."""
-    summary = Path(episodes).with_name(SUMMARY_FILE)
-    if not summary.is_file():
-        return None
+    """The env id of the run that wrote ``episodes`` (from its ``summary.json``), or None if there is none.
+
+    Read as ``leaderboard`` reads a summary (:func:`agentenv.evaluation.run_files.read_json_object`):
+    a FIFO or device is refused unopened, the size is bounded, and deep nesting or bad bytes are one
+    line naming the file, never a ``RecursionError``.
+
+    Raises:
+        RunFileError: the summary is not a regular file, too large, not JSON or not an object.
+    """
+    from agentenv.evaluation.run_files import read_json_object
+
     try:
-        env_id = json.loads(summary.read_text(encoding="utf-8")).get("env_id")
-    except (ValueError, AttributeError) as exc:
-        raise ValueError(f"{summary}: not a summary written by `agentenv eval` ({exc})") from None
+        summary = read_json_object(summary_path(episodes), "a summary written by `agentenv eval`")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    env_id = summary.get("env_id")
     return str(env_id) if env_id else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,10 +64,10 @@ class JudgeReward:
             raise ValueError("prompts must be a non-empty sequence with distinct names")
         self.prompts = tuple(prompts)
         self.cache_path = Path(cache_path) if cache_path is not None else None
-        self._cache: dict[str, bool] = {}
+        self._cache: dict[str, bool] = (
+            read_cache(self.cache_path) if self.cache_path is not None else {}
+        )
         self._lock = threading.Lock()
-        if self.cache_path is not None and self.cache_path.exists():
-            self._load(self.cache_path)
 
     # ---------------------------------------------------------------- verdicts
     def verdict(self, question: str, answer: str, gold: str, prompt: JudgePrompt | int = 0) -> bool:
@@ -124,17 +125,54 @@ class JudgeReward:
         )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def _load(self, path: Path) -> None:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                key, verdict = row["key"], row["verdict"]
-            except (ValueError, KeyError, TypeError):
-                raise ValueError(
-                    f"{path}:{number}: not a judge cache line; delete the file to rebuild it"
-                ) from None
-            if not isinstance(verdict, bool):
-                raise ValueError(f"{path}:{number}: verdict must be true or false, got {verdict!r}")
-            self._cache[key] = verdict
+
+_KEY = re.compile(r"[0-9a-f]{64}")
+"""A cache key as :meth:`JudgeReward._key` writes it; a row's size is bounded by it."""
+
+CACHE_FIX = "give a new cache path, or the path of a cache the judge wrote"
+"""The fix a bad cache line names. Never "delete the file": the path may be a file of the user's
+(an ``episodes.jsonl`` given as the cache by mistake), not a cache at all."""
+
+
+def read_cache(path: Path) -> dict[str, bool]:
+    """The verdicts of a JSONL cache file, by key; no file at ``path`` is an empty cache.
+
+    Read as run files are (:func:`agentenv.evaluation.run_files.iter_lines`): a FIFO or a device
+    (``/dev/zero`` grew the reader to 12 GB) is refused unopened, a line is read within a bound,
+    and every bad line (not UTF-8, nested too deep, not a cache row) is one error naming
+    ``path:line``.
+
+    Raises:
+        RunFileError: not a regular file, a part of the path that is a file, or a bad line.
+    """
+    from agentenv.evaluation.run_files import RunFileError, iter_lines
+
+    cache: dict[str, bool] = {}
+    try:
+        for number, raw in iter_lines(path, "a judge cache line"):
+            if raw.strip():
+                key, verdict = _cache_row(raw, f"{path}:{number}")
+                cache[key] = verdict
+    except FileNotFoundError:
+        return {}
+    except NotADirectoryError:
+        raise RunFileError(
+            f"{path}: a part of this path is a file, not a folder; {CACHE_FIX}"
+        ) from None
+    except RunFileError as exc:  # a FIFO, a device, a long or bad line: add the fix once
+        raise RunFileError(f"{exc}; {CACHE_FIX}") from None
+    return cache
+
+
+def _cache_row(raw: bytes, where: str) -> tuple[str, bool]:
+    """``(key, verdict)`` of one cache line; anything else is a :class:`RunFileError` naming ``where``."""
+    from agentenv.evaluation.run_files import RunFileError, parse_object
+
+    row = parse_object(raw, where, "a judge cache line")
+    key, verdict = row.get("key"), row.get("verdict")
+    if not (isinstance(key, str) and _KEY.fullmatch(key) and isinstance(verdict, bool)):
+        raise RunFileError(
+            f"{where}: not a judge cache line (it needs a sha256 hex 'key' and a true/false "
+            "'verdict')"
+        )
+    return key, verdict
