@@ -31,19 +31,57 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return ls
 
 
-def run(args: argparse.Namespace) -> int:
-    """Print each family's ids with their one-line descriptions."""
+def check_module_name(module: str) -> str:
+    """``module`` if it is a dotted module name (identifiers separated by dots), else a one-line
+    :class:`UserInputError`.
+
+    Why a grammar: ``importlib`` answers ``""`` with "Empty module name" and ``../x`` with a
+    ``TypeError`` about a 'package' argument, neither naming the flag; a path or a file name is a
+    common slip.
+
+    Example:
+        >>> check_module_name("capitals.family")
+        'capitals.family'
+        >>> check_module_name("../x")
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: --family-module '../x': not a module name; give a dotted Python module name (identifiers separated by dots), such as capitals.family, importable from PYTHONPATH; not a file path
+    """
+    if all(part.isidentifier() for part in module.split(".")):
+        return module
+    raise UserInputError(
+        f"--family-module {module!r}: not a module name; give a dotted Python module name "
+        "(identifiers separated by dots), such as capitals.family, importable from PYTHONPATH; "
+        "not a file path"
+    )
+
+
+def import_family_module(module: str) -> None:
+    """Import ``module`` (its families register as it is imported); any failure is one line
+    naming it. Why every error type: the module is the user's code, and a ``RuntimeError`` or a
+    ``SyntaxError`` in it said nothing of which ``--family-module`` raised it."""
     import importlib
 
+    check_module_name(module)
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        raise UserInputError(
+            f"--family-module {module}: cannot import it ({err}); is it on PYTHONPATH?"
+        ) from None
+    except Exception as err:  # noqa: BLE001 - the user's module: whatever it raises, name it
+        why = " ".join(f"{type(err).__name__}: {err}".split())
+        raise UserInputError(
+            f"--family-module {module}: importing it raised {why[:300]}; fix the module"
+        ) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print each family's ids with their one-line descriptions."""
     from agentenv.families import families
 
     for module in args.family_module:
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise UserInputError(
-                f"--family-module {module}: cannot import it ({err}); is it on PYTHONPATH?"
-            ) from None
+        import_family_module(module)
     for family in families():
         print(f"{family.name}:")
         for spec in family.envs:

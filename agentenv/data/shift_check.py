@@ -150,13 +150,35 @@ class ShiftReport:
         lines += [
             f"MMD^2 (RBF kernel, median-heuristic bandwidth {mm.bandwidth:.3f}, unbiased; "
             f"{mm.n_a} vs {mm.n_b} rows)",
-            f"  MMD^2 {mm.mmd2:.4f}  permutation p {mm.p_value:.3f} ({mm.permutations} permutations)",
+            f"  MMD^2 {mm.mmd2:.4f}  permutation p {_p_shown(mm.p_value)} ({mm.permutations} permutations)",
             f"  -> {'the embedding distributions differ' if mm.p_value < 0.05 else 'no significant difference'}"
             " at the 5% level",
         ]
         if self.baseline is not None:
             lines += ["", *_format_baseline(self.baseline)]
         return "\n".join(lines)
+
+
+def _p_shown(p: float) -> str:
+    """A p-value as the report prints it: three decimals, or a bound ``< 0.001``, ``< 0.0001``,
+    ``< 1e-05``... (the smallest power of ten above it) where three decimals would read 0.000.
+
+    Why a bound: a permutation p-value is ``(1 + count) / (1 + permutations)``, never 0; with
+    100,000 permutations and none as extreme it is 1/100,001, which "0.000" misstated.
+
+    Example:
+        >>> _p_shown(0.0421), _p_shown(1 / 201), _p_shown(1 / 1001), _p_shown(1 / 100_001)
+        ('0.042', '0.005', '< 0.001', '< 1e-05')
+        >>> _p_shown(1e-05)
+        '< 0.0001'
+    """
+    if p >= 0.001:
+        return f"{p:.3f}"
+    exponent = -3
+    while p < float(f"1e{exponent - 1}"):
+        exponent -= 1
+    bound = float(f"1e{exponent}")
+    return f"< {bound:g}"
 
 
 def _format_baseline(base: ShiftBaseline) -> list[str]:

@@ -8,11 +8,13 @@ in one line, what a bad row should have looked like.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentenv.engine.parsing import surrogate_at
 from agentenv.engine.task_files import TaskSourceReads, check_task_source
 from agentenv.errors import UserInputError
 
@@ -21,6 +23,10 @@ TEXT_KEYS = ("prompt", "question", "query", "instruction", "text", "input")
 
 NESTED_KEYS = ("task", "metadata", "public")
 """Dicts inside a row searched (after the row itself) for the text, ``kind``, ``difficulty`` and ``group``."""
+
+MAX_ROW_DEPTH = 64
+"""The deepest nesting of objects and lists in a row read: a task row is two levels deep, an SFT
+chat row with its tools' JSON schemas about ten; 100,000 ``[`` raised ``RecursionError``."""
 
 _EXPECTED = (
     "one JSON object per line: a task row with a text field ("
@@ -112,11 +118,88 @@ def row_from_dict(row: Any, where: str) -> TaskRow:
             raise UserInputError(
                 f"{where}: no text in the row (its keys: {keys}); expected {_EXPECTED}"
             )
-    return TaskRow(
-        text=text,
-        kind=_label(scopes, "kind"),
-        difficulty=_label(scopes, "difficulty"),
-        group=_label(scopes, "group"),
+    fields = {
+        "text": text,
+        "kind": _label(scopes, "kind"),
+        "difficulty": _label(scopes, "difficulty"),
+        "group": _label(scopes, "group"),
+    }
+    for name, value in fields.items():
+        _check_utf8(value, name, where)
+    return TaskRow(**fields)
+
+
+def _check_utf8(value: str | None, field: str, where: str) -> None:
+    """Refuse a lone UTF-16 surrogate (``"\\ud800"`` in JSON decodes to one): it cannot be encoded
+    as UTF-8, so the embedding, the report or its JSON would fail later with a traceback naming
+    no row. A task file refuses it the same way."""
+    if value is not None and surrogate_at(value) >= 0:
+        raise UserInputError(
+            f"{where}: the row's {field} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape "
+            "without its pair), which is not text; write the character itself or remove it"
+        )
+
+
+class _LongNumber(ValueError):
+    """A JSON integer with more digits than Python turns into an ``int``."""
+
+
+def _bounded_int(digits: str) -> int:
+    """``int`` for JSON integers, refusing one past Python's digit limit by name (its own
+    ``ValueError`` names no row)."""
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        raise _LongNumber(
+            f"a number of {len(digits.lstrip('-')):,} digits (at most {limit:,} are read)"
+        )
+    return int(digits)
+
+
+def _nested_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts deeper than ``limit`` (a walk without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend(
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return False
+
+
+def decode_row(line: str, where: str) -> Any:
+    """One JSONL line decoded, every failure a one-line :class:`UserInputError` naming ``where``.
+
+    Accepted: JSON nested at most :data:`MAX_ROW_DEPTH` levels, with integers Python can read.
+
+    Example:
+        >>> decode_row('{"question": "q", "group": 3}', "a.jsonl:1")
+        {'question': 'q', 'group': 3}
+        >>> decode_row("[" * 100_000, "a.jsonl:2")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        agentenv.errors.UserInputError: a.jsonl:2: JSON nested more than 64 levels deep; expected one JSON object per line: ...
+    """
+    try:
+        value = json.loads(line, parse_int=_bounded_int)
+    except json.JSONDecodeError as exc:
+        raise UserInputError(
+            f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); expected {_EXPECTED}"
+        ) from None
+    except _LongNumber as exc:
+        raise UserInputError(f"{where}: {exc}; write such a label as a string") from None
+    except RecursionError:
+        raise _too_deep(where) from None
+    if line.count("[") + line.count("{") > MAX_ROW_DEPTH and _nested_deeper(value, MAX_ROW_DEPTH):
+        raise _too_deep(where)
+    return value
+
+
+def _too_deep(where: str) -> UserInputError:
+    return UserInputError(
+        f"{where}: JSON nested more than {MAX_ROW_DEPTH} levels deep; expected {_EXPECTED}"
     )
 
 
@@ -141,14 +224,7 @@ def read_rows(path: str | Path) -> list[TaskRow]:
                 if not line.strip():
                     continue
                 where = f"{path}:{lineno}"
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserInputError(
-                        f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                        f"expected {_EXPECTED}"
-                    ) from None
-                rows.append(row_from_dict(data, where))
+                rows.append(row_from_dict(decode_row(line, where), where))
     except UnicodeDecodeError as exc:
         raise UserInputError(
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
