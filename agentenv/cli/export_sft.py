@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.data.sft import ExportConfig
+from agentenv.data.sft import ExportConfig, ExportOutcome
 from agentenv.evaluation.run_args import (
     MAX_EPISODES,
     count_of,
@@ -141,73 +141,31 @@ def run(args: argparse.Namespace) -> int:
 
     Why: an interrupted export over an earlier one must not leave the old
     ``manifest.json`` beside new rows. The old export stays whole until the new
-    one is complete; an existing export in ``--out`` is refused unless ``--overwrite``, and a folder of
-    other files always is (``--overwrite`` replaces the whole folder, so it may only replace an export).
+    one is complete; an existing export in ``--out`` is refused unless ``--overwrite``, and a folder
+    holding anything else always is (``--overwrite`` replaces the whole folder, so it may only
+    replace an export). An export that keeps no episode is refused too: it is no SFT data.
     """
     from dataclasses import replace
 
-    from agentenv.data.sft import MANIFEST_FILE, export_sft
+    from agentenv.data.sft import export_episodes
     from agentenv.errors import UserInputError
-    from agentenv.evaluation.run_args import (
-        check_env_args,
-        check_tasks_path,
-        env_spec,
-        parse_env_args,
-    )
-    from agentenv.evaluation.run_dir import (
-        refuse_file,
-        replace_folder,
-        sigterm_as_interrupt,
-        staging_folder,
-    )
+    from agentenv.evaluation.run_dir import replace_folder, sigterm_as_interrupt, staging_folder
 
     if args.episodes < 1:
         raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
     if not math.isfinite(args.min_reward):
         raise UserInputError(f"--min-reward must be a finite number, got {args.min_reward}")
-    if args.tasks is not None:
-        check_tasks_path(args.tasks, env_id=args.env_id)
-    config = config_from_args(args)
-    env_spec(config.env_id)  # an unknown id is a one-line error
-    given = parse_env_args(args.env_arg)
-    if given:
-        # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
-        check_env_args(config.env_id, given)
-    refuse_file(config.out)
-    if config.out.exists() and any(config.out.iterdir()):
-        if not (
-            config.out / MANIFEST_FILE
-        ).is_file():  # --out . in a project must not delete the project
-            raise UserInputError(
-                f"{config.out} holds files that are not an SFT export; give a new or empty --out "
-                f"(--overwrite replaces only an export: a folder with its {MANIFEST_FILE})"
-            )
-        if not args.overwrite:
-            raise UserInputError(
-                f"{config.out} already holds an export; pass --overwrite to replace it, "
-                "or choose another --out"
-            )
-    template = None
-    if args.tokenizer:
-        from transformers import AutoTokenizer
-
-        from agentenv.models import resolve_model
-        from agentenv.tokens.chat_templates import hf_template
-
-        where = resolve_model(args.tokenizer)  # a packaged name (smollm2-135m) or a folder
-        if not Path(where).is_dir():  # nothing is fetched from a hub
-            raise UserInputError(
-                f"--tokenizer {args.tokenizer}: no such folder; give a folder holding a Hugging "
-                "Face tokenizer with a chat template, or a packaged model name (smollm2-135m)"
-            )
-        chat_kwargs = {"enable_thinking": False} if args.no_think else {}
-        template = hf_template(AutoTokenizer.from_pretrained(where), **chat_kwargs)
+    config = _checked_config(args)
+    template = _template(args)
     staged = staging_folder(config.out)
     try:
         with sigterm_as_interrupt():
-            manifest = export_sft(
+            outcome = export_episodes(
                 replace(config, out=staged), template=template, progress=not args.no_progress
             )
+            if outcome.manifest.kept == 0:
+                raise UserInputError(_nothing_kept(outcome, config))
+            _check_out(args, config)  # again: a file the user put there meanwhile stays theirs
             replace_folder(staged, config.out)
     except KeyboardInterrupt:
         print(
@@ -221,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             import shutil
 
             shutil.rmtree(staged, ignore_errors=True)
+    manifest = outcome.manifest
     print(
         f"kept {manifest.kept} of {manifest.episodes} episodes "
         f"({manifest.ungrounded} dropped for ungrounded ids); {manifest.tokens} tokens, "
@@ -233,6 +192,99 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def _checked_config(args: argparse.Namespace) -> ExportConfig:
+    """The export config, its env, ``--env-arg``, ``--tasks`` and ``--out`` checked before any episode."""
+    from agentenv.evaluation.run_args import (
+        check_env_args,
+        check_tasks_path,
+        env_spec,
+        parse_env_args,
+    )
+
+    if args.tasks is not None:
+        check_tasks_path(args.tasks, env_id=args.env_id)
+    config = config_from_args(args)
+    env_spec(config.env_id)  # an unknown id is a one-line error
+    given = parse_env_args(args.env_arg)
+    if given:
+        # the checks of `agentenv eval --env-arg` (own flags, unknown keywords), not a copy
+        check_env_args(config.env_id, given)
+    _check_out(args, config)
+    return config
+
+
+def _check_out(args: argparse.Namespace, config: ExportConfig) -> None:
+    """Refuse an ``--out`` that ``--overwrite`` may not replace: one that is, holds or lies in an
+    input, is not a folder (a link, a FIFO, a device), or holds anything but a previous export."""
+    from agentenv.data.export_files import (
+        refuse_non_export,
+        refuse_out_node,
+        refuse_out_over_inputs,
+    )
+    from agentenv.evaluation.run_dir import refuse_file
+
+    refuse_out_over_inputs(config.out, _inputs(args))
+    refuse_out_node(config.out, "folder")
+    refuse_file(config.out)
+    refuse_non_export(config.out, overwrite=args.overwrite)
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, Path | None]:
+    """The paths the export reads: ``--tasks``, and ``--reward`` and ``--tokenizer`` where they
+    name a file or folder (rather than a preset or a packaged model)."""
+    named = {"--reward": args.reward, "--tokenizer": args.tokenizer}
+    inputs: dict[str, Path | None] = {"--tasks": args.tasks}
+    inputs.update(
+        (flag, Path(value)) for flag, value in named.items() if value and Path(value).exists()
+    )
+    return inputs
+
+
+def _template(args: argparse.Namespace) -> Any:
+    """The chat template of ``--tokenizer`` (a folder or a packaged name), or None: the offline Qwen3 one."""
+    if not args.tokenizer:
+        return None
+    from transformers import AutoTokenizer
+
+    from agentenv.errors import UserInputError
+    from agentenv.models import resolve_model
+    from agentenv.tokens.chat_templates import hf_template
+
+    where = resolve_model(args.tokenizer)  # a packaged name (smollm2-135m) or a folder
+    if not Path(where).is_dir():  # nothing is fetched from a hub
+        raise UserInputError(
+            f"--tokenizer {args.tokenizer}: no such folder; give a folder holding a Hugging "
+            "Face tokenizer with a chat template, or a packaged model name (smollm2-135m)"
+        )
+    chat_kwargs = {"enable_thinking": False} if args.no_think else {}
+    return hf_template(AutoTokenizer.from_pretrained(where), **chat_kwargs)
+
+
+def _nothing_kept(outcome: ExportOutcome, config: ExportConfig) -> str:
+    """The one-line refusal of an export that kept no episode, naming the filter that dropped them.
+
+    Why: ``--min-reward 5`` printed "kept 0 of 1 episodes", exited 0 and wrote an empty export,
+    which is no SFT data; the trainer's reader refuses it only later.
+    """
+    manifest = outcome.manifest
+    ran = f"kept none of {manifest.episodes} episodes"
+    if manifest.ungrounded:
+        return (
+            f"--out {config.out}: {ran}: the {manifest.ungrounded} that reached --min-reward "
+            f"{config.min_reward:g} call ids the conversation never showed; nothing written; "
+            "pass --allow-ungrounded, or run more --episodes"
+        )
+    best = (
+        "no episode ended"
+        if outcome.best_reward is None
+        else f"the best reward was {outcome.best_reward:g}"
+    )
+    return (
+        f"--min-reward {config.min_reward:g}: {ran} ({best}); nothing written to {config.out}; "
+        "lower --min-reward, run more --episodes, or pass --keep-all"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

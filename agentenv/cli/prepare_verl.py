@@ -7,6 +7,9 @@ The rows are ``agentenv eval``'s episodes for the same ``--split``/``--tasks``, 
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +48,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--seed",
-        type=seed_number,
+        type=row_seed,
         default=0,
-        help="run seed, as agentenv eval --seed (default: %(default)s)",
+        help="run seed, as agentenv eval --seed, up to 2**63-1 (rows store it as int64) "
+        "(default: %(default)s)",
     )
     p.add_argument(
         "--env-arg",
@@ -80,7 +84,60 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def row_seed(text: str) -> int:
+    """``--seed``'s argparse type: ``agentenv eval``'s seed (:func:`seed_number`) that a row can store.
+
+    Why: eval takes any seed from 0, but a row stores its reset seed as int64; 2**63 failed with
+    OverflowError (exit 1) only after every row was built.
+
+    Example:
+        >>> row_seed("7")
+        7
+        >>> row_seed(str(2**63))
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: a seed of verl rows is a whole number from 0 to 9223372036854775807 (int64), got '9223372036854775808'
+    """
+    from agentenv.integrations.verl.rows import ROW_SEED_MAX
+
+    seed = seed_number(text)
+    if seed > ROW_SEED_MAX:
+        raise argparse.ArgumentTypeError(
+            f"a seed of verl rows is a whole number from 0 to {ROW_SEED_MAX} (int64), got {text!r}"
+        )
+    return seed
+
+
 def run(args: argparse.Namespace) -> int:
+    """Write the rows to a temporary file beside ``--out`` and rename it into place, after checking
+    ``--out``, the env, its kwargs, the task source and the seeds the rows will hold."""
+    from agentenv.integrations.row_episodes import EnvPool
+    from agentenv.integrations.verl.rows import parquet_modules
+
+    parquet_modules()  # no pyarrow: one line naming the extra, before any work
+    if args.episodes is not None and args.episodes < 1:
+        raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
+    if args.out.suffix != ".parquet":
+        raise UserInputError(f"--out must name a .parquet file, got {args.out}")
+    _check_out(args)
+    if args.episodes is not None:
+        _check_seeds(args.seed, args.episodes)
+    specs = _episode_specs(args)
+    _check_seeds(args.seed, len(specs))  # one pass over the tasks: known only now
+    pool = EnvPool()
+    n = _write_rows(args, _rows(args, specs, pool))
+    print(
+        terminal_text(
+            f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
+            f"seed {args.seed}) to {args.out}"
+        )
+    )
+    return 0
+
+
+def _episode_specs(args: argparse.Namespace) -> list[Any]:
+    """``agentenv eval``'s episodes for the arguments, the env, its kwargs and the task source
+    checked first (each a one-line error)."""
     from agentenv.evaluation.run_args import (
         check_env_args,
         check_split,
@@ -88,14 +145,8 @@ def run(args: argparse.Namespace) -> int:
         env_spec,
         parse_env_args,
     )
-    from agentenv.integrations.row_episodes import EnvPool, episode_specs
-    from agentenv.integrations.verl.rows import skyrl_row, verl_row, write_parquet
+    from agentenv.integrations.row_episodes import episode_specs
 
-    if args.episodes is not None and args.episodes < 1:
-        raise UserInputError(f"--episodes must be at least 1, got {args.episodes}")
-    if args.out.suffix != ".parquet":
-        raise UserInputError(f"--out must name a .parquet file, got {args.out}")
-    _check_out(args.out, overwrite=args.overwrite)
     env_spec(args.env_id)
     check_split(args.env_id, args.split)
     env_kwargs = parse_env_args(args.env_arg)
@@ -104,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         check_tasks_path(args.tasks, env_id=args.env_id)
         env_kwargs["tasks"] = str(args.tasks.resolve())
     try:
-        specs = episode_specs(
+        return episode_specs(
             args.env_id,
             split=args.split,
             episodes=args.episodes,
@@ -115,35 +166,80 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(
             f"{args.env_id} ({', '.join(args.env_arg) or 'no --env-arg'}): {err}"
         ) from err
-    pool = EnvPool()
-    if args.trainer == "skyrl":
-        rows = (skyrl_row(s, pool) for s in specs)
-    else:
-        rows = (verl_row(s, pool, agent_loop=args.agent_loop) for s in specs)
-    staged = args.out.with_name(f".{args.out.name}.partial")
-    n = write_parquet(rows, staged)
-    staged.replace(
-        args.out
-    )  # whole or not at all: an interrupted write never leaves a half file at --out
-    print(
-        terminal_text(
-            f"wrote {n} rows of {args.env_id} ({'tasks ' + str(args.tasks) if args.tasks else args.split}, "
-            f"seed {args.seed}) to {args.out}"
+
+
+def _rows(args: argparse.Namespace, specs: list[Any], pool: Any) -> Iterator[dict[str, Any]]:
+    """The rows of ``--trainer``'s format, built one by one as the writer asks."""
+    from agentenv.integrations.verl.rows import skyrl_row, verl_row
+
+    for spec in specs:
+        if args.trainer == "skyrl":
+            yield skyrl_row(spec, pool)
+        else:
+            yield verl_row(spec, pool, agent_loop=args.agent_loop)
+
+
+def _write_rows(args: argparse.Namespace, rows: Iterator[dict[str, Any]]) -> int:
+    """Write the rows to a fresh temporary file beside ``--out``, check ``--out`` again and rename
+    the file into place: ``--out`` is the whole old file or the whole new one, and the temporary
+    file is removed on any failure (it used to be a fixed ``.NAME.partial`` name, replaced if the
+    user had such a file, and left behind by an error)."""
+    from agentenv.integrations.verl.rows import write_parquet
+    from agentenv.storage.paths import normal_mode
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=args.out.parent, prefix=f".{args.out.name}.", suffix=".partial")
+    staged = Path(name)
+    try:
+        os.fchmod(fd, normal_mode())  # as a plain open() leaves it, not mkstemp's 0600
+        os.close(fd)
+        n = write_parquet(rows, staged)
+        _check_out(args)  # again: what appeared at --out meanwhile is the user's
+        os.replace(staged, args.out)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _check_seeds(seed: int, episodes: int) -> None:
+    """Refuse a ``--seed`` whose last episode's reset seed (``seed + episodes - 1``) no row can store."""
+    from agentenv.integrations.verl.rows import ROW_SEED_MAX
+
+    if seed + episodes - 1 > ROW_SEED_MAX:
+        raise UserInputError(
+            f"--seed {seed}: episode {episodes - 1} would reset with seed {seed + episodes - 1}, "
+            f"past the largest a row stores ({ROW_SEED_MAX}, int64); give --seed at most "
+            f"{ROW_SEED_MAX - episodes + 1}"
         )
-    )
-    return 0
 
 
-def _check_out(out: Path, *, overwrite: bool) -> None:
-    """Refuse, in one line, an --out that would lose work or cannot be written."""
+def _check_out(args: argparse.Namespace) -> None:
+    """Refuse, in one line, an --out that would lose work or cannot be written: one under a file,
+    an input (resolved, links followed), anything but a plain file (a folder, a link, a FIFO, a
+    device), an existing file without ``--overwrite``, and with it a file that holds no rows of
+    this command (``--overwrite`` replaces a previous output, never anything else)."""
+    from agentenv.data.export_files import refuse_out_node, refuse_out_over_inputs
+    from agentenv.integrations.verl.rows import holds_rows
+
+    out = args.out
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
             raise UserInputError(
                 f"--out {out}: {parent} is a file, not a folder; name a path under a folder"
             )
-    if out.is_dir():
+    refuse_out_over_inputs(out, {"--tasks": args.tasks})
+    if out.is_dir() and not out.is_symlink():
         raise UserInputError(f"--out {out} is a folder; name a .parquet file")
-    if out.exists() and not overwrite:
+    refuse_out_node(out, "file")
+    if not out.exists():
+        return
+    if not args.overwrite:
         raise UserInputError(
             f"--out {out} exists: pass --overwrite to replace it, or name another file"
+        )
+    if not holds_rows(out):
+        raise UserInputError(
+            f"--out {out} holds no rows of prepare-verl (no parquet file with "
+            "data_source, prompt and extra_info); --overwrite replaces only those: name another file"
         )

@@ -4,22 +4,43 @@ Why: a trainer that reads a truncated, hand-edited or half-copied export trains 
 word (an edited ``chat.jsonl`` whose sha256 no longer matched its manifest was accepted), or
 fails deep inside TRL (an empty file gave ``StopIteration``). Every refusal here names the
 file, and the line where there is one, and says what was expected.
+
+The ``--out`` checks of the export commands (``export-sft``'s folder, ``prepare-verl``'s parquet
+file) live here too, beside the reader of what they write: :func:`refuse_out_node`,
+:func:`refuse_out_over_inputs` and :func:`refuse_non_export`. Why: ``--overwrite`` replaces the
+whole ``--out``, so it must see the node itself (a FIFO, a device, a link), the inputs the command
+reads (a task file inside the folder), and every file a folder holds (the user's notes beside an
+export) before it may replace anything.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentenv.data.manifest import CHAT_FILE, MANIFEST_FILE, SFTManifest
+from agentenv.data.manifest import CHAT_FILE, MANIFEST_FILE, TOKENS_FILE, SFTManifest
 from agentenv.errors import UserInputError
 from agentenv.storage.checksums import sha256_file
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 _MADE_BY = "a folder written by `agentenv export-sft ENV --out DIR`"
+EXPORT_FILES = (CHAT_FILE, TOKENS_FILE, MANIFEST_FILE)
+"""Every file ``export-sft`` writes in its folder: all that ``--overwrite`` may replace."""
+_NODE_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISREG, "a file"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
@@ -111,3 +132,122 @@ def read_export(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, A
             "or lower --min-reward"
         )
     return manifest, rows
+
+
+def node_kind(path: Path) -> str | None:
+    """What ``path`` is, in words, its last link not followed; None when nothing is there.
+
+    Why: ``os.replace`` onto a FIFO, a device or a link replaces that node itself (``--out
+    /dev/full --overwrite`` replaced the device), so an output check must look at the node, not
+    at what it leads to.
+
+    Example:
+        >>> node_kind(Path("/")), node_kind(Path("/no/such/path"))
+        ('a folder', None)
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISLNK(mode):
+        return _link_kind(path)
+    return next((kind for test, kind in _NODE_KINDS if test(mode)), "a special file")
+
+
+def _link_kind(path: Path) -> str:
+    """A symbolic link in words: where it leads, or that it leads nowhere."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        return f"a symbolic link to nothing ({os.readlink(path)})"
+    return f"a symbolic link to {os.path.realpath(path)}"
+
+
+def refuse_out_node(out: Path, want: Literal["file", "folder"], flag: str = "--out") -> None:
+    """Refuse an existing ``out`` that is not a plain ``want`` (a link, a FIFO, a device), naming it.
+
+    Why: the command writes beside ``out`` and renames its result onto it; a link would be
+    replaced by the result (the folder or file it leads to left as it was), a FIFO or a device
+    node deleted.
+
+    Raises:
+        UserInputError: one line naming ``out``, what it is and the fix.
+    """
+    kind = node_kind(out)
+    if kind is None or kind == f"a {want}":
+        return
+    target = Path(os.path.realpath(out))
+    if kind.startswith("a symbolic link to /") and node_kind(target) == f"a {want}":
+        fix = f"name the {want} it leads to ({target}) instead, or another path"
+    else:
+        fix = f"name a new path (or an existing {want})"
+    raise UserInputError(f"{flag} {out} is {kind}, not a {want}; {fix}")
+
+
+def refuse_out_over_inputs(
+    out: Path, inputs: Mapping[str, Path | None], flag: str = "--out"
+) -> None:
+    """Refuse an ``out`` that is, holds or lies inside one of ``inputs`` ({flag: path}), compared
+    as resolved paths (links followed).
+
+    Why: ``--overwrite`` replaces ``out`` whole, so a task file inside it (the one the export
+    just read, which its manifest names) was deleted with the old export, and ``prepare-verl
+    --tasks t.parquet --out t.parquet`` replaced the task file with rows.
+
+    Raises:
+        UserInputError: one line naming ``out``, the input and the fix.
+    """
+    where = Path(os.path.realpath(out))
+    for name, path in inputs.items():
+        if path is None:
+            continue
+        source = Path(os.path.realpath(path))
+        if source == where:
+            relation = "is"
+        elif where in source.parents:
+            relation = "holds"
+        elif source in where.parents:
+            relation = "lies inside"
+        else:
+            continue
+        raise UserInputError(
+            f"{flag} {out} {relation} the {name} input {path}; write to another {flag}, "
+            f"away from what the command reads"
+        )
+
+
+def refuse_non_export(out: Path, *, overwrite: bool) -> None:
+    """Refuse an ``export-sft --out`` folder that holds anything but a previous export's files
+    (:data:`EXPORT_FILES`, with its manifest), and an export unless ``overwrite``.
+
+    Why: ``--overwrite`` replaces the whole folder, so a user's ``notes.txt`` beside an export
+    went with it; ``--out .`` in a project must not delete the project.
+
+    Raises:
+        UserInputError: one line naming ``out`` and one file that is not the export's.
+    """
+    if node_kind(out) != "a folder":
+        return
+    names = sorted(entry.name for entry in os.scandir(out))
+    if not names:
+        return
+    foreign = next((name for name in names if not _export_file(out / name)), None)
+    if foreign is None and MANIFEST_FILE not in names:
+        foreign = names[0]  # export file names without a manifest: not an export either
+    if foreign is not None:
+        raise UserInputError(
+            f"--out {out} holds files that are not an SFT export ({foreign}); give a new or empty --out "
+            f"(--overwrite replaces only a folder holding nothing but an export's "
+            f"{', '.join(EXPORT_FILES)})"
+        )
+    if not overwrite:
+        raise UserInputError(
+            f"--out {out} already holds an export; pass --overwrite to replace it, or choose another --out"
+        )
+
+
+def _export_file(path: Path) -> bool:
+    """Whether ``path`` could be a file ``export-sft`` wrote: one of its names, a plain file."""
+    return path.name in EXPORT_FILES and node_kind(path) == "a file"

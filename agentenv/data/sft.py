@@ -32,6 +32,7 @@ arguments, same bytes.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,10 +153,27 @@ def tokenizer_info(template: ChatTemplate) -> TokenizerInfo:
     return TokenizerInfo(name=type(template).__name__, vocab_size=template.vocab_size)
 
 
+@dataclass(frozen=True)
+class ExportOutcome:
+    """What :func:`export_episodes` wrote (its manifest) and the best reward it saw."""
+
+    manifest: SFTManifest
+    best_reward: float | None
+    """The highest reward of an episode that ended (None: none did). Why: when nothing is kept,
+    the command says how far ``--min-reward`` was out of reach instead of writing an empty export."""
+
+
 def export_sft(
     config: ExportConfig, *, template: ChatTemplate | None = None, progress: bool = True
 ) -> SFTManifest:
     """Run the episodes and write ``chat.jsonl``, ``tokens.jsonl`` and ``manifest.json`` under ``config.out``."""
+    return export_episodes(config, template=template, progress=progress).manifest
+
+
+def export_episodes(
+    config: ExportConfig, *, template: ChatTemplate | None = None, progress: bool = True
+) -> ExportOutcome:
+    """:func:`export_sft`, also returning the best reward of an ended episode (see :class:`ExportOutcome`)."""
     import agentenv
     from agentenv.evaluation.runner import RunConfig, build_env, episode_plan
 
@@ -184,6 +202,7 @@ def export_sft(
     chat_path, tokens_path = config.out / CHAT_FILE, config.out / TOKENS_FILE
     totals = {"turns": 0, "tool_calls": 0, "tokens": 0, "policy_tokens": 0, "ungrounded": 0}
     task_ids: list[str] = []
+    best_reward: float | None = None
     bar = tqdm(
         total=config.episodes,
         desc=f"export {config.agent} on {config.env_id}",
@@ -207,6 +226,8 @@ def export_sft(
                 _, reward, terminated, truncated, info = env.step(ids)
                 done = terminated or truncated
             bar.update()
+            if terminated:
+                best_reward = max(float(reward), -math.inf if best_reward is None else best_reward)
             if not config.keep_all and not (terminated and float(reward) >= config.min_reward):
                 continue
             if not (config.keep_all or config.allow_ungrounded) and ungrounded_ids(
@@ -255,7 +276,7 @@ def export_sft(
         json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     env.close()
-    return manifest
+    return ExportOutcome(manifest, best_reward)
 
 
 def _line(row: Mapping[str, Any]) -> str:
