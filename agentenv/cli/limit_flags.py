@@ -41,6 +41,11 @@ MAX_LIMIT = 1e9
 """The largest value a limit flag takes: beyond it a timeout or count is a typo (``inf`` seconds
 overflowed the event loop's timer), not a setting."""
 
+MAX_PROCESSES = 256
+"""The most server processes one ``--workers`` or ``--fronts`` flag starts: each takes a core under
+load, so more than the machine's cores only adds memory; ``10**18`` ran out of memory (serve-env)
+or of open files (serve-retrieval, after it had printed "listening on")."""
+
 
 def add_limit_flags(
     parser: argparse.ArgumentParser,
@@ -118,6 +123,68 @@ def positive_int(text: str) -> int:
     if value is None:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return value
+
+
+def process_count(text: str) -> int:
+    """A count of server processes, 1 to :data:`MAX_PROCESSES` (``--workers``), refused before any work.
+
+    >>> process_count("2")
+    2
+    >>> process_count("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a whole number of at least 1, got '0' (1 to 256 processes)
+    >>> process_count("1000000000000000000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected at most 256 processes (1 to 256), got '1000000000000000000'
+    """
+    value = whole_number_in(text, 1)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of at least 1, got {text!r} (1 to {MAX_PROCESSES} processes)"
+        )
+    if value > MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_PROCESSES} processes (1 to {MAX_PROCESSES}), got {text!r}"
+        )
+    return value
+
+
+def check_process_count(flag: str, value: int) -> None:
+    """Refuse a ``flag`` count of processes outside 1 to :data:`MAX_PROCESSES`, in one line.
+
+    >>> check_process_count("--fronts", 300)
+    Traceback (most recent call last):
+    ...
+    agentenv.errors.UserInputError: --fronts must be from 1 to 256 processes, got 300
+    """
+    if value < 1:
+        raise UserInputError(f"{flag} must be positive, got {value}")
+    if value > MAX_PROCESSES:
+        raise UserInputError(f"{flag} must be from 1 to {MAX_PROCESSES} processes, got {value}")
+
+
+def host_address(text: str) -> str:
+    """``--host``'s type: an interface name or address, where an empty one is an error.
+
+    Why: the socket layer reads ``""`` as every interface (0.0.0.0), and these servers have no
+    authentication; binding them beyond loopback must be spelt out (``--host 0.0.0.0``, which
+    they log a warning for), never the result of an empty variable in a script.
+
+    >>> host_address("127.0.0.1")
+    '127.0.0.1'
+    >>> host_address("")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: an empty host binds every interface, and the server has no authentication; give 127.0.0.1 (loopback, the default) or an address of this machine
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty host binds every interface, and the server has no authentication; "
+            "give 127.0.0.1 (loopback, the default) or an address of this machine"
+        )
+    return text
 
 
 def number_in(low: float, high: float) -> Callable[[str], float]:

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentenv.evaluation.run_args import out_path
+from agentenv.evaluation.run_args import MAX_EPISODES, out_path
 from agentenv.lessons.structured.rl_extra import ALGORITHMS
 
 LESSON_NAMES = ("reward-hacking", "tool-cost", "single-vs-multi")
@@ -21,6 +21,24 @@ BC_LESSONS = ("sft-then-rl-classic", "holdout-selection-classic")
 """Behaviour-cloning lessons on the classic policy network (classic_sft_then_rl, classic_holdout; rl extra)."""
 JUDGE_LESSONS = ("judge-consistency",)
 """A real LLM judge (SmolLM2-135M-Instruct by default) measured across paraphrased prompts (agentenv.judge.lesson)."""
+
+MAX_SEEDS = 100
+"""The most seeds one command trains per condition: a run took 222-332 s (docs/REPRODUCE.md), so
+100 seeds of a two-condition lesson are about 16 hours; ``--seeds 10**18`` ran out of memory."""
+MAX_SEED = 2**32 - 1
+"""The largest seed the trainer takes (numpy's ``SeedSequence`` for stable-baselines3)."""
+MAX_TIMESTEPS = 1_000_000_000
+"""The most training steps per run: 20k steps took minutes, so 10^9 is months of one run."""
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
+"""A model folder's tokenizer: the LLM lessons read the first (their own loader); the judge, through
+transformers, any of them."""
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+"""Any one of these is a model folder's weights."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -63,27 +81,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--seeds",
         type=int,
         default=None,
-        help="train seeds 0..N-1 per condition (default: 3; quick: 1)",
+        help=f"train seeds 0..N-1 per condition, N from 1 to {MAX_SEEDS} (default: 3; quick: 1)",
     )
     p.add_argument(
         "--seed-list",
         type=_seed_list,
         default=None,
         metavar="A,B,...",
-        help="train these seeds instead, e.g. 3,4 (not with --seeds)",
+        help=f"train these seeds instead, e.g. 3,4: at most {MAX_SEEDS} distinct seeds from 0 to "
+        f"{MAX_SEED} (not with --seeds)",
     )
     p.add_argument(
-        "--timesteps", type=int, default=None, help="training steps per run (default: the lesson's)"
+        "--timesteps",
+        type=int,
+        default=None,
+        help=f"training steps per run, 1 to {MAX_TIMESTEPS:,} (default: the lesson's)",
     )
     p.add_argument(
-        "--eval-episodes", type=int, default=None, help="test episodes per trained policy"
+        "--eval-episodes",
+        type=int,
+        default=None,
+        help=f"test episodes per trained policy, 1 to {MAX_EPISODES:,}",
     )
     p.add_argument(
         "--baseline-episodes",
         type=int,
         default=None,
         help="test episodes of each seed's plan that random, bm25 and oracle play (default: all the "
-        "policies' episodes; 0: no baselines)",
+        f"policies' episodes; 0: no baselines; at most {MAX_EPISODES:,})",
     )
     p.add_argument(
         "--algo",
@@ -126,35 +151,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the lesson into ``--out`` through the lesson writer (:mod:`agentenv.evaluation.lesson_runs`): a folder
-    holding a run is refused unless ``--overwrite``; ``--quick`` is labelled a smoke run in ``summary.json`` and
-    in the output; the headline figures print as a short table."""
-    from agentenv.evaluation.lesson_runs import finish, holds_anything, lesson_output
+    holding a complete run is refused unless ``--overwrite``, an unfinished one is replaced; ``--quick`` is
+    labelled a smoke run in ``summary.json`` and in the output; the headline figures print as a short table."""
+    from agentenv.evaluation.lesson_runs import finish, lesson_output
 
     _check_flags(args)  # before the writer touches --out: a refused command leaves nothing behind
-    new_folder = not holds_anything(args.out)
-    try:
-        with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
-            status = _run(args)
-    except BaseException:
-        if new_folder:
-            _drop_empty_run(args.out)
-        raise
+    with lesson_output(args.out, args.lesson, overwrite=args.overwrite, quick=args.quick):
+        status = _run(args)
     return status if status else finish(args.out, args.lesson, args.quick)
-
-
-def _drop_empty_run(out: Path) -> None:
-    """Remove a folder this command made that holds only the lesson's start marker.
-
-    Why: a lesson that stops before it writes anything (most often a missing extra,
-    whose message says what to install) would otherwise leave ``reproduce.json``
-    behind, and the same command, rerun after the install, would be refused as
-    "already holds a run".
-    """
-    from agentenv.evaluation.lesson_runs import MARKER
-
-    if out.is_dir() and [entry.name for entry in out.iterdir()] == [MARKER]:
-        (out / MARKER).unlink()
-        out.rmdir()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -204,8 +208,12 @@ def _check_flags(args: argparse.Namespace) -> None:
         )
     if args.seeds is not None and args.seed_list is not None:
         raise UserInputError("give --seeds N (seeds 0..N-1) or --seed-list A,B,..., not both")
-    if args.seeds is not None and args.seeds < 1:
-        raise UserInputError(f"--seeds must be at least 1, got {args.seeds}")
+    _check_count("--seeds", args.seeds, 1, MAX_SEEDS)
+    _check_count("--timesteps", args.timesteps, 1, MAX_TIMESTEPS)
+    _check_count("--eval-episodes", args.eval_episodes, 1, MAX_EPISODES)
+    _check_count("--baseline-episodes", args.baseline_episodes, 0, MAX_EPISODES)
+    if args.base is not None:
+        _check_base(args.lesson, args.base)
     if args.device != "cpu" and args.lesson != "sft-then-rl":
         raise UserInputError(
             f"reproduce {args.lesson}: --device applies to sft-then-rl only; the other lessons "
@@ -217,14 +225,91 @@ def _check_flags(args: argparse.Namespace) -> None:
         )
 
 
+def _check_count(flag: str, value: int | None, least: int, most: int) -> None:
+    """Refuse a count flag outside ``least..most`` in one line, in the classic lessons' words.
+
+    Why here: each lesson checked its own flags, or none (``--eval-episodes 0`` made sft-then-rl
+    write a "complete" summary with NaN accuracy); ``--seeds 10**18`` ran out of memory.
+    """
+    from agentenv.errors import UserInputError
+
+    if value is None:
+        return
+    if value < least:
+        raise UserInputError(f"{flag} must be >= {least}, got {value}")
+    if value > most:
+        raise UserInputError(f"{flag} must be from {least} to {most:,}, got {value}")
+
+
+def _check_base(lesson: str, base: Path) -> None:
+    """Refuse a ``--base`` that is neither a packaged model name nor a model folder, in one line.
+
+    Why: a wrong name or an empty folder failed deep in the tokenizer loader ("no tokenizer.json",
+    "Couldn't instantiate the backend tokenizer") with exit 1, after ``--out`` was made.
+    """
+    from agentenv.errors import UserInputError
+    from agentenv.models import MODEL_NAMES, is_model_name, resolve_model
+
+    if lesson not in LLM_LESSONS + JUDGE_LESSONS:
+        raise UserInputError(
+            f"reproduce {lesson}: --base applies to the LLM lessons and judge-consistency only "
+            "(drop the flag)"
+        )
+    if is_model_name(str(base)):
+        resolve_model(str(base))  # not installed: one line naming the install command
+        return
+    judge = lesson in JUDGE_LESSONS
+    if judge and not base.exists() and _in_hub_cache(str(base)):
+        return  # the judge loads a hub id from the local cache (transformers, offline)
+    tokenizers = TOKENIZER_FILES if judge else TOKENIZER_FILES[:1]
+    problem = _not_a_model_folder(base, tokenizers)
+    if problem is not None:
+        raise UserInputError(
+            f"--base {str(base)!r}: {problem}; give a model folder written by save_pretrained "
+            f"(config.json, {' or '.join(tokenizers)}, and its weights) or a packaged model "
+            f"name: {', '.join(MODEL_NAMES)} (`agentenv models list` shows which are installed)"
+        )
+
+
+def _not_a_model_folder(path: Path, tokenizers: tuple[str, ...]) -> str | None:
+    """What ``path`` lacks to be a model folder with one of ``tokenizers``, or None when it is one."""
+    if not path.is_dir():
+        return "no such folder, and not a packaged model name"
+    if not (path / "config.json").is_file():
+        return "the folder holds no config.json"
+    if not any((path / name).is_file() for name in tokenizers):
+        return f"the folder holds no tokenizer ({' or '.join(tokenizers)})"
+    if not any((path / name).is_file() for name in WEIGHT_FILES):
+        return f"the folder holds no weights ({' or '.join(WEIGHT_FILES[::2])})"
+    return None
+
+
+def _in_hub_cache(name: str) -> bool:
+    """Whether ``name`` is a hub id whose ``config.json`` is in the local Hugging Face cache."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except Exception:  # noqa: BLE001 - not a valid hub id: not in the cache
+        return False
+
+
 def _seed_list(text: str) -> list[int]:
-    """``--seed-list 3,4``: comma-separated seeds >= 0."""
+    """``--seed-list 3,4``: at most ``MAX_SEEDS`` distinct comma-separated seeds, each 0..2**32-1."""
     try:
         seeds = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seeds like 3,4, got {text!r}") from None
-    if not seeds or any(s < 0 for s in seeds):
-        raise argparse.ArgumentTypeError(f"expected seeds >= 0 like 3,4, got {text!r}")
+    if not seeds or any(not 0 <= s <= MAX_SEED for s in seeds):
+        raise argparse.ArgumentTypeError(
+            f"expected seeds from 0 to {MAX_SEED} (2**32-1) like 3,4, got {text!r}"
+        )
+    if len(set(seeds)) != len(seeds) or len(seeds) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_SEEDS} distinct seeds like 3,4, got {text!r}"
+        )
     return seeds
 
 

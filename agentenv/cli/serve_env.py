@@ -18,7 +18,15 @@ import argparse
 import sys
 from typing import Any
 
-from agentenv.cli.limit_flags import add_limit_flags, http_url, limits_from_flags, port_number
+from agentenv.cli.limit_flags import (
+    MAX_PROCESSES,
+    add_limit_flags,
+    check_process_count,
+    host_address,
+    http_url,
+    limits_from_flags,
+    port_number,
+)
 from agentenv.errors import UserInputError
 from agentenv.evaluation.run_args import (
     add_split_argument,
@@ -80,6 +88,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--host",
+        type=host_address,
         default="127.0.0.1",
         help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
     )
@@ -91,7 +100,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         type=int,
         default=1,
         help="verl-tool only: step the envs in this many worker processes, each trajectory pinned to "
-        "one; the max-live-envs cap is split between them (default: %(default)s, all in one process)",
+        "one; the max-live-envs cap is split between them (1 to "
+        f"{MAX_PROCESSES}; default: %(default)s, all in one process)",
     )
     parser.add_argument(
         "--fronts",
@@ -100,7 +110,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="verl-tool with --workers only, Linux: this many HTTP front processes share the port "
         "(SO_REUSEPORT; the kernel spreads connections over them), each linked to every worker, so "
         "one-trajectory requests use more cores; connection caps are per front "
-        "(default: %(default)s)",
+        f"(1 to {MAX_PROCESSES}; default: %(default)s)",
     )
     parser.add_argument(
         "--log-level",
@@ -127,19 +137,7 @@ def run(args: argparse.Namespace) -> int:
     if args.reward:
         env_kwargs["reward"] = args.reward
     limits = limits_from_args(args)
-    if args.workers < 1:
-        raise UserInputError(f"--workers must be positive, got {args.workers}")
-    if args.workers > 1 and args.protocol != "verl-tool":
-        raise UserInputError(
-            "--workers applies to --protocol verl-tool only (an OpenEnv session is one WebSocket)"
-        )
-    if args.fronts < 1:
-        raise UserInputError(f"--fronts must be positive, got {args.fronts}")
-    if args.fronts > 1 and args.workers < 2:
-        raise UserInputError(
-            "--fronts applies with --workers 2 or more (--protocol verl-tool): the fronts share "
-            "the workers' trajectories"
-        )
+    _check_processes(args)
     from agentenv.integrations.serve_env.runner import require_env_server_extra, serve
     from agentenv.integrations.serve_env.sessions import env_factory
 
@@ -154,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
                 f"extra{'s' if server_missing else ''}: pip install 'agentenv[{extras}]'"
             )
     require_env_server_extra()
+    if args.fronts > 1:
+        _check_open_files(args.fronts, args.workers)
     make = env_factory(args.env_id, env_kwargs)
     try:
         # A bad kwarg or split fails here, in one line, not at the first request; the env built
@@ -229,6 +229,46 @@ def run(args: argparse.Namespace) -> int:
         announce=announce,
     )
     return 0
+
+
+def _check_processes(args: argparse.Namespace) -> None:
+    """Refuse ``--workers`` and ``--fronts`` outside 1 to ``MAX_PROCESSES`` or the protocol they need,
+    in one line, before anything is built (``10**18`` workers ran out of memory)."""
+    check_process_count("--workers", args.workers)
+    if args.workers > 1 and args.protocol != "verl-tool":
+        raise UserInputError(
+            "--workers applies to --protocol verl-tool only (an OpenEnv session is one WebSocket)"
+        )
+    check_process_count("--fronts", args.fronts)
+    if args.fronts > 1 and args.workers < 2:
+        raise UserInputError(
+            "--fronts applies with --workers 2 or more (--protocol verl-tool): the fronts share "
+            "the workers' trajectories"
+        )
+
+
+_SUPERVISOR_SPARE_FILES = 64
+"""Open files the ``--fronts`` supervisor keeps beside its sockets: pipes to its children, logs."""
+
+
+def _check_open_files(fronts: int, workers: int) -> None:
+    """Refuse ``--fronts F --workers N`` when the supervisor cannot hold its sockets, in one line.
+
+    Why: the supervisor holds F listening sockets and a socket pair per front and worker
+    (:mod:`agentenv.integrations.serve_env.fronts`) at once; past the open-file limit it failed
+    with "OSError: Too many open files" halfway through starting them. The soft limit is raised
+    towards what is needed first, as the server does for its connections.
+    """
+    from agentenv.retrieval.server import raise_fd_limit
+
+    needed = fronts * (2 * workers + 1) + _SUPERVISOR_SPARE_FILES
+    allowed = raise_fd_limit(needed)
+    if allowed < needed:
+        raise UserInputError(
+            f"--fronts {fronts} with --workers {workers} needs {needed:,} open files (a socket "
+            f"pair per front and worker); this process may open {allowed:,} (ulimit -n): "
+            "lower --fronts or --workers"
+        )
 
 
 def serving_line(args: argparse.Namespace, port: int, detail: str = "") -> str:

@@ -24,13 +24,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentenv.cli.limit_flags import (
+    MAX_PROCESSES,
     add_limit_flags,
+    host_address,
     http_url,
     limits_from_flags,
     non_negative_int,
     port_number,
-    positive_int,
+    process_count,
 )
+from agentenv.errors import UserInputError
 from agentenv.retrieval import RETRIEVER_NAMES
 from agentenv.retrieval.corpus_sources import (
     corpus_names,
@@ -113,6 +116,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--host",
+        type=host_address,
         default="127.0.0.1",
         help="interface to bind (default: 127.0.0.1, loopback only: the server has no auth)",
     )
@@ -127,9 +131,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--workers",
-        type=positive_int,
+        type=process_count,
         default=1,
-        help="server processes forked after the index is built; they share "
+        help=f"server processes forked after the index is built, 1 to {MAX_PROCESSES}; they share "
         "its memory and the port (bm25 only: thread pools of dense "
         "back-ends do not survive a fork)",
     )
@@ -166,21 +170,19 @@ def offload_search(args: argparse.Namespace) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Load the corpus, build the index, and serve until interrupted."""
     from agentenv.retrieval import build_retriever
-    from agentenv.retrieval.server import serve
+    from agentenv.retrieval.server import require_server_extra, serve
 
     limits = limits_from_args(args)
+    require_server_extra()  # before the index is built: a missing extra is one line at once
     start = time.perf_counter()
-    try:
-        ids, texts, checksum = load_corpus_texts(args.corpus)
-    except (ImportError, NotImplementedError) as exc:
-        raise SystemExit(f"serve-retrieval: cannot load corpus {args.corpus!r}: {exc}") from exc
+    ids, texts, checksum = _load_corpus(args.corpus)
     try:
         params = corpus_retriever_params(args.corpus, args.backend)
         retriever = build_retriever(args.backend, texts, ids, corpus_checksum=checksum, **params)
-    except (
-        ImportError
-    ) as exc:  # a back-end whose extra is missing: one line with the install command
-        raise SystemExit(f"serve-retrieval: {exc}") from exc
+    except ImportError as exc:
+        # a back-end whose extra is missing: one line (exit 2) with the install command
+        raise ImportError(f"serve-retrieval --backend {args.backend}: {exc}") from exc
+    port = args.port or _free_port(args.host, 0)  # --port 0: the port the banner names
     info = {
         "corpus": args.corpus,
         "checksum": checksum,
@@ -193,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         terminal_text(
             f"serve-retrieval: {args.backend} over {args.corpus} ({len(ids)} documents) "
             f"built in {time.perf_counter() - start:.1f} s; "
-            f"listening on {http_url(args.host, args.port)}"
+            f"listening on {http_url(args.host, port)}"
         ),
         file=sys.stderr,
         flush=True,
@@ -202,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         retriever,
         info,
         args.host,
-        args.port,
+        port,
         limits=limits,
         offload_search=offload_search(args),
         workers=args.workers,
@@ -210,6 +212,44 @@ def run(args: argparse.Namespace) -> int:
         max_restarts=args.max_restarts,
     )
     return 0
+
+
+def _load_corpus(name: str) -> tuple[list[str], list[str], str]:
+    """``--corpus``'s documents; a module that does not import is one line naming the flag (exit 2).
+
+    Why: ``--corpus nosuchmod:x`` ended in a bare ``serve-retrieval: cannot load corpus`` line
+    with exit status 1, unlike every other mistake of the command.
+    """
+    try:
+        return load_corpus_texts(name)
+    except ModuleNotFoundError as exc:
+        module = name.partition(":")[0] if ":" in name else ""
+        if exc.name and (module == exc.name or module.startswith(exc.name + ".")):
+            raise UserInputError(
+                f"--corpus {name!r}: no module {exc.name!r} to import; give a registered corpus "
+                f"({', '.join(corpus_names())}) or MODULE:NAME of an importable module"
+            ) from None
+        raise  # a module of agentenv's or of the corpus's own: the missing extra names itself
+    except (ImportError, NotImplementedError) as exc:
+        raise UserInputError(f"--corpus {name!r}: cannot load it: {exc}") from None
+
+
+def _free_port(host: str, port: int) -> int:
+    """Bind ``host:port`` and let it go: the port (for 0, one the kernel picked), or one line.
+
+    Why: the server binds inside :func:`~agentenv.retrieval.server.serve`, after the banner is
+    printed, so the banner named ``:0`` for ``--port 0``; the server then binds the port named
+    here (``SO_REUSEADDR``: at once).
+    """
+    from agentenv.retrieval.server import bind_listener
+
+    try:
+        with bind_listener(host, port) as sock:
+            return int(sock.getsockname()[1])
+    except (TypeError, ValueError) as err:  # a host the socket layer cannot encode (a NUL byte)
+        if isinstance(err, UserInputError):
+            raise
+        raise UserInputError(f"--host {host!r}: cannot listen there ({err})") from None
 
 
 def _json_safe(value: object) -> object:

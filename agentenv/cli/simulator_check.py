@@ -19,11 +19,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentenv.cli.limit_flags import MAX_LIMIT
 from agentenv.cli.report_file import add_overwrite_flag, check_report_file
-from agentenv.evaluation.run_args import count_of, seed_number
+from agentenv.errors import UserInputError
+from agentenv.evaluation.run_args import count_of, key_values, seed_number
 from agentenv.terminal_text import terminal_text
 
 COMMAND = "simulator-check"
+
+_LLM_NUMBERS = {"timeout_s": True, "backoff_s": False, "temperature": False}
+"""The llm agent's number knobs, each with whether 0 is refused (a timeout must be above 0).
+
+Why here: the agent's own check (``<= 0``) lets NaN through (its first request failed with
+"Invalid value NaN"), and ``1e18`` seconds overflowed the socket's timer."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -75,14 +83,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _key_values(pairs: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--agent-args expects K=V pairs, got {pair!r}")
-        out[key] = value
+def _agent_args(pairs: Sequence[str]) -> dict[str, str]:
+    """``--agent-args`` as keywords for the llm agent; a bad pair or number is one line (exit 2)."""
+    out = dict(key_values(pairs))
+    for key, above_zero in _LLM_NUMBERS.items():
+        if key in out:
+            _check_number(key, out[key], above_zero=above_zero)
     return out
+
+
+def _check_number(key: str, text: str, *, above_zero: bool) -> None:
+    """Refuse ``key=text`` unless it is a number from 0 (above 0 with ``above_zero``) to ``MAX_LIMIT``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    low_ok = value > 0 if above_zero else value >= 0
+    if not (low_ok and value <= MAX_LIMIT):  # NaN fails both
+        low = "above 0" if above_zero else "from 0"
+        raise UserInputError(
+            f"--agent-args {key} must be a number {low} to {MAX_LIMIT:g}, got {text!r}"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,24 +113,28 @@ def run(args: argparse.Namespace) -> int:
     from agentenv.multiagent.simulator_check import simulator_check
 
     if args.dialogues < 1:
-        raise SystemExit("--dialogues must be at least 1")
+        raise UserInputError("--dialogues must be at least 1")
+    if args.agent_args and args.policy != "llm":
+        raise UserInputError("--agent-args applies to --policy llm only")
+    agent_args = _agent_args(args.agent_args)
     check_report_file(args.json, "--json", overwrite=args.overwrite)
     env = make(args.env, split=args.split)
-    side = args.side or env.other
+    side = env.other if args.side is None else args.side  # "" is a side named wrongly, not none
     if side != env.other:
-        raise SystemExit(f"--side: {args.env} simulates the {env.other!r} side, not {side!r}")
+        raise UserInputError(
+            f"--side: {args.env} simulates the {env.other!r} side, not {side!r} "
+            f"(give --side {env.other} or leave it out)"
+        )
     policy: Any = None
     if args.policy == "llm":
         from agentenv.evaluation.agents import make_agent
 
         try:
-            policy = make_agent("llm", **_key_values(args.agent_args))
+            policy = make_agent("llm", **agent_args)
         except (TypeError, ValueError) as exc:
-            raise SystemExit(f"--agent-args: {exc}") from None
+            raise UserInputError(f"--agent-args: {exc}") from None
         if not args.strict_format:
             policy = SayWrapper(policy)
-    elif args.agent_args:
-        raise SystemExit("--agent-args applies to --policy llm only")
     from agentenv.evaluation.agents import AgentFailure
 
     try:
@@ -145,7 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     add_parser(sub)
     args = list(sys.argv[1:] if argv is None else argv)
-    return run(parser.parse_args([COMMAND, *args]))
+    try:
+        return run(parser.parse_args([COMMAND, *args]))
+    except UserInputError as err:  # `agentenv simulator-check` prints it as one line, exit 2
+        raise SystemExit(f"agentenv: error: {err}") from None
 
 
 if __name__ == "__main__":

@@ -19,7 +19,16 @@ of JSON that read like results.
   interrupted (Ctrl-C, SIGTERM), so ``--out`` holds the whole old run or the
   whole new one, never a mix;
 * a lesson cannot be resumed (its training keeps no per-episode state to
-  continue from), so there is no ``--resume``: the refusal says so.
+  continue from), so there is no ``--resume``: the refusal says so;
+* an unfinished run (one that failed, was interrupted or was killed: its
+  :data:`RUNNING` record is still there, or it wrote no ``summary.json``) does
+  not block the same command: a plain rerun replaces it, saying so, as
+  ``--overwrite`` would. A run whose process still runs on this machine is
+  refused, even with ``--overwrite``. A lesson that stops before it writes
+  anything removes what it created (the start marker, and the folder if it made it);
+* a run that an ``--overwrite`` killed outright (SIGKILL) left set aside in
+  ``.NAME.old-XXXX/`` is named at every later start on that ``--out``, with
+  the commands that restore it or delete it; it is never deleted here.
 
 :func:`finish` then labels ``summary.json`` (``"smoke_run": true`` and a
 ``smoke_note`` first, for ``--quick``) and prints a short table of the
@@ -35,8 +44,13 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
+import os
+import shlex
 import shutil
+import socket
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -51,7 +65,16 @@ from agentenv.evaluation.run_dir import (
 )
 from agentenv.terminal_text import terminal_text
 
-__all__ = ["MARKER", "SMOKE_NOTE", "finish", "label_summary", "lesson_output", "summary_table"]
+__all__ = [
+    "MARKER",
+    "RUNNING",
+    "SMOKE_NOTE",
+    "finish",
+    "label_summary",
+    "lesson_output",
+    "summary_table",
+    "unfinished",
+]
 
 SMOKE_NOTE = (
     "--quick is a smoke run: it checks that the lesson runs end to end on a tiny budget; "
@@ -59,6 +82,10 @@ SMOKE_NOTE = (
 )
 MARKER = "reproduce.json"
 """Written first into a lesson's folder: what makes a folder a run that ``--overwrite`` may replace."""
+RUNNING = "reproduce.running.json"
+"""Written after :data:`MARKER` (the lesson's process and host), removed when the lesson completes:
+a folder that still holds it once that process is gone holds an unfinished run, which the same
+command may replace. It is kept (marked ``stopped``) when the lesson fails or is interrupted."""
 _NOT_FIGURES = ("meta", "baselines", "shift", "per_seed", "train")
 
 
@@ -72,6 +99,23 @@ def holds_run(path: Path) -> bool:
     return (path / MARKER).is_file() or (path / SUMMARY_FILE).is_file()
 
 
+def unfinished(path: Path) -> str | None:
+    """Why the lesson run in ``path`` did not finish, or None (a complete run, or no lesson run).
+
+    Example:
+        >>> unfinished(Path("no-such-folder")) is None
+        True
+    """
+    if not (path / MARKER).is_file():
+        return None
+    if (path / RUNNING).exists():
+        stopped = (_owner(path) or {}).get("stopped")
+        return f"it stopped on {stopped}" if stopped else "its process ended before it finished"
+    if not (path / SUMMARY_FILE).is_file():
+        return "it wrote no summary.json"
+    return None
+
+
 @contextlib.contextmanager
 def lesson_output(
     out: Path, lesson: str, *, overwrite: bool = False, quick: bool = False
@@ -79,40 +123,204 @@ def lesson_output(
     """The folder a lesson writes into, under the rules of the module docstring.
 
     Raises:
-        UserInputError: ``out`` is a file, holds a run and ``overwrite`` is off, or holds other files.
+        UserInputError: ``out`` is a file, holds a complete run and ``overwrite`` is off, holds a
+            run whose process still runs, or holds other files.
     """
     out = Path(out)
     refuse_file(out)
-    aside: Path | None = None
-    if holds_anything(out):
-        if not holds_run(out):
-            raise UserInputError(
-                f"{out} holds files that are not an agentenv run; give a new or empty --out "
-                "(--overwrite replaces only a run)"
-            )
-        if not overwrite:
-            raise UserInputError(
-                f"{out} already holds a run; pass --overwrite to replace it or choose another "
-                "--out (a lesson cannot be resumed: its training restarts from the first step)"
-            )
-        aside = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
-        out.replace(aside / out.name)
+    if holds_run(out):
+        _refuse_live_run(out, overwrite)
+    _name_runs_set_aside(out)
+    aside = _set_aside(out, overwrite) if holds_anything(out) else None
+    made = _first_missing(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(
             out / MARKER,
             json.dumps({"command": "agentenv reproduce", "lesson": lesson, "quick": quick}) + "\n",
         )
+        write_atomic(out / RUNNING, json.dumps(_this_process()) + "\n")
         with sigterm_as_interrupt():  # a scheduler's stop restores the old run as Ctrl-C does
             yield out
-    except BaseException:
+    except BaseException as err:
         if aside is not None:  # the new run failed or was stopped: the old one comes back whole
             shutil.rmtree(out, ignore_errors=True)
             (aside / out.name).replace(out)
             shutil.rmtree(aside, ignore_errors=True)
+        elif not _remove_start(out, made):
+            _keep_unfinished(out, err)
         raise
+    (out / RUNNING).unlink(missing_ok=True)
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def _set_aside(out: Path, overwrite: bool) -> Path:
+    """Move the run in ``out`` into a new hidden folder beside it (returned), or refuse in one line.
+
+    A complete run needs ``overwrite``; an unfinished one is replaced by a plain rerun, saying so.
+    """
+    if not holds_run(out):
+        raise UserInputError(
+            f"{out} holds files that are not an agentenv run; give a new or empty --out "
+            "(--overwrite replaces only a run)"
+        )
+    why = unfinished(out)
+    if why is None and not overwrite:
+        raise UserInputError(
+            f"{out} already holds a run; pass --overwrite to replace it or choose another "
+            "--out (a lesson cannot be resumed: its training restarts from the first step)"
+        )
+    if why is not None and not overwrite:
+        _note(
+            f"{out} holds an unfinished run ({why}); replacing it, since a lesson cannot be "
+            "resumed (it is put back if this run stops too)"
+        )
+    aside = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+    out.replace(aside / out.name)
+    return aside
+
+
+def _refuse_live_run(out: Path, overwrite: bool) -> None:
+    """Refuse ``out`` while the process of its run still runs, in one line.
+
+    Why: replacing it would mix two runs' files (the running one writes into ``out`` by name).
+    A run started on another host cannot be seen from here: ``overwrite`` says it has ended.
+    """
+    owner = _owner(out)
+    if owner is None or owner.get("stopped"):
+        return
+    pid, host = owner.get("pid"), owner.get("host")
+    if host != socket.gethostname():
+        if overwrite:
+            return
+        raise UserInputError(
+            f"{out} holds a run started on host {host!r} (pid {pid}), which this machine cannot "
+            "check; wait for it to finish, or pass --overwrite if it no longer runs"
+        )
+    if _alive(owner):
+        raise UserInputError(
+            f"{out} holds a run still in progress (pid {pid}); wait for it to finish or stop it "
+            f"(kill {pid}), then run the command again"
+        )
+
+
+def _name_runs_set_aside(out: Path) -> None:
+    """Name each run an interrupted ``--overwrite`` of ``out`` left set aside, and what to do with it.
+
+    Why: a SIGKILL (or a power cut) gives the command no chance to put the old run back, and the
+    hidden ``.NAME.old-XXXX/`` folder is mentioned nowhere else; it may be the only complete run,
+    so it is never deleted here.
+    """
+    for leftover in _set_aside_runs(out):
+        old, folder, target = (shlex.quote(str(p)) for p in (leftover, leftover.parent, out))
+        print(
+            terminal_text(
+                f"agentenv: warning: {leftover} is a run that an interrupted --overwrite of {out} "
+                f"set aside and could not put back; to restore it: rm -rf {target} && mv {old} "
+                f"{target} && rmdir {folder}; if you do not need it: rm -rf {folder}"
+            ),
+            file=sys.stderr,
+        )
+
+
+def _set_aside_runs(out: Path) -> list[Path]:
+    """The runs that ``--overwrite`` moved into ``.NAME.old-XXXX/NAME`` beside ``out``."""
+    if not out.name or not out.parent.is_dir():
+        return []
+    pattern = f".{glob.escape(out.name)}.old-*"
+    return sorted(d / out.name for d in out.parent.glob(pattern) if (d / out.name).is_dir())
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` that does not exist yet (what this command creates), or None."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def _remove_start(out: Path, made: Path | None) -> bool:
+    """Remove a stopped lesson's start files when they are all it wrote, and the folders it made.
+
+    Why: a lesson that stops before it writes anything (most often a missing extra, whose message
+    says what to install) would otherwise leave a run behind for the rerun after the install to
+    replace; only what this command created goes (an empty ``--out`` given is kept).
+    """
+    if not out.is_dir():
+        return True
+    names = {entry.name for entry in out.iterdir()}
+    if not names <= {MARKER, RUNNING}:
+        return False
+    for name in names:
+        (out / name).unlink(missing_ok=True)
+    folder = out
+    while made is not None and folder.is_relative_to(made):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: something else writes there
+            break
+        if folder == made:
+            break
+        folder = folder.parent
+    return True
+
+
+def _keep_unfinished(out: Path, err: BaseException) -> None:
+    """Mark the run in ``out`` stopped (so a rerun replaces it at once) and say what it keeps."""
+    owner = {**(_owner(out) or {}), "stopped": type(err).__name__}
+    with contextlib.suppress(OSError):
+        write_atomic(out / RUNNING, json.dumps(owner) + "\n")
+    _note(f"{out} keeps the files of this unfinished run; the same command run again replaces them")
+
+
+def _note(text: str) -> None:
+    print(terminal_text(f"agentenv: note: {text}"), file=sys.stderr)
+
+
+def _this_process() -> dict[str, Any]:
+    """What tells this process from any other, later one: pid, host and (Linux) start time."""
+    pid = os.getpid()
+    return {"pid": pid, "host": socket.gethostname(), "started": _process_start(pid)}
+
+
+def _owner(out: Path) -> dict[str, Any] | None:
+    """The :data:`RUNNING` record of ``out``, or None (none, or unreadable)."""
+    try:
+        owner = json.loads((out / RUNNING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+def _alive(owner: Mapping[str, Any]) -> bool:
+    """Whether the process of a :data:`RUNNING` record (on this host) still runs, and is not this one.
+
+    A pid the kernel gave to a later process is told apart by its start time where ``/proc`` has it.
+    """
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:  # another user's process: it runs
+        pass
+    except (OSError, OverflowError):
+        return False
+    started = owner.get("started")
+    return started is None or _process_start(pid) in (None, started)
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of ``pid`` in clock ticks since boot (``/proc/PID/stat`` field 22), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces
+    return fields[19] if len(fields) > 19 else None
 
 
 def label_summary(out: Path, quick: bool) -> dict[str, Any]:
