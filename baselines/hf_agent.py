@@ -151,11 +151,26 @@ class HFAgentArgs:
             raise UserInputError(
                 f"hf agent: dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}"
             )
+        if self.device != "cpu":
+            from agentenv.models.training import resolve_device
+
+            try:
+                resolve_device(self.device)
+            except UserInputError as err:
+                raise UserInputError(
+                    f"hf agent: {err}".replace("--device cpu", "device=cpu")
+                ) from None
         path = Path(self.model).expanduser()
         if not path.exists():
+            from agentenv.did_you_mean import closest
+            from agentenv.models import MODEL_NAMES
+
+            hint = closest(self.model.strip().lower(), list(MODEL_NAMES))
             raise UserInputError(
-                f"hf agent: model={self.model}: no such directory "
-                "(give a local directory written by save_pretrained; nothing is downloaded)"
+                f"hf agent: model={self.model}: no such directory"
+                + (f" (did you mean the packaged model {hint!r}?)" if hint else "")
+                + " (give a packaged name, see `agentenv models list`, or a local directory written "
+                "by save_pretrained; nothing is downloaded)"
             )
         if not path.is_dir():
             raise UserInputError(

@@ -155,10 +155,17 @@ class LLMAgentArgs:
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
         if self.tool_format not in ("native", "hermes"):
             raise ValueError(f"tool_format must be 'native' or 'hermes', got {self.tool_format!r}")
-        if self.timeout_s <= 0 or self.retries < 0 or self.backoff_s < 0 or self.max_tokens < 1:
+        if not 0 < self.timeout_s <= 1e9 or self.retries < 0 or not 0 <= self.backoff_s <= 1e9:
+            # `not 0 < x` also refuses NaN; 1e9 s: beyond it the socket's deadline overflows
             raise ValueError(
-                "timeout_s and max_tokens must be positive; retries and backoff_s must be >= 0"
+                "timeout_s must be a number of seconds above 0 and at most 1e9, backoff_s from 0 "
+                f"to 1e9, retries >= 0; got timeout_s={self.timeout_s}, backoff_s={self.backoff_s}, "
+                f"retries={self.retries}"
             )
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be positive, got {self.max_tokens}")
+        if not 0 <= self.temperature <= 1e9:  # NaN too
+            raise ValueError(f"temperature must be from 0 (greedy) up, got {self.temperature}")
 
 
 def chat_completions_url(base_url: str) -> str:

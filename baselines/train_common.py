@@ -9,6 +9,7 @@ the shared ones here, each with its docstring.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,10 +21,10 @@ A = TypeVar("A", bound="TrainArgs")
 class TrainArgs:
     """The settings every TRL training script takes: model, output, optimizer, precision, logging, seed."""
 
-    model: str = "Qwen/Qwen3-0.6B"
-    """Model to train: a local directory, a packaged model's name (``smollm2-135m``: its verified
-    directory, built by ``agentenv models install``) or a hub id (fetched by transformers, never by
-    agentenv)."""
+    model: str = "smollm2-135m"
+    """Model to train: a packaged model's name (``smollm2-135m``: its verified directory, built by
+    ``agentenv models install``), a local directory, or a hub id already in the local Hugging Face
+    cache (read with the hub offline: nothing is downloaded)."""
     tokenizer: str | None = None
     """Tokenizer path or id; None uses the model's. 'offline-qwen3' uses agentenv's offline Qwen3 tokenizer."""
     output_dir: str = "runs/train"
@@ -100,9 +101,9 @@ class TrainArgs:
     ) -> dict[str, Any]:
         """What every TRL trainer is given: the model, its config, the data, the tokenizer, the callbacks,
         and a LoRA config when ``lora_r > 0``. A packaged model's name becomes its verified directory."""
-        from agentenv.models import resolve_model
+        from agentenv.models import local_model
 
-        model = resolve_model(self.model)
+        model = local_model(self.model)
         extra = list(callbacks)
         if self.loss_log:
             extra.append(loss_log_callback(self.loss_log))
@@ -170,9 +171,11 @@ def load_tokenizer(model: str, tokenizer: str | None) -> Any:
         return qwen3_tokenizer()
     from transformers import AutoTokenizer
 
-    from agentenv.models import resolve_model
+    from agentenv.models import local_model
 
-    return AutoTokenizer.from_pretrained(resolve_model(tokenizer) if tokenizer else model)
+    return AutoTokenizer.from_pretrained(
+        local_model(tokenizer, "--tokenizer") if tokenizer else model
+    )
 
 
 def run(
@@ -183,9 +186,16 @@ def run(
     from agentenv.integrations.dataclass_cli import parse_args
     from agentenv.models.threads import apply_thread_policy
 
+    # Nothing is fetched from a model hub: a hub id is read from the local cache or refused.
+    os.environ["HF_HUB_OFFLINE"] = "1"
     args = parse_args(args_cls, argv)
     print(apply_thread_policy(args.threads))
     try:
+        if not args.use_cpu and not _has_cuda():
+            raise UserInputError(
+                "no CUDA GPU here: pass --use-cpu true to train on the CPU (a smoke test), or run "
+                "on a machine with a GPU"
+            )
         trainer = build_trainer(args)
     except UserInputError as err:  # bad data or options: one line, no traceback
         raise SystemExit(f"error: {err}") from None

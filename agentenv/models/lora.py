@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,7 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     args = parser.parse_args(argv)
-    print(merge_adapter(args.adapter, args.out, dtype=args.dtype))
+    try:
+        print(merge_adapter(args.adapter, args.out, dtype=args.dtype))
+    except UserInputError as err:  # a wrong path: one line, as the agentenv command prints it
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     return 0
 
 
