@@ -248,7 +248,9 @@ def test_the_checker_names_a_grader_that_raises_as_the_grader() -> None:
         check_tool_env(IntGraderEnv())
     message = str(caught.value)
     assert "raised ValueError" in message and "raised in _grade (the family's grader" in message
-    assert "test_family_record_errors.py:" in message and "Agent text must never raise" not in message
+    assert (
+        "test_family_record_errors.py:" in message and "Agent text must never raise" not in message
+    )
 
 
 def test_the_record_checks_know_every_generic_preset_name() -> None:
