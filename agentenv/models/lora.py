@@ -26,11 +26,11 @@ __all__ = ["main", "merge_adapter"]
 
 
 def merge_adapter(adapter: Path, out: Path, *, dtype: str = "float32") -> Path:
-    """Write ``adapter`` merged into its base, with the adapter folder's tokenizer, to ``out``."""
-    import torch
-    from peft import AutoPeftModelForCausalLM
-    from transformers import AutoTokenizer
+    """Write ``adapter`` merged into its base, with the adapter folder's tokenizer, to ``out``.
 
+    The paths are checked before torch and peft are imported: a wrong path is named at once, and
+    on an install without peft too.
+    """
     config_file = adapter / "adapter_config.json"
     if not config_file.is_file():
         raise UserInputError(f"{adapter}: no adapter_config.json (not a LoRA checkpoint)")
@@ -39,6 +39,10 @@ def merge_adapter(adapter: Path, out: Path, *, dtype: str = "float32") -> Path:
         raise UserInputError(
             f"{adapter}: its base model {base} is not a local directory (nothing is fetched)"
         )
+    import torch
+    from peft import AutoPeftModelForCausalLM
+    from transformers import AutoTokenizer
+
     model = AutoPeftModelForCausalLM.from_pretrained(
         adapter, dtype=getattr(torch, dtype), local_files_only=True
     )
