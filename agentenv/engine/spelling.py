@@ -25,7 +25,8 @@ marks are a **subsequence** of the name's marks: an answer may leave out
 punctuation that the name has (``Neurofibromatosis type II`` for
 ``Neurofibromatosis, type II``), never add any (``G?``, ``!G``, ``G, not``).
 The catalog side also indexes each name without accents (``Sjogren`` for
-``Sjögren``); the answer side never strips any. A family adds its own word
+``Sjögren``), and a name holding the dotless ``ı`` with it written ``i`` (with and without its
+accents: ``AÇIKBAŞ`` upper-cased, cased back, is ``açikbaş``); the answer side never strips any. A family adds its own word
 rules (Roman numerals, a leading article) as further *tiers*, tried only when
 no earlier tier matched anything.
 
@@ -60,8 +61,10 @@ token pattern does not (without any, the words are ``str.split()``'s and there a
 _ASCII_PUNCTUATION = frozenset(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum())
 """ASCII fast path: every ASCII punctuation or symbol character is a mark (all are Unicode P* or S*)."""
 
-RULES_VERSION = 1
-"""Bump when a benign rule changes: cached indexes (:mod:`agentenv.engine.spelling_cache`) are then rebuilt."""
+RULES_VERSION = 2
+"""Bump when a benign rule changes: cached indexes (:mod:`agentenv.engine.spelling_cache`) are then rebuilt.
+2: the catalog side also indexes a name with the dotless ``ı`` written ``i``, with its accents and
+without them (upper-casing writes ``ı`` as ASCII ``I``)."""
 
 Marks = tuple[tuple[int, str], ...]
 WordRule = Callable[[Sequence[str]], "list[str | None]"]
@@ -125,15 +128,20 @@ def _spell_folded(folded: str) -> Spelling:
 
 
 def without_accents(word: str) -> str:
-    """``word`` with the accents of its letters removed (catalog side only).
+    """``word`` with the accents of its letters removed, and the dotless ``ı`` written ``i`` (catalog
+    side only).
+
+    Why ``ı``: it has no decomposition, and upper-casing writes it as ASCII ``I``, so
+    ``"Aykut Kayacık".upper()`` cased back is ``kayacik``; case never counts, so that must read
+    as the name, as ``Kayacik`` (written without the Turkish letter, as ``Sjogren`` is).
 
     Example:
-        >>> without_accents("sjögren"), without_accents("armendáriz")
-        ('sjogren', 'armendariz')
+        >>> without_accents("sjögren"), without_accents("armendáriz"), without_accents("kayacık")
+        ('sjogren', 'armendariz', 'kayacik')
     """
     if word.isascii():
         return word
-    decomposed = unicodedata.normalize("NFD", word)
+    decomposed = unicodedata.normalize("NFD", word.replace("ı", "i"))
     return unicodedata.normalize(
         "NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
     )
@@ -233,6 +241,9 @@ class SpellingIndex:
                 plain = tuple(without_accents(w) for w in base.words)
                 if plain != base.words:
                     variants.append(Spelling(plain, base.marks))
+                dotted = tuple(w.replace("ı", "i") for w in base.words)
+                if dotted != base.words and dotted != plain:  # upper-cased: ÇIKBAŞ is çikbaş
+                    variants.append(Spelling(dotted, base.marks))
             for _, rule, table in tables:
                 for spelling in variants:
                     ruled = apply_rule(rule, spelling) if rule is not None else spelling

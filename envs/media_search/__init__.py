@@ -61,6 +61,7 @@ FAMILY = Family(
     },
     docs="docs/envs/media_search.md",
     # 2: number words to 999 (were to twenty), a person or film gold's aliases credited as the
-    # task file lists them, a repeated JSON key refused (an answer it graded is now invalid)
-    grader_version=2,
+    # task file lists them, a repeated JSON key refused (an answer it graded is now invalid);
+    # 3: a name with the dotless ı also read with i (so "AYKUT KAYACIK" is "Aykut Kayacık")
+    grader_version=3,
 )

@@ -191,3 +191,15 @@ def test_every_spelling_the_page_lists_over_4000_film_golds() -> None:
             if not grade_answer(spelled, question)
         ]
     assert not refused, refused[:5]
+
+
+@pytest.mark.parametrize(
+    "answer", ["AYKUT KAYACIK", "Aykut Kayacik", "Aykut Kayacık", "**aykut kayacık**"]
+)
+def test_a_dotless_i_name_is_read_in_any_case(answer: str) -> None:
+    # "ı" has no decomposition and upper-cases to ASCII "I": a hypothesis example found
+    # "Aykut Kayacık".upper() unread (grader version 3 reads it, as "Sjogren" reads Sjögren)
+    question = question_from_dict({"question": "who?", "answer": "Aykut Kayacık"})
+    assert question.answer_type == "person"
+    assert grade_answer(answer, question)
+    assert not grade_answer("Aykut Kayacix", question)
