@@ -106,7 +106,7 @@ def test_a_verified_run_is_ranked_and_its_digests_do_not_depend_on_time(
     entry = load_entry(runs["media"])
     assert entry.verified and entry.summary.episodes_digest == _lines(runs["media"])[-1][-67:-3]
     assert set(entry.summary.fingerprint) == {"system_prompt", "tools", "reward", "grader"}
-    assert entry.summary.fingerprint["grader"] == "media_search/2"
+    assert entry.summary.fingerprint["grader"] == "media_search/3"
     again = tmp_path / "again"
     assert _eval(again) == 0  # another run, another wall time: the same bytes
     assert (again / "episodes.jsonl").read_bytes() == (
@@ -384,7 +384,7 @@ def test_media_concierge_is_evaluated_too(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "mc" / "summary.json").read_text())
     assert (
         summary["metrics"]["accuracy"] == 1.0
-        and summary["fingerprint"]["grader"] == "media_search/2"
+        and summary["fingerprint"]["grader"] == "media_search/3"
     )
 
 
