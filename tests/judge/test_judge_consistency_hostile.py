@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -265,9 +266,18 @@ def test_one_wait_is_capped() -> None:
 def test_a_failing_endpoint_waits_at_most_the_cap(
     fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The real retry loop, its sleeps recorded instead of slept."""
+    """The real retry loop, its sleeps recorded instead of slept (this thread's only: ``time.sleep``
+    is the module's, and the fake judge's server threads sleep too)."""
     waits: list[float] = []
-    monkeypatch.setattr(client_module.time, "sleep", waits.append)
+    real_sleep, caller = client_module.time.sleep, threading.get_ident()
+
+    def record(seconds: float) -> None:
+        if threading.get_ident() == caller:
+            waits.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(client_module.time, "sleep", record)
     chat = ChatClient(fake_judge.url, "broken", retries=MAX_RETRIES, backoff_s=0.5)
     with pytest.raises(client_module.JudgeEndpointError, match=f"after {MAX_RETRIES + 1} attempts"):
         chat.complete([{"role": "user", "content": "q"}])
