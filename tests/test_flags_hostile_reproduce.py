@@ -22,22 +22,14 @@ from typing import Any
 import pytest
 
 from agentenv.cli import reproduce
-from agentenv.cli.main import main
 from agentenv.evaluation.lesson_runs import MARKER, RUNNING
+
+from .control_bytes import run_cli
 
 SUMMARY = {"strict": {"accuracy": 0.5}, "meta": {"wall_s": 1.0}}
 ALL_LESSONS = (
     reproduce.LESSON_NAMES + reproduce.LLM_LESSONS + reproduce.BC_LESSONS + reproduce.JUDGE_LESSONS
 )
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 def _writes_a_run(args: Any) -> int:
@@ -83,7 +75,7 @@ def test_a_hostile_flag_is_one_line_and_leaves_no_out(
     args: list[str], flag: str, allowed: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    code, err = _run(["reproduce", *args, "--quick", "--out", str(out)], capsys)
+    code, _, err = run_cli(["reproduce", *args, "--quick", "--out", str(out)], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert flag in err and allowed in err and "Traceback" not in err, err
     assert not out.exists()
@@ -104,13 +96,13 @@ def test_a_base_that_is_not_a_model_folder_names_what_it_lacks(
         "--base",
         str(folder),
     ]
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2 and "--base" in err and "config.json" in err and len(err.splitlines()) == 1
     (folder / "config.json").write_text("{}", encoding="utf-8")
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2 and "no tokenizer" in err, err
     (folder / "tokenizer.json").write_text("{}", encoding="utf-8")
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2 and "no weights" in err and not (tmp_path / "r").exists(), err
 
 
@@ -120,15 +112,15 @@ def test_a_run_that_failed_is_replaced_by_the_same_command(
     out = tmp_path / "rq7"
     argv = ["reproduce", "reward-hacking", "--quick", "--out", str(out)]
     monkeypatch.setattr(reproduce, "_run", _crashes_midway)
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 1 and "the trainer broke" in err
     assert "keeps the files of this unfinished run" in err and (out / "log.txt").is_file()
     monkeypatch.setattr(reproduce, "_run", _writes_a_run)
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 0 and "holds an unfinished run" in err and "replacing it" in err, err
     assert sorted(p.name for p in out.iterdir()) == [MARKER, "runs", "summary.json"]
     assert [p.name for p in tmp_path.iterdir()] == ["rq7"]  # nothing left aside
-    code, err = _run(argv, capsys)  # a complete run still needs --overwrite
+    code, _, err = run_cli(argv, capsys)  # a complete run still needs --overwrite
     assert code == 2 and "already holds a run; pass --overwrite" in err
 
 
@@ -143,12 +135,16 @@ def test_a_killed_run_is_replaced_and_a_live_one_refused(
             owner = {"pid": live.pid, "host": socket.gethostname()}
             (out / RUNNING).write_text(json.dumps(owner), encoding="utf-8")
             for extra in ([], ["--overwrite"]):
-                code, err = _run(["reproduce", "reward-hacking", "--out", str(out), *extra], capsys)
+                code, _, err = run_cli(
+                    ["reproduce", "reward-hacking", "--out", str(out), *extra], capsys
+                )
                 assert code == 2 and "still in progress" in err and str(live.pid) in err, err
                 assert (out / "runs" / "strict").is_dir()
         finally:
             live.kill()
-    code, err = _run(["reproduce", "reward-hacking", "--out", str(out)], capsys)  # its pid is gone
+    code, _, err = run_cli(
+        ["reproduce", "reward-hacking", "--out", str(out)], capsys
+    )  # its pid is gone
     assert code == 0 and "its process ended before it finished" in err, err
     assert not (out / RUNNING).exists() and (out / "runs" / "new.txt").is_file()
 
@@ -160,9 +156,9 @@ def test_a_run_of_another_host_needs_overwrite(
     out.mkdir()
     (out / MARKER).write_text("{}\n", encoding="utf-8")
     (out / RUNNING).write_text('{"pid": 1, "host": "elsewhere.invalid"}', encoding="utf-8")
-    code, err = _run(["reproduce", "tool-cost", "--out", str(out)], capsys)
+    code, _, err = run_cli(["reproduce", "tool-cost", "--out", str(out)], capsys)
     assert code == 2 and "elsewhere.invalid" in err and "--overwrite" in err
-    code, err = _run(["reproduce", "tool-cost", "--out", str(out), "--overwrite"], capsys)
+    code, _, err = run_cli(["reproduce", "tool-cost", "--out", str(out), "--overwrite"], capsys)
     assert code == 0 and (out / "summary.json").is_file(), err
 
 
@@ -174,11 +170,11 @@ def test_a_lesson_that_stops_at_once_removes_only_what_it_made(
 
     monkeypatch.setattr(reproduce, "_run", missing_extra)
     nested = tmp_path / "a" / "b" / "c"
-    code, err = _run(["reproduce", "reward-hacking", "--out", str(nested)], capsys)
+    code, _, err = run_cli(["reproduce", "reward-hacking", "--out", str(nested)], capsys)
     assert code == 2 and "rl extra" in err and list(tmp_path.iterdir()) == []
     given = tmp_path / "given"
     given.mkdir()
-    code, err = _run(["reproduce", "reward-hacking", "--out", str(given)], capsys)
+    code, _, err = run_cli(["reproduce", "reward-hacking", "--out", str(given)], capsys)
     assert code == 2 and given.is_dir() and list(given.iterdir()) == []
 
 
@@ -216,10 +212,12 @@ def test_a_run_set_aside_by_a_killed_overwrite_is_named_at_the_next_start(
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=30)
     (leftover,) = tmp_path.glob(".oldrun.old-*/oldrun")
-    code, err = _run(["reproduce", "reward-hacking", "--out", str(out)], capsys)
+    code, _, err = run_cli(["reproduce", "reward-hacking", "--out", str(out)], capsys)
     assert code == 0 and "unfinished run" in err, err  # the killed new run is replaced
     warning = next(line for line in err.splitlines() if "warning" in line)
     assert str(leftover) in warning and "mv " in warning and "rm -rf" in warning
     assert json.loads((leftover / "summary.json").read_text()) == {"old": True}  # never deleted
-    code, err = _run(["reproduce", "reward-hacking", "--out", str(out), "--overwrite"], capsys)
+    code, _, err = run_cli(
+        ["reproduce", "reward-hacking", "--out", str(out), "--overwrite"], capsys
+    )
     assert code == 0 and str(leftover) in err and leftover.is_dir()

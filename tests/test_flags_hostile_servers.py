@@ -21,7 +21,8 @@ from typing import Any, NoReturn
 import pytest
 
 from agentenv.cli.limit_flags import MAX_PROCESSES
-from agentenv.cli.main import main
+
+from .control_bytes import run_cli
 
 HUGE = "1000000000000000000"
 VERL = ["serve-env", "MediaSearch-v0", "--protocol", "verl-tool"]
@@ -44,15 +45,6 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fronts, "shared_listeners", _must_not_serve)
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, capsys.readouterr().err
-
-
 REFUSED = [
     ([*VERL, "--workers", HUGE], f"--workers must be from 1 to {MAX_PROCESSES} processes"),
     ([*VERL, "--workers", str(MAX_PROCESSES + 1)], "--workers must be from 1 to"),
@@ -73,7 +65,7 @@ REFUSED = [
 def test_a_hostile_flag_is_one_line_and_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2, err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith(("agentenv: error:", f"agentenv {argv[0]}: error:")), err
@@ -89,7 +81,7 @@ def test_fronts_past_the_open_file_limit_are_refused(
 
     monkeypatch.setattr(runner, "require_env_server_extra", lambda: None)
     monkeypatch.setattr(retrieval_server, "raise_fd_limit", lambda needed: 1024)
-    code, err = _run([*VERL, "--workers", "200", "--fronts", "200"], capsys)
+    code, _, err = run_cli([*VERL, "--workers", "200", "--fronts", "200"], capsys)
     assert code == 2 and "--fronts 200 with --workers 200 needs 80,264 open files" in err, err
     assert "1,024" in err and len(err.strip().splitlines()) == 1
 

@@ -7,19 +7,11 @@ from __future__ import annotations
 import pytest
 
 from agentenv.cli import simulator_check
-from agentenv.cli.main import main
+
+from .control_bytes import run_cli
 
 CHECK = ["simulator-check", "--env", "DiagnosisDialogue-v0", "--dialogues", "1"]
 LLM = [*CHECK, "--policy", "llm", "--agent-args", "base_url=http://127.0.0.1:9", "model=x"]
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 REFUSED = [
@@ -43,14 +35,14 @@ REFUSED = [
 def test_a_hostile_flag_is_one_error_line_and_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = _run(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2, err
     assert err.startswith("agentenv: error: ") and len(err.strip().splitlines()) == 1, err
     assert message in err and "Traceback" not in err, err
 
 
 def test_the_side_it_simulates_is_still_accepted(capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _run([*CHECK, "--side", "patient"], capsys)
+    code, _, err = run_cli([*CHECK, "--side", "patient"], capsys)
     assert code == 0, err
 
 

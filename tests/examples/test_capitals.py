@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -26,23 +25,10 @@ from agentenv.families import (
     family_of_env,
     get_family,
     load_corpus,
-    unregister_family,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IDS = ("capitals.family:Capitals-v0", "capitals.family:Capitals-SingleTurn-v0")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def capitals_importable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """``examples/`` on sys.path and a private cache; afterwards the family is gone again, so no other test sees it."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(EXAMPLES))
-        mp.setenv("AGENTENV_HOME", str(tmp_path_factory.mktemp("agentenv_home")))
-        yield
-    unregister_family("capitals")
-    for name in [m for m in sys.modules if m == "capitals" or m.startswith("capitals.")]:
-        del sys.modules[name]
 
 
 def run_config(env_id: str, agent: str, episodes: int) -> list[dict]:

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -33,18 +32,6 @@ ROWS = [
     },
     {"question": "What is the capital of Ukraine?", "answer": "Kyiv", "aliases": ["Kiev"]},
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def capitals_importable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """``examples/`` on sys.path and a private cache; afterwards the family is gone again, so no other test sees it."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(EXAMPLES))
-        mp.setenv("AGENTENV_HOME", str(tmp_path_factory.mktemp("agentenv_home")))
-        yield
-    unregister_family("capitals")
-    for name in [m for m in sys.modules if m == "capitals" or m.startswith("capitals.")]:
-        del sys.modules[name]
 
 
 def write_rows(path: Path, rows: list) -> Path:
